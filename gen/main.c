@@ -1,0 +1,248 @@
+/*
+ * main.c — the `cubind` command line: generate, dump, verify.
+ *
+ * Errors go to stderr as "file:line: message" with exit status 1; usage
+ * errors exit with 2. Nothing is written unless everything rendered.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checksum.h"
+#include "classify.h"
+#include "dump.h"
+#include "model.h"
+#include "render.h"
+#include "rules.h"
+#include "tmpl.h"
+
+static const char usage_main[] =
+    "usage: cubind COMMAND [options]\n"
+    "\n"
+    "commands:\n"
+    "  generate --header cuda.h --out DIR   write the bindings' sources into DIR\n"
+    "  dump --header cuda.h                 print the header's model as JSON\n"
+    "  verify FILE...                       check generated files' checksums\n"
+    "\n"
+    "`cubind COMMAND --help` describes each command.\n";
+
+static const char usage_generate[] =
+    "usage: cubind generate --header cuda.h --out DIR [--templates DIR] [--rules FILE]\n"
+    "\n"
+    "Parses cuda.h (and cudaTypedefs.h beside it) and writes the generated\n"
+    "sources into DIR, which must exist. Every file is rendered first and\n"
+    "renamed into place only when all succeeded. Functions not bound yet are\n"
+    "listed in DIR/unsupported.txt and counted on stderr.\n"
+    "  --templates DIR  templates (default: templates/ beside the build dir)\n"
+    "  --rules FILE     special cases (default: gen/rules.txt likewise)\n";
+
+static const char usage_dump[] =
+    "usage: cubind dump --header cuda.h\n"
+    "\n"
+    "Prints the model of cuda.h as JSON on stdout: functions (public name,\n"
+    "ABI symbol, cuGetProcAddress name and version), enums, records with\n"
+    "sizes and offsets, typedefs, handles, callbacks, integer macros.\n";
+
+static const char usage_verify[] =
+    "usage: cubind verify FILE...\n"
+    "\n"
+    "Checks that each generated file's body matches the checksum stamped in\n"
+    "its header: a hand edit of generated code fails. Exit 1 on a mismatch.\n";
+
+typedef struct {
+    const char *header, *out, *templates, *rules;
+    int help;
+} options;
+
+static int parse_options(int argc, char **argv, options *o, const char *usage)
+{
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        const char **slot = strcmp(a, "--header") == 0      ? &o->header
+                            : strcmp(a, "--out") == 0       ? &o->out
+                            : strcmp(a, "--templates") == 0 ? &o->templates
+                            : strcmp(a, "--rules") == 0     ? &o->rules
+                                                            : NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            o->help = 1;
+            fputs(usage, stdout);
+            return 0;
+        }
+        if (!slot || i + 1 >= argc) {
+            fprintf(stderr, "cubind: %s: %s\n%s", a, slot ? "needs a value" : "unknown option",
+                    usage);
+            return -1;
+        }
+        *slot = argv[++i];
+    }
+    return 0;
+}
+
+/* The source tree: the parent of the directory holding this executable. */
+static void source_path(const char *rel, char *out, size_t cap)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+        snprintf(out, cap, "%s", rel);
+        return;
+    }
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash)
+        *slash = '\0';
+    slash = strrchr(exe, '/');
+    if (slash)
+        *slash = '\0';
+    snprintf(out, cap, "%s/%s", exe, rel);
+}
+
+static cb_model *load_model(const char *header)
+{
+    char err[2048];
+    cb_model *m = model_parse(header, err, sizeof err);
+    if (!m)
+        fprintf(stderr, "%s\n", err);
+    return m;
+}
+
+static int cmd_dump(int argc, char **argv)
+{
+    options o = {0};
+    if (parse_options(argc, argv, &o, usage_dump) < 0)
+        return 2;
+    if (o.help)
+        return 0;
+    if (!o.header) {
+        fprintf(stderr, "cubind dump: --header is required\n%s", usage_dump);
+        return 2;
+    }
+    cb_model *m = load_model(o.header);
+    if (!m)
+        return 1;
+    int rc = dump_model(stdout, m);
+    model_free(m);
+    if (rc < 0 || fflush(stdout) != 0) {
+        fprintf(stderr, "cubind dump: cannot write to stdout\n");
+        return 1;
+    }
+    return 0;
+}
+
+static int is_directory(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int cmd_generate(int argc, char **argv)
+{
+    options o = {0};
+    if (parse_options(argc, argv, &o, usage_generate) < 0)
+        return 2;
+    if (o.help)
+        return 0;
+    if (!o.header || !o.out) {
+        fprintf(stderr, "cubind generate: --header and --out are required\n%s", usage_generate);
+        return 2;
+    }
+    if (!is_directory(o.out)) {
+        fprintf(stderr, "%s:0: output directory does not exist\n", o.out);
+        return 1;
+    }
+    char tdir[PATH_MAX], rfile[PATH_MAX], err[2048];
+    if (!o.templates) {
+        source_path("templates", tdir, sizeof tdir);
+        o.templates = tdir;
+    }
+    if (!o.rules) {
+        source_path("gen/rules.txt", rfile, sizeof rfile);
+        o.rules = rfile;
+    }
+    int status = 1;
+    cb_model *m = NULL;
+    cb_rules *rules = NULL;
+    cb_classes *classes = NULL;
+    render_output out = {0};
+    tmpl_set *ts = tmpl_set_new();
+    if (!ts) {
+        fputs("cubind: out of memory\n", stderr);
+        return 1;
+    }
+    if (tmpl_load_dir(ts, o.templates, err, sizeof err) < 0)
+        goto report;
+    if (!(rules = rules_load(o.rules, err, sizeof err)))
+        goto report;
+    if (!(m = load_model(o.header)))
+        goto done;
+    classes = classify_model(m, rules);
+    if (render_all(&out, ts, m, classes, rules, err, sizeof err) < 0)
+        goto report;
+    if (render_write(&out, o.out, err, sizeof err) < 0)
+        goto report;
+    rules_unmatched(rules, m, stderr);
+    fprintf(stderr, "cubind: %zu of %zu functions bound; the rest are listed in %s/unsupported.txt\n",
+            classes->nsupported, classes->nfunctions, o.out);
+    status = 0;
+    goto done;
+report:
+    fprintf(stderr, "%s\n", err);
+done:
+    render_output_free(&out);
+    classes_free(classes);
+    model_free(m);
+    rules_free(rules);
+    tmpl_set_free(ts);
+    return status;
+}
+
+static int cmd_verify(int argc, char **argv)
+{
+    if (argc < 3 || strcmp(argv[2], "--help") == 0) {
+        fputs(usage_verify, argc < 3 ? stderr : stdout);
+        return argc < 3 ? 2 : 0;
+    }
+    int bad = 0;
+    for (int i = 2; i < argc; i++) {
+        FILE *f = fopen(argv[i], "rb");
+        if (!f) {
+            fprintf(stderr, "%s:0: cannot open\n", argv[i]);
+            bad = 1;
+            continue;
+        }
+        strbuf sb = {0};
+        char buf[65536];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+            sb_append(&sb, buf, n);
+        fclose(f);
+        const char *why = "";
+        int ok = sb.oom ? 0 : checksum_verify(sb.data ? sb.data : "", sb.len, &why);
+        if (ok != 1) {
+            fprintf(stderr, "%s:1: %s\n", argv[i], sb.oom ? "out of memory" : why);
+            bad = 1;
+        }
+        sb_free(&sb);
+    }
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(usage_main, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (strcmp(argv[1], "generate") == 0)
+        return cmd_generate(argc, argv);
+    if (strcmp(argv[1], "dump") == 0)
+        return cmd_dump(argc, argv);
+    if (strcmp(argv[1], "verify") == 0)
+        return cmd_verify(argc, argv);
+    fprintf(stderr, "cubind: unknown command '%s'\n%s", argv[1], usage_main);
+    return 2;
+}

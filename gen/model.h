@@ -1,0 +1,163 @@
+/*
+ * model.h — the plain data model of one cuda.h.
+ *
+ * The parser (parse.c) fills a cb_model from a header with libclang; every
+ * later stage (dump, classify, render, abi tools) only reads it. Nothing here
+ * is Python-specific.
+ *
+ * Ownership: every string and array hangs off the model's arena and is freed
+ * by model_free() at once; no pointer into a model outlives it.
+ */
+#ifndef CUBIND_MODEL_H
+#define CUBIND_MODEL_H
+
+#include <stddef.h>
+
+/* What a C type is, as far as the later stages need to know. */
+typedef enum {
+    TY_VOID,
+    TY_INT,      /* any integer type (also bool/char); size + is_signed valid */
+    TY_FLOAT,    /* float or double; size valid */
+    TY_ENUM,     /* an enum (usually through a typedef); name = typedef name */
+    TY_HANDLE,   /* typedef of a pointer to an incomplete struct: CUstream */
+    TY_RECORD,   /* a complete struct or union, by value; name = typedef/tag */
+    TY_POINTER,  /* pointee valid; a pointer to a handle is TY_POINTER → TY_HANDLE */
+    TY_ARRAY,    /* fixed-size array: pointee = element, array_len valid */
+    TY_FUNCPTR,  /* a function pointer (callback); name = typedef name if any */
+    TY_OTHER     /* anything else (incomplete records by value, vectors ...) */
+} cb_tykind;
+
+typedef struct cb_type {
+    cb_tykind kind;
+    const char *spelling;  /* as written in the header: "const CUDA_MEMCPY2D *" */
+    const char *canon;     /* canonical spelling, typedefs resolved */
+    const char *name;      /* outermost typedef or tag name; NULL for builtins/pointers */
+    const char *record_tag;/* TY_HANDLE: the struct tag (CUstream_st); TY_RECORD: tag */
+    int is_const;          /* the type itself is const-qualified (not the pointee) */
+    int is_signed;         /* TY_INT, TY_ENUM */
+    long long size, align; /* bytes; -1 when incomplete (void, opaque structs) */
+    long long array_len;   /* TY_ARRAY */
+    const struct cb_type *pointee; /* TY_POINTER, TY_ARRAY */
+} cb_type;
+
+typedef struct {
+    const char *name;      /* parameter name; "argN" when the header gave none */
+    const cb_type *type;
+} cb_param;
+
+typedef struct {
+    const char *name;      /* public name the macros give it: cuMemAlloc */
+    const char *abi;       /* the symbol declared: cuMemAlloc_v2 */
+    const char *proc_name; /* name to pass to cuGetProcAddress: cuMemAlloc */
+    int proc_version;      /* its cudaVersion argument, from cudaTypedefs.h; 0 = no PFN found */
+    int has_ptds;          /* a _ptds/_ptsz variant exists (per-thread default stream) */
+    const cb_type *ret;
+    cb_param *params;
+    size_t nparams;
+    const char *doc;       /* doc comment text, markers stripped; "" if none */
+    int deprecated;
+    const char *file;      /* header file and line of the declaration */
+    unsigned line;
+} cb_function;
+
+typedef struct {
+    const char *name;
+    long long value;
+    const char *doc;
+} cb_enumerator;
+
+typedef struct {
+    const char *name;      /* typedef name (CUresult), or the tag when none */
+    const char *tag;       /* enum tag (cudaError_enum), "" if anonymous */
+    int is_signed;
+    long long size;
+    cb_enumerator *items;
+    size_t nitems;
+    const char *doc;
+} cb_enum;
+
+typedef struct {
+    const char *name;      /* field name; "" for an anonymous struct/union member */
+    const cb_type *type;
+    long long offset;      /* bytes from the start of the enclosing record */
+    long long bit_width;   /* -1 unless a bit-field */
+    long long bit_offset;  /* bits from the start of the record, bit-fields only */
+    int nested;            /* index into model.records of the member's record type
+                              when it is a struct/union defined in place, else -1 */
+} cb_field;
+
+typedef struct {
+    const char *name;      /* first typedef name, else tag, else synthesised
+                              "<outer>.<field>" for records nested anonymously */
+    const char *tag;       /* "" if anonymous */
+    int is_union;
+    int is_nested;         /* defined inside another record */
+    long long size, align;
+    cb_field *fields;
+    size_t nfields;
+    const char **aliases;  /* every typedef name of this record */
+    size_t naliases;
+    const char *doc;
+} cb_record;
+
+typedef struct {
+    const char *name;
+    const cb_type *type;   /* the underlying (aliased) type */
+} cb_typedef;
+
+typedef struct {
+    const char *name;      /* CUstream */
+    const char *tag;       /* CUstream_st */
+} cb_handle;
+
+typedef struct {
+    const char *name;      /* CUhostFn */
+    const cb_type *ret;
+    cb_param *params;
+    size_t nparams;
+} cb_callback;
+
+typedef struct {
+    const char *name;
+    long long value;
+    int is_unsigned;       /* written with a U suffix or too large for int64 */
+    const char *cast;      /* type named in a cast ("CUstream", "void *"), "" if none */
+} cb_macro;
+
+typedef struct cb_arena cb_arena;
+
+typedef struct {
+    const char *header;    /* path of cuda.h as given */
+    const char *typedefs_header; /* path of cudaTypedefs.h used */
+    long long cuda_version;/* CUDA_VERSION from the header (reported, never used for ABI) */
+    cb_function *functions; size_t nfunctions;
+    cb_enum *enums;         size_t nenums;
+    cb_record *records;     size_t nrecords;
+    cb_typedef *typedefs;   size_t ntypedefs;
+    cb_handle *handles;     size_t nhandles;
+    cb_callback *callbacks; size_t ncallbacks;
+    cb_macro *macros;       size_t nmacros;
+    cb_arena *arena;
+} cb_model;
+
+/* Parses `header` (cuda.h) and cudaTypedefs.h beside it. Returns NULL and
+ * writes "file:line: message" into err on failure. */
+cb_model *model_parse(const char *header, char *err, size_t errlen);
+void model_free(cb_model *m);
+
+/* Lookups by name; NULL when absent. Linear: the stages call them rarely. */
+const cb_function *model_function(const cb_model *m, const char *name);
+const cb_enum *model_enum(const cb_model *m, const char *name);
+const cb_record *model_record(const cb_model *m, const char *name);
+const cb_handle *model_handle(const cb_model *m, const char *name);
+const cb_callback *model_callback(const cb_model *m, const char *name);
+
+/* Arena allocation for the model's contents (zeroed). The generator is a
+ * command-line tool: an allocation failure here ends the process with
+ * "cubind: out of memory" and exit status 1, never a crash or partial output
+ * (outputs are only renamed into place after everything was rendered). */
+void *model_alloc(cb_model *m, size_t n);
+const char *model_strdup(cb_model *m, const char *s);
+const char *model_strndup(cb_model *m, const char *s, size_t n);
+
+#endif

@@ -1,0 +1,70 @@
+/*
+ * parse_internal.h — shared state of the parser's modules (parse.c,
+ * records.c, pfn.c, macros.c). Not used outside the parser.
+ */
+#ifndef CUBIND_PARSE_INTERNAL_H
+#define CUBIND_PARSE_INTERNAL_H
+
+#include <clang-c/Index.h>
+
+#include "arena.h"
+#include "model.h"
+
+/* One PFN_<name>_v<version>[_ptds|_ptsz] typedef of cudaTypedefs.h. */
+typedef struct {
+    const char *name;       /* the cuGetProcAddress symbol: cuCtxCreate */
+    int version;            /* 12050 */
+    int per_thread;         /* a _ptds or _ptsz variant */
+    const char *ret;        /* canonical return type */
+    const char **params;    /* canonical parameter types */
+    size_t nparams;
+    const char *file;
+    unsigned line;
+} pfn_entry;
+
+/* One `#define public_name abi_name` (possibly through __CUDA_API_PTDS). */
+typedef struct {
+    const char *public_name;
+    const char *abi;
+} name_macro;
+
+typedef struct {
+    cb_arena *arena;
+    cb_model *model;
+    CXTranslationUnit tu;
+    CXFile cuda_h, typedefs_h;
+    /* capacities of the model's growable arrays */
+    size_t cap_functions, cap_enums, cap_records, cap_typedefs, cap_handles,
+           cap_callbacks, cap_macros;
+    CXCursor *enums_seen;   /* canonical cursor of model->enums[i]; malloc'ed */
+    CXCursor *records_seen; /* canonical cursor of model->records[i]; malloc'ed */
+    pfn_entry *pfns; size_t npfns, cap_pfns;        /* in the arena */
+    name_macro *names; size_t nnames, cap_names;    /* in the arena */
+} parser;
+
+const char *px_str(parser *P, CXString s);
+CXType px_desugar(CXType t);
+const cb_type *px_type(parser *P, CXType t);
+const char *px_doc(parser *P, CXCursor c);
+void px_location(parser *P, CXCursor c, const char **file, unsigned *line);
+/* Direct children of c in a malloc'ed array the caller frees. */
+size_t px_children(parser *P, CXCursor c, CXCursor **out);
+int px_check_model(parser *P, char *err, size_t errlen);
+
+/* records.c: a struct/union definition (and those nested in it); returns its
+ * index in model->records. `outer_name` names the enclosing field path for
+ * anonymous nested records, NULL at top level. */
+int px_record(parser *P, CXCursor c, const char *outer_name);
+void px_record_alias(parser *P, CXCursor decl, const char *typedef_name);
+
+/* pfn.c */
+void pfn_collect(parser *P, CXCursor typedef_cursor);
+int pfn_assign_versions(parser *P, char *err, size_t errlen);
+void pfn_free(parser *P);
+
+/* macros.c */
+void macro_collect(parser *P, CXCursor macro);
+void macro_apply_names(parser *P);
+void macro_free(parser *P);
+
+#endif

@@ -1,0 +1,494 @@
+/*
+ * render.c — model + classes → template values → files in the output
+ * directory.
+ *
+ * This is where the generator computes data for the templates (names,
+ * indices, ranges, literal spellings of numbers and strings); the text of
+ * the generated code is all in templates/. Every output is rendered into
+ * memory first; only when all rendered does render_write() write them, each
+ * to a temporary file renamed over the old one, so a failed run leaves the
+ * previous output untouched.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "render.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "arena.h"
+#include "checksum.h"
+
+/* ---- literal spellings ------------------------------------------------ */
+
+/* A long long as a C expression valid for every value. */
+static tv *ll_literal(long long v)
+{
+    if (v == LLONG_MIN)
+        return tv_str("(-9223372036854775807LL - 1)");
+    return tv_strf("%lldLL", v);
+}
+
+/* s as a C string literal, one source line per line of text. */
+static tv *c_string_literal(const char *s)
+{
+    strbuf sb = {0};
+    sb_putc(&sb, '"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': sb_puts(&sb, "\\\""); break;
+        case '\\': sb_puts(&sb, "\\\\"); break;
+        case '\n': sb_puts(&sb, p[1] ? "\\n\"\n    \"" : "\\n"); break;
+        case '\t': sb_puts(&sb, "\\t"); break;
+        case '?': sb_puts(&sb, "\\?"); break; /* no trigraphs */
+        default:
+            if (*p < 0x20 || *p >= 0x7f)
+                sb_printf(&sb, "\\%03o", *p);
+            else
+                sb_putc(&sb, *p);
+        }
+    }
+    sb_putc(&sb, '"');
+    tv *r = sb.oom ? NULL : tv_str(sb.data);
+    sb_free(&sb);
+    return r;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* ---- handles ------------------------------------------------------------- */
+
+typedef struct {
+    const char *name;
+    const char *kind; /* cbs_handle_kind enumerator */
+} handle_class;
+
+/* Opaque handles of the header, then the value-handle typedefs the rules
+ * name, in rules order. */
+static size_t collect_handles(const cb_model *m, const cb_rules *rules, handle_class **out)
+{
+    size_t n = 0;
+    handle_class *h = calloc(m->nhandles + rules->nrules + 1, sizeof *h);
+    if (!h)
+        arena_oom();
+    for (size_t i = 0; i < m->nhandles; i++)
+        h[n++] = (handle_class){m->handles[i].name, "CBS_HANDLE_POINTER"};
+    for (size_t i = 0; i < rules->nrules; i++) {
+        const cb_rule *r = &rules->rules[i];
+        if (strcmp(r->directive, "value-handle") != 0)
+            continue;
+        for (size_t k = 0; k < m->ntypedefs; k++) {
+            const cb_typedef *td = &m->typedefs[k];
+            if (strcmp(td->name, r->args[0]) != 0 || td->type->kind != TY_INT)
+                continue;
+            const char *kind = td->type->size == 8   ? "CBS_HANDLE_U64"
+                               : td->type->is_signed ? "CBS_HANDLE_I32"
+                                                     : "CBS_HANDLE_U32";
+            h[n++] = (handle_class){td->name, kind};
+            break;
+        }
+    }
+    *out = h;
+    return n;
+}
+
+static int handle_is_pointer(const handle_class *h, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(h[i].name, name) == 0)
+            return strcmp(h[i].kind, "CBS_HANDLE_POINTER") == 0;
+    return 0;
+}
+
+/* ---- functions ---------------------------------------------------------- */
+
+static void set_kind_flags(tv *p, const cb_pclass *pc, int pointer_handle)
+{
+    cb_pkind k = pc->kind;
+    int out = k >= PK_OUT_INT && k <= PK_OUT_VALUE_HANDLE;
+    tv_set_bool(p, "is_out", out);
+    tv_set_bool(p, "in_unsigned", k == PK_IN_INT && !pc->is_signed);
+    tv_set_bool(p, "in_signed", k == PK_IN_INT && pc->is_signed);
+    tv_set_bool(p, "in_float", k == PK_IN_FLOAT);
+    tv_set_bool(p, "in_enum", k == PK_IN_ENUM);
+    tv_set_bool(p, "in_handle", k == PK_IN_HANDLE || k == PK_IN_VALUE_HANDLE);
+    tv_set_bool(p, "in_handle_pointer", k == PK_IN_HANDLE && pointer_handle);
+    tv_set_bool(p, "in_plain", !out && !(k == PK_IN_HANDLE && pointer_handle));
+    tv_set_bool(p, "out_unsigned", k == PK_OUT_INT && !pc->is_signed);
+    tv_set_bool(p, "out_signed", k == PK_OUT_INT && pc->is_signed);
+    tv_set_bool(p, "out_float", k == PK_OUT_FLOAT);
+    tv_set_bool(p, "out_enum", k == PK_OUT_ENUM);
+    tv_set_bool(p, "out_handle_pointer", k == PK_OUT_HANDLE && pointer_handle);
+    tv_set_bool(p, "out_value_handle",
+                k == PK_OUT_VALUE_HANDLE || (k == PK_OUT_HANDLE && !pointer_handle));
+}
+
+static tv *param_value(const cb_model *m, const cb_function *f, const cb_pclass *pc, int in_index,
+                       int out_index, const handle_class *hc, size_t nhc)
+{
+    tv *p = tv_map();
+    tv_set_str(p, "pname", pc->param->name);
+    tv_set_str(p, "fname", f->name);
+    tv_set_str(p, "ctype", pc->value->spelling);
+    tv_set_int(p, "in_index", in_index);
+    tv_set_int(p, "out_index", out_index);
+    tv_set_strf(p, "umax", "%llu", pc->umax);
+    tv_set(p, "smin", ll_literal(pc->smin));
+    tv_set(p, "smax", ll_literal(pc->smax));
+    tv_set_str(p, "enum_name", pc->enum_index >= 0 ? m->enums[pc->enum_index].name : "");
+    tv_set_str(p, "handle_name", pc->handle ? pc->handle : "");
+    set_kind_flags(p, pc, pc->handle && handle_is_pointer(hc, nhc, pc->handle));
+    return p;
+}
+
+/* "CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)" */
+static char *c_prototype(const cb_function *f)
+{
+    strbuf sb = {0};
+    sb_printf(&sb, "%s %s(", f->ret->spelling, f->name);
+    for (size_t i = 0; i < f->nparams; i++) {
+        const char *sp = f->params[i].type->spelling;
+        size_t n = strlen(sp);
+        sb_printf(&sb, "%s%s%s%s", i ? ", " : "", sp, n && sp[n - 1] == '*' ? "" : " ",
+                  f->params[i].name);
+    }
+    sb_putc(&sb, ')');
+    if (sb.oom)
+        arena_oom();
+    return sb.data;
+}
+
+static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_class *hc,
+                          size_t nhc)
+{
+    const cb_function *f = fc->fn;
+    tv *fn = tv_map();
+    tv_set_str(fn, "name", f->name);
+    tv_set_str(fn, "proc_name", f->proc_name);
+    tv_set_int(fn, "proc_version", f->proc_version);
+    char *proto = c_prototype(f);
+    tv_set_str(fn, "c_prototype", proto);
+
+    tv *params = tv_list(), *inputs = tv_list();
+    strbuf sig = {0}, outs = {0};
+    int nin = 0, nout = 0;
+    for (size_t i = 0; i < f->nparams; i++) {
+        const cb_pclass *pc = &fc->params[i];
+        int out = pc->kind >= PK_OUT_INT && pc->kind <= PK_OUT_VALUE_HANDLE;
+        tv_push(params, param_value(m, f, pc, out ? -1 : nin, out ? nout : -1, hc, nhc));
+        if (out) {
+            sb_printf(&outs, ", %s", pc->param->name);
+            nout++;
+        } else {
+            tv *in = tv_map();
+            tv_set_str(in, "pname", pc->param->name);
+            tv_push(inputs, in);
+            sb_printf(&sig, "%s%s", nin ? ", " : "", pc->param->name);
+            nin++;
+        }
+    }
+    tv_set(fn, "params", params);
+    tv_set(fn, "inputs", inputs);
+    tv_set_int(fn, "nin", nin);
+    tv_set_int(fn, "nout", nout);
+    tv_set_bool(fn, "has_inputs", nin > 0);
+    tv_set_bool(fn, "has_outputs", nout > 0);
+    tv_set_bool(fn, "keep_gil", fc->keep_gil);
+
+    /* "name(args)\n--\n\n" makes inspect.signature() report (args). */
+    strbuf doc = {0};
+    sb_printf(&doc, "%s(%s)\n--\n\nReturns (CUresult%s).\n\n%s\n\n%s%s", f->name,
+              sig.data ? sig.data : "", outs.data ? outs.data : "", proto,
+              f->deprecated ? "Deprecated.\n\n" : "", f->doc);
+    if (sig.oom || outs.oom || doc.oom)
+        arena_oom();
+    tv_set(fn, "doc", c_string_literal(doc.data));
+    sb_free(&doc);
+    sb_free(&sig);
+    sb_free(&outs);
+    free(proto);
+    return fn;
+}
+
+/* ---- the driver module ------------------------------------------------ */
+
+static tv *enums_value(const cb_model *m)
+{
+    tv *list = tv_list();
+    for (size_t i = 0; i < m->nenums; i++) {
+        const cb_enum *e = &m->enums[i];
+        tv *ev = tv_map();
+        tv_set_int(ev, "index", (long long)i);
+        tv_set_str(ev, "name", e->name);
+        tv_set_int(ev, "nitems", (long long)e->nitems);
+        tv_set(ev, "doc", c_string_literal(e->doc));
+        tv *items = tv_list();
+        for (size_t k = 0; k < e->nitems; k++) {
+            tv *it = tv_map();
+            tv_set_str(it, "name", e->items[k].name);
+            tv_set(it, "value", ll_literal(e->items[k].value));
+            tv_push(items, it);
+        }
+        tv_set(ev, "items", items);
+        tv_push(list, ev);
+    }
+    return list;
+}
+
+static tv *macros_value(const cb_model *m)
+{
+    tv *list = tv_list();
+    for (size_t i = 0; i < m->nmacros; i++) {
+        tv *mv = tv_map();
+        tv_set_str(mv, "name", m->macros[i].name);
+        tv_set(mv, "value", ll_literal(m->macros[i].value));
+        tv_set_int(mv, "is_unsigned", m->macros[i].is_unsigned);
+        tv_push(list, mv);
+    }
+    return list;
+}
+
+static tv *procs_value(const cb_model *m)
+{
+    tv *list = tv_list();
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        const cb_function *f = &m->functions[i];
+        tv *p = tv_map();
+        tv_set_int(p, "index", (long long)i);
+        tv_set_str(p, "name", f->name);
+        tv_set_str(p, "proc_name", f->proc_name);
+        tv_set_int(p, "version", f->proc_version);
+        tv_push(list, p);
+    }
+    return list;
+}
+
+static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules *rules)
+{
+    tv *root = tv_map();
+    tv_set_str(root, "header", base_name(m->header));
+    tv_set_int(root, "cuda_version", m->cuda_version);
+    tv_set(root, "enums", enums_value(m));
+    tv_set_int(root, "nenums", (long long)m->nenums);
+
+    handle_class *hc;
+    size_t nhc = collect_handles(m, rules, &hc);
+    tv *handles = tv_list();
+    for (size_t i = 0; i < nhc; i++) {
+        tv *h = tv_map();
+        tv_set_int(h, "index", (long long)i);
+        tv_set_str(h, "name", hc[i].name);
+        tv_set_str(h, "kind", hc[i].kind);
+        tv_push(handles, h);
+    }
+    tv_set(root, "handles", handles);
+    tv_set_int(root, "nhandles", (long long)nhc);
+
+    tv_set(root, "procs", procs_value(m));
+    tv_set_int(root, "nprocs", (long long)m->nfunctions);
+    tv *functions = tv_list();
+    for (size_t i = 0; i < c->nfunctions; i++)
+        if (c->functions[i].supported)
+            tv_push(functions, function_value(m, &c->functions[i], hc, nhc));
+    tv_set(root, "functions", functions);
+    tv_set(root, "macros", macros_value(m));
+    const cb_function *gn = model_function(m, "cuGetErrorName");
+    const cb_function *gs = model_function(m, "cuGetErrorString");
+    tv_set_int(root, "error_name_version", gn ? gn->proc_version : 0);
+    tv_set_int(root, "error_string_version", gs ? gs->proc_version : 0);
+    free(hc);
+    return root;
+}
+
+/* ---- struct layout checks -------------------------------------------------- */
+
+/* Appends {path, offset} for every named, non-bit-field member reachable
+ * from record r without crossing an array, offsets relative to the top. */
+static void layout_fields(const cb_model *m, const cb_record *r, const char *prefix,
+                          long long base, tv *out, long long *count)
+{
+    for (size_t i = 0; i < r->nfields; i++) {
+        const cb_field *f = &r->fields[i];
+        if (f->bit_width >= 0 || f->offset < 0)
+            continue;
+        char path[512];
+        if (*f->name)
+            snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", f->name);
+        else
+            snprintf(path, sizeof path, "%s", prefix);
+        if (*f->name) {
+            tv *fv = tv_map();
+            tv_set_str(fv, "path", path);
+            tv_set_int(fv, "offset", base + f->offset);
+            tv_push(out, fv);
+            (*count)++;
+        }
+        if (f->nested >= 0 && f->type->kind == TY_RECORD)
+            layout_fields(m, &m->records[f->nested], path, base + f->offset, out, count);
+    }
+}
+
+static tv *layout_context(const cb_model *m)
+{
+    tv *root = tv_map();
+    tv *records = tv_list();
+    long long nfields = 0, nrecords = 0;
+    for (size_t i = 0; i < m->nrecords; i++) {
+        const cb_record *r = &m->records[i];
+        if (r->is_nested || r->size <= 0)
+            continue;
+        tv *rv = tv_map();
+        if (r->naliases)
+            tv_set_str(rv, "ctype", r->aliases[0]);
+        else
+            tv_set_strf(rv, "ctype", "%s %s", r->is_union ? "union" : "struct", r->tag);
+        tv_set_int(rv, "size", r->size);
+        tv_set_int(rv, "align", r->align);
+        tv *fields = tv_list();
+        layout_fields(m, r, "", 0, fields, &nfields);
+        tv_set(rv, "fields", fields);
+        tv_push(records, rv);
+        nrecords++;
+    }
+    tv_set(root, "records", records);
+    tv_set_int(root, "nrecords", nrecords);
+    tv_set_int(root, "nfields", nfields);
+    return root;
+}
+
+static tv *report_context(const cb_model *m, const cb_classes *c)
+{
+    tv *root = tv_map();
+    tv_set_str(root, "header", base_name(m->header));
+    tv_set_int(root, "nsupported", (long long)c->nsupported);
+    tv_set_int(root, "nfunctions", (long long)c->nfunctions);
+    tv *list = tv_list();
+    for (size_t i = 0; i < c->nfunctions; i++) {
+        if (c->functions[i].supported)
+            continue;
+        tv *u = tv_map();
+        tv_set_str(u, "name", c->functions[i].fn->name);
+        tv_set_str(u, "why", c->functions[i].why);
+        tv_push(list, u);
+    }
+    tv_set(root, "unsupported", list);
+    return root;
+}
+
+/* ---- outputs -------------------------------------------------------------- */
+
+/* Renders template `name` into out->files[]: the body, then the generated
+ * header with the body's checksum when `with_header`. */
+static int render_one(render_output *out, const tmpl_set *ts, const cb_model *m, const char *tmpl,
+                      const char *file, tv *ctx, int with_header, char *err, size_t errlen)
+{
+    strbuf body = {0};
+    int rc = tmpl_render(ts, tmpl, ctx, &body, err, errlen);
+    tv_free(ctx);
+    if (rc < 0) {
+        sb_free(&body);
+        return -1;
+    }
+    strbuf whole = {0};
+    if (with_header) {
+        char sum[CHECKSUM_HEX + 1];
+        checksum_hex(body.data ? body.data : "", body.len, sum);
+        tv *h = tv_map();
+        tv_set_str(h, "file", file);
+        tv_set_str(h, "header", base_name(m->header));
+        tv_set_int(h, "cuda_version", m->cuda_version);
+        tv_set_str(h, "checksum", sum);
+        rc = tmpl_render(ts, "generated_header", h, &whole, err, errlen);
+        tv_free(h);
+        if (rc < 0) {
+            sb_free(&body);
+            sb_free(&whole);
+            return -1;
+        }
+    }
+    sb_append(&whole, body.data ? body.data : "", body.len);
+    sb_free(&body);
+    if (whole.oom || out->nfiles == RENDER_MAX_FILES) {
+        sb_free(&whole);
+        snprintf(err, errlen, "%s: out of memory", file);
+        return -1;
+    }
+    out->files[out->nfiles].name = file;
+    out->files[out->nfiles].data = whole.data;
+    out->files[out->nfiles].len = whole.len;
+    out->nfiles++;
+    return 0;
+}
+
+int render_all(render_output *out, const tmpl_set *ts, const cb_model *m, const cb_classes *c,
+               const cb_rules *rules, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (render_one(out, ts, m, "driver/module.c", "driver.c", driver_context(m, c, rules), 1, err,
+                   errlen) < 0 ||
+        render_one(out, ts, m, "checks/struct_layout.c", "struct_layout_check.c",
+                   layout_context(m), 1, err, errlen) < 0 ||
+        render_one(out, ts, m, "report.txt", "unsupported.txt", report_context(m, c), 0, err,
+                   errlen) < 0) {
+        render_output_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+void render_output_free(render_output *out)
+{
+    for (size_t i = 0; i < out->nfiles; i++)
+        free(out->files[i].data);
+    out->nfiles = 0;
+}
+
+static int write_all(const char *path, const char *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -1;
+    size_t w = len ? fwrite(data, 1, len, f) : 0;
+    int bad = w != len;
+    if (fclose(f) != 0)
+        bad = 1;
+    return bad ? -1 : 0;
+}
+
+int render_write(const render_output *out, const char *dir, char *err, size_t errlen)
+{
+    char tmp[RENDER_MAX_FILES][4096], final[RENDER_MAX_FILES][4096];
+    size_t written = 0;
+    for (; written < out->nfiles; written++) {
+        const render_file *f = &out->files[written];
+        snprintf(final[written], sizeof final[written], "%s/%s", dir, f->name);
+        snprintf(tmp[written], sizeof tmp[written], "%s/.%s.tmp.%ld", dir, f->name, (long)getpid());
+        if (write_all(tmp[written], f->data, f->len) < 0) {
+            snprintf(err, errlen, "%s:0: cannot write: %s", final[written], strerror(errno));
+            unlink(tmp[written]);
+            break;
+        }
+    }
+    if (written < out->nfiles) {
+        for (size_t i = 0; i < written; i++)
+            unlink(tmp[i]);
+        return -1;
+    }
+    /* Every temporary exists: renaming cannot run out of space. */
+    for (size_t i = 0; i < out->nfiles; i++) {
+        if (rename(tmp[i], final[i]) < 0) {
+            snprintf(err, errlen, "%s:0: cannot rename into place: %s", final[i], strerror(errno));
+            for (size_t k = i; k < out->nfiles; k++)
+                unlink(tmp[k]);
+            return -1;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,163 @@
+/*
+ * rules.c — reads rules.txt (see rules.h for the directives).
+ *
+ * Invariant: every loaded rule has a known directive and exactly the number
+ * of arguments that directive takes.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "rules.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+
+static const struct {
+    const char *name;
+    size_t nargs;
+} directives[] = {
+    {"value-handle", 1},
+    {"keep-gil", 1},
+};
+
+static int directive_args(const char *d)
+{
+    for (size_t i = 0; i < sizeof directives / sizeof *directives; i++)
+        if (strcmp(directives[i].name, d) == 0)
+            return (int)directives[i].nargs;
+    return -1;
+}
+
+static char *xstrdup(const char *s)
+{
+    char *p = strdup(s);
+    if (!p)
+        arena_oom();
+    return p;
+}
+
+static int parse_line(cb_rules *r, char *line, unsigned lineno, size_t *cap, char *err, size_t errlen)
+{
+    char *hash = strchr(line, '#');
+    if (hash)
+        *hash = '\0';
+    char *words[6];
+    size_t n = 0;
+    for (char *tok = strtok(line, " \t\r\n"); tok; tok = strtok(NULL, " \t\r\n")) {
+        if (n == sizeof words / sizeof *words) {
+            snprintf(err, errlen, "%s:%u: too many words", r->path, lineno);
+            return -1;
+        }
+        words[n++] = tok;
+    }
+    if (n == 0)
+        return 0;
+    int want = directive_args(words[0]);
+    if (want < 0) {
+        snprintf(err, errlen, "%s:%u: unknown directive '%s'", r->path, lineno, words[0]);
+        return -1;
+    }
+    if ((size_t)want != n - 1) {
+        snprintf(err, errlen, "%s:%u: '%s' takes %d argument(s), got %zu", r->path, lineno,
+                 words[0], want, n - 1);
+        return -1;
+    }
+    if (r->nrules == *cap) {
+        *cap = *cap ? *cap * 2 : 32;
+        cb_rule *grown = realloc(r->rules, *cap * sizeof *grown);
+        if (!grown)
+            arena_oom();
+        r->rules = grown;
+    }
+    cb_rule *rule = &r->rules[r->nrules++];
+    memset(rule, 0, sizeof *rule);
+    rule->directive = xstrdup(words[0]);
+    rule->nargs = n - 1;
+    for (size_t i = 1; i < n; i++)
+        rule->args[i - 1] = xstrdup(words[i]);
+    rule->line = lineno;
+    return 0;
+}
+
+cb_rules *rules_load(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "%s:0: cannot open the rules file", path);
+        return NULL;
+    }
+    cb_rules *r = calloc(1, sizeof *r);
+    if (!r)
+        arena_oom();
+    r->path = xstrdup(path);
+    size_t cap = 0;
+    char buf[1024];
+    unsigned lineno = 0;
+    int rc = 0;
+    while (rc == 0 && fgets(buf, sizeof buf, f)) {
+        lineno++;
+        if (!strchr(buf, '\n') && !feof(f)) {
+            snprintf(err, errlen, "%s:%u: line too long", path, lineno);
+            rc = -1;
+            break;
+        }
+        rc = parse_line(r, buf, lineno, &cap, err, errlen);
+    }
+    fclose(f);
+    if (rc) {
+        rules_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+void rules_free(cb_rules *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->nrules; i++) {
+        free(r->rules[i].directive);
+        for (size_t a = 0; a < r->rules[i].nargs; a++)
+            free(r->rules[i].args[a]);
+    }
+    free(r->rules);
+    free(r->path);
+    free(r);
+}
+
+cb_rule *rules_find(const cb_rules *r, const char *directive, const char *name)
+{
+    for (size_t i = 0; i < r->nrules; i++) {
+        cb_rule *rule = &r->rules[i];
+        if (strcmp(rule->directive, directive) == 0 && strcmp(rule->args[0], name) == 0) {
+            rule->used = 1;
+            return rule;
+        }
+    }
+    return NULL;
+}
+
+static int names_typedef(const cb_model *m, const char *name)
+{
+    for (size_t i = 0; i < m->ntypedefs; i++)
+        if (strcmp(m->typedefs[i].name, name) == 0)
+            return 1;
+    return 0;
+}
+
+size_t rules_unmatched(const cb_rules *r, const cb_model *m, FILE *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->nrules; i++) {
+        const cb_rule *rule = &r->rules[i];
+        int found = strcmp(rule->directive, "value-handle") == 0
+                        ? names_typedef(m, rule->args[0])
+                        : model_function(m, rule->args[0]) != NULL;
+        if (!found) {
+            fprintf(out, "%s:%u: rule '%s %s' matches nothing in %s\n", r->path, rule->line,
+                    rule->directive, rule->args[0], m->header);
+            n++;
+        }
+    }
+    return n;
+}

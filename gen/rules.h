@@ -1,0 +1,44 @@
+/*
+ * rules.h — the special cases of rules.txt, the one data file of exceptions
+ * to the classifier's general rules. Each line is a directive and its
+ * arguments; `#` starts a comment. A rule that matches nothing in the header
+ * being generated is reported by rules_report_unused().
+ *
+ *   value-handle TYPEDEF     an integer typedef bound as a class (CUdevice)
+ *   keep-gil FUNCTION        a trivial getter whose call does not detach
+ *                            the thread state (measured; see BENCHMARKS.md)
+ */
+#ifndef CUBIND_RULES_H
+#define CUBIND_RULES_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "model.h"
+
+typedef struct {
+    char *directive;
+    char *args[4];
+    size_t nargs;
+    unsigned line;
+    int used;                 /* set by the stages that consult the rule */
+} cb_rule;
+
+typedef struct {
+    char *path;
+    cb_rule *rules;
+    size_t nrules;
+} cb_rules;
+
+/* Loads rules from path. Returns NULL and writes "path:line: message" into
+ * err on a syntax error or an unknown directive. */
+cb_rules *rules_load(const char *path, char *err, size_t errlen);
+void rules_free(cb_rules *r);
+/* The rule `directive name` if present (marking it used), else NULL. */
+cb_rule *rules_find(const cb_rules *r, const char *directive, const char *name);
+/* Writes "path:line: rule 'directive name' matches nothing in HEADER" to
+ * out for each rule naming a typedef or function the model lacks; returns
+ * how many. */
+size_t rules_unmatched(const cb_rules *r, const cb_model *m, FILE *out);
+
+#endif

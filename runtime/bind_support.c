@@ -1,0 +1,687 @@
+/*
+ * bind_support.c — see bind_support.h. Stateless: all objects created here
+ * belong to the calling module's state.
+ */
+#include "bind_support.h"
+
+#include <limits.h>
+#include <string.h>
+
+/* PyDict_GetItemRef (3.13+) semantics on every version: 1 and a new
+ * reference when found, 0 when absent, -1 with an exception. */
+static int dict_get_ref(PyObject *dict, PyObject *key, PyObject **out)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    return PyDict_GetItemRef(dict, key, out);
+#else
+    PyObject *v = PyDict_GetItemWithError(dict, key);
+    *out = v ? Py_NewRef(v) : NULL;
+    return v ? 1 : (PyErr_Occurred() ? -1 : 0);
+#endif
+}
+
+/* The unqualified name of a type ("CUresult" for "cubind.driver.CUresult"). */
+static const char *short_name(PyTypeObject *t)
+{
+    const char *dot = strrchr(t->tp_name, '.');
+    return dot ? dot + 1 : t->tp_name;
+}
+
+/* ---- arguments ---------------------------------------------------------- */
+
+int cbs_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                   const char *const *names, Py_ssize_t nnames, PyObject **out)
+{
+    if (nargs > nnames) {
+        PyErr_Format(PyExc_TypeError, "%s() takes %zd argument%s (%zd given)", func, nnames,
+                     nnames == 1 ? "" : "s", nargs);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < nnames; i++)
+        out[i] = i < nargs ? args[i] : NULL;
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+        const char *kname = PyUnicode_AsUTF8(key);
+        if (!kname)
+            return -1;
+        Py_ssize_t i = 0;
+        while (i < nnames && strcmp(names[i], kname) != 0)
+            i++;
+        if (i == nnames) {
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%s'", func,
+                         kname);
+            return -1;
+        }
+        if (out[i]) {
+            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", func,
+                         kname);
+            return -1;
+        }
+        out[i] = args[nargs + k];
+    }
+    for (Py_ssize_t i = 0; i < nnames; i++) {
+        if (!out[i]) {
+            PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s' (pos %zd)", func,
+                         names[i], i + 1);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* An int, or an object with __index__; floats and strings are refused. */
+static PyObject *as_index(PyObject *o, const char *func, const char *param, const char *ctype)
+{
+    if (PyLong_Check(o))
+        return Py_NewRef(o);
+    if (!PyIndex_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be an int (%s), not %.100s", func,
+                     param, ctype, Py_TYPE(o)->tp_name);
+        return NULL;
+    }
+    return PyNumber_Index(o);
+}
+
+static void overflow(const char *func, const char *param, const char *ctype, PyObject *value)
+{
+    PyErr_Format(PyExc_OverflowError, "%s(): argument '%s' = %R does not fit in %s", func, param,
+                 value, ctype);
+}
+
+int cbs_arg_unsigned(PyObject *o, unsigned long long max, const char *func, const char *param,
+                     const char *ctype, unsigned long long *out)
+{
+    PyObject *v = as_index(o, func, param, ctype);
+    if (!v)
+        return -1;
+    unsigned long long x = PyLong_AsUnsignedLongLong(v);
+    if (x == (unsigned long long)-1 && PyErr_Occurred()) {
+        if (!PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            Py_DECREF(v);
+            return -1;
+        }
+        PyErr_Clear();
+        overflow(func, param, ctype, v);
+        Py_DECREF(v);
+        return -1;
+    }
+    if (x > max) {
+        overflow(func, param, ctype, v);
+        Py_DECREF(v);
+        return -1;
+    }
+    Py_DECREF(v);
+    *out = x;
+    return 0;
+}
+
+int cbs_arg_signed(PyObject *o, long long min, long long max, const char *func, const char *param,
+                   const char *ctype, long long *out)
+{
+    PyObject *v = as_index(o, func, param, ctype);
+    if (!v)
+        return -1;
+    int over = 0;
+    long long x = PyLong_AsLongLongAndOverflow(v, &over);
+    if (x == -1 && PyErr_Occurred()) {
+        Py_DECREF(v);
+        return -1;
+    }
+    if (over || x < min || x > max) {
+        overflow(func, param, ctype, v);
+        Py_DECREF(v);
+        return -1;
+    }
+    Py_DECREF(v);
+    *out = x;
+    return 0;
+}
+
+int cbs_arg_double(PyObject *o, const char *func, const char *param, double *out)
+{
+    if (!PyFloat_Check(o) && !PyLong_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be a float, not %.100s", func,
+                     param, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    double d = PyFloat_AsDouble(o);
+    if (d == -1.0 && PyErr_Occurred())
+        return -1;
+    *out = d;
+    return 0;
+}
+
+/* ---- enums ---------------------------------------------------------------- */
+
+static PyObject *enum_names(PyTypeObject *type)
+{
+    return PyObject_GetAttrString((PyObject *)type, "_value2name_");
+}
+
+static PyObject *enum_get_name(PyObject *self, void *closure)
+{
+    (void)closure;
+    PyObject *names = enum_names(Py_TYPE(self));
+    if (!names)
+        return NULL;
+    PyObject *key = PyNumber_Long(self);
+    if (!key) {
+        Py_DECREF(names);
+        return NULL;
+    }
+    PyObject *name = NULL;
+    int found = dict_get_ref(names, key, &name);
+    Py_DECREF(key);
+    Py_DECREF(names);
+    if (found < 0)
+        return NULL;
+    return found ? name : Py_NewRef(Py_None);
+}
+
+static PyObject *enum_get_value(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyNumber_Long(self);
+}
+
+static PyObject *enum_repr(PyObject *self)
+{
+    PyObject *name = enum_get_name(self, NULL);
+    if (!name)
+        return NULL;
+    PyObject *value = PyNumber_Long(self);
+    if (!value) {
+        Py_DECREF(name);
+        return NULL;
+    }
+    PyObject *r = name == Py_None
+                      ? PyUnicode_FromFormat("<%s: %R>", short_name(Py_TYPE(self)), value)
+                      : PyUnicode_FromFormat("<%s.%U: %R>", short_name(Py_TYPE(self)), name,
+                                             value);
+    Py_DECREF(name);
+    Py_DECREF(value);
+    return r;
+}
+
+/* CUresult(0) returns the singleton; an unknown value is a ValueError. */
+static PyObject *enum_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *value;
+    if (kwds && PyDict_GET_SIZE(kwds)) {
+        PyErr_Format(PyExc_TypeError, "%s() takes no keyword arguments", short_name(type));
+        return NULL;
+    }
+    if (!PyArg_UnpackTuple(args, short_name(type), 1, 1, &value))
+        return NULL;
+    PyObject *map = PyObject_GetAttrString((PyObject *)type, "_value2member_map_");
+    if (!map)
+        return NULL;
+    PyObject *key = PyNumber_Long(value);
+    PyObject *member = NULL;
+    int found = key ? dict_get_ref(map, key, &member) : -1;
+    Py_DECREF(map);
+    if (found == 0)
+        PyErr_Format(PyExc_ValueError, "%R is not a valid %s", key, short_name(type));
+    Py_XDECREF(key);
+    return found > 0 ? member : NULL;
+}
+
+static PyObject *enum_reduce(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    PyObject *value = PyNumber_Long(self);
+    if (!value)
+        return NULL;
+    PyObject *r = Py_BuildValue("(O(N))", (PyObject *)Py_TYPE(self), value);
+    return r;
+}
+
+static PyGetSetDef enum_getset[] = {
+    {"name", enum_get_name, NULL, "The member's name (None for a value this header lacks).", NULL},
+    {"value", enum_get_value, NULL, "The member's value as a plain int.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef enum_methods[] = {
+    {"__reduce__", enum_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+/* A new instance of the int subclass, bypassing enum_new (which only
+ * returns existing members). */
+static PyObject *enum_instance(PyTypeObject *type, long long value)
+{
+    PyObject *v = PyLong_FromLongLong(value);
+    if (!v)
+        return NULL;
+    PyObject *args = PyTuple_Pack(1, v);
+    Py_DECREF(v);
+    if (!args)
+        return NULL;
+    PyObject *r = PyLong_Type.tp_new(type, args, NULL);
+    Py_DECREF(args);
+    return r;
+}
+
+static int cmp_item_value(const void *a, const void *b)
+{
+    long long x = ((const cbs_enum_item *)a)->value, y = ((const cbs_enum_item *)b)->value;
+    return (x > y) - (x < y);
+}
+
+/* Fills the sorted member arrays and the class attributes. */
+static int enum_populate(cbs_enum *e, const cbs_enum_def *def, PyObject *members_by_name,
+                         PyObject *value2member, PyObject *value2name, PyObject *type_dict)
+{
+    cbs_enum_item *sorted = PyMem_Malloc((def->nitems ? def->nitems : 1) * sizeof *sorted);
+    if (!sorted) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy(sorted, def->items, def->nitems * sizeof *sorted);
+    /* Stable order for aliases: the first declared name of a value wins. */
+    for (size_t i = 1; i < def->nitems; i++)
+        for (size_t j = i; j > 0 && cmp_item_value(&sorted[j - 1], &sorted[j]) > 0; j--) {
+            cbs_enum_item t = sorted[j];
+            sorted[j] = sorted[j - 1];
+            sorted[j - 1] = t;
+        }
+    int rc = -1;
+    for (size_t i = 0; i < def->nitems; i++) {
+        const cbs_enum_item *it = &sorted[i];
+        PyObject *member;
+        if (e->n > 0 && e->values[e->n - 1] == it->value) {
+            member = Py_NewRef(e->members[e->n - 1]);
+        } else {
+            member = enum_instance(e->type, it->value);
+            if (!member)
+                goto done;
+            PyObject *key = PyLong_FromLongLong(it->value);
+            PyObject *name = PyUnicode_FromString(it->name);
+            int bad = !key || !name || PyDict_SetItem(value2member, key, member) < 0 ||
+                      PyDict_SetItem(value2name, key, name) < 0;
+            Py_XDECREF(key);
+            Py_XDECREF(name);
+            if (bad) {
+                Py_DECREF(member);
+                goto done;
+            }
+            e->values[e->n] = it->value;
+            e->members[e->n] = Py_NewRef(member);
+            e->n++;
+        }
+        int bad = PyDict_SetItemString(members_by_name, it->name, member) < 0 ||
+                  PyDict_SetItemString(type_dict, it->name, member) < 0;
+        Py_DECREF(member);
+        if (bad)
+            goto done;
+    }
+    rc = 0;
+done:
+    PyMem_Free(sorted);
+    return rc;
+}
+
+int cbs_enum_create(PyObject *module, const cbs_enum_def *def, cbs_enum *e)
+{
+    memset(e, 0, sizeof *e);
+    PyType_Slot slots[] = {
+        {Py_tp_repr, (void *)enum_repr},
+        {Py_tp_new, (void *)enum_new},
+        {Py_tp_getset, enum_getset},
+        {Py_tp_methods, enum_methods},
+        {Py_tp_doc, (void *)def->doc},
+        {0, NULL},
+    };
+    PyType_Spec spec = {def->qualname, 0, 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE, slots};
+    PyObject *bases = PyTuple_Pack(1, (PyObject *)&PyLong_Type);
+    if (!bases)
+        return -1;
+    e->type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &spec, bases);
+    Py_DECREF(bases);
+    if (!e->type)
+        return -1;
+    e->values = PyMem_Calloc(def->nitems ? def->nitems : 1, sizeof *e->values);
+    e->members = PyMem_Calloc(def->nitems ? def->nitems : 1, sizeof *e->members);
+    PyObject *by_name = PyDict_New(), *v2m = PyDict_New(), *v2n = PyDict_New();
+    int rc = -1;
+    if (!e->values || !e->members || !by_name || !v2m || !v2n) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* The type is immutable once created: fill its dict directly. */
+    PyObject *dict = e->type->tp_dict;
+    if (PyDict_SetItemString(dict, "__members__", by_name) < 0 ||
+        PyDict_SetItemString(dict, "_value2member_map_", v2m) < 0 ||
+        PyDict_SetItemString(dict, "_value2name_", v2n) < 0)
+        goto done;
+    if (enum_populate(e, def, by_name, v2m, v2n, dict) < 0)
+        goto done;
+    PyType_Modified(e->type);
+    rc = PyModule_AddObjectRef(module, short_name(e->type), (PyObject *)e->type);
+done:
+    Py_XDECREF(by_name);
+    Py_XDECREF(v2m);
+    Py_XDECREF(v2n);
+    return rc;
+}
+
+void cbs_enum_clear(cbs_enum *e)
+{
+    for (size_t i = 0; i < e->n; i++)
+        Py_CLEAR(e->members[i]);
+    PyMem_Free(e->members);
+    PyMem_Free(e->values);
+    e->members = NULL;
+    e->values = NULL;
+    e->n = 0;
+    Py_CLEAR(e->type);
+}
+
+PyObject *cbs_enum_member(const cbs_enum *e, long long value)
+{
+    size_t lo = 0, hi = e->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e->values[mid] < value)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < e->n && e->values[lo] == value)
+        return Py_NewRef(e->members[lo]);
+    return enum_instance(e->type, value);
+}
+
+int cbs_arg_enum(PyObject *o, const cbs_enum *e, long long min, long long max, const char *func,
+                 const char *param, long long *out)
+{
+    PyTypeObject *t = Py_TYPE(o);
+    if (t != e->type && t != &PyLong_Type && !PyObject_TypeCheck(o, e->type)) {
+        /* A member of another enum type is an int subclass too: refuse it
+         * unless it is a plain int subclass that is not an enum. */
+        if (!PyLong_Check(o) || PyObject_HasAttrString((PyObject *)t, "_value2member_map_")) {
+            PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s or int, not %.100s",
+                         func, param, short_name(e->type), t->tp_name);
+            return -1;
+        }
+    }
+    return cbs_arg_signed(o, min, max, func, param, short_name(e->type), out);
+}
+
+/* ---- handles -------------------------------------------------------------- */
+
+static unsigned long long handle_bits(const cbs_handle *h)
+{
+    switch (h->kind) {
+    case CBS_HANDLE_POINTER: return (unsigned long long)(uintptr_t)h->value.ptr;
+    case CBS_HANDLE_I32: return (unsigned long long)(long long)h->value.i32;
+    case CBS_HANDLE_U32: return h->value.u32;
+    default: return h->value.u64;
+    }
+}
+
+static void handle_store(cbs_handle *h, unsigned long long bits)
+{
+    switch (h->kind) {
+    case CBS_HANDLE_POINTER: h->value.ptr = (void *)(uintptr_t)bits; break;
+    case CBS_HANDLE_I32: h->value.i32 = (int)(long long)bits; break;
+    case CBS_HANDLE_U32: h->value.u32 = (unsigned int)bits; break;
+    default: h->value.u64 = bits; break;
+    }
+}
+
+static PyObject *handle_int(PyObject *self)
+{
+    const cbs_handle *h = (const cbs_handle *)self;
+    if (h->kind == CBS_HANDLE_I32)
+        return PyLong_FromLong(h->value.i32);
+    return PyLong_FromUnsignedLongLong(handle_bits(h));
+}
+
+/* Range of a handle kind's C value, for conversions from int. */
+static int handle_from_int(PyObject *o, cbs_handle_kind kind, const char *func, const char *param,
+                           const char *tname, unsigned long long *bits)
+{
+    if (kind == CBS_HANDLE_I32) {
+        long long v;
+        if (cbs_arg_signed(o, INT_MIN, INT_MAX, func, param, tname, &v) < 0)
+            return -1;
+        *bits = (unsigned long long)v;
+        return 0;
+    }
+    unsigned long long max = kind == CBS_HANDLE_U32 ? UINT_MAX
+                             : kind == CBS_HANDLE_POINTER ? (unsigned long long)UINTPTR_MAX
+                                                          : ULLONG_MAX;
+    return cbs_arg_unsigned(o, max, func, param, tname, bits);
+}
+
+static int is_handle_type(PyTypeObject *t);
+
+static int handle_init(PyObject *self, PyObject *args, PyObject *kwds)
+{
+    static const char *const kwlist[] = {"init_value", NULL};
+    PyObject *init = NULL;
+    cbs_handle *h = (cbs_handle *)self;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O", (char **)kwlist, &init))
+        return -1;
+    unsigned long long bits = 0;
+    if (init && init != Py_None) {
+        PyTypeObject *it = Py_TYPE(init);
+        if (it == Py_TYPE(self)) {
+            bits = handle_bits((const cbs_handle *)init);
+        } else if (is_handle_type(it)) {
+            PyErr_Format(PyExc_TypeError, "%s(): init_value must be %s or int, not %.100s",
+                         short_name(Py_TYPE(self)), short_name(Py_TYPE(self)), it->tp_name);
+            return -1;
+        } else if (handle_from_int(init, (cbs_handle_kind)h->kind, short_name(Py_TYPE(self)),
+                                   "init_value", short_name(Py_TYPE(self)), &bits) < 0) {
+            return -1;
+        }
+    }
+    handle_store(h, bits);
+    return 0;
+}
+
+static PyObject *handle_getptr(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyLong_FromVoidPtr(&((cbs_handle *)self)->value);
+}
+
+static PyObject *handle_repr(PyObject *self)
+{
+    const cbs_handle *h = (const cbs_handle *)self;
+    if (h->kind == CBS_HANDLE_POINTER)
+        return PyUnicode_FromFormat("<%s 0x%llx>", short_name(Py_TYPE(self)), handle_bits(h));
+    PyObject *v = handle_int(self);
+    if (!v)
+        return NULL;
+    PyObject *r = PyUnicode_FromFormat("<%s %R>", short_name(Py_TYPE(self)), v);
+    Py_DECREF(v);
+    return r;
+}
+
+static Py_hash_t handle_hash(PyObject *self)
+{
+    PyObject *v = handle_int(self);
+    if (!v)
+        return -1;
+    Py_hash_t hash = PyObject_Hash(v);
+    Py_DECREF(v);
+    return hash;
+}
+
+static PyObject *handle_richcompare(PyObject *a, PyObject *b, int op)
+{
+    if ((op != Py_EQ && op != Py_NE) || Py_TYPE(a) != Py_TYPE(b))
+        Py_RETURN_NOTIMPLEMENTED;
+    int eq = handle_bits((const cbs_handle *)a) == handle_bits((const cbs_handle *)b);
+    return PyBool_FromLong(op == Py_EQ ? eq : !eq);
+}
+
+static int handle_bool(PyObject *self)
+{
+    return handle_bits((const cbs_handle *)self) != 0;
+}
+
+static PyObject *handle_new_kind(PyTypeObject *type, cbs_handle_kind kind)
+{
+    cbs_handle *h = (cbs_handle *)type->tp_alloc(type, 0);
+    if (h)
+        h->kind = (unsigned char)kind;
+    return (PyObject *)h;
+}
+
+#define HANDLE_NEW(suffix, kind)                                                         \
+    static PyObject *handle_new_##suffix(PyTypeObject *t, PyObject *args, PyObject *kw) \
+    {                                                                                    \
+        (void)args;                                                                      \
+        (void)kw;                                                                        \
+        return handle_new_kind(t, kind);                                                 \
+    }
+HANDLE_NEW(pointer, CBS_HANDLE_POINTER)
+HANDLE_NEW(i32, CBS_HANDLE_I32)
+HANDLE_NEW(u32, CBS_HANDLE_U32)
+HANDLE_NEW(u64, CBS_HANDLE_U64)
+
+/* A handle class is recognised by its constructor, which also tells the
+ * kind of C value it stores: no per-type data is needed. */
+static int kind_of_type(PyTypeObject *t)
+{
+    if (t->tp_new == handle_new_pointer) return CBS_HANDLE_POINTER;
+    if (t->tp_new == handle_new_i32) return CBS_HANDLE_I32;
+    if (t->tp_new == handle_new_u32) return CBS_HANDLE_U32;
+    if (t->tp_new == handle_new_u64) return CBS_HANDLE_U64;
+    return -1;
+}
+
+static int is_handle_type(PyTypeObject *t)
+{
+    return kind_of_type(t) >= 0;
+}
+
+static PyMethodDef handle_methods[] = {
+    {"getPtr", handle_getptr, METH_NOARGS,
+     "Address of the C value this object holds (for passing to C)."},
+    {NULL, NULL, 0, NULL},
+};
+
+PyTypeObject *cbs_handle_type_create(PyObject *module, const char *qualname, cbs_handle_kind kind)
+{
+    static newfunc const news[] = {handle_new_pointer, handle_new_i32, handle_new_u32,
+                                   handle_new_u64};
+    PyType_Slot slots[] = {
+        {Py_tp_new, (void *)news[kind]},
+        {Py_tp_init, (void *)handle_init},
+        {Py_tp_repr, (void *)handle_repr},
+        {Py_tp_hash, (void *)handle_hash},
+        {Py_tp_richcompare, (void *)handle_richcompare},
+        {Py_tp_methods, handle_methods},
+        {Py_nb_int, (void *)handle_int},
+        {Py_nb_index, (void *)handle_int},
+        {Py_nb_bool, (void *)handle_bool},
+        {0, NULL},
+    };
+    PyType_Spec spec = {qualname, (int)sizeof(cbs_handle), 0,
+                        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE, slots};
+    PyTypeObject *t = (PyTypeObject *)PyType_FromModuleAndSpec(module, &spec, NULL);
+    if (!t)
+        return NULL;
+    if (PyModule_AddObjectRef(module, short_name(t), (PyObject *)t) < 0) {
+        Py_DECREF(t);
+        return NULL;
+    }
+    return t;
+}
+
+PyObject *cbs_handle_new(PyTypeObject *t, unsigned long long bits)
+{
+    PyObject *o = t->tp_new(t, NULL, NULL);
+    if (o)
+        handle_store((cbs_handle *)o, bits);
+    return o;
+}
+
+int cbs_arg_handle(PyObject *o, PyTypeObject *t, const char *func, const char *param,
+                   unsigned long long *bits)
+{
+    if (o == Py_None) {
+        *bits = 0;
+        return 0;
+    }
+    PyTypeObject *ot = Py_TYPE(o);
+    if (ot == t) {
+        *bits = handle_bits((const cbs_handle *)o);
+        return 0;
+    }
+    if (is_handle_type(ot) || (PyLong_Check(o) && ot != &PyLong_Type && !PyBool_Check(o) &&
+                               PyObject_HasAttrString((PyObject *)ot, "_value2member_map_"))) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s, int or None, not %.100s",
+                     func, param, short_name(t), ot->tp_name);
+        return -1;
+    }
+    return handle_from_int(o, (cbs_handle_kind)kind_of_type(t), func, param, short_name(t), bits);
+}
+
+/* ---- driver entry points -------------------------------------------------- */
+
+void *cbs_resolve(const cubind_rt_api *rt, _Atomic(void *) *slot, const cbs_proc *proc,
+                  PyObject *driver_not_found, PyObject *function_not_found)
+{
+    const char *why = NULL;
+    if (rt->load(&why) < 0) {
+        PyErr_Format(driver_not_found, "%s", why ? why : "could not load the CUDA driver");
+        return NULL;
+    }
+    int status = 0;
+    void *fn = rt->lookup(proc->proc_name, proc->version, &status);
+    if (!fn) {
+        PyErr_Format(function_not_found,
+                     "%s: the CUDA driver at %s has no %s for CUDA version %d (status %d)",
+                     proc->name, rt->driver_path() ? rt->driver_path() : "?", proc->proc_name,
+                     proc->version, status);
+        return NULL;
+    }
+    /* Every racer stores the same pointer: publishing twice is harmless. */
+    atomic_store_explicit(slot, fn, memory_order_release);
+    return fn;
+}
+
+int cbs_module_add(PyObject *module, const char *name, PyObject *v)
+{
+    int rc = PyModule_AddObjectRef(module, name, v);
+    Py_DECREF(v);
+    return rc;
+}
+
+/* ---- import ------------------------------------------------------------- */
+
+const cubind_rt_api *cbs_import_runtime(PyObject **runtime_module)
+{
+    PyObject *mod = PyImport_ImportModule("cubind._runtime");
+    if (!mod)
+        return NULL;
+    PyObject *cap = PyObject_GetAttrString(mod, "_C_API");
+    if (!cap) {
+        Py_DECREF(mod);
+        return NULL;
+    }
+    const cubind_rt_api *api = PyCapsule_GetPointer(cap, CUBIND_RT_CAPSULE_NAME);
+    Py_DECREF(cap);
+    if (!api) {
+        Py_DECREF(mod);
+        return NULL;
+    }
+    if (strcmp(api->signature, CUBIND_RT_SIGNATURE) != 0 || api->size < sizeof *api) {
+        PyErr_Format(PyExc_ImportError,
+                     "cubind._runtime does not match this module: it exports \"%s\" "
+                     "(size %zu), this module expects \"%s\" (size %zu)",
+                     api->signature, api->size, CUBIND_RT_SIGNATURE, sizeof *api);
+        Py_DECREF(mod);
+        return NULL;
+    }
+    *runtime_module = mod;
+    return api;
+}

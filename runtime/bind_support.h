@@ -1,0 +1,143 @@
+/*
+ * bind_support.h — stateless helpers that generated binding modules call:
+ * argument parsing and conversion, enum types, handle types, driver entry
+ * point resolution.
+ *
+ * Nothing here keeps state of its own: every Python object it creates is
+ * owned by the calling module's state, so several generated modules (and
+ * subinterpreters) can link this file without sharing anything. Process-wide
+ * state (the loaded driver) lives in the cubind._runtime module only.
+ *
+ * Error contract: functions returning int give 0 on success and -1 with a
+ * Python exception set; functions returning a pointer give NULL with an
+ * exception set. Messages name the function and the parameter.
+ */
+#ifndef CUBIND_BIND_SUPPORT_H
+#define CUBIND_BIND_SUPPORT_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "cubind_rt.h"
+
+/* ---- arguments ---------------------------------------------------------- */
+
+/* Collects a vectorcall's arguments into out[0..nnames) in declaration
+ * order (borrowed references, valid for the call). Every parameter is
+ * required, as in cuda.bindings. */
+int cbs_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                   const char *const *names, Py_ssize_t nnames, PyObject **out);
+
+/* Integer conversions with a range; `ctype` is the C type's spelling for
+ * messages. TypeError for non-integers, OverflowError out of range. */
+int cbs_arg_unsigned(PyObject *o, unsigned long long max, const char *func, const char *param,
+                     const char *ctype, unsigned long long *out);
+int cbs_arg_signed(PyObject *o, long long min, long long max, const char *func, const char *param,
+                   const char *ctype, long long *out);
+int cbs_arg_double(PyObject *o, const char *func, const char *param, double *out);
+
+/* ---- enums ---------------------------------------------------------------- */
+
+typedef struct {
+    const char *name;
+    long long value;
+} cbs_enum_item;
+
+typedef struct {
+    const char *qualname;      /* "cubind.driver.CUresult": static storage */
+    const char *doc;
+    const cbs_enum_item *items;
+    size_t nitems;
+} cbs_enum_def;
+
+/* An enum type of one module: members sorted by value for lookups.
+ * Invariant: values[i] < values[i+1]; members[i] is the singleton whose
+ * int value is values[i] (aliases share their first name's member). */
+typedef struct {
+    PyTypeObject *type;
+    long long *values;
+    PyObject **members;
+    size_t n;
+} cbs_enum;
+
+/* Creates the int subclass for def, its singleton members as class
+ * attributes, `__members__` (name → member, aliases included) and
+ * `_value2member_map_`; adds the type to module. */
+int cbs_enum_create(PyObject *module, const cbs_enum_def *def, cbs_enum *out);
+void cbs_enum_clear(cbs_enum *e);
+/* New reference to the member for value; a value the header did not know
+ * (a newer driver) gives a new instance whose .name is None. */
+PyObject *cbs_enum_member(const cbs_enum *e, long long value);
+/* Accepts a member of e's type or a plain int (not a member of another
+ * enum type); checks the range of the C enum. */
+int cbs_arg_enum(PyObject *o, const cbs_enum *e, long long min, long long max, const char *func,
+                 const char *param, long long *out);
+
+/* ---- handles -------------------------------------------------------------- */
+
+/* How a handle class stores its C value (what getPtr() points at). */
+typedef enum {
+    CBS_HANDLE_POINTER,        /* opaque pointer: CUstream */
+    CBS_HANDLE_I32,            /* int: CUdevice */
+    CBS_HANDLE_U32,            /* unsigned int: CUlogIterator */
+    CBS_HANDLE_U64             /* unsigned long long: CUdeviceptr */
+} cbs_handle_kind;
+
+typedef struct {
+    PyObject_HEAD
+    union {
+        void *ptr;
+        int i32;
+        unsigned int u32;
+        unsigned long long u64;
+    } value;                   /* getPtr() is the address of this union */
+    unsigned char kind;        /* a cbs_handle_kind */
+} cbs_handle;
+
+/* Creates the class `qualname` (static storage) and adds it to module. */
+PyTypeObject *cbs_handle_type_create(PyObject *module, const char *qualname, cbs_handle_kind kind);
+/* New handle object of type t holding bits (the C value, zero-extended). */
+PyObject *cbs_handle_new(PyTypeObject *t, unsigned long long bits);
+/* Accepts None (0), an instance of t, or an int in the C type's range;
+ * an instance of another handle class is a TypeError. */
+int cbs_arg_handle(PyObject *o, PyTypeObject *t, const char *func, const char *param,
+                   unsigned long long *bits);
+
+/* ---- driver entry points -------------------------------------------------- */
+
+/* One slot of a generated module's driver table. */
+typedef struct {
+    const char *name;          /* public name, for messages */
+    const char *proc_name;     /* name passed to cuGetProcAddress */
+    int version;               /* its cudaVersion argument */
+} cbs_proc;
+
+/* Resolves and publishes *slot (release) on first use; NULL with
+ * DriverNotFoundError or FunctionNotFoundError set when impossible. Any
+ * thread may race here: every racer stores the same pointer. */
+void *cbs_resolve(const cubind_rt_api *rt, _Atomic(void *) *slot, const cbs_proc *proc,
+                  PyObject *driver_not_found, PyObject *function_not_found);
+
+static inline void *cbs_proc_get(const cubind_rt_api *rt, _Atomic(void *) *slot,
+                                 const cbs_proc *proc, PyObject *driver_not_found,
+                                 PyObject *function_not_found)
+{
+    void *fn = atomic_load_explicit(slot, memory_order_acquire);
+    if (fn)
+        return fn;
+    return cbs_resolve(rt, slot, proc, driver_not_found, function_not_found);
+}
+
+/* Adds v to module as name, stealing the reference (also on failure). */
+int cbs_module_add(PyObject *module, const char *name, PyObject *v);
+
+/* ---- import ------------------------------------------------------------- */
+
+/* Imports cubind._runtime, checks its capsule signature (ImportError naming
+ * both strings on mismatch) and returns its API; *runtime_module receives a
+ * new reference to the module (to fetch the exception classes from). */
+const cubind_rt_api *cbs_import_runtime(PyObject **runtime_module);
+
+#endif

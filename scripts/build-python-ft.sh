@@ -1,0 +1,217 @@
+#!/bin/sh
+# Build a free-threaded CPython 3.13 (./configure --disable-gil) from the
+# upstream tarball of Debian's python3.13 source package (trixie), into
+# $CUBIND_CACHE/python3.13t, and make Debian's pure-Python pytest and
+# hypothesis (bookworm) importable by it, offline.
+#
+# Usage: scripts/build-python-ft.sh
+#   Progress goes to stderr; the last stdout line is the interpreter path.
+#
+# Environment:
+#   CUBIND_CACHE          cache root (default: $HOME/.cache/cubind)
+#   CUBIND_PY_REBUILD=1   ignore the stamp and rebuild from the archive
+#   CUBIND_PY_JOBS        make parallelism (default: number of CPUs)
+#
+# The first run needs the network and root (or sudo) for the system apt
+# (build dependencies, python3-pytest, python3-hypothesis). Later runs are
+# answered from the stamp file without network or apt.
+set -eu
+
+CACHE=${CUBIND_CACHE:-$HOME/.cache/cubind}
+PREFIX=$CACHE/python3.13t
+PY=$PREFIX/bin/python3.13t
+STAMP=$PREFIX/.cubind-build
+DEPS_STAMP=$PREFIX/.cubind-test-deps
+APTDIR=$CACHE/apt-python
+SRCDIR=$CACHE/src/python3.13
+BUILDROOT=$CACHE/build
+
+MIRROR=http://deb.debian.org/debian
+KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
+SRC_PKG=python3.13
+SRC_SUITE=trixie
+
+# Change BUILD_REV (or the flags) to force a rebuild on every machine.
+BUILD_REV=1
+CONFIGURE_FLAGS="--disable-gil --with-ensurepip=install --disable-test-modules"
+
+# Build dependencies (bookworm main, system apt): a compiler, and the
+# headers for ssl, ctypes, zlib, sqlite3, lzma, bz2. decimal and pyexpat
+# use CPython's bundled libmpdec and expat.
+BUILD_DEPS="build-essential pkg-config xz-utils libssl-dev zlib1g-dev libffi-dev libbz2-dev liblzma-dev libsqlite3-dev"
+# Pure-Python test dependencies (bookworm main, system apt); their files
+# under /usr/lib/python3/dist-packages are copied into 3.13t's site-packages.
+# python3-py is left out on purpose: pytest ships its own py.py shim.
+TEST_DEBS="python3-pytest python3-pluggy python3-iniconfig python3-packaging python3-attr python3-hypothesis python3-sortedcontainers"
+
+log() { printf '%s\n' "build-python-ft: $*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+if [ "$(id -u)" -eq 0 ]; then SUDO=; else SUDO=sudo; fi
+
+mkdir -p "$CACHE"
+# One build at a time per cache.
+if command -v flock >/dev/null 2>&1; then
+    exec 9>"$CACHE/.build-python-ft.lock"
+    flock 9
+fi
+
+quick_check() {
+    [ -x "$PY" ] || return 1
+    "$PY" -c "import sys, sysconfig; assert not sys._is_gil_enabled(); assert sysconfig.get_config_var('Py_GIL_DISABLED') == 1; import ssl, ctypes, zlib, decimal, sqlite3, lzma, bz2, venv, ensurepip" >/dev/null 2>&1
+}
+
+want_build_id() {
+    printf 'rev=%s flags=%s\n' "$BUILD_REV" "$CONFIGURE_FLAGS"
+}
+
+# ---------------------------------------------------------------- fast path
+if [ "${CUBIND_PY_REBUILD:-0}" != 1 ] && [ -f "$STAMP" ] && [ -f "$DEPS_STAMP" ] \
+    && [ "$(sed -n 2p "$STAMP")" = "$(want_build_id)" ] && quick_check; then
+    log "up to date: $(sed -n 1p "$STAMP") ($(tr '\n' ' ' <"$DEPS_STAMP"))"
+    printf '%s\n' "$PY"
+    exit 0
+fi
+
+# ------------------------------------------------------------ system apt
+sys_apt_updated=
+sys_install() {
+    # Install the named packages with the system apt, only if missing.
+    missing=
+    for p in "$@"; do
+        if ! dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed; then
+            missing="$missing $p"
+        fi
+    done
+    [ -n "$missing" ] || return 0
+    log "installing with system apt:$missing"
+    if [ -z "$sys_apt_updated" ]; then
+        $SUDO apt-get update -qq >&2
+        sys_apt_updated=1
+    fi
+    # shellcheck disable=SC2086
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >&2
+}
+
+# ------------------------------------------------------------ private apt
+# A private apt configuration for trixie's source index: the system's
+# sources, lists and caches are left alone.
+set -- \
+    -o "Dir::Etc::SourceList=$APTDIR/sources.list" \
+    -o "Dir::Etc::SourceParts=$APTDIR/sources.list.d" \
+    -o "Dir::Etc::Preferences=$APTDIR/preferences" \
+    -o "Dir::Etc::PreferencesParts=$APTDIR/preferences.d" \
+    -o "Dir::State=$APTDIR/state" \
+    -o "Dir::State::Lists=$APTDIR/lists" \
+    -o "Dir::State::status=$APTDIR/status" \
+    -o "Dir::Cache=$APTDIR/cache" \
+    -o "APT::Architecture=amd64" \
+    -o "APT::Architectures::=amd64" \
+    -o "APT::Sandbox::User=root" \
+    -o "Acquire::Languages=none"
+
+private_apt_setup() {
+    mkdir -p "$APTDIR/sources.list.d" "$APTDIR/preferences.d" "$APTDIR/state" \
+        "$APTDIR/lists/partial" "$APTDIR/cache/archives/partial"
+    : >"$APTDIR/status"
+    : >"$APTDIR/preferences"
+    printf 'deb-src [signed-by=%s] %s %s main\n' "$KEYRING" "$MIRROR" "$SRC_SUITE" \
+        >"$APTDIR/sources.list"
+    log "updating private apt index ($SRC_SUITE deb-src main)"
+    apt-get "$@" -qq update >&2
+}
+
+# ------------------------------------------------------------ source
+fetch_source() {
+    version=$(apt-cache "$@" showsrc "$SRC_PKG" | sed -n 's/^Version: //p' | sort -V | tail -n 1)
+    [ -n "$version" ] || die "no source package $SRC_PKG in $SRC_SUITE"
+    upstream=${version%-*}
+    upstream=${upstream#*:}
+    orig=$SRCDIR/${SRC_PKG}_${upstream}.orig.tar.xz
+    if [ -f "$SRCDIR/.complete-$version" ] && [ -f "$orig" ]; then
+        log "source $SRC_PKG $version already downloaded"
+    else
+        mkdir -p "$SRCDIR"
+        log "downloading source $SRC_PKG=$version"
+        # apt checks every file against the signed Sources index.
+        (cd "$SRCDIR" && apt-get "$@" -qq source --download-only "$SRC_PKG=$version" >&2)
+        [ -f "$orig" ] || die "expected $orig after apt-get source"
+        : >"$SRCDIR/.complete-$version"
+    fi
+    SRC_VERSION=$version
+    ORIG=$orig
+}
+
+# shellcheck disable=SC2086
+sys_install $BUILD_DEPS
+private_apt_setup "$@"
+fetch_source "$@"
+log "source: $SRC_PKG $SRC_VERSION ($(du -h "$ORIG" | cut -f1) orig tarball)"
+
+# ------------------------------------------------------------ build
+start=$(date +%s)
+if [ "${CUBIND_PY_REBUILD:-0}" != 1 ] && [ -f "$STAMP" ] \
+    && [ "$(cat "$STAMP")" = "$(printf 'python3.13 %s\n%s' "$SRC_VERSION" "$(want_build_id)")" ] \
+    && quick_check; then
+    log "interpreter already built from $SRC_VERSION"
+else
+    rm -f "$STAMP" "$DEPS_STAMP"
+    bdir=$BUILDROOT/python-$SRC_VERSION
+    rm -rf "$bdir"
+    mkdir -p "$bdir"
+    log "unpacking upstream sources"
+    tar -xJf "$ORIG" -C "$bdir" --strip-components=1
+    jobs=${CUBIND_PY_JOBS:-$(nproc 2>/dev/null || echo 2)}
+    log "configure: --prefix=$PREFIX $CONFIGURE_FLAGS"
+    # shellcheck disable=SC2086
+    (cd "$bdir" && ./configure --prefix="$PREFIX" $CONFIGURE_FLAGS >configure.log 2>&1) \
+        || { tail -n 40 "$bdir/configure.log" >&2; die "configure failed (log: $bdir/configure.log)"; }
+    log "make -j$jobs (log: $bdir/make.log)"
+    (cd "$bdir" && make -j"$jobs" >make.log 2>&1) \
+        || { tail -n 40 "$bdir/make.log" >&2; die "make failed (log: $bdir/make.log)"; }
+    # Modules that must have been built; anything else missing is only reported.
+    # Report optional modules that were not built (dbm, tkinter, readline...).
+    grep -A1 -e 'bits to build these optional modules' -e 'Failed to build these modules' \
+        -e 'could not be imported' "$bdir/make.log" >&2 || true
+    rm -rf "$PREFIX"
+    log "make install"
+    (cd "$bdir" && make install >install.log 2>&1) \
+        || { tail -n 40 "$bdir/install.log" >&2; die "make install failed (log: $bdir/install.log)"; }
+    "$PY" -c "import sys, sysconfig; assert not sys._is_gil_enabled(); assert sysconfig.get_config_var('Py_GIL_DISABLED') == 1; import ssl, ctypes, zlib, decimal, sqlite3, lzma, bz2, venv, ensurepip; print(sys.version, ssl.OPENSSL_VERSION, 'sqlite', sqlite3.sqlite_version)" >&2 \
+        || die "the built interpreter fails the checks"
+    "$PY" -m pip --version >&2 || die "pip (ensurepip) missing"
+    printf 'python3.13 %s\n%s\n' "$SRC_VERSION" "$(want_build_id)" >"$STAMP"
+    rm -rf "$bdir"
+    log "built in $(( $(date +%s) - start ))s"
+fi
+
+# ------------------------------------------------------------ pytest, hypothesis
+# shellcheck disable=SC2086
+sys_install $TEST_DEBS
+site=$("$PY" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+deps_record=
+for pkg in $TEST_DEBS; do
+    files=$(dpkg -L "$pkg" | grep '^/usr/lib/python3/dist-packages/.' | grep -v '/__pycache__') || true
+    [ -n "$files" ] || die "$pkg has no files under /usr/lib/python3/dist-packages"
+    if printf '%s\n' "$files" | grep -q '\.so$'; then
+        die "$pkg is not pure Python"
+    fi
+    printf '%s\n' "$files" | while IFS= read -r f; do
+        rel=${f#/usr/lib/python3/dist-packages/}
+        if [ -d "$f" ]; then
+            mkdir -p "$site/$rel"
+        elif [ -f "$f" ]; then
+            mkdir -p "$site/$(dirname "$rel")"
+            cp -p "$f" "$site/$rel"
+        fi
+    done
+    deps_record="$deps_record$pkg=$(dpkg-query -W -f='${Version}' "$pkg")
+"
+done
+"$PY" -m pytest --version >&2 || die "pytest does not run on 3.13t"
+"$PY" -c "import hypothesis, sys; print('hypothesis', hypothesis.__version__); assert not sys._is_gil_enabled()" >&2 \
+    || die "hypothesis does not import on 3.13t (or it enabled the GIL)"
+printf '%s' "$deps_record" >"$DEPS_STAMP"
+
+log "done: $(sed -n 1p "$STAMP")"
+printf '%s\n' "$PY"

@@ -1,0 +1,204 @@
+#!/bin/sh
+# Fetch cuda.h and cudaTypedefs.h of older CUDA releases from Debian's
+# non-free nvidia-cuda-dev package, for `cubind abi-diff` and the ABI tests.
+#
+# Usage: scripts/fetch-cuda-headers.sh [11.8|12.4|all]   (default: all)
+#   stdout: one line per release, "<release> <include dir>"
+#   stderr: everything else
+#
+#   11.8: nvidia-cuda-dev from bookworm non-free (CUDA_VERSION 11080)
+#   12.4: nvidia-cuda-dev from trixie non-free   (CUDA_VERSION 12040)
+#
+# Headers land in $CUBIND_CACHE/cuda-headers/<release>/include/, with the
+# exact Debian version in .../<release>/VERSION. apt runs with a private
+# configuration under the cache; the system's apt sources are not touched.
+# The .deb files are large (~0.8-0.9 GB each) and are deleted once the
+# headers are extracted (CUBIND_KEEP_DEB=1 keeps them).
+#
+# Environment:
+#   CUBIND_CACHE            cache root (default: $HOME/.cache/cubind)
+#   CUBIND_CUDA_REFETCH=1   ignore what is cached and fetch again
+#   CUBIND_KEEP_DEB=1       keep the downloaded .deb files
+set -eu
+
+CACHE=${CUBIND_CACHE:-$HOME/.cache/cubind}
+HDRS=$CACHE/cuda-headers
+MIRROR=http://deb.debian.org/debian
+KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
+PKG=nvidia-cuda-dev
+# Members of the package's data.tar that are extracted. cuda.h needs only
+# the C library headers; cudaTypedefs.h includes cuda.h.
+MEMBERS="./usr/include/cuda.h ./usr/include/cudaTypedefs.h"
+
+log() { printf '%s\n' "fetch-cuda-headers: $*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+usage() {
+    echo "usage: $0 [11.8|12.4|all]" >&2
+    exit 2
+}
+
+suite_of() {
+    case $1 in
+        11.8) echo bookworm ;;
+        12.4) echo trixie ;;
+        *) return 1 ;;
+    esac
+}
+
+cuda_version_of() {
+    case $1 in
+        11.8) echo 11080 ;;
+        12.4) echo 12040 ;;
+        *) return 1 ;;
+    esac
+}
+
+case ${1:-all} in
+    all) RELEASES="11.8 12.4" ;;
+    11.8 | 12.4) RELEASES=$1 ;;
+    *) usage ;;
+esac
+[ $# -le 1 ] || usage
+
+# A C compiler for the standalone parse check: clang if there is one.
+if command -v clang >/dev/null 2>&1; then CHECK_CC=clang; else CHECK_CC=${CC:-cc}; fi
+
+mkdir -p "$HDRS"
+if command -v flock >/dev/null 2>&1; then
+    exec 9>"$HDRS/.lock"
+    flock 9
+fi
+
+# check_headers <release> <root>: <root>/include holds good headers.
+check_headers() {
+    inc=$2/include
+    for f in cuda.h cudaTypedefs.h; do
+        [ -s "$inc/$f" ] || { log "$1: $inc/$f missing"; return 1; }
+    done
+    want=$(cuda_version_of "$1")
+    got=$(sed -n 's/^#define[[:space:]]\{1,\}CUDA_VERSION[[:space:]]\{1,\}\([0-9]\{1,\}\).*/\1/p' "$inc/cuda.h" | head -n 1)
+    if [ "$got" != "$want" ]; then
+        log "$1: CUDA_VERSION in $inc/cuda.h is '${got:-none}', expected $want"
+        return 1
+    fi
+    [ -s "$2/VERSION" ] || { log "$1: $2/VERSION missing"; return 1; }
+    return 0
+}
+
+# parse_check <release> <root>: both headers parse standalone as C.
+parse_check() {
+    for f in cuda.h cudaTypedefs.h; do
+        printf '#include <%s>\n' "$f" \
+            | "$CHECK_CC" -fsyntax-only -x c -I "$2/include" - >&2 \
+            || { log "$1: $f does not parse standalone with $CHECK_CC"; return 1; }
+    done
+}
+
+fetch_release() {
+    rel=$1
+    suite=$(suite_of "$rel")
+    dest=$HDRS/$rel
+    aptdir=$CACHE/apt-cuda/$suite
+    dl=$HDRS/.download/$rel
+
+    # Private apt configuration: one suite, non-free only, binary amd64.
+    mkdir -p "$aptdir/sources.list.d" "$aptdir/preferences.d" "$aptdir/state" \
+        "$aptdir/lists/partial" "$aptdir/cache/archives/partial" "$dl"
+    : >"$aptdir/status"
+    : >"$aptdir/preferences"
+    printf 'deb [signed-by=%s] %s %s non-free\n' "$KEYRING" "$MIRROR" "$suite" \
+        >"$aptdir/sources.list"
+    set -- \
+        -o "Dir::Etc::SourceList=$aptdir/sources.list" \
+        -o "Dir::Etc::SourceParts=$aptdir/sources.list.d" \
+        -o "Dir::Etc::Preferences=$aptdir/preferences" \
+        -o "Dir::Etc::PreferencesParts=$aptdir/preferences.d" \
+        -o "Dir::State=$aptdir/state" \
+        -o "Dir::State::Lists=$aptdir/lists" \
+        -o "Dir::State::status=$aptdir/status" \
+        -o "Dir::Cache=$aptdir/cache" \
+        -o "APT::Architecture=amd64" \
+        -o "APT::Architectures::=amd64" \
+        -o "APT::Sandbox::User=root" \
+        -o "Acquire::Languages=none"
+
+    log "$rel: updating private apt index ($suite non-free amd64)"
+    apt-get "$@" -qq update >&2
+    info=$(apt-cache "$@" show --no-all-versions "$PKG") || die "$rel: $PKG not found in $suite non-free"
+    version=$(printf '%s\n' "$info" | sed -n 's/^Version: //p')
+    size=$(printf '%s\n' "$info" | sed -n 's/^Size: //p')
+    sha256=$(printf '%s\n' "$info" | sed -n 's/^SHA256: //p')
+    filename=$(printf '%s\n' "$info" | sed -n 's/^Filename: //p')
+    case $version in
+        "$rel".* | *"~$rel".*) ;;
+        *) die "$rel: $suite has $PKG $version, not a $rel release" ;;
+    esac
+    deb=$dl/$(basename "$filename")
+    if [ -f "$deb" ]; then
+        log "$rel: reusing downloaded $(basename "$deb")"
+    else
+        rm -f "$dl"/*.deb
+        log "$rel: downloading $PKG $version ($((size / 1048576)) MiB) from $suite non-free"
+        t0=$(date +%s)
+        # apt verifies the file against the signed index (size and SHA256).
+        (cd "$dl" && apt-get "$@" -q download "$PKG=$version" >&2)
+        log "$rel: download took $(($(date +%s) - t0))s"
+        if [ ! -f "$deb" ]; then
+            # apt names the file itself (an epoch would appear as %3a).
+            for f in "$dl"/"$PKG"_*_amd64.deb; do
+                [ -f "$f" ] && mv "$f" "$deb"
+            done
+        fi
+        [ -f "$deb" ] || die "$rel: apt-get download left no .deb in $dl"
+    fi
+    [ "$(sha256sum "$deb" | cut -d' ' -f1)" = "$sha256" ] \
+        || { rm -f "$deb"; die "$rel: SHA256 mismatch for $deb (deleted; run again)"; }
+
+    tmp=$HDRS/.tmp.$rel.$$
+    rm -rf "$tmp"
+    mkdir -p "$tmp/root"
+    log "$rel: extracting $MEMBERS"
+    t0=$(date +%s)
+    # --occurrence=1: tar stops once every member has been found, which
+    # spares decompressing the rest (the static libraries) of the package.
+    # dpkg-deb then complains about the closed pipe; its messages go to a
+    # file and are shown only when tar fails.
+    # shellcheck disable=SC2086
+    if ! dpkg-deb --fsys-tarfile "$deb" 2>"$tmp/dpkg-deb.err" \
+        | tar -x -C "$tmp/root" --occurrence=1 $MEMBERS; then
+        cat "$tmp/dpkg-deb.err" >&2
+        rm -rf "$tmp"
+        die "$rel: could not extract the headers from $deb"
+    fi
+    log "$rel: extraction took $(($(date +%s) - t0))s"
+    mkdir -p "$tmp/out/include"
+    for m in $MEMBERS; do
+        cp "$tmp/root/$m" "$tmp/out/include/"
+    done
+    printf '%s\n' "$version" >"$tmp/out/VERSION"
+    printf 'package: %s\nversion: %s\nsuite: %s non-free amd64\nfilename: %s\nsize: %s\nsha256: %s\n' \
+        "$PKG" "$version" "$suite" "$filename" "$size" "$sha256" >"$tmp/out/SOURCE"
+    if ! check_headers "$rel" "$tmp/out" || ! parse_check "$rel" "$tmp/out"; then
+        rm -rf "$tmp"
+        die "$rel: headers from $PKG $version failed the checks"
+    fi
+    rm -rf "$dest"
+    mv "$tmp/out" "$dest"
+    rm -rf "$tmp"
+    if [ "${CUBIND_KEEP_DEB:-0}" != 1 ]; then
+        rm -f "$deb"
+    fi
+    log "$rel: $PKG $version -> $dest/include"
+}
+
+for rel in $RELEASES; do
+    dest=$HDRS/$rel
+    if [ "${CUBIND_CUDA_REFETCH:-0}" != 1 ] && [ -d "$dest" ] && check_headers "$rel" "$dest"; then
+        log "$rel: cached, $PKG $(cat "$dest/VERSION")"
+    else
+        [ ! -d "$dest" ] || log "$rel: cached headers are not usable, fetching again"
+        fetch_release "$rel"
+    fi
+    printf '%s %s\n' "$rel" "$dest/include"
+done
