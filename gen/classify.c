@@ -51,6 +51,8 @@ static void set_range(cb_pclass *pc, const cb_type *t)
         pc->smin = -pc->smax - 1;
     } else {
         pc->umax = bits >= 64 ? UINT64_MAX : (1ULL << bits) - 1;
+        pc->smin = 0; /* the signed view of an unsigned range, for enums */
+        pc->smax = bits >= 64 ? INT64_MAX : (long long)pc->umax;
     }
 }
 

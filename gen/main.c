@@ -98,7 +98,9 @@ static void source_path(const char *rel, char *out, size_t cap)
     slash = strrchr(exe, '/');
     if (slash)
         *slash = '\0';
-    snprintf(out, cap, "%s/%s", exe, rel);
+    int w = snprintf(out, cap, "%s/%s", exe, rel);
+    if (w < 0 || (size_t)w >= cap)
+        snprintf(out, cap, "%s", rel);
 }
 
 static cb_model *load_model(const char *header)

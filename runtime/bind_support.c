@@ -493,8 +493,11 @@ static PyObject *handle_getptr(PyObject *self, PyObject *unused)
 static PyObject *handle_repr(PyObject *self)
 {
     const cbs_handle *h = (const cbs_handle *)self;
-    if (h->kind == CBS_HANDLE_POINTER)
-        return PyUnicode_FromFormat("<%s 0x%llx>", short_name(Py_TYPE(self)), handle_bits(h));
+    if (h->kind == CBS_HANDLE_POINTER) {
+        char hex[24];
+        snprintf(hex, sizeof hex, "0x%llx", handle_bits(h));
+        return PyUnicode_FromFormat("<%s %s>", short_name(Py_TYPE(self)), hex);
+    }
     PyObject *v = handle_int(self);
     if (!v)
         return NULL;

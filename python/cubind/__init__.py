@@ -1,0 +1,17 @@
+"""cubind: CUDA driver bindings generated from cuda.h.
+
+``cubind.driver`` is a drop-in replacement for ``cuda.bindings.driver``
+(functions return ``(CUresult, outputs...)``); ``cubind.cu`` has the same
+functions but returns the outputs themselves and raises ``CUDAError``.
+"""
+import sys as _sys
+
+from cubind._runtime import CUDAError, DriverNotFoundError, FunctionNotFoundError
+from cubind import driver
+
+# The raising face is built by the driver extension (both faces share one
+# module state); registering it makes ``import cubind.cu`` work.
+cu = driver._cu
+_sys.modules[__name__ + ".cu"] = cu
+
+__all__ = ["CUDAError", "DriverNotFoundError", "FunctionNotFoundError", "driver", "cu"]

@@ -1,0 +1,318 @@
+/*
+ * rt_module.c — the `cubind._runtime` extension module.
+ *
+ * The one home, per process, of the shared runtime: it links rt_loader.c
+ * and hands it to the generated modules through the capsule `_C_API`
+ * (cubind_rt.h), so no generated module carries a second copy of the
+ * loader's process-global state (free-threading rule 3).
+ *
+ * Per interpreter (module state, multi-phase init, PEP 489), it owns the
+ * exception classes every generated module raises:
+ *
+ *   cubind.CUDAError(RuntimeError)              a driver call returned an
+ *       error CUresult; CUDAError(result, name, message), attributes
+ *       `result` (the CUresult member, or an int), `name`, `message`;
+ *       str(e) == "NAME (value): message"; e.args == (result, name, message),
+ *       so copy/pickle rebuild it through the constructor.
+ *   cubind.DriverNotFoundError(RuntimeError)    the driver could not be
+ *       loaded; raised by calls, never by import (import succeeds without a
+ *       driver), hence a RuntimeError rather than an ImportError.
+ *   cubind.FunctionNotFoundError(RuntimeError)  the loaded driver lacks an
+ *       entry point (it is older than the header the bindings came from).
+ *
+ * The classes are ordinary (heap) Python classes made with
+ * PyErr_NewExceptionWithDoc, their methods C functions bound through
+ * PyInstanceMethod: instance layout, GC, dict, pickling and subclassing all
+ * stay BaseException's. Their __module__ is "cubind" (the package re-exports
+ * them), which pickle relies on.
+ *
+ * Free-threading: the module keeps no mutable C globals (the capsule table is
+ * `static const`; the loader's state is once-initialised in rt_loader.c), and
+ * module state is written only by exec and cleared only by GC/teardown, so
+ * it declares Py_MOD_GIL_NOT_USED and per-interpreter-GIL support.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "cubind_rt.h"
+#include "rt_loader.h"
+
+/* Strong references, set by exec, dropped by m_clear/m_free. */
+typedef struct {
+    PyObject *cuda_error;
+    PyObject *driver_not_found_error;
+    PyObject *function_not_found_error;
+} rt_module_state;
+
+static inline rt_module_state *rt_get_state(PyObject *m)
+{
+    return (rt_module_state *)PyModule_GetState(m);
+}
+
+/* The capsule's table: one immutable object for the process, shared by all
+ * interpreters (it holds no Python objects). */
+static const cubind_rt_api rt_api = {
+    CUBIND_RT_SIGNATURE,
+    sizeof(cubind_rt_api),
+    cubind_rt_load,
+    cubind_rt_lookup,
+    cubind_rt_driver_path,
+};
+
+/* ---- CUDAError methods (bound as instance methods; args[0] is self) ---- */
+
+static PyObject *rt_cuda_error_init(PyObject *unused, PyObject *args,
+                                    PyObject *kwds)
+{
+    static char *kwlist[] = {"self", "result", "name", "message", NULL};
+    PyObject *self, *result, *name, *message, *t;
+    int rc;
+
+    (void)unused;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOUU:CUDAError", kwlist,
+                                     &self, &result, &name, &message))
+        return NULL;
+    /* args holds exactly the constructor's arguments, keywords included,
+     * so BaseException.__reduce__ (type, args, __dict__) round-trips. */
+    t = PyTuple_Pack(3, result, name, message);
+    if (t == NULL)
+        return NULL;
+    rc = PyObject_SetAttrString(self, "args", t);
+    Py_DECREF(t);
+    if (rc < 0 || PyObject_SetAttrString(self, "result", result) < 0 ||
+        PyObject_SetAttrString(self, "name", name) < 0 ||
+        PyObject_SetAttrString(self, "message", message) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* "NAME (value): message"; value is int(result) when result is an int (or
+ * an IntEnum member), else repr(result). An instance whose __init__ never
+ * ran (made by __new__) falls back to BaseException.__str__. */
+static PyObject *rt_cuda_error_str(PyObject *unused, PyObject *self)
+{
+    PyObject *result = NULL, *name = NULL, *message = NULL, *value = NULL;
+    PyObject *s = NULL;
+
+    (void)unused;
+    result = PyObject_GetAttrString(self, "result");
+    if (result != NULL)
+        name = PyObject_GetAttrString(self, "name");
+    if (name != NULL)
+        message = PyObject_GetAttrString(self, "message");
+    if (message == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            PyErr_Clear();
+            s = ((PyTypeObject *)PyExc_RuntimeError)->tp_str(self);
+        }
+        goto done;
+    }
+    value = PyLong_Check(result) ? PyNumber_Long(result)
+                                 : PyObject_Repr(result);
+    if (value != NULL)
+        s = PyUnicode_FromFormat("%S (%S): %S", name, value, message);
+done:
+    Py_XDECREF(value);
+    Py_XDECREF(message);
+    Py_XDECREF(name);
+    Py_XDECREF(result);
+    return s;
+}
+
+static PyMethodDef rt_cuda_error_init_def = {
+    "__init__", (PyCFunction)(void (*)(void))rt_cuda_error_init,
+    METH_VARARGS | METH_KEYWORDS,
+    PyDoc_STR("CUDAError(result, name, message)"),
+};
+
+static PyMethodDef rt_cuda_error_str_def = {
+    "__str__", rt_cuda_error_str, METH_O,
+    PyDoc_STR("Return 'NAME (value): message'."),
+};
+
+/* dict[name] = instancemethod(C function named by def). */
+static int rt_add_method(PyObject *dict, PyMethodDef *def, PyObject *modname)
+{
+    PyObject *f, *im;
+    int rc;
+
+    f = PyCFunction_NewEx(def, NULL, modname);
+    if (f == NULL)
+        return -1;
+    im = PyInstanceMethod_New(f);
+    Py_DECREF(f);
+    if (im == NULL)
+        return -1;
+    rc = PyDict_SetItemString(dict, def->ml_name, im);
+    Py_DECREF(im);
+    return rc;
+}
+
+PyDoc_STRVAR(rt_cuda_error_doc,
+"CUDAError(result, name, message)\n"
+"\n"
+"A CUDA driver call returned an error. `result` is the CUresult member (or\n"
+"the int when the value is unknown to the bindings), `name` its name\n"
+"(e.g. 'CUDA_ERROR_INVALID_VALUE'), `message` the driver's description.\n"
+"str(e) is 'NAME (value): message'.");
+
+static PyObject *rt_new_cuda_error(void)
+{
+    PyObject *dict, *modname, *type = NULL;
+
+    dict = PyDict_New();
+    modname = PyUnicode_FromString("cubind");
+    if (dict != NULL && modname != NULL &&
+        rt_add_method(dict, &rt_cuda_error_init_def, modname) == 0 &&
+        rt_add_method(dict, &rt_cuda_error_str_def, modname) == 0)
+        type = PyErr_NewExceptionWithDoc("cubind.CUDAError", rt_cuda_error_doc,
+                                         PyExc_RuntimeError, dict);
+    Py_XDECREF(modname);
+    Py_XDECREF(dict);
+    return type;
+}
+
+/* ---- module functions ---- */
+
+PyDoc_STRVAR(rt_driver_status_doc,
+"_driver_status() -> (loaded: bool, path_or_reason: str)\n"
+"\n"
+"Loads the CUDA driver if no call has yet (once per process; later calls\n"
+"report the first outcome). On success, the path of the loaded library;\n"
+"on failure, what was tried and why each attempt failed.");
+
+static PyObject *rt_driver_status(PyObject *m, PyObject *unused)
+{
+    const char *why = NULL, *text;
+    PyObject *s, *res;
+    int rc;
+
+    (void)m;
+    (void)unused;
+    /* dlopen may take long (or take the loader lock): never hold the GIL
+     * while waiting on it. load() does not touch Python. */
+    Py_BEGIN_ALLOW_THREADS
+    rc = cubind_rt_load(&why);
+    Py_END_ALLOW_THREADS
+    text = rc == 0 ? cubind_rt_driver_path() : why;
+    /* paths and dlerror() text are file-system bytes, not necessarily UTF-8 */
+    s = PyUnicode_DecodeFSDefault(text != NULL ? text : "");
+    if (s == NULL)
+        return NULL;
+    res = PyTuple_Pack(2, rc == 0 ? Py_True : Py_False, s);
+    Py_DECREF(s);
+    return res;
+}
+
+static PyMethodDef rt_methods[] = {
+    {"_driver_status", rt_driver_status, METH_NOARGS, rt_driver_status_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+/* ---- module lifecycle ---- */
+
+static int rt_add_type(PyObject *m, const char *attr, PyObject **slot,
+                       PyObject *type)
+{
+    if (type == NULL)
+        return -1;
+    *slot = type; /* the state owns this reference from now on */
+    return PyModule_AddObjectRef(m, attr, type);
+}
+
+static int rt_exec(PyObject *m)
+{
+    rt_module_state *st = rt_get_state(m);
+    PyObject *cap;
+    int rc;
+
+    if (rt_add_type(m, "CUDAError", &st->cuda_error, rt_new_cuda_error()) < 0)
+        return -1;
+    if (rt_add_type(m, "DriverNotFoundError", &st->driver_not_found_error,
+                    PyErr_NewExceptionWithDoc(
+                        "cubind.DriverNotFoundError",
+                        "The CUDA driver (libcuda.so.1, or $CUBIND_LIBCUDA) "
+                        "could not be loaded; the message says what was "
+                        "tried.",
+                        PyExc_RuntimeError, NULL)) < 0)
+        return -1;
+    if (rt_add_type(m, "FunctionNotFoundError", &st->function_not_found_error,
+                    PyErr_NewExceptionWithDoc(
+                        "cubind.FunctionNotFoundError",
+                        "The loaded CUDA driver has no entry point for this "
+                        "function in the ABI version the bindings were "
+                        "generated for (the driver is older than the header).",
+                        PyExc_RuntimeError, NULL)) < 0)
+        return -1;
+
+    cap = PyCapsule_New((void *)&rt_api, CUBIND_RT_CAPSULE_NAME, NULL);
+    if (cap == NULL)
+        return -1;
+    rc = PyModule_AddObjectRef(m, "_C_API", cap);
+    Py_DECREF(cap);
+    if (rc < 0)
+        return -1;
+    return PyModule_AddStringConstant(m, "_C_API_SIGNATURE",
+                                      CUBIND_RT_SIGNATURE);
+}
+
+static int rt_traverse(PyObject *m, visitproc visit, void *arg)
+{
+    rt_module_state *st = rt_get_state(m);
+
+    if (st == NULL)
+        return 0;
+    Py_VISIT(st->cuda_error);
+    Py_VISIT(st->driver_not_found_error);
+    Py_VISIT(st->function_not_found_error);
+    return 0;
+}
+
+static int rt_clear(PyObject *m)
+{
+    rt_module_state *st = rt_get_state(m);
+
+    if (st == NULL)
+        return 0;
+    Py_CLEAR(st->cuda_error);
+    Py_CLEAR(st->driver_not_found_error);
+    Py_CLEAR(st->function_not_found_error);
+    return 0;
+}
+
+static void rt_free(void *m)
+{
+    (void)rt_clear((PyObject *)m);
+}
+
+static PyModuleDef_Slot rt_slots[] = {
+    {Py_mod_exec, (void *)rt_exec},
+#if PY_VERSION_HEX >= 0x030C0000
+    {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
+#endif
+#if PY_VERSION_HEX >= 0x030D0000
+    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
+#endif
+    {0, NULL},
+};
+
+PyDoc_STRVAR(rt_module_doc,
+"cubind's shared runtime: the process-wide CUDA driver loader (exported to\n"
+"the generated modules as the capsule _C_API) and the exception classes.");
+
+static struct PyModuleDef rt_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "cubind._runtime",
+    .m_doc = rt_module_doc,
+    .m_size = sizeof(rt_module_state),
+    .m_methods = rt_methods,
+    .m_slots = rt_slots,
+    .m_traverse = rt_traverse,
+    .m_clear = rt_clear,
+    .m_free = rt_free,
+};
+
+PyMODINIT_FUNC PyInit__runtime(void)
+{
+    return PyModuleDef_Init(&rt_module);
+}

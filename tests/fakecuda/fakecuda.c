@@ -1,0 +1,3232 @@
+/* fakecuda.c — a TEST-ONLY fake of the CUDA driver (libcuda.so.1).
+ *
+ * This is a test double for CI machines without a GPU, loaded by the cubind
+ * bindings through CUBIND_LIBCUDA=/path/to/libcuda.so.1. It implements a small
+ * subset of the driver API on the host (device memory is malloc'd host
+ * memory, kernels never run), records what it is given, and is inspected and
+ * driven through the fakecuda_* control API (fakecuda_control.h). It is not,
+ * and does not pretend to be, a CUDA implementation; it never ships.
+ *
+ * Only cuGetProcAddress, cuGetProcAddress_v2 and the fakecuda_* functions are
+ * exported: every other entry point is a static function reachable only
+ * through cuGetProcAddress (by base name and ABI version, like the driver).
+ *
+ * Locking: one global mutex G protects all state; user callbacks, host
+ * functions and user-object destructors run on the fake's own threads with G
+ * released. Threads: one lazily created worker per stream (the NULL stream of
+ * each context has its own) and one deferred-destructor thread.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fakecuda_control.h"
+
+/* cuda.h maps cuGetProcAddress to cuGetProcAddress_v2; this library exports
+ * both ABI symbols, the old one with its 4-argument prototype. */
+#undef cuGetProcAddress
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);
+
+#define FK_NDEV 2
+#define FK_DRIVER_VERSION 13000
+#define FK_TOTAL_MEM (80ull << 30)
+#define FK_PRIO_GREATEST (-5)
+#define FK_STACK_MAX 64
+#define FK_NB 4096u
+#define FK_MAGIC 0xFACEC0DAu
+
+/* ------------------------------------------------------------------ */
+/* Base names of the implemented functions (without the "cu" prefix). */
+
+#define FK_NAMES(X)                                                            \
+    X(GetProcAddress) X(Init) X(DriverGetVersion) X(DeviceGet)                 \
+    X(DeviceGetCount) X(DeviceGetName) X(DeviceGetUuid) X(DeviceTotalMem)      \
+    X(DeviceGetAttribute) X(DevicePrimaryCtxRetain) X(DevicePrimaryCtxRelease) \
+    X(DevicePrimaryCtxReset) X(DevicePrimaryCtxGetState)                       \
+    X(DevicePrimaryCtxSetFlags) X(CtxCreate) X(CtxDestroy) X(CtxGetCurrent)    \
+    X(CtxSetCurrent) X(CtxPushCurrent) X(CtxPopCurrent) X(CtxGetDevice)        \
+    X(CtxSynchronize) X(CtxGetApiVersion) X(CtxGetStreamPriorityRange)         \
+    X(StreamCreate) X(StreamCreateWithPriority) X(StreamDestroy)               \
+    X(StreamQuery) X(StreamSynchronize) X(StreamGetFlags) X(StreamGetPriority) \
+    X(StreamGetCtx) X(StreamWaitEvent) X(StreamAddCallback) X(LaunchHostFunc)  \
+    X(EventCreate) X(EventRecord) X(EventQuery) X(EventSynchronize)            \
+    X(EventDestroy) X(EventElapsedTime) X(MemAlloc) X(MemFree) X(MemcpyHtoD)   \
+    X(MemcpyDtoH) X(MemcpyDtoD) X(MemcpyHtoDAsync) X(MemcpyDtoHAsync)          \
+    X(MemcpyDtoDAsync) X(MemsetD8) X(MemsetD32) X(MemAllocHost) X(MemFreeHost) \
+    X(MemGetInfo) X(PointerGetAttribute) X(GetErrorName) X(GetErrorString)     \
+    X(UserObjectCreate) X(UserObjectRetain) X(UserObjectRelease)               \
+    X(GraphCreate) X(GraphDestroy) X(GraphRetainUserObject)                    \
+    X(GraphReleaseUserObject) X(ModuleLoadData) X(ModuleLoadDataEx)            \
+    X(ModuleUnload) X(ModuleGetFunction) X(LibraryLoadData) X(LibraryUnload)   \
+    X(LibraryGetKernel) X(KernelGetFunction) X(FuncGetParamInfo)               \
+    X(FuncGetAttribute) X(LaunchKernel) X(LaunchKernelEx)                      \
+    X(LaunchCooperativeKernel)
+
+enum {
+#define FK_ENUM(n) FN_##n,
+    FK_NAMES(FK_ENUM)
+#undef FK_ENUM
+    FN__COUNT
+};
+
+static const char *const fn_names[FN__COUNT] = {
+#define FK_STR(n) "cu" #n,
+    FK_NAMES(FK_STR)
+#undef FK_STR
+};
+
+static int fn_index(const char *name)
+{
+    if (!name)
+        return -1;
+    for (int i = 0; i < FN__COUNT; i++)
+        if (strcmp(fn_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Global state. */
+
+static pthread_mutex_t G = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_progress = PTHREAD_COND_INITIALIZER; /* any progress */
+#define LOCK() pthread_mutex_lock(&G)
+#define UNLOCK() pthread_mutex_unlock(&G)
+
+static atomic_int g_inited;
+static atomic_llong g_calls[FN__COUNT];
+static atomic_int g_variant[FN__COUNT];
+static atomic_int g_nfaults;
+static struct { int result, nth, every; } g_fault[FN__COUNT]; /* under G */
+static int g_driver_version = FK_DRIVER_VERSION;              /* under G */
+static uint64_t g_epoch = 1;                                   /* under G */
+static uint64_t g_next_id = 1;                                 /* under G */
+static int g_shutdown;                                         /* under G */
+static int g_threads_alive;                                    /* under G */
+static long long g_pending_cb, g_pending_d;                    /* under G */
+static unsigned long long g_used[FK_NDEV];                     /* under G */
+
+/* Thread-local: current-context stack and the kind of thread. */
+struct tls_ent {
+    struct ctx *c;
+    uint64_t id;
+};
+static _Thread_local struct tls_ent t_stack[FK_STACK_MAX];
+static _Thread_local int t_depth;
+static _Thread_local uint64_t t_epoch;
+static _Thread_local int t_kind; /* 0 user, 1 stream worker, 2 destructor */
+
+/* ------------------------------------------------------------------ */
+/* Call counting and fault injection. */
+
+static CUresult fk_enter(int fn, int ver)
+{
+    atomic_fetch_add(&g_calls[fn], 1);
+    if (ver)
+        atomic_store(&g_variant[fn], ver);
+    if (!atomic_load(&g_nfaults))
+        return CUDA_SUCCESS;
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    if (g_fault[fn].result) {
+        if (g_fault[fn].every) {
+            r = (CUresult)g_fault[fn].result;
+        } else if (--g_fault[fn].nth <= 0) {
+            r = (CUresult)g_fault[fn].result;
+            g_fault[fn].result = 0;
+            atomic_fetch_sub(&g_nfaults, 1);
+        }
+    }
+    UNLOCK();
+    return r;
+}
+
+#define ENTERV(n, v)                                                           \
+    do {                                                                       \
+        CUresult e_ = fk_enter(FN_##n, (v));                                   \
+        if (e_ != CUDA_SUCCESS)                                                \
+            return e_;                                                         \
+    } while (0)
+#define ENTER(n) ENTERV(n, 0)
+/* Counted, fault-checked, and cuInit(0) required. */
+#define ENTERI_V(n, v)                                                         \
+    do {                                                                       \
+        ENTERV(n, v);                                                          \
+        if (!atomic_load(&g_inited))                                           \
+            return CUDA_ERROR_NOT_INITIALIZED;                                 \
+    } while (0)
+#define ENTERI(n) ENTERI_V(n, 0)
+
+/* ------------------------------------------------------------------ */
+/* Handle registry: a hash set of live objects, keyed by handle address (or,
+ * for allocations, by base address). Handles given by the caller are looked
+ * up here before being dereferenced, so stale or garbage handles are
+ * detected; ids (never reused) tell a new object at a recycled address from
+ * the old one. */
+
+enum { K_NONE, K_CTX, K_STREAM, K_EVENT, K_DMEM, K_HMEM, K_MODULE, K_FUNC,
+       K_LIBRARY, K_KERNEL, K_UOBJ, K_GRAPH, K__N };
+
+struct ctx;
+struct obj {
+    uint32_t magic;
+    int kind;
+    uintptr_t key;
+    uint64_t id;
+    struct ctx *owner;
+    struct obj *hnext;
+};
+
+static struct obj *g_tab[FK_NB];
+static long long g_nkind[K__N];
+
+static size_t hsh(uintptr_t k)
+{
+    uint64_t x = (uint64_t)k;
+    x ^= x >> 17;
+    x *= 0x9E3779B97F4A7C15ull;
+    return (size_t)(x >> 40) & (FK_NB - 1);
+}
+
+static void reg_add(struct obj *o, int kind, uintptr_t key, struct ctx *owner)
+{
+    o->magic = FK_MAGIC;
+    o->kind = kind;
+    o->key = key ? key : (uintptr_t)o;
+    o->id = g_next_id++;
+    o->owner = owner;
+    size_t b = hsh(o->key);
+    o->hnext = g_tab[b];
+    g_tab[b] = o;
+    g_nkind[kind]++;
+}
+
+static struct obj *reg_find(uintptr_t key, int kind)
+{
+    if (!key)
+        return NULL;
+    for (struct obj *o = g_tab[hsh(key)]; o; o = o->hnext)
+        if (o->key == key && o->kind == kind && o->magic == FK_MAGIC)
+            return o;
+    return NULL;
+}
+
+static void reg_del(struct obj *o)
+{
+    struct obj **pp = &g_tab[hsh(o->key)];
+    while (*pp && *pp != o)
+        pp = &(*pp)->hnext;
+    if (*pp) {
+        *pp = o->hnext;
+        g_nkind[o->kind]--;
+    }
+    o->magic = 0;
+    o->hnext = NULL;
+}
+
+/* Snapshot of the live objects matching a predicate (caller frees). */
+static struct obj **reg_collect(int kind, struct ctx *owner, int any_owner, size_t *n)
+{
+    size_t cap = 16, k = 0;
+    struct obj **v = malloc(cap * sizeof *v);
+    for (size_t b = 0; v && b < FK_NB; b++)
+        for (struct obj *o = g_tab[b]; o; o = o->hnext) {
+            if ((kind && o->kind != kind) || (!any_owner && o->owner != owner))
+                continue;
+            if (k == cap) {
+                struct obj **nv = realloc(v, 2 * cap * sizeof *v);
+                if (!nv)
+                    break;
+                v = nv;
+                cap *= 2;
+            }
+            v[k++] = o;
+        }
+    *n = v ? k : 0;
+    return v;
+}
+
+/* ------------------------------------------------------------------ */
+/* Object types. */
+
+struct stream;
+struct ctx {
+    struct obj h;
+    int dev;
+    unsigned flags;
+    int primary;
+    int refcount; /* primary only */
+    struct stream *nullstream;
+};
+
+enum { W_HOSTFN, W_CALLBACK, W_RECORD, W_WAIT, W_COPY };
+struct mem;
+struct work {
+    struct work *next;
+    int type;
+    CUhostFn fn;
+    CUstreamCallback cb;
+    CUstream uh;
+    void *ud;
+    struct obj *ev;
+    uint64_t evid, gen;
+    void *dst;
+    const void *src;
+    size_t n;
+    struct mem *m1, *m2;
+};
+
+struct stream {
+    struct obj h;
+    struct ctx *ctx;
+    unsigned flags;
+    int prio;
+    int is_null;
+    pthread_cond_t cv_work, cv_idle;
+    struct work *head, *tail;
+    int busy, stop, started, exited, refs;
+    pthread_t thr;
+};
+
+struct event {
+    struct obj h;
+    unsigned flags;
+    uint64_t req_gen, done_gen;
+    double t_ms;
+};
+
+struct mem {
+    struct obj h;
+    size_t size;
+    int dev;
+    int pending; /* async copies queued that touch it */
+};
+
+struct func {
+    struct obj h;
+    char *name;
+    struct func *sib;
+    int nparams; /* -1: no layout of its own */
+    size_t *off, *sz;
+};
+
+struct module {
+    struct obj h;
+    struct func *funcs;
+};
+
+struct kernel {
+    struct obj h;
+    char *name;
+    struct kernel *sib;
+    struct func *fn;
+};
+
+struct library {
+    struct obj h;
+    struct kernel *kernels;
+};
+
+struct uobj {
+    struct obj h;
+    void *ptr;
+    CUhostFn destroy;
+    unsigned refs;
+};
+
+struct gref {
+    struct uobj *u;
+    uint64_t id;
+    unsigned n;
+};
+struct graph {
+    struct obj h;
+    struct gref *r;
+    size_t n, cap;
+};
+
+static struct ctx *g_primary[FK_NDEV];
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static char *fk_strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+/* ------------------------------------------------------------------ */
+/* Contexts and the per-thread current-context stack (all under G). */
+
+static void ensure_primaries(void)
+{
+    for (int d = 0; d < FK_NDEV; d++)
+        if (!g_primary[d]) {
+            struct ctx *c = calloc(1, sizeof *c);
+            if (!c)
+                abort();
+            c->dev = d;
+            c->primary = 1;
+            reg_add(&c->h, K_CTX, 0, NULL);
+            g_primary[d] = c;
+        }
+}
+
+static void tls_sync(void)
+{
+    if (t_epoch != g_epoch) {
+        t_depth = 0;
+        t_epoch = g_epoch;
+    }
+}
+
+static struct ctx *ctx_lookup(CUcontext h)
+{
+    struct ctx *c = (struct ctx *)reg_find((uintptr_t)h, K_CTX);
+    if (c && c->primary && c->refcount == 0)
+        return NULL; /* inactive primary context */
+    return c;
+}
+
+static struct ctx *cur_ctx(CUresult *err)
+{
+    tls_sync();
+    if (t_depth == 0) {
+        *err = CUDA_ERROR_INVALID_CONTEXT;
+        return NULL;
+    }
+    struct tls_ent e = t_stack[t_depth - 1];
+    struct ctx *c = (struct ctx *)reg_find((uintptr_t)e.c, K_CTX);
+    if (!c || c->h.id != e.id || (c->primary && c->refcount == 0)) {
+        *err = CUDA_ERROR_CONTEXT_IS_DESTROYED;
+        return NULL;
+    }
+    *err = CUDA_SUCCESS;
+    return c;
+}
+
+static int valid_ctx_flags(unsigned f)
+{
+    return (f & ~0xFFu) == 0 && (f & 0x7u) != 3 && (f & 0x7u) <= 4;
+}
+
+/* ------------------------------------------------------------------ */
+/* Streams and their worker threads. */
+
+static struct stream *stream_new(struct ctx *c, unsigned flags, int prio, int is_null)
+{
+    struct stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->ctx = c;
+    s->flags = flags;
+    s->prio = prio;
+    s->is_null = is_null;
+    s->refs = 1;
+    s->h.kind = K_STREAM;
+    s->h.owner = c;
+    pthread_cond_init(&s->cv_work, NULL);
+    pthread_cond_init(&s->cv_idle, NULL);
+    return s;
+}
+
+static void work_drop(struct work *w)
+{
+    if (w->type == W_HOSTFN || w->type == W_CALLBACK)
+        g_pending_cb--;
+    if (w->m1)
+        w->m1->pending--;
+    if (w->m2)
+        w->m2->pending--;
+    free(w);
+}
+
+static void stream_unref(struct stream *s)
+{
+    if (--s->refs > 0)
+        return;
+    while (s->head) {
+        struct work *w = s->head;
+        s->head = w->next;
+        work_drop(w);
+    }
+    pthread_cond_destroy(&s->cv_work);
+    pthread_cond_destroy(&s->cv_idle);
+    free(s);
+}
+
+static void run_work(struct stream *s, struct work *w)
+{
+    switch (w->type) {
+    case W_HOSTFN:
+        UNLOCK();
+        w->fn(w->ud);
+        LOCK();
+        g_pending_cb--;
+        break;
+    case W_CALLBACK:
+        UNLOCK();
+        w->cb(w->uh, CUDA_SUCCESS, w->ud);
+        LOCK();
+        g_pending_cb--;
+        break;
+    case W_COPY:
+        UNLOCK();
+        memmove(w->dst, w->src, w->n);
+        LOCK();
+        if (w->m1)
+            w->m1->pending--;
+        if (w->m2)
+            w->m2->pending--;
+        pthread_cond_broadcast(&g_progress);
+        break;
+    case W_RECORD: {
+        struct event *ev = (struct event *)reg_find((uintptr_t)w->ev, K_EVENT);
+        if (ev && ev->h.id == w->evid && w->gen > ev->done_gen) {
+            ev->done_gen = w->gen;
+            ev->t_ms = now_ms();
+        }
+        pthread_cond_broadcast(&g_progress);
+        break;
+    }
+    case W_WAIT:
+        while (!g_shutdown) {
+            struct event *ev = (struct event *)reg_find((uintptr_t)w->ev, K_EVENT);
+            if (!ev || ev->h.id != w->evid || ev->done_gen >= w->gen)
+                break;
+            pthread_cond_wait(&g_progress, &G);
+        }
+        break;
+    }
+    (void)s;
+    w->m1 = w->m2 = NULL;
+}
+
+static void *worker_main(void *arg)
+{
+    struct stream *s = arg;
+    t_kind = 1;
+    LOCK();
+    for (;;) {
+        while (!s->head && !s->stop && !g_shutdown)
+            pthread_cond_wait(&s->cv_work, &G);
+        if (g_shutdown || !s->head)
+            break;
+        struct work *w = s->head;
+        s->head = w->next;
+        if (!s->head)
+            s->tail = NULL;
+        s->busy = 1;
+        run_work(s, w);
+        s->busy = 0;
+        free(w);
+        if (!s->head)
+            pthread_cond_broadcast(&s->cv_idle);
+    }
+    s->exited = 1;
+    g_threads_alive--;
+    pthread_cond_broadcast(&s->cv_idle);
+    pthread_cond_broadcast(&g_progress);
+    stream_unref(s); /* the worker's own reference */
+    UNLOCK();
+    return NULL;
+}
+
+static CUresult stream_enqueue(struct stream *s, struct work *w)
+{
+    if (!s->started) {
+        if (pthread_create(&s->thr, NULL, worker_main, s) != 0) {
+            free(w);
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        s->started = 1;
+        s->refs++;
+        g_threads_alive++;
+    }
+    w->next = NULL;
+    if (s->tail)
+        s->tail->next = w;
+    else
+        s->head = w;
+    s->tail = w;
+    if (w->type == W_HOSTFN || w->type == W_CALLBACK)
+        g_pending_cb++;
+    pthread_cond_signal(&s->cv_work);
+    return CUDA_SUCCESS;
+}
+
+/* Stream handle -> stream. 0, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD all
+ * map to the NULL stream of the current context (the fake does not model
+ * per-thread default streams separately). */
+static CUresult stream_resolve(CUstream h, struct stream **out)
+{
+    if (h == NULL || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD) {
+        CUresult e;
+        struct ctx *c = cur_ctx(&e);
+        if (!c)
+            return e;
+        if (!c->nullstream && !(c->nullstream = stream_new(c, 0, 0, 1)))
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        *out = c->nullstream;
+        return CUDA_SUCCESS;
+    }
+    struct stream *s = (struct stream *)reg_find((uintptr_t)h, K_STREAM);
+    if (!s)
+        return CUDA_ERROR_INVALID_HANDLE;
+    *out = s;
+    return CUDA_SUCCESS;
+}
+
+static CUresult stream_sync(struct stream *s)
+{
+    if (t_kind)
+        return CUDA_ERROR_NOT_PERMITTED;
+    s->refs++;
+    while ((s->head || s->busy) && s->started && !s->exited && !g_shutdown)
+        pthread_cond_wait(&s->cv_idle, &G);
+    stream_unref(s);
+    return CUDA_SUCCESS;
+}
+
+/* Stop streams (already out of the registry / detached from their context),
+ * join their workers with G released, drop the references. Called under G. */
+static void streams_retire(struct stream **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        v[i]->stop = 1;
+        pthread_cond_broadcast(&v[i]->cv_work);
+    }
+    UNLOCK();
+    for (size_t i = 0; i < n; i++) {
+        if (!v[i]->started)
+            continue;
+        if (pthread_equal(v[i]->thr, pthread_self()))
+            pthread_detach(v[i]->thr); /* destroyed from its own callback */
+        else
+            pthread_join(v[i]->thr, NULL);
+    }
+    LOCK();
+    for (size_t i = 0; i < n; i++)
+        stream_unref(v[i]);
+}
+
+/* ------------------------------------------------------------------ */
+/* Freeing objects (under G). */
+
+static void func_free(struct func *f)
+{
+    reg_del(&f->h);
+    free(f->name);
+    free(f->off);
+    free(f->sz);
+    free(f);
+}
+
+static void obj_free(struct obj *o)
+{
+    switch (o->kind) {
+    case K_DMEM:
+    case K_HMEM: {
+        struct mem *m = (struct mem *)o;
+        if (o->kind == K_DMEM && m->dev >= 0 && m->dev < FK_NDEV)
+            g_used[m->dev] -= m->size;
+        void *base = (void *)o->key;
+        reg_del(o);
+        free(base);
+        free(m);
+        return;
+    }
+    case K_MODULE: {
+        struct module *m = (struct module *)o;
+        while (m->funcs) {
+            struct func *f = m->funcs;
+            m->funcs = f->sib;
+            func_free(f);
+        }
+        break;
+    }
+    case K_LIBRARY: {
+        struct library *l = (struct library *)o;
+        while (l->kernels) {
+            struct kernel *k = l->kernels;
+            l->kernels = k->sib;
+            if (k->fn)
+                func_free(k->fn);
+            reg_del(&k->h);
+            free(k->name);
+            free(k);
+        }
+        break;
+    }
+    case K_FUNC:
+        func_free((struct func *)o);
+        return;
+    case K_KERNEL:
+        return; /* owned by its library */
+    case K_GRAPH:
+        free(((struct graph *)o)->r);
+        break;
+    case K_CTX: {
+        struct ctx *c = (struct ctx *)o;
+        for (int d = 0; d < FK_NDEV; d++)
+            if (g_primary[d] == c)
+                g_primary[d] = NULL;
+        break;
+    }
+    default:
+        break;
+    }
+    reg_del(o);
+    free(o);
+}
+
+/* Wait until no queued async copy touches m; returns m if it is still live. */
+static struct mem *mem_quiesce(struct mem *m, int kind)
+{
+    uintptr_t key = m->h.key;
+    uint64_t id = m->h.id;
+    while (m->pending > 0 && !t_kind && !g_shutdown) {
+        pthread_cond_wait(&g_progress, &G);
+        m = (struct mem *)reg_find(key, kind);
+        if (!m || m->h.id != id)
+            return NULL;
+    }
+    return m;
+}
+
+/* Destroy everything a context owns (streams first: their pending work is
+ * drained), and the context itself if `drop`. Called under G; releases G
+ * while joining workers. */
+static void ctx_teardown(struct ctx *c, int drop)
+{
+    size_t n = 0;
+    struct obj **v = reg_collect(K_STREAM, c, 0, &n);
+    struct stream **sv = malloc((n + 1) * sizeof *sv);
+    size_t ns = 0;
+    for (size_t i = 0; sv && i < n; i++) {
+        reg_del(v[i]);
+        sv[ns++] = (struct stream *)v[i];
+    }
+    free(v);
+    if (sv && c->nullstream)
+        sv[ns++] = c->nullstream;
+    c->nullstream = NULL;
+    if (drop)
+        reg_del(&c->h);
+    if (sv)
+        streams_retire(sv, ns);
+    free(sv);
+    /* mem_quiesce may release G: remember (key, kind, id), look up again. */
+    v = reg_collect(0, c, 0, &n);
+    struct { uintptr_t key; int kind; uint64_t id; } *t = malloc((n + 1) * sizeof *t);
+    for (size_t i = 0; t && i < n; i++) {
+        t[i].key = v[i]->key;
+        t[i].kind = v[i]->kind;
+        t[i].id = v[i]->id;
+    }
+    free(v);
+    for (size_t i = 0; t && i < n; i++) {
+        struct obj *o = reg_find(t[i].key, t[i].kind);
+        if (!o || o->id != t[i].id)
+            continue;
+        if ((o->kind == K_DMEM || o->kind == K_HMEM) &&
+            !(o = (struct obj *)mem_quiesce((struct mem *)o, o->kind)))
+            continue;
+        obj_free(o);
+    }
+    free(t);
+    if (drop)
+        free(c);
+}
+
+/* ------------------------------------------------------------------ */
+/* Deferred destructor thread for user objects. */
+
+struct dwork {
+    struct dwork *next;
+    CUhostFn fn;
+    void *ptr;
+};
+static struct dwork *g_dq_head, *g_dq_tail;
+static pthread_cond_t g_dcv = PTHREAD_COND_INITIALIZER;
+static int g_dthr_started, g_dthr_stop;
+static pthread_t g_dthr;
+
+static void *destructor_main(void *arg)
+{
+    (void)arg;
+    t_kind = 2;
+    LOCK();
+    for (;;) {
+        while (!g_dq_head && !g_dthr_stop && !g_shutdown)
+            pthread_cond_wait(&g_dcv, &G);
+        if (g_shutdown || !g_dq_head)
+            break;
+        struct dwork *d = g_dq_head;
+        g_dq_head = d->next;
+        if (!g_dq_head)
+            g_dq_tail = NULL;
+        UNLOCK();
+        d->fn(d->ptr);
+        LOCK();
+        free(d);
+        g_pending_d--;
+        pthread_cond_broadcast(&g_progress);
+    }
+    g_threads_alive--;
+    pthread_cond_broadcast(&g_progress);
+    UNLOCK();
+    return NULL;
+}
+
+static void uobj_unref(struct uobj *u, unsigned count)
+{
+    u->refs -= count;
+    if (u->refs > 0)
+        return;
+    CUhostFn fn = u->destroy;
+    void *ptr = u->ptr;
+    obj_free(&u->h);
+    if (!fn)
+        return;
+    struct dwork *d = calloc(1, sizeof *d);
+    if (!d)
+        return;
+    d->fn = fn;
+    d->ptr = ptr;
+    if (!g_dthr_started) {
+        if (pthread_create(&g_dthr, NULL, destructor_main, NULL) != 0) {
+            free(d);
+            return;
+        }
+        g_dthr_started = 1;
+        g_threads_alive++;
+    }
+    if (g_dq_tail)
+        g_dq_tail->next = d;
+    else
+        g_dq_head = d;
+    g_dq_tail = d;
+    g_pending_d++;
+    pthread_cond_signal(&g_dcv);
+}
+
+/* ------------------------------------------------------------------ */
+/* Kernel parameter layouts and launch records (by kernel name, under G). */
+
+struct layout {
+    struct layout *next;
+    char *name;
+    int n;
+    size_t *off, *sz;
+};
+struct lrec {
+    struct lrec *next;
+    char *name;
+    long long count;
+    unsigned char *bytes;
+    size_t len;
+    unsigned dims[9];
+    int mode;
+    void *stream;
+};
+static struct layout *g_layouts;
+static struct lrec *g_lrecs;
+static unsigned char g_image[16];
+static long long g_image_len = -1;
+
+static struct layout *layout_find(const char *name)
+{
+    for (struct layout *l = g_layouts; l; l = l->next)
+        if (strcmp(l->name, name) == 0)
+            return l;
+    return NULL;
+}
+
+static struct lrec *lrec_find(const char *name, int create)
+{
+    for (struct lrec *r = g_lrecs; r; r = r->next)
+        if (strcmp(r->name, name) == 0)
+            return r;
+    if (!create)
+        return NULL;
+    struct lrec *r = calloc(1, sizeof *r);
+    if (!r || !(r->name = fk_strdup(name))) {
+        free(r);
+        return NULL;
+    }
+    r->next = g_lrecs;
+    g_lrecs = r;
+    return r;
+}
+
+static void record_image(const void *image)
+{
+    const unsigned char *p = image;
+    size_t i = 0;
+    while (i < sizeof g_image) {
+        g_image[i] = p[i];
+        if (!p[i++])
+            break;
+    }
+    g_image_len = (long long)i;
+}
+
+/* ------------------------------------------------------------------ */
+/* Errors. The table is derived from the CUresult enum of cuda.h 13.0: names
+ * are the enumerator names; strings are the driver's for the common ones and
+ * otherwise the first sentence of the header's comment. */
+
+#define FK_ERRORS(E) \
+    E(CUDA_SUCCESS, "no error") \
+    E(CUDA_ERROR_INVALID_VALUE, "invalid argument") \
+    E(CUDA_ERROR_OUT_OF_MEMORY, "out of memory") \
+    E(CUDA_ERROR_NOT_INITIALIZED, "initialization error") \
+    E(CUDA_ERROR_DEINITIALIZED, "This indicates that the CUDA driver is in the process of shutting down.") \
+    E(CUDA_ERROR_PROFILER_DISABLED, "This indicates profiler is not initialized for this run.") \
+    E(CUDA_ERROR_PROFILER_NOT_INITIALIZED, "This error return is deprecated as of CUDA 5.0.") \
+    E(CUDA_ERROR_PROFILER_ALREADY_STARTED, "This error return is deprecated as of CUDA 5.0.") \
+    E(CUDA_ERROR_PROFILER_ALREADY_STOPPED, "This error return is deprecated as of CUDA 5.0.") \
+    E(CUDA_ERROR_STUB_LIBRARY, "This indicates that the CUDA driver that the application has loaded is a stub library.") \
+    E(CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER, "This indicates that the API call requires a newer CUDA driver than the one currently installed.") \
+    E(CUDA_ERROR_DEVICE_UNAVAILABLE, "This indicates that requested CUDA device is unavailable at the current time.") \
+    E(CUDA_ERROR_NO_DEVICE, "This indicates that no CUDA-capable devices were detected by the installed CUDA driver.") \
+    E(CUDA_ERROR_INVALID_DEVICE, "invalid device ordinal") \
+    E(CUDA_ERROR_DEVICE_NOT_LICENSED, "This error indicates that the Grid license is not applied.") \
+    E(CUDA_ERROR_INVALID_IMAGE, "This indicates that the device kernel image is invalid.") \
+    E(CUDA_ERROR_INVALID_CONTEXT, "invalid device context") \
+    E(CUDA_ERROR_CONTEXT_ALREADY_CURRENT, "This indicated that the context being supplied as a parameter to the API call was already the active context.") \
+    E(CUDA_ERROR_MAP_FAILED, "This indicates that a map or register operation has failed.") \
+    E(CUDA_ERROR_UNMAP_FAILED, "This indicates that an unmap or unregister operation has failed.") \
+    E(CUDA_ERROR_ARRAY_IS_MAPPED, "This indicates that the specified array is currently mapped and thus cannot be destroyed.") \
+    E(CUDA_ERROR_ALREADY_MAPPED, "This indicates that the resource is already mapped.") \
+    E(CUDA_ERROR_NO_BINARY_FOR_GPU, "This indicates that there is no kernel image available that is suitable for the device.") \
+    E(CUDA_ERROR_ALREADY_ACQUIRED, "This indicates that a resource has already been acquired.") \
+    E(CUDA_ERROR_NOT_MAPPED, "This indicates that a resource is not mapped.") \
+    E(CUDA_ERROR_NOT_MAPPED_AS_ARRAY, "This indicates that a mapped resource is not available for access as an array.") \
+    E(CUDA_ERROR_NOT_MAPPED_AS_POINTER, "This indicates that a mapped resource is not available for access as a pointer.") \
+    E(CUDA_ERROR_ECC_UNCORRECTABLE, "This indicates that an uncorrectable ECC error was detected during execution.") \
+    E(CUDA_ERROR_UNSUPPORTED_LIMIT, "This indicates that the CUlimit passed to the API call is not supported by the active device.") \
+    E(CUDA_ERROR_CONTEXT_ALREADY_IN_USE, "This indicates that the CUcontext passed to the API call can only be bound to a single CPU thread at a...") \
+    E(CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, "This indicates that peer access is not supported across the given devices.") \
+    E(CUDA_ERROR_INVALID_PTX, "This indicates that a PTX JIT compilation failed.") \
+    E(CUDA_ERROR_INVALID_GRAPHICS_CONTEXT, "This indicates an error with OpenGL or DirectX context.") \
+    E(CUDA_ERROR_NVLINK_UNCORRECTABLE, "This indicates that an uncorrectable NVLink error was detected during the execution.") \
+    E(CUDA_ERROR_JIT_COMPILER_NOT_FOUND, "This indicates that the PTX JIT compiler library was not found.") \
+    E(CUDA_ERROR_UNSUPPORTED_PTX_VERSION, "This indicates that the provided PTX was compiled with an unsupported toolchain.") \
+    E(CUDA_ERROR_JIT_COMPILATION_DISABLED, "This indicates that the PTX JIT compilation was disabled.") \
+    E(CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY, "This indicates that the CUexecAffinityType passed to the API call is not supported by the active device.") \
+    E(CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC, "This indicates that the code to be compiled by the PTX JIT contains unsupported call to cudaDeviceSynchronize.") \
+    E(CUDA_ERROR_CONTAINED, "This indicates that an exception occurred on the device that is now contained by the GPU's error...") \
+    E(CUDA_ERROR_INVALID_SOURCE, "This indicates that the device kernel source is invalid.") \
+    E(CUDA_ERROR_FILE_NOT_FOUND, "This indicates that the file specified was not found.") \
+    E(CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, "This indicates that a link to a shared object failed to resolve.") \
+    E(CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, "This indicates that initialization of a shared object failed.") \
+    E(CUDA_ERROR_OPERATING_SYSTEM, "This indicates that an OS call failed.") \
+    E(CUDA_ERROR_INVALID_HANDLE, "invalid resource handle") \
+    E(CUDA_ERROR_ILLEGAL_STATE, "This indicates that a resource required by the API call is not in a valid state to perform the requested...") \
+    E(CUDA_ERROR_LOSSY_QUERY, "This indicates an attempt was made to introspect an object in a way that would discard semantically...") \
+    E(CUDA_ERROR_NOT_FOUND, "named symbol not found") \
+    E(CUDA_ERROR_NOT_READY, "device not ready") \
+    E(CUDA_ERROR_ILLEGAL_ADDRESS, "While executing a kernel, the device encountered a load or store instruction on an invalid memory address.") \
+    E(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "This indicates that a launch did not occur because it did not have appropriate resources.") \
+    E(CUDA_ERROR_LAUNCH_TIMEOUT, "This indicates that the device kernel took too long to execute.") \
+    E(CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING, "This error indicates a kernel launch that uses an incompatible texturing mode.") \
+    E(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, "This error indicates that a call to cuCtxEnablePeerAccess() is trying to re-enable peer access to a...") \
+    E(CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, "This error indicates that cuCtxDisablePeerAccess() is trying to disable peer access which has not been...") \
+    E(CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE, "This error indicates that the primary context for the specified device has already been initialized.") \
+    E(CUDA_ERROR_CONTEXT_IS_DESTROYED, "This error indicates that the context current to the calling thread has been destroyed using cuCtxDestroy,...") \
+    E(CUDA_ERROR_ASSERT, "A device-side assert triggered during kernel execution.") \
+    E(CUDA_ERROR_TOO_MANY_PEERS, "This error indicates that the hardware resources required to enable peer access have been exhausted for...") \
+    E(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "This error indicates that the memory range passed to cuMemHostRegister() has already been registered.") \
+    E(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, "This error indicates that the pointer passed to cuMemHostUnregister() does not correspond to any currently...") \
+    E(CUDA_ERROR_HARDWARE_STACK_ERROR, "While executing a kernel, the device encountered a stack error.") \
+    E(CUDA_ERROR_ILLEGAL_INSTRUCTION, "While executing a kernel, the device encountered an illegal instruction.") \
+    E(CUDA_ERROR_MISALIGNED_ADDRESS, "While executing a kernel, the device encountered a load or store instruction on a memory address which is...") \
+    E(CUDA_ERROR_INVALID_ADDRESS_SPACE, "While executing a kernel, the device encountered an instruction which can only operate on memory locations...") \
+    E(CUDA_ERROR_INVALID_PC, "While executing a kernel, the device program counter wrapped its address space.") \
+    E(CUDA_ERROR_LAUNCH_FAILED, "An exception occurred on the device while executing a kernel.") \
+    E(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, "This error indicates that the number of blocks launched per grid for a kernel that was launched via either...") \
+    E(CUDA_ERROR_TENSOR_MEMORY_LEAK, "An exception occurred on the device while exiting a kernel using tensor memory: the tensor memory was not...") \
+    E(CUDA_ERROR_NOT_PERMITTED, "This error indicates that the attempted operation is not permitted.") \
+    E(CUDA_ERROR_NOT_SUPPORTED, "This error indicates that the attempted operation is not supported on the current system or device.") \
+    E(CUDA_ERROR_SYSTEM_NOT_READY, "This error indicates that the system is not yet ready to start any CUDA work.") \
+    E(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, "This error indicates that there is a mismatch between the versions of the display driver and the CUDA driver.") \
+    E(CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE, "This error indicates that the system was upgraded to run with forward compatibility but the visible...") \
+    E(CUDA_ERROR_MPS_CONNECTION_FAILED, "This error indicates that the MPS client failed to connect to the MPS control daemon or the MPS server.") \
+    E(CUDA_ERROR_MPS_RPC_FAILURE, "This error indicates that the remote procedural call between the MPS server and the MPS client failed.") \
+    E(CUDA_ERROR_MPS_SERVER_NOT_READY, "This error indicates that the MPS server is not ready to accept new MPS client requests.") \
+    E(CUDA_ERROR_MPS_MAX_CLIENTS_REACHED, "This error indicates that the hardware resources required to create MPS client have been exhausted.") \
+    E(CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED, "This error indicates the the hardware resources required to support device connections have been exhausted.") \
+    E(CUDA_ERROR_MPS_CLIENT_TERMINATED, "This error indicates that the MPS client has been terminated by the server.") \
+    E(CUDA_ERROR_CDP_NOT_SUPPORTED, "This error indicates that the module is using CUDA Dynamic Parallelism, but the current configuration,...") \
+    E(CUDA_ERROR_CDP_VERSION_MISMATCH, "This error indicates that a module contains an unsupported interaction between different versions of CUDA...") \
+    E(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "This error indicates that the operation is not permitted when the stream is capturing.") \
+    E(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "This error indicates that the current capture sequence on the stream has been invalidated due to a...") \
+    E(CUDA_ERROR_STREAM_CAPTURE_MERGE, "This error indicates that the operation would have resulted in a merge of two independent capture sequences.") \
+    E(CUDA_ERROR_STREAM_CAPTURE_UNMATCHED, "This error indicates that the capture was not initiated in this stream.") \
+    E(CUDA_ERROR_STREAM_CAPTURE_UNJOINED, "This error indicates that the capture sequence contains a fork that was not joined to the primary stream.") \
+    E(CUDA_ERROR_STREAM_CAPTURE_ISOLATION, "This error indicates that a dependency would have been created which crosses the capture sequence boundary.") \
+    E(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, "This error indicates a disallowed implicit dependency on a current capture sequence from cudaStreamLegacy.") \
+    E(CUDA_ERROR_CAPTURED_EVENT, "This error indicates that the operation is not permitted on an event which was last recorded in a...") \
+    E(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, "A stream capture sequence not initiated with the CU_STREAM_CAPTURE_MODE_RELAXED argument to...") \
+    E(CUDA_ERROR_TIMEOUT, "This error indicates that the timeout specified for the wait operation has lapsed.") \
+    E(CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "This error indicates that the graph update was not performed because it included changes which violated...") \
+    E(CUDA_ERROR_EXTERNAL_DEVICE, "This indicates that an async error has occurred in a device outside of CUDA.") \
+    E(CUDA_ERROR_INVALID_CLUSTER_SIZE, "Indicates a kernel launch error due to cluster misconfiguration.") \
+    E(CUDA_ERROR_FUNCTION_NOT_LOADED, "Indiciates a function handle is not loaded when calling an API that requires a loaded function.") \
+    E(CUDA_ERROR_INVALID_RESOURCE_TYPE, "This error indicates one or more resources passed in are not valid resource types for the operation.") \
+    E(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, "This error indicates one or more resources are insufficient or non-applicable for the operation.") \
+    E(CUDA_ERROR_KEY_ROTATION, "This error indicates that an error happened during the key rotation sequence.") \
+    E(CUDA_ERROR_UNKNOWN, "This indicates that an unknown internal error has occurred.")
+
+static const char *err_name(CUresult r)
+{
+    switch (r) {
+#define FK_ECASE(n, s) case n: return #n;
+    FK_ERRORS(FK_ECASE)
+#undef FK_ECASE
+    default: return NULL;
+    }
+}
+
+static const char *err_string(CUresult r)
+{
+    switch (r) {
+#define FK_ECASE(n, s) case n: return s;
+    FK_ERRORS(FK_ECASE)
+#undef FK_ECASE
+    default: return NULL;
+    }
+}
+
+static CUresult fk_GetErrorName(CUresult error, const char **pStr)
+{
+    ENTER(GetErrorName);
+    if (!pStr)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pStr = err_name(error);
+    return *pStr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult fk_GetErrorString(CUresult error, const char **pStr)
+{
+    ENTER(GetErrorString);
+    if (!pStr)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pStr = err_string(error);
+    return *pStr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* ------------------------------------------------------------------ */
+/* Initialization and devices. */
+
+static CUresult fk_Init(unsigned int Flags)
+{
+    ENTER(Init);
+    if (Flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    ensure_primaries();
+    atomic_store(&g_inited, 1);
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_DriverGetVersion(int *driverVersion)
+{
+    ENTER(DriverGetVersion);
+    if (!driverVersion)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    *driverVersion = g_driver_version;
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+#define CHECK_DEV(d) if ((d) < 0 || (d) >= FK_NDEV) return CUDA_ERROR_INVALID_DEVICE
+
+static CUresult fk_DeviceGet(CUdevice *device, int ordinal)
+{
+    ENTERI(DeviceGet);
+    if (!device)
+        return CUDA_ERROR_INVALID_VALUE;
+    CHECK_DEV(ordinal);
+    *device = ordinal;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_DeviceGetCount(int *count)
+{
+    ENTERI(DeviceGetCount);
+    if (!count)
+        return CUDA_ERROR_INVALID_VALUE;
+    *count = FK_NDEV;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_DeviceGetName(char *name, int len, CUdevice dev)
+{
+    ENTERI(DeviceGetName);
+    if (!name || len <= 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    CHECK_DEV(dev);
+    snprintf(name, (size_t)len, "Fake CUDA Device %d (cubind test double)", dev);
+    return CUDA_SUCCESS;
+}
+
+static CUresult uuid_impl(CUuuid *uuid, CUdevice dev)
+{
+    if (!uuid)
+        return CUDA_ERROR_INVALID_VALUE;
+    CHECK_DEV(dev);
+    static const char tag[] = "FAKECUDA-UUID-";
+    for (int i = 0; i < 16; i++)
+        uuid->bytes[i] = i < 14 ? tag[i] : (char)(i == 14 ? 0 : dev);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_DeviceGetUuid_v1(CUuuid *uuid, CUdevice dev)
+{
+    ENTERI_V(DeviceGetUuid, 9020);
+    return uuid_impl(uuid, dev);
+}
+
+static CUresult fk_DeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
+{
+    ENTERI_V(DeviceGetUuid, 11040);
+    return uuid_impl(uuid, dev);
+}
+
+static CUresult fk_DeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+    ENTERI(DeviceTotalMem);
+    if (!bytes)
+        return CUDA_ERROR_INVALID_VALUE;
+    CHECK_DEV(dev);
+    *bytes = (size_t)FK_TOTAL_MEM;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_DeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
+{
+    ENTERI(DeviceGetAttribute);
+    if (!pi || (int)attrib < 1 || (int)attrib >= (int)CU_DEVICE_ATTRIBUTE_MAX)
+        return CUDA_ERROR_INVALID_VALUE;
+    CHECK_DEV(dev);
+    *pi = (int)attrib * 1000 + dev;
+    return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* Primary contexts. */
+
+static CUresult fk_DevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+    ENTERI(DevicePrimaryCtxRetain);
+    if (!pctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    CHECK_DEV(dev);
+    LOCK();
+    ensure_primaries();
+    g_primary[dev]->refcount++;
+    *pctx = (CUcontext)(void *)g_primary[dev];
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+static CUresult primary_release(CUdevice dev)
+{
+    CHECK_DEV(dev);
+    LOCK();
+    ensure_primaries();
+    struct ctx *c = g_primary[dev];
+    CUresult r = CUDA_SUCCESS;
+    if (c->refcount == 0)
+        r = CUDA_ERROR_INVALID_CONTEXT;
+    else if (--c->refcount == 0) {
+        c->flags = 0;
+        ctx_teardown(c, 0);
+    }
+    UNLOCK();
+    return r;
+}
+
+static CUresult fk_DevicePrimaryCtxRelease_v1(CUdevice dev)
+{
+    ENTERI_V(DevicePrimaryCtxRelease, 7000);
+    return primary_release(dev);
+}
+
+static CUresult fk_DevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+    ENTERI_V(DevicePrimaryCtxRelease, 11000);
+    return primary_release(dev);
+}
+
+static CUresult primary_reset(CUdevice dev)
+{
+    CHECK_DEV(dev);
+    LOCK();
+    ensure_primaries();
+    struct ctx *c = g_primary[dev];
+    c->flags = 0;
+    ctx_teardown(c, 0);
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_DevicePrimaryCtxReset_v1(CUdevice dev)
+{
+    ENTERI_V(DevicePrimaryCtxReset, 7000);
+    return primary_reset(dev);
+}
+
+static CUresult fk_DevicePrimaryCtxReset_v2(CUdevice dev)
+{
+    ENTERI_V(DevicePrimaryCtxReset, 11000);
+    return primary_reset(dev);
+}
+
+static CUresult fk_DevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
+{
+    ENTERI(DevicePrimaryCtxGetState);
+    if (!flags || !active)
+        return CUDA_ERROR_INVALID_VALUE;
+    CHECK_DEV(dev);
+    LOCK();
+    ensure_primaries();
+    *flags = g_primary[dev]->flags;
+    *active = g_primary[dev]->refcount > 0;
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+static CUresult primary_set_flags(CUdevice dev, unsigned flags, int v1)
+{
+    CHECK_DEV(dev);
+    if (!valid_ctx_flags(flags))
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    ensure_primaries();
+    CUresult r = CUDA_SUCCESS;
+    if (v1 && g_primary[dev]->refcount > 0)
+        r = CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE; /* the _v1 ABI refused this */
+    else
+        g_primary[dev]->flags = flags;
+    UNLOCK();
+    return r;
+}
+
+static CUresult fk_DevicePrimaryCtxSetFlags_v1(CUdevice dev, unsigned int flags)
+{
+    ENTERI_V(DevicePrimaryCtxSetFlags, 7000);
+    return primary_set_flags(dev, flags, 1);
+}
+
+static CUresult fk_DevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
+{
+    ENTERI_V(DevicePrimaryCtxSetFlags, 11000);
+    return primary_set_flags(dev, flags, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Created contexts and the current-context stack. */
+
+static CUresult ctx_create(CUcontext *pctx, unsigned flags, CUdevice dev)
+{
+    if (!pctx || !valid_ctx_flags(flags))
+        return CUDA_ERROR_INVALID_VALUE;
+    CHECK_DEV(dev);
+    LOCK();
+    tls_sync();
+    CUresult r = CUDA_SUCCESS;
+    struct ctx *c = calloc(1, sizeof *c);
+    if (!c || t_depth >= FK_STACK_MAX) {
+        free(c);
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    } else {
+        c->dev = dev;
+        c->flags = flags;
+        reg_add(&c->h, K_CTX, 0, NULL);
+        t_stack[t_depth].c = c;
+        t_stack[t_depth].id = c->h.id;
+        t_depth++;
+        *pctx = (CUcontext)(void *)c;
+    }
+    UNLOCK();
+    return r;
+}
+
+static CUresult fk_CtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
+{
+    ENTERI_V(CtxCreate, 3020);
+    return ctx_create(pctx, flags, dev);
+}
+
+static CUresult fk_CtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray,
+                                int numParams, unsigned int flags, CUdevice dev)
+{
+    ENTERI_V(CtxCreate, 11040);
+    if (numParams < 0 || (numParams > 0 && !paramsArray))
+        return CUDA_ERROR_INVALID_VALUE;
+    return ctx_create(pctx, flags, dev);
+}
+
+static CUresult fk_CtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
+                                unsigned int flags, CUdevice dev)
+{
+    ENTERI_V(CtxCreate, 12050);
+    (void)ctxCreateParams;
+    return ctx_create(pctx, flags, dev);
+}
+
+static CUresult fk_CtxDestroy(CUcontext ctx)
+{
+    ENTERI(CtxDestroy);
+    LOCK();
+    struct ctx *c = (struct ctx *)reg_find((uintptr_t)ctx, K_CTX);
+    if (!c || c->primary) {
+        UNLOCK();
+        return CUDA_ERROR_INVALID_CONTEXT;
+    }
+    tls_sync();
+    if (t_depth > 0 && t_stack[t_depth - 1].c == c && t_stack[t_depth - 1].id == c->h.id)
+        t_depth--;
+    ctx_teardown(c, 1);
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_CtxGetCurrent(CUcontext *pctx)
+{
+    ENTERI(CtxGetCurrent);
+    if (!pctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    tls_sync();
+    *pctx = t_depth ? (CUcontext)(void *)t_stack[t_depth - 1].c : NULL;
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_CtxSetCurrent(CUcontext ctx)
+{
+    ENTERI(CtxSetCurrent);
+    LOCK();
+    tls_sync();
+    CUresult r = CUDA_SUCCESS;
+    if (!ctx) {
+        if (t_depth > 0)
+            t_depth--;
+    } else {
+        struct ctx *c = ctx_lookup(ctx);
+        if (!c)
+            r = CUDA_ERROR_INVALID_CONTEXT;
+        else {
+            if (t_depth == 0)
+                t_depth = 1;
+            t_stack[t_depth - 1].c = c;
+            t_stack[t_depth - 1].id = c->h.id;
+        }
+    }
+    UNLOCK();
+    return r;
+}
+
+static CUresult fk_CtxPushCurrent(CUcontext ctx)
+{
+    ENTERI(CtxPushCurrent);
+    if (!ctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    tls_sync();
+    CUresult r = CUDA_SUCCESS;
+    struct ctx *c = ctx_lookup(ctx);
+    if (!c)
+        r = CUDA_ERROR_INVALID_CONTEXT;
+    else if (t_depth >= FK_STACK_MAX)
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    else {
+        t_stack[t_depth].c = c;
+        t_stack[t_depth].id = c->h.id;
+        t_depth++;
+    }
+    UNLOCK();
+    return r;
+}
+
+static CUresult fk_CtxPopCurrent(CUcontext *pctx)
+{
+    ENTERI(CtxPopCurrent);
+    LOCK();
+    tls_sync();
+    CUresult r = CUDA_SUCCESS;
+    if (t_depth == 0)
+        r = CUDA_ERROR_INVALID_CONTEXT;
+    else {
+        t_depth--;
+        if (pctx)
+            *pctx = (CUcontext)(void *)t_stack[t_depth].c;
+    }
+    UNLOCK();
+    return r;
+}
+
+/* ctx NULL: the current context. */
+static struct ctx *ctx_arg(CUcontext ctx, CUresult *e)
+{
+    if (!ctx)
+        return cur_ctx(e);
+    struct ctx *c = ctx_lookup(ctx);
+    *e = c ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+    return c;
+}
+
+static CUresult ctx_get_device(CUdevice *device, CUcontext ctx)
+{
+    if (!device)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult e;
+    struct ctx *c = ctx_arg(ctx, &e);
+    if (c)
+        *device = c->dev;
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_CtxGetDevice_v1(CUdevice *device)
+{
+    ENTERI_V(CtxGetDevice, 2000);
+    return ctx_get_device(device, NULL);
+}
+
+static CUresult fk_CtxGetDevice_v2(CUdevice *device, CUcontext ctx)
+{
+    ENTERI_V(CtxGetDevice, 13000);
+    return ctx_get_device(device, ctx);
+}
+
+static CUresult ctx_sync(CUcontext ctx)
+{
+    LOCK();
+    CUresult e;
+    struct ctx *c = ctx_arg(ctx, &e);
+    if (c && t_kind)
+        e = CUDA_ERROR_NOT_PERMITTED;
+    if (c && !t_kind) {
+        size_t n = 0;
+        struct obj **v = reg_collect(K_STREAM, c, 0, &n);
+        struct stream *ns = c->nullstream;
+        if (ns)
+            ns->refs++;
+        for (size_t i = 0; v && i < n; i++)
+            ((struct stream *)v[i])->refs++;
+        if (ns) {
+            stream_sync(ns);
+            stream_unref(ns);
+        }
+        for (size_t i = 0; v && i < n; i++) {
+            stream_sync((struct stream *)v[i]);
+            stream_unref((struct stream *)v[i]);
+        }
+        free(v);
+    }
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_CtxSynchronize_v1(void)
+{
+    ENTERI_V(CtxSynchronize, 2000);
+    return ctx_sync(NULL);
+}
+
+static CUresult fk_CtxSynchronize_v2(CUcontext ctx)
+{
+    ENTERI_V(CtxSynchronize, 13000);
+    return ctx_sync(ctx);
+}
+
+static CUresult fk_CtxGetApiVersion(CUcontext ctx, unsigned int *version)
+{
+    ENTERI(CtxGetApiVersion);
+    if (!version)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult e;
+    if (ctx_arg(ctx, &e))
+        *version = 3020;
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_CtxGetStreamPriorityRange(int *leastPriority, int *greatestPriority)
+{
+    ENTERI(CtxGetStreamPriorityRange);
+    if (leastPriority)
+        *leastPriority = 0;
+    if (greatestPriority)
+        *greatestPriority = FK_PRIO_GREATEST;
+    return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* Streams. */
+
+static CUresult stream_create(CUstream *ph, unsigned flags, int prio)
+{
+    if (!ph || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (prio < FK_PRIO_GREATEST)
+        prio = FK_PRIO_GREATEST;
+    if (prio > 0)
+        prio = 0;
+    LOCK();
+    CUresult e;
+    struct ctx *c = cur_ctx(&e);
+    if (c) {
+        struct stream *s = stream_new(c, flags, prio, 0);
+        if (!s)
+            e = CUDA_ERROR_OUT_OF_MEMORY;
+        else {
+            reg_add(&s->h, K_STREAM, 0, c);
+            *ph = (CUstream)(void *)s;
+        }
+    }
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_StreamCreate(CUstream *phStream, unsigned int Flags)
+{
+    ENTERI(StreamCreate);
+    return stream_create(phStream, Flags, 0);
+}
+
+static CUresult fk_StreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority)
+{
+    ENTERI(StreamCreateWithPriority);
+    return stream_create(phStream, flags, priority);
+}
+
+static CUresult fk_StreamDestroy(CUstream hStream)
+{
+    ENTERI(StreamDestroy);
+    LOCK();
+    struct stream *s = (struct stream *)reg_find((uintptr_t)hStream, K_STREAM);
+    if (!s) {
+        UNLOCK();
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    reg_del(&s->h);
+    streams_retire(&s, 1);
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_StreamQuery(CUstream hStream)
+{
+    ENTERI(StreamQuery);
+    LOCK();
+    struct stream *s;
+    CUresult e = stream_resolve(hStream, &s);
+    if (e == CUDA_SUCCESS && (s->head || s->busy))
+        e = CUDA_ERROR_NOT_READY;
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_StreamSynchronize(CUstream hStream)
+{
+    ENTERI(StreamSynchronize);
+    LOCK();
+    struct stream *s;
+    CUresult e = stream_resolve(hStream, &s);
+    if (e == CUDA_SUCCESS)
+        e = stream_sync(s);
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_StreamGetFlags(CUstream hStream, unsigned int *flags)
+{
+    ENTERI(StreamGetFlags);
+    if (!flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct stream *s;
+    CUresult e = stream_resolve(hStream, &s);
+    if (e == CUDA_SUCCESS)
+        *flags = s->flags;
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_StreamGetPriority(CUstream hStream, int *priority)
+{
+    ENTERI(StreamGetPriority);
+    if (!priority)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct stream *s;
+    CUresult e = stream_resolve(hStream, &s);
+    if (e == CUDA_SUCCESS)
+        *priority = s->prio;
+    UNLOCK();
+    return e;
+}
+
+static CUresult stream_get_ctx(CUstream hStream, CUcontext *pctx)
+{
+    if (!pctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct stream *s;
+    CUresult e = stream_resolve(hStream, &s);
+    if (e == CUDA_SUCCESS)
+        *pctx = (CUcontext)(void *)s->ctx;
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_StreamGetCtx_v1(CUstream hStream, CUcontext *pctx)
+{
+    ENTERI_V(StreamGetCtx, 9020);
+    return stream_get_ctx(hStream, pctx);
+}
+
+static CUresult fk_StreamGetCtx_v2(CUstream hStream, CUcontext *pctx, CUgreenCtx *pGreenCtx)
+{
+    ENTERI_V(StreamGetCtx, 12050);
+    CUresult e = stream_get_ctx(hStream, pctx);
+    if (e == CUDA_SUCCESS && pGreenCtx)
+        *pGreenCtx = NULL;
+    return e;
+}
+
+static CUresult fk_StreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
+{
+    ENTERI(StreamWaitEvent);
+    if (Flags & ~1u)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct stream *s;
+    CUresult e = stream_resolve(hStream, &s);
+    struct event *ev = (struct event *)reg_find((uintptr_t)hEvent, K_EVENT);
+    if (e == CUDA_SUCCESS && !ev)
+        e = CUDA_ERROR_INVALID_HANDLE;
+    if (e == CUDA_SUCCESS && ev->done_gen < ev->req_gen) {
+        struct work *w = calloc(1, sizeof *w);
+        if (!w)
+            e = CUDA_ERROR_OUT_OF_MEMORY;
+        else {
+            w->type = W_WAIT;
+            w->ev = &ev->h;
+            w->evid = ev->h.id;
+            w->gen = ev->req_gen;
+            e = stream_enqueue(s, w);
+        }
+    }
+    UNLOCK();
+    return e;
+}
+
+static CUresult enqueue_call(CUstream hStream, int type, CUhostFn fn, CUstreamCallback cb, void *ud)
+{
+    LOCK();
+    struct stream *s;
+    CUresult e = stream_resolve(hStream, &s);
+    if (e == CUDA_SUCCESS) {
+        struct work *w = calloc(1, sizeof *w);
+        if (!w)
+            e = CUDA_ERROR_OUT_OF_MEMORY;
+        else {
+            w->type = type;
+            w->fn = fn;
+            w->cb = cb;
+            w->ud = ud;
+            w->uh = hStream;
+            e = stream_enqueue(s, w);
+        }
+    }
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_StreamAddCallback(CUstream hStream, CUstreamCallback callback, void *userData,
+                                     unsigned int flags)
+{
+    ENTERI(StreamAddCallback);
+    if (!callback || flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    return enqueue_call(hStream, W_CALLBACK, NULL, callback, userData);
+}
+
+static CUresult fk_LaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
+{
+    ENTERI(LaunchHostFunc);
+    if (!fn)
+        return CUDA_ERROR_INVALID_VALUE;
+    return enqueue_call(hStream, W_HOSTFN, fn, NULL, userData);
+}
+
+/* ------------------------------------------------------------------ */
+/* Events. */
+
+static CUresult fk_EventCreate(CUevent *phEvent, unsigned int Flags)
+{
+    ENTERI(EventCreate);
+    if (!phEvent || (Flags & ~7u) ||
+        ((Flags & CU_EVENT_INTERPROCESS) && !(Flags & CU_EVENT_DISABLE_TIMING)))
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult e;
+    struct ctx *c = cur_ctx(&e);
+    if (c) {
+        struct event *ev = calloc(1, sizeof *ev);
+        if (!ev)
+            e = CUDA_ERROR_OUT_OF_MEMORY;
+        else {
+            ev->flags = Flags;
+            reg_add(&ev->h, K_EVENT, 0, c);
+            *phEvent = (CUevent)(void *)ev;
+        }
+    }
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_EventRecord(CUevent hEvent, CUstream hStream)
+{
+    ENTERI(EventRecord);
+    LOCK();
+    CUresult e = CUDA_SUCCESS;
+    struct stream *s = NULL;
+    struct event *ev = (struct event *)reg_find((uintptr_t)hEvent, K_EVENT);
+    if (!ev)
+        e = CUDA_ERROR_INVALID_HANDLE;
+    else
+        e = stream_resolve(hStream, &s);
+    if (e == CUDA_SUCCESS) {
+        struct work *w = calloc(1, sizeof *w);
+        if (!w)
+            e = CUDA_ERROR_OUT_OF_MEMORY;
+        else {
+            w->type = W_RECORD;
+            w->ev = &ev->h;
+            w->evid = ev->h.id;
+            w->gen = ++ev->req_gen;
+            e = stream_enqueue(s, w);
+        }
+    }
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_EventQuery(CUevent hEvent)
+{
+    ENTERI(EventQuery);
+    LOCK();
+    struct event *ev = (struct event *)reg_find((uintptr_t)hEvent, K_EVENT);
+    CUresult e = !ev ? CUDA_ERROR_INVALID_HANDLE
+                     : ev->done_gen < ev->req_gen ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_EventSynchronize(CUevent hEvent)
+{
+    ENTERI(EventSynchronize);
+    LOCK();
+    CUresult e = CUDA_SUCCESS;
+    struct event *ev = (struct event *)reg_find((uintptr_t)hEvent, K_EVENT);
+    if (!ev)
+        e = CUDA_ERROR_INVALID_HANDLE;
+    else if (ev->done_gen < ev->req_gen && t_kind)
+        e = CUDA_ERROR_NOT_PERMITTED;
+    else {
+        uint64_t id = ev->h.id, want = ev->req_gen;
+        while (!g_shutdown) {
+            ev = (struct event *)reg_find((uintptr_t)hEvent, K_EVENT);
+            if (!ev || ev->h.id != id || ev->done_gen >= want)
+                break;
+            pthread_cond_wait(&g_progress, &G);
+        }
+    }
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_EventDestroy(CUevent hEvent)
+{
+    ENTERI(EventDestroy);
+    LOCK();
+    struct obj *o = reg_find((uintptr_t)hEvent, K_EVENT);
+    if (o) {
+        obj_free(o);
+        pthread_cond_broadcast(&g_progress);
+    }
+    UNLOCK();
+    return o ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult elapsed(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+{
+    if (!pMilliseconds)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult e = CUDA_SUCCESS;
+    struct event *a = (struct event *)reg_find((uintptr_t)hStart, K_EVENT);
+    struct event *b = (struct event *)reg_find((uintptr_t)hEnd, K_EVENT);
+    if (!a || !b || ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING) || !a->req_gen ||
+        !b->req_gen)
+        e = CUDA_ERROR_INVALID_HANDLE;
+    else if (a->done_gen < a->req_gen || b->done_gen < b->req_gen)
+        e = CUDA_ERROR_NOT_READY;
+    else
+        *pMilliseconds = (float)(b->t_ms - a->t_ms);
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_EventElapsedTime_v1(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+{
+    ENTERI_V(EventElapsedTime, 2000);
+    return elapsed(pMilliseconds, hStart, hEnd);
+}
+
+static CUresult fk_EventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+{
+    ENTERI_V(EventElapsedTime, 12080);
+    return elapsed(pMilliseconds, hStart, hEnd);
+}
+
+/* ------------------------------------------------------------------ */
+/* Memory. Device memory is host memory from posix_memalign (256-aligned like
+ * the driver's allocations); CUdeviceptr is its address. */
+
+static struct mem *mem_containing(uintptr_t p, size_t n)
+{
+    struct mem *m = (struct mem *)reg_find(p, K_DMEM);
+    if (!m)
+        m = (struct mem *)reg_find(p, K_HMEM);
+    if (!m)
+        for (size_t b = 0; !m && b < FK_NB; b++)
+            for (struct obj *o = g_tab[b]; o; o = o->hnext)
+                if ((o->kind == K_DMEM || o->kind == K_HMEM) && p >= o->key &&
+                    p - o->key < ((struct mem *)o)->size) {
+                    m = (struct mem *)o;
+                    break;
+                }
+    if (!m || p < m->h.key || p - m->h.key > m->size || n > m->size - (p - m->h.key))
+        return NULL;
+    return m;
+}
+
+static CUresult mem_alloc(void **out, size_t bytesize, int kind)
+{
+    if (!out || bytesize == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult e;
+    struct ctx *c = cur_ctx(&e);
+    if (c) {
+        void *p = NULL;
+        struct mem *m = NULL;
+        if ((kind == K_DMEM && bytesize > FK_TOTAL_MEM - g_used[c->dev]) ||
+            posix_memalign(&p, 256, bytesize) != 0 || !(m = calloc(1, sizeof *m))) {
+            free(p);
+            e = CUDA_ERROR_OUT_OF_MEMORY;
+        } else {
+            m->size = bytesize;
+            m->dev = c->dev;
+            if (kind == K_DMEM)
+                g_used[c->dev] += bytesize;
+            reg_add(&m->h, kind, (uintptr_t)p, c);
+            *out = p;
+        }
+    }
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_MemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+    ENTERI(MemAlloc);
+    if (!dptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    void *p = NULL;
+    CUresult e = mem_alloc(&p, bytesize, K_DMEM);
+    if (e == CUDA_SUCCESS)
+        *dptr = (CUdeviceptr)(uintptr_t)p;
+    return e;
+}
+
+static CUresult fk_MemAllocHost_v2(void **pp, size_t bytesize)
+{
+    ENTERI(MemAllocHost);
+    return mem_alloc(pp, bytesize, K_HMEM);
+}
+
+static CUresult mem_free(uintptr_t p, int kind)
+{
+    LOCK();
+    CUresult e;
+    if (cur_ctx(&e)) {
+        struct mem *m = (struct mem *)reg_find(p, kind);
+        if (m && m->pending > 0 && t_kind)
+            e = CUDA_ERROR_NOT_PERMITTED;
+        else if (!m || !(m = mem_quiesce(m, kind)))
+            e = CUDA_ERROR_INVALID_VALUE;
+        else
+            obj_free(&m->h);
+    }
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_MemFree_v2(CUdeviceptr dptr)
+{
+    ENTERI(MemFree);
+    return mem_free((uintptr_t)dptr, K_DMEM);
+}
+
+static CUresult fk_MemFreeHost(void *p)
+{
+    ENTERI(MemFreeHost);
+    return mem_free((uintptr_t)p, K_HMEM);
+}
+
+static CUresult fk_MemGetInfo_v2(size_t *free_, size_t *total)
+{
+    ENTERI(MemGetInfo);
+    if (!free_ || !total)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult e;
+    struct ctx *c = cur_ctx(&e);
+    if (c) {
+        *free_ = (size_t)(FK_TOTAL_MEM - g_used[c->dev]);
+        *total = (size_t)FK_TOTAL_MEM;
+    }
+    UNLOCK();
+    return e;
+}
+
+/* Synchronous copies: checked against the allocations and done under G. */
+static CUresult copy_sync(void *dst, int dst_dev, const void *src, int src_dev, size_t n)
+{
+    LOCK();
+    CUresult e;
+    if (cur_ctx(&e)) {
+        if ((dst_dev && !mem_containing((uintptr_t)dst, n)) ||
+            (src_dev && !mem_containing((uintptr_t)src, n)) || (n && (!dst || !src)))
+            e = CUDA_ERROR_INVALID_VALUE;
+        else if (n)
+            memmove(dst, src, n);
+    }
+    UNLOCK();
+    return e;
+}
+
+/* Asynchronous copies: checked now, done by the stream's worker. */
+static CUresult copy_async(void *dst, int dst_dev, const void *src, int src_dev, size_t n,
+                           CUstream hStream)
+{
+    LOCK();
+    struct stream *s;
+    CUresult e = stream_resolve(hStream, &s);
+    struct mem *m1 = NULL, *m2 = NULL;
+    if (e == CUDA_SUCCESS &&
+        ((dst_dev && !(m1 = mem_containing((uintptr_t)dst, n))) ||
+         (src_dev && !(m2 = mem_containing((uintptr_t)src, n))) || (n && (!dst || !src))))
+        e = CUDA_ERROR_INVALID_VALUE;
+    if (e == CUDA_SUCCESS && n) {
+        struct work *w = calloc(1, sizeof *w);
+        if (!w)
+            e = CUDA_ERROR_OUT_OF_MEMORY;
+        else {
+            w->type = W_COPY;
+            w->dst = dst;
+            w->src = src;
+            w->n = n;
+            w->m1 = m1;
+            w->m2 = m2;
+            if (m1)
+                m1->pending++;
+            if (m2)
+                m2->pending++;
+            e = stream_enqueue(s, w);
+            if (e != CUDA_SUCCESS) {
+                if (m1)
+                    m1->pending--;
+                if (m2)
+                    m2->pending--;
+            }
+        }
+    }
+    UNLOCK();
+    return e;
+}
+
+#define DP(x) ((void *)(uintptr_t)(x))
+
+static CUresult fk_MemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
+{
+    ENTERI(MemcpyHtoD);
+    return copy_sync(DP(dstDevice), 1, srcHost, 0, ByteCount);
+}
+
+static CUresult fk_MemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
+{
+    ENTERI(MemcpyDtoH);
+    return copy_sync(dstHost, 0, DP(srcDevice), 1, ByteCount);
+}
+
+static CUresult fk_MemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
+{
+    ENTERI(MemcpyDtoD);
+    return copy_sync(DP(dstDevice), 1, DP(srcDevice), 1, ByteCount);
+}
+
+static CUresult fk_MemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost,
+                                      size_t ByteCount, CUstream hStream)
+{
+    ENTERI(MemcpyHtoDAsync);
+    return copy_async(DP(dstDevice), 1, srcHost, 0, ByteCount, hStream);
+}
+
+static CUresult fk_MemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
+                                      CUstream hStream)
+{
+    ENTERI(MemcpyDtoHAsync);
+    return copy_async(dstHost, 0, DP(srcDevice), 1, ByteCount, hStream);
+}
+
+static CUresult fk_MemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+                                      size_t ByteCount, CUstream hStream)
+{
+    ENTERI(MemcpyDtoDAsync);
+    return copy_async(DP(dstDevice), 1, DP(srcDevice), 1, ByteCount, hStream);
+}
+
+static CUresult fk_MemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
+{
+    ENTERI(MemsetD8);
+    LOCK();
+    CUresult e;
+    if (cur_ctx(&e)) {
+        if (!mem_containing((uintptr_t)dstDevice, N))
+            e = CUDA_ERROR_INVALID_VALUE;
+        else
+            memset(DP(dstDevice), uc, N);
+    }
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_MemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
+{
+    ENTERI(MemsetD32);
+    LOCK();
+    CUresult e;
+    if (cur_ctx(&e)) {
+        if ((dstDevice & 3) || N > SIZE_MAX / 4 || !mem_containing((uintptr_t)dstDevice, N * 4))
+            e = CUDA_ERROR_INVALID_VALUE;
+        else
+            for (size_t i = 0; i < N; i++)
+                memcpy((unsigned char *)DP(dstDevice) + 4 * i, &ui, 4);
+    }
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_PointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
+{
+    ENTERI(PointerGetAttribute);
+    if (!data || (int)attribute < 1 || (int)attribute > 21)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult e = CUDA_SUCCESS;
+    struct mem *m = mem_containing((uintptr_t)ptr, 0);
+    if (!m)
+        e = CUDA_ERROR_INVALID_VALUE;
+    else
+        switch (attribute) {
+        case CU_POINTER_ATTRIBUTE_CONTEXT:
+            *(CUcontext *)data = (CUcontext)(void *)m->h.owner;
+            break;
+        case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+            *(unsigned int *)data =
+                m->h.kind == K_DMEM ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+            break;
+        case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+            *(CUdeviceptr *)data = ptr;
+            break;
+        case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+            if (m->h.kind == K_HMEM)
+                *(void **)data = DP(ptr);
+            else
+                e = CUDA_ERROR_INVALID_VALUE;
+            break;
+        case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+            *(unsigned long long *)data = (unsigned long long)m->h.id;
+            break;
+        case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+            *(int *)data = m->dev;
+            break;
+        case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+            *(CUdeviceptr *)data = (CUdeviceptr)m->h.key;
+            break;
+        case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+            *(size_t *)data = m->size;
+            break;
+        default:
+            e = CUDA_ERROR_NOT_SUPPORTED; /* not modelled by the fake */
+            break;
+        }
+    UNLOCK();
+    return e;
+}
+
+/* ------------------------------------------------------------------ */
+/* User objects and (minimal) graphs: a graph only owns user-object refs. */
+
+static CUresult fk_UserObjectCreate(CUuserObject *object_out, void *ptr, CUhostFn destroy,
+                                    unsigned int initialRefcount, unsigned int flags)
+{
+    ENTERI(UserObjectCreate);
+    if (!object_out || !destroy || initialRefcount == 0 ||
+        flags != CU_USER_OBJECT_NO_DESTRUCTOR_SYNC)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct uobj *u = calloc(1, sizeof *u);
+    if (!u)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    u->ptr = ptr;
+    u->destroy = destroy;
+    u->refs = initialRefcount;
+    LOCK();
+    reg_add(&u->h, K_UOBJ, 0, NULL);
+    *object_out = (CUuserObject)(void *)u;
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_UserObjectRetain(CUuserObject object, unsigned int count)
+{
+    ENTERI(UserObjectRetain);
+    if (count == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct uobj *u = (struct uobj *)reg_find((uintptr_t)object, K_UOBJ);
+    CUresult e = !u ? CUDA_ERROR_INVALID_HANDLE
+                    : u->refs > UINT32_MAX - count ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+    if (e == CUDA_SUCCESS)
+        u->refs += count;
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_UserObjectRelease(CUuserObject object, unsigned int count)
+{
+    ENTERI(UserObjectRelease);
+    if (count == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct uobj *u = (struct uobj *)reg_find((uintptr_t)object, K_UOBJ);
+    /* Over-release is undefined in the driver; the fake reports it. */
+    CUresult e = !u ? CUDA_ERROR_INVALID_HANDLE
+                    : count > u->refs ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+    if (e == CUDA_SUCCESS)
+        uobj_unref(u, count);
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_GraphCreate(CUgraph *phGraph, unsigned int flags)
+{
+    ENTERI(GraphCreate);
+    if (!phGraph || flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct graph *g = calloc(1, sizeof *g);
+    if (!g)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    LOCK();
+    reg_add(&g->h, K_GRAPH, 0, NULL);
+    *phGraph = (CUgraph)(void *)g;
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_GraphDestroy(CUgraph hGraph)
+{
+    ENTERI(GraphDestroy);
+    LOCK();
+    struct graph *g = (struct graph *)reg_find((uintptr_t)hGraph, K_GRAPH);
+    if (g) {
+        for (size_t i = 0; i < g->n; i++) {
+            struct uobj *u = (struct uobj *)reg_find((uintptr_t)g->r[i].u, K_UOBJ);
+            if (u && u->h.id == g->r[i].id && g->r[i].n)
+                uobj_unref(u, g->r[i].n <= u->refs ? g->r[i].n : u->refs);
+        }
+        obj_free(&g->h);
+    }
+    UNLOCK();
+    return g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static struct gref *graph_ref(struct graph *g, struct uobj *u, int create)
+{
+    for (size_t i = 0; i < g->n; i++)
+        if (g->r[i].u == u && g->r[i].id == u->h.id)
+            return &g->r[i];
+    if (!create)
+        return NULL;
+    if (g->n == g->cap) {
+        size_t nc = g->cap ? 2 * g->cap : 4;
+        struct gref *nr = realloc(g->r, nc * sizeof *nr);
+        if (!nr)
+            return NULL;
+        g->r = nr;
+        g->cap = nc;
+    }
+    g->r[g->n] = (struct gref){u, u->h.id, 0};
+    return &g->r[g->n++];
+}
+
+static CUresult fk_GraphRetainUserObject(CUgraph graph, CUuserObject object, unsigned int count,
+                                         unsigned int flags)
+{
+    ENTERI(GraphRetainUserObject);
+    if (count == 0 || (flags & ~(unsigned)CU_GRAPH_USER_OBJECT_MOVE))
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult e = CUDA_SUCCESS;
+    struct graph *g = (struct graph *)reg_find((uintptr_t)graph, K_GRAPH);
+    struct uobj *u = (struct uobj *)reg_find((uintptr_t)object, K_UOBJ);
+    struct gref *r = NULL;
+    if (!g || !u)
+        e = CUDA_ERROR_INVALID_HANDLE;
+    else if ((flags & CU_GRAPH_USER_OBJECT_MOVE) ? count > u->refs : u->refs > UINT32_MAX - count)
+        e = CUDA_ERROR_INVALID_VALUE;
+    else if (!(r = graph_ref(g, u, 1)))
+        e = CUDA_ERROR_OUT_OF_MEMORY;
+    else {
+        if (!(flags & CU_GRAPH_USER_OBJECT_MOVE))
+            u->refs += count;
+        r->n += count;
+    }
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_GraphReleaseUserObject(CUgraph graph, CUuserObject object, unsigned int count)
+{
+    ENTERI(GraphReleaseUserObject);
+    if (count == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult e = CUDA_SUCCESS;
+    struct graph *g = (struct graph *)reg_find((uintptr_t)graph, K_GRAPH);
+    struct uobj *u = (struct uobj *)reg_find((uintptr_t)object, K_UOBJ);
+    struct gref *r = NULL;
+    if (!g || !u)
+        e = CUDA_ERROR_INVALID_HANDLE;
+    else if (!(r = graph_ref(g, u, 0)) || count > r->n || count > u->refs)
+        e = CUDA_ERROR_INVALID_VALUE;
+    else {
+        r->n -= count;
+        uobj_unref(u, count);
+    }
+    UNLOCK();
+    return e;
+}
+
+/* ------------------------------------------------------------------ */
+/* Modules, libraries, functions. Any image loads; any name resolves. */
+
+static struct func *func_new(const char *name, struct ctx *owner)
+{
+    struct func *f = calloc(1, sizeof *f);
+    if (!f || !(f->name = fk_strdup(name))) {
+        free(f);
+        return NULL;
+    }
+    f->nparams = -1;
+    reg_add(&f->h, K_FUNC, 0, owner);
+    return f;
+}
+
+static CUresult module_load(CUmodule *module, const void *image)
+{
+    if (!module || !image)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult e;
+    struct ctx *c = cur_ctx(&e);
+    if (c) {
+        struct module *m = calloc(1, sizeof *m);
+        if (!m)
+            e = CUDA_ERROR_OUT_OF_MEMORY;
+        else {
+            record_image(image);
+            reg_add(&m->h, K_MODULE, 0, c);
+            *module = (CUmodule)(void *)m;
+        }
+    }
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_ModuleLoadData(CUmodule *module, const void *image)
+{
+    ENTERI(ModuleLoadData);
+    return module_load(module, image);
+}
+
+static CUresult fk_ModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
+                                    CUjit_option *options, void **optionValues)
+{
+    ENTERI(ModuleLoadDataEx);
+    if (numOptions && (!options || !optionValues))
+        return CUDA_ERROR_INVALID_VALUE;
+    return module_load(module, image);
+}
+
+static CUresult fk_ModuleUnload(CUmodule hmod)
+{
+    ENTERI(ModuleUnload);
+    LOCK();
+    struct obj *o = reg_find((uintptr_t)hmod, K_MODULE);
+    if (o)
+        obj_free(o);
+    UNLOCK();
+    return o ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult fk_ModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
+{
+    ENTERI(ModuleGetFunction);
+    if (!hfunc || !name)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult e = CUDA_SUCCESS;
+    struct module *m = (struct module *)reg_find((uintptr_t)hmod, K_MODULE);
+    struct func *f = NULL;
+    if (!m)
+        e = CUDA_ERROR_INVALID_HANDLE;
+    else {
+        for (f = m->funcs; f && strcmp(f->name, name) != 0; f = f->sib)
+            ;
+        if (!f && (f = func_new(name, NULL))) {
+            f->sib = m->funcs;
+            m->funcs = f;
+        }
+        if (!f)
+            e = CUDA_ERROR_OUT_OF_MEMORY;
+        else
+            *hfunc = (CUfunction)(void *)f;
+    }
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_LibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions,
+                                   void **jitOptionsValues, unsigned int numJitOptions,
+                                   CUlibraryOption *libraryOptions, void **libraryOptionValues,
+                                   unsigned int numLibraryOptions)
+{
+    ENTERI(LibraryLoadData);
+    if (!library || !code || (numJitOptions && (!jitOptions || !jitOptionsValues)) ||
+        (numLibraryOptions && (!libraryOptions || !libraryOptionValues)))
+        return CUDA_ERROR_INVALID_VALUE;
+    struct library *l = calloc(1, sizeof *l);
+    if (!l)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    LOCK();
+    record_image(code);
+    reg_add(&l->h, K_LIBRARY, 0, NULL);
+    *library = (CUlibrary)(void *)l;
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_LibraryUnload(CUlibrary library)
+{
+    ENTERI(LibraryUnload);
+    LOCK();
+    struct obj *o = reg_find((uintptr_t)library, K_LIBRARY);
+    if (o)
+        obj_free(o);
+    UNLOCK();
+    return o ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult fk_LibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
+{
+    ENTERI(LibraryGetKernel);
+    if (!pKernel || !name)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult e = CUDA_SUCCESS;
+    struct library *l = (struct library *)reg_find((uintptr_t)library, K_LIBRARY);
+    struct kernel *k = NULL;
+    if (!l)
+        e = CUDA_ERROR_INVALID_HANDLE;
+    else {
+        for (k = l->kernels; k && strcmp(k->name, name) != 0; k = k->sib)
+            ;
+        if (!k && (k = calloc(1, sizeof *k)) != NULL) {
+            if (!(k->name = fk_strdup(name))) {
+                free(k);
+                k = NULL;
+            } else {
+                reg_add(&k->h, K_KERNEL, 0, NULL);
+                k->sib = l->kernels;
+                l->kernels = k;
+            }
+        }
+        if (!k)
+            e = CUDA_ERROR_OUT_OF_MEMORY;
+        else
+            *pKernel = (CUkernel)(void *)k;
+    }
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_KernelGetFunction(CUfunction *pFunc, CUkernel kernel)
+{
+    ENTERI(KernelGetFunction);
+    if (!pFunc)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult e;
+    if (cur_ctx(&e)) {
+        struct kernel *k = (struct kernel *)reg_find((uintptr_t)kernel, K_KERNEL);
+        if (!k)
+            e = CUDA_ERROR_INVALID_HANDLE;
+        else if (!k->fn && !(k->fn = func_new(k->name, NULL)))
+            e = CUDA_ERROR_OUT_OF_MEMORY;
+        else
+            *pFunc = (CUfunction)(void *)k->fn;
+    }
+    UNLOCK();
+    return e;
+}
+
+/* A CUfunction, or a CUkernel passed in its place (the driver allows that). */
+static struct func *func_lookup(CUfunction h, const char **name)
+{
+    struct func *f = (struct func *)reg_find((uintptr_t)h, K_FUNC);
+    if (f) {
+        *name = f->name;
+        return f;
+    }
+    struct kernel *k = (struct kernel *)reg_find((uintptr_t)h, K_KERNEL);
+    if (k) {
+        *name = k->name;
+        return k->fn; /* may be NULL: then only the layout by name applies */
+    }
+    *name = NULL;
+    return NULL;
+}
+
+/* Effective layout: the function's own, else by name, else none (n = -1). */
+static int layout_of(struct func *f, const char *name, const size_t **off, const size_t **sz)
+{
+    if (f && f->nparams >= 0) {
+        *off = f->off;
+        *sz = f->sz;
+        return f->nparams;
+    }
+    struct layout *l = layout_find(name);
+    if (l) {
+        *off = l->off;
+        *sz = l->sz;
+        return l->n;
+    }
+    return -1;
+}
+
+static CUresult fk_FuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *paramOffset,
+                                    size_t *paramSize)
+{
+    ENTERI(FuncGetParamInfo);
+    LOCK();
+    CUresult e = CUDA_SUCCESS;
+    const char *name;
+    struct func *f = func_lookup(func, &name);
+    const size_t *off = NULL, *sz = NULL;
+    int n;
+    if (!name)
+        e = CUDA_ERROR_INVALID_HANDLE;
+    else if ((n = layout_of(f, name, &off, &sz)) < 0 || paramIndex >= (size_t)n)
+        e = CUDA_ERROR_INVALID_VALUE;
+    else {
+        if (paramOffset)
+            *paramOffset = off[paramIndex];
+        if (paramSize)
+            *paramSize = sz[paramIndex];
+    }
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_FuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
+{
+    ENTERI(FuncGetAttribute);
+    if (!pi || (int)attrib < 0 || (int)attrib >= (int)CU_FUNC_ATTRIBUTE_MAX)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    const char *name;
+    func_lookup(hfunc, &name);
+    CUresult e = name ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    UNLOCK();
+    if (e != CUDA_SUCCESS)
+        return e;
+    switch (attrib) {
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = 1024; break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = 32; break;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION: *pi = 90; break;
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *pi = 90; break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *pi = 48 * 1024; break;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: *pi = -1; break;
+    default: *pi = 0; break;
+    }
+    return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* Launches: nothing runs; the packed parameters and dims are recorded. */
+
+static CUresult launch(CUfunction hf, const unsigned g[3], const unsigned b[3], unsigned shmem,
+                       CUstream hStream, void **kernelParams, void **extra)
+{
+    LOCK();
+    CUresult e;
+    struct ctx *c = cur_ctx(&e);
+    const char *name = NULL;
+    struct func *f = NULL;
+    struct stream *s = NULL;
+    unsigned char *bytes = NULL;
+    size_t len = 0;
+    int mode = 0;
+    if (!c)
+        goto out;
+    f = func_lookup(hf, &name);
+    if (!name) {
+        e = CUDA_ERROR_INVALID_HANDLE;
+        goto out;
+    }
+    if (!g[0] || !g[1] || !g[2] || !b[0] || !b[1] || !b[2] ||
+        (unsigned long long)b[0] * b[1] * b[2] > 1024 || (kernelParams && extra)) {
+        e = CUDA_ERROR_INVALID_VALUE;
+        goto out;
+    }
+    if ((e = stream_resolve(hStream, &s)) != CUDA_SUCCESS)
+        goto out;
+    const size_t *off = NULL, *sz = NULL;
+    int n = layout_of(f, name, &off, &sz);
+    size_t need = 0;
+    for (int i = 0; i < n; i++)
+        if (off[i] + sz[i] > need)
+            need = off[i] + sz[i];
+    if (kernelParams) {
+        mode = 1;
+        if (n > 0 && !(bytes = calloc(1, need ? need : 1))) {
+            e = CUDA_ERROR_OUT_OF_MEMORY;
+            goto out;
+        }
+        for (int i = 0; i < n; i++) {
+            if (!kernelParams[i]) {
+                e = CUDA_ERROR_INVALID_VALUE;
+                goto out;
+            }
+            memcpy(bytes + off[i], kernelParams[i], sz[i]);
+        }
+        len = n > 0 ? need : 0;
+    } else if (extra) {
+        void *bp = NULL;
+        size_t *sp = NULL;
+        mode = 2;
+        for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+            if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+                bp = extra[i + 1];
+            else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+                sp = extra[i + 1];
+            else {
+                e = CUDA_ERROR_INVALID_VALUE;
+                goto out;
+            }
+        }
+        if (!bp || !sp || (n > 0 && *sp < need)) {
+            e = CUDA_ERROR_INVALID_VALUE;
+            goto out;
+        }
+        len = *sp;
+        if (len && !(bytes = malloc(len))) {
+            e = CUDA_ERROR_OUT_OF_MEMORY;
+            goto out;
+        }
+        if (len)
+            memcpy(bytes, bp, len);
+    } else if (n > 0) {
+        e = CUDA_ERROR_INVALID_VALUE;
+        goto out;
+    }
+    struct lrec *r = lrec_find(name, 1);
+    if (!r) {
+        e = CUDA_ERROR_OUT_OF_MEMORY;
+        goto out;
+    }
+    free(r->bytes);
+    r->bytes = bytes;
+    bytes = NULL;
+    r->len = len;
+    r->count++;
+    r->mode = mode;
+    r->stream = (void *)hStream;
+    unsigned d[9] = {g[0], g[1], g[2], b[0], b[1], b[2], shmem, hStream == NULL, 0};
+    memcpy(r->dims, d, sizeof d);
+out:
+    free(bytes);
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_LaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                unsigned int gridDimZ, unsigned int blockDimX,
+                                unsigned int blockDimY, unsigned int blockDimZ,
+                                unsigned int sharedMemBytes, CUstream hStream,
+                                void **kernelParams, void **extra)
+{
+    ENTERI(LaunchKernel);
+    unsigned g[3] = {gridDimX, gridDimY, gridDimZ}, b[3] = {blockDimX, blockDimY, blockDimZ};
+    return launch(f, g, b, sharedMemBytes, hStream, kernelParams, extra);
+}
+
+static CUresult fk_LaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
+                                  void **extra)
+{
+    ENTERI(LaunchKernelEx);
+    if (!config || (config->numAttrs && !config->attrs))
+        return CUDA_ERROR_INVALID_VALUE;
+    unsigned g[3] = {config->gridDimX, config->gridDimY, config->gridDimZ};
+    unsigned b[3] = {config->blockDimX, config->blockDimY, config->blockDimZ};
+    return launch(f, g, b, config->sharedMemBytes, config->hStream, kernelParams, extra);
+}
+
+static CUresult fk_LaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
+                                           unsigned int gridDimY, unsigned int gridDimZ,
+                                           unsigned int blockDimX, unsigned int blockDimY,
+                                           unsigned int blockDimZ, unsigned int sharedMemBytes,
+                                           CUstream hStream, void **kernelParams)
+{
+    ENTERI(LaunchCooperativeKernel);
+    unsigned g[3] = {gridDimX, gridDimY, gridDimZ}, b[3] = {blockDimX, blockDimY, blockDimZ};
+    return launch(f, g, b, sharedMemBytes, hStream, kernelParams, NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* cuGetProcAddress: (base name, first version of that ABI, implementation,
+ * cudaTypedefs.h type). The types are checked at compile time below. The
+ * _ptsz/_ptds variants are the same functions here: with the fake, every
+ * special stream handle means the context's NULL stream. */
+
+#define FK_PROCS(P)                                                                     \
+    P(GetProcAddress, 11030, cuGetProcAddress, PFN_cuGetProcAddress_v11030)             \
+    P(GetProcAddress, 12000, cuGetProcAddress_v2, PFN_cuGetProcAddress_v12000)          \
+    P(Init, 2000, fk_Init, PFN_cuInit_v2000)                                            \
+    P(DriverGetVersion, 2020, fk_DriverGetVersion, PFN_cuDriverGetVersion_v2020)        \
+    P(DeviceGet, 2000, fk_DeviceGet, PFN_cuDeviceGet_v2000)                             \
+    P(DeviceGetCount, 2000, fk_DeviceGetCount, PFN_cuDeviceGetCount_v2000)              \
+    P(DeviceGetName, 2000, fk_DeviceGetName, PFN_cuDeviceGetName_v2000)                 \
+    P(DeviceGetUuid, 9020, fk_DeviceGetUuid_v1, PFN_cuDeviceGetUuid_v9020)              \
+    P(DeviceGetUuid, 11040, fk_DeviceGetUuid_v2, PFN_cuDeviceGetUuid_v11040)            \
+    P(DeviceTotalMem, 3020, fk_DeviceTotalMem_v2, PFN_cuDeviceTotalMem_v3020)           \
+    P(DeviceGetAttribute, 2000, fk_DeviceGetAttribute, PFN_cuDeviceGetAttribute_v2000)  \
+    P(DevicePrimaryCtxRetain, 7000, fk_DevicePrimaryCtxRetain,                          \
+      PFN_cuDevicePrimaryCtxRetain_v7000)                                               \
+    P(DevicePrimaryCtxRelease, 7000, fk_DevicePrimaryCtxRelease_v1,                     \
+      PFN_cuDevicePrimaryCtxRelease_v11000)                                             \
+    P(DevicePrimaryCtxRelease, 11000, fk_DevicePrimaryCtxRelease_v2,                    \
+      PFN_cuDevicePrimaryCtxRelease_v11000)                                             \
+    P(DevicePrimaryCtxReset, 7000, fk_DevicePrimaryCtxReset_v1,                         \
+      PFN_cuDevicePrimaryCtxReset_v11000)                                               \
+    P(DevicePrimaryCtxReset, 11000, fk_DevicePrimaryCtxReset_v2,                        \
+      PFN_cuDevicePrimaryCtxReset_v11000)                                               \
+    P(DevicePrimaryCtxGetState, 7000, fk_DevicePrimaryCtxGetState,                      \
+      PFN_cuDevicePrimaryCtxGetState_v7000)                                             \
+    P(DevicePrimaryCtxSetFlags, 7000, fk_DevicePrimaryCtxSetFlags_v1,                   \
+      PFN_cuDevicePrimaryCtxSetFlags_v11000)                                            \
+    P(DevicePrimaryCtxSetFlags, 11000, fk_DevicePrimaryCtxSetFlags_v2,                  \
+      PFN_cuDevicePrimaryCtxSetFlags_v11000)                                            \
+    P(CtxCreate, 3020, fk_CtxCreate_v2, PFN_cuCtxCreate_v3020)                          \
+    P(CtxCreate, 11040, fk_CtxCreate_v3, PFN_cuCtxCreate_v11040)                        \
+    P(CtxCreate, 12050, fk_CtxCreate_v4, PFN_cuCtxCreate_v12050)                        \
+    P(CtxDestroy, 4000, fk_CtxDestroy, PFN_cuCtxDestroy_v4000)                          \
+    P(CtxGetCurrent, 4000, fk_CtxGetCurrent, PFN_cuCtxGetCurrent_v4000)                 \
+    P(CtxSetCurrent, 4000, fk_CtxSetCurrent, PFN_cuCtxSetCurrent_v4000)                 \
+    P(CtxPushCurrent, 4000, fk_CtxPushCurrent, PFN_cuCtxPushCurrent_v4000)              \
+    P(CtxPopCurrent, 4000, fk_CtxPopCurrent, PFN_cuCtxPopCurrent_v4000)                 \
+    P(CtxGetDevice, 2000, fk_CtxGetDevice_v1, PFN_cuCtxGetDevice_v2000)                 \
+    P(CtxGetDevice, 13000, fk_CtxGetDevice_v2, PFN_cuCtxGetDevice_v13000)               \
+    P(CtxSynchronize, 2000, fk_CtxSynchronize_v1, PFN_cuCtxSynchronize_v2000)           \
+    P(CtxSynchronize, 13000, fk_CtxSynchronize_v2, PFN_cuCtxSynchronize_v13000)         \
+    P(CtxGetApiVersion, 3020, fk_CtxGetApiVersion, PFN_cuCtxGetApiVersion_v3020)        \
+    P(CtxGetStreamPriorityRange, 5050, fk_CtxGetStreamPriorityRange,                    \
+      PFN_cuCtxGetStreamPriorityRange_v5050)                                            \
+    P(StreamCreate, 2000, fk_StreamCreate, PFN_cuStreamCreate_v2000)                    \
+    P(StreamCreateWithPriority, 5050, fk_StreamCreateWithPriority,                      \
+      PFN_cuStreamCreateWithPriority_v5050)                                             \
+    P(StreamDestroy, 4000, fk_StreamDestroy, PFN_cuStreamDestroy_v4000)                 \
+    P(StreamQuery, 2000, fk_StreamQuery, PFN_cuStreamQuery_v2000)                       \
+    P(StreamSynchronize, 2000, fk_StreamSynchronize, PFN_cuStreamSynchronize_v2000)     \
+    P(StreamGetFlags, 5050, fk_StreamGetFlags, PFN_cuStreamGetFlags_v5050)              \
+    P(StreamGetPriority, 5050, fk_StreamGetPriority, PFN_cuStreamGetPriority_v5050)     \
+    P(StreamGetCtx, 9020, fk_StreamGetCtx_v1, PFN_cuStreamGetCtx_v9020)                 \
+    P(StreamGetCtx, 12050, fk_StreamGetCtx_v2, PFN_cuStreamGetCtx_v12050)               \
+    P(StreamWaitEvent, 3020, fk_StreamWaitEvent, PFN_cuStreamWaitEvent_v3020)           \
+    P(StreamAddCallback, 5000, fk_StreamAddCallback, PFN_cuStreamAddCallback_v5000)     \
+    P(LaunchHostFunc, 10000, fk_LaunchHostFunc, PFN_cuLaunchHostFunc_v10000)            \
+    P(EventCreate, 2000, fk_EventCreate, PFN_cuEventCreate_v2000)                       \
+    P(EventRecord, 2000, fk_EventRecord, PFN_cuEventRecord_v2000)                       \
+    P(EventQuery, 2000, fk_EventQuery, PFN_cuEventQuery_v2000)                          \
+    P(EventSynchronize, 2000, fk_EventSynchronize, PFN_cuEventSynchronize_v2000)        \
+    P(EventDestroy, 4000, fk_EventDestroy, PFN_cuEventDestroy_v4000)                    \
+    P(EventElapsedTime, 2000, fk_EventElapsedTime_v1, PFN_cuEventElapsedTime_v2000)     \
+    P(EventElapsedTime, 12080, fk_EventElapsedTime_v2, PFN_cuEventElapsedTime_v12080)   \
+    P(MemAlloc, 3020, fk_MemAlloc_v2, PFN_cuMemAlloc_v3020)                             \
+    P(MemFree, 3020, fk_MemFree_v2, PFN_cuMemFree_v3020)                                \
+    P(MemcpyHtoD, 3020, fk_MemcpyHtoD_v2, PFN_cuMemcpyHtoD_v3020)                       \
+    P(MemcpyDtoH, 3020, fk_MemcpyDtoH_v2, PFN_cuMemcpyDtoH_v3020)                       \
+    P(MemcpyDtoD, 3020, fk_MemcpyDtoD_v2, PFN_cuMemcpyDtoD_v3020)                       \
+    P(MemcpyHtoDAsync, 3020, fk_MemcpyHtoDAsync_v2, PFN_cuMemcpyHtoDAsync_v3020)        \
+    P(MemcpyDtoHAsync, 3020, fk_MemcpyDtoHAsync_v2, PFN_cuMemcpyDtoHAsync_v3020)        \
+    P(MemcpyDtoDAsync, 3020, fk_MemcpyDtoDAsync_v2, PFN_cuMemcpyDtoDAsync_v3020)        \
+    P(MemsetD8, 3020, fk_MemsetD8_v2, PFN_cuMemsetD8_v3020)                             \
+    P(MemsetD32, 3020, fk_MemsetD32_v2, PFN_cuMemsetD32_v3020)                          \
+    P(MemAllocHost, 3020, fk_MemAllocHost_v2, PFN_cuMemAllocHost_v3020)                 \
+    P(MemFreeHost, 2000, fk_MemFreeHost, PFN_cuMemFreeHost_v2000)                       \
+    P(MemGetInfo, 3020, fk_MemGetInfo_v2, PFN_cuMemGetInfo_v3020)                       \
+    P(PointerGetAttribute, 4000, fk_PointerGetAttribute, PFN_cuPointerGetAttribute_v4000) \
+    P(GetErrorName, 6000, fk_GetErrorName, PFN_cuGetErrorName_v6000)                    \
+    P(GetErrorString, 6000, fk_GetErrorString, PFN_cuGetErrorString_v6000)              \
+    P(UserObjectCreate, 11030, fk_UserObjectCreate, PFN_cuUserObjectCreate_v11030)      \
+    P(UserObjectRetain, 11030, fk_UserObjectRetain, PFN_cuUserObjectRetain_v11030)      \
+    P(UserObjectRelease, 11030, fk_UserObjectRelease, PFN_cuUserObjectRelease_v11030)   \
+    P(GraphCreate, 10000, fk_GraphCreate, PFN_cuGraphCreate_v10000)                     \
+    P(GraphDestroy, 10000, fk_GraphDestroy, PFN_cuGraphDestroy_v10000)                  \
+    P(GraphRetainUserObject, 11030, fk_GraphRetainUserObject,                           \
+      PFN_cuGraphRetainUserObject_v11030)                                               \
+    P(GraphReleaseUserObject, 11030, fk_GraphReleaseUserObject,                         \
+      PFN_cuGraphReleaseUserObject_v11030)                                              \
+    P(ModuleLoadData, 2000, fk_ModuleLoadData, PFN_cuModuleLoadData_v2000)              \
+    P(ModuleLoadDataEx, 2010, fk_ModuleLoadDataEx, PFN_cuModuleLoadDataEx_v2010)        \
+    P(ModuleUnload, 2000, fk_ModuleUnload, PFN_cuModuleUnload_v2000)                    \
+    P(ModuleGetFunction, 2000, fk_ModuleGetFunction, PFN_cuModuleGetFunction_v2000)     \
+    P(LibraryLoadData, 12000, fk_LibraryLoadData, PFN_cuLibraryLoadData_v12000)         \
+    P(LibraryUnload, 12000, fk_LibraryUnload, PFN_cuLibraryUnload_v12000)               \
+    P(LibraryGetKernel, 12000, fk_LibraryGetKernel, PFN_cuLibraryGetKernel_v12000)      \
+    P(KernelGetFunction, 12000, fk_KernelGetFunction, PFN_cuKernelGetFunction_v12000)   \
+    P(FuncGetParamInfo, 12040, fk_FuncGetParamInfo, PFN_cuFuncGetParamInfo_v12040)     \
+    P(FuncGetAttribute, 2020, fk_FuncGetAttribute, PFN_cuFuncGetAttribute_v2020)        \
+    P(LaunchKernel, 4000, fk_LaunchKernel, PFN_cuLaunchKernel_v4000)                    \
+    P(LaunchKernelEx, 11060, fk_LaunchKernelEx, PFN_cuLaunchKernelEx_v11060)            \
+    P(LaunchCooperativeKernel, 9000, fk_LaunchCooperativeKernel,                        \
+      PFN_cuLaunchCooperativeKernel_v9000)
+
+/* Compile-time ABI check: each implementation has its PFN type exactly. */
+#define FK_CHECK(n, ver, impl, pfn) \
+    static const pfn fk_check_##n##_##ver __attribute__((unused)) = impl;
+FK_PROCS(FK_CHECK)
+#undef FK_CHECK
+
+struct proc {
+    int fn;
+    int ver;
+    void *p;
+};
+static const struct proc g_procs[] = {
+#define FK_PROC(n, ver, impl, pfn) {FN_##n, ver, (void *)impl},
+    FK_PROCS(FK_PROC)
+#undef FK_PROC
+};
+
+struct prec {
+    struct prec *next;
+    char name[128];
+    int ver, count;
+    long long flags;
+};
+static struct prec *g_precs;
+
+static struct prec *prec_find(const char *name, int create)
+{
+    for (struct prec *r = g_precs; r; r = r->next)
+        if (strncmp(r->name, name, sizeof r->name - 1) == 0)
+            return r;
+    struct prec *r = create ? calloc(1, sizeof *r) : NULL;
+    if (r) {
+        snprintf(r->name, sizeof r->name, "%s", name);
+        r->next = g_precs;
+        g_precs = r;
+    }
+    return r;
+}
+
+static CUresult proc_lookup(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                            CUdriverProcAddressQueryResult *symbolStatus)
+{
+    if (!symbol || !pfn)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct prec *r = prec_find(symbol, 1);
+    if (r) {
+        r->ver = cudaVersion;
+        r->flags = (long long)flags;
+        r->count++;
+    }
+    int dv = g_driver_version;
+    UNLOCK();
+    *pfn = NULL;
+    if ((flags & ~(cuuint64_t)3) || cudaVersion > dv)
+        return CUDA_ERROR_INVALID_VALUE;
+    int found = 0;
+    const struct proc *best = NULL;
+    for (size_t i = 0; i < sizeof g_procs / sizeof g_procs[0]; i++) {
+        const struct proc *p = &g_procs[i];
+        if (p->ver > dv || strcmp(fn_names[p->fn], symbol) != 0)
+            continue; /* a driver older than the entry point does not know it */
+        found = 1;
+        if (p->ver <= cudaVersion && (!best || p->ver > best->ver))
+            best = p;
+    }
+    if (best) {
+        *pfn = best->p;
+        if (symbolStatus)
+            *symbolStatus = CU_GET_PROC_ADDRESS_SUCCESS;
+        return CUDA_SUCCESS;
+    }
+    if (symbolStatus)
+        *symbolStatus = found ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+                              : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    return CUDA_ERROR_NOT_FOUND;
+}
+
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                             CUdriverProcAddressQueryResult *symbolStatus)
+{
+    ENTERV(GetProcAddress, 12000);
+    return proc_lookup(symbol, pfn, cudaVersion, flags, symbolStatus);
+}
+
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
+{
+    ENTERV(GetProcAddress, 11030);
+    return proc_lookup(symbol, pfn, cudaVersion, flags, NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* Control API (fakecuda_control.h). */
+
+int fakecuda_reset(void)
+{
+    if (t_kind)
+        return -1;
+    LOCK();
+    /* 1. Streams: drain and join every worker. */
+    size_t n = 0, nc = 0;
+    struct obj **v = reg_collect(K_STREAM, NULL, 1, &n);
+    struct obj **cv = reg_collect(K_CTX, NULL, 1, &nc);
+    struct stream **sv = malloc((n + nc + 1) * sizeof *sv);
+    size_t ns = 0;
+    for (size_t i = 0; sv && i < n; i++) {
+        reg_del(v[i]);
+        sv[ns++] = (struct stream *)v[i];
+    }
+    for (size_t i = 0; sv && i < nc; i++) {
+        struct ctx *c = (struct ctx *)cv[i];
+        if (c->nullstream)
+            sv[ns++] = c->nullstream;
+        c->nullstream = NULL;
+    }
+    free(v);
+    free(cv);
+    if (sv)
+        streams_retire(sv, ns);
+    free(sv);
+    /* 2. Run the queued user-object destructors, then stop that thread. */
+    if (g_dthr_started) {
+        g_dthr_stop = 1;
+        pthread_cond_broadcast(&g_dcv);
+        pthread_t t = g_dthr;
+        UNLOCK();
+        pthread_join(t, NULL);
+        LOCK();
+        g_dthr_started = 0;
+        g_dthr_stop = 0;
+    }
+    /* 3. Everything else. */
+    v = reg_collect(0, NULL, 1, &n);
+    for (size_t i = 0; v && i < n; i++)
+        if (v[i]->kind != K_FUNC && v[i]->kind != K_KERNEL)
+            obj_free(v[i]);
+    free(v);
+    v = reg_collect(0, NULL, 1, &n); /* functions of kernels never fetched */
+    for (size_t i = 0; v && i < n; i++)
+        if (v[i]->magic == FK_MAGIC && v[i]->kind == K_FUNC)
+            obj_free(v[i]);
+    free(v);
+    g_primary[0] = g_primary[1] = NULL;
+    memset(g_used, 0, sizeof g_used);
+    while (g_layouts) {
+        struct layout *l = g_layouts;
+        g_layouts = l->next;
+        free(l->name);
+        free(l->off);
+        free(l->sz);
+        free(l);
+    }
+    while (g_lrecs) {
+        struct lrec *r = g_lrecs;
+        g_lrecs = r->next;
+        free(r->name);
+        free(r->bytes);
+        free(r);
+    }
+    for (int i = 0; i < FN__COUNT; i++) {
+        atomic_store(&g_calls[i], 0);
+        atomic_store(&g_variant[i], 0);
+        g_fault[i].result = 0;
+    }
+    atomic_store(&g_nfaults, 0);
+    g_image_len = -1;
+    g_driver_version = FK_DRIVER_VERSION;
+    g_epoch++;
+    tls_sync();
+    atomic_store(&g_inited, 0);
+    UNLOCK();
+    return 0;
+}
+
+long long fakecuda_call_count(const char *name)
+{
+    int i = fn_index(name);
+    return i < 0 ? -1 : atomic_load(&g_calls[i]);
+}
+
+int fakecuda_last_proc_version(const char *name)
+{
+    if (!name)
+        return -1;
+    LOCK();
+    struct prec *r = prec_find(name, 0);
+    int v = r ? r->ver : -1;
+    UNLOCK();
+    return v;
+}
+
+long long fakecuda_last_proc_flags(const char *name)
+{
+    if (!name)
+        return -1;
+    LOCK();
+    struct prec *r = prec_find(name, 0);
+    long long v = r ? r->flags : -1;
+    UNLOCK();
+    return v;
+}
+
+int fakecuda_proc_lookup_count(const char *name)
+{
+    if (!name)
+        return 0;
+    LOCK();
+    struct prec *r = prec_find(name, 0);
+    int v = r ? r->count : 0;
+    UNLOCK();
+    return v;
+}
+
+void fakecuda_clear_proc_records(void)
+{
+    LOCK();
+    while (g_precs) {
+        struct prec *r = g_precs;
+        g_precs = r->next;
+        free(r);
+    }
+    UNLOCK();
+}
+
+int fakecuda_last_variant(const char *name)
+{
+    int i = fn_index(name);
+    int v = i < 0 ? 0 : atomic_load(&g_variant[i]);
+    return v ? v : -1;
+}
+
+int fakecuda_fail_next(const char *name, int result, int nth)
+{
+    int i = fn_index(name);
+    if (i < 0 || nth < 0)
+        return -1;
+    LOCK();
+    if (g_fault[i].result)
+        atomic_fetch_sub(&g_nfaults, 1);
+    g_fault[i].result = result;
+    g_fault[i].nth = nth;
+    g_fault[i].every = nth == 0;
+    if (result)
+        atomic_fetch_add(&g_nfaults, 1);
+    UNLOCK();
+    return 0;
+}
+
+static int copy_layout(int count, const size_t *offsets, const size_t *sizes, size_t **o,
+                       size_t **s)
+{
+    *o = *s = NULL;
+    if (count <= 0)
+        return 0;
+    *o = malloc((size_t)count * sizeof **o);
+    *s = malloc((size_t)count * sizeof **s);
+    if (!*o || !*s) {
+        free(*o);
+        free(*s);
+        return -1;
+    }
+    memcpy(*o, offsets, (size_t)count * sizeof **o);
+    memcpy(*s, sizes, (size_t)count * sizeof **s);
+    return 0;
+}
+
+int fakecuda_set_param_layout(void *f, const char *kernel_name, int count,
+                              const size_t *offsets, const size_t *sizes)
+{
+    if (count < -1 || (count > 0 && (!offsets || !sizes)) || (!f && !kernel_name))
+        return -1;
+    for (int i = 0; i < count; i++)
+        if (offsets[i] > SIZE_MAX / 2 || sizes[i] > SIZE_MAX / 2)
+            return -1;
+    size_t *o, *s;
+    if (copy_layout(count, offsets, sizes, &o, &s) != 0)
+        return -1;
+    int rc = 0;
+    LOCK();
+    if (f) {
+        struct func *fn = (struct func *)reg_find((uintptr_t)f, K_FUNC);
+        if (!fn) {
+            rc = -1;
+        } else {
+            free(fn->off);
+            free(fn->sz);
+            fn->nparams = count;
+            fn->off = o;
+            fn->sz = s;
+            o = s = NULL;
+        }
+    } else {
+        struct layout *l = layout_find(kernel_name);
+        if (count < 0) {
+            if (l) {
+                struct layout **pp = &g_layouts;
+                while (*pp != l)
+                    pp = &(*pp)->next;
+                *pp = l->next;
+                free(l->name);
+                free(l->off);
+                free(l->sz);
+                free(l);
+            }
+        } else {
+            if (!l && (l = calloc(1, sizeof *l)) != NULL) {
+                if (!(l->name = fk_strdup(kernel_name))) {
+                    free(l);
+                    l = NULL;
+                } else {
+                    l->next = g_layouts;
+                    g_layouts = l;
+                }
+            }
+            if (!l) {
+                rc = -1;
+            } else {
+                free(l->off);
+                free(l->sz);
+                l->n = count;
+                l->off = o;
+                l->sz = s;
+                o = s = NULL;
+            }
+        }
+    }
+    UNLOCK();
+    free(o);
+    free(s);
+    return rc;
+}
+
+long long fakecuda_last_launch_params(const char *kernel_name, void *buf, size_t cap)
+{
+    if (!kernel_name)
+        return -1;
+    LOCK();
+    struct lrec *r = lrec_find(kernel_name, 0);
+    long long n = -1;
+    if (r) {
+        n = (long long)r->len;
+        if (buf && r->len)
+            memcpy(buf, r->bytes, r->len < cap ? r->len : cap);
+    }
+    UNLOCK();
+    return n;
+}
+
+long long fakecuda_launch_count(const char *kernel_name)
+{
+    if (!kernel_name)
+        return 0;
+    LOCK();
+    struct lrec *r = lrec_find(kernel_name, 0);
+    long long n = r ? r->count : 0;
+    UNLOCK();
+    return n;
+}
+
+int fakecuda_last_launch_dims(const char *kernel_name, unsigned *out9)
+{
+    if (!kernel_name || !out9)
+        return -1;
+    LOCK();
+    struct lrec *r = lrec_find(kernel_name, 0);
+    if (r)
+        memcpy(out9, r->dims, sizeof r->dims);
+    UNLOCK();
+    return r ? 0 : -1;
+}
+
+int fakecuda_last_launch_mode(const char *kernel_name)
+{
+    if (!kernel_name)
+        return -1;
+    LOCK();
+    struct lrec *r = lrec_find(kernel_name, 0);
+    int m = r ? r->mode : -1;
+    UNLOCK();
+    return m;
+}
+
+void *fakecuda_last_launch_stream(const char *kernel_name)
+{
+    if (!kernel_name)
+        return NULL;
+    LOCK();
+    struct lrec *r = lrec_find(kernel_name, 0);
+    void *s = r ? r->stream : NULL;
+    UNLOCK();
+    return s;
+}
+
+long long fakecuda_live_handles(void)
+{
+    LOCK();
+    long long n = g_nkind[K_CTX] + g_nkind[K_STREAM] + g_nkind[K_EVENT] + g_nkind[K_DMEM] +
+                  g_nkind[K_HMEM] + g_nkind[K_MODULE] + g_nkind[K_LIBRARY] +
+                  g_nkind[K_GRAPH] + g_nkind[K_UOBJ];
+    for (int d = 0; d < FK_NDEV; d++)
+        if (g_primary[d] && g_primary[d]->refcount == 0)
+            n--;
+    UNLOCK();
+    return n;
+}
+
+long long fakecuda_pending_callbacks(void)
+{
+    LOCK();
+    long long n = g_pending_cb + g_pending_d;
+    UNLOCK();
+    return n;
+}
+
+long long fakecuda_pending_destructors(void)
+{
+    LOCK();
+    long long n = g_pending_d;
+    UNLOCK();
+    return n;
+}
+
+int fakecuda_thread_kind(void)
+{
+    return t_kind;
+}
+
+long long fakecuda_last_module_image(void *buf, size_t cap)
+{
+    LOCK();
+    long long n = g_image_len;
+    if (n > 0 && buf)
+        memcpy(buf, g_image, (size_t)n < cap ? (size_t)n : cap);
+    UNLOCK();
+    return n;
+}
+
+int fakecuda_set_driver_version(int version)
+{
+    if (version <= 0)
+        return -1;
+    LOCK();
+    g_driver_version = version;
+    UNLOCK();
+    return 0;
+}
+
+/* On unload / exit: never hang. Workers stop without running queued work;
+ * wait at most a second for those in the middle of a user callback. */
+__attribute__((destructor)) static void fk_fini(void)
+{
+    LOCK();
+    g_shutdown = 1;
+    size_t n = 0;
+    struct obj **v = reg_collect(K_STREAM, NULL, 1, &n);
+    for (size_t i = 0; v && i < n; i++)
+        pthread_cond_broadcast(&((struct stream *)v[i])->cv_work);
+    free(v);
+    v = reg_collect(K_CTX, NULL, 1, &n);
+    for (size_t i = 0; v && i < n; i++)
+        if (((struct ctx *)v[i])->nullstream)
+            pthread_cond_broadcast(&((struct ctx *)v[i])->nullstream->cv_work);
+    free(v);
+    pthread_cond_broadcast(&g_dcv);
+    pthread_cond_broadcast(&g_progress);
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += 1;
+    int self = t_kind ? 1 : 0;
+    while (g_threads_alive > self)
+        if (pthread_cond_timedwait(&g_progress, &G, &dl) == ETIMEDOUT)
+            break;
+    UNLOCK();
+}

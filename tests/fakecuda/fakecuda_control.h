@@ -1,0 +1,110 @@
+/* fakecuda_control.h — control API of the TEST-ONLY fake CUDA driver.
+ *
+ * The fake driver (tests/fakecuda/fakecuda.c, built as libcuda.so.1) is a test
+ * double for CI machines without a GPU. It is NOT a CUDA implementation and
+ * never ships. These functions are exported next to cuGetProcAddress{,_v2} so
+ * tests can drive and inspect it; every argument and result is an int,
+ * pointer, size_t or char* so that Python's ctypes can call them directly.
+ *
+ * Names are base names as given to cuGetProcAddress ("cuMemAlloc", never
+ * "cuMemAlloc_v2"). Unless stated otherwise a function returns 0 on success
+ * and -1 on a bad argument or an unknown name.
+ */
+#ifndef FAKECUDA_CONTROL_H
+#define FAKECUDA_CONTROL_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Drop all driver state: contexts, streams (their workers are drained and
+ * joined), events, allocations, modules, libraries, graphs, user objects
+ * (their destructors are NOT called), call counters, fault injections,
+ * parameter layouts, launch records; cuInit must be called again; the driver
+ * version goes back to 13000. Lookup records of cuGetProcAddress are kept (the
+ * bindings resolve once per process); fakecuda_clear_proc_records drops them.
+ * Queued user-object destructors are run before it returns.
+ * Returns -1 (doing nothing) when called from a fake-driver thread. */
+int fakecuda_reset(void);
+
+/* Calls of a function (base name) through pointers cuGetProcAddress handed
+ * out, every ABI variant together, fault-injected calls included. -1: unknown. */
+long long fakecuda_call_count(const char *name);
+
+/* The cudaVersion / flags / number of cuGetProcAddress lookups of `name`
+ * (any name, even unknown to the fake); -1 / -1 / 0 if never looked up. */
+int fakecuda_last_proc_version(const char *name);
+long long fakecuda_last_proc_flags(const char *name);
+int fakecuda_proc_lookup_count(const char *name);
+void fakecuda_clear_proc_records(void);
+
+/* The ABI version of the implementation last CALLED for a function that the
+ * fake implements in several variants (cuCtxCreate: 3020, 11040 or 12050;
+ * cuCtxGetDevice / cuCtxSynchronize: 2000 or 13000; cuStreamGetCtx: 9020 or
+ * 12050; cuDevicePrimaryCtxSetFlags/Release/Reset: 7000 or 11000;
+ * cuEventElapsedTime: 2000 or 12080; cuDeviceGetUuid: 9020 or 11040;
+ * cuGetProcAddress: 11030 or 12000). -1 if never called / single-variant. */
+int fakecuda_last_variant(const char *name);
+
+/* Fault injection: make the nth call of `name` from now return `result`
+ * (nth = 1: the next call) once, or every call when nth = 0, until reset.
+ * result = 0 (CUDA_SUCCESS) clears the injection for that name. An injected
+ * call is counted and has no other effect. */
+int fakecuda_fail_next(const char *name, int result, int nth);
+
+/* Kernel parameter layout. f non-NULL: for that CUfunction only (wins over a
+ * layout by name); f NULL: for every function named kernel_name (from
+ * cuModuleGetFunction or cuKernelGetFunction, now or later). count = -1
+ * removes the layout; count >= 0 declares `count` parameters. The arrays are
+ * copied. Without a layout a function has no parameters for
+ * cuFuncGetParamInfo and launches record no kernelParams bytes. */
+int fakecuda_set_param_layout(void *f, const char *kernel_name, int count,
+                              const size_t *offsets, const size_t *sizes);
+
+/* Last launch of a kernel (by name; cuLaunchKernel, cuLaunchKernelEx,
+ * cuLaunchCooperativeKernel). Copies min(cap, n) bytes of the packed
+ * parameters (each kernelParams[i] at its declared offset, gaps zero, total
+ * n = max(offset + size); or the CU_LAUNCH_PARAM_BUFFER_POINTER buffer of
+ * `extra`) into buf and returns n; -1 if never launched. */
+long long fakecuda_last_launch_params(const char *kernel_name, void *buf, size_t cap);
+/* Launches of the kernel since reset; 0 if none. */
+long long fakecuda_launch_count(const char *kernel_name);
+/* out9 = grid x,y,z, block x,y,z, sharedMemBytes, 1 if hStream was NULL (0)
+ * else 0, and 0. Returns 0, or -1 if never launched. */
+int fakecuda_last_launch_dims(const char *kernel_name, unsigned *out9);
+/* 1: parameters came from kernelParams, 2: from extra, 0: neither; -1 never. */
+int fakecuda_last_launch_mode(const char *kernel_name);
+/* The CUstream of the last launch, as passed. NULL if never launched. */
+void *fakecuda_last_launch_stream(const char *kernel_name);
+
+/* Live user-owned objects: contexts (created, and primary ones retained),
+ * streams, events, device and host allocations, modules, libraries, graphs,
+ * user objects. NULL streams and functions/kernels are not counted. */
+long long fakecuda_live_handles(void);
+
+/* Host functions and stream callbacks queued or running, plus user-object
+ * destructors queued or running. */
+long long fakecuda_pending_callbacks(void);
+/* Only the user-object destructors queued or running. */
+long long fakecuda_pending_destructors(void);
+
+/* 0: the calling thread is not the fake's; 1: a stream worker thread;
+ * 2: the deferred-destructor thread. */
+int fakecuda_thread_kind(void);
+
+/* First bytes of the last image given to cuModuleLoadData(Ex) or
+ * cuLibraryLoadData (up to 16 bytes, stopping after the first NUL).
+ * Returns the number of bytes recorded, -1 if none. */
+long long fakecuda_last_module_image(void *buf, size_t cap);
+
+/* Version cuDriverGetVersion reports (default 13000). cuGetProcAddress then
+ * hides entry points newer than it, and a cudaVersion above it gives
+ * CUDA_ERROR_INVALID_VALUE (as documented for the real driver). */
+int fakecuda_set_driver_version(int version);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
