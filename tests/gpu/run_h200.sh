@@ -1,0 +1,18 @@
+#!/bin/sh
+# tests/gpu/run_h200.sh — builds the bindings from the committed out/ on the
+# GPU machine (no libclang there) and runs the GPU tests against cubind and
+# against cuda.bindings. Results go to $OUT (the device tool's output dir).
+set -u
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-/tmp/cubind-gpu-out}
+mkdir -p "$OUT"
+py=$(command -v python3)
+{
+    echo "## $(date -u +%Y-%m-%dT%H:%MZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
+    "$py" -c 'import sys, cuda.bindings; print("python", sys.version.split()[0], "cuda-bindings", cuda.bindings.__version__)'
+    ./configure --no-generator --no-install --python "$py" && ninja bindings || exit 1
+    for impl in cubind cuda.bindings; do
+        echo "### CUBIND_GPU_IMPL=$impl"
+        CUBIND_GPU_IMPL=$impl PYTHONPATH=build/python "$py" -m pytest -v -p no:cacheprovider tests/gpu
+    done
+} 2>&1 | tee "$OUT/gpu-tests.log"
