@@ -1,0 +1,70 @@
+"""Shared fixtures for the Python tests: the test-only fake driver
+(tests/fakecuda, loaded through CUBIND_LIBCUDA by tests/run) and its control
+API through ctypes."""
+import ctypes
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BUILD = ROOT / "build"
+
+
+def _config(name):
+    for line in (BUILD / "config.ninja").read_text().splitlines():
+        if line.startswith(name + " = "):
+            return line.split(" = ", 1)[1]
+    raise KeyError(name)
+
+
+@pytest.fixture(scope="session")
+def fake():
+    """The fake driver's control functions (fakecuda_*), reset per use."""
+    path = os.environ.get("CUBIND_LIBCUDA")
+    assert path and "fakecuda" in path, "tests/run sets CUBIND_LIBCUDA to the fake driver"
+    lib = ctypes.CDLL(path)
+    lib.fakecuda_call_count.restype = ctypes.c_longlong
+    lib.fakecuda_call_count.argtypes = [ctypes.c_char_p]
+    lib.fakecuda_last_proc_version.argtypes = [ctypes.c_char_p]
+    lib.fakecuda_last_proc_flags.restype = ctypes.c_longlong
+    lib.fakecuda_last_proc_flags.argtypes = [ctypes.c_char_p]
+    lib.fakecuda_fail_next.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
+    lib.fakecuda_live_handles.restype = ctypes.c_longlong
+    return lib
+
+
+@pytest.fixture(scope="session")
+def model():
+    """The model of the default header, from `cubind dump`."""
+    header = pathlib.Path(_config("cuda_include")) / "cuda.h"
+    out = subprocess.run([str(BUILD / "cubind"), "dump", "--header", str(header)],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+@pytest.fixture(scope="session")
+def unsupported():
+    """Names the generator reported as not bound (out/unsupported.txt)."""
+    names = set()
+    for line in (ROOT / "out" / "unsupported.txt").read_text().splitlines():
+        if line and not line.startswith("#"):
+            names.add(line.split(":", 1)[0])
+    return names
+
+
+@pytest.fixture(scope="session")
+def drv():
+    import cubind.driver
+    assert cubind.driver.cuInit(0)[0] == 0
+    return cubind.driver
+
+
+def run_python(code, **env):
+    """Runs code in a fresh interpreter (the driver loads once per process)."""
+    full_env = dict(os.environ, **env)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=full_env, timeout=120)

@@ -1,0 +1,179 @@
+"""cubind.driver against the test-only fake driver: module shape, enums,
+handles, argument conversion, the raising face, driver loading."""
+import pickle
+
+import pytest
+
+from conftest import run_python
+
+
+def test_every_bound_function_is_exported_and_no_other(drv, model, unsupported):
+    names = {f["name"] for f in model["functions"]}
+    exported = {n for n in dir(drv) if n.startswith("cu") and callable(getattr(drv, n))
+                and not isinstance(getattr(drv, n), type)}
+    assert exported == names - unsupported
+    assert len(exported) >= 200
+    # Unsupported functions are absent, never stubs that raise.
+    for name in unsupported:
+        assert not hasattr(drv, name), name
+
+
+def test_every_enum_with_every_value(drv, model):
+    for enum in model["enums"]:
+        cls = getattr(drv, enum["name"])
+        assert issubclass(cls, int)
+        for item in enum["values"]:
+            member = getattr(cls, item["name"])
+            assert int(member) == item["value"]
+            assert member.value == item["value"]
+            assert cls(item["value"]) is cls(item["value"])  # singletons
+
+
+def test_enum_names_and_aliases(drv):
+    r = drv.CUresult.CUDA_ERROR_INVALID_VALUE
+    assert r.name == "CUDA_ERROR_INVALID_VALUE" and r == 1
+    assert drv.CUresult(0) is drv.CUresult.CUDA_SUCCESS
+    assert "CUDA_SUCCESS" in drv.CUresult.__members__
+    with pytest.raises(ValueError):
+        drv.CUresult(123456)
+    assert pickle.loads(pickle.dumps(r)) is r
+
+
+def test_unknown_status_from_a_newer_driver_does_not_crash(drv, fake):
+    fake.fakecuda_fail_next(b"cuDriverGetVersion", 4242, 1)
+    err, version = drv.cuDriverGetVersion()
+    assert int(err) == 4242 and err.name is None and version is None
+    assert "4242" in repr(err)
+
+
+def test_every_handle_type(drv, model):
+    for h in model["handles"]:
+        cls = getattr(drv, h["name"])
+        obj = cls(0x1234)
+        assert int(obj) == 0x1234
+        assert obj == cls(0x1234) and hash(obj) == hash(cls(0x1234))
+        assert obj != cls(0x1235)
+        assert repr(obj) == "<%s 0x1234>" % h["name"]
+        assert isinstance(obj.getPtr(), int) and obj.getPtr() != 0
+        assert cls() == cls(0) and not cls()
+
+
+def test_value_handles(drv):
+    dev = drv.CUdevice(3)
+    assert int(dev) == 3 and repr(dev) == "<CUdevice 3>"
+    ptr = drv.CUdeviceptr(2**64 - 1)
+    assert int(ptr) == 2**64 - 1
+    with pytest.raises(OverflowError):
+        drv.CUdeviceptr(2**64)
+    with pytest.raises(TypeError):
+        drv.CUdevice(drv.CUstream(1))
+
+
+def test_status_tuples(drv):
+    err, dev = drv.cuDeviceGet(1)
+    assert err == drv.CUresult.CUDA_SUCCESS and isinstance(dev, drv.CUdevice) and int(dev) == 1
+    err, dev = drv.cuDeviceGet(7)
+    assert err == drv.CUresult.CUDA_ERROR_INVALID_DEVICE and dev is None
+    err, value = drv.cuDeviceGetAttribute(drv.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, dev=drv.CUdevice(1))
+    assert err == 0 and value == 1 * 1000 + 1  # the fake answers attrib*1000+dev
+    (err,) = drv.cuInit(0)
+    assert err == 0
+
+
+def test_keywords_and_positional_errors(drv):
+    assert drv.cuDeviceGet(ordinal=0)[0] == 0
+    with pytest.raises(TypeError, match="ordinal"):
+        drv.cuDeviceGet()
+    with pytest.raises(TypeError, match="unexpected keyword argument 'nope'"):
+        drv.cuDeviceGet(nope=1)
+    with pytest.raises(TypeError, match="multiple values for argument 'ordinal'"):
+        drv.cuDeviceGet(0, ordinal=0)
+    with pytest.raises(TypeError, match="takes 1 argument"):
+        drv.cuDeviceGet(0, 1)
+    with pytest.raises(TypeError, match="takes no arguments"):
+        drv.cuCtxGetCurrent(1)
+
+
+@pytest.mark.parametrize("value, exc, text", [
+    ("0", TypeError, "argument 'Flags' must be an int"),
+    (1.5, TypeError, "argument 'Flags' must be an int"),
+    (None, TypeError, "argument 'Flags' must be an int"),
+    (-1, OverflowError, "argument 'Flags' = -1 does not fit in unsigned int"),
+    (2**32, OverflowError, "argument 'Flags' = 4294967296 does not fit in unsigned int"),
+    (2**100, OverflowError, "does not fit in unsigned int"),
+])
+def test_unsigned_conversion_errors_name_the_parameter(drv, value, exc, text):
+    with pytest.raises(exc, match=text):
+        drv.cuInit(value)
+
+
+def test_signed_and_enum_and_handle_errors(drv):
+    with pytest.raises(OverflowError, match="'ordinal'"):
+        drv.cuDeviceGet(2**31)
+    with pytest.raises(TypeError, match="'attrib' must be CUdevice_attribute or int, not cubind.driver.CUresult"):
+        drv.cuDeviceGetAttribute(drv.CUresult.CUDA_SUCCESS, 0)
+    with pytest.raises(OverflowError, match="'attrib'"):
+        drv.cuDeviceGetAttribute(-1, 0)
+    with pytest.raises(TypeError, match="'hStream' must be CUstream, int or None, not cubind.driver.CUevent"):
+        drv.cuStreamQuery(drv.CUevent(1))
+    with pytest.raises(TypeError, match="'dev' must be CUdevice, int or None"):
+        drv.cuDeviceGetAttribute(1, drv.CUcontext(0))
+
+
+def test_handles_accept_int_and_none(drv):
+    ctx = drv.cuDevicePrimaryCtxRetain(0)[1]
+    assert drv.cuCtxSetCurrent(int(ctx))[0] == 0
+    assert drv.cuCtxGetCurrent()[1] == ctx
+    assert drv.cuCtxSetCurrent(None)[0] == 0
+    assert int(drv.cuCtxGetCurrent()[1]) == 0
+
+
+def test_raising_face(drv):
+    import cubind
+    import cubind.cu as cu
+    assert cu.cuDeviceGet(1) == drv.CUdevice(1)
+    assert cu.cuInit(0) is None
+    assert cu.CUresult is drv.CUresult and cu.CUstream is drv.CUstream
+    with pytest.raises(cubind.CUDAError) as info:
+        cu.cuDeviceGet(9)
+    e = info.value
+    assert e.result is drv.CUresult.CUDA_ERROR_INVALID_DEVICE
+    assert e.name == "CUDA_ERROR_INVALID_DEVICE"
+    assert "invalid device" in e.message
+    assert "CUDA_ERROR_INVALID_DEVICE" in str(e)
+
+
+def test_functions_resolve_the_header_abi_version(drv, fake, model):
+    versions = {f["name"]: f["proc_version"] for f in model["functions"]}
+    drv.cuMemGetInfo()
+    assert fake.fakecuda_last_proc_version(b"cuMemGetInfo") == versions["cuMemGetInfo"] == 3020
+    drv.cuCtxGetDevice()
+    assert fake.fakecuda_last_proc_version(b"cuCtxGetDevice") == 2000
+
+
+def test_docstrings_and_signatures(drv):
+    import inspect
+    assert str(inspect.signature(drv.cuDeviceGetAttribute)) == "(attrib, dev)"
+    doc = drv.cuDeviceGetAttribute.__doc__
+    assert "CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)" in doc
+    assert "Returns information about the device" in doc
+
+
+def test_import_without_driver_then_calls_raise():
+    proc = run_python(
+        "import cubind, cubind.driver as d\n"
+        "try:\n    d.cuInit(0)\nexcept cubind.DriverNotFoundError as e:\n    print('RAISED', e)\n",
+        CUBIND_LIBCUDA="/nonexistent/libcuda.so.1")
+    assert proc.returncode == 0, proc.stderr
+    assert "RAISED" in proc.stdout and "/nonexistent/libcuda.so.1" in proc.stdout
+
+
+def test_missing_entry_point_raises_function_not_found():
+    # A driver too old for a function: the fake refuses versions above its own.
+    proc = run_python(
+        "import ctypes, os, cubind, cubind.driver as d\n"
+        "lib = ctypes.CDLL(os.environ['CUBIND_LIBCUDA'])\n"
+        "lib.fakecuda_set_driver_version(11000)\n"
+        "try:\n    d.cuCtxGetDevice_v2(None)\nexcept cubind.FunctionNotFoundError as e:\n    print('RAISED', e)\n")
+    assert proc.returncode == 0, proc.stderr
+    assert "RAISED" in proc.stdout and "cuCtxGetDevice" in proc.stdout
