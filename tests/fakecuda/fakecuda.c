@@ -34,7 +34,8 @@
 /* cuda.h maps cuGetProcAddress to cuGetProcAddress_v2; this library exports
  * both ABI symbols, the old one with its 4-argument prototype. */
 #undef cuGetProcAddress
-CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);
+#define FK_EXPORT __attribute__((visibility("default")))
+FK_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);
 
 #define FK_NDEV 2
 #define FK_DRIVER_VERSION 13000
@@ -766,7 +767,7 @@ struct dwork {
 };
 static struct dwork *g_dq_head, *g_dq_tail;
 static pthread_cond_t g_dcv = PTHREAD_COND_INITIALIZER;
-static int g_dthr_started, g_dthr_stop;
+static int g_dthr_started, g_dthr_stop, g_dthr_exited;
 static pthread_t g_dthr;
 
 static void *destructor_main(void *arg)
@@ -791,6 +792,7 @@ static void *destructor_main(void *arg)
         pthread_cond_broadcast(&g_progress);
     }
     g_threads_alive--;
+    g_dthr_exited = 1;
     pthread_cond_broadcast(&g_progress);
     UNLOCK();
     return NULL;
@@ -817,6 +819,7 @@ static void uobj_unref(struct uobj *u, unsigned count)
             return;
         }
         g_dthr_started = 1;
+        g_dthr_exited = 0;
         g_threads_alive++;
     }
     if (g_dq_tail)
@@ -1547,7 +1550,7 @@ static CUresult fk_StreamQuery(CUstream hStream)
 {
     ENTERI(StreamQuery);
     LOCK();
-    struct stream *s;
+    struct stream *s = NULL;
     CUresult e = stream_resolve(hStream, &s);
     if (e == CUDA_SUCCESS && (s->head || s->busy))
         e = CUDA_ERROR_NOT_READY;
@@ -1559,7 +1562,7 @@ static CUresult fk_StreamSynchronize(CUstream hStream)
 {
     ENTERI(StreamSynchronize);
     LOCK();
-    struct stream *s;
+    struct stream *s = NULL;
     CUresult e = stream_resolve(hStream, &s);
     if (e == CUDA_SUCCESS)
         e = stream_sync(s);
@@ -1573,7 +1576,7 @@ static CUresult fk_StreamGetFlags(CUstream hStream, unsigned int *flags)
     if (!flags)
         return CUDA_ERROR_INVALID_VALUE;
     LOCK();
-    struct stream *s;
+    struct stream *s = NULL;
     CUresult e = stream_resolve(hStream, &s);
     if (e == CUDA_SUCCESS)
         *flags = s->flags;
@@ -1587,7 +1590,7 @@ static CUresult fk_StreamGetPriority(CUstream hStream, int *priority)
     if (!priority)
         return CUDA_ERROR_INVALID_VALUE;
     LOCK();
-    struct stream *s;
+    struct stream *s = NULL;
     CUresult e = stream_resolve(hStream, &s);
     if (e == CUDA_SUCCESS)
         *priority = s->prio;
@@ -1600,7 +1603,7 @@ static CUresult stream_get_ctx(CUstream hStream, CUcontext *pctx)
     if (!pctx)
         return CUDA_ERROR_INVALID_VALUE;
     LOCK();
-    struct stream *s;
+    struct stream *s = NULL;
     CUresult e = stream_resolve(hStream, &s);
     if (e == CUDA_SUCCESS)
         *pctx = (CUcontext)(void *)s->ctx;
@@ -1629,7 +1632,7 @@ static CUresult fk_StreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned in
     if (Flags & ~1u)
         return CUDA_ERROR_INVALID_VALUE;
     LOCK();
-    struct stream *s;
+    struct stream *s = NULL;
     CUresult e = stream_resolve(hStream, &s);
     struct event *ev = (struct event *)reg_find((uintptr_t)hEvent, K_EVENT);
     if (e == CUDA_SUCCESS && !ev)
@@ -1653,7 +1656,7 @@ static CUresult fk_StreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned in
 static CUresult enqueue_call(CUstream hStream, int type, CUhostFn fn, CUstreamCallback cb, void *ud)
 {
     LOCK();
-    struct stream *s;
+    struct stream *s = NULL;
     CUresult e = stream_resolve(hStream, &s);
     if (e == CUDA_SUCCESS) {
         struct work *w = calloc(1, sizeof *w);
@@ -1953,7 +1956,7 @@ static CUresult copy_async(void *dst, int dst_dev, const void *src, int src_dev,
                            CUstream hStream)
 {
     LOCK();
-    struct stream *s;
+    struct stream *s = NULL;
     CUresult e = stream_resolve(hStream, &s);
     struct mem *m1 = NULL, *m2 = NULL;
     if (e == CUDA_SUCCESS &&
@@ -2834,14 +2837,14 @@ static CUresult proc_lookup(const char *symbol, void **pfn, int cudaVersion, cuu
     return CUDA_ERROR_NOT_FOUND;
 }
 
-CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+FK_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
                              CUdriverProcAddressQueryResult *symbolStatus)
 {
     ENTERV(GetProcAddress, 12000);
     return proc_lookup(symbol, pfn, cudaVersion, flags, symbolStatus);
 }
 
-CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
+FK_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
 {
     ENTERV(GetProcAddress, 11030);
     return proc_lookup(symbol, pfn, cudaVersion, flags, NULL);
@@ -2850,7 +2853,7 @@ CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuin
 /* ------------------------------------------------------------------ */
 /* Control API (fakecuda_control.h). */
 
-int fakecuda_reset(void)
+FK_EXPORT int fakecuda_reset(void)
 {
     if (t_kind)
         return -1;
@@ -2886,6 +2889,7 @@ int fakecuda_reset(void)
         LOCK();
         g_dthr_started = 0;
         g_dthr_stop = 0;
+        g_dthr_exited = 0;
     }
     /* 3. Everything else. */
     v = reg_collect(0, NULL, 1, &n);
@@ -2930,13 +2934,13 @@ int fakecuda_reset(void)
     return 0;
 }
 
-long long fakecuda_call_count(const char *name)
+FK_EXPORT long long fakecuda_call_count(const char *name)
 {
     int i = fn_index(name);
     return i < 0 ? -1 : atomic_load(&g_calls[i]);
 }
 
-int fakecuda_last_proc_version(const char *name)
+FK_EXPORT int fakecuda_last_proc_version(const char *name)
 {
     if (!name)
         return -1;
@@ -2947,7 +2951,7 @@ int fakecuda_last_proc_version(const char *name)
     return v;
 }
 
-long long fakecuda_last_proc_flags(const char *name)
+FK_EXPORT long long fakecuda_last_proc_flags(const char *name)
 {
     if (!name)
         return -1;
@@ -2958,7 +2962,7 @@ long long fakecuda_last_proc_flags(const char *name)
     return v;
 }
 
-int fakecuda_proc_lookup_count(const char *name)
+FK_EXPORT int fakecuda_proc_lookup_count(const char *name)
 {
     if (!name)
         return 0;
@@ -2969,7 +2973,7 @@ int fakecuda_proc_lookup_count(const char *name)
     return v;
 }
 
-void fakecuda_clear_proc_records(void)
+FK_EXPORT void fakecuda_clear_proc_records(void)
 {
     LOCK();
     while (g_precs) {
@@ -2980,14 +2984,14 @@ void fakecuda_clear_proc_records(void)
     UNLOCK();
 }
 
-int fakecuda_last_variant(const char *name)
+FK_EXPORT int fakecuda_last_variant(const char *name)
 {
     int i = fn_index(name);
     int v = i < 0 ? 0 : atomic_load(&g_variant[i]);
     return v ? v : -1;
 }
 
-int fakecuda_fail_next(const char *name, int result, int nth)
+FK_EXPORT int fakecuda_fail_next(const char *name, int result, int nth)
 {
     int i = fn_index(name);
     if (i < 0 || nth < 0)
@@ -3022,7 +3026,7 @@ static int copy_layout(int count, const size_t *offsets, const size_t *sizes, si
     return 0;
 }
 
-int fakecuda_set_param_layout(void *f, const char *kernel_name, int count,
+FK_EXPORT int fakecuda_set_param_layout(void *f, const char *kernel_name, int count,
                               const size_t *offsets, const size_t *sizes)
 {
     if (count < -1 || (count > 0 && (!offsets || !sizes)) || (!f && !kernel_name))
@@ -3088,7 +3092,7 @@ int fakecuda_set_param_layout(void *f, const char *kernel_name, int count,
     return rc;
 }
 
-long long fakecuda_last_launch_params(const char *kernel_name, void *buf, size_t cap)
+FK_EXPORT long long fakecuda_last_launch_params(const char *kernel_name, void *buf, size_t cap)
 {
     if (!kernel_name)
         return -1;
@@ -3104,7 +3108,7 @@ long long fakecuda_last_launch_params(const char *kernel_name, void *buf, size_t
     return n;
 }
 
-long long fakecuda_launch_count(const char *kernel_name)
+FK_EXPORT long long fakecuda_launch_count(const char *kernel_name)
 {
     if (!kernel_name)
         return 0;
@@ -3115,7 +3119,7 @@ long long fakecuda_launch_count(const char *kernel_name)
     return n;
 }
 
-int fakecuda_last_launch_dims(const char *kernel_name, unsigned *out9)
+FK_EXPORT int fakecuda_last_launch_dims(const char *kernel_name, unsigned *out9)
 {
     if (!kernel_name || !out9)
         return -1;
@@ -3127,7 +3131,7 @@ int fakecuda_last_launch_dims(const char *kernel_name, unsigned *out9)
     return r ? 0 : -1;
 }
 
-int fakecuda_last_launch_mode(const char *kernel_name)
+FK_EXPORT int fakecuda_last_launch_mode(const char *kernel_name)
 {
     if (!kernel_name)
         return -1;
@@ -3138,7 +3142,7 @@ int fakecuda_last_launch_mode(const char *kernel_name)
     return m;
 }
 
-void *fakecuda_last_launch_stream(const char *kernel_name)
+FK_EXPORT void *fakecuda_last_launch_stream(const char *kernel_name)
 {
     if (!kernel_name)
         return NULL;
@@ -3149,7 +3153,7 @@ void *fakecuda_last_launch_stream(const char *kernel_name)
     return s;
 }
 
-long long fakecuda_live_handles(void)
+FK_EXPORT long long fakecuda_live_handles(void)
 {
     LOCK();
     long long n = g_nkind[K_CTX] + g_nkind[K_STREAM] + g_nkind[K_EVENT] + g_nkind[K_DMEM] +
@@ -3162,7 +3166,7 @@ long long fakecuda_live_handles(void)
     return n;
 }
 
-long long fakecuda_pending_callbacks(void)
+FK_EXPORT long long fakecuda_pending_callbacks(void)
 {
     LOCK();
     long long n = g_pending_cb + g_pending_d;
@@ -3170,7 +3174,7 @@ long long fakecuda_pending_callbacks(void)
     return n;
 }
 
-long long fakecuda_pending_destructors(void)
+FK_EXPORT long long fakecuda_pending_destructors(void)
 {
     LOCK();
     long long n = g_pending_d;
@@ -3178,12 +3182,12 @@ long long fakecuda_pending_destructors(void)
     return n;
 }
 
-int fakecuda_thread_kind(void)
+FK_EXPORT int fakecuda_thread_kind(void)
 {
     return t_kind;
 }
 
-long long fakecuda_last_module_image(void *buf, size_t cap)
+FK_EXPORT long long fakecuda_last_module_image(void *buf, size_t cap)
 {
     LOCK();
     long long n = g_image_len;
@@ -3193,7 +3197,7 @@ long long fakecuda_last_module_image(void *buf, size_t cap)
     return n;
 }
 
-int fakecuda_set_driver_version(int version)
+FK_EXPORT int fakecuda_set_driver_version(int version)
 {
     if (version <= 0)
         return -1;
@@ -3228,5 +3232,24 @@ __attribute__((destructor)) static void fk_fini(void)
     while (g_threads_alive > self)
         if (pthread_cond_timedwait(&g_progress, &G, &dl) == ETIMEDOUT)
             break;
+    /* Join the workers that have exited (they no longer need G); the others
+     * (stuck in a user callback) are left alone. */
+    v = reg_collect(0, NULL, 1, &n);
+    for (size_t i = 0; v && i < n; i++) {
+        struct stream *s = NULL;
+        if (v[i]->kind == K_STREAM)
+            s = (struct stream *)v[i];
+        else if (v[i]->kind == K_CTX)
+            s = ((struct ctx *)v[i])->nullstream;
+        if (s && s->started && s->exited && !pthread_equal(s->thr, pthread_self())) {
+            pthread_join(s->thr, NULL);
+            s->started = 0;
+        }
+    }
+    free(v);
+    if (g_dthr_started && g_dthr_exited && !pthread_equal(g_dthr, pthread_self())) {
+        pthread_join(g_dthr, NULL);
+        g_dthr_started = 0;
+    }
     UNLOCK();
 }

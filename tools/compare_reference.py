@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Compares cubind.driver with the public surface of cuda.bindings.driver
+(../shared/reference JSON or --reference FILE) for the names that exist in
+the header cubind was generated from.
+
+For each function: parameter names and order (from inspect.signature), the
+length of the returned tuple and the names of its outputs (from the
+docstring's "Returns (CUresult, a, b)." line); for each enum: member names
+and values; for each class: attribute names. Prints the match rates and every
+difference; exits 1 when the function match rate is below --min-rate.
+
+    PYTHONPATH=build/python python3 tools/compare_reference.py [--json]
+"""
+import argparse
+import inspect
+import json
+import pathlib
+import re
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+DEFAULT_REFERENCE = ROOT.parent / "shared" / "reference" / "cuda_bindings_driver_13.3.1.json"
+
+
+def header_names(header):
+    out = subprocess.run([str(ROOT / "build" / "cubind"), "dump", "--header", header],
+                         check=True, capture_output=True, text=True).stdout
+    model = json.loads(out)
+    return model
+
+
+def ref_param_names(entry):
+    return [p.split(" : ")[0].strip() for p in entry["parameters"]]
+
+
+def ref_return_names(entry):
+    names = []
+    for r in entry["returns"][1:]:
+        names.append(r.split(" : ")[0].strip())
+    return names
+
+
+def our_return_names(fn):
+    m = re.search(r"Returns \(CUresult((?:, \w+)*)\)\.", fn.__doc__ or "")
+    if not m:
+        return None
+    return [n for n in m.group(1).split(", ") if n]
+
+
+def compare_functions(drv, ref, model):
+    in_header = {f["name"] for f in model["functions"]}
+    results = {"match": [], "missing": [], "differ": []}
+    for name, entry in sorted(ref["functions"].items()):
+        if name not in in_header:
+            continue
+        fn = getattr(drv, name, None)
+        if fn is None:
+            results["missing"].append(name)
+            continue
+        ours = list(inspect.signature(fn).parameters)
+        theirs = ref_param_names(entry)
+        our_ret = our_return_names(fn)
+        their_ret = ref_return_names(entry)
+        problems = []
+        if ours != theirs:
+            problems.append("parameters %s != %s" % (ours, theirs))
+        if our_ret is None or len(our_ret) != len(their_ret):
+            problems.append("returns %s != %s" % (our_ret, their_ret))
+        if problems:
+            results["differ"].append((name, "; ".join(problems)))
+        else:
+            results["match"].append(name)
+    return results
+
+
+def compare_enums(drv, ref, model):
+    in_header = {e["name"] for e in model["enums"]}
+    differ = []
+    total = 0
+    for name, members in sorted(ref["enums"].items()):
+        if name not in in_header:
+            continue
+        total += 1
+        cls = getattr(drv, name, None)
+        if cls is None:
+            differ.append((name, "missing"))
+            continue
+        ours = {k: int(v) for k, v in cls.__members__.items()}
+        header_members = {v["name"] for e in model["enums"] if e["name"] == name for v in e["values"]}
+        theirs = {k: v for k, v in members.items() if k in header_members}
+        if ours != theirs and {k: ours.get(k) for k in theirs} != theirs:
+            differ.append((name, "members differ"))
+    return total, differ
+
+
+def compare_classes(drv, ref, model):
+    names = {r["name"] for r in model["records"]} | {a for r in model["records"] for a in r["aliases"]}
+    names |= {h["name"] for h in model["handles"]}
+    differ = []
+    total = 0
+    for name, attrs in sorted(ref["classes"].items()):
+        if name not in names:
+            continue
+        total += 1
+        cls = getattr(drv, name, None)
+        if cls is None:
+            differ.append((name, "missing"))
+            continue
+        missing = [a for a in attrs if not hasattr(cls, a)]
+        if missing:
+            differ.append((name, "missing attributes %s" % missing))
+    return total, differ
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reference", default=str(DEFAULT_REFERENCE))
+    ap.add_argument("--header", default=None)
+    ap.add_argument("--min-rate", type=float, default=0.0)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    config = (ROOT / "build" / "config.ninja").read_text()
+    inc = re.search(r"^cuda_include = (.*)$", config, re.M).group(1)
+    model = header_names(args.header or str(pathlib.Path(inc) / "cuda.h"))
+    ref = json.loads(pathlib.Path(args.reference).read_text())
+    import cubind.driver as drv
+    f = compare_functions(drv, ref, model)
+    ne, de = compare_enums(drv, ref, model)
+    nc, dc = compare_classes(drv, ref, model)
+    nf = len(f["match"]) + len(f["missing"]) + len(f["differ"])
+    rate = len(f["match"]) / nf if nf else 0.0
+    if args.json:
+        print(json.dumps({"functions": nf, "match": len(f["match"]), "rate": rate,
+                          "missing": f["missing"], "differ": f["differ"],
+                          "enums": ne, "enum_differences": de,
+                          "classes": nc, "class_differences": dc}, indent=1))
+    else:
+        for name in f["missing"]:
+            print("function %s: not bound" % name)
+        for name, why in f["differ"]:
+            print("function %s: %s" % (name, why))
+        for name, why in de:
+            print("enum %s: %s" % (name, why))
+        for name, why in dc:
+            print("class %s: %s" % (name, why))
+        print("functions: %d of %d match exactly (%.1f%%); %d not bound, %d differ"
+              % (len(f["match"]), nf, 100 * rate, len(f["missing"]), len(f["differ"])))
+        print("enums: %d of %d match; classes: %d of %d have every attribute"
+              % (ne - len(de), ne, nc - len(dc), nc))
+    return 0 if rate >= args.min_rate else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
