@@ -1,15 +1,21 @@
 /*
- * classify.c — general rules deciding each parameter's kind (classify.h).
+ * classify.c — general rules deciding how each parameter crosses the Python
+ * boundary (classify.h), plus the special cases of rules.txt.
  *
- * General rules, in order:
- *  - integers, floats, enums and handles by value are inputs;
- *  - a non-const pointer to one of those is an output the call returns,
- *    unless the function also takes an element count (a parameter named
- *    num* or count that is not this one): then the pointer is an array and
- *    is not supported by these kinds;
- *  - everything else (in-structs, buffers, strings, callbacks, arrays) is
- *    unsupported for now and makes the function unsupported.
- * Integer typedefs named by a `value-handle` rule are value handles.
+ * General rules, in order, for a parameter of type P:
+ *  - a value (integer, float, enum, handle, value handle) is an input;
+ *  - `const char *` is an input string; `void *` / `const void *` host
+ *    memory; a function pointer an input address;
+ *  - `const T *`: an array when a count parameter pairs with it (by name:
+ *    num<Name> or count), else one struct by pointer;
+ *  - `T *` (not const): an output array when a count pairs with it (an
+ *    input count, or an in/out `size_t *num<Name>`), `char *` with a
+ *    len/length parameter an output byte string, else one output value;
+ *  - `const char **` an output string, `void **` an output address (or an
+ *    array of addresses when a count pairs with it);
+ *  - anything else is unsupported, and so is its function.
+ * Special cases come from rules.txt: value handles, in/inout pointers,
+ * fixed-size arrays, explicit count pairings, parameter renames.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "classify.h"
@@ -19,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "arena.h"
 
@@ -32,6 +39,28 @@ int classify_enum_index(const cb_model *m, const char *name)
     return -1;
 }
 
+int classify_is_input(const cb_pclass *pc)
+{
+    switch (pc->shape) {
+    case SH_VALUE: case SH_IN_PTR: case SH_IN_ARRAY: case SH_IN_STRING: case SH_IN_BUFFER:
+    case SH_IN_FUNCPTR: case SH_INOUT: case SH_IN_FIXED: case SH_COUNT_INOUT:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int classify_is_output(const cb_pclass *pc)
+{
+    switch (pc->shape) {
+    case SH_OUT: case SH_INOUT: case SH_OUT_ARRAY: case SH_OUT_STRING: case SH_OUT_CHARS:
+    case SH_OUT_FIXED: case SH_COUNT_INOUT:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 /* The enum index of an enum type, through typedef or tag name or canonical
  * spelling ("enum CUresult_enum"). */
 static int enum_of(const cb_model *m, const cb_type *t)
@@ -40,6 +69,16 @@ static int enum_of(const cb_model *m, const cb_type *t)
     if (idx < 0 && strncmp(t->canon, "enum ", 5) == 0)
         idx = classify_enum_index(m, t->canon + 5);
     return idx;
+}
+
+static int record_of(const cb_model *m, const cb_type *t)
+{
+    const cb_record *r = NULL;
+    if (t->name)
+        r = model_record(m, t->name);
+    if (!r && t->record_tag && *t->record_tag)
+        r = model_record(m, t->record_tag);
+    return r ? (int)(r - m->records) : -1;
 }
 
 static void set_range(cb_pclass *pc, const cb_type *t)
@@ -56,52 +95,93 @@ static void set_range(cb_pclass *pc, const cb_type *t)
     }
 }
 
+/* What one value of type t is; EK_NONE when no rule covers it. */
+static cb_ekind elem_kind(const cb_model *m, const cb_rules *rules, const cb_type *t,
+                          cb_pclass *pc)
+{
+    pc->value = t;
+    switch (t->kind) {
+    case TY_INT:
+        set_range(pc, t);
+        if (t->name && rules_find(rules, "value-handle", t->name)) {
+            pc->handle = t->name;
+            return EK_VALUE_HANDLE;
+        }
+        return EK_INT;
+    case TY_FLOAT:
+        return EK_FLOAT;
+    case TY_ENUM:
+        pc->enum_index = enum_of(m, t);
+        if (pc->enum_index < 0)
+            return EK_NONE;
+        set_range(pc, t);
+        return EK_ENUM;
+    case TY_HANDLE:
+        pc->handle = t->name;
+        return EK_HANDLE;
+    case TY_RECORD:
+        /* Struct classes are not bound yet: no rule covers records. */
+        pc->record_index = record_of(m, t);
+        return EK_NONE;
+    case TY_POINTER:
+        return t->pointee->kind == TY_VOID ? EK_POINTER : EK_NONE;
+    default:
+        return EK_NONE;
+    }
+}
+
 static int is_count_name(const char *name)
 {
     return (strncmp(name, "num", 3) == 0 && isupper((unsigned char)name[3])) ||
            strcmp(name, "count") == 0;
 }
 
-/* Whether some parameter other than `self` counts elements of an array. */
-static int has_other_count(const cb_function *f, const cb_param *self)
+static int is_int_or_int_pointer(const cb_type *t)
 {
-    for (size_t i = 0; i < f->nparams; i++) {
-        const cb_param *p = &f->params[i];
-        if (p == self || !is_count_name(p->name))
-            continue;
-        const cb_type *t = p->type->kind == TY_POINTER ? p->type->pointee : p->type;
-        if (t->kind == TY_INT)
-            return 1;
-    }
-    return 0;
+    if (t->kind == TY_POINTER)
+        t = t->pointee;
+    return t->kind == TY_INT;
 }
 
-/* Kind of a value (not pointer) type, as an input; PK_UNSUPPORTED if none. */
-static cb_pkind value_kind(const cb_model *m, const cb_rules *rules, const cb_type *t,
-                           cb_pclass *pc)
+static size_t common_prefix(const char *a, const char *b)
 {
-    switch (t->kind) {
-    case TY_INT:
-        set_range(pc, t);
-        if (t->name && rules_find(rules, "value-handle", t->name)) {
-            pc->handle = t->name;
-            return PK_IN_VALUE_HANDLE;
+    size_t n = 0;
+    while (a[n] && b[n] && tolower((unsigned char)a[n]) == tolower((unsigned char)b[n]))
+        n++;
+    return n;
+}
+
+/* The count parameter paired with array parameter `self`, or -1: the rule
+ * `count F P C` if any, else the only count-named integer parameter, else
+ * the one whose name (after "num") shares the longest prefix with it. */
+static int paired_count(const cb_function *f, const cb_rules *rules, const cb_param *self)
+{
+    cb_rule *r = rules_find2(rules, "count", f->name, self->name);
+    int best = -1;
+    size_t best_len = 0;
+    for (size_t i = 0; i < f->nparams; i++) {
+        const cb_param *p = &f->params[i];
+        if (p == self || !is_int_or_int_pointer(p->type))
+            continue;
+        if (r) {
+            if (strcmp(p->name, r->args[2]) == 0)
+                return (int)i;
+            continue;
         }
-        return PK_IN_INT;
-    case TY_FLOAT:
-        return PK_IN_FLOAT;
-    case TY_ENUM:
-        pc->enum_index = enum_of(m, t);
-        if (pc->enum_index < 0)
-            return PK_UNSUPPORTED;
-        set_range(pc, t);
-        return PK_IN_ENUM;
-    case TY_HANDLE:
-        pc->handle = t->name;
-        return PK_IN_HANDLE;
-    default:
-        return PK_UNSUPPORTED;
+        if (!is_count_name(p->name))
+            continue;
+        /* "count" counts any array; num<Name> those sharing a prefix. */
+        int any = strcmp(p->name, "count") == 0;
+        const char *stem = any ? p->name : p->name + 3;
+        size_t len = common_prefix(stem, self->name) + 1;
+        if (!any && len < 3)
+            continue;
+        if (len > best_len) {
+            best = (int)i;
+            best_len = len;
+        }
     }
+    return best;
 }
 
 static const char *reason(cb_model *m, const cb_param *p, const char *what)
@@ -111,47 +191,152 @@ static const char *reason(cb_model *m, const cb_param *p, const char *what)
     return model_strdup(m, buf);
 }
 
+static int is_char(const cb_type *t)
+{
+    return t->kind == TY_INT && t->size == 1 && t->canon && strstr(t->canon, "char") != NULL &&
+           !strstr(t->canon, "unsigned");
+}
+
+/* Shape of a `T **` parameter. */
+static cb_shape pointer_to_pointer(const cb_model *m, const cb_rules *rules, const cb_function *f,
+                                   const cb_param *p, cb_pclass *pc)
+{
+    const cb_type *inner = p->type->pointee;   /* T * */
+    const cb_type *target = inner->pointee;    /* T */
+    if (p->type->pointee->is_const)
+        return SH_UNSUPPORTED;
+    if (is_char(target) && target->is_const) {
+        pc->value = inner;
+        return SH_OUT_STRING;
+    }
+    if (target->kind == TY_VOID) {
+        pc->elem = EK_POINTER;
+        pc->value = inner;
+        pc->count_index = paired_count(f, rules, p);
+        if (pc->count_index >= 0 && f->params[pc->count_index].type->kind == TY_INT)
+            return SH_IN_ARRAY;
+        pc->count_index = -1;
+        return SH_OUT;
+    }
+    (void)m;
+    return SH_UNSUPPORTED;
+}
+
 static void classify_param(cb_model *m, const cb_rules *rules, const cb_function *f,
                            const cb_param *p, cb_pclass *pc, const char **why)
 {
     pc->param = p;
     pc->value = p->type;
     pc->enum_index = -1;
+    pc->record_index = -1;
+    pc->count_index = -1;
+    cb_rule *rename = rules_find(rules, "rename-param", p->name);
+    pc->pyname = rename ? rename->args[1] : p->name;
     const cb_type *t = p->type;
+
+    if (t->kind == TY_FUNCPTR) {
+        pc->shape = SH_IN_FUNCPTR;
+        pc->elem = EK_POINTER;
+        return;
+    }
     if (t->kind != TY_POINTER) {
-        pc->kind = value_kind(m, rules, t, pc);
-        if (pc->kind == PK_UNSUPPORTED)
-            *why = reason(m, p, "no general rule for this type by value yet");
+        pc->elem = elem_kind(m, rules, t, pc);
+        pc->shape = pc->elem == EK_NONE || pc->elem == EK_STRUCT || pc->elem == EK_POINTER
+                        ? SH_UNSUPPORTED
+                        : SH_VALUE;
+        if (pc->shape == SH_UNSUPPORTED)
+            *why = reason(m, p, "no general rule for this type by value");
         return;
     }
+
     const cb_type *pt = t->pointee;
-    if (pt->is_const) {
-        pc->kind = PK_UNSUPPORTED;
-        *why = reason(m, p, "input arrays and in-structs are not supported yet");
+    if (rules_find2(rules, "kernel-params", f->name, p->name)) {
+        pc->shape = SH_UNSUPPORTED;
+        *why = reason(m, p, "kernel parameters need the packer, not bound yet");
         return;
     }
-    if (has_other_count(f, p)) {
-        pc->kind = PK_UNSUPPORTED;
-        *why = reason(m, p, "arrays with a count are not supported yet");
-        return;
+    cb_rule *fixed = rules_find2(rules, "fixed", f->name, p->name);
+    int is_in = rules_find2(rules, "in", f->name, p->name) != NULL;
+    if (rules_find2(rules, "inout", f->name, p->name)) {
+        pc->elem = elem_kind(m, rules, pt, pc);
+        pc->shape = pc->elem == EK_NONE ? SH_UNSUPPORTED : SH_INOUT;
+    } else if (fixed) {
+        pc->elem = elem_kind(m, rules, pt, pc);
+        pc->fixed_len = strtoll(fixed->args[2], NULL, 10);
+        pc->shape = pc->elem == EK_NONE ? SH_UNSUPPORTED
+                    : (pt->is_const || is_in) ? SH_IN_FIXED
+                                              : SH_OUT_FIXED;
+    } else if (pt->kind == TY_VOID) {
+        pc->shape = SH_IN_BUFFER;
+        pc->elem = EK_POINTER;
+    } else if (is_char(pt) && pt->is_const) {
+        pc->shape = SH_IN_STRING;
+    } else if (pt->kind == TY_POINTER && is_in) {
+        pc->elem = EK_POINTER;
+        pc->value = pt;
+        pc->count_index = paired_count(f, rules, p);
+        pc->shape = pc->count_index >= 0 ? SH_IN_ARRAY : SH_UNSUPPORTED;
+    } else if (pt->kind == TY_POINTER) {
+        pc->shape = pointer_to_pointer(m, rules, f, p, pc);
+    } else if (pt->is_const || is_in) {
+        pc->elem = elem_kind(m, rules, pt, pc);
+        pc->count_index = paired_count(f, rules, p);
+        if (pc->elem == EK_NONE || pc->elem == EK_POINTER)
+            pc->shape = SH_UNSUPPORTED;
+        else if (pc->count_index >= 0 && f->params[pc->count_index].type->kind == TY_INT)
+            pc->shape = SH_IN_ARRAY;
+        else if (pc->elem == EK_STRUCT)
+            pc->shape = SH_IN_PTR, pc->count_index = -1, pc->optional = 0;
+        else
+            pc->shape = SH_UNSUPPORTED;
+    } else if (is_char(pt)) {
+        pc->count_index = -1;
+        for (size_t i = 0; i < f->nparams; i++)
+            if (f->params[i].type->kind == TY_INT &&
+                (strcmp(f->params[i].name, "len") == 0 || strcmp(f->params[i].name, "length") == 0))
+                pc->count_index = (int)i;
+        pc->shape = pc->count_index >= 0 ? SH_OUT_CHARS : SH_UNSUPPORTED;
+    } else {
+        pc->elem = elem_kind(m, rules, pt, pc);
+        pc->count_index = is_count_name(p->name) ? -1 : paired_count(f, rules, p);
+        if (pc->elem == EK_NONE)
+            pc->shape = SH_UNSUPPORTED;
+        else if (pc->count_index < 0)
+            pc->shape = SH_OUT;
+        else if (f->params[pc->count_index].type->kind == TY_INT ||
+                 f->params[pc->count_index].type->kind == TY_POINTER)
+            pc->shape = SH_OUT_ARRAY;
+        else
+            pc->shape = SH_UNSUPPORTED;
     }
-    cb_pkind in = value_kind(m, rules, pt, pc);
-    pc->value = pt;
-    switch (in) {
-    case PK_IN_INT: pc->kind = PK_OUT_INT; break;
-    case PK_IN_FLOAT: pc->kind = PK_OUT_FLOAT; break;
-    case PK_IN_ENUM: pc->kind = PK_OUT_ENUM; break;
-    case PK_IN_HANDLE: pc->kind = PK_OUT_HANDLE; break;
-    case PK_IN_VALUE_HANDLE: pc->kind = PK_OUT_VALUE_HANDLE; break;
-    default:
-        pc->kind = PK_UNSUPPORTED;
-        *why = reason(m, p, "outputs of this type are not supported yet");
+    if (pc->shape == SH_UNSUPPORTED && !*why)
+        *why = reason(m, p, "no general rule or special case covers it");
+}
+
+/* Second pass: counts of arrays. An input array's count stays an input (as
+ * in cuda.bindings); a pointer count of an output array is in/out. */
+static void mark_counts(cb_fclass *fc)
+{
+    const cb_function *f = fc->fn;
+    for (size_t i = 0; i < f->nparams; i++) {
+        cb_pclass *pc = &fc->params[i];
+        if (pc->count_index < 0)
+            continue;
+        cb_pclass *count = &fc->params[pc->count_index];
+        count->is_count = 1;
+        if (count->param->type->kind == TY_POINTER) {
+            count->shape = SH_COUNT_INOUT;
+            count->optional = 1;
+        }
     }
 }
 
-static int is_out(cb_pkind k)
+static const char *first_unsupported(const cb_fclass *fc)
 {
-    return k >= PK_OUT_INT && k <= PK_OUT_VALUE_HANDLE;
+    for (size_t i = 0; i < fc->fn->nparams; i++)
+        if (fc->params[i].shape == SH_UNSUPPORTED)
+            return "unsupported";
+    return NULL;
 }
 
 cb_classes *classify_model(cb_model *m, const cb_rules *rules)
@@ -174,11 +359,14 @@ cb_classes *classify_model(cb_model *m, const cb_rules *rules)
             classify_param(m, rules, f, &f->params[k], &fc->params[k], &pwhy);
             if (pwhy && !why)
                 why = pwhy;
-            if (is_out(fc->params[k].kind))
-                fc->nout++;
-            else
-                fc->nin++;
         }
+        mark_counts(fc);
+        for (size_t k = 0; k < f->nparams; k++) {
+            fc->nin += (size_t)classify_is_input(&fc->params[k]);
+            fc->nout += (size_t)classify_is_output(&fc->params[k]);
+        }
+        if (!why && first_unsupported(fc))
+            why = model_strdup(m, "a parameter is unsupported");
         if (!f->proc_version && !why)
             why = model_strdup(m, "no PFN typedef in cudaTypedefs.h matches its prototype");
         fc->supported = why == NULL;

@@ -13,31 +13,60 @@
 #include "model.h"
 #include "rules.h"
 
+/* What one C value is, wherever it sits (by value, behind a pointer, in an
+ * array). */
 typedef enum {
-    PK_IN_INT,          /* integer by value */
-    PK_IN_FLOAT,        /* float/double by value */
-    PK_IN_ENUM,         /* enum by value: a member of its enum type or an int */
-    PK_IN_HANDLE,       /* opaque handle (CUstream): its class, an int or None */
-    PK_IN_VALUE_HANDLE, /* integer handle (CUdevice, CUdeviceptr): its class or an int */
-    PK_OUT_INT,         /* T * written by the driver, returned */
-    PK_OUT_FLOAT,
-    PK_OUT_ENUM,
-    PK_OUT_HANDLE,
-    PK_OUT_VALUE_HANDLE,
-    PK_UNSUPPORTED
-} cb_pkind;
+    EK_NONE,
+    EK_INT,            /* integer; range in is_signed/umax/smin/smax */
+    EK_FLOAT,          /* float or double */
+    EK_ENUM,           /* enum: a member of its enum type or an int */
+    EK_HANDLE,         /* opaque handle (CUstream): its class, an int or None */
+    EK_VALUE_HANDLE,   /* integer handle (CUdevice): its class or an int */
+    EK_STRUCT,         /* a struct/union: an instance of its class */
+    EK_POINTER         /* void *: an int address or None */
+} cb_ekind;
+
+/* How a parameter crosses the boundary. */
+typedef enum {
+    SH_VALUE,          /* input by value */
+    SH_IN_PTR,         /* input const T * to one struct; None gives NULL */
+    SH_IN_ARRAY,       /* input const T * of `count` elements: a sequence */
+    SH_IN_STRING,      /* input const char *: bytes or str */
+    SH_IN_BUFFER,      /* input void *: an int address, None or a buffer */
+    SH_IN_FUNCPTR,     /* input function pointer: an int address or None */
+    SH_OUT,            /* T * written by the driver and returned */
+    SH_INOUT,          /* T * read and written (a rule says so) */
+    SH_OUT_ARRAY,      /* T * of `count` elements written, returned as a list */
+    SH_OUT_STRING,     /* const char ** written, returned as bytes */
+    SH_OUT_CHARS,      /* char * buffer of `count` bytes, returned as bytes */
+    SH_OUT_FIXED,      /* T * of a fixed number of elements (rule), returned */
+    SH_IN_FIXED,       /* T * of a fixed number of elements (rule), a sequence */
+    SH_COUNT_INOUT,    /* size_t * count of an SH_OUT_ARRAY: in, then out */
+    SH_UNSUPPORTED
+} cb_shape;
 
 typedef struct {
-    cb_pkind kind;
+    cb_shape shape;
+    cb_ekind elem;
     const cb_param *param;
-    const cb_type *value;     /* the value's type: the param, or its pointee for outs */
-    int enum_index;           /* index into model.enums for *_ENUM, else -1 */
-    const char *handle;       /* class name for *_HANDLE / *_VALUE_HANDLE */
-    /* integer range of the value (PK_*_INT, PK_*_VALUE_HANDLE, PK_*_ENUM) */
+    const char *pyname;       /* the Python name (rename-param rules applied) */
+    const cb_type *value;     /* the element type: the param, or its pointee */
+    int enum_index;           /* EK_ENUM: index into model.enums, else -1 */
+    int record_index;         /* EK_STRUCT: index into model.records, else -1 */
+    const char *handle;       /* EK_HANDLE / EK_VALUE_HANDLE: class name */
+    int count_index;          /* arrays: index of the count parameter, else -1 */
+    long long fixed_len;      /* SH_*_FIXED: element count */
+    int optional;             /* an input with a default (0 / None) */
+    int is_count;             /* the count of some array (used for checks) */
+    /* integer range of EK_INT / EK_VALUE_HANDLE / EK_ENUM values */
     int is_signed;
-    unsigned long long umax;  /* unsigned: largest value */
-    long long smin, smax;     /* signed: range */
+    unsigned long long umax;
+    long long smin, smax;
 } cb_pclass;
+
+/* Whether a parameter appears in the Python signature / the result. */
+int classify_is_input(const cb_pclass *pc);
+int classify_is_output(const cb_pclass *pc);
 
 typedef struct {
     const cb_function *fn;

@@ -32,13 +32,16 @@ static const char usage_main[] =
 
 static const char usage_generate[] =
     "usage: cubind generate --header cuda.h --out DIR [--templates DIR] [--rules FILE]\n"
+    "                       [--depfile FILE]\n"
     "\n"
     "Parses cuda.h (and cudaTypedefs.h beside it) and writes the generated\n"
     "sources into DIR, which must exist. Every file is rendered first and\n"
     "renamed into place only when all succeeded. Functions not bound yet are\n"
     "listed in DIR/unsupported.txt and counted on stderr.\n"
     "  --templates DIR  templates (default: templates/ beside the build dir)\n"
-    "  --rules FILE     special cases (default: gen/rules.txt likewise)\n";
+    "  --rules FILE     special cases (default: gen/rules.txt likewise)\n"
+    "  --depfile FILE   write the inputs read (headers, templates, rules) as a\n"
+    "                   Makefile-style dependency file for Ninja\n";
 
 static const char usage_dump[] =
     "usage: cubind dump --header cuda.h\n"
@@ -54,7 +57,7 @@ static const char usage_verify[] =
     "its header: a hand edit of generated code fails. Exit 1 on a mismatch.\n";
 
 typedef struct {
-    const char *header, *out, *templates, *rules;
+    const char *header, *out, *templates, *rules, *depfile;
     int help;
 } options;
 
@@ -66,6 +69,7 @@ static int parse_options(int argc, char **argv, options *o, const char *usage)
                             : strcmp(a, "--out") == 0       ? &o->out
                             : strcmp(a, "--templates") == 0 ? &o->templates
                             : strcmp(a, "--rules") == 0     ? &o->rules
+                            : strcmp(a, "--depfile") == 0   ? &o->depfile
                                                             : NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             o->help = 1;
@@ -135,6 +139,22 @@ static int cmd_dump(int argc, char **argv)
     return 0;
 }
 
+/* "out/driver.c: input input ..." for every input of the generation, so
+ * the build reruns it when a template is added, changed or removed. */
+static int write_depfile(const char *path, const char *outdir, const cb_model *m,
+                         const tmpl_set *ts, const char *rules)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "%s/driver.c:", outdir);
+    fprintf(f, " \\\n  %s \\\n  %s \\\n  %s", m->header, m->typedefs_header, rules);
+    for (size_t i = 0; i < tmpl_count(ts); i++)
+        fprintf(f, " \\\n  %s", tmpl_origin(ts, i));
+    fputc('\n', f);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
 static int is_directory(const char *path)
 {
     struct stat st;
@@ -186,6 +206,10 @@ static int cmd_generate(int argc, char **argv)
         goto report;
     if (render_write(&out, o.out, err, sizeof err) < 0)
         goto report;
+    if (o.depfile && write_depfile(o.depfile, o.out, m, ts, o.rules) < 0) {
+        snprintf(err, sizeof err, "%s:0: cannot write the dependency file", o.depfile);
+        goto report;
+    }
     rules_unmatched(rules, m, stderr);
     fprintf(stderr, "cubind: %zu of %zu functions bound; the rest are listed in %s/unsupported.txt\n",
             classes->nsupported, classes->nfunctions, o.out);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "arena.h"
@@ -109,34 +110,54 @@ static int handle_is_pointer(const handle_class *h, size_t n, const char *name)
 
 /* ---- functions ---------------------------------------------------------- */
 
-static void set_kind_flags(tv *p, const cb_pclass *pc, int pointer_handle)
+/* A type's spelling without a leading const ("const CUgraphNode" →
+ * "CUgraphNode"): the type of a local the call's array is built in. */
+static const char *unqualified(const char *spelling)
 {
-    cb_pkind k = pc->kind;
-    int out = k >= PK_OUT_INT && k <= PK_OUT_VALUE_HANDLE;
-    tv_set_bool(p, "is_out", out);
-    tv_set_bool(p, "in_unsigned", k == PK_IN_INT && !pc->is_signed);
-    tv_set_bool(p, "in_signed", k == PK_IN_INT && pc->is_signed);
-    tv_set_bool(p, "in_float", k == PK_IN_FLOAT);
-    tv_set_bool(p, "in_enum", k == PK_IN_ENUM);
-    tv_set_bool(p, "in_handle", k == PK_IN_HANDLE || k == PK_IN_VALUE_HANDLE);
-    tv_set_bool(p, "in_handle_pointer", k == PK_IN_HANDLE && pointer_handle);
-    tv_set_bool(p, "in_plain", !out && !(k == PK_IN_HANDLE && pointer_handle));
-    tv_set_bool(p, "out_unsigned", k == PK_OUT_INT && !pc->is_signed);
-    tv_set_bool(p, "out_signed", k == PK_OUT_INT && pc->is_signed);
-    tv_set_bool(p, "out_float", k == PK_OUT_FLOAT);
-    tv_set_bool(p, "out_enum", k == PK_OUT_ENUM);
-    tv_set_bool(p, "out_handle_pointer", k == PK_OUT_HANDLE && pointer_handle);
-    tv_set_bool(p, "out_value_handle",
-                k == PK_OUT_VALUE_HANDLE || (k == PK_OUT_HANDLE && !pointer_handle));
+    return strncmp(spelling, "const ", 6) == 0 ? spelling + 6 : spelling;
 }
 
-static tv *param_value(const cb_model *m, const cb_function *f, const cb_pclass *pc, int in_index,
+/* One boolean per shape and per element kind: templates select their
+ * partials with them, and every key is set for every parameter. */
+static void set_shape_flags(tv *p, const cb_pclass *pc, int pointer_handle)
+{
+    static const struct {
+        const char *key;
+        cb_shape shape;
+    } shapes[] = {
+        {"sh_value", SH_VALUE},         {"sh_in_ptr", SH_IN_PTR},
+        {"sh_in_array", SH_IN_ARRAY},   {"sh_in_string", SH_IN_STRING},
+        {"sh_in_buffer", SH_IN_BUFFER}, {"sh_in_funcptr", SH_IN_FUNCPTR},
+        {"sh_out", SH_OUT},             {"sh_inout", SH_INOUT},
+        {"sh_out_array", SH_OUT_ARRAY}, {"sh_out_string", SH_OUT_STRING},
+        {"sh_out_chars", SH_OUT_CHARS}, {"sh_out_fixed", SH_OUT_FIXED},
+        {"sh_in_fixed", SH_IN_FIXED},   {"sh_count_inout", SH_COUNT_INOUT},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
+        tv_set_bool(p, shapes[i].key, pc->shape == shapes[i].shape);
+    cb_ekind e = pc->elem;
+    tv_set_bool(p, "ek_signed", e == EK_INT && pc->is_signed);
+    tv_set_bool(p, "ek_unsigned", e == EK_INT && !pc->is_signed);
+    tv_set_bool(p, "ek_float", e == EK_FLOAT);
+    tv_set_bool(p, "ek_enum", e == EK_ENUM);
+    tv_set_bool(p, "ek_handle_pointer", e == EK_HANDLE && pointer_handle);
+    tv_set_bool(p, "ek_value_handle", e == EK_VALUE_HANDLE || (e == EK_HANDLE && !pointer_handle));
+    tv_set_bool(p, "ek_struct", e == EK_STRUCT);
+    tv_set_bool(p, "ek_pointer", e == EK_POINTER);
+    tv_set_bool(p, "is_input", classify_is_input(pc));
+    tv_set_bool(p, "is_output", classify_is_output(pc));
+}
+
+static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *pc, int in_index,
                        int out_index, const handle_class *hc, size_t nhc)
 {
+    const cb_function *f = fc->fn;
     tv *p = tv_map();
-    tv_set_str(p, "pname", pc->param->name);
+    tv_set_str(p, "cname", pc->param->name);
+    tv_set_str(p, "pyname", pc->pyname);
     tv_set_str(p, "fname", f->name);
-    tv_set_str(p, "ctype", pc->value->spelling);
+    tv_set_str(p, "ptype", pc->param->type->spelling);
+    tv_set_str(p, "ctype", unqualified(pc->value->spelling));
     tv_set_int(p, "in_index", in_index);
     tv_set_int(p, "out_index", out_index);
     tv_set_strf(p, "umax", "%llu", pc->umax);
@@ -144,7 +165,14 @@ static tv *param_value(const cb_model *m, const cb_function *f, const cb_pclass 
     tv_set(p, "smax", ll_literal(pc->smax));
     tv_set_str(p, "enum_name", pc->enum_index >= 0 ? m->enums[pc->enum_index].name : "");
     tv_set_str(p, "handle_name", pc->handle ? pc->handle : "");
-    set_kind_flags(p, pc, pc->handle && handle_is_pointer(hc, nhc, pc->handle));
+    tv_set_int(p, "record_index", pc->record_index);
+    tv_set_str(p, "count_cname", pc->count_index >= 0 ? f->params[pc->count_index].name : "");
+    tv_set_bool(p, "count_is_inout",
+                pc->count_index >= 0 && fc->params[pc->count_index].shape == SH_COUNT_INOUT);
+    tv_set_int(p, "fixed_len", pc->fixed_len);
+    tv_set_bool(p, "optional", pc->optional);
+    tv_set_bool(p, "writable", pc->shape == SH_IN_BUFFER && !pc->param->type->pointee->is_const);
+    set_shape_flags(p, pc, pc->handle && handle_is_pointer(hc, nhc, pc->handle));
     return p;
 }
 
@@ -178,22 +206,26 @@ static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_c
 
     tv *params = tv_list(), *inputs = tv_list();
     strbuf sig = {0}, outs = {0};
-    int nin = 0, nout = 0;
+    int nin = 0, nout = 0, nrequired = 0;
     for (size_t i = 0; i < f->nparams; i++) {
         const cb_pclass *pc = &fc->params[i];
-        int out = pc->kind >= PK_OUT_INT && pc->kind <= PK_OUT_VALUE_HANDLE;
-        tv_push(params, param_value(m, f, pc, out ? -1 : nin, out ? nout : -1, hc, nhc));
+        int in = classify_is_input(pc), out = classify_is_output(pc);
+        tv_push(params, param_value(m, fc, pc, in ? nin : -1, out ? nout : -1, hc, nhc));
         if (out) {
-            sb_printf(&outs, ", %s", pc->param->name);
+            sb_printf(&outs, ", %s", pc->pyname);
             nout++;
-        } else {
-            tv *in = tv_map();
-            tv_set_str(in, "pname", pc->param->name);
-            tv_push(inputs, in);
-            sb_printf(&sig, "%s%s", nin ? ", " : "", pc->param->name);
+        }
+        if (in) {
+            tv *iv = tv_map();
+            tv_set_str(iv, "pyname", pc->pyname);
+            tv_push(inputs, iv);
+            sb_printf(&sig, "%s%s%s", nin ? ", " : "", pc->pyname, pc->optional ? "=0" : "");
             nin++;
+            if (!pc->optional)
+                nrequired = nin;
         }
     }
+    tv_set_int(fn, "nrequired", nrequired);
     tv_set(fn, "params", params);
     tv_set(fn, "inputs", inputs);
     tv_set_int(fn, "nin", nin);
@@ -480,6 +512,17 @@ int render_write(const render_output *out, const char *dir, char *err, size_t er
         for (size_t i = 0; i < written; i++)
             unlink(tmp[i]);
         return -1;
+    }
+    /* A directory in an output's place would fail its rename after the
+     * earlier ones were renamed: refuse before replacing anything. */
+    for (size_t i = 0; i < out->nfiles; i++) {
+        struct stat st;
+        if (lstat(final[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+            snprintf(err, errlen, "%s:0: cannot replace: is a directory", final[i]);
+            for (size_t k = 0; k < out->nfiles; k++)
+                unlink(tmp[k]);
+            return -1;
+        }
     }
     /* Every temporary exists: renaming cannot run out of space. */
     for (size_t i = 0; i < out->nfiles; i++) {

@@ -18,6 +18,12 @@ static const struct {
 } directives[] = {
     {"value-handle", 1},
     {"keep-gil", 1},
+    {"rename-param", 2},
+    {"inout", 2},
+    {"in", 2},
+    {"fixed", 3},
+    {"count", 3},
+    {"kernel-params", 2},
 };
 
 static int directive_args(const char *d)
@@ -137,10 +143,33 @@ cb_rule *rules_find(const cb_rules *r, const char *directive, const char *name)
     return NULL;
 }
 
+cb_rule *rules_find2(const cb_rules *r, const char *directive, const char *function,
+                     const char *param)
+{
+    for (size_t i = 0; i < r->nrules; i++) {
+        cb_rule *rule = &r->rules[i];
+        if (strcmp(rule->directive, directive) == 0 && strcmp(rule->args[0], function) == 0 &&
+            strcmp(rule->args[1], param) == 0) {
+            rule->used = 1;
+            return rule;
+        }
+    }
+    return NULL;
+}
+
 static int names_typedef(const cb_model *m, const char *name)
 {
     for (size_t i = 0; i < m->ntypedefs; i++)
         if (strcmp(m->typedefs[i].name, name) == 0)
+            return 1;
+    return 0;
+}
+
+static int function_has_param(const cb_model *m, const char *function, const char *param)
+{
+    const cb_function *f = model_function(m, function);
+    for (size_t i = 0; f && i < f->nparams; i++)
+        if (strcmp(f->params[i].name, param) == 0)
             return 1;
     return 0;
 }
@@ -150,12 +179,18 @@ size_t rules_unmatched(const cb_rules *r, const cb_model *m, FILE *out)
     size_t n = 0;
     for (size_t i = 0; i < r->nrules; i++) {
         const cb_rule *rule = &r->rules[i];
-        int found = strcmp(rule->directive, "value-handle") == 0
-                        ? names_typedef(m, rule->args[0])
-                        : model_function(m, rule->args[0]) != NULL;
+        int found;
+        if (strcmp(rule->directive, "value-handle") == 0)
+            found = names_typedef(m, rule->args[0]);
+        else if (strcmp(rule->directive, "rename-param") == 0)
+            found = rule->used; /* set when some parameter was renamed */
+        else
+            found = model_function(m, rule->args[0]) != NULL &&
+                    (rule->nargs < 2 || function_has_param(m, rule->args[0], rule->args[1]));
         if (!found) {
-            fprintf(out, "%s:%u: rule '%s %s' matches nothing in %s\n", r->path, rule->line,
-                    rule->directive, rule->args[0], m->header);
+            fprintf(out, "%s:%u: rule '%s %s%s%s' matches nothing in %s\n", r->path, rule->line,
+                    rule->directive, rule->args[0], rule->nargs > 1 ? " " : "",
+                    rule->nargs > 1 ? rule->args[1] : "", m->header);
             n++;
         }
     }

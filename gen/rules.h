@@ -7,6 +7,18 @@
  *   value-handle TYPEDEF     an integer typedef bound as a class (CUdevice)
  *   keep-gil FUNCTION        a trivial getter whose call does not detach
  *                            the thread state (measured; see BENCHMARKS.md)
+ *   rename-param C_NAME PY_NAME
+ *                            a parameter name that is a Python builtin or
+ *                            keyword gets cuda.bindings' name (len → length)
+ *   inout FUNCTION PARAM     a T * parameter the driver reads and writes
+ *   in FUNCTION PARAM        a non-const T * parameter that is an input
+ *   fixed FUNCTION PARAM N   a T * parameter of exactly N elements
+ *   count FUNCTION PARAM COUNT
+ *                            the array PARAM is counted by COUNT (where the
+ *                            general pairing by name cannot tell)
+ *   kernel-params FUNCTION PARAM
+ *                            a kernel's parameters (`void **kernelParams`
+ *                            or `extra`), packed by the runtime's packer
  */
 #ifndef CUBIND_RULES_H
 #define CUBIND_RULES_H
@@ -36,6 +48,9 @@ cb_rules *rules_load(const char *path, char *err, size_t errlen);
 void rules_free(cb_rules *r);
 /* The rule `directive name` if present (marking it used), else NULL. */
 cb_rule *rules_find(const cb_rules *r, const char *directive, const char *name);
+/* The rule `directive function param` if present (marking it used). */
+cb_rule *rules_find2(const cb_rules *r, const char *directive, const char *function,
+                     const char *param);
 /* Writes "path:line: rule 'directive name' matches nothing in HEADER" to
  * out for each rule naming a typedef or function the model lacks; returns
  * how many. */

@@ -567,6 +567,14 @@ static const tmpl *find_tmpl(const tmpl_set *ts, const char *name, size_t n) {
     return NULL;
 }
 
+size_t tmpl_count(const tmpl_set *ts) {
+    return ts ? ts->n : 0;
+}
+
+const char *tmpl_origin(const tmpl_set *ts, size_t i) {
+    return ts && i < ts->n ? ts->t[i]->origin : NULL;
+}
+
 int tmpl_has(const tmpl_set *ts, const char *name) {
     return ts && name && find_tmpl(ts, name, strlen(name)) != NULL;
 }

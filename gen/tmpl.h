@@ -117,6 +117,10 @@ int tmpl_add(tmpl_set *ts, const char *name, const char *origin,
    dir + "/" + that path.  Returns 0 or -1 with a message in err. */
 int tmpl_load_dir(tmpl_set *ts, const char *dir, char *err, size_t errlen);
 int tmpl_has(const tmpl_set *ts, const char *name);
+/* How many templates the set holds, and the origin (file name) of the i-th
+   in insertion order; NULL past the end. For dependency files. */
+size_t tmpl_count(const tmpl_set *ts);
+const char *tmpl_origin(const tmpl_set *ts, size_t i);
 /* Renders `name` with ctx as the outermost context frame, appending to out.
    Returns 0, or -1 with "origin:line: message" in err; on -1 whatever was
    appended to out is garbage. */

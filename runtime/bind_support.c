@@ -30,7 +30,8 @@ static const char *short_name(PyTypeObject *t)
 /* ---- arguments ---------------------------------------------------------- */
 
 int cbs_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-                   const char *const *names, Py_ssize_t nnames, PyObject **out)
+                   const char *const *names, Py_ssize_t nnames, Py_ssize_t nrequired,
+                   PyObject **out)
 {
     if (nargs > nnames) {
         PyErr_Format(PyExc_TypeError, "%s() takes %zd argument%s (%zd given)", func, nnames,
@@ -60,7 +61,7 @@ int cbs_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, Py
         }
         out[i] = args[nargs + k];
     }
-    for (Py_ssize_t i = 0; i < nnames; i++) {
+    for (Py_ssize_t i = 0; i < nrequired; i++) {
         if (!out[i]) {
             PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s' (pos %zd)", func,
                          names[i], i + 1);
@@ -150,6 +151,100 @@ int cbs_arg_double(PyObject *o, const char *func, const char *param, double *out
         return -1;
     *out = d;
     return 0;
+}
+
+int cbs_arg_string(PyObject *o, const char *func, const char *param, PyObject **holder,
+                   const char **out)
+{
+    PyObject *b;
+    if (PyBytes_Check(o)) {
+        b = Py_NewRef(o);
+    } else if (PyUnicode_Check(o)) {
+        b = PyUnicode_AsUTF8String(o);
+        if (!b)
+            return -1;
+    } else {
+        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be bytes or str, not %.100s", func,
+                     param, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    if (strlen(PyBytes_AS_STRING(b)) != (size_t)PyBytes_GET_SIZE(b)) {
+        PyErr_Format(PyExc_ValueError, "%s(): argument '%s' contains a NUL character", func,
+                     param);
+        Py_DECREF(b);
+        return -1;
+    }
+    *holder = b;
+    *out = PyBytes_AS_STRING(b);
+    return 0;
+}
+
+int cbs_arg_buffer(PyObject *o, int writable, const char *func, const char *param,
+                   Py_buffer *view, void **out)
+{
+    if (o == Py_None) {
+        *out = NULL;
+        return 0;
+    }
+    if (PyLong_Check(o)) {
+        *out = PyLong_AsVoidPtr(o);
+        if (!*out && PyErr_Occurred()) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_OverflowError, "%s(): argument '%s' = %R is not an address", func,
+                         param, o);
+            return -1;
+        }
+        return 0;
+    }
+    if (PyObject_CheckBuffer(o)) {
+        if (PyObject_GetBuffer(o, view, writable ? PyBUF_WRITABLE : PyBUF_SIMPLE) < 0) {
+            view->obj = NULL;
+            return -1;
+        }
+        *out = view->buf;
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError,
+                 "%s(): argument '%s' must be an int address, None or a %sbuffer, not %.100s",
+                 func, param, writable ? "writable " : "", Py_TYPE(o)->tp_name);
+    return -1;
+}
+
+int cbs_arg_address(PyObject *o, const char *func, const char *param, void **out)
+{
+    if (o == Py_None) {
+        *out = NULL;
+        return 0;
+    }
+    PyObject *v = NULL;
+    if (PyLong_Check(o)) {
+        v = Py_NewRef(o);
+    } else {
+        PyObject *getptr = PyObject_GetAttrString(o, "getPtr");
+        if (!getptr) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be an int address or None, not %.100s",
+                         func, param, Py_TYPE(o)->tp_name);
+            return -1;
+        }
+        /* getPtr() is the address of the object's C storage: read it. */
+        PyObject *at = PyObject_CallNoArgs(getptr);
+        Py_DECREF(getptr);
+        if (!at)
+            return -1;
+        void *where = PyLong_AsVoidPtr(at);
+        Py_DECREF(at);
+        if (!where)
+            return PyErr_Occurred() ? -1 : (*out = NULL, 0);
+        memcpy(out, where, sizeof *out);
+        return 0;
+    }
+    unsigned long long bits;
+    int rc = cbs_arg_unsigned(v, (unsigned long long)UINTPTR_MAX, func, param, "void *", &bits);
+    Py_DECREF(v);
+    if (rc == 0)
+        *out = (void *)(uintptr_t)bits;
+    return rc;
 }
 
 /* ---- enums ---------------------------------------------------------------- */

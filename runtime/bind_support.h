@@ -25,10 +25,11 @@
 /* ---- arguments ---------------------------------------------------------- */
 
 /* Collects a vectorcall's arguments into out[0..nnames) in declaration
- * order (borrowed references, valid for the call). Every parameter is
- * required, as in cuda.bindings. */
+ * order (borrowed references, valid for the call). The first nrequired
+ * are required; a missing optional one is left NULL (its default). */
 int cbs_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-                   const char *const *names, Py_ssize_t nnames, PyObject **out);
+                   const char *const *names, Py_ssize_t nnames, Py_ssize_t nrequired,
+                   PyObject **out);
 
 /* Integer conversions with a range; `ctype` is the C type's spelling for
  * messages. TypeError for non-integers, OverflowError out of range. */
@@ -37,6 +38,21 @@ int cbs_arg_unsigned(PyObject *o, unsigned long long max, const char *func, cons
 int cbs_arg_signed(PyObject *o, long long min, long long max, const char *func, const char *param,
                    const char *ctype, long long *out);
 int cbs_arg_double(PyObject *o, const char *func, const char *param, double *out);
+
+/* `const char *`: bytes (used as is) or str (UTF-8); *holder keeps the
+ * bytes alive until the caller releases it. Embedded NULs are refused. */
+int cbs_arg_string(PyObject *o, const char *func, const char *param, PyObject **holder,
+                   const char **out);
+
+/* Host memory (`void *`): None (NULL), an int address, or an object with
+ * the buffer protocol (writable when `writable`), whose buffer the caller
+ * releases (view->obj != NULL) after the call. */
+int cbs_arg_buffer(PyObject *o, int writable, const char *func, const char *param,
+                   Py_buffer *view, void **out);
+
+/* An address: None (NULL), an int, or an object whose getPtr() gives an
+ * int (a cubind or cuda.bindings handle class). */
+int cbs_arg_address(PyObject *o, const char *func, const char *param, void **out);
 
 /* ---- enums ---------------------------------------------------------------- */
 

@@ -1,0 +1,210 @@
+"""Shared fixtures of the generator tests (tests/gen).
+
+Everything here locates the repository from this file's path, so the tests
+run from any working directory. The generator must have been built
+(`ninja`): a missing build/cubind fails the tests, it never skips them.
+
+Independent sources the tests compare the generator against:
+  * clang's own AST of cuda.h (`clang -Xclang -ast-dump=json`), walked here
+    without libclang's C API or anything of gen/;
+  * gcc, compiling small C programs that print or assert what cuda.h means;
+  * the text of cudaTypedefs.h.
+"""
+import json
+import os
+import re
+import subprocess
+import time
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CUBIND = os.path.join(REPO, "build", "cubind")
+OUT = os.path.join(REPO, "out")
+TEMPLATES = os.path.join(REPO, "templates")
+RULES = os.path.join(REPO, "gen", "rules.txt")
+
+# Seconds each `cubind generate` run of the default header took; printed in
+# the terminal summary so the log shows the generator's speed (never asserted).
+GENERATE_TIMES = []
+
+
+def _config_value(key):
+    path = os.path.join(REPO, "build", "config.ninja")
+    if not os.path.isfile(path):
+        pytest.fail("build/config.ninja is missing: run ./configure && ninja", pytrace=False)
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"^%s\s*=\s*(.*?)\s*$" % re.escape(key), line)
+            if m:
+                return m.group(1)
+    pytest.fail("build/config.ninja has no %r: run ./configure" % key, pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def cubind():
+    """Path of the generator; fails (never skips) when it was not built."""
+    if not (os.path.isfile(CUBIND) and os.access(CUBIND, os.X_OK)):
+        pytest.fail("%s is missing or not executable: run `ninja` first" % CUBIND, pytrace=False)
+    return CUBIND
+
+
+@pytest.fixture(scope="session")
+def cuda_include():
+    d = _config_value("cuda_include")
+    if not os.path.isfile(os.path.join(d, "cuda.h")):
+        pytest.fail("cuda_include = %s (build/config.ninja) holds no cuda.h" % d, pytrace=False)
+    return d
+
+
+@pytest.fixture(scope="session")
+def cuda_h(cuda_include):
+    return os.path.join(cuda_include, "cuda.h")
+
+
+@pytest.fixture(scope="session")
+def run_cubind(cubind):
+    """run_cubind(*args) -> CompletedProcess (text, both streams captured)."""
+
+    def run(*args, timeout=300):
+        return subprocess.run([cubind] + list(args), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, universal_newlines=True,
+                              timeout=timeout)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def dump(run_cubind, cuda_h):
+    """The model of the default cuda.h, as `cubind dump` prints it."""
+    p = run_cubind("dump", "--header", cuda_h)
+    assert p.returncode == 0, "cubind dump failed (%d):\n%s" % (p.returncode, p.stderr)
+    try:
+        return json.loads(p.stdout)
+    except ValueError as e:
+        pytest.fail("cubind dump printed invalid JSON: %s" % e, pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def generated(run_cubind, cuda_h, tmp_path_factory):
+    """Output of `cubind generate` of the default header into a fresh dir."""
+    d = str(tmp_path_factory.mktemp("generated"))
+    t0 = time.monotonic()
+    p = run_cubind("generate", "--header", cuda_h, "--out", d)
+    GENERATE_TIMES.append(time.monotonic() - t0)
+    assert p.returncode == 0, "cubind generate failed (%d):\n%s" % (p.returncode, p.stderr)
+    return d
+
+
+def pytest_terminal_summary(terminalreporter):
+    for t in GENERATE_TIMES:
+        terminalreporter.write_line(
+            "tests/gen: `cubind generate` of the default cuda.h took %.3f s" % t)
+
+
+# ---- clang's AST of cuda.h -------------------------------------------------
+
+class ClangFacts:
+    """What clang's JSON AST says about declarations located in cuda.h."""
+
+    def __init__(self):
+        self.functions = {}       # name -> {"deprecated", "has_doc", "count"}
+        self.enum_constants = {}  # name -> explicit value (int) or None
+        self.function_decls = 0   # FunctionDecl nodes in cuda.h
+
+
+def _walk_ast(root, header):
+    """Walks the JSON AST in document order.
+
+    The JSON dumper writes a location's "file" only when it differs from the
+    previously written location, so the file of a node is that of the last
+    "file" key seen before (or in) its "loc". For a location inside a macro
+    expansion, "loc" holds "spellingLoc" then "expansionLoc"; the expansion
+    location is where the declaration is.
+    """
+    facts = ClangFacts()
+    state = {"file": None}
+
+    def bare(loc):
+        if isinstance(loc, dict):
+            if "file" in loc:
+                state["file"] = loc["file"]
+            for k in ("spellingLoc", "expansionLoc"):
+                if k in loc:
+                    bare(loc[k])
+        return state["file"]
+
+    def node_file(loc):
+        if isinstance(loc, dict) and "expansionLoc" in loc:
+            bare(loc.get("spellingLoc"))
+            return bare(loc["expansionLoc"])
+        return bare(loc)
+
+    def same(path):
+        return path is not None and os.path.realpath(path) == os.path.realpath(header)
+
+    stack = [root]
+    # Iterative pre-order walk; children pushed reversed to keep document order.
+    while stack:
+        node = stack.pop()
+        f = None
+        for k, v in node.items():
+            if k == "loc":
+                f = node_file(v)
+            elif k == "range" and isinstance(v, dict):
+                bare(v.get("begin"))
+                bare(v.get("end"))
+        kind = node.get("kind")
+        inner = node.get("inner", [])
+        if kind == "FunctionDecl" and same(f):
+            facts.function_decls += 1
+            kinds = [c.get("kind") for c in inner]
+            e = facts.functions.setdefault(node["name"], {"deprecated": False,
+                                                          "has_doc": False, "count": 0})
+            e["count"] += 1
+            e["deprecated"] |= "DeprecatedAttr" in kinds
+            e["has_doc"] |= "FullComment" in kinds
+        elif kind == "EnumConstantDecl" and same(f):
+            value = None
+            for c in inner:
+                if c.get("kind") == "ConstantExpr" and "value" in c:
+                    value = int(c["value"])
+            facts.enum_constants[node["name"]] = value
+        stack.extend(reversed(inner))
+    return facts
+
+
+@pytest.fixture(scope="session")
+def clang_facts(cuda_h, cuda_include):
+    cmd = ["clang", "-Xclang", "-ast-dump=json", "-fsyntax-only", "-x", "c",
+           "-I" + cuda_include, cuda_h]
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    except FileNotFoundError:
+        pytest.fail("clang is not installed (./configure installs it)", pytrace=False)
+    assert p.returncode == 0, "%s failed:\n%s" % (" ".join(cmd), p.stderr.decode()[-4000:])
+    facts = _walk_ast(json.loads(p.stdout), cuda_h)
+    # A walk that lost track of files would find nothing: fail loudly.
+    assert facts.function_decls > 0 and facts.enum_constants, \
+        "found no FunctionDecl/EnumConstantDecl of cuda.h in clang's AST"
+    return facts
+
+
+@pytest.fixture(scope="session")
+def compile_and_run(tmp_path_factory, cuda_include):
+    """compile_and_run(source) -> stdout of the program gcc built from it."""
+
+    def go(source, name="prog"):
+        d = tmp_path_factory.mktemp(name)
+        src, exe = str(d / (name + ".c")), str(d / name)
+        with open(src, "w") as f:
+            f.write(source)
+        p = subprocess.run(["gcc", "-std=gnu11", "-w", "-I" + cuda_include, src, "-o", exe],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True)
+        assert p.returncode == 0, "gcc failed on %s:\n%s" % (src, p.stderr[-6000:])
+        r = subprocess.run([exe], stdout=subprocess.PIPE, universal_newlines=True, timeout=60)
+        assert r.returncode == 0, "%s exited %d" % (exe, r.returncode)
+        return r.stdout
+
+    return go

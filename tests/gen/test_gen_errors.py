@@ -1,0 +1,218 @@
+"""Generator errors: a non-zero exit, "path:LINE: message" on stderr naming
+the offending file, and the output directory exactly as it was before."""
+import os
+import re
+import shutil
+import stat
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+OUT = os.path.join(REPO, "out")
+TEMPLATES = os.path.join(REPO, "templates")
+RULES = os.path.join(REPO, "gen", "rules.txt")
+SENTINEL = b"\n/* tests/gen sentinel: the generator must not replace this file */\n"
+
+# A cudaTypedefs.h that parses, for headers made up by the tests.
+TYPEDEFS_H = """#include "cuda.h"
+typedef int (*PFN_cuInit_v2000)(unsigned int Flags);
+"""
+
+
+def snapshot(path):
+    """Everything under path a failed run could change: names, kinds, inode
+    numbers (a rename replaces them), sizes, modes and contents."""
+    snap = {}
+    for d, dirs, files in os.walk(path):
+        for n in dirs + files:
+            p = os.path.join(d, n)
+            st = os.lstat(p)
+            data = None
+            if stat.S_ISREG(st.st_mode):
+                with open(p, "rb") as f:
+                    data = f.read()
+            snap[os.path.relpath(p, path)] = (stat.S_IFMT(st.st_mode), st.st_ino,
+                                              st.st_mode, st.st_mtime_ns, data)
+    return snap
+
+
+def sentinel_out(tmp_path):
+    """An output directory holding a marked copy of out/'s files."""
+    d = tmp_path / "outdir"
+    d.mkdir()
+    names = sorted(n for n in os.listdir(OUT) if not n.startswith("."))
+    assert names, "out/ is empty"
+    for n in names:
+        with open(os.path.join(OUT, n), "rb") as f:
+            (d / n).write_bytes(f.read() + SENTINEL)
+    return d
+
+
+def assert_error(p, path, line=None, inside=False):
+    """inside: the message may name a file in directory `path` instead."""
+    assert p.returncode != 0, "the generator succeeded (stderr: %s)" % p.stderr
+    assert p.returncode == 1, "exit status %d, expected 1:\n%s" % (p.returncode, p.stderr)
+    want = (re.escape(str(path)) + (r"(/[^:\s]+)?" if inside else "")
+            + (r":%d:" % line if line is not None else r":\d+:"))
+    assert re.search(want, p.stderr), (
+        "stderr does not name %s as path:LINE: (expected /%s/):\n%s" % (path, want, p.stderr))
+    assert not p.stdout.strip(), "unexpected stdout: %s" % p.stdout
+
+
+def run_generate(run_cubind, header, out, *extra):
+    return run_cubind("generate", "--header", str(header), "--out", str(out), *extra)
+
+
+def generate_fails(run_cubind, tmp_path, header, path, line=None, *extra):
+    """Runs generate into a sentinel directory; checks the error and that the
+    directory did not change."""
+    out = sentinel_out(tmp_path)
+    before = snapshot(str(out))
+    p = run_generate(run_cubind, header, out, *extra)
+    assert_error(p, path, line)
+    assert snapshot(str(out)) == before, "the failed run changed the output directory"
+    return p
+
+
+def made_up_header(tmp_path, cuda_h_text, typedefs=TYPEDEFS_H):
+    d = tmp_path / "hdr"
+    d.mkdir()
+    (d / "cuda.h").write_text(cuda_h_text)
+    if typedefs is not None:
+        (d / "cudaTypedefs.h").write_text(typedefs)
+    return d / "cuda.h"
+
+
+# ---- the header ------------------------------------------------------------------
+
+def test_missing_header(run_cubind, tmp_path):
+    h = tmp_path / "nowhere" / "cuda.h"
+    generate_fails(run_cubind, tmp_path, h, h)
+
+
+def test_header_that_does_not_parse(run_cubind, tmp_path):
+    h = made_up_header(tmp_path, "typedef int CUresult;\n#define CUDAAPI\nint x = ;\nstruct {\n")
+    generate_fails(run_cubind, tmp_path, h, h, 3)
+
+
+def test_header_without_driver_declarations(run_cubind, tmp_path):
+    h = made_up_header(tmp_path, "int x;\n")
+    p = generate_fails(run_cubind, tmp_path, h, h)
+    assert "cuInit" in p.stderr
+
+
+def test_typedefs_header_that_does_not_parse(run_cubind, tmp_path):
+    h = made_up_header(tmp_path, "int x;\n",
+                       typedefs='#include "cuda.h"\ntypedef int (*PFN_cuInit_v2000)(unsigned int;\n')
+    generate_fails(run_cubind, tmp_path, h, h.parent / "cudaTypedefs.h", 2)
+
+
+def test_missing_typedefs_header(run_cubind, tmp_path, cuda_h):
+    d = tmp_path / "hdr"
+    d.mkdir()
+    shutil.copy(cuda_h, str(d / "cuda.h"))
+    p = generate_fails(run_cubind, tmp_path, d / "cuda.h", d / "cuda.h")
+    assert "cudaTypedefs.h" in p.stderr
+
+
+def test_dump_reports_the_same_errors(run_cubind, tmp_path):
+    h = made_up_header(tmp_path, "int x = ;\n")
+    p = run_cubind("dump", "--header", str(h))
+    assert_error(p, h, 1)
+
+
+# ---- the output directory ----------------------------------------------------
+
+def test_output_directory_missing(run_cubind, tmp_path, cuda_h):
+    out = tmp_path / "missing"
+    p = run_generate(run_cubind, cuda_h, out)
+    assert_error(p, out)
+    assert not os.path.lexists(str(out)), "the generator created the output directory"
+    assert sorted(os.listdir(str(tmp_path))) == []
+
+
+def test_output_directory_is_a_file(run_cubind, tmp_path, cuda_h):
+    out = tmp_path / "file"
+    out.write_bytes(SENTINEL)
+    before = snapshot(str(tmp_path))
+    p = run_generate(run_cubind, cuda_h, out)
+    assert_error(p, out)
+    assert snapshot(str(tmp_path)) == before
+
+
+def test_output_directory_below_a_file(run_cubind, tmp_path, cuda_h):
+    (tmp_path / "file").write_bytes(SENTINEL)
+    out = tmp_path / "file" / "out"
+    before = snapshot(str(tmp_path))
+    p = run_generate(run_cubind, cuda_h, out)
+    assert_error(p, out)
+    assert snapshot(str(tmp_path)) == before
+
+
+@pytest.mark.parametrize("target", ["driver.c", "struct_layout_check.c", "unsupported.txt"])
+def test_output_file_that_cannot_be_replaced(run_cubind, tmp_path, cuda_h, target):
+    """One of the outputs is a directory, so it cannot be renamed into place
+    (this fails for root too). Nothing in the directory may change: not the
+    other outputs either, or out/ would be half new and half old."""
+    out = sentinel_out(tmp_path)
+    os.unlink(str(out / target))
+    (out / target).mkdir()
+    (out / target / "keep").write_bytes(SENTINEL)
+    before = snapshot(str(out))
+    p = run_generate(run_cubind, cuda_h, out)
+    assert_error(p, out / target)
+    after = snapshot(str(out))
+    changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+    assert not changed, "the failed run changed %s" % changed
+
+
+def test_unwritable_output_directory(run_cubind, tmp_path, cuda_h):
+    out = sentinel_out(tmp_path)
+    os.chmod(str(out), 0o555)
+    try:
+        probe = out / ".probe"
+        try:
+            probe.write_bytes(b"")
+        except OSError:
+            pass
+        else:
+            probe.unlink()
+            pytest.skip("permissions do not stop this user (root): "
+                        "test_output_file_that_cannot_be_replaced covers the failure")
+        before = snapshot(str(out))
+        p = run_generate(run_cubind, cuda_h, out)
+        assert_error(p, out, inside=True)
+        assert snapshot(str(out)) == before
+    finally:
+        os.chmod(str(out), 0o755)
+
+
+# ---- templates and rules ------------------------------------------------------
+
+@pytest.mark.parametrize("template", ["report.txt.tmpl", "driver/function.c.tmpl",
+                                      "generated_header.tmpl"])
+def test_broken_template(run_cubind, tmp_path, cuda_h, template):
+    t = tmp_path / "templates"
+    shutil.copytree(TEMPLATES, str(t))
+    path = t / template
+    lines = path.read_text().splitlines(True)
+    assert len(lines) >= 2
+    lines.insert(2, "{{#tests_gen_unclosed}}\n")  # becomes line 3
+    path.write_text("".join(lines))
+    p = generate_fails(run_cubind, tmp_path, cuda_h, path, 3, "--templates", str(t))
+    assert "tests_gen_unclosed" in p.stderr
+
+
+def test_unknown_rules_directive(run_cubind, tmp_path, cuda_h):
+    with open(RULES) as f:
+        lines = f.read().splitlines(True)
+    lines.append("tests-gen-no-such-directive cuInit\n")
+    rules = tmp_path / "rules.txt"
+    rules.write_text("".join(lines))
+    p = generate_fails(run_cubind, tmp_path, cuda_h, rules, len(lines), "--rules", str(rules))
+    assert "tests-gen-no-such-directive" in p.stderr
+
+
+def test_missing_rules_file(run_cubind, tmp_path, cuda_h):
+    rules = tmp_path / "no-rules.txt"
+    generate_fails(run_cubind, tmp_path, cuda_h, rules, None, "--rules", str(rules))

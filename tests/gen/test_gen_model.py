@@ -1,0 +1,278 @@
+"""The model `cubind dump` prints, checked against independent sources:
+clang's AST of cuda.h, programs gcc compiles against cuda.h, and the text of
+cudaTypedefs.h."""
+import os
+import re
+import subprocess
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+def by_name(items):
+    out = {}
+    for it in items:
+        assert it["name"] not in out, "duplicate name in the dump: %s" % it["name"]
+        out[it["name"]] = it
+    return out
+
+
+# ---- functions ---------------------------------------------------------------
+
+def test_function_count_matches_clang(dump, clang_facts):
+    n = len(dump["functions"])
+    assert n == clang_facts.function_decls, (
+        "cubind dump has %d functions; clang's AST of cuda.h has %d FunctionDecl nodes"
+        % (n, clang_facts.function_decls))
+    if dump["cuda_version"] == 13000:
+        assert n == 449
+
+
+def test_abi_names_equal_clang_function_names(dump, clang_facts):
+    abis = [f["abi"] for f in dump["functions"]]
+    assert len(set(abis)) == len(abis), "an ABI symbol appears twice in the dump"
+    clang = set(clang_facts.functions)
+    missing = sorted(clang - set(abis))
+    extra = sorted(set(abis) - clang)
+    assert not missing and not extra, (
+        "declared in cuda.h but not in the dump: %s\nin the dump but not declared: %s"
+        % (missing[:20], extra[:20]))
+
+
+def test_public_names_are_unique(dump):
+    by_name(dump["functions"])
+
+
+@pytest.mark.parametrize("name,abi,proc_name,proc_version", [
+    ("cuMemAlloc", "cuMemAlloc_v2", "cuMemAlloc", None),
+    ("cuGraphInstantiate", "cuGraphInstantiateWithFlags", None, None),
+    ("cuCtxGetDevice", "cuCtxGetDevice", "cuCtxGetDevice", 2000),
+    ("cuCtxGetDevice_v2", "cuCtxGetDevice_v2", "cuCtxGetDevice", 13000),
+    ("cuCtxCreate", "cuCtxCreate_v4", "cuCtxCreate", 12050),
+    ("cuEventElapsedTime", None, "cuEventElapsedTime", 12080),
+    ("cuInit", "cuInit", "cuInit", 2000),
+])
+def test_versioned_names(dump, name, abi, proc_name, proc_version):
+    if dump["cuda_version"] != 13000:
+        pytest.fail("these expectations are for CUDA 13.0's cuda.h, not %d" % dump["cuda_version"])
+    f = by_name(dump["functions"]).get(name)
+    assert f is not None, "%s is not in the dump" % name
+    if abi is not None:
+        assert f["abi"] == abi
+    if proc_name is not None:
+        assert f["proc_name"] == proc_name
+    if proc_version is not None:
+        assert f["proc_version"] == proc_version
+
+
+def test_cuCtxGetDevice_variants_are_distinct(dump):
+    fs = by_name(dump["functions"])
+    a, b = fs["cuCtxGetDevice"], fs["cuCtxGetDevice_v2"]
+    assert a["abi"] != b["abi"]
+    assert a["proc_name"] == b["proc_name"] == "cuCtxGetDevice"
+    assert a["proc_version"] != b["proc_version"]
+    assert (len(a["params"]), len(b["params"])) == (1, 2)
+
+
+PFN_RE = re.compile(
+    r"typedef\s+[^;()]*?\(\s*CUDAAPI\s*\*\s*PFN_(\w+?)_v(\d+)(_ptds|_ptsz)?\s*\)\s*\(([^;]*?)\)\s*;",
+    re.S)
+
+
+def count_params(text):
+    """Parameters of a C parameter list's text (top-level commas)."""
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S).strip()
+    if text in ("", "void"):
+        return 0
+    depth, n = 0, 1
+    for ch in text:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            n += 1
+    return n
+
+
+@pytest.fixture(scope="session")
+def pfn_typedefs(cuda_include):
+    with open(os.path.join(cuda_include, "cudaTypedefs.h")) as f:
+        text = f.read()
+    pfns = {}
+    for m in PFN_RE.finditer(text):
+        if m.group(3):
+            continue  # per-thread-stream variants
+        pfns[(m.group(1), int(m.group(2)))] = count_params(m.group(4))
+    assert len(pfns) > 100, "found only %d PFN typedefs in cudaTypedefs.h" % len(pfns)
+    return pfns
+
+
+def test_every_function_has_a_pfn_typedef(dump, pfn_typedefs):
+    bad = []
+    for f in dump["functions"]:
+        key = (f["proc_name"], f["proc_version"])
+        if f["proc_version"] <= 0:
+            bad.append("%s: proc_version %d" % (f["name"], f["proc_version"]))
+        elif key not in pfn_typedefs:
+            bad.append("%s: no PFN_%s_v%d in cudaTypedefs.h" % ((f["name"],) + key))
+        elif pfn_typedefs[key] != len(f["params"]):
+            bad.append("%s: %d parameters, PFN_%s_v%d has %d"
+                       % (f["name"], len(f["params"]), key[0], key[1], pfn_typedefs[key]))
+    assert not bad, "\n".join(bad)
+
+
+def test_pfn_type_is_the_abi_symbols_type(dump, cuda_include, tmp_path):
+    """gcc checks that PFN_<proc_name>_v<proc_version> is exactly the type of
+    the ABI symbol: the version passed to cuGetProcAddress returns the
+    function the binding calls (same parameter and return types)."""
+    lines = ["#include <cuda.h>", "#include <cudaTypedefs.h>"]
+    for f in dump["functions"]:
+        lines.append("_Static_assert(__builtin_types_compatible_p(PFN_%s_v%d, __typeof__(&%s)), "
+                     "\"%s: PFN_%s_v%d\");" % (f["proc_name"], f["proc_version"], f["abi"],
+                                               f["name"], f["proc_name"], f["proc_version"]))
+    src = tmp_path / "pfn_check.c"
+    src.write_text("\n".join(lines) + "\n")
+    p = subprocess.run(["gcc", "-std=gnu11", "-fsyntax-only", "-I" + cuda_include, str(src)],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    assert p.returncode == 0, p.stderr[-6000:]
+
+
+def test_deprecated_flags_match_clang(dump, clang_facts):
+    fs = by_name(dump["functions"])
+    assert fs["cuDeviceGetProperties"]["deprecated"] is True
+    assert fs["cuInit"]["deprecated"] is False
+    ours = {f["abi"] for f in dump["functions"] if f["deprecated"]}
+    clangs = {n for n, e in clang_facts.functions.items() if e["deprecated"]}
+    assert ours == clangs, ("deprecated only in the dump: %s\ndeprecated only per clang: %s"
+                            % (sorted(ours - clangs), sorted(clangs - ours)))
+
+
+def test_doc_comments(dump, clang_facts):
+    fs = by_name(dump["functions"])
+    assert "Initialize" in fs["cuInit"]["doc"]
+    missing = sorted(f["name"] for f in dump["functions"]
+                     if clang_facts.functions[f["abi"]]["has_doc"] and not f["doc"].strip())
+    assert not missing, "clang sees a doc comment, the dump has none: %s" % missing
+
+
+# ---- enums ---------------------------------------------------------------------
+
+def test_cuResult_values(dump):
+    e = by_name(dump["enums"]).get("CUresult")
+    assert e is not None, "CUresult is not among the enums"
+    values = {v["name"]: v["value"] for v in e["values"]}
+    assert values["CUDA_SUCCESS"] == 0
+    assert values["CUDA_ERROR_INVALID_VALUE"] == 1
+
+
+def test_enum_constants_match_clang(dump, clang_facts):
+    ours = {}
+    for e in dump["enums"]:
+        for v in e["values"]:
+            assert v["name"] not in ours, "enumerator %s appears twice" % v["name"]
+            ours[v["name"]] = v["value"]
+    assert set(ours) == set(clang_facts.enum_constants), (
+        "only in the dump: %s\nonly per clang: %s"
+        % (sorted(set(ours) - set(clang_facts.enum_constants))[:20],
+           sorted(set(clang_facts.enum_constants) - set(ours))[:20]))
+    wrong = ["%s: dump %d, clang %d" % (n, ours[n], v)
+             for n, v in clang_facts.enum_constants.items() if v is not None and ours[n] != v]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_enum_values_match_compiled_program(dump, compile_and_run):
+    names = [v["name"] for e in dump["enums"] for v in e["values"]]
+    src = ["#include <stdio.h>", "#include <cuda.h>", "int main(void) {"]
+    for n in names:
+        src.append('    printf("%%s %%lld\\n", "%s", (long long)(%s));' % (n, n))
+    src += ["    return 0;", "}"]
+    printed = dict(line.split() for line in compile_and_run("\n".join(src), "enums").splitlines())
+    ours = {v["name"]: v["value"] for e in dump["enums"] for v in e["values"]}
+    wrong = ["%s: dump %d, C %s" % (n, ours[n], printed[n])
+             for n in names if int(printed[n]) != ours[n]]
+    assert len(printed) == len(names)
+    assert not wrong, "\n".join(wrong)
+
+
+# ---- records -------------------------------------------------------------------
+
+def expected_offset_asserts(dump):
+    """Named, non-bit-field members of every top-level record, counted from
+    the dump, following members whose record is defined in place."""
+    records = {r["name"]: r for r in dump["records"]}
+
+    def count(rec):
+        n = 0
+        for fl in rec["fields"]:
+            if "bit_width" in fl or fl["offset"] < 0:
+                continue
+            if fl["name"]:
+                n += 1
+            if fl.get("record") and fl["type"]["kind"] == "record":
+                n += count(records[fl["record"]])
+        return n
+
+    top = [r for r in dump["records"] if not r["nested"] and r["size"] > 0]
+    return len(top), sum(count(r) for r in top), sum(
+        1 for r in top for fl in r["fields"] if fl["name"] and "bit_width" not in fl)
+
+
+def test_struct_layout_check_compiles(cuda_include, dump):
+    path = os.path.join(REPO, "out", "struct_layout_check.c")
+    with open(path) as f:
+        text = f.read()
+    nrecords, nfields, ndirect = expected_offset_asserts(dump)
+    assert nrecords > 50 and ndirect > 100, "the dump has too few records/fields"
+    n_sizeof = len(re.findall(r"_Static_assert\(sizeof\(", text))
+    n_align = len(re.findall(r"_Static_assert\(_Alignof\(", text))
+    n_offset = len(re.findall(r"_Static_assert\(offsetof\(", text))
+    assert n_sizeof >= nrecords and n_align >= nrecords, (
+        "%d sizeof / %d _Alignof asserts for %d records" % (n_sizeof, n_align, nrecords))
+    assert n_offset >= nfields >= ndirect, (
+        "out/struct_layout_check.c has %d offsetof asserts; the dump has %d named fields"
+        % (n_offset, nfields))
+    p = subprocess.run(["gcc", "-std=c11", "-fsyntax-only", "-I" + cuda_include, path],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    assert p.returncode == 0, "the model's layouts differ from gcc's:\n" + p.stderr[-6000:]
+
+
+# ---- macros, handles, callbacks ----------------------------------------------
+
+def test_macro_samples(dump):
+    ms = by_name(dump["macros"])
+    assert ms["CU_IPC_HANDLE_SIZE"]["value"] == 64
+    assert ms["CU_LAUNCH_PARAM_END"]["value"] == 0
+    assert ms["CU_DEVICE_CPU"]["value"] == -1
+
+
+def test_macro_values_match_compiled_program(dump, compile_and_run):
+    ms = dump["macros"]
+    assert len(ms) >= 10
+    src = ["#include <stdint.h>", "#include <stdio.h>", "#include <cuda.h>", "int main(void) {"]
+    for m in ms:
+        n = m["name"]
+        if m.get("unsigned"):
+            expr, fmt = "(unsigned long long)(uintptr_t)(%s)" % n, "%llu"
+        else:
+            expr, fmt = "(long long)(intptr_t)(%s)" % n, "%lld"
+        src.append('    printf("%%s %s\\n", "%s", %s);' % (fmt, n, expr))
+    src += ["    return 0;", "}"]
+    printed = dict(line.split() for line in compile_and_run("\n".join(src), "macros").splitlines())
+    wrong = ["%s: dump %d, C %s" % (m["name"], m["value"], printed[m["name"]])
+             for m in ms if int(printed[m["name"]]) != m["value"]]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_handles(dump):
+    hs = by_name(dump["handles"])
+    assert hs["CUstream"]["tag"] == "CUstream_st"
+    assert hs["CUcontext"]["tag"] == "CUctx_st"
+
+
+def test_callbacks(dump):
+    cbs = by_name(dump["callbacks"])
+    host = cbs.get("CUhostFn")
+    assert host is not None, "CUhostFn is not among the callbacks"
+    assert [p["name"] for p in host["params"]] == ["userData"]
+    assert host["params"][0]["type"]["kind"] == "pointer"

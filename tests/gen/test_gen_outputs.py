@@ -1,0 +1,144 @@
+"""out/ is what the generator writes now, generated files carry a checksum
+that catches hand edits, the generator's C holds no emitted code, and every
+template is used."""
+import filecmp
+import os
+import re
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+OUT = os.path.join(REPO, "out")
+TEMPLATES = os.path.join(REPO, "templates")
+
+
+def test_out_is_current(generated):
+    fresh = sorted(os.listdir(generated))
+    committed = sorted(f for f in os.listdir(OUT) if not f.startswith("."))
+    assert fresh, "cubind generate wrote nothing"
+    assert fresh == committed, (
+        "out/ is stale: run ninja and commit out/ (generated %s, out/ has %s)"
+        % (fresh, committed))
+    stale = [f for f in fresh
+             if not filecmp.cmp(os.path.join(generated, f), os.path.join(OUT, f), shallow=False)]
+    assert not stale, "out/ is stale: run ninja and commit out/ (differs: %s)" % ", ".join(stale)
+
+
+def test_generate_leaves_no_temporaries(generated):
+    left = [f for f in os.listdir(generated) if ".tmp" in f or f.startswith(".")]
+    assert not left, "temporary files left in the output directory: %s" % left
+
+
+def test_verify_accepts_out(run_cubind):
+    p = run_cubind("verify", os.path.join(OUT, "driver.c"),
+                   os.path.join(OUT, "struct_layout_check.c"))
+    assert p.returncode == 0, p.stderr
+
+
+def body_start(data):
+    """Offset of the first byte after the generated header comment."""
+    tag = data.find(b"cubind-checksum: ")
+    assert tag >= 0, "no checksum stamp"
+    end = data.find(b"*/\n", tag)
+    assert end >= 0
+    return end + 3
+
+
+@pytest.mark.parametrize("name", ["driver.c", "struct_layout_check.c"])
+@pytest.mark.parametrize("where", ["first", "middle", "last"])
+def test_verify_rejects_a_hand_edit(run_cubind, tmp_path, name, where):
+    with open(os.path.join(OUT, name), "rb") as f:
+        data = bytearray(f.read())
+    start = body_start(bytes(data))
+    assert start < len(data)
+    i = {"first": start, "middle": (start + len(data)) // 2, "last": len(data) - 1}[where]
+    data[i] = ord("x") if data[i] != ord("x") else ord("y")
+    edited = tmp_path / name
+    edited.write_bytes(bytes(data))
+    p = run_cubind("verify", str(edited))
+    assert p.returncode == 1, "verify accepted an edited %s (rc %d)" % (name, p.returncode)
+    assert "edited by hand" in p.stderr
+    assert str(edited) in p.stderr
+
+
+def test_verify_rejects_a_file_without_stamp(run_cubind):
+    p = run_cubind("verify", os.path.join(OUT, "unsupported.txt"))
+    assert p.returncode == 1
+
+
+# ---- the generator's C holds no emitted code --------------------------------
+
+FORBIDDEN = ["PyObject", "Py_BEGIN_ALLOW_THREADS", "Py_END_ALLOW_THREADS", "#include <Python.h>",
+             "Python.h", "PyMethodDef", "static PyObject", "PyModuleDef", "PyArg_",
+             "PyErr_", "PyLong_", "Py_RETURN", "METH_VARARGS", "METH_FASTCALL"]
+
+
+def test_generator_c_has_no_emitted_code():
+    gen = os.path.join(REPO, "gen")
+    sources = sorted(f for f in os.listdir(gen) if f.endswith((".c", ".h")))
+    assert "render.c" in sources and "main.c" in sources
+    found = []
+    for name in sources:
+        with open(os.path.join(gen, name), errors="replace") as f:
+            for lineno, line in enumerate(f, 1):
+                for s in FORBIDDEN:
+                    if s in line:
+                        found.append("gen/%s:%d: %s" % (name, lineno, s))
+    assert not found, ("code the bindings emit belongs in templates/, not in gen/:\n"
+                       + "\n".join(found))
+
+
+# ---- every template is used -----------------------------------------------------
+
+def template_names():
+    names, other = {}, []
+    for d, _, files in os.walk(TEMPLATES):
+        for f in files:
+            rel = os.path.relpath(os.path.join(d, f), TEMPLATES)
+            if rel.endswith(".tmpl"):
+                names[rel[:-len(".tmpl")]] = os.path.join(d, f)
+            else:
+                other.append(rel)
+    return names, other
+
+
+def root_templates():
+    """Templates gen/render.c renders itself (not through a partial)."""
+    with open(os.path.join(REPO, "gen", "render.c")) as f:
+        text = f.read()
+    roots = set(re.findall(r"render_one\([^;]*?\"([^\"]+)\"\s*,\s*\"[^\"]+\"", text, re.S))
+    roots |= set(re.findall(r"tmpl_render\(\s*\w+\s*,\s*\"([^\"]+)\"", text))
+    return roots
+
+
+PARTIAL = re.compile(r"\{\{>\s*([^\s}]+)\s*\}\}")
+COMMENT = re.compile(r"\{\{!.*?\}\}", re.S)
+
+
+def test_every_template_is_used():
+    names, other = template_names()
+    assert not other, "files under templates/ the engine never loads (no .tmpl): %s" % other
+    roots = root_templates()
+    # The roots render_all() renders today; a parse of render.c that finds
+    # none of them would make this test vacuous.
+    assert {"driver/module.c", "checks/struct_layout.c", "report.txt",
+            "generated_header"} <= roots, roots
+    unknown_roots = roots - set(names)
+    assert not unknown_roots, "gen/render.c renders missing templates: %s" % unknown_roots
+    used, todo, dangling = set(), sorted(roots), []
+    while todo:
+        t = todo.pop()
+        if t in used:
+            continue
+        used.add(t)
+        with open(names[t]) as f:
+            text = COMMENT.sub("", f.read())
+        for p in PARTIAL.findall(text):
+            if p not in names:
+                dangling.append("%s -> %s" % (t, p))
+            else:
+                todo.append(p)
+    assert not dangling, "partials naming no template: %s" % dangling
+    unused = sorted(set(names) - used)
+    assert not unused, ("templates no default generation renders (dead): %s"
+                        % ", ".join("templates/%s.tmpl" % u for u in unused))
