@@ -1,0 +1,108 @@
+#!/bin/bash
+# run_h200.sh — the benchmark suite in one command, on the GPU machine, from
+# the repository root:
+#
+#   bench/run_h200.sh
+#
+# Builds the bindings from the committed out/ (no libclang), the kernels
+# (nvcc → PTX and cubin) and c_bench, runs c_bench and bench.py, and writes
+# under $OUT (default build/bench/out):
+#   results.jsonl  every measurement of the run (machine, C, Python), one JSON object a line
+#   report.md      the markdown for BENCHMARKS.md (bench/report.py render)
+#   log.txt        everything this script printed
+#   build.log      the compiler output, only when building cubind failed
+# and prints the report. A step that fails (no ninja, no nvcc, a crashing
+# implementation) costs its own rows, reported as n/a, not the run.
+#
+# Overrides (environment): PYTHON (default: python3 on PATH), BENCH_N
+# (200000 calls), BENCH_N_LAUNCH (20000 launches), BENCH_REPS (3),
+# BENCH_THREAD_CALLS (C: 200000 per thread; Python: a quarter of it),
+# BENCH_THREAD_LAUNCHES (5000 per thread), CUDA_HOME (/usr/local/cuda).
+set -u
+cd "$(dirname "$0")/.."
+
+OUT=${OUT:-build/bench/out}
+PY=${PYTHON:-$(command -v python3)}
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+N=${BENCH_N:-200000}
+NL=${BENCH_N_LAUNCH:-20000}
+REPS=${BENCH_REPS:-3}
+TC=${BENCH_THREAD_CALLS:-200000}
+TL=${BENCH_THREAD_LAUNCHES:-5000}
+W=build/bench
+mkdir -p "$OUT" "$W"
+rm -f "$W/c.jsonl" "$W/py.jsonl" "$W/machine.jsonl"
+exec > >(tee "$OUT/log.txt") 2>&1
+tee_pid=$!
+
+command_line="bench/run_h200.sh"
+for v in BENCH_N BENCH_N_LAUNCH BENCH_REPS BENCH_THREAD_CALLS BENCH_THREAD_LAUNCHES PYTHON; do
+    [ -n "${!v:-}" ] && command_line="$v=${!v} $command_line"
+done
+step() { echo; echo "== $* ($(date +%T))"; }
+start=$(date +%s)
+
+step "machine"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+echo "python: $PY ($("$PY" -c 'import sys; print(sys.version.split()[0])'))"
+"$PY" bench/report.py machine --command "$command_line" > "$W/machine.jsonl"
+cat "$W/machine.jsonl"
+
+step "build the bindings (committed out/, no generator)"
+# The whole compiler output goes to build/bench/build.log; the log keeps its tail.
+if (./configure --no-generator --python "$PY" --no-install && ninja bindings) > "$W/build.log" 2>&1; then
+    tail -n 5 "$W/build.log"
+    echo "bindings built: $(ls build/python/cubind/)"
+else
+    grep -m 20 -e 'error' -e 'configure:' "$W/build.log" || tail -n 40 "$W/build.log"
+    cp "$W/build.log" "$OUT/build.log"
+    echo "run_h200.sh: building cubind failed (all of it in $OUT/build.log); its rows will be n/a"
+fi
+
+step "kernels (nvcc)"
+NVCC=$CUDA_HOME/bin/nvcc
+[ -x "$NVCC" ] || NVCC=$(command -v nvcc || echo nvcc)
+images=()
+if "$NVCC" -ptx -arch=sm_90 bench/kernels.cu -o "$W/kernels.ptx"; then
+    images+=(--image "$W/kernels.ptx")
+else
+    echo "run_h200.sh: nvcc -ptx failed"
+fi
+if "$NVCC" -cubin -arch=sm_90 bench/kernels.cu -o "$W/kernels.cubin"; then
+    images+=(--image "$W/kernels.cubin")
+else
+    echo "run_h200.sh: nvcc -cubin failed"
+fi
+"$NVCC" --version | tail -n 2
+
+step "c_bench"
+if ${CC:-gcc} -std=c11 -O2 -Wall -Wextra -I"$CUDA_HOME/include" bench/c_bench.c \
+        -o "$W/c_bench" -ldl -pthread; then
+    timeout 150 "$W/c_bench" "${images[@]}" --n "$N" --n-launch "$NL" --reps "$REPS" \
+        --thread-calls "$TC" --thread-launches "$TL" > "$W/c.jsonl" ||
+        echo "run_h200.sh: c_bench exited with $?"
+    cat "$W/c.jsonl"
+else
+    echo "run_h200.sh: compiling c_bench failed"
+fi
+
+step "bench.py"
+# bench.py's own budget leaves room for the report inside the device's
+# 10-minute limit; the outer timeout is a last resort (its records are
+# written as they come, so a cut-short run still reports what it measured).
+budget=$((480 - ($(date +%s) - start)))
+[ "$budget" -lt 60 ] && budget=60
+PYTHONPATH="$PWD/build/python${PYTHONPATH:+:$PYTHONPATH}" timeout $((budget + 30)) "$PY" bench/bench.py \
+    --out "$W/py.jsonl" "${images[@]}" --n "$N" --n-launch "$NL" --reps "$REPS" \
+    --thread-calls "$((TC / 4))" --budget "$budget" --child-timeout 200 ||
+    echo "run_h200.sh: bench.py exited with $?"
+
+step "report"
+cat "$W/machine.jsonl" "$W/c.jsonl" "$W/py.jsonl" 2>/dev/null > "$OUT/results.jsonl"
+"$PY" bench/report.py render "$OUT/results.jsonl" -o "$OUT/report.md" &&
+    cat "$OUT/report.md"
+echo
+echo "run_h200.sh: $(($(date +%s) - start)) s; results in $OUT/ (results.jsonl, report.md, log.txt)"
+# Let tee write the last of the log before the device collects $OUT.
+exec >&- 2>&-
+wait "$tee_pid" 2>/dev/null || true
