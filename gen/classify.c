@@ -44,6 +44,7 @@ int classify_is_input(const cb_pclass *pc)
     switch (pc->shape) {
     case SH_VALUE: case SH_IN_PTR: case SH_IN_ARRAY: case SH_IN_STRING: case SH_IN_BUFFER:
     case SH_IN_FUNCPTR: case SH_INOUT: case SH_IN_FIXED: case SH_COUNT_INOUT:
+    case SH_KERNEL_PARAMS: case SH_KERNEL_EXTRA: case SH_CALLBACK: case SH_CALLBACK_DATA:
         return 1;
     default:
         return 0;
@@ -54,7 +55,7 @@ int classify_is_output(const cb_pclass *pc)
 {
     switch (pc->shape) {
     case SH_OUT: case SH_INOUT: case SH_OUT_ARRAY: case SH_OUT_STRING: case SH_OUT_CHARS:
-    case SH_OUT_FIXED: case SH_COUNT_INOUT:
+    case SH_OUT_FIXED: case SH_COUNT_INOUT: case SH_ATTR_OUT:
         return 1;
     default:
         return 0;
@@ -222,6 +223,113 @@ static cb_shape pointer_to_pointer(const cb_model *m, const cb_rules *rules, con
     return SH_UNSUPPORTED;
 }
 
+static int param_index(const cb_function *f, const char *name)
+{
+    for (size_t i = 0; i < f->nparams; i++)
+        if (strcmp(f->params[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* The callback rule naming p as the callback or as its data, if any. */
+static int classify_callback(const cb_rules *rules, const cb_function *f, const cb_param *p,
+                             cb_pclass *pc)
+{
+    for (size_t i = 0; i < rules->nrules; i++) {
+        cb_rule *r = &rules->rules[i];
+        if (strcmp(r->directive, "callback") != 0 || strcmp(r->args[0], f->name) != 0)
+            continue;
+        if (strcmp(r->args[1], p->name) == 0) {
+            r->used = 1;
+            pc->shape = SH_CALLBACK;
+            pc->data_index = param_index(f, r->args[2]);
+            pc->callback_kind = r->args[3];
+            pc->stream_index = -1;
+            for (size_t k = 0; k < f->nparams; k++)
+                if (f->params[k].type->name && strcmp(f->params[k].type->name, "CUstream") == 0)
+                    pc->stream_index = (int)k;
+            if (pc->data_index < 0)
+                pc->shape = SH_UNSUPPORTED;
+            return 1;
+        }
+        if (strcmp(r->args[2], p->name) == 0) {
+            pc->shape = SH_CALLBACK_DATA;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* A type named in an attribute-type rule: a typedef of the header or one
+ * of the builtins int, unsigned, size_t. NULL when unknown. */
+static const cb_type *named_type(cb_model *m, const char *name)
+{
+    for (size_t i = 0; i < m->ntypedefs; i++)
+        if (strcmp(m->typedefs[i].name, name) == 0) {
+            /* The typedef's own name must survive: wrap its target. */
+            cb_type *t = model_alloc(m, sizeof *t);
+            *t = *m->typedefs[i].type;
+            t->name = m->typedefs[i].name;
+            t->spelling = m->typedefs[i].name;
+            if (t->kind == TY_POINTER && t->pointee->kind == TY_OTHER)
+                t->kind = TY_HANDLE; /* a handle typedef seen through its target */
+            return t;
+        }
+    static const struct {
+        const char *name;
+        int size, is_signed;
+    } builtins[] = {{"int", 4, 1}, {"unsigned", 4, 0}, {"size_t", 8, 0}};
+    for (size_t i = 0; i < sizeof builtins / sizeof *builtins; i++)
+        if (strcmp(builtins[i].name, name) == 0) {
+            cb_type *t = model_alloc(m, sizeof *t);
+            t->kind = TY_INT;
+            t->spelling = t->canon = builtins[i].name;
+            t->size = t->align = builtins[i].size;
+            t->is_signed = builtins[i].is_signed;
+            return t;
+        }
+    return NULL;
+}
+
+/* SH_ATTR_OUT: one case per enumerator of the attribute's enum that has an
+ * attribute-type rule. */
+static int classify_attribute_output(cb_model *m, const cb_rules *rules, const cb_function *f,
+                                     cb_pclass *pc, const char **why)
+{
+    cb_rule *r = rules_find2(rules, "attribute-output", f->name, pc->param->name);
+    if (!r)
+        return 0;
+    pc->attr_index = param_index(f, r->args[2]);
+    const cb_enum *e = NULL;
+    if (pc->attr_index >= 0) {
+        int idx = enum_of(m, f->params[pc->attr_index].type);
+        e = idx >= 0 ? &m->enums[idx] : NULL;
+    }
+    if (!e) {
+        pc->shape = SH_UNSUPPORTED;
+        *why = reason(m, pc->param, "its attribute parameter is not an enum");
+        return 1;
+    }
+    pc->shape = SH_ATTR_OUT;
+    pc->attr_cases = model_alloc(m, (e->nitems ? e->nitems : 1) * sizeof *pc->attr_cases);
+    pc->attr_names = model_alloc(m, (e->nitems ? e->nitems : 1) * sizeof *pc->attr_names);
+    for (size_t i = 0; i < e->nitems; i++) {
+        cb_rule *t = rules_find(rules, "attribute-type", e->items[i].name);
+        const cb_type *ty = t ? named_type(m, t->args[1]) : NULL;
+        if (!ty)
+            continue;
+        cb_pclass *c = &pc->attr_cases[pc->nattr_cases];
+        c->param = pc->param;
+        c->pyname = pc->pyname;
+        c->enum_index = c->record_index = -1;
+        c->elem = elem_kind(m, rules, ty, c);
+        if (c->elem == EK_NONE || c->elem == EK_STRUCT)
+            continue;
+        pc->attr_names[pc->nattr_cases++] = e->items[i].name;
+    }
+    return 1;
+}
+
 static void classify_param(cb_model *m, const cb_rules *rules, const cb_function *f,
                            const cb_param *p, cb_pclass *pc, const char **why)
 {
@@ -233,6 +341,8 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
     cb_rule *rename = rules_find(rules, "rename-param", p->name);
     pc->pyname = rename ? rename->args[1] : p->name;
     const cb_type *t = p->type;
+    if (classify_callback(rules, f, p, pc) || classify_attribute_output(m, rules, f, pc, why))
+        return;
 
     if (t->kind == TY_FUNCPTR) {
         pc->shape = SH_IN_FUNCPTR;
@@ -250,9 +360,16 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
     }
 
     const cb_type *pt = t->pointee;
-    if (rules_find2(rules, "kernel-params", f->name, p->name)) {
-        pc->shape = SH_UNSUPPORTED;
-        *why = reason(m, p, "kernel parameters need the packer, not bound yet");
+    cb_rule *kp = rules_find2(rules, "kernel-params", f->name, p->name);
+    if (kp) {
+        for (size_t i = 0; i < f->nparams; i++)
+            if (strcmp(f->params[i].name, kp->args[2]) == 0)
+                pc->count_index = (int)i;
+        pc->shape = pc->count_index >= 0 ? SH_KERNEL_PARAMS : SH_UNSUPPORTED;
+        return;
+    }
+    if (rules_find2(rules, "kernel-extra", f->name, p->name)) {
+        pc->shape = SH_KERNEL_EXTRA;
         return;
     }
     cb_rule *fixed = rules_find2(rules, "fixed", f->name, p->name);
@@ -320,7 +437,7 @@ static void mark_counts(cb_fclass *fc)
     const cb_function *f = fc->fn;
     for (size_t i = 0; i < f->nparams; i++) {
         cb_pclass *pc = &fc->params[i];
-        if (pc->count_index < 0)
+        if (pc->count_index < 0 || pc->shape == SH_KERNEL_PARAMS)
             continue;
         cb_pclass *count = &fc->params[pc->count_index];
         count->is_count = 1;

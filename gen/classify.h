@@ -42,10 +42,15 @@ typedef enum {
     SH_OUT_FIXED,      /* T * of a fixed number of elements (rule), returned */
     SH_IN_FIXED,       /* T * of a fixed number of elements (rule), a sequence */
     SH_COUNT_INOUT,    /* size_t * count of an SH_OUT_ARRAY: in, then out */
+    SH_KERNEL_PARAMS,  /* void **kernelParams: every form the packer takes */
+    SH_KERNEL_EXTRA,   /* void **extra: None, an address or a sequence */
+    SH_CALLBACK,       /* a callback: a Python callable or a C address */
+    SH_CALLBACK_DATA,  /* what the driver passes back to a callback */
+    SH_ATTR_OUT,       /* void * output typed by an attribute's value */
     SH_UNSUPPORTED
 } cb_shape;
 
-typedef struct {
+typedef struct cb_pclass {
     cb_shape shape;
     cb_ekind elem;
     const cb_param *param;
@@ -54,8 +59,18 @@ typedef struct {
     int enum_index;           /* EK_ENUM: index into model.enums, else -1 */
     int record_index;         /* EK_STRUCT: index into model.records, else -1 */
     const char *handle;       /* EK_HANDLE / EK_VALUE_HANDLE: class name */
-    int count_index;          /* arrays: index of the count parameter, else -1 */
+    int count_index;          /* arrays: index of the count parameter, else -1;
+                                 SH_KERNEL_PARAMS: index of the CUfunction */
     long long fixed_len;      /* SH_*_FIXED: element count */
+    int data_index;           /* SH_CALLBACK: index of its SH_CALLBACK_DATA */
+    int stream_index;         /* SH_CALLBACK: the CUstream parameter, or -1 */
+    const char *callback_kind;/* SH_CALLBACK: "host", "stream" or "destroy" */
+    /* SH_ATTR_OUT: the attribute parameter and, per enumerator with a known
+     * type, the element that enumerator's value is. */
+    int attr_index;
+    struct cb_pclass *attr_cases;
+    const char **attr_names;
+    size_t nattr_cases;
     int optional;             /* an input with a default (0 / None) */
     int is_count;             /* the count of some array (used for checks) */
     /* integer range of EK_INT / EK_VALUE_HANDLE / EK_ENUM values */

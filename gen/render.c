@@ -22,6 +22,8 @@
 
 #include "arena.h"
 #include "checksum.h"
+#include "render_structs.h"
+#include "render_util.h"
 
 /* ---- literal spellings ------------------------------------------------ */
 
@@ -34,7 +36,7 @@ static tv *ll_literal(long long v)
 }
 
 /* s as a C string literal, one source line per line of text. */
-static tv *c_string_literal(const char *s)
+tv *c_string_literal(const char *s)
 {
     strbuf sb = {0};
     sb_putc(&sb, '"');
@@ -132,6 +134,9 @@ static void set_shape_flags(tv *p, const cb_pclass *pc, int pointer_handle)
         {"sh_out_array", SH_OUT_ARRAY}, {"sh_out_string", SH_OUT_STRING},
         {"sh_out_chars", SH_OUT_CHARS}, {"sh_out_fixed", SH_OUT_FIXED},
         {"sh_in_fixed", SH_IN_FIXED},   {"sh_count_inout", SH_COUNT_INOUT},
+        {"sh_kernel_params", SH_KERNEL_PARAMS}, {"sh_kernel_extra", SH_KERNEL_EXTRA},
+        {"sh_callback", SH_CALLBACK},   {"sh_callback_data", SH_CALLBACK_DATA},
+        {"sh_attr_out", SH_ATTR_OUT},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
         tv_set_bool(p, shapes[i].key, pc->shape == shapes[i].shape);
@@ -146,6 +151,15 @@ static void set_shape_flags(tv *p, const cb_pclass *pc, int pointer_handle)
     tv_set_bool(p, "ek_pointer", e == EK_POINTER);
     tv_set_bool(p, "is_input", classify_is_input(pc));
     tv_set_bool(p, "is_output", classify_is_output(pc));
+}
+
+/* Position of parameter k among the function's Python inputs. */
+static int in_index_of(const cb_fclass *fc, int k)
+{
+    int n = 0;
+    for (int i = 0; i < k; i++)
+        n += classify_is_input(&fc->params[i]);
+    return n;
 }
 
 static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *pc, int in_index,
@@ -166,13 +180,38 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
     tv_set_str(p, "enum_name", pc->enum_index >= 0 ? m->enums[pc->enum_index].name : "");
     tv_set_str(p, "handle_name", pc->handle ? pc->handle : "");
     tv_set_int(p, "record_index", pc->record_index);
-    tv_set_str(p, "count_cname", pc->count_index >= 0 ? f->params[pc->count_index].name : "");
+    tv_set_str(p, "count_cname",
+               pc->count_index >= 0 && pc->shape != SH_KERNEL_PARAMS ? f->params[pc->count_index].name : "");
+    tv_set_str(p, "kernel_cname", pc->shape == SH_KERNEL_PARAMS ? f->params[pc->count_index].name : "");
     tv_set_bool(p, "count_is_inout",
                 pc->count_index >= 0 && fc->params[pc->count_index].shape == SH_COUNT_INOUT);
     tv_set_int(p, "fixed_len", pc->fixed_len);
+    int cb = pc->shape == SH_CALLBACK;
+    const char *kind = cb ? pc->callback_kind : "";
+    tv_set_str(p, "callback_kind", strcmp(kind, "host") == 0     ? "CUBIND_CB_HOST"
+                                   : strcmp(kind, "stream") == 0 ? "CUBIND_CB_STREAM"
+                                                                 : "CUBIND_CB_DESTROY");
+    tv_set_bool(p, "callback_host", cb && strcmp(kind, "host") == 0);
+    tv_set_bool(p, "callback_stream", cb && strcmp(kind, "stream") == 0);
+    tv_set_str(p, "data_cname", cb ? f->params[pc->data_index].name : "");
+    tv_set_int(p, "data_in_index", cb ? in_index_of(fc, pc->data_index) : -1);
+    tv_set_str(p, "stream_cname", cb && pc->stream_index >= 0 ? f->params[pc->stream_index].name : "");
     tv_set_bool(p, "optional", pc->optional);
     tv_set_bool(p, "writable", pc->shape == SH_IN_BUFFER && !pc->param->type->pointee->is_const);
     set_shape_flags(p, pc, pc->handle && handle_is_pointer(hc, nhc, pc->handle));
+    tv_set_str(p, "attr_cname", pc->shape == SH_ATTR_OUT ? f->params[pc->attr_index].name : "");
+    tv *cases = tv_list();
+    for (size_t i = 0; i < pc->nattr_cases; i++) {
+        const cb_pclass *c = &pc->attr_cases[i];
+        tv *cv = tv_map();
+        tv_set_str(cv, "enumerator", pc->attr_names[i]);
+        tv_set_str(cv, "ctype", unqualified(c->value->spelling));
+        tv_set_str(cv, "enum_name", c->enum_index >= 0 ? m->enums[c->enum_index].name : "");
+        tv_set_str(cv, "handle_name", c->handle ? c->handle : "");
+        set_shape_flags(cv, c, c->handle && handle_is_pointer(hc, nhc, c->handle));
+        tv_push(cases, cv);
+    }
+    tv_set(p, "attr_cases", cases);
     return p;
 }
 
@@ -322,6 +361,7 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     }
     tv_set(root, "handles", handles);
     tv_set_int(root, "nhandles", (long long)nhc);
+    tv_set(root, "structs", structs_value(m, rules));
 
     tv_set(root, "procs", procs_value(m));
     tv_set_int(root, "nprocs", (long long)m->nfunctions);

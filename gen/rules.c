@@ -23,7 +23,11 @@ static const struct {
     {"in", 2},
     {"fixed", 3},
     {"count", 3},
-    {"kernel-params", 2},
+    {"kernel-params", 3},
+    {"kernel-extra", 2},
+    {"callback", 4},
+    {"attribute-output", 3},
+    {"attribute-type", 2},
 };
 
 static int directive_args(const char *d)
@@ -182,8 +186,9 @@ size_t rules_unmatched(const cb_rules *r, const cb_model *m, FILE *out)
         int found;
         if (strcmp(rule->directive, "value-handle") == 0)
             found = names_typedef(m, rule->args[0]);
-        else if (strcmp(rule->directive, "rename-param") == 0)
-            found = rule->used; /* set when some parameter was renamed */
+        else if (strcmp(rule->directive, "rename-param") == 0 ||
+                 strcmp(rule->directive, "attribute-type") == 0)
+            found = rule->used; /* set when a parameter or attribute used it */
         else
             found = model_function(m, rule->args[0]) != NULL &&
                     (rule->nargs < 2 || function_has_param(m, rule->args[0], rule->args[1]));

@@ -16,9 +16,24 @@
  *   count FUNCTION PARAM COUNT
  *                            the array PARAM is counted by COUNT (where the
  *                            general pairing by name cannot tell)
- *   kernel-params FUNCTION PARAM
- *                            a kernel's parameters (`void **kernelParams`
- *                            or `extra`), packed by the runtime's packer
+ *   kernel-params FUNCTION PARAM KERNEL
+ *                            `void **PARAM` holds the parameters of the
+ *                            kernel KERNEL (a CUfunction parameter), packed
+ *                            by the kernel parameter packer (bind_packer.h)
+ *   callback FUNCTION FN DATA KIND
+ *                            FN is a callback taking DATA back; it accepts a
+ *                            Python callable (KIND host, stream or destroy:
+ *                            see runtime/rt_callbacks.h) or a C address
+ *   attribute-output FUNCTION DATA ATTR
+ *                            `void *DATA` receives a value whose type depends
+ *                            on the value of the enum parameter ATTR
+ *   attribute-type ENUMERATOR TYPE
+ *                            the type of the value an attribute-output
+ *                            returns for ENUMERATOR (a typedef of the header,
+ *                            or int, unsigned, size_t); unlisted ones are
+ *                            read as unsigned long long
+ *   kernel-extra FUNCTION PARAM
+ *                            `void **PARAM` is a launch's `extra` list
  */
 #ifndef CUBIND_RULES_H
 #define CUBIND_RULES_H

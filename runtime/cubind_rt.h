@@ -41,8 +41,17 @@ extern "C" {
  * fail with ImportError naming both when they differ. Bump the version
  * number whenever the struct changes. */
 #define CUBIND_RT_SIGNATURE                                                  \
-    "cubind-rt 1: int load(const char**); void *lookup(const char*, int, int*); " \
-    "const char *driver_path(void)"
+    "cubind-rt 2: int load(const char**); void *lookup(const char*, int, int*); " \
+    "const char *driver_path(void); void *cb_new(int, PyObject*, PyObject*, PyObject*, " \
+    "PyObject*); void cb_discard(void*); void *cb_trampoline(int); " \
+    "int cb_host_attach(void*, void*); void drain(void); atomic_int *pending"
+
+/* Kinds of Python callbacks (rt_callbacks.h). */
+enum {
+    CUBIND_CB_HOST = 1,     /* CUhostFn of cuLaunchHostFunc: fn(userData) */
+    CUBIND_CB_STREAM = 2,   /* CUstreamCallback: fn(hStream, status, userData) */
+    CUBIND_CB_DESTROY = 3   /* CUhostFn of cuUserObjectCreate: destroy(ptr) */
+};
 
 /* `*status` values of lookup(). */
 enum {
@@ -63,6 +72,8 @@ enum {
 #define CUBIND_CU_GET_PROC_ADDRESS_SUCCESS 0
 #define CUBIND_CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND 1
 #define CUBIND_CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT 2
+
+struct _object; /* PyObject, without needing Python.h here */
 
 typedef struct cubind_rt_api {
     const char *signature;   /* == CUBIND_RT_SIGNATURE */
@@ -90,6 +101,20 @@ typedef struct cubind_rt_api {
     /* The path the driver was loaded from (after load succeeded), or NULL
      * (not loaded yet, or load failed). Static storage. */
     const char *(*driver_path)(void);
+
+    /* Python callables as CUDA callbacks (rt_callbacks.h). Each takes and
+     * returns what its rt_cb_* counterpart does; PyObject is declared as an
+     * opaque struct here so this header needs no Python.h. */
+    void *(*cb_new)(int kind, struct _object *callable, struct _object *data,
+                    struct _object *stream_type, struct _object *result_type);
+    void (*cb_discard)(void *payload);
+    void *(*cb_trampoline)(int kind);
+    int (*cb_host_attach)(void *stream, void *payload);
+    /* Runs deferred work (user-object destructors) on a Python thread. */
+    void (*drain)(void);
+    /* Non-zero while deferred work waits: a relaxed load is enough to decide
+     * whether to call drain(). */
+    _Atomic int *pending;
 } cubind_rt_api;
 
 #ifdef __cplusplus

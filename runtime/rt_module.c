@@ -35,6 +35,7 @@
 #include <Python.h>
 
 #include "cubind_rt.h"
+#include "rt_callbacks.h"
 #include "rt_loader.h"
 
 /* Strong references, set by exec, dropped by m_clear/m_free. */
@@ -57,6 +58,12 @@ static const cubind_rt_api rt_api = {
     cubind_rt_load,
     cubind_rt_lookup,
     cubind_rt_driver_path,
+    rt_cb_new,
+    rt_cb_discard,
+    rt_cb_trampoline,
+    rt_cb_host_attach,
+    rt_cb_drain,
+    &rt_cb_pending,
 };
 
 /* ---- CUDAError methods (bound as instance methods; args[0] is self) ---- */
@@ -204,8 +211,38 @@ static PyObject *rt_driver_status(PyObject *m, PyObject *unused)
     return res;
 }
 
+static PyObject *rt_callback_counts(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    long long c[3];
+    rt_cb_counts(c);
+    return Py_BuildValue("{sLsLsL}", "alive", c[0], "skipped", c[1], "leaked", c[2]);
+}
+
+static PyObject *rt_drain_now(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    rt_cb_drain();
+    Py_RETURN_NONE;
+}
+
+static PyObject *rt_atexit(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    rt_cb_atexit();
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef rt_methods[] = {
     {"_driver_status", rt_driver_status, METH_NOARGS, rt_driver_status_doc},
+    {"_callback_counts", rt_callback_counts, METH_NOARGS,
+     "Payloads alive, callbacks skipped at shutdown, deferred items leaked after close."},
+    {"_drain", rt_drain_now, METH_NOARGS, "Runs deferred callback work now (tests)."},
+    {"_atexit", rt_atexit, METH_NOARGS,
+     "The shutdown step for callbacks; registered with atexit, not for direct use."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -244,6 +281,18 @@ static int rt_exec(PyObject *m)
                         "generated for (the driver is older than the header).",
                         PyExc_RuntimeError, NULL)) < 0)
         return -1;
+
+    /* Callbacks stop entering Python before the interpreter finalizes. */
+    if (PyInterpreterState_Get() == PyInterpreterState_Main()) {
+        PyObject *atexit = PyImport_ImportModule("atexit");
+        PyObject *hook = PyObject_GetAttrString(m, "_atexit");
+        PyObject *r = atexit && hook ? PyObject_CallMethod(atexit, "register", "O", hook) : NULL;
+        Py_XDECREF(atexit);
+        Py_XDECREF(hook);
+        if (!r)
+            return -1;
+        Py_DECREF(r);
+    }
 
     cap = PyCapsule_New((void *)&rt_api, CUBIND_RT_CAPSULE_NAME, NULL);
     if (cap == NULL)

@@ -57,7 +57,7 @@ FK_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
     X(CtxSetCurrent) X(CtxPushCurrent) X(CtxPopCurrent) X(CtxGetDevice)        \
     X(CtxSynchronize) X(CtxGetApiVersion) X(CtxGetStreamPriorityRange)         \
     X(StreamCreate) X(StreamCreateWithPriority) X(StreamDestroy)               \
-    X(StreamQuery) X(StreamSynchronize) X(StreamGetFlags) X(StreamGetPriority) \
+    X(StreamQuery) X(StreamIsCapturing) X(StreamSynchronize) X(StreamGetFlags) X(StreamGetPriority) \
     X(StreamGetCtx) X(StreamWaitEvent) X(StreamAddCallback) X(LaunchHostFunc)  \
     X(EventCreate) X(EventRecord) X(EventQuery) X(EventSynchronize)            \
     X(EventDestroy) X(EventElapsedTime) X(MemAlloc) X(MemFree) X(MemcpyHtoD)   \
@@ -1558,6 +1558,21 @@ static CUresult fk_StreamQuery(CUstream hStream)
     return e;
 }
 
+/* The fake never captures: every valid stream reports "not capturing". */
+static CUresult fk_StreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)
+{
+    ENTERI(StreamIsCapturing);
+    if (!captureStatus)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct stream *s = NULL;
+    CUresult e = stream_resolve(hStream, &s);
+    UNLOCK();
+    if (e == CUDA_SUCCESS)
+        *captureStatus = CU_STREAM_CAPTURE_STATUS_NONE;
+    return e;
+}
+
 static CUresult fk_StreamSynchronize(CUstream hStream)
 {
     ENTERI(StreamSynchronize);
@@ -2704,6 +2719,7 @@ static CUresult fk_LaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
       PFN_cuStreamCreateWithPriority_v5050)                                             \
     P(StreamDestroy, 4000, fk_StreamDestroy, PFN_cuStreamDestroy_v4000)                 \
     P(StreamQuery, 2000, fk_StreamQuery, PFN_cuStreamQuery_v2000)                       \
+    P(StreamIsCapturing, 10000, fk_StreamIsCapturing, PFN_cuStreamIsCapturing_v10000)   \
     P(StreamSynchronize, 2000, fk_StreamSynchronize, PFN_cuStreamSynchronize_v2000)     \
     P(StreamGetFlags, 5050, fk_StreamGetFlags, PFN_cuStreamGetFlags_v5050)              \
     P(StreamGetPriority, 5050, fk_StreamGetPriority, PFN_cuStreamGetPriority_v5050)     \

@@ -1,0 +1,289 @@
+/*
+ * render_structs.c — template data for the struct and union classes
+ * (render_structs.h). Data only: the emitted text is in
+ * templates/driver/structs.c.tmpl.
+ *
+ * Class names follow cuda.bindings: a record with a tag is named by its tag
+ * (CUDA_MEMCPY2D_st), one without by its first typedef; records nested
+ * without a tag are anon_structN / anon_unionN, numbered in post-order
+ * (inner records first) over the header, structs and unions counted apart,
+ * anonymous members (flattened into their parent, never exported) counted
+ * too. Every typedef name and the tag of a record name the same class.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "render_structs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "classify.h"
+#include "render_util.h"
+
+/* Index of handle class `name` in the order of render.c's collect_handles,
+ * -1 when none. */
+static int handle_index(const cb_model *m, const cb_rules *rules, const char *name)
+{
+    if (!name)
+        return -1;
+    int n = 0;
+    for (size_t i = 0; i < m->nhandles; i++, n++)
+        if (strcmp(m->handles[i].name, name) == 0)
+            return n;
+    for (size_t i = 0; i < rules->nrules; i++) {
+        const cb_rule *r = &rules->rules[i];
+        if (strcmp(r->directive, "value-handle") != 0)
+            continue;
+        for (size_t k = 0; k < m->ntypedefs; k++) {
+            const cb_typedef *td = &m->typedefs[k];
+            if (strcmp(td->name, r->args[0]) != 0 || td->type->kind != TY_INT)
+                continue;
+            if (strcmp(td->name, name) == 0)
+                return n;
+            n++;
+            break;
+        }
+    }
+    return -1;
+}
+
+static int record_index(const cb_model *m, const cb_type *t)
+{
+    const cb_record *r = NULL;
+    if (t->name)
+        r = model_record(m, t->name);
+    if (!r && t->record_tag && *t->record_tag)
+        r = model_record(m, t->record_tag);
+    return r ? (int)(r - m->records) : -1;
+}
+
+typedef struct {
+    const char *kind;
+    long long size, count;
+    int ref;
+} field_shape;
+
+static field_shape shape_of(const cb_model *m, const cb_rules *rules, const cb_type *t, int nested)
+{
+    field_shape s = {"CBS_F_BYTES", t->size > 0 ? t->size : 0, 0, -1};
+    switch (t->kind) {
+    case TY_INT:
+        s.ref = handle_index(m, rules, t->name);
+        s.kind = s.ref >= 0 ? "CBS_F_VALUE_HANDLE" : t->is_signed ? "CBS_F_SIGNED" : "CBS_F_UNSIGNED";
+        if (t->size != 1 && t->size != 2 && t->size != 4 && t->size != 8) {
+            s.kind = "CBS_F_BYTES";
+            s.ref = -1;
+        }
+        break;
+    case TY_FLOAT:
+        s.kind = t->size == 4 ? "CBS_F_FLOAT" : t->size == 8 ? "CBS_F_DOUBLE" : "CBS_F_BYTES";
+        break;
+    case TY_ENUM: {
+        int idx = classify_enum_index(m, t->name);
+        if (idx < 0 && t->canon && strncmp(t->canon, "enum ", 5) == 0)
+            idx = classify_enum_index(m, t->canon + 5);
+        s.ref = idx;
+        s.kind = idx >= 0 ? "CBS_F_ENUM" : t->is_signed ? "CBS_F_SIGNED" : "CBS_F_UNSIGNED";
+        break;
+    }
+    case TY_HANDLE:
+        s.ref = handle_index(m, rules, t->name);
+        s.kind = s.ref >= 0 ? "CBS_F_HANDLE" : "CBS_F_POINTER";
+        break;
+    case TY_RECORD:
+        s.ref = nested >= 0 ? nested : record_index(m, t);
+        s.kind = s.ref >= 0 ? "CBS_F_RECORD" : "CBS_F_BYTES";
+        break;
+    case TY_POINTER:
+        s.kind = "CBS_F_POINTER";
+        break;
+    case TY_FUNCPTR:
+        s.kind = "CBS_F_FUNCPTR";
+        break;
+    case TY_ARRAY: {
+        const cb_type *e = t->pointee;
+        if (!e || e->kind == TY_ARRAY || t->array_len <= 0)
+            break; /* opaque bytes */
+        if (e->kind == TY_INT && e->size == 1 && e->canon && strcmp(e->canon, "char") == 0) {
+            s.kind = "CBS_F_CHARS";
+            s.size = 1;
+            s.count = t->array_len;
+            break;
+        }
+        field_shape es = shape_of(m, rules, e, nested);
+        if (strcmp(es.kind, "CBS_F_BYTES") == 0)
+            break;
+        es.count = t->array_len;
+        return es;
+    }
+    default:
+        break;
+    }
+    return s;
+}
+
+/* Appends r's fields at byte offset base; anonymous members flattened. */
+static void add_fields(const cb_model *m, const cb_rules *rules, const cb_record *r,
+                       long long base, tv *out, long long *n)
+{
+    for (size_t i = 0; i < r->nfields; i++) {
+        const cb_field *f = &r->fields[i];
+        if (!*f->name) {
+            if (f->nested >= 0)
+                add_fields(m, rules, &m->records[f->nested], base + f->offset, out, n);
+            continue;
+        }
+        field_shape s = shape_of(m, rules, f->type, f->nested);
+        tv *fv = tv_map();
+        tv_set_str(fv, "name", f->name);
+        tv_set_str(fv, "kind", s.kind);
+        tv_set_int(fv, "size", s.size);
+        tv_set_int(fv, "ref", s.ref);
+        tv_set_int(fv, "count", s.count);
+        if (f->bit_width >= 0) {
+            tv_set_int(fv, "offset", base + f->bit_offset / 8);
+            tv_set_int(fv, "bit_width", f->bit_width);
+            tv_set_int(fv, "bit_offset", f->bit_offset % 8);
+        } else {
+            tv_set_int(fv, "offset", base + (f->offset > 0 ? f->offset : 0));
+            tv_set_int(fv, "bit_width", -1);
+            tv_set_int(fv, "bit_offset", 0);
+        }
+        tv_push(out, fv);
+        (*n)++;
+    }
+}
+
+typedef struct {
+    char **names;          /* class name per record (malloc'ed) */
+    int nstruct, nunion;
+} naming;
+
+static char *dup(const char *s)
+{
+    char *d = strdup(s);
+    if (!d)
+        arena_oom();
+    return d;
+}
+
+static void name_post_order(const cb_model *m, size_t idx, naming *nm, int depth)
+{
+    const cb_record *r = &m->records[idx];
+    if (depth > 64)
+        return;
+    for (size_t i = 0; i < r->nfields; i++)
+        if (r->fields[i].nested >= 0 && (size_t)r->fields[i].nested != idx)
+            name_post_order(m, (size_t)r->fields[i].nested, nm, depth + 1);
+    if (nm->names[idx])
+        return;
+    char buf[64];
+    if (*r->tag) {
+        nm->names[idx] = dup(r->tag);
+    } else if (r->is_nested) {
+        if (r->is_union)
+            snprintf(buf, sizeof buf, "anon_union%d", nm->nunion++);
+        else
+            snprintf(buf, sizeof buf, "anon_struct%d", nm->nstruct++);
+        nm->names[idx] = dup(buf);
+    } else {
+        nm->names[idx] = dup(r->name);
+    }
+}
+
+/* A C/Python identifier made of name (for records never reached above). */
+static char *identifier(const char *name)
+{
+    char *s = dup(name);
+    for (char *p = s; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+              (*p >= '0' && *p <= '9') || *p == '_'))
+            *p = '_';
+    return s;
+}
+
+static void add_alias(tv *aliases, const char **seen, size_t *nseen, const char *name, size_t idx)
+{
+    if (!name || !*name || strchr(name, '<') || strchr(name, '.'))
+        return;
+    for (size_t i = 0; i < *nseen; i++)
+        if (strcmp(seen[i], name) == 0)
+            return;
+    seen[(*nseen)++] = name;
+    tv *a = tv_map();
+    tv_set_str(a, "name", name);
+    tv_set_int(a, "index", (long long)idx);
+    tv_push(aliases, a);
+}
+
+tv *structs_value(const cb_model *m, const cb_rules *rules)
+{
+    naming nm = {calloc(m->nrecords + 1, sizeof(char *)), 0, 0};
+    char *anon_member = calloc(m->nrecords + 1, 1);
+    size_t cap_seen = 1;
+    for (size_t i = 0; i < m->nrecords; i++)
+        cap_seen += m->records[i].naliases + 3;
+    const char **seen = calloc(cap_seen, sizeof *seen);
+    if (!nm.names || !anon_member || !seen)
+        arena_oom();
+    for (size_t i = 0; i < m->nrecords; i++)
+        for (size_t k = 0; k < m->records[i].nfields; k++) {
+            const cb_field *f = &m->records[i].fields[k];
+            if (!*f->name && f->nested >= 0)
+                anon_member[f->nested] = 1;
+        }
+    for (size_t i = 0; i < m->nrecords; i++)
+        if (!m->records[i].is_nested)
+            name_post_order(m, i, &nm, 0);
+    for (size_t i = 0; i < m->nrecords; i++)
+        if (!nm.names[i])
+            nm.names[i] = identifier(m->records[i].name);
+
+    tv *root = tv_map();
+    tv *records = tv_list(), *aliases = tv_list();
+    size_t nseen = 0;
+    for (size_t i = 0; i < m->nrecords; i++) {
+        const cb_record *r = &m->records[i];
+        tv *rv = tv_map();
+        tv_set_int(rv, "index", (long long)i);
+        tv_set_str(rv, "name", nm.names[i]);
+        tv_set_int(rv, "size", r->size > 0 ? r->size : 0);
+        tv_set_int(rv, "align", r->align > 0 ? r->align : 1);
+        tv *fields = tv_list();
+        long long n = 0;
+        add_fields(m, rules, r, 0, fields, &n);
+        tv_set(rv, "fields", fields);
+        tv_set_int(rv, "nfields", n);
+
+        strbuf doc = {0};
+        sb_printf(&doc, "%s(_ptr=0, **fields)\n--\n\n%s %s", nm.names[i],
+                  r->is_union ? "union" : "struct", *r->tag ? r->tag : r->name);
+        for (size_t a = 0; a < r->naliases; a++)
+            sb_printf(&doc, "%s%s", a ? ", " : " (typedef ", r->aliases[a]);
+        sb_printf(&doc, "%s, %lld bytes.%s%s", r->naliases ? ")" : "", r->size,
+                  r->doc && *r->doc ? "\n\n" : "", r->doc ? r->doc : "");
+        if (doc.oom)
+            arena_oom();
+        tv_set(rv, "doc", c_string_literal(doc.data));
+        sb_free(&doc);
+        tv_push(records, rv);
+
+        if (anon_member[i])
+            continue;
+        add_alias(aliases, seen, &nseen, nm.names[i], i);
+        add_alias(aliases, seen, &nseen, r->tag, i);
+        add_alias(aliases, seen, &nseen, r->name, i);
+        for (size_t a = 0; a < r->naliases; a++)
+            add_alias(aliases, seen, &nseen, r->aliases[a], i);
+    }
+    tv_set(root, "records", records);
+    tv_set_int(root, "count", (long long)m->nrecords);
+    tv_set(root, "aliases", aliases);
+    for (size_t i = 0; i < m->nrecords; i++)
+        free(nm.names[i]);
+    free(nm.names);
+    free(anon_member);
+    free(seen);
+    return root;
+}

@@ -1,0 +1,27 @@
+/*
+ * render_structs.h — template data for the struct and union classes of the
+ * driver module (templates/driver/structs.c.tmpl, runtime/bind_struct.h).
+ */
+#ifndef CUBIND_RENDER_STRUCTS_H
+#define CUBIND_RENDER_STRUCTS_H
+
+#include "model.h"
+#include "rules.h"
+#include "tmpl.h"
+
+/* A map:
+ *   records: one entry per model record, in model order (so a struct class
+ *            index is the record's index in model.records, as
+ *            cb_pclass.record_index is): index, name (the class name),
+ *            doc (C literal), size, align, nfields, fields;
+ *   fields:  the record's fields, anonymous members flattened into it:
+ *            name, offset, size, kind (a cbs_field_kind enumerator), ref
+ *            (enum, handle or struct index; -1), count, bit_width,
+ *            bit_offset;
+ *   count:   the number of records;
+ *   aliases: {name, index} for every module attribute naming a class.
+ * Handle indices follow render.c's collect_handles: the header's opaque
+ * handles in model order, then the value-handle typedefs in rules order. */
+tv *structs_value(const cb_model *m, const cb_rules *rules);
+
+#endif

@@ -1,0 +1,1278 @@
+/*
+ * bind_packer.c — the kernel parameter packer (see bind_packer.h).
+ *
+ * Conversions
+ * -----------
+ * (values, types), cuda.bindings' form. Every parameter gets its own slot
+ * (8 bytes, zeroed, 16-aligned regions for larger ctypes types) and
+ * params[i] points at it, except where noted:
+ *   c_bool          truth value of the object (c_bool instances included)
+ *   c_char          bytes/bytearray of length 1, an int 0..255, a c_char
+ *   c_wchar         str of length 1, a c_wchar
+ *   c_byte ... c_ulonglong, c_size_t
+ *                   an int (enums included) or an object with __index__ in
+ *                   the C type's range (unsigned types also take the
+ *                   negative half of the signed range, two's complement, as
+ *                   ctypes does), or an instance of that very type
+ *   c_float         a float/int/object with __float__ (finite values beyond
+ *                   float32's range are an OverflowError), a c_float
+ *   c_double        same for float64, and a c_float (as cuda.bindings allows)
+ *   c_void_p        an int 0..2^64-1, a c_void_p, or an object with getPtr()
+ *                   whose result is stored (cuda.bindings' semantics: the
+ *                   address of the object's storage)
+ *   None            an object with getPtr(): params[i] = getPtr() (the
+ *                   object's storage: the kernel receives its C value); an
+ *                   object with the buffer protocol (a ctypes Structure, ...):
+ *                   params[i] = its buffer (view held); an enum member (an
+ *                   int subclass with _value2member_map_): an int32
+ *   another ctypes type (Structure, Union, Array, or a simple type other
+ *                   than the above): an instance of it (a simple type also
+ *                   converts by calling the type), its bytes copied
+ * Standard ctypes scalar types are recognised by their `_type_` code and
+ * identity with the ctypes attribute of that name, once per distinct type
+ * per call (a small per-call table); values then convert without ctypes.
+ *
+ * Plain values, typed by the kernel: parameter i has (offset_i, size_i) from
+ * cuFuncGetParamInfo; all values go into one buffer at those offsets.
+ *   int / bool / int subclass (enums)  -> an integer of size_i bytes (1, 2,
+ *       4, 8), range -2^(8s-1) .. 2^(8s)-1 (signed or unsigned)
+ *   float (exactly)                    -> float32 (size 4) or float64 (8)
+ *   buffer-protocol object (bytes, ctypes instance or Structure, NumPy
+ *       scalar or array)               -> its bytes; its length must be size_i
+ *   float subclass without a buffer    -> as float
+ *   __cuda_array_interface__           -> data[0], size_i must be 8
+ *   __index__ (cubind handles)         -> as int
+ *   getPtr() and __int__ (cuda.bindings handles) -> int(obj), as int
+ * A wrong count, a size no rule covers, or a value out of range raises
+ * before anything is launched, naming the parameter.
+ *
+ * The layout cache
+ * ----------------
+ * The one piece of mutable global state: a table of SHARDS shards, WAYS
+ * slots each, each shard guarded by its own pthread mutex. An entry is an
+ * immutable, reference-counted layout; lookups take a reference under the
+ * shard lock, so an entry evicted or replaced meanwhile stays valid for its
+ * reader. Driver queries run outside any lock; two racing first callers
+ * both query and the second publish replaces the first (same content).
+ * Bounded: SHARDS * WAYS entries, round-robin eviction per shard.
+ *
+ * Hazard: the driver may reuse a CUfunction's value for another kernel
+ * after cuModuleUnload / cuLibraryUnload. Three defences:
+ *   1. cbs_pack_forget_layouts() bumps a generation; entries of older
+ *      generations are misses (the unload bindings should call it);
+ *   2. every launch re-checks the cached layout against the driver with one
+ *      cuFuncGetParamInfo call (the last parameter's offset and size; for a
+ *      kernel without parameters, that index 0 is invalid);
+ *   3. a value count different from the cached count re-queries the layout
+ *      before reporting a count error.
+ * What stays undetected without (1): a reused value for a kernel with the
+ * same parameter count and the same last parameter but a different earlier
+ * layout.
+ */
+#include "bind_packer.h"
+
+#include <cuda.h>
+#include <float.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <string.h>
+#include <wchar.h>
+
+typedef CUresult (*param_info_fn)(CUfunction, size_t, size_t *, size_t *);
+
+/* ---- errors --------------------------------------------------------------- */
+
+static int fail(PyObject *exc, const char *fname, const char *what, Py_ssize_t i,
+                const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
+    va_end(ap);
+    if (!msg)
+        return -1;
+    if (i >= 0)
+        PyErr_Format(exc, "%s(): %s %zd: %U", fname, what, i, msg);
+    else
+        PyErr_Format(exc, "%s(): %s: %U", fname, what, msg);
+    Py_DECREF(msg);
+    return -1;
+}
+
+/* The pending exception, normalized (a new reference), and back. */
+static PyObject *take_exc(void)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    return PyErr_GetRaisedException();
+#else
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (value && tb)
+        PyException_SetTraceback(value, tb);
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+    return value;
+#endif
+}
+
+static void give_exc(PyObject *value)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    PyErr_SetRaisedException(value);
+#else
+    PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(value)), value, PyException_GetTraceback(value));
+#endif
+}
+
+/* Re-raises the pending exception as `exc` naming the parameter, keeping
+ * the original as __cause__ (for exceptions from user code or ctypes).
+ * OverflowError stays an OverflowError, MemoryError is left as it is. */
+static int rewrap(PyObject *exc, const char *fname, const char *what, Py_ssize_t i)
+{
+    PyObject *orig = take_exc();
+    if (!orig)
+        return fail(exc, fname, what, i, "conversion failed");
+    if (PyErr_GivenExceptionMatches(orig, PyExc_MemoryError)) {
+        give_exc(orig);
+        return -1;
+    }
+    fail(PyErr_GivenExceptionMatches(orig, PyExc_OverflowError) ? PyExc_OverflowError : exc,
+         fname, what, i, "%S", orig);
+    PyObject *mine = take_exc();
+    if (!mine) {
+        Py_DECREF(orig);
+        return -1;
+    }
+    PyException_SetCause(mine, orig);
+    give_exc(mine);
+    return -1;
+}
+
+/* Attribute or NULL without an exception when absent; -1 on other errors. */
+static int optional_attr(PyObject *o, const char *name, PyObject **out)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    return PyObject_GetOptionalAttrString(o, name, out);
+#else
+    *out = PyObject_GetAttrString(o, name);
+    if (*out)
+        return 1;
+    if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear();
+        return 0;
+    }
+    return -1;
+#endif
+}
+
+/* ---- storage -------------------------------------------------------------- */
+
+void cbs_pack_init(cbs_packed *p)
+{
+    p->params = NULL;
+    p->data = NULL;
+    p->heap_params = NULL;
+    p->heap_data = NULL;
+    p->keep = NULL;
+    p->views = p->inline_views;
+    p->nviews = 0;
+    p->views_cap = CBS_PACK_INLINE_VIEWS;
+}
+
+void cbs_pack_release(cbs_packed *p)
+{
+    for (Py_ssize_t i = 0; i < p->nviews; i++)
+        PyBuffer_Release(&p->views[i]);
+    if (p->views != p->inline_views)
+        PyMem_Free(p->views);
+    PyMem_Free(p->heap_params);
+    PyMem_Free(p->heap_data);
+    Py_CLEAR(p->keep);
+    cbs_pack_init(p);
+}
+
+/* params: nparams pointers; data: nbytes (16-aligned); views: room for
+ * nviews held buffers (reserved up front: a Py_buffer never moves once its
+ * exporter has filled it in). */
+static int reserve(cbs_packed *p, size_t nparams, size_t nbytes, size_t nviews)
+{
+    if (nparams <= CBS_PACK_INLINE_PARAMS) {
+        p->params = p->inline_params;
+    } else {
+        if (nparams > PY_SSIZE_T_MAX / sizeof(void *)) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        p->heap_params = PyMem_Malloc(nparams * sizeof(void *));
+        if (!p->heap_params) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        p->params = p->heap_params;
+    }
+    if (nbytes <= CBS_PACK_INLINE_BYTES) {
+        p->data = p->inline_data;
+    } else {
+        /* PyMem_Malloc's blocks are 16-aligned on 64-bit platforms. */
+        p->heap_data = PyMem_Malloc(nbytes);
+        if (!p->heap_data) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        p->data = p->heap_data;
+    }
+    if (nviews > (size_t)p->views_cap) {
+        if (nviews > PY_SSIZE_T_MAX / sizeof(Py_buffer)) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        Py_buffer *v = PyMem_Malloc(nviews * sizeof(Py_buffer));
+        if (!v) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        p->views = v;
+        p->views_cap = (Py_ssize_t)nviews;
+    }
+    return 0;
+}
+
+/* Acquires a view into the next reserved slot (held until release). */
+static Py_buffer *hold_view(cbs_packed *p, PyObject *o, int flags)
+{
+    Py_buffer *v = &p->views[p->nviews];
+    if (PyObject_GetBuffer(o, v, flags) < 0)
+        return NULL;
+    p->nviews++;
+    return v;
+}
+
+/* A snapshot of a tuple or list: the items stay alive while we call into
+ * Python (getPtr(), __index__, ...) even if another thread edits the list. */
+static PyObject *snapshot(PyObject *seq)
+{
+    if (PyTuple_Check(seq))
+        return Py_NewRef(seq);
+    return PyList_AsTuple(seq);
+}
+
+/* ---- scalar writers ------------------------------------------------------- */
+
+static void store_bits(unsigned char *dst, size_t size, unsigned long long bits)
+{
+    switch (size) {
+    case 1: { uint8_t v = (uint8_t)bits; memcpy(dst, &v, 1); break; }
+    case 2: { uint16_t v = (uint16_t)bits; memcpy(dst, &v, 2); break; }
+    case 4: { uint32_t v = (uint32_t)bits; memcpy(dst, &v, 4); break; }
+    default: { uint64_t v = (uint64_t)bits; memcpy(dst, &v, 8); break; }
+    }
+}
+
+/* An int object in [min, umax] (min <= 0): its two's complement bits.
+ * 0, or -1 with OverflowError (range) or another error set. */
+static int int_bits(PyObject *v, long long min, unsigned long long umax, const char *range,
+                    const char *fname, const char *what, Py_ssize_t i, unsigned long long *bits)
+{
+    int overflow = 0;
+    long long ll = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (ll == -1 && PyErr_Occurred())
+        return rewrap(PyExc_TypeError, fname, what, i);
+    if (overflow == 0) {
+        if (ll < min || (ll > 0 && (unsigned long long)ll > umax))
+            goto range_error;
+        *bits = (unsigned long long)ll;
+        return 0;
+    }
+    if (overflow > 0) {
+        unsigned long long u = PyLong_AsUnsignedLongLong(v);
+        if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            goto range_error;
+        }
+        if (u > umax)
+            goto range_error;
+        *bits = u;
+        return 0;
+    }
+range_error:
+    return fail(PyExc_OverflowError, fname, what, i, "%R is out of range for %s", v, range);
+}
+
+static const long long size_min[9] = {0, -128, -32768, 0, -2147483647LL - 1, 0, 0, 0,
+                                      -9223372036854775807LL - 1};
+static const unsigned long long size_umax[9] = {0, 0xFFULL, 0xFFFFULL, 0, 0xFFFFFFFFULL, 0, 0, 0,
+                                                0xFFFFFFFFFFFFFFFFULL};
+static const char *const size_range[9] = {
+    NULL, "a 1-byte integer (-128..255)", "a 2-byte integer (-32768..65535)", NULL,
+    "a 4-byte integer (-2147483648..4294967295)", NULL, NULL, NULL,
+    "an 8-byte integer (-2**63..2**64-1)"};
+
+static int is_int_size(size_t size)
+{
+    return size == 1 || size == 2 || size == 4 || size == 8;
+}
+
+/* Plain int into a `size`-byte parameter. */
+static int put_plain_int(PyObject *v, size_t size, unsigned char *dst, const char *fname,
+                         Py_ssize_t i)
+{
+    if (!is_int_size(size))
+        return fail(PyExc_TypeError, fname, "kernel parameter", i,
+                    "an int does not fit a %zu-byte parameter (pass bytes or a ctypes "
+                    "Structure of that size)", size);
+    unsigned long long bits;
+    if (int_bits(v, size_min[size], size_umax[size], size_range[size], fname, "kernel parameter",
+                 i, &bits) < 0)
+        return -1;
+    store_bits(dst, size, bits);
+    return 0;
+}
+
+static int put_float(double d, size_t size, unsigned char *dst, const char *fname,
+                     Py_ssize_t i)
+{
+    if (size == 4) {
+        if (isfinite(d) && fabs(d) > FLT_MAX) {
+            char text[40];
+            snprintf(text, sizeof text, "%.17g", d);
+            return fail(PyExc_OverflowError, fname, "kernel parameter", i,
+                        "%s is out of range for a float32", text);
+        }
+        float f = (float)d;
+        memcpy(dst, &f, 4);
+        return 0;
+    }
+    if (size == 8) {
+        memcpy(dst, &d, 8);
+        return 0;
+    }
+    return fail(PyExc_TypeError, fname, "kernel parameter", i,
+                "a float does not fit a %zu-byte parameter (4: float32, 8: float64)", size);
+}
+
+/* Copies exactly `size` bytes of o's buffer. 1: done; 0: o has no buffer. */
+static int put_buffer_exact(PyObject *o, size_t size, unsigned char *dst, const char *fname,
+                            const char *what, Py_ssize_t i)
+{
+    if (!PyObject_CheckBuffer(o))
+        return 0;
+    Py_buffer view;
+    if (PyObject_GetBuffer(o, &view, PyBUF_SIMPLE) < 0)
+        return rewrap(PyExc_TypeError, fname, what, i);
+    if ((size_t)view.len != size) {
+        Py_ssize_t len = view.len;
+        PyBuffer_Release(&view);
+        return fail(PyExc_TypeError, fname, what, i,
+                    "%.100s of %zd bytes given for a %zu-byte parameter", Py_TYPE(o)->tp_name,
+                    len, size);
+    }
+    memcpy(dst, view.buf, size);
+    PyBuffer_Release(&view);
+    return 1;
+}
+
+/* getPtr(): 1 and *addr; 0 when o has no callable getPtr; -1 on error. */
+static int call_getptr(PyObject *o, const char *fname, const char *what, Py_ssize_t i,
+                       void **addr)
+{
+    PyObject *m;
+    int r = optional_attr(o, "getPtr", &m);
+    if (r <= 0)
+        return r < 0 ? rewrap(PyExc_TypeError, fname, what, i) : 0;
+    if (!PyCallable_Check(m)) {
+        Py_DECREF(m);
+        return 0;
+    }
+    PyObject *res = PyObject_CallNoArgs(m);
+    Py_DECREF(m);
+    if (!res)
+        return rewrap(PyExc_TypeError, fname, what, i);
+    if (!PyLong_Check(res)) {
+        fail(PyExc_TypeError, fname, what, i, "getPtr() of %.100s returned %.100s, not int",
+             Py_TYPE(o)->tp_name, Py_TYPE(res)->tp_name);
+        Py_DECREF(res);
+        return -1;
+    }
+    unsigned long long bits;
+    int rc = int_bits(res, 0, (unsigned long long)UINTPTR_MAX, "an address", fname, what, i,
+                      &bits);
+    Py_DECREF(res);
+    if (rc < 0)
+        return -1;
+    *addr = (void *)(uintptr_t)bits;
+    return 1;
+}
+
+/* __cuda_array_interface__['data'][0]: 1 and *addr; 0 if absent; -1. */
+static int cai_pointer(PyObject *o, const char *fname, Py_ssize_t i, unsigned long long *addr)
+{
+    PyObject *cai;
+    int r = optional_attr(o, "__cuda_array_interface__", &cai);
+    if (r <= 0)
+        return r < 0 ? rewrap(PyExc_TypeError, fname, "kernel parameter", i) : 0;
+    PyObject *data = PyMapping_Check(cai) ? PyMapping_GetItemString(cai, "data") : NULL;
+    Py_DECREF(cai);
+    if (!data) {
+        PyErr_Clear();
+        return fail(PyExc_TypeError, fname, "kernel parameter", i,
+                    "__cuda_array_interface__ of %.100s has no 'data'", Py_TYPE(o)->tp_name);
+    }
+    PyObject *ptr = PySequence_Check(data) && PySequence_Size(data) >= 1
+                        ? PySequence_GetItem(data, 0) : NULL;
+    Py_DECREF(data);
+    if (!ptr || !PyLong_Check(ptr)) {
+        Py_XDECREF(ptr);
+        PyErr_Clear();
+        return fail(PyExc_TypeError, fname, "kernel parameter", i,
+                    "__cuda_array_interface__['data'] of %.100s is not (int, bool)",
+                    Py_TYPE(o)->tp_name);
+    }
+    int rc = int_bits(ptr, 0, (unsigned long long)UINTPTR_MAX, "an address", fname,
+                      "kernel parameter", i, addr);
+    Py_DECREF(ptr);
+    return rc < 0 ? -1 : 1;
+}
+
+/* ---- plain values, typed by the kernel ----------------------------------- */
+
+static int put_plain(PyObject *v, size_t size, unsigned char *dst, const char *fname,
+                     Py_ssize_t i)
+{
+    if (PyLong_Check(v))
+        return put_plain_int(v, size, dst, fname, i);
+    if (PyFloat_CheckExact(v))
+        return put_float(PyFloat_AS_DOUBLE(v), size, dst, fname, i);
+    int r = put_buffer_exact(v, size, dst, fname, "kernel parameter", i);
+    if (r != 0)
+        return r < 0 ? -1 : 0;
+    if (PyFloat_Check(v))
+        return put_float(PyFloat_AS_DOUBLE(v), size, dst, fname, i);
+    unsigned long long addr;
+    r = cai_pointer(v, fname, i, &addr);
+    if (r < 0)
+        return -1;
+    if (r > 0) {
+        if (size != 8)
+            return fail(PyExc_TypeError, fname, "kernel parameter", i,
+                        "a device array (__cuda_array_interface__) is a pointer: the parameter "
+                        "must have 8 bytes, not %zu", size);
+        store_bits(dst, 8, addr);
+        return 0;
+    }
+    PyNumberMethods *nb = Py_TYPE(v)->tp_as_number;
+    PyObject *n = NULL;
+    if (nb && nb->nb_index) {
+        n = PyNumber_Index(v);
+    } else if (nb && nb->nb_int) {
+        PyObject *m;
+        r = optional_attr(v, "getPtr", &m);
+        if (r < 0)
+            return rewrap(PyExc_TypeError, fname, "kernel parameter", i);
+        if (r > 0) {
+            Py_DECREF(m);
+            n = PyNumber_Long(v);
+        }
+    }
+    if (!n) {
+        if (PyErr_Occurred())
+            return rewrap(PyExc_TypeError, fname, "kernel parameter", i);
+        return fail(PyExc_TypeError, fname, "kernel parameter", i,
+                    "cannot pass %.100s by value (expected int, float, a handle, bytes or "
+                    "another buffer, a ctypes value or an object with "
+                    "__cuda_array_interface__)", Py_TYPE(v)->tp_name);
+    }
+    r = put_plain_int(n, size, dst, fname, i);
+    Py_DECREF(n);
+    return r;
+}
+
+/* ---- the layout cache ----------------------------------------------------- */
+
+typedef struct cbs_pack_layout {
+    atomic_size_t refs;
+    void *func;
+    unsigned long gen;
+    size_t n;
+    size_t total;            /* max(offset + size) */
+    size_t *off;             /* n entries each, in the same block */
+    size_t *size;
+} cbs_pack_layout;
+
+#define SHARDS 64
+#define WAYS 8
+
+typedef struct {
+    pthread_mutex_t mu;
+    cbs_pack_layout *slot[WAYS];
+    unsigned next;
+} shard;
+
+#define SH {PTHREAD_MUTEX_INITIALIZER, {NULL}, 0}
+#define SH8 SH, SH, SH, SH, SH, SH, SH, SH
+static shard g_cache[SHARDS] = {SH8, SH8, SH8, SH8, SH8, SH8, SH8, SH8};
+#undef SH
+#undef SH8
+static atomic_ulong g_generation;
+
+void cbs_pack_forget_layouts(void)
+{
+    atomic_fetch_add_explicit(&g_generation, 1, memory_order_acq_rel);
+}
+
+static void layout_decref(cbs_pack_layout *l)
+{
+    if (l && atomic_fetch_sub_explicit(&l->refs, 1, memory_order_acq_rel) == 1)
+        free(l);
+}
+
+static shard *shard_of(void *func)
+{
+    uint64_t h = (uint64_t)(uintptr_t)func;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    return &g_cache[h & (SHARDS - 1)];
+}
+
+/* A counted reference to the cached layout of func, or NULL. */
+static cbs_pack_layout *cache_get(void *func, unsigned long gen)
+{
+    shard *s = shard_of(func);
+    cbs_pack_layout *found = NULL;
+    pthread_mutex_lock(&s->mu);
+    for (int k = 0; k < WAYS; k++) {
+        cbs_pack_layout *l = s->slot[k];
+        if (l && l->func == func && l->gen == gen) {
+            atomic_fetch_add_explicit(&l->refs, 1, memory_order_relaxed);
+            found = l;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    return found;
+}
+
+/* Publishes l (the caller keeps its reference; the cache takes one),
+ * replacing an entry of the same function or a stale one, else evicting
+ * round-robin. */
+static void cache_put(cbs_pack_layout *l)
+{
+    shard *s = shard_of(l->func);
+    unsigned long gen = atomic_load_explicit(&g_generation, memory_order_acquire);
+    cbs_pack_layout *old = NULL;
+    atomic_fetch_add_explicit(&l->refs, 1, memory_order_relaxed);
+    pthread_mutex_lock(&s->mu);
+    int k, victim = -1;
+    for (k = 0; k < WAYS; k++) {
+        cbs_pack_layout *e = s->slot[k];
+        if (!e || e->func == l->func || e->gen != gen) {
+            victim = k;
+            if (e && e->func == l->func)
+                break;
+        }
+    }
+    if (victim < 0)
+        victim = (int)(s->next++ % WAYS);
+    old = s->slot[victim];
+    s->slot[victim] = l;
+    pthread_mutex_unlock(&s->mu);
+    layout_decref(old);
+}
+
+/* Queries the driver for func's whole layout: a new layout (one reference)
+ * or NULL with an exception. */
+static cbs_pack_layout *query_layout(void *func, param_info_fn gpi, unsigned long gen,
+                                     const char *fname)
+{
+    size_t cap = 16, n = 0;
+    size_t *pairs = malloc(2 * cap * sizeof *pairs);
+    if (!pairs) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    CUresult rc;
+    for (;;) {
+        size_t off = 0, size = 0;
+        rc = gpi((CUfunction)func, n, &off, &size);
+        if (rc != CUDA_SUCCESS)
+            break;
+        if (off > ((size_t)1 << 30) || size > ((size_t)1 << 30)) {
+            free(pairs);
+            fail(PyExc_ValueError, fname, "kernel parameter", (Py_ssize_t)n,
+                 "the driver reports offset %zu and size %zu", off, size);
+            return NULL;
+        }
+        if (n == cap) {
+            if (cap >= ((size_t)1 << 20)) {
+                free(pairs);
+                fail(PyExc_ValueError, fname, "kernelParams", -1,
+                     "the driver reports more than %zu parameters", cap);
+                return NULL;
+            }
+            size_t *more = realloc(pairs, 4 * cap * sizeof *pairs);
+            if (!more) {
+                free(pairs);
+                PyErr_NoMemory();
+                return NULL;
+            }
+            pairs = more;
+            cap *= 2;
+        }
+        pairs[2 * n] = off;
+        pairs[2 * n + 1] = size;
+        n++;
+    }
+    if (n == 0 && rc != CUDA_ERROR_INVALID_VALUE) {
+        free(pairs);
+        fail(PyExc_ValueError, fname, "kernelParams", -1,
+             "cannot read the kernel's parameters (cuFuncGetParamInfo returned CUresult %d)",
+             (int)rc);
+        return NULL;
+    }
+    cbs_pack_layout *l = malloc(sizeof *l + 2 * (n ? n : 1) * sizeof(size_t));
+    if (!l) {
+        free(pairs);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    atomic_init(&l->refs, 1);
+    l->func = func;
+    l->gen = gen;
+    l->n = n;
+    l->off = (size_t *)(l + 1);
+    l->size = l->off + n;
+    l->total = 0;
+    for (size_t k = 0; k < n; k++) {
+        l->off[k] = pairs[2 * k];
+        l->size[k] = pairs[2 * k + 1];
+        if (l->off[k] + l->size[k] > l->total)
+            l->total = l->off[k] + l->size[k];
+    }
+    free(pairs);
+    return l;
+}
+
+/* The cached layout still describes func (one driver call). */
+static int layout_still_valid(const cbs_pack_layout *l, void *func, param_info_fn gpi)
+{
+    size_t off = 0, size = 0;
+    if (l->n == 0)
+        return gpi((CUfunction)func, 0, &off, &size) != CUDA_SUCCESS;
+    return gpi((CUfunction)func, l->n - 1, &off, &size) == CUDA_SUCCESS &&
+           off == l->off[l->n - 1] && size == l->size[l->n - 1];
+}
+
+static cbs_pack_layout *layout_for(void *func, param_info_fn gpi, size_t nvalues,
+                                   const char *fname)
+{
+    unsigned long gen = atomic_load_explicit(&g_generation, memory_order_acquire);
+    cbs_pack_layout *l = cache_get(func, gen);
+    if (l && (l->n != nvalues || !layout_still_valid(l, func, gpi))) {
+        layout_decref(l);
+        l = NULL;
+    }
+    if (!l) {
+        l = query_layout(func, gpi, gen, fname);
+        if (l)
+            cache_put(l);
+    }
+    return l;
+}
+
+static int pack_plain(PyObject *seq, void *func, void *get_param_info, const char *fname,
+                      cbs_packed *out)
+{
+    if (!get_param_info)
+        return fail(PyExc_TypeError, fname, "kernelParams", -1,
+                    "plain values need cuFuncGetParamInfo (a CUDA 12.4 or newer driver); pass "
+                    "(values, types) with ctypes types, or a prepared void *[] instead");
+    PyObject *values = snapshot(seq);
+    if (!values)
+        return -1;
+    out->keep = values;
+    size_t n = (size_t)PyTuple_GET_SIZE(values);
+    cbs_pack_layout *l = layout_for(func, (param_info_fn)get_param_info, n, fname);
+    if (!l)
+        return -1;
+    int rc = -1;
+    if (l->n != n) {
+        if (n < l->n)
+            fail(PyExc_TypeError, fname, "kernel parameter", (Py_ssize_t)n,
+                 "missing: the kernel takes %zu parameters, %zu given", l->n, n);
+        else
+            fail(PyExc_TypeError, fname, "kernel parameter", (Py_ssize_t)l->n,
+                 "unexpected: the kernel takes %zu parameters, %zu given", l->n, n);
+        goto done;
+    }
+    if (n == 0) {
+        out->params = NULL;
+        rc = 0;
+        goto done;
+    }
+    if (reserve(out, n, l->total, 0) < 0)
+        goto done;
+    for (size_t k = 0; k < n; k++) {
+        unsigned char *dst = out->data + l->off[k];
+        if (put_plain(PyTuple_GET_ITEM(values, k), l->size[k], dst, fname, (Py_ssize_t)k) < 0)
+            goto done;
+        out->params[k] = dst;
+    }
+    rc = 0;
+done:
+    layout_decref(l);
+    return rc;
+}
+
+/* ---- (values, types) ------------------------------------------------------ */
+
+enum tkind {
+    T_NONE, T_BOOL, T_CHAR, T_WCHAR, T_I8, T_U8, T_I16, T_U16, T_I32, T_U32, T_I64, T_U64,
+    T_F32, T_F64, T_VOIDP,
+    T_AGG,          /* Structure, Union, Array: an instance, bytes copied */
+    T_SIMPLE        /* another simple ctypes type: converted by calling it */
+};
+
+typedef struct {
+    PyObject *type;         /* borrowed: the types snapshot keeps it alive */
+    enum tkind kind;
+    size_t size;
+} tinfo;
+
+#define TCACHE 8
+
+typedef struct {
+    const char *fname;
+    PyObject *ctypes;       /* the ctypes module, imported on first need */
+    tinfo seen[TCACHE];
+    int nseen;
+} tctx;
+
+static PyObject *ctypes_attr(tctx *c, const char *name)
+{
+    if (!c->ctypes) {
+        c->ctypes = PyImport_ImportModule("ctypes");
+        if (!c->ctypes)
+            return NULL;
+    }
+    return PyObject_GetAttrString(c->ctypes, name);
+}
+
+static int is_sub(tctx *c, PyObject *type, const char *base)
+{
+    PyObject *b = ctypes_attr(c, base);
+    if (!b)
+        return -1;
+    int r = PyObject_IsSubclass(type, b);
+    Py_DECREF(b);
+    return r;
+}
+
+static int classify(tctx *c, PyObject *type, Py_ssize_t i, tinfo *ti)
+{
+    for (int k = 0; k < c->nseen; k++)
+        if (c->seen[k].type == type) {
+            *ti = c->seen[k];
+            return 0;
+        }
+    ti->type = type;
+    ti->size = 8;
+    if (type == Py_None) {
+        ti->kind = T_NONE;
+        goto remember;
+    }
+    if (!PyType_Check(type))
+        return fail(PyExc_TypeError, c->fname, "kernel parameter", i,
+                    "types[%zd] must be a ctypes type or None, not %.100s", i,
+                    Py_TYPE(type)->tp_name);
+    PyObject *code = NULL;
+    if (optional_attr(type, "_type_", &code) < 0)
+        return rewrap(PyExc_TypeError, c->fname, "kernel parameter", i);
+    if (code && PyUnicode_Check(code) && PyUnicode_GetLength(code) == 1) {
+        static const struct { char code; const char *name; enum tkind kind; size_t size; } std[] = {
+            {'?', "c_bool", T_BOOL, sizeof(_Bool)}, {'c', "c_char", T_CHAR, 1},
+            {'u', "c_wchar", T_WCHAR, sizeof(wchar_t)}, {'b', "c_byte", T_I8, 1},
+            {'B', "c_ubyte", T_U8, 1}, {'h', "c_short", T_I16, 2}, {'H', "c_ushort", T_U16, 2},
+            {'i', "c_int", T_I32, 4}, {'I', "c_uint", T_U32, 4},
+            {'l', "c_long", sizeof(long) == 8 ? T_I64 : T_I32, sizeof(long)},
+            {'L', "c_ulong", sizeof(long) == 8 ? T_U64 : T_U32, sizeof(long)},
+            {'q', "c_longlong", T_I64, 8}, {'Q', "c_ulonglong", T_U64, 8},
+            {'f', "c_float", T_F32, 4}, {'d', "c_double", T_F64, 8},
+            {'P', "c_void_p", T_VOIDP, sizeof(void *)},
+        };
+        Py_UCS4 ch = PyUnicode_ReadChar(code, 0);
+        Py_DECREF(code);
+        for (size_t k = 0; k < sizeof std / sizeof std[0]; k++) {
+            if ((Py_UCS4)std[k].code != ch)
+                continue;
+            PyObject *canon = ctypes_attr(c, std[k].name);
+            if (!canon)
+                return rewrap(PyExc_TypeError, c->fname, "kernel parameter", i);
+            int same = canon == type;
+            Py_DECREF(canon);
+            if (same) {
+                ti->kind = std[k].kind;
+                ti->size = std[k].size;
+                goto remember;
+            }
+            break;
+        }
+        if (ch == 'z' || ch == 'Z' || ch == 'O' || ch == 'P' || ch == 'g')
+            return fail(PyExc_TypeError, c->fname, "kernel parameter", i,
+                        "unsupported ctypes type %.100s", ((PyTypeObject *)type)->tp_name);
+        int simple = is_sub(c, type, "_SimpleCData");
+        if (simple < 0)
+            return rewrap(PyExc_TypeError, c->fname, "kernel parameter", i);
+        if (!simple)
+            goto unsupported;
+        ti->kind = T_SIMPLE;
+    } else {
+        Py_XDECREF(code);
+        int agg = is_sub(c, type, "Structure");
+        if (agg == 0)
+            agg = is_sub(c, type, "Union");
+        if (agg == 0)
+            agg = is_sub(c, type, "Array");
+        if (agg < 0)
+            return rewrap(PyExc_TypeError, c->fname, "kernel parameter", i);
+        if (!agg)
+            goto unsupported;
+        ti->kind = T_AGG;
+    }
+    {
+        PyObject *sizeof_fn = ctypes_attr(c, "sizeof");
+        if (!sizeof_fn)
+            return rewrap(PyExc_TypeError, c->fname, "kernel parameter", i);
+        PyObject *sz = PyObject_CallOneArg(sizeof_fn, type);
+        Py_DECREF(sizeof_fn);
+        if (!sz)
+            return rewrap(PyExc_TypeError, c->fname, "kernel parameter", i);
+        ti->size = PyLong_AsSize_t(sz);
+        Py_DECREF(sz);
+        if (ti->size == (size_t)-1 && PyErr_Occurred())
+            return rewrap(PyExc_TypeError, c->fname, "kernel parameter", i);
+        if (ti->size > ((size_t)1 << 30))
+            return fail(PyExc_TypeError, c->fname, "kernel parameter", i,
+                        "ctypes type %.100s is too large", ((PyTypeObject *)type)->tp_name);
+    }
+remember:
+    if (c->nseen < TCACHE)
+        c->seen[c->nseen++] = *ti;
+    return 0;
+unsupported:
+    return fail(PyExc_TypeError, c->fname, "kernel parameter", i,
+                "unsupported type %.100s (expected a ctypes type or None)",
+                ((PyTypeObject *)type)->tp_name);
+}
+
+/* Bytes of an instance of exactly ti->type (a ctypes value). */
+static int copy_instance(PyObject *v, size_t size, unsigned char *dst, tctx *c, Py_ssize_t i)
+{
+    int r = put_buffer_exact(v, size, dst, c->fname, "kernel parameter", i);
+    if (r == 0)
+        return fail(PyExc_TypeError, c->fname, "kernel parameter", i, "%.100s has no buffer",
+                    Py_TYPE(v)->tp_name);
+    return r < 0 ? -1 : 0;
+}
+
+static const struct { long long min; unsigned long long umax; const char *range; } krange[] = {
+    [T_I8] = {-128, 127, "c_byte (-128..127)"},
+    [T_U8] = {-128, 255, "c_ubyte (-128..255)"},
+    [T_I16] = {-32768, 32767, "c_short (-32768..32767)"},
+    [T_U16] = {-32768, 65535, "c_ushort (-32768..65535)"},
+    [T_I32] = {-2147483647LL - 1, 2147483647ULL, "c_int (-2**31..2**31-1)"},
+    [T_U32] = {-2147483647LL - 1, 4294967295ULL, "c_uint (-2**31..2**32-1)"},
+    [T_I64] = {-9223372036854775807LL - 1, 9223372036854775807ULL, "a 64-bit signed integer"},
+    [T_U64] = {-9223372036854775807LL - 1, 0xFFFFFFFFFFFFFFFFULL, "a 64-bit unsigned integer"},
+};
+
+static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **param,
+                     cbs_packed *out, tctx *c, Py_ssize_t i)
+{
+    const char *fname = c->fname;
+    const char *what = "kernel parameter";
+    *param = slot;
+    switch (ti->kind) {
+    case T_NONE: {
+        void *addr;
+        int r = call_getptr(v, fname, what, i, &addr);
+        if (r < 0)
+            return -1;
+        if (r > 0) {
+            *param = addr;          /* the object's storage; the snapshot keeps it alive */
+            return 0;
+        }
+        if (PyObject_CheckBuffer(v)) {
+            Py_buffer *view = hold_view(out, v, PyBUF_ANY_CONTIGUOUS);
+            if (!view)
+                return rewrap(PyExc_TypeError, fname, what, i);
+            *param = view->buf;
+            return 0;
+        }
+        if (PyLong_Check(v) && !PyLong_CheckExact(v) && !PyBool_Check(v)) {
+            PyObject *m;
+            r = optional_attr((PyObject *)Py_TYPE(v), "_value2member_map_", &m);
+            if (r < 0)
+                return rewrap(PyExc_TypeError, fname, what, i);
+            if (r > 0) {
+                Py_DECREF(m);
+                unsigned long long bits;
+                if (int_bits(v, size_min[4], size_umax[4], "an enum (32 bits)", fname, what, i,
+                             &bits) < 0)
+                    return -1;
+                store_bits(slot, 4, bits);
+                return 0;
+            }
+        }
+        return fail(PyExc_TypeError, fname, what, i,
+                    "with type None the value must have getPtr(), be a ctypes Structure (or "
+                    "another buffer) or an enum member, not %.100s", Py_TYPE(v)->tp_name);
+    }
+    case T_BOOL: {
+        int t = PyObject_IsTrue(v);
+        if (t < 0)
+            return rewrap(PyExc_TypeError, fname, what, i);
+        _Bool b = t != 0;
+        memcpy(slot, &b, sizeof b);
+        return 0;
+    }
+    case T_CHAR:
+        if ((PyBytes_Check(v) && PyBytes_GET_SIZE(v) == 1)) {
+            slot[0] = (unsigned char)PyBytes_AS_STRING(v)[0];
+            return 0;
+        }
+        if (PyByteArray_Check(v) && PyByteArray_GET_SIZE(v) == 1) {
+            slot[0] = (unsigned char)PyByteArray_AS_STRING(v)[0];
+            return 0;
+        }
+        if (PyLong_Check(v)) {
+            unsigned long long bits;
+            if (int_bits(v, 0, 255, "c_char (0..255)", fname, what, i, &bits) < 0)
+                return -1;
+            slot[0] = (unsigned char)bits;
+            return 0;
+        }
+        if (Py_TYPE(v) == (PyTypeObject *)ti->type)
+            return copy_instance(v, 1, slot, c, i);
+        return fail(PyExc_TypeError, fname, what, i,
+                    "c_char needs bytes of length 1 or an int 0..255, not %.100s",
+                    Py_TYPE(v)->tp_name);
+    case T_WCHAR:
+        if (PyUnicode_Check(v) && PyUnicode_GetLength(v) == 1) {
+            wchar_t w = (wchar_t)PyUnicode_ReadChar(v, 0);
+            memcpy(slot, &w, sizeof w);
+            return 0;
+        }
+        if (Py_TYPE(v) == (PyTypeObject *)ti->type)
+            return copy_instance(v, sizeof(wchar_t), slot, c, i);
+        return fail(PyExc_TypeError, fname, what, i,
+                    "c_wchar needs a str of length 1, not %.100s", Py_TYPE(v)->tp_name);
+    case T_I8: case T_U8: case T_I16: case T_U16:
+    case T_I32: case T_U32: case T_I64: case T_U64: {
+        if (Py_TYPE(v) == (PyTypeObject *)ti->type)
+            return copy_instance(v, ti->size, slot, c, i);
+        PyObject *n;
+        if (PyLong_Check(v)) {
+            n = Py_NewRef(v);
+        } else if (Py_TYPE(v)->tp_as_number && Py_TYPE(v)->tp_as_number->nb_index) {
+            n = PyNumber_Index(v);
+            if (!n)
+                return rewrap(PyExc_TypeError, fname, what, i);
+        } else {
+            return fail(PyExc_TypeError, fname, what, i, "%.100s needs an int, not %.100s",
+                        ((PyTypeObject *)ti->type)->tp_name, Py_TYPE(v)->tp_name);
+        }
+        unsigned long long bits;
+        int r = int_bits(n, krange[ti->kind].min, krange[ti->kind].umax, krange[ti->kind].range,
+                         fname, what, i, &bits);
+        Py_DECREF(n);
+        if (r < 0)
+            return -1;
+        store_bits(slot, ti->size, bits);
+        return 0;
+    }
+    case T_F32:
+    case T_F64: {
+        size_t size = ti->kind == T_F32 ? 4 : 8;
+        if (Py_TYPE(v) == (PyTypeObject *)ti->type)
+            return copy_instance(v, size, slot, c, i);
+        double d;
+        if (PyFloat_Check(v)) {
+            d = PyFloat_AS_DOUBLE(v);
+        } else if (PyLong_Check(v) || (Py_TYPE(v)->tp_as_number &&
+                                       (Py_TYPE(v)->tp_as_number->nb_float ||
+                                        Py_TYPE(v)->tp_as_number->nb_index))) {
+            d = PyFloat_AsDouble(v);
+            if (d == -1.0 && PyErr_Occurred())
+                return rewrap(PyExc_TypeError, fname, what, i);
+        } else {
+            /* cuda.bindings lets a c_float stand for a c_double. */
+            PyObject *cf = ti->kind == T_F64 ? ctypes_attr(c, "c_float") : NULL;
+            if (ti->kind == T_F64 && !cf)
+                return rewrap(PyExc_TypeError, fname, what, i);
+            int is_cf = cf ? PyObject_TypeCheck(v, (PyTypeObject *)cf) : 0;
+            Py_XDECREF(cf);
+            if (!is_cf)
+                return fail(PyExc_TypeError, fname, what, i, "%s needs a float, not %.100s",
+                            ti->kind == T_F32 ? "c_float" : "c_double", Py_TYPE(v)->tp_name);
+            float f;
+            if (copy_instance(v, 4, (unsigned char *)&f, c, i) < 0)
+                return -1;
+            d = f;
+        }
+        return put_float(d, size, slot, fname, i);
+    }
+    case T_VOIDP: {
+        if (PyLong_Check(v)) {
+            unsigned long long bits;
+            if (int_bits(v, 0, (unsigned long long)UINTPTR_MAX, "c_void_p (0..2**64-1)", fname,
+                         what, i, &bits) < 0)
+                return -1;
+            store_bits(slot, sizeof(void *), bits);
+            return 0;
+        }
+        if (Py_TYPE(v) == (PyTypeObject *)ti->type)
+            return copy_instance(v, sizeof(void *), slot, c, i);
+        void *addr;
+        int r = call_getptr(v, fname, what, i, &addr);
+        if (r < 0)
+            return -1;
+        if (r > 0) {
+            memcpy(slot, &addr, sizeof addr);
+            return 0;
+        }
+        return fail(PyExc_TypeError, fname, what, i,
+                    "c_void_p needs an int, a c_void_p or an object with getPtr(), not %.100s",
+                    Py_TYPE(v)->tp_name);
+    }
+    case T_AGG: {
+        int r = PyObject_IsInstance(v, ti->type);
+        if (r < 0)
+            return rewrap(PyExc_TypeError, fname, what, i);
+        if (!r)
+            return fail(PyExc_TypeError, fname, what, i, "expected a %.100s instance, not %.100s",
+                        ((PyTypeObject *)ti->type)->tp_name, Py_TYPE(v)->tp_name);
+        return copy_instance(v, ti->size, slot, c, i);
+    }
+    case T_SIMPLE: {
+        int r = PyObject_IsInstance(v, ti->type);
+        if (r < 0)
+            return rewrap(PyExc_TypeError, fname, what, i);
+        PyObject *inst = r ? Py_NewRef(v) : PyObject_CallOneArg(ti->type, v);
+        if (!inst)
+            return rewrap(PyExc_TypeError, fname, what, i);
+        r = copy_instance(inst, ti->size, slot, c, i);
+        Py_DECREF(inst);
+        return r;
+    }
+    }
+    return fail(PyExc_SystemError, fname, what, i, "bad type kind");
+}
+
+static size_t slot_bytes(const tinfo *ti)
+{
+    if (ti->kind == T_AGG || ti->kind == T_SIMPLE)
+        return ti->size <= 8 ? 8 : (ti->size + 15) & ~(size_t)15;
+    return 8;
+}
+
+static int pack_typed(PyObject *values_in, PyObject *types_in, const char *fname,
+                      cbs_packed *out)
+{
+    int rc = -1;
+    PyObject *pair = NULL;
+    PyObject *values = snapshot(values_in), *types = values ? snapshot(types_in) : NULL;
+    tctx c = {fname, NULL, {{0}}, 0};
+    if (!types)
+        goto done;
+    /* One reference keeps both snapshots (and so every value) alive. */
+    pair = PyTuple_Pack(2, values, types);
+    if (!pair)
+        goto done;
+    out->keep = pair;
+    Py_ssize_t n = PyTuple_GET_SIZE(values);
+    if (n != PyTuple_GET_SIZE(types)) {
+        fail(PyExc_TypeError, fname, "kernelParams", -1,
+             "(values, types) of different lengths: %zd values, %zd types", n,
+             PyTuple_GET_SIZE(types));
+        goto done;
+    }
+    if (n == 0) {
+        out->params = NULL;
+        rc = 0;
+        goto done;
+    }
+    /* Pass 1: classify, lay the slots out; slot offsets parked in params. */
+    size_t total = 0, nnone = 0;
+    size_t *offsets = PyMem_Malloc((size_t)n * sizeof *offsets);
+    if (!offsets) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        tinfo ti;
+        if (classify(&c, PyTuple_GET_ITEM(types, k), k, &ti) < 0) {
+            PyMem_Free(offsets);
+            goto done;
+        }
+        size_t sb = slot_bytes(&ti);
+        if (sb > 8)
+            total = (total + 15) & ~(size_t)15;
+        offsets[k] = total;
+        total += sb;
+        /* a view is held only for a None-typed value with a buffer */
+        nnone += ti.kind == T_NONE && PyObject_CheckBuffer(PyTuple_GET_ITEM(values, k));
+    }
+    if (reserve(out, (size_t)n, total, nnone) < 0) {
+        PyMem_Free(offsets);
+        goto done;
+    }
+    memset(out->data, 0, total);
+    /* Pass 2: convert. */
+    for (Py_ssize_t k = 0; k < n; k++) {
+        tinfo ti;
+        if (classify(&c, PyTuple_GET_ITEM(types, k), k, &ti) < 0 ||
+            put_typed(PyTuple_GET_ITEM(values, k), &ti, out->data + offsets[k], &out->params[k],
+                      out, &c, k) < 0) {
+            PyMem_Free(offsets);
+            goto done;
+        }
+    }
+    PyMem_Free(offsets);
+    rc = 0;
+done:
+    Py_XDECREF(values);
+    Py_XDECREF(types);
+    Py_XDECREF(c.ctypes);
+    return rc;
+}
+
+/* (values, types): a 2-tuple of two tuples/lists, the second holding only
+ * None and types. 1 and *types_out (a new reference to a snapshot of the
+ * types), 0 when obj is not of that form, -1 on error. */
+static int typed_form(PyObject *obj, PyObject **types_out)
+{
+    *types_out = NULL;
+    if (!PyTuple_Check(obj) || PyTuple_GET_SIZE(obj) != 2)
+        return 0;
+    PyObject *v = PyTuple_GET_ITEM(obj, 0), *t = PyTuple_GET_ITEM(obj, 1);
+    if (!(PyTuple_Check(v) || PyList_Check(v)) || !(PyTuple_Check(t) || PyList_Check(t)))
+        return 0;
+    PyObject *types = snapshot(t);
+    if (!types)
+        return -1;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(types); k++) {
+        PyObject *e = PyTuple_GET_ITEM(types, k);
+        if (e != Py_None && !PyType_Check(e)) {
+            Py_DECREF(types);
+            return 0;
+        }
+    }
+    *types_out = types;
+    return 1;
+}
+
+/* ---- entry points ----------------------------------------------------------- */
+
+int cbs_pack_kernel_params(PyObject *obj, void *func, void *get_param_info, const char *fname,
+                           cbs_packed *out)
+{
+    if (obj == Py_None) {
+        out->params = NULL;
+        return 0;
+    }
+    if (PyLong_Check(obj)) {
+        unsigned long long bits;
+        if (int_bits(obj, 0, (unsigned long long)UINTPTR_MAX, "an address", fname,
+                     "kernelParams", -1, &bits) < 0)
+            return -1;
+        out->params = (void **)(uintptr_t)bits;
+        return 0;
+    }
+    if (PyObject_CheckBuffer(obj)) {
+        Py_buffer *view = hold_view(out, obj, PyBUF_ANY_CONTIGUOUS);
+        if (!view)
+            return rewrap(PyExc_TypeError, fname, "kernelParams", -1);
+        if (view->len % (Py_ssize_t)sizeof(void *) != 0)
+            return fail(PyExc_TypeError, fname, "kernelParams", -1,
+                        "a buffer of %zd bytes is not an array of pointers", view->len);
+        out->params = (void **)view->buf;
+        return 0;
+    }
+    if (PyTuple_Check(obj) || PyList_Check(obj)) {
+        PyObject *types;
+        int typed = typed_form(obj, &types);
+        if (typed < 0)
+            return -1;
+        if (typed) {
+            int rc = pack_typed(PyTuple_GET_ITEM(obj, 0), types, fname, out);
+            Py_DECREF(types);
+            return rc;
+        }
+        return pack_plain(obj, func, get_param_info, fname, out);
+    }
+    return fail(PyExc_TypeError, fname, "kernelParams", -1,
+                "expected None, an int address, a buffer of pointers, (values, types) or a "
+                "tuple/list of values, not %.100s", Py_TYPE(obj)->tp_name);
+}
+
+int cbs_pack_extra(PyObject *obj, const char *fname, cbs_packed *out)
+{
+    if (obj == Py_None) {
+        out->params = NULL;
+        return 0;
+    }
+    if (PyLong_Check(obj)) {
+        unsigned long long bits;
+        if (int_bits(obj, 0, (unsigned long long)UINTPTR_MAX, "an address", fname, "extra", -1,
+                     &bits) < 0)
+            return -1;
+        out->params = (void **)(uintptr_t)bits;
+        return 0;
+    }
+    if (!PyTuple_Check(obj) && !PyList_Check(obj))
+        return fail(PyExc_TypeError, fname, "extra", -1,
+                    "expected None, an int address or a tuple/list of ints, None and buffers, "
+                    "not %.100s", Py_TYPE(obj)->tp_name);
+    PyObject *items = snapshot(obj);
+    if (!items)
+        return -1;
+    out->keep = items;
+    size_t n = (size_t)PyTuple_GET_SIZE(items);
+    size_t nbuf = 0;
+    for (size_t k = 0; k < n; k++)
+        nbuf += PyObject_CheckBuffer(PyTuple_GET_ITEM(items, k)) != 0;
+    /* One more pointer: a terminating CU_LAUNCH_PARAM_END, always. */
+    if (reserve(out, n + 1, 0, nbuf) < 0)
+        return -1;
+    for (size_t k = 0; k < n; k++) {
+        PyObject *v = PyTuple_GET_ITEM(items, k);
+        void *addr = NULL;
+        if (v == Py_None) {
+            addr = NULL;
+        } else if (PyLong_Check(v)) {
+            unsigned long long bits;
+            if (int_bits(v, 0, (unsigned long long)UINTPTR_MAX, "an address", fname, "extra item",
+                         (Py_ssize_t)k, &bits) < 0)
+                return -1;
+            addr = (void *)(uintptr_t)bits;
+        } else if (PyObject_CheckBuffer(v) && (size_t)out->nviews < nbuf) {
+            Py_buffer *view = hold_view(out, v, PyBUF_ANY_CONTIGUOUS);
+            if (!view)
+                return rewrap(PyExc_TypeError, fname, "extra item", (Py_ssize_t)k);
+            addr = view->buf;
+        } else {
+            int r = call_getptr(v, fname, "extra item", (Py_ssize_t)k, &addr);
+            if (r < 0)
+                return -1;
+            if (r == 0)
+                return fail(PyExc_TypeError, fname, "extra item", (Py_ssize_t)k,
+                            "expected an int, None, a buffer or an object with getPtr(), not "
+                            "%.100s", Py_TYPE(v)->tp_name);
+        }
+        out->params[k] = addr;
+    }
+    out->params[n] = NULL;
+    return 0;
+}

@@ -1,0 +1,915 @@
+/*
+ * bind_struct.c — see bind_struct.h. Stateless: the classes and everything
+ * they convert to belong to the calling module's state (cbs_tables).
+ */
+#include "bind_struct.h"
+
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+/* The unqualified name of a type ("CUDA_MEMCPY2D_st"). */
+static const char *short_name(PyTypeObject *t)
+{
+    const char *dot = strrchr(t->tp_name, '.');
+    return dot ? dot + 1 : t->tp_name;
+}
+
+static void struct_dealloc(PyObject *self);
+
+/* A struct class is recognised by its deallocator: no per-type data. */
+static int is_struct_type(PyTypeObject *t)
+{
+    return t->tp_dealloc == struct_dealloc;
+}
+
+static cbs_tables *tables_of_type(PyTypeObject *t)
+{
+    cbs_tables *tb = (cbs_tables *)PyType_GetModuleState(t);
+    if (!tb && !PyErr_Occurred())
+        PyErr_SetString(PyExc_SystemError, "cubind: struct class without module state");
+    return tb;
+}
+
+/* The def of one of a module's struct classes (types do not carry it:
+ * instances do, so this runs once per construction). */
+static const cbs_struct_def *def_of_type(PyTypeObject *t)
+{
+    if (!is_struct_type(t)) {
+        PyErr_Format(PyExc_TypeError, "%.100s is not a cubind struct class", t->tp_name);
+        return NULL;
+    }
+    cbs_tables *tb = tables_of_type(t);
+    if (!tb)
+        return NULL;
+    for (size_t i = 0; i < tb->nstructs; i++)
+        if (tb->structs && tb->structs[i] == t)
+            return &tb->struct_defs[i];
+    PyErr_Format(PyExc_TypeError, "%.100s is not a class of its module's tables", t->tp_name);
+    return NULL;
+}
+
+/* ---- instances ----------------------------------------------------------- */
+
+/* Owned storage: zeroed, aligned to def->align (PyMem is 16-aligned). */
+static void *alloc_aligned(size_t size, size_t align, void **raw)
+{
+    size_t extra = align > 16 ? align - 1 : 0;
+    unsigned char *p = PyMem_Calloc(1, (size ? size : 1) + extra);
+    *raw = p;
+    if (!p) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    if (extra) {
+        uintptr_t a = ((uintptr_t)p + extra) & ~(uintptr_t)(align - 1);
+        return (void *)a;
+    }
+    return p;
+}
+
+/* A new instance of t described by def: a view of `data` inside `owner`'s
+ * storage, foreign memory (data, no owner), or (data NULL) owned zeroed
+ * storage. */
+static cbs_struct *struct_make(PyTypeObject *t, const cbs_struct_def *def, unsigned char *data,
+                               PyObject *owner)
+{
+    cbs_struct *s = (cbs_struct *)t->tp_alloc(t, 0);
+    if (!s)
+        return NULL;
+    s->def = def;
+    if (owner) {
+        /* Views always hold the root, never another view. */
+        cbs_struct *o = (cbs_struct *)owner;
+        s->owner = Py_NewRef(o->owner ? o->owner : owner);
+        s->data = data;
+    } else if (data) {
+        s->data = data;
+    } else {
+        void *raw;
+        s->data = alloc_aligned(def->size, def->align, &raw);
+        if (!s->data) {
+            Py_DECREF(s);
+            return NULL;
+        }
+        s->owns = 1;
+        s->alloc = raw;
+    }
+    return s;
+}
+
+static cbs_struct *root_of(cbs_struct *s)
+{
+    return s->owner ? (cbs_struct *)s->owner : s;
+}
+
+static int struct_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    cbs_struct *s = (cbs_struct *)self;
+    PyObject *keep = atomic_load_explicit(&s->keep, memory_order_acquire);
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(s->owner);
+    Py_VISIT(keep);
+    return 0;
+}
+
+/* Only `keep` is cleared: every reference cycle goes through a keep dict
+ * (owner edges lead from views to roots, and roots have no owner), and a
+ * view keeps its owner (hence its data) until it is deallocated. */
+static int struct_clear(PyObject *self)
+{
+    cbs_struct *s = (cbs_struct *)self;
+    PyObject *keep = atomic_exchange_explicit(&s->keep, NULL, memory_order_acq_rel);
+    Py_XDECREF(keep);
+    return 0;
+}
+
+static void struct_dealloc(PyObject *self)
+{
+    cbs_struct *s = (cbs_struct *)self;
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    struct_clear(self);
+    Py_CLEAR(s->owner);
+    PyMem_Free(s->alloc);
+    s->alloc = NULL;
+    s->data = NULL;
+    tp->tp_free(self);
+    Py_DECREF(tp);
+}
+
+/* ---- kept objects ------------------------------------------------------- */
+
+/* The root's keep dict (borrowed), created on first use. */
+static PyObject *keep_dict(cbs_struct *root)
+{
+    PyObject *d = atomic_load_explicit(&root->keep, memory_order_acquire);
+    if (d)
+        return d;
+    PyObject *fresh = PyDict_New();
+    if (!fresh)
+        return NULL;
+    PyObject *expected = NULL;
+    if (atomic_compare_exchange_strong_explicit(&root->keep, &expected, fresh,
+                                                memory_order_acq_rel, memory_order_acquire))
+        return fresh;
+    Py_DECREF(fresh);
+    return expected;
+}
+
+/* Drops the entries of root's keep with offsets in [off, off + size). */
+static int keep_drop(cbs_struct *root, size_t off, size_t size)
+{
+    PyObject *d = atomic_load_explicit(&root->keep, memory_order_acquire);
+    if (!d)
+        return 0;
+    PyObject *keys = PyDict_Keys(d); /* a snapshot: the dict may be shared */
+    if (!keys)
+        return -1;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(keys); i++) {
+        PyObject *k = PyList_GET_ITEM(keys, i);
+        size_t at = PyLong_AsSize_t(k);
+        if (at == (size_t)-1 && PyErr_Occurred()) {
+            Py_DECREF(keys);
+            return -1;
+        }
+        if (at >= off && at - off < size && PyDict_DelItem(d, k) < 0) {
+            if (!PyErr_ExceptionMatches(PyExc_KeyError)) {
+                Py_DECREF(keys);
+                return -1;
+            }
+            PyErr_Clear();
+        }
+    }
+    Py_DECREF(keys);
+    return 0;
+}
+
+/* Appends (offset - off, object) for root's entries in [off, off + size)
+ * to *out (a list created when needed). */
+static int keep_collect(cbs_struct *root, size_t off, size_t size, PyObject **out)
+{
+    PyObject *d = atomic_load_explicit(&root->keep, memory_order_acquire);
+    if (!d)
+        return 0;
+    PyObject *items = PyDict_Items(d);
+    if (!items)
+        return -1;
+    int rc = 0;
+    for (Py_ssize_t i = 0; rc == 0 && i < PyList_GET_SIZE(items); i++) {
+        PyObject *kv = PyList_GET_ITEM(items, i);
+        size_t at = PyLong_AsSize_t(PyTuple_GET_ITEM(kv, 0));
+        if (at == (size_t)-1 && PyErr_Occurred()) {
+            rc = -1;
+            break;
+        }
+        if (at < off || at - off >= size)
+            continue;
+        if (!*out && !(*out = PyList_New(0))) {
+            rc = -1;
+            break;
+        }
+        PyObject *e = Py_BuildValue("(nO)", (Py_ssize_t)(at - off), PyTuple_GET_ITEM(kv, 1));
+        if (!e || PyList_Append(*out, e) < 0)
+            rc = -1;
+        Py_XDECREF(e);
+    }
+    Py_DECREF(items);
+    return rc;
+}
+
+/* Adds (relative offset, object) entries at root offset off. */
+static int keep_add(cbs_struct *root, size_t off, PyObject *entries)
+{
+    if (!entries)
+        return 0;
+    PyObject *d = keep_dict(root);
+    if (!d)
+        return -1;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(entries); i++) {
+        PyObject *e = PyList_GET_ITEM(entries, i);
+        size_t rel = PyLong_AsSize_t(PyTuple_GET_ITEM(e, 0));
+        if (rel == (size_t)-1 && PyErr_Occurred())
+            return -1;
+        PyObject *k = PyLong_FromSize_t(off + rel);
+        int bad = !k || PyDict_SetItem(d, k, PyTuple_GET_ITEM(e, 1)) < 0;
+        Py_XDECREF(k);
+        if (bad)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- raw integers ------------------------------------------------------- */
+
+static unsigned long long read_u(const unsigned char *p, size_t size)
+{
+    switch (size) {
+    case 1: return *p;
+    case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
+    case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
+    default: { uint64_t v; memcpy(&v, p, 8); return v; }
+    }
+}
+
+static long long read_s(const unsigned char *p, size_t size)
+{
+    switch (size) {
+    case 1: { int8_t v; memcpy(&v, p, 1); return v; }
+    case 2: { int16_t v; memcpy(&v, p, 2); return v; }
+    case 4: { int32_t v; memcpy(&v, p, 4); return v; }
+    default: { int64_t v; memcpy(&v, p, 8); return v; }
+    }
+}
+
+static void write_u(unsigned char *p, size_t size, unsigned long long bits)
+{
+    switch (size) {
+    case 1: *p = (unsigned char)bits; break;
+    case 2: { uint16_t v = (uint16_t)bits; memcpy(p, &v, 2); break; }
+    case 4: { uint32_t v = (uint32_t)bits; memcpy(p, &v, 4); break; }
+    default: { uint64_t v = bits; memcpy(p, &v, 8); break; }
+    }
+}
+
+/* Bit-fields: `width` bits starting `shift` bits after p, LSB first. */
+static unsigned long long read_bits(const unsigned char *p, int shift, int width)
+{
+    unsigned long long v = 0;
+    for (int i = 0; i < width; i++) {
+        int b = shift + i;
+        v |= (unsigned long long)((p[b / 8] >> (b % 8)) & 1) << i;
+    }
+    return v;
+}
+
+static void write_bits(unsigned char *p, int shift, int width, unsigned long long v)
+{
+    for (int i = 0; i < width; i++) {
+        int b = shift + i;
+        unsigned char mask = (unsigned char)(1u << (b % 8));
+        if ((v >> i) & 1)
+            p[b / 8] |= mask;
+        else
+            p[b / 8] &= (unsigned char)~mask;
+    }
+}
+
+/* An enum's C type is signed when it has a negative value (as GCC does). */
+static int enum_is_signed(const cbs_enum *e)
+{
+    return e->n > 0 && e->values[0] < 0;
+}
+
+/* ---- reading fields ------------------------------------------------------- */
+
+static PyObject *load_bitfield(cbs_struct *s, const cbs_field_def *f, cbs_tables *tb)
+{
+    unsigned long long v = read_bits(s->data + f->offset, f->bit_offset, f->bit_width);
+    int is_signed = f->kind == CBS_F_SIGNED ||
+                    (f->kind == CBS_F_ENUM && enum_is_signed(&tb->enums[f->index]));
+    long long sv = (long long)v;
+    if (is_signed && f->bit_width < 64 && (v >> (f->bit_width - 1)) & 1)
+        sv = (long long)(v | (~0ULL << f->bit_width));
+    if (f->kind == CBS_F_ENUM)
+        return cbs_enum_member(&tb->enums[f->index], is_signed ? sv : (long long)v);
+    return is_signed ? PyLong_FromLongLong(sv) : PyLong_FromUnsignedLongLong(v);
+}
+
+/* One element of field f at p. */
+static PyObject *load(cbs_struct *s, const cbs_field_def *f, unsigned char *p, cbs_tables *tb)
+{
+    switch (f->kind) {
+    case CBS_F_SIGNED: return PyLong_FromLongLong(read_s(p, f->size));
+    case CBS_F_UNSIGNED: return PyLong_FromUnsignedLongLong(read_u(p, f->size));
+    case CBS_F_FLOAT: { float v; memcpy(&v, p, sizeof v); return PyFloat_FromDouble(v); }
+    case CBS_F_DOUBLE: { double v; memcpy(&v, p, sizeof v); return PyFloat_FromDouble(v); }
+    case CBS_F_ENUM: {
+        const cbs_enum *e = &tb->enums[f->index];
+        if (!e->type)
+            break;
+        long long v = enum_is_signed(e) ? read_s(p, f->size) : (long long)read_u(p, f->size);
+        return cbs_enum_member(e, v);
+    }
+    case CBS_F_HANDLE:
+    case CBS_F_VALUE_HANDLE:
+        if (!tb->handles[f->index])
+            break;
+        return cbs_handle_new(tb->handles[f->index], read_u(p, f->size));
+    case CBS_F_RECORD:
+        if (!tb->structs[f->index])
+            break;
+        return (PyObject *)struct_make(tb->structs[f->index], &tb->struct_defs[f->index], p,
+                                       (PyObject *)s);
+    case CBS_F_POINTER:
+    case CBS_F_FUNCPTR: return PyLong_FromUnsignedLongLong(read_u(p, f->size));
+    case CBS_F_CHARS: return PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)f->count);
+    case CBS_F_BYTES: return PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)f->size);
+    }
+    PyErr_Format(PyExc_RuntimeError, "%s.%s: the module is being torn down",
+                 short_name(Py_TYPE(s)), f->name);
+    return NULL;
+}
+
+PyObject *cbs_struct_get(PyObject *self, void *closure)
+{
+    const cbs_field_def *f = (const cbs_field_def *)closure;
+    cbs_struct *s = (cbs_struct *)self;
+    cbs_tables *tb = tables_of_type(Py_TYPE(self));
+    if (!tb)
+        return NULL;
+    if (f->bit_width >= 0)
+        return load_bitfield(s, f, tb);
+    unsigned char *p = s->data + f->offset;
+    if (f->count == 0 || f->kind == CBS_F_CHARS)
+        return load(s, f, p, tb);
+    PyObject *list = PyList_New((Py_ssize_t)f->count);
+    if (!list)
+        return NULL;
+    for (size_t i = 0; i < f->count; i++) {
+        PyObject *v = load(s, f, p + i * f->size, tb);
+        if (!v) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)i, v);
+    }
+    return list;
+}
+
+/* ---- writing fields ------------------------------------------------------- */
+
+static void field_type_error(cbs_struct *s, const cbs_field_def *f, const char *want, PyObject *v)
+{
+    PyErr_Format(PyExc_TypeError, "%s.%s must be %s, not %.100s", short_name(Py_TYPE(s)), f->name,
+                 want, Py_TYPE(v)->tp_name);
+}
+
+/* An integer of `width` bits; TypeError / OverflowError naming the field. */
+static int to_integer(cbs_struct *s, const cbs_field_def *f, PyObject *v, int is_signed, int width,
+                      unsigned long long *out)
+{
+    PyObject *n;
+    if (PyLong_Check(v)) {
+        n = Py_NewRef(v);
+    } else if (PyIndex_Check(v)) {
+        n = PyNumber_Index(v);
+        if (!n)
+            return -1;
+    } else {
+        field_type_error(s, f, "an int", v);
+        return -1;
+    }
+    int over = 0;
+    if (is_signed) {
+        long long x = PyLong_AsLongLongAndOverflow(n, &over);
+        if (x == -1 && PyErr_Occurred())
+            goto fail;
+        long long max = width >= 64 ? LLONG_MAX : (long long)((1ULL << (width - 1)) - 1);
+        long long min = width >= 64 ? LLONG_MIN : -max - 1;
+        if (over || x < min || x > max)
+            goto overflow;
+        *out = (unsigned long long)x;
+    } else {
+        long long sx = PyLong_AsLongLongAndOverflow(n, &over);
+        if (sx == -1 && PyErr_Occurred())
+            goto fail;
+        if (over < 0 || (over == 0 && sx < 0))
+            goto overflow;
+        unsigned long long x = PyLong_AsUnsignedLongLong(n);
+        if (x == (unsigned long long)-1 && PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_OverflowError))
+                goto fail;
+            PyErr_Clear();
+            goto overflow;
+        }
+        if (width < 64 && x >> width)
+            goto overflow;
+        *out = x;
+    }
+    Py_DECREF(n);
+    return 0;
+overflow:
+    PyErr_Format(PyExc_OverflowError, "%s.%s = %R does not fit in a %d-bit %s integer",
+                 short_name(Py_TYPE(s)), f->name, n, width, is_signed ? "signed" : "unsigned");
+fail:
+    Py_DECREF(n);
+    return -1;
+}
+
+static int to_enum(cbs_struct *s, const cbs_field_def *f, PyObject *v, const cbs_enum *e,
+                   int width, unsigned long long *out)
+{
+    PyTypeObject *t = Py_TYPE(v);
+    if (!PyLong_Check(v) ||
+        (t != e->type && t != &PyLong_Type && !PyBool_Check(v) &&
+         PyObject_HasAttrString((PyObject *)t, "_value2member_map_"))) {
+        char want[160];
+        snprintf(want, sizeof want, "%s or int", short_name(e->type));
+        field_type_error(s, f, want, v);
+        return -1;
+    }
+    return to_integer(s, f, v, enum_is_signed(e), width, out);
+}
+
+/* An address for a pointer field, and the object that must stay alive for
+ * it to remain valid (new reference, or NULL). */
+static int to_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsigned long long *out,
+                      PyObject **keep)
+{
+    *keep = NULL;
+    if (v == Py_None) {
+        *out = 0;
+        return 0;
+    }
+    if (PyLong_Check(v))
+        return to_integer(s, f, v, 0, (int)(8 * f->size), out);
+    if (f->kind == CBS_F_FUNCPTR) {
+        if (PyIndex_Check(v))
+            return to_integer(s, f, v, 0, (int)(8 * f->size), out);
+        field_type_error(s, f, "an int address or None", v);
+        return -1;
+    }
+    if (is_struct_type(Py_TYPE(v))) {
+        *out = (unsigned long long)(uintptr_t)((cbs_struct *)v)->data;
+        *keep = Py_NewRef(v);
+        return 0;
+    }
+    int has = PyObject_HasAttrString(v, "getPtr");
+    if (has) {
+        PyObject *addr = PyObject_CallMethod(v, "getPtr", NULL);
+        if (!addr)
+            return -1;
+        int rc = to_integer(s, f, addr, 0, (int)(8 * f->size), out);
+        Py_DECREF(addr);
+        if (rc == 0)
+            *keep = Py_NewRef(v);
+        return rc;
+    }
+    if (PyObject_CheckBuffer(v)) {
+        /* A memoryview holds the export: a bytearray cannot move while kept. */
+        PyObject *mv = PyMemoryView_FromObject(v);
+        if (!mv)
+            return -1;
+        Py_buffer *b = PyMemoryView_GET_BUFFER(mv);
+        if (!PyBuffer_IsContiguous(b, 'A')) {
+            Py_DECREF(mv);
+            PyErr_Format(PyExc_ValueError, "%s.%s: the buffer must be contiguous",
+                         short_name(Py_TYPE(s)), f->name);
+            return -1;
+        }
+        *out = (unsigned long long)(uintptr_t)b->buf;
+        *keep = mv;
+        return 0;
+    }
+    if (PyIndex_Check(v))
+        return to_integer(s, f, v, 0, (int)(8 * f->size), out);
+    field_type_error(s, f, "an int address, None, a struct, an object with getPtr() or a buffer",
+                     v);
+    return -1;
+}
+
+/* Converts v into buf (f->size bytes) for one element of f. *entries gets
+ * the kept objects that go with the bytes, as a list of (offset relative to
+ * the element, object), or stays NULL. */
+static int convert(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsigned char *buf,
+                   cbs_tables *tb, PyObject **entries)
+{
+    unsigned long long bits;
+    switch (f->kind) {
+    case CBS_F_SIGNED:
+    case CBS_F_UNSIGNED:
+        if (to_integer(s, f, v, f->kind == CBS_F_SIGNED, (int)(8 * f->size), &bits) < 0)
+            return -1;
+        write_u(buf, f->size, bits);
+        return 0;
+    case CBS_F_FLOAT:
+    case CBS_F_DOUBLE: {
+        if (!PyFloat_Check(v) && !PyLong_Check(v)) {
+            field_type_error(s, f, "a float", v);
+            return -1;
+        }
+        double d = PyFloat_AsDouble(v);
+        if (d == -1.0 && PyErr_Occurred())
+            return -1;
+        if (f->kind == CBS_F_DOUBLE) {
+            memcpy(buf, &d, sizeof d);
+            return 0;
+        }
+        if (isfinite(d) && (d > FLT_MAX || d < -FLT_MAX)) {
+            PyErr_Format(PyExc_OverflowError, "%s.%s = %R does not fit in a float",
+                         short_name(Py_TYPE(s)), f->name, v);
+            return -1;
+        }
+        float x = (float)d;
+        memcpy(buf, &x, sizeof x);
+        return 0;
+    }
+    case CBS_F_ENUM:
+        if (to_enum(s, f, v, &tb->enums[f->index], (int)(8 * f->size), &bits) < 0)
+            return -1;
+        write_u(buf, f->size, bits);
+        return 0;
+    case CBS_F_HANDLE:
+    case CBS_F_VALUE_HANDLE:
+        if (!tb->handles[f->index])
+            break;
+        if (cbs_arg_handle(v, tb->handles[f->index], short_name(Py_TYPE(s)), f->name, &bits) < 0)
+            return -1;
+        write_u(buf, f->size, bits);
+        return 0;
+    case CBS_F_RECORD: {
+        PyTypeObject *t = tb->structs[f->index];
+        if (!t)
+            break;
+        if (Py_TYPE(v) != t) {
+            field_type_error(s, f, short_name(t), v);
+            return -1;
+        }
+        cbs_struct *src = (cbs_struct *)v;
+        memcpy(buf, src->data, f->size);
+        cbs_struct *sroot = root_of(src);
+        return keep_collect(sroot, (size_t)(src->data - sroot->data), f->size, entries);
+    }
+    case CBS_F_POINTER:
+    case CBS_F_FUNCPTR: {
+        PyObject *keep;
+        if (to_pointer(s, f, v, &bits, &keep) < 0)
+            return -1;
+        write_u(buf, f->size, bits);
+        if (keep) {
+            *entries = Py_BuildValue("[(iN)]", 0, keep);
+            if (!*entries)
+                return -1;
+        }
+        return 0;
+    }
+    case CBS_F_CHARS:
+    case CBS_F_BYTES: {
+        size_t n = f->kind == CBS_F_CHARS ? f->count : f->size;
+        if (!PyObject_CheckBuffer(v) || PyUnicode_Check(v)) {
+            field_type_error(s, f, "bytes", v);
+            return -1;
+        }
+        Py_buffer b;
+        if (PyObject_GetBuffer(v, &b, PyBUF_SIMPLE) < 0)
+            return -1;
+        int bad = f->kind == CBS_F_CHARS ? (size_t)b.len > n : (size_t)b.len != n;
+        if (bad) {
+            PyErr_Format(PyExc_ValueError, "%s.%s takes %s%zu bytes, not %zd",
+                         short_name(Py_TYPE(s)), f->name, f->kind == CBS_F_CHARS ? "at most " : "",
+                         n, b.len);
+        } else {
+            memset(buf, 0, n);
+            memcpy(buf, b.buf, (size_t)b.len);
+        }
+        PyBuffer_Release(&b);
+        return bad ? -1 : 0;
+    }
+    }
+    PyErr_Format(PyExc_RuntimeError, "%s.%s: the module is being torn down",
+                 short_name(Py_TYPE(s)), f->name);
+    return -1;
+}
+
+static int set_bitfield(cbs_struct *s, const cbs_field_def *f, PyObject *v, cbs_tables *tb)
+{
+    unsigned long long bits;
+    int rc;
+    if (f->kind == CBS_F_ENUM)
+        rc = to_enum(s, f, v, &tb->enums[f->index], f->bit_width, &bits);
+    else
+        rc = to_integer(s, f, v, f->kind == CBS_F_SIGNED, f->bit_width, &bits);
+    if (rc < 0)
+        return -1;
+    write_bits(s->data + f->offset, f->bit_offset, f->bit_width, bits);
+    return 0;
+}
+
+/* Kinds whose bytes can carry kept objects. */
+static int carries_keep(cbs_field_kind k)
+{
+    return k == CBS_F_RECORD || k == CBS_F_POINTER || k == CBS_F_FUNCPTR;
+}
+
+int cbs_struct_set(PyObject *self, PyObject *value, void *closure)
+{
+    const cbs_field_def *f = (const cbs_field_def *)closure;
+    cbs_struct *s = (cbs_struct *)self;
+    if (!value) {
+        PyErr_Format(PyExc_TypeError, "cannot delete %s.%s", short_name(Py_TYPE(s)), f->name);
+        return -1;
+    }
+    cbs_tables *tb = tables_of_type(Py_TYPE(self));
+    if (!tb)
+        return -1;
+    if (f->bit_width >= 0)
+        return set_bitfield(s, f, value, tb);
+
+    int scalar = f->count == 0 || f->kind == CBS_F_CHARS;
+    size_t n = scalar ? 1 : f->count;
+    size_t elem = f->kind == CBS_F_CHARS ? f->count : f->size;
+    PyObject *seq = NULL;
+    if (!scalar) {
+        if (!PySequence_Check(value) || PyUnicode_Check(value)) {
+            char want[64];
+            snprintf(want, sizeof want, "a sequence of %zu items", n);
+            field_type_error(s, f, want, value);
+            return -1;
+        }
+        seq = PySequence_Fast(value, "");
+        if (!seq)
+            return -1;
+        if ((size_t)PySequence_Fast_GET_SIZE(seq) != n) {
+            PyErr_Format(PyExc_ValueError, "%s.%s takes a sequence of %zu items, not %zd",
+                         short_name(Py_TYPE(s)), f->name, n, PySequence_Fast_GET_SIZE(seq));
+            Py_DECREF(seq);
+            return -1;
+        }
+    }
+    /* Convert everything first: a failed assignment changes nothing, and
+     * sources that alias the destination are read before it is written. */
+    unsigned char small[64];
+    unsigned char *buf = n * elem <= sizeof small ? small : PyMem_Malloc(n * elem);
+    PyObject **entries = carries_keep(f->kind) ? PyMem_Calloc(n, sizeof *entries) : NULL;
+    int rc = -1;
+    if (!buf || (carries_keep(f->kind) && !entries)) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    PyObject *dummy = NULL;
+    for (size_t i = 0; i < n; i++) {
+        PyObject *item = scalar ? value : PySequence_Fast_GET_ITEM(seq, (Py_ssize_t)i);
+        if (convert(s, f, item, buf + i * elem, tb, entries ? &entries[i] : &dummy) < 0)
+            goto done;
+    }
+    unsigned char *dst = s->data + f->offset;
+    memcpy(dst, buf, n * elem);
+    if (entries) {
+        cbs_struct *root = root_of(s);
+        size_t base = (size_t)(dst - root->data);
+        if (keep_drop(root, base, n * elem) < 0)
+            goto done;
+        for (size_t i = 0; i < n; i++)
+            if (keep_add(root, base + i * elem, entries[i]) < 0)
+                goto done;
+    }
+    rc = 0;
+done:
+    if (entries) {
+        for (size_t i = 0; i < n; i++)
+            Py_XDECREF(entries[i]);
+        PyMem_Free(entries);
+    }
+    if (buf != small)
+        PyMem_Free(buf);
+    Py_XDECREF(seq);
+    return rc;
+}
+
+/* ---- the class ------------------------------------------------------------ */
+
+/* T(_ptr=0, **fields): _ptr (or the one positional argument) is an address
+ * to wrap without owning it; 0 or absent allocates zeroed storage. */
+static PyObject *struct_new(PyTypeObject *t, PyObject *args, PyObject *kwds)
+{
+    const cbs_struct_def *def = def_of_type(t);
+    if (!def)
+        return NULL;
+    PyObject *ptr = NULL;
+    Py_ssize_t nargs = PyTuple_GET_SIZE(args);
+    if (nargs > 1) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most 1 positional argument (%zd given)",
+                     short_name(t), nargs);
+        return NULL;
+    }
+    if (nargs == 1)
+        ptr = PyTuple_GET_ITEM(args, 0);
+    if (kwds) {
+        PyObject *kp = PyDict_GetItemString(kwds, "_ptr");
+        if (kp && ptr) {
+            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '_ptr'",
+                         short_name(t));
+            return NULL;
+        }
+        if (kp)
+            ptr = kp;
+    }
+    unsigned char *data = NULL;
+    if (ptr && ptr != Py_None) {
+        if (!PyIndex_Check(ptr)) {
+            PyErr_Format(PyExc_TypeError, "%s(): _ptr must be an int address, not %.100s",
+                         short_name(t), Py_TYPE(ptr)->tp_name);
+            return NULL;
+        }
+        PyObject *n = PyNumber_Index(ptr);
+        if (!n)
+            return NULL;
+        data = PyLong_AsVoidPtr(n);
+        Py_DECREF(n);
+        if (!data && PyErr_Occurred())
+            return NULL;
+    }
+    return (PyObject *)struct_make(t, def, data, NULL);
+}
+
+static int struct_init(PyObject *self, PyObject *args, PyObject *kwds)
+{
+    (void)args;
+    cbs_struct *s = (cbs_struct *)self;
+    if (!kwds)
+        return 0;
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(kwds, &pos, &key, &value)) {
+        const char *name = PyUnicode_AsUTF8(key);
+        if (!name)
+            return -1;
+        if (strcmp(name, "_ptr") == 0)
+            continue;
+        size_t i = 0;
+        while (i < s->def->nfields && strcmp(s->def->fields[i].name, name) != 0)
+            i++;
+        if (i == s->def->nfields) {
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%s'",
+                         short_name(Py_TYPE(self)), name);
+            return -1;
+        }
+        if (cbs_struct_set(self, value, (void *)&s->def->fields[i]) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static PyObject *struct_repr(PyObject *self)
+{
+    cbs_struct *s = (cbs_struct *)self;
+    PyObject *parts = PyList_New(0);
+    if (!parts)
+        return NULL;
+    for (size_t i = 0; i < s->def->nfields; i++) {
+        const cbs_field_def *f = &s->def->fields[i];
+        PyObject *v = cbs_struct_get(self, (void *)f);
+        PyObject *part = v ? PyUnicode_FromFormat("%s=%R", f->name, v) : NULL;
+        Py_XDECREF(v);
+        if (!part || PyList_Append(parts, part) < 0) {
+            Py_XDECREF(part);
+            Py_DECREF(parts);
+            return NULL;
+        }
+        Py_DECREF(part);
+    }
+    PyObject *sep = PyUnicode_FromString(", ");
+    PyObject *body = sep ? PyUnicode_Join(sep, parts) : NULL;
+    Py_XDECREF(sep);
+    Py_DECREF(parts);
+    if (!body)
+        return NULL;
+    PyObject *r = PyUnicode_FromFormat("%s(%U)", short_name(Py_TYPE(self)), body);
+    Py_DECREF(body);
+    return r;
+}
+
+static PyObject *struct_richcompare(PyObject *a, PyObject *b, int op)
+{
+    if ((op != Py_EQ && op != Py_NE) || Py_TYPE(a) != Py_TYPE(b))
+        Py_RETURN_NOTIMPLEMENTED;
+    const cbs_struct *x = (const cbs_struct *)a, *y = (const cbs_struct *)b;
+    int eq = memcmp(x->data, y->data, x->def->size) == 0;
+    return PyBool_FromLong(op == Py_EQ ? eq : !eq);
+}
+
+static PyObject *struct_getptr(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyLong_FromVoidPtr(((cbs_struct *)self)->data);
+}
+
+static PyMethodDef struct_methods[] = {
+    {"getPtr", struct_getptr, METH_NOARGS, "Address of the C struct this object holds or views."},
+    {NULL, NULL, 0, NULL},
+};
+
+/* A field table that does not match the module's tables is a generator
+ * bug: refuse it at import rather than index out of bounds later. */
+static int check_fields(const cbs_tables *tb, const cbs_struct_def *def)
+{
+    for (size_t i = 0; i < def->nfields; i++) {
+        const cbs_field_def *f = &def->fields[i];
+        size_t limit = f->kind == CBS_F_ENUM                                        ? tb->nenums
+                       : f->kind == CBS_F_HANDLE || f->kind == CBS_F_VALUE_HANDLE ? tb->nhandles
+                       : f->kind == CBS_F_RECORD                                  ? tb->nstructs
+                                                                                  : 0;
+        int bad = limit ? f->index < 0 || (size_t)f->index >= limit : 0;
+        bad |= f->size == 0 && f->kind != CBS_F_CHARS;
+        bad |= f->bit_width > 64 || (f->bit_width >= 0 && f->kind != CBS_F_SIGNED &&
+                                     f->kind != CBS_F_UNSIGNED && f->kind != CBS_F_ENUM);
+        if (bad) {
+            PyErr_Format(PyExc_SystemError, "%s.%s: field table does not match the module",
+                         def->qualname, f->name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+PyTypeObject *cbs_struct_type_create(PyObject *module, const cbs_struct_def *def)
+{
+    const cbs_tables *tb = (const cbs_tables *)PyModule_GetState(module);
+    if (!tb || check_fields(tb, def) < 0)
+        return NULL;
+    PyType_Slot slots[] = {
+        {Py_tp_new, (void *)struct_new},
+        {Py_tp_init, (void *)struct_init},
+        {Py_tp_dealloc, (void *)struct_dealloc},
+        {Py_tp_traverse, (void *)struct_traverse},
+        {Py_tp_clear, (void *)struct_clear},
+        {Py_tp_repr, (void *)struct_repr},
+        {Py_tp_richcompare, (void *)struct_richcompare},
+        {Py_tp_hash, (void *)PyObject_HashNotImplemented},
+        {Py_tp_methods, struct_methods},
+        {Py_tp_getset, def->getset},
+        {Py_tp_doc, (void *)def->doc},
+        {0, NULL},
+    };
+    PyType_Spec spec = {def->qualname, (int)sizeof(cbs_struct), 0,
+                        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC, slots};
+    return (PyTypeObject *)PyType_FromModuleAndSpec(module, &spec, NULL);
+}
+
+/* ---- for the function marshalling code ------------------------------------ */
+
+int cbs_arg_struct(PyObject *o, PyTypeObject *t, int allow_none, const char *func,
+                   const char *param, void **ptr)
+{
+    if (Py_TYPE(o) == t) {
+        *ptr = ((cbs_struct *)o)->data;
+        return 0;
+    }
+    if (o == Py_None && allow_none) {
+        *ptr = NULL;
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s%s, not %.100s", func, param,
+                 short_name(t), allow_none ? " or None" : "", Py_TYPE(o)->tp_name);
+    return -1;
+}
+
+PyObject *cbs_struct_alloc(PyTypeObject *t, void **data)
+{
+    const cbs_struct_def *def = def_of_type(t);
+    cbs_struct *s = def ? struct_make(t, def, NULL, NULL) : NULL;
+    if (s)
+        *data = s->data;
+    return (PyObject *)s;
+}
+
+PyObject *cbs_struct_from(PyTypeObject *t, const void *src)
+{
+    void *data;
+    PyObject *o = cbs_struct_alloc(t, &data);
+    if (o)
+        memcpy(data, src, ((cbs_struct *)o)->def->size);
+    return o;
+}

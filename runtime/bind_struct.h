@@ -1,0 +1,120 @@
+/*
+ * bind_struct.h — the classes of a generated module's structs and unions.
+ *
+ * The generated module describes each record of the header with static
+ * tables (cbs_struct_def: size, alignment, one cbs_field_def per field, the
+ * PyGetSetDef array that exposes them) and asks this file to make a class
+ * of it. Every field of every class is read and written by the same two
+ * functions, cbs_struct_get / cbs_struct_set, which find the field in the
+ * getset closure.
+ *
+ * Instances:
+ *   - an owning instance holds `size` zeroed bytes of its own (PyMem_Calloc:
+ *     16-aligned, enough for every record of cuda.h);
+ *   - a view (a nested record field, an element of an array of records)
+ *     points into another instance's bytes and holds a strong reference to
+ *     the instance that owns them, so `desc.res.array.hArray = h` writes the
+ *     parent's bytes and the parent outlives the view;
+ *   - `T(_ptr=address)` wraps foreign memory without owning it. Lifetime
+ *     caveat: nothing keeps that memory alive; the caller must keep it valid
+ *     for as long as the instance (and its views) are used.
+ * Pointer fields set from Python objects keep those objects alive: the
+ * root instance (the owner of the bytes) has a dict `keep` from the field's
+ * byte offset in the root to the object; writing the field again replaces
+ * or drops the entry, and copying a record into another copies the entries
+ * with it.
+ *
+ * Module invariant: a generated module's state begins with a `cbs_tables`
+ * member (module.c.tmpl: module_state.tables), so that
+ * `(cbs_tables *)PyType_GetModuleState(type)` finds the enum types, handle
+ * classes and struct classes that field conversions need.
+ *
+ * Free-threading: instances are plain memory like the C structs they
+ * mirror: concurrent writes of the same field race like in C (no crash, no
+ * Python object corrupted); the `keep` dict is created once with an atomic
+ * compare-exchange and is itself thread-safe.
+ *
+ * Error contract as bind_support.h: -1 or NULL with an exception set;
+ * messages name the class and the field.
+ */
+#ifndef CUBIND_BIND_STRUCT_H
+#define CUBIND_BIND_STRUCT_H
+
+#include "bind_support.h"
+
+/* How a field's bytes are converted to and from Python. */
+typedef enum {
+    CBS_F_SIGNED,        /* signed integer of `size` bytes */
+    CBS_F_UNSIGNED,      /* unsigned integer of `size` bytes */
+    CBS_F_FLOAT,         /* float */
+    CBS_F_DOUBLE,        /* double */
+    CBS_F_ENUM,          /* enum tables.enums[index]; `size` bytes */
+    CBS_F_HANDLE,        /* opaque handle: class tables.handles[index] */
+    CBS_F_VALUE_HANDLE,  /* integer handle (CUdeviceptr): tables.handles[index] */
+    CBS_F_RECORD,        /* nested record: class tables.structs[index] */
+    CBS_F_POINTER,       /* data pointer: an int address */
+    CBS_F_CHARS,         /* char array: bytes, zero-padded when shorter */
+    CBS_F_FUNCPTR,       /* function pointer: an int address */
+    CBS_F_BYTES          /* opaque bytes (a type the generator cannot describe) */
+} cbs_field_kind;
+
+typedef struct {
+    const char *name;
+    size_t offset;       /* bytes from the start of the record */
+    size_t size;         /* of one element */
+    cbs_field_kind kind;
+    int index;           /* enum, handle or struct index in the tables; -1 */
+    size_t count;        /* array length; 0 = scalar */
+    int bit_width;       /* -1 unless a bit-field (integer kinds only) */
+    int bit_offset;      /* bit-fields: bits from `offset` (little-endian) */
+} cbs_field_def;
+
+typedef struct {
+    const char *qualname;      /* "cubind.driver.CUDA_MEMCPY2D_st" */
+    const char *doc;
+    size_t size, align;
+    const cbs_field_def *fields;
+    size_t nfields;
+    PyGetSetDef *getset;       /* one entry per field, closure = &fields[i] */
+} cbs_struct_def;
+
+/* What field conversions need from the module. A generated module_state
+ * begins with one (see the invariant above). */
+typedef struct {
+    cbs_enum *enums;
+    PyTypeObject **handles;
+    PyTypeObject **structs;
+    const cbs_struct_def *struct_defs;
+    size_t nstructs;
+    size_t nenums, nhandles;   /* to check the field tables at import */
+} cbs_tables;
+
+typedef struct {
+    PyObject_HEAD
+    unsigned char *data;       /* size bytes: owned, a view's, or foreign */
+    PyObject *owner;           /* views: the root instance; NULL for a root */
+    _Atomic(PyObject *) keep;  /* roots: offset -> kept object, lazily */
+    const cbs_struct_def *def;
+    void *alloc;               /* owned storage to free (data is inside) */
+    int owns;                  /* data was allocated here */
+} cbs_struct;
+
+/* The getset functions of every field (closure: const cbs_field_def *). */
+PyObject *cbs_struct_get(PyObject *self, void *closure);
+int cbs_struct_set(PyObject *self, PyObject *value, void *closure);
+
+/* Creates the class for def (not added to the module: the caller adds it
+ * under each of its names). The module's state must begin with its filled
+ * cbs_tables: every field's index is checked against it (SystemError). */
+PyTypeObject *cbs_struct_type_create(PyObject *module, const cbs_struct_def *def);
+
+/* Function marshalling. An instance of t gives its data pointer; None gives
+ * NULL when allow_none; anything else is a TypeError naming func/param. */
+int cbs_arg_struct(PyObject *o, PyTypeObject *t, int allow_none, const char *func,
+                   const char *param, void **ptr);
+/* A new owning, zeroed instance of t and its data pointer (out-structs). */
+PyObject *cbs_struct_alloc(PyTypeObject *t, void **data);
+/* A new owning instance of t holding a copy of src's size bytes. */
+PyObject *cbs_struct_from(PyTypeObject *t, const void *src);
+
+#endif

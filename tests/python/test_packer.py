@@ -1,0 +1,514 @@
+"""The kernel parameter packer (issue 5) against the test-only fake driver.
+
+The fake records the exact bytes a launch received (each kernelParams[i] at
+its declared offset, gaps zero, or the CU_LAUNCH_PARAM_BUFFER_POINTER buffer
+of `extra`); every expected byte string here is computed independently with
+struct.pack or ctypes.
+
+Each kernel gets a fresh name and its module is never unloaded, so no
+CUfunction value is reused within this file (see the layout-cache hazard in
+runtime/bind_packer.c).
+"""
+import ctypes
+import itertools
+import struct
+import threading
+
+import pytest
+
+from conftest import run_python
+
+_names = itertools.count()
+_keep = []          # modules and functions of this file: never unloaded
+
+
+@pytest.fixture(scope="module")
+def lib(fake):
+    fake.fakecuda_set_param_layout.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int,
+                                               ctypes.c_void_p, ctypes.c_void_p]
+    fake.fakecuda_last_launch_params.restype = ctypes.c_longlong
+    fake.fakecuda_last_launch_params.argtypes = [ctypes.c_char_p, ctypes.c_void_p,
+                                                 ctypes.c_size_t]
+    fake.fakecuda_launch_count.restype = ctypes.c_longlong
+    fake.fakecuda_launch_count.argtypes = [ctypes.c_char_p]
+    fake.fakecuda_last_launch_mode.argtypes = [ctypes.c_char_p]
+    return fake
+
+
+@pytest.fixture
+def ctx(drv):
+    assert drv.cuInit(0)[0] == 0
+    err, dev = drv.cuDeviceGet(0)
+    assert err == 0
+    err, pctx = drv.cuDevicePrimaryCtxRetain(dev)
+    assert err == 0
+    assert drv.cuCtxSetCurrent(pctx)[0] == 0
+    return pctx
+
+
+def natural(sizes):
+    """Offsets of parameters of these sizes, each aligned to min(size, 8)
+    (16 for sizes over 8 that are multiples of 16)."""
+    offs, at = [], 0
+    for s in sizes:
+        a = 16 if s > 8 and s % 16 == 0 else min(s, 8) if s in (1, 2, 4, 8) else 8 if s > 8 else 4
+        at = (at + a - 1) // a * a
+        offs.append(at)
+        at += s
+    return offs
+
+
+class Kernel:
+    def __init__(self, drv, lib, sizes, offsets=None):
+        self.drv, self.lib = drv, lib
+        self.name = f"pk{next(_names)}".encode()
+        self.sizes = list(sizes)
+        self.offsets = list(offsets) if offsets is not None else natural(self.sizes)
+        n = len(self.sizes)
+        o = (ctypes.c_size_t * max(n, 1))(*self.offsets)
+        s = (ctypes.c_size_t * max(n, 1))(*self.sizes)
+        assert lib.fakecuda_set_param_layout(None, self.name, n, o, s) == 0
+        err, self.mod = drv.cuModuleLoadData(b"fake image for " + self.name + b"\0")
+        assert err == 0
+        err, self.f = drv.cuModuleGetFunction(self.mod, self.name)
+        assert err == 0
+        _keep.append(self)
+
+    @property
+    def total(self):
+        return max((o + s for o, s in zip(self.offsets, self.sizes)), default=0)
+
+    def launch(self, params, extra=None, face=None):
+        face = face or self.drv
+        return face.cuLaunchKernel(self.f, 1, 1, 1, 1, 1, 1, 0, None, params, extra)
+
+    def ok(self, params, extra=None):
+        r = self.launch(params, extra)
+        assert r[0] == 0, r
+        return self.recorded()
+
+    def recorded(self):
+        cap = max(self.total, 1) + 64
+        buf = ctypes.create_string_buffer(cap)
+        n = self.lib.fakecuda_last_launch_params(self.name, buf, cap)
+        assert n >= 0
+        return buf.raw[:n]
+
+    def count(self):
+        return self.lib.fakecuda_launch_count(self.name)
+
+    def expect(self, chunks):
+        """The bytes the fake must record: chunk i at offset i, gaps zero."""
+        out = bytearray(self.total)
+        for o, s, c in zip(self.offsets, self.sizes, chunks):
+            assert len(c) == s, (len(c), s)
+            out[o:o + s] = c
+        return bytes(out)
+
+
+@pytest.fixture
+def kernel(drv, lib, ctx):
+    return lambda sizes, offsets=None: Kernel(drv, lib, sizes, offsets)
+
+
+def raises_naming(k, params, exc, index, *fragments, extra=None):
+    before = k.count()
+    with pytest.raises(exc) as info:
+        k.launch(params, extra)
+    text = str(info.value)
+    assert text.startswith("cuLaunchKernel(): ")
+    if index is not None:
+        assert f"kernel parameter {index}:" in text, text
+    for frag in fragments:
+        assert frag in text, text
+    assert k.count() == before, "nothing may be launched"
+    return info.value
+
+
+# ---- forms 1-3: None, an address, a buffer of pointers ----------------------
+
+def test_none_and_empty(kernel):
+    k = kernel([])
+    assert k.launch(None)[0] == 0
+    assert k.count() == 1
+    assert k.launch(((), ()))[0] == 0
+    assert k.launch(())[0] == 0
+    assert k.launch([])[0] == 0
+    assert k.count() == 4
+    assert k.recorded() == b""
+
+
+def prepared(values):
+    arr = (ctypes.c_void_p * len(values))()
+    for i, v in enumerate(values):
+        arr[i] = ctypes.addressof(v)
+    return arr
+
+
+def test_int_address_and_buffers(kernel, lib):
+    k = kernel([4, 8, 4])
+    vals = [ctypes.c_int(-7), ctypes.c_uint64(0x1122334455667788), ctypes.c_float(1.5)]
+    arr = prepared(vals)
+    want = k.expect([struct.pack("<i", -7), struct.pack("<Q", 0x1122334455667788),
+                     struct.pack("<f", 1.5)])
+    assert k.ok(ctypes.addressof(arr)) == want
+    assert k.ok(arr) == want
+    assert k.ok(memoryview(arr)) == want
+    import array
+    a = array.array("Q", [ctypes.addressof(v) for v in vals])
+    assert a.itemsize == 8
+    assert k.ok(a) == want
+    assert k.ok(bytes(a)) == want
+    assert lib.fakecuda_last_launch_mode(k.name) == 1
+
+
+def test_numpy_buffer_of_pointers(kernel):
+    np = pytest.importorskip("numpy")
+    k = kernel([4, 8])
+    vals = [ctypes.c_int(3), ctypes.c_double(2.25)]
+    ptrs = np.array([ctypes.addressof(v) for v in vals], dtype=np.uint64)
+    want = k.expect([struct.pack("<i", 3), struct.pack("<d", 2.25)])
+    assert k.ok(ptrs) == want
+    assert k.ok(ptrs.astype(np.int64)) == want
+    assert k.ok(ptrs.astype(np.uintp)) == want
+
+
+def test_bad_buffer_and_type(kernel):
+    k = kernel([4])
+    raises_naming(k, b"abc", TypeError, None, "not an array of pointers")
+    raises_naming(k, 1.5, TypeError, None, "kernelParams")
+    raises_naming(k, -1, OverflowError, None)
+
+
+# ---- form 4: (values, types) -------------------------------------------------
+
+SCALARS = [
+    (ctypes.c_bool, True), (ctypes.c_char, b"Z"), (ctypes.c_wchar, "\u0100"),
+    (ctypes.c_byte, -127), (ctypes.c_ubyte, 255), (ctypes.c_short, -2), (ctypes.c_ushort, 65535),
+    (ctypes.c_int, -5), (ctypes.c_uint, 0xFFFFFFFF), (ctypes.c_long, -3),
+    (ctypes.c_ulong, 2**64 - 1), (ctypes.c_longlong, -4), (ctypes.c_ulonglong, 4),
+    (ctypes.c_size_t, 5), (ctypes.c_float, 123.456), (ctypes.c_double, 123.456),
+    (ctypes.c_void_p, 0xDEADBEEF), (ctypes.c_int8, -8), (ctypes.c_uint8, 200),
+    (ctypes.c_int16, -16), (ctypes.c_uint16, 16), (ctypes.c_int32, -32), (ctypes.c_uint32, 32),
+    (ctypes.c_int64, -64), (ctypes.c_uint64, 64), (ctypes.c_ssize_t, -1),
+]
+
+
+@pytest.mark.parametrize("as_ctypes", [False, True], ids=["python", "ctypes"])
+def test_every_ctypes_scalar_type(kernel, as_ctypes):
+    types = tuple(t for t, _ in SCALARS)
+    values = tuple(t(v) if as_ctypes else v for t, v in SCALARS)
+    k = kernel([ctypes.sizeof(t) for t in types])
+    want = k.expect([bytes(t(v)) for t, v in SCALARS])
+    assert k.ok((values, types)) == want
+    # lists are accepted as well
+    assert k.ok((list(values), list(types))) == want
+
+
+@pytest.mark.parametrize("ctype,value", SCALARS, ids=[t.__name__ for t, _ in SCALARS])
+def test_each_ctypes_scalar_alone(kernel, ctype, value):
+    k = kernel([ctypes.sizeof(ctype)])
+    assert k.ok(((value,), (ctype,))) == bytes(ctype(value))
+
+
+def test_typed_conversions_like_cuda_bindings(kernel, drv):
+    # c_double takes a c_float; ints convert to float; unsigned takes -1
+    k = kernel([8, 4, 4, 1, 8])
+    vals = (ctypes.c_float(1.25), 3, -1, 2, ctypes.c_void_p(None))
+    types = (ctypes.c_double, ctypes.c_float, ctypes.c_uint, ctypes.c_bool, ctypes.c_void_p)
+    assert k.ok((vals, types)) == k.expect([
+        struct.pack("<d", 1.25), struct.pack("<f", 3.0), struct.pack("<I", 0xFFFFFFFF),
+        b"\x01", struct.pack("<Q", 0)])
+    # c_char from an int, c_int from a cubind enum member, c_ulonglong from a handle
+    k2 = kernel([1, 4, 8])
+    vals = (90, drv.CUresult.CUDA_ERROR_INVALID_VALUE, drv.CUdeviceptr(0x5000))
+    types = (ctypes.c_char, ctypes.c_int, ctypes.c_ulonglong)
+    assert k2.ok((vals, types)) == k2.expect([b"Z", struct.pack("<i", 1),
+                                              struct.pack("<Q", 0x5000)])
+
+
+class Holder:
+    """A cuda.bindings-style object: getPtr() is the address of its C value."""
+
+    def __init__(self, ctype, value):
+        self.c = ctype(value)
+
+    def getPtr(self):
+        return ctypes.addressof(self.c)
+
+    def __int__(self):
+        return self.c.value
+
+
+def test_typed_none_getptr_structs_enums(kernel, drv):
+    class S(ctypes.Structure):
+        _fields_ = [("a", ctypes.c_int), ("b", ctypes.c_double)]
+
+    s = S(7, 2.5)
+    dptr, dev = drv.CUdeviceptr(0xABCDEF00), drv.CUdevice(3)
+    k = kernel([8, 4, 4, ctypes.sizeof(S), 8, 4])
+    vals = (dptr, dev, drv.CUresult.CUDA_ERROR_INVALID_VALUE, s, Holder(ctypes.c_uint64, 99),
+            drv.CUstream_flags.CU_STREAM_NON_BLOCKING)
+    assert k.ok((vals, (None,) * 6)) == k.expect([
+        struct.pack("<Q", 0xABCDEF00), struct.pack("<i", 3), struct.pack("<i", 1), bytes(s),
+        struct.pack("<Q", 99), struct.pack("<i", 1)])
+
+
+def test_typed_void_p_with_getptr_stores_the_storage_address(kernel, drv):
+    # cuda.bindings' semantics: c_void_p + an object with getPtr() passes getPtr()
+    h = drv.CUdeviceptr(0x1234)
+    holder = Holder(ctypes.c_int, 5)
+    k = kernel([8, 8])
+    assert k.ok(((h, holder), (ctypes.c_void_p, ctypes.c_void_p))) == k.expect([
+        struct.pack("<Q", h.getPtr()), struct.pack("<Q", holder.getPtr())])
+
+
+def test_typed_aggregates(kernel):
+    class S(ctypes.Structure):
+        _fields_ = [("x", ctypes.c_uint), ("y", ctypes.c_uint), ("z", ctypes.c_uint)]
+
+    class U(ctypes.Union):
+        _fields_ = [("i", ctypes.c_int), ("f", ctypes.c_float)]
+
+    A = ctypes.c_short * 5
+    k = kernel([12, 4, 10, 4])
+    s, u, a = S(1, 2, 3), U(f=1.0), A(1, -2, 3, -4, 5)
+    want = k.expect([bytes(s), bytes(u), bytes(a), struct.pack("<i", 9)])
+    assert k.ok(((s, u, a, 9), (S, U, A, ctypes.c_int))) == want
+    raises_naming(k, ((u, u, a, 9), (S, U, A, ctypes.c_int)), TypeError, 0, "S instance")
+
+
+def test_typed_errors(kernel):
+    k = kernel([4, 4])
+    raises_naming(k, ((1, 2), (ctypes.c_int,)), TypeError, None, "different lengths")
+    raises_naming(k, ((1, "x"), (ctypes.c_int, ctypes.c_int)), TypeError, 1, "needs an int")
+    raises_naming(k, ((1, 2**31), (ctypes.c_int, ctypes.c_int)), OverflowError, 1)
+    raises_naming(k, ((1, -2**31 - 1), (ctypes.c_int, ctypes.c_uint)), OverflowError, 1)
+    raises_naming(k, ((1, 2), (ctypes.c_int, ctypes.c_char_p)), TypeError, 1, "unsupported")
+    raises_naming(k, ((1, 2), (ctypes.c_int, None)), TypeError, 1, "getPtr")
+    raises_naming(k, ((1, 1e300), (ctypes.c_int, ctypes.c_float)), OverflowError, 1, "float32")
+    raises_naming(k, ((1, b"ab"), (ctypes.c_int, ctypes.c_char)), TypeError, 1)
+    raises_naming(k, ((1, -1), (ctypes.c_int, ctypes.c_void_p)), OverflowError, 1)
+
+
+# ---- form 5: plain values typed by the kernel --------------------------------
+
+class CAI:
+    def __init__(self, ptr):
+        self.__cuda_array_interface__ = {"data": (ptr, False), "shape": (4,), "typestr": "<f4",
+                                         "version": 3}
+
+
+def test_plain_pointer_int_float(kernel):
+    k = kernel([8, 4, 4])
+    assert k.ok((0x7F0000001000, 1024, 2.0)) == k.expect([
+        struct.pack("<Q", 0x7F0000001000), struct.pack("<i", 1024), struct.pack("<f", 2.0)])
+    assert k.ok([0x10, -1, -0.5]) == k.expect([
+        struct.pack("<Q", 0x10), struct.pack("<i", -1), struct.pack("<f", -0.5)])
+
+
+def test_plain_every_size_and_range(kernel):
+    k = kernel([1, 2, 4, 8, 1, 2, 4, 8, 8, 4])
+    vals = (-128, -32768, -2**31, -2**63, 255, 65535, 2**32 - 1, 2**64 - 1, 1.0 / 3, True)
+    assert k.ok(vals) == k.expect([
+        struct.pack("<b", -128), struct.pack("<h", -32768), struct.pack("<i", -2**31),
+        struct.pack("<q", -2**63), struct.pack("<B", 255), struct.pack("<H", 65535),
+        struct.pack("<I", 2**32 - 1), struct.pack("<Q", 2**64 - 1), struct.pack("<d", 1.0 / 3),
+        struct.pack("<i", 1)])
+    good = list(vals)
+    for i, bad in [(0, 256), (1, -32769), (2, 2**32), (3, 2**64), (4, -129), (7, -2**63 - 1)]:
+        v = list(good)
+        v[i] = bad
+        raises_naming(k, tuple(v), OverflowError, i, "out of range")
+
+
+def test_plain_handles_objects_and_structs(kernel, drv):
+    class S(ctypes.Structure):
+        _fields_ = [("a", ctypes.c_int), ("b", ctypes.c_float), ("c", ctypes.c_double)]
+
+    s = S(-3, 0.5, 7.0)
+    k = kernel([8, 4, 8, 8, 16, 16, 4, 8, 4, 4, 2])
+    vals = (drv.CUdeviceptr(0xFEED0000), drv.CUdevice(2), CAI(0xC0FFEE00),
+            Holder(ctypes.c_uint64, 0x42), s, bytes(range(16)), ctypes.c_float(3.5),
+            ctypes.c_int64(-9), drv.CUresult.CUDA_ERROR_INVALID_VALUE, bytearray(b"\1\2\3\4"),
+            memoryview(struct.pack("<h", -300)))
+    assert k.ok(vals) == k.expect([
+        struct.pack("<Q", 0xFEED0000), struct.pack("<i", 2), struct.pack("<Q", 0xC0FFEE00),
+        struct.pack("<Q", 0x42), bytes(s), bytes(range(16)), struct.pack("<f", 3.5),
+        struct.pack("<q", -9), struct.pack("<i", 1), b"\1\2\3\4", struct.pack("<h", -300)])
+
+
+def test_plain_numpy_scalars_and_arrays(kernel):
+    np = pytest.importorskip("numpy")
+    k = kernel([4, 8, 2, 8])
+    vals = (np.float32(1.5), np.int64(-2), np.uint16(7), np.array([3], dtype=np.uint64))
+    assert k.ok(vals) == k.expect([struct.pack("<f", 1.5), struct.pack("<q", -2),
+                                   struct.pack("<H", 7), struct.pack("<Q", 3)])
+    raises_naming(k, (np.float64(1.5), 1, 1, 1), TypeError, 0, "8 bytes given for a 4-byte")
+
+
+def test_plain_errors_name_the_parameter_and_launch_nothing(kernel):
+    k = kernel([8, 4, 4])
+    raises_naming(k, (1, 2), TypeError, 2, "missing", "takes 3 parameters, 2 given")
+    raises_naming(k, (1, 2, 3.0, 4), TypeError, 3, "unexpected", "4 given")
+    raises_naming(k, (1, 2, "x"), TypeError, 2, "cannot pass str")
+    raises_naming(k, (1, 2, 1e39), OverflowError, 2, "float32")
+    raises_naming(k, (1, b"abc", 1.0), TypeError, 1, "3 bytes given for a 4-byte parameter")
+    raises_naming(k, (1, CAI(5), 1.0), TypeError, 1, "8 bytes")
+    k2 = kernel([2, 3])
+    raises_naming(k2, (1.0, 1), TypeError, 0, "float does not fit a 2-byte")
+    raises_naming(k2, (1, 1), TypeError, 1, "int does not fit a 3-byte")
+
+    class Boom:
+        @property
+        def __cuda_array_interface__(self):
+            raise ValueError("boom")
+
+    err = raises_naming(k, (Boom(), 1, 1.0), TypeError, 0, "boom")
+    assert isinstance(err.__cause__, ValueError)
+
+
+def test_many_parameters_and_a_large_struct(kernel):
+    n = 512
+    k = kernel([4] * n)
+    vals = tuple(range(-256, 256))
+    want = b"".join(struct.pack("<i", v) for v in vals)
+    assert k.ok(vals) == want
+    assert k.ok((vals, (ctypes.c_int,) * n)) == want
+    assert k.ok(prepared([ctypes.c_int(v) for v in vals])) == want
+    raises_naming(k, vals[:-1], TypeError, 511, "missing")
+
+    big = bytes((i * 7) & 0xFF for i in range(2048))
+    k2 = kernel([8, 2048, 4], [0, 16, 2064])
+    assert k2.ok((5, big, 6)) == k2.expect([struct.pack("<Q", 5), big, struct.pack("<i", 6)])
+    Big = ctypes.c_ubyte * 2048
+    b = Big.from_buffer_copy(big)
+    assert k2.ok(((5, b, 6), (ctypes.c_uint64, Big, ctypes.c_int))) == k2.expect(
+        [struct.pack("<Q", 5), big, struct.pack("<i", 6)])
+    assert k2.ok(((5, b, 6), (ctypes.c_uint64, None, ctypes.c_int))) == k2.expect(
+        [struct.pack("<Q", 5), big, struct.pack("<i", 6)])
+    raises_naming(k2, (5, big[:-1], 6), TypeError, 1, "2047 bytes given for a 2048-byte")
+
+    # 512 scalars and a 2048-byte struct together: heap past every inline bound
+    sizes = [8] * 512 + [2048]
+    k3 = kernel(sizes)
+    vals3 = tuple(range(512)) + (big,)
+    assert k3.ok(vals3) == k3.expect([struct.pack("<Q", v) for v in range(512)] + [big])
+
+
+def test_layout_change_of_the_same_function_is_noticed(kernel, lib):
+    k = kernel([4, 4])
+    assert k.ok((1, 2)) == struct.pack("<ii", 1, 2)
+    # the same CUfunction now reports three parameters: a count mismatch re-queries
+    o, s = (ctypes.c_size_t * 3)(0, 8, 16), (ctypes.c_size_t * 3)(8, 8, 4)
+    assert lib.fakecuda_set_param_layout(None, k.name, 3, o, s) == 0
+    k.offsets, k.sizes = [0, 8, 16], [8, 8, 4]
+    assert k.ok((1, 2, 3)) == k.expect([struct.pack("<Q", 1), struct.pack("<Q", 2),
+                                        struct.pack("<i", 3)])
+    # same count, the last parameter differs: the per-launch check re-queries
+    o, s = (ctypes.c_size_t * 3)(0, 8, 16), (ctypes.c_size_t * 3)(8, 8, 8)
+    assert lib.fakecuda_set_param_layout(None, k.name, 3, o, s) == 0
+    k.sizes = [8, 8, 8]
+    assert k.ok((1, 2, 2**40)) == k.expect([struct.pack("<Q", v) for v in (1, 2, 2**40)])
+
+
+# ---- extra ---------------------------------------------------------------------
+
+def test_extra_buffer_pointer(kernel, drv, lib):
+    k = kernel([8, 4, 4])
+    args = struct.pack("<Qif", 0x1000, 77, 0.25)
+    size = ctypes.c_size_t(len(args))
+    P, S, END = (drv.CU_LAUNCH_PARAM_BUFFER_POINTER, drv.CU_LAUNCH_PARAM_BUFFER_SIZE,
+                 drv.CU_LAUNCH_PARAM_END)
+    assert k.ok(None, [P, args, S, size, END]) == args
+    assert lib.fakecuda_last_launch_mode(k.name) == 2
+    argbuf = ctypes.create_string_buffer(args, len(args))
+    assert k.ok(None, (P, ctypes.addressof(argbuf), S, ctypes.addressof(size), None)) == args
+    assert k.ok(None, (P, bytearray(args), S, Holder(ctypes.c_size_t, len(args)))) == args
+    arr = (ctypes.c_void_p * 5)(1, ctypes.addressof(argbuf), 2, ctypes.addressof(size), 0)
+    assert k.ok(None, ctypes.addressof(arr)) == args
+    before = k.count()
+    with pytest.raises(TypeError, match=r"cuLaunchKernel\(\): extra item 1:"):
+        k.launch(None, [P, 1.5, S, size, END])
+    with pytest.raises(TypeError, match=r"cuLaunchKernel\(\): extra:"):
+        k.launch(None, 1.5)
+    assert k.count() == before
+
+
+# ---- the raising face, threads, old drivers ---------------------------------------
+
+def test_raising_face(kernel, drv):
+    import cubind.cu as cu
+    k = kernel([8, 4])
+    assert k.launch((0x99, 3), face=cu) is None
+    assert k.recorded() == struct.pack("<Qi", 0x99, 3)
+    assert k.launch(((0x99, 4), (ctypes.c_void_p, ctypes.c_int)), face=cu) is None
+    assert k.recorded() == struct.pack("<Qi", 0x99, 4)
+    with pytest.raises(TypeError, match="kernel parameter 1: missing"):
+        k.launch((1,), face=cu)
+
+
+def test_threads_launching_plain_values(kernel, drv, ctx):
+    layouts = [[8, 4, 4], [4, 8], [1, 2, 4, 8], [8] * 70, [2, 2, 2], [4] * 300, [8, 8],
+               [16, 4]]
+    ks = [kernel(sizes) for sizes in layouts]
+    errors = []
+    start = threading.Barrier(len(ks))
+
+    def work(t, k):
+        try:
+            assert drv.cuCtxSetCurrent(ctx)[0] == 0
+            start.wait()
+            for it in range(300):
+                vals, chunks = [], []
+                for j, s in enumerate(k.sizes):
+                    if s == 16:
+                        b = bytes([(t + it + j) & 0xFF]) * 16
+                        vals.append(b)
+                        chunks.append(b)
+                    else:
+                        v = (t * 1000003 + it * 31 + j) % (1 << (8 * s - 1))
+                        vals.append(v)
+                        chunks.append(v.to_bytes(s, "little"))
+                r = k.launch(tuple(vals))
+                assert r[0] == 0, r
+                got = k.recorded()
+                assert got == k.expect(chunks), (t, it)
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(t, k)) for t, k in enumerate(ks)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors[0]
+
+
+def test_plain_values_need_cuFuncGetParamInfo():
+    code = r"""
+import ctypes, os, struct
+lib = ctypes.CDLL(os.environ["CUBIND_LIBCUDA"])
+assert lib.fakecuda_set_driver_version(12030) == 0
+o, s = (ctypes.c_size_t * 1)(0), (ctypes.c_size_t * 1)(4)
+lib.fakecuda_set_param_layout.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int,
+                                          ctypes.c_void_p, ctypes.c_void_p]
+assert lib.fakecuda_set_param_layout(None, b"old", 1, o, s) == 0
+import cubind.driver as d
+assert d.cuInit(0)[0] == 0
+err, dev = d.cuDeviceGet(0)
+err, pctx = d.cuDevicePrimaryCtxRetain(dev)
+d.cuCtxSetCurrent(pctx)
+err, mod = d.cuModuleLoadData(b"img\0")
+err, f = d.cuModuleGetFunction(mod, b"old")
+try:
+    d.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, None, (5,), None)
+except TypeError as e:
+    assert "cuFuncGetParamInfo" in str(e), e
+else:
+    raise AssertionError("no TypeError")
+assert d.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, None, ((5,), (ctypes.c_int,)), None)[0] == 0
+print("ok")
+"""
+    r = run_python(code)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
