@@ -55,7 +55,7 @@ int classify_is_output(const cb_pclass *pc)
 {
     switch (pc->shape) {
     case SH_OUT: case SH_INOUT: case SH_OUT_ARRAY: case SH_OUT_STRING: case SH_OUT_CHARS:
-    case SH_OUT_FIXED: case SH_COUNT_INOUT: case SH_ATTR_OUT:
+    case SH_OUT_FIXED: case SH_COUNT_INOUT: case SH_ATTR_OUT: case SH_OUT_STRUCT:
         return 1;
     default:
         return 0;
@@ -121,9 +121,8 @@ static cb_ekind elem_kind(const cb_model *m, const cb_rules *rules, const cb_typ
         pc->handle = t->name;
         return EK_HANDLE;
     case TY_RECORD:
-        /* Struct classes are not bound yet: no rule covers records. */
         pc->record_index = record_of(m, t);
-        return EK_NONE;
+        return pc->record_index >= 0 ? EK_STRUCT : EK_NONE;
     case TY_POINTER:
         return t->pointee->kind == TY_VOID ? EK_POINTER : EK_NONE;
     default:
@@ -171,11 +170,12 @@ static int paired_count(const cb_function *f, const cb_rules *rules, const cb_pa
         }
         if (!is_count_name(p->name))
             continue;
-        /* "count" counts any array; num<Name> those sharing a prefix. */
+        /* "count" counts any array; num<Name> those whose name starts with
+         * Name (allowing a plural's last letter: prefetchLocIdxs). */
         int any = strcmp(p->name, "count") == 0;
         const char *stem = any ? p->name : p->name + 3;
         size_t len = common_prefix(stem, self->name) + 1;
-        if (!any && len < 3)
+        if (!any && len < strlen(stem))
             continue;
         if (len > best_len) {
             best = (int)i;
@@ -323,11 +323,22 @@ static int classify_attribute_output(cb_model *m, const cb_rules *rules, const c
         c->pyname = pc->pyname;
         c->enum_index = c->record_index = -1;
         c->elem = elem_kind(m, rules, ty, c);
-        if (c->elem == EK_NONE || c->elem == EK_STRUCT)
-            continue;
+        if (c->elem == EK_NONE || (c->elem == EK_STRUCT && ty->size > 64))
+            continue; /* the output buffer holds 64 bytes */
         pc->attr_names[pc->nattr_cases++] = e->items[i].name;
     }
     return 1;
+}
+
+/* Functions that return what their non-const pointers point to. */
+static int is_getter(const cb_function *f)
+{
+    return strstr(f->name, "Get") || strstr(f->name, "Enumerate") || strstr(f->name, "Query");
+}
+
+static int has_count_for(const cb_function *f, const cb_rules *rules, const cb_param *p)
+{
+    return !is_count_name(p->name) && paired_count(f, rules, p) >= 0;
 }
 
 static void classify_param(cb_model *m, const cb_rules *rules, const cb_function *f,
@@ -351,9 +362,7 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
     }
     if (t->kind != TY_POINTER) {
         pc->elem = elem_kind(m, rules, t, pc);
-        pc->shape = pc->elem == EK_NONE || pc->elem == EK_STRUCT || pc->elem == EK_POINTER
-                        ? SH_UNSUPPORTED
-                        : SH_VALUE;
+        pc->shape = pc->elem == EK_NONE || pc->elem == EK_POINTER ? SH_UNSUPPORTED : SH_VALUE;
         if (pc->shape == SH_UNSUPPORTED)
             *why = reason(m, p, "no general rule for this type by value");
         return;
@@ -374,9 +383,10 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
     }
     cb_rule *fixed = rules_find2(rules, "fixed", f->name, p->name);
     int is_in = rules_find2(rules, "in", f->name, p->name) != NULL;
+    int is_out = rules_find2(rules, "out", f->name, p->name) != NULL;
     if (rules_find2(rules, "inout", f->name, p->name)) {
         pc->elem = elem_kind(m, rules, pt, pc);
-        pc->shape = pc->elem == EK_NONE ? SH_UNSUPPORTED : SH_INOUT;
+        pc->shape = pc->elem == EK_NONE || pc->elem == EK_STRUCT ? SH_UNSUPPORTED : SH_INOUT;
     } else if (fixed) {
         pc->elem = elem_kind(m, rules, pt, pc);
         pc->fixed_len = strtoll(fixed->args[2], NULL, 10);
@@ -413,13 +423,31 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
                 (strcmp(f->params[i].name, "len") == 0 || strcmp(f->params[i].name, "length") == 0))
                 pc->count_index = (int)i;
         pc->shape = pc->count_index >= 0 ? SH_OUT_CHARS : SH_UNSUPPORTED;
+    } else if (is_out) {
+        pc->elem = elem_kind(m, rules, pt, pc);
+        pc->shape = pc->elem == EK_NONE     ? SH_UNSUPPORTED
+                    : pc->elem == EK_STRUCT ? SH_OUT_STRUCT
+                                            : SH_OUT;
+    } else if (!is_getter(f) && (pt->kind == TY_RECORD || has_count_for(f, rules, p))) {
+        /* Outside getters, a struct or array behind a non-const pointer is
+         * something the caller provides (the driver may update it). */
+        pc->elem = elem_kind(m, rules, pt, pc);
+        pc->count_index = paired_count(f, rules, p);
+        if (pc->elem == EK_NONE || pc->elem == EK_POINTER)
+            pc->shape = SH_UNSUPPORTED;
+        else if (pc->count_index >= 0 && f->params[pc->count_index].type->kind == TY_INT)
+            pc->shape = SH_IN_ARRAY;
+        else if (pc->elem == EK_STRUCT)
+            pc->shape = SH_IN_PTR, pc->count_index = -1;
+        else
+            pc->shape = SH_UNSUPPORTED;
     } else {
         pc->elem = elem_kind(m, rules, pt, pc);
         pc->count_index = is_count_name(p->name) ? -1 : paired_count(f, rules, p);
         if (pc->elem == EK_NONE)
             pc->shape = SH_UNSUPPORTED;
         else if (pc->count_index < 0)
-            pc->shape = SH_OUT;
+            pc->shape = pc->elem == EK_STRUCT ? SH_OUT_STRUCT : SH_OUT;
         else if (f->params[pc->count_index].type->kind == TY_INT ||
                  f->params[pc->count_index].type->kind == TY_POINTER)
             pc->shape = SH_OUT_ARRAY;
@@ -489,6 +517,7 @@ cb_classes *classify_model(cb_model *m, const cb_rules *rules)
         fc->supported = why == NULL;
         fc->why = why ? why : "";
         fc->keep_gil = rules_find(rules, "keep-gil", f->name) != NULL;
+        fc->unloads_kernels = rules_find(rules, "unloads-kernels", f->name) != NULL;
         if (fc->supported)
             c->nsupported++;
     }

@@ -35,6 +35,7 @@ typedef enum {
     SH_IN_BUFFER,      /* input void *: an int address, None or a buffer */
     SH_IN_FUNCPTR,     /* input function pointer: an int address or None */
     SH_OUT,            /* T * written by the driver and returned */
+    SH_OUT_STRUCT,     /* T * of a struct written by the driver: a new instance */
     SH_INOUT,          /* T * read and written (a rule says so) */
     SH_OUT_ARRAY,      /* T * of `count` elements written, returned as a list */
     SH_OUT_STRING,     /* const char ** written, returned as bytes */
@@ -90,6 +91,7 @@ typedef struct {
     int supported;
     const char *why;          /* first reason it is not, "" when supported */
     int keep_gil;             /* a trivial getter: the call does not detach */
+    int unloads_kernels;      /* success invalidates cached kernel layouts */
 } cb_fclass;
 
 typedef struct {

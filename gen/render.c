@@ -112,11 +112,13 @@ static int handle_is_pointer(const handle_class *h, size_t n, const char *name)
 
 /* ---- functions ---------------------------------------------------------- */
 
-/* A type's spelling without a leading const ("const CUgraphNode" →
- * "CUgraphNode"): the type of a local the call's array is built in. */
-static const char *unqualified(const char *spelling)
+/* A type's spelling without its own const ("const CUgraphNode" →
+ * "CUgraphNode", but "const void *" stays): the type of a local the call's
+ * array is built in. */
+static const char *unqualified(const cb_type *t)
 {
-    return strncmp(spelling, "const ", 6) == 0 ? spelling + 6 : spelling;
+    const char *s = t->spelling;
+    return t->is_const && strncmp(s, "const ", 6) == 0 ? s + 6 : s;
 }
 
 /* One boolean per shape and per element kind: templates select their
@@ -131,6 +133,7 @@ static void set_shape_flags(tv *p, const cb_pclass *pc, int pointer_handle)
         {"sh_in_array", SH_IN_ARRAY},   {"sh_in_string", SH_IN_STRING},
         {"sh_in_buffer", SH_IN_BUFFER}, {"sh_in_funcptr", SH_IN_FUNCPTR},
         {"sh_out", SH_OUT},             {"sh_inout", SH_INOUT},
+        {"sh_out_struct", SH_OUT_STRUCT},
         {"sh_out_array", SH_OUT_ARRAY}, {"sh_out_string", SH_OUT_STRING},
         {"sh_out_chars", SH_OUT_CHARS}, {"sh_out_fixed", SH_OUT_FIXED},
         {"sh_in_fixed", SH_IN_FIXED},   {"sh_count_inout", SH_COUNT_INOUT},
@@ -171,7 +174,7 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
     tv_set_str(p, "pyname", pc->pyname);
     tv_set_str(p, "fname", f->name);
     tv_set_str(p, "ptype", pc->param->type->spelling);
-    tv_set_str(p, "ctype", unqualified(pc->value->spelling));
+    tv_set_str(p, "ctype", unqualified(pc->value));
     tv_set_int(p, "in_index", in_index);
     tv_set_int(p, "out_index", out_index);
     tv_set_strf(p, "umax", "%llu", pc->umax);
@@ -205,9 +208,10 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
         const cb_pclass *c = &pc->attr_cases[i];
         tv *cv = tv_map();
         tv_set_str(cv, "enumerator", pc->attr_names[i]);
-        tv_set_str(cv, "ctype", unqualified(c->value->spelling));
+        tv_set_str(cv, "ctype", unqualified(c->value));
         tv_set_str(cv, "enum_name", c->enum_index >= 0 ? m->enums[c->enum_index].name : "");
         tv_set_str(cv, "handle_name", c->handle ? c->handle : "");
+        tv_set_int(cv, "record_index", c->record_index);
         set_shape_flags(cv, c, c->handle && handle_is_pointer(hc, nhc, c->handle));
         tv_push(cases, cv);
     }
@@ -272,6 +276,7 @@ static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_c
     tv_set_bool(fn, "has_inputs", nin > 0);
     tv_set_bool(fn, "has_outputs", nout > 0);
     tv_set_bool(fn, "keep_gil", fc->keep_gil);
+    tv_set_bool(fn, "unloads_kernels", fc->unloads_kernels);
 
     /* "name(args)\n--\n\n" makes inspect.signature() report (args). */
     strbuf doc = {0};

@@ -21,6 +21,7 @@ static const struct {
     {"rename-param", 2},
     {"inout", 2},
     {"in", 2},
+    {"out", 2},
     {"fixed", 3},
     {"count", 3},
     {"kernel-params", 3},
@@ -28,6 +29,7 @@ static const struct {
     {"callback", 4},
     {"attribute-output", 3},
     {"attribute-type", 2},
+    {"unloads-kernels", 1},
 };
 
 static int directive_args(const char *d)

@@ -12,6 +12,8 @@
  *                            keyword gets cuda.bindings' name (len → length)
  *   inout FUNCTION PARAM     a T * parameter the driver reads and writes
  *   in FUNCTION PARAM        a non-const T * parameter that is an input
+ *   out FUNCTION PARAM       a T * parameter that is an output where the
+ *                            general rules would take an input
  *   fixed FUNCTION PARAM N   a T * parameter of exactly N elements
  *   count FUNCTION PARAM COUNT
  *                            the array PARAM is counted by COUNT (where the
@@ -32,6 +34,9 @@
  *                            returns for ENUMERATOR (a typedef of the header,
  *                            or int, unsigned, size_t); unlisted ones are
  *                            read as unsigned long long
+ *   unloads-kernels FUNCTION a successful call may free CUfunctions, whose
+ *                            values the driver can reuse: the packer's
+ *                            cached parameter layouts are forgotten
  *   kernel-extra FUNCTION PARAM
  *                            `void **PARAM` is a launch's `extra` list
  */

@@ -1,0 +1,100 @@
+// packer_kernels.cu — kernels for tests/gpu/test_packer_gpu.py: each writes
+// the bit patterns of the arguments it received to device memory, so the
+// test can compare them with what every kernelParams form must deliver.
+// Built by the test with `nvcc -ptx -arch=sm_90`.
+#include <stddef.h>
+
+typedef unsigned long long u64;
+
+template <typename T> __device__ u64 bits(T v)
+{
+    u64 r = 0;
+    memcpy(&r, &v, sizeof v);   // zero-extended raw bytes
+    return r;
+}
+
+extern "C" __global__ void echo_i32_f32_ptr(int a, float b, u64 *out)
+{
+    out[0] = bits(a);
+    out[1] = bits(b);
+    out[2] = bits(out);
+}
+
+// One parameter of every ctypes scalar type (cuda.bindings' "basic" kernel).
+extern "C" __global__ void echo_scalars(bool b, char c, wchar_t wc, signed char sc,
+                                        unsigned char uc, short s, unsigned short us, int i,
+                                        unsigned int ui, long l, unsigned long ul, long long ll,
+                                        unsigned long long ull, size_t sz, float f, double d,
+                                        void *p, u64 *out)
+{
+    out[0] = bits(b);
+    out[1] = bits(c);
+    out[2] = bits(wc);
+    out[3] = bits(sc);
+    out[4] = bits(uc);
+    out[5] = bits(s);
+    out[6] = bits(us);
+    out[7] = bits(i);
+    out[8] = bits(ui);
+    out[9] = bits(l);
+    out[10] = bits(ul);
+    out[11] = bits(ll);
+    out[12] = bits(ull);
+    out[13] = bits(sz);
+    out[14] = bits(f);
+    out[15] = bits(d);
+    out[16] = bits(p);
+}
+
+struct S3 {
+    int a;
+    float b;
+    double c;
+};
+
+extern "C" __global__ void echo_struct(char tag, S3 s, short tail, u64 *out)
+{
+    out[0] = bits(tag);
+    out[1] = bits(s.a);
+    out[2] = bits(s.b);
+    out[3] = bits(s.c);
+    out[4] = bits(tail);
+}
+
+struct Big {
+    unsigned char bytes[2048];
+};
+
+extern "C" __global__ void echo_big(u64 head, Big big, int tail, unsigned char *out)
+{
+    memcpy(out, &head, 8);
+    for (int k = 0; k < 2048; k++)
+        out[8 + k] = big.bytes[k];
+    memcpy(out + 8 + 2048, &tail, 4);
+}
+
+// 512 int parameters a000000000 .. a111111111 (binary), written in order.
+#define D2(p) int p##0, int p##1
+#define D4(p) D2(p##0), D2(p##1)
+#define D8(p) D4(p##0), D4(p##1)
+#define D16(p) D8(p##0), D8(p##1)
+#define D32(p) D16(p##0), D16(p##1)
+#define D64(p) D32(p##0), D32(p##1)
+#define D128(p) D64(p##0), D64(p##1)
+#define D256(p) D128(p##0), D128(p##1)
+#define D512(p) D256(p##0), D256(p##1)
+#define W2(p) *o++ = p##0; *o++ = p##1;
+#define W4(p) W2(p##0) W2(p##1)
+#define W8(p) W4(p##0) W4(p##1)
+#define W16(p) W8(p##0) W8(p##1)
+#define W32(p) W16(p##0) W16(p##1)
+#define W64(p) W32(p##0) W32(p##1)
+#define W128(p) W64(p##0) W64(p##1)
+#define W256(p) W128(p##0) W128(p##1)
+#define W512(p) W256(p##0) W256(p##1)
+
+extern "C" __global__ void echo_512(D512(a), int *out)
+{
+    int *o = out;
+    W512(a)
+}

@@ -1,0 +1,280 @@
+"""Issue-5 scenarios on a real GPU: kernels built from tests/gpu/packer_kernels.cu
+write back every argument they received; each kernelParams form must deliver
+the same bits.
+
+Runs against cubind.driver, or against cuda.bindings.driver when
+CUBIND_GPU_IMPL=cuda.bindings (forms cuda.bindings lacks, plain values typed
+by the kernel and sequences for `extra`, are skipped there). Needs nvcc
+(PATH or /usr/local/cuda/bin) to build the kernels; skipped without it.
+Never run in CI: tests/gpu/ needs the real driver.
+"""
+import ctypes
+import importlib
+import os
+import pathlib
+import shutil
+import struct
+import subprocess
+
+import pytest
+
+IMPL = os.environ.get("CUBIND_GPU_IMPL", "cubind")
+drv = importlib.import_module("cuda.bindings.driver" if IMPL == "cuda.bindings" else "cubind.driver")
+SUCCESS = drv.CUresult.CUDA_SUCCESS
+CUBIND = IMPL == "cubind"
+HERE = pathlib.Path(__file__).resolve().parent
+
+cubind_only = pytest.mark.skipif(not CUBIND, reason="cuda.bindings has no plain-values form")
+
+
+def ok(result):
+    if not isinstance(result, tuple):
+        result = (result,)
+    assert result[0] == SUCCESS, result
+    outs = result[1:]
+    return outs[0] if len(outs) == 1 else (outs or None)
+
+
+def _nvcc():
+    return shutil.which("nvcc") or (
+        "/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
+
+
+@pytest.fixture(scope="module")
+def ptx(tmp_path_factory):
+    nvcc = _nvcc()
+    if not nvcc:
+        pytest.skip("nvcc not found")
+    out = tmp_path_factory.mktemp("packer") / "packer_kernels.ptx"
+    subprocess.run([nvcc, "-ptx", "-arch=sm_90", str(HERE / "packer_kernels.cu"), "-o", str(out)],
+                   check=True)
+    return out.read_bytes() + b"\0"
+
+
+@pytest.fixture(scope="module")
+def mod(ptx):
+    ok(drv.cuInit(0))
+    dev = ok(drv.cuDeviceGet(0))
+    pctx = ok(drv.cuDevicePrimaryCtxRetain(dev))
+    ok(drv.cuCtxSetCurrent(pctx))
+    m = ok(drv.cuModuleLoadData(ptx))
+    yield m
+    ok(drv.cuModuleUnload(m))
+    ok(drv.cuDevicePrimaryCtxRelease(dev))
+
+
+class Out:
+    """Device memory for a kernel's answers, zeroed before each launch."""
+
+    def __init__(self, nbytes):
+        self.n = nbytes
+        self.ptr = ok(drv.cuMemAlloc(nbytes))
+
+    def clear(self):
+        ok(drv.cuMemsetD8(self.ptr, 0, self.n))
+        ok(drv.cuCtxSynchronize())
+
+    def read(self):
+        ok(drv.cuCtxSynchronize())
+        host = (ctypes.c_ubyte * self.n)()
+        ok(drv.cuMemcpyDtoH(ctypes.addressof(host), self.ptr, self.n))
+        return bytes(host)
+
+    def u64(self, count):
+        return list(struct.unpack(f"<{count}Q", self.read()[:8 * count]))
+
+    def free(self):
+        ok(drv.cuMemFree(self.ptr))
+
+
+@pytest.fixture
+def out():
+    made = []
+
+    def make(n):
+        o = Out(n)
+        made.append(o)
+        return o
+
+    yield make
+    for o in made:
+        o.free()
+
+
+def launch(f, params, extra=0):
+    ok(drv.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, 0, params, extra))
+
+
+def u(b):
+    """Zero-extended bits of a value's bytes."""
+    return int.from_bytes(bytes(b).ljust(8, b"\0"), "little")
+
+
+def prepared(values):
+    arr = (ctypes.c_void_p * len(values))()
+    for i, v in enumerate(values):
+        arr[i] = ctypes.addressof(v)
+    return arr
+
+
+# ---- echo_i32_f32_ptr: every form -----------------------------------------------
+
+def _i32_f32_expected(o, a, b):
+    return [a & 0xFFFFFFFF, u(struct.pack("<f", b)), int(o.ptr)]
+
+
+def _run(f, o, params, extra=0):
+    o.clear()
+    launch(f, params, extra)
+    return o.u64(3)
+
+
+def test_typed_form(mod, out):
+    f = ok(drv.cuModuleGetFunction(mod, b"echo_i32_f32_ptr"))
+    o = out(24)
+    want = _i32_f32_expected(o, -7, 1.5)
+    assert _run(f, o, ((-7, 1.5, o.ptr), (ctypes.c_int, ctypes.c_float, None))) == want
+    assert _run(f, o, ((-7, 1.5, int(o.ptr)), (ctypes.c_int, ctypes.c_float, ctypes.c_void_p))) == want
+    assert _run(f, o, ((ctypes.c_int(-7), ctypes.c_float(1.5), ctypes.c_void_p(int(o.ptr))),
+                       (ctypes.c_int, ctypes.c_float, ctypes.c_void_p))) == want
+
+
+def test_address_and_buffer_forms(mod, out):
+    f = ok(drv.cuModuleGetFunction(mod, b"echo_i32_f32_ptr"))
+    o = out(24)
+    vals = [ctypes.c_int(123456), ctypes.c_float(-2.75), ctypes.c_uint64(int(o.ptr))]
+    arr = prepared(vals)
+    want = _i32_f32_expected(o, 123456, -2.75)
+    assert _run(f, o, ctypes.addressof(arr)) == want
+    assert _run(f, o, arr) == want
+    try:
+        import numpy as np
+    except ImportError:
+        return
+    assert _run(f, o, np.array([ctypes.addressof(v) for v in vals], dtype=np.uint64)) == want
+
+
+def test_extra_buffer_pointer(mod, out):
+    f = ok(drv.cuModuleGetFunction(mod, b"echo_i32_f32_ptr"))
+    o = out(24)
+    args = ctypes.create_string_buffer(struct.pack("<ifQ", 99, 0.5, int(o.ptr)), 16)
+    size = ctypes.c_size_t(16)
+    arr = (ctypes.c_void_p * 5)(1, ctypes.addressof(args), 2, ctypes.addressof(size), 0)
+    want = _i32_f32_expected(o, 99, 0.5)
+    assert _run(f, o, None, ctypes.addressof(arr)) == want
+    if CUBIND:
+        assert _run(f, o, None, [drv.CU_LAUNCH_PARAM_BUFFER_POINTER, args,
+                                 drv.CU_LAUNCH_PARAM_BUFFER_SIZE, size,
+                                 drv.CU_LAUNCH_PARAM_END]) == want
+
+
+@cubind_only
+def test_plain_values(mod, out):
+    f = ok(drv.cuModuleGetFunction(mod, b"echo_i32_f32_ptr"))
+    o = out(24)
+    assert _run(f, o, (-7, 1.5, o.ptr)) == _i32_f32_expected(o, -7, 1.5)
+    assert _run(f, o, [2**32 - 1, 3.0, int(o.ptr)]) == _i32_f32_expected(o, -1, 3.0)
+
+    class DeviceArray:
+        def __init__(self, ptr):
+            self.__cuda_array_interface__ = {"data": (ptr, False), "shape": (3,),
+                                             "typestr": "<u8", "version": 3}
+
+    assert _run(f, o, (5, -0.0, DeviceArray(int(o.ptr)))) == _i32_f32_expected(o, 5, -0.0)
+    before = o.u64(3)
+    with pytest.raises(TypeError, match="kernel parameter 2: missing"):
+        launch(f, (1, 2.0))
+    with pytest.raises(OverflowError, match="kernel parameter 0"):
+        launch(f, (2**32, 2.0, o.ptr))
+    assert o.u64(3) == before
+
+
+# ---- every ctypes scalar type -----------------------------------------------------
+
+SCALARS = [
+    (ctypes.c_bool, True), (ctypes.c_char, b"Z"), (ctypes.c_wchar, "\u0100"),
+    (ctypes.c_byte, -127), (ctypes.c_ubyte, 255), (ctypes.c_short, -2), (ctypes.c_ushort, 65535),
+    (ctypes.c_int, -5), (ctypes.c_uint, 0xFFFFFFFF), (ctypes.c_long, -3),
+    (ctypes.c_ulong, 2**64 - 1), (ctypes.c_longlong, -4), (ctypes.c_ulonglong, 4),
+    (ctypes.c_size_t, 5), (ctypes.c_float, 123.456), (ctypes.c_double, 123.456),
+    (ctypes.c_void_p, 0xDEADBEEF),
+]
+
+
+@pytest.mark.parametrize("form", ["python", "ctypes", "plain"])
+def test_every_scalar_type(mod, out, form):
+    if form == "plain" and not CUBIND:
+        pytest.skip("cuda.bindings has no plain-values form")
+    f = ok(drv.cuModuleGetFunction(mod, b"echo_scalars"))
+    o = out(8 * len(SCALARS))
+    types = tuple(t for t, _ in SCALARS) + (None,)
+    if form == "plain":
+        # plain values are typed by the kernel: chars and wchar_t go as ints
+        vals = tuple(ord(v) if isinstance(v, (bytes, str)) else v for _, v in SCALARS)
+        params = vals + (o.ptr,)
+    else:
+        vals = tuple(t(v) if form == "ctypes" else v for t, v in SCALARS)
+        params = (vals + (o.ptr,), types)
+    o.clear()
+    launch(f, params)
+    assert o.u64(len(SCALARS)) == [u(t(v)) for t, v in SCALARS]
+
+
+# ---- structs by value, 2048-byte struct, 512 parameters ---------------------------
+
+class S3(ctypes.Structure):
+    _fields_ = [("a", ctypes.c_int), ("b", ctypes.c_float), ("c", ctypes.c_double)]
+
+
+class Big(ctypes.Structure):
+    _fields_ = [("bytes", ctypes.c_ubyte * 2048)]
+
+
+def test_struct_by_value(mod, out):
+    f = ok(drv.cuModuleGetFunction(mod, b"echo_struct"))
+    o = out(40)
+    s = S3(-9, 0.25, 1e100)
+    want = [ord("q"), (-9) & 0xFFFFFFFF, u(struct.pack("<f", 0.25)), u(struct.pack("<d", 1e100)),
+            (-3) & 0xFFFF]
+    o.clear()
+    launch(f, ((b"q", s, -3, o.ptr), (ctypes.c_char, None, ctypes.c_short, None)))
+    assert o.u64(5) == want
+    if CUBIND:
+        o.clear()
+        launch(f, ((b"q", s, -3, o.ptr), (ctypes.c_char, S3, ctypes.c_short, None)))
+        assert o.u64(5) == want
+        for value in (s, bytes(s)):
+            o.clear()
+            launch(f, (ord("q"), value, -3, o.ptr))
+            assert o.u64(5) == want
+
+
+def test_2048_byte_struct(mod, out):
+    f = ok(drv.cuModuleGetFunction(mod, b"echo_big"))
+    o = out(8 + 2048 + 4)
+    data = bytes((i * 13 + 1) & 0xFF for i in range(2048))
+    big = Big.from_buffer_copy(data)
+    want = struct.pack("<Q", 0x0102030405060708) + data + struct.pack("<i", -1)
+    o.clear()
+    launch(f, ((0x0102030405060708, big, -1, o.ptr), (ctypes.c_uint64, None, ctypes.c_int, None)))
+    assert o.read() == want
+    if CUBIND:
+        o.clear()
+        launch(f, (0x0102030405060708, data, -1, o.ptr))
+        assert o.read() == want
+
+
+def test_512_parameters(mod, out):
+    f = ok(drv.cuModuleGetFunction(mod, b"echo_512"))
+    o = out(4 * 512)
+    vals = tuple(range(-300, 212))
+    want = struct.pack("<512i", *vals)
+    o.clear()
+    launch(f, (vals + (o.ptr,), (ctypes.c_int,) * 512 + (None,)))
+    assert o.read() == want
+    if CUBIND:
+        o.clear()
+        launch(f, vals + (o.ptr,))
+        assert o.read() == want
+        with pytest.raises(TypeError, match="kernel parameter 512: missing"):
+            launch(f, vals)
