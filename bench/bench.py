@@ -400,7 +400,9 @@ class DriverImpl:
         for variant, candidates, note in forms:
             spec, errors = None, []
             for params in candidates:
-                args = [k, 1, 1, 1, 1, 1, 1, 0, self.stream, params, None]
+                # cuda.bindings takes `extra` as an int (0 = none); cubind
+                # takes None or 0.
+                args = [k, 1, 1, 1, 1, 1, 1, 0, self.stream, params, 0]
                 s = call_spec(launch, args, self.check_result(), post=post,
                               n=self.launch_n(name), variant=variant, note=note)
                 try:

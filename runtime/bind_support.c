@@ -71,6 +71,22 @@ int cbs_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, Py
     return 0;
 }
 
+/* The value of an exact int that fits in a machine word, without a call
+ * (3.12+ exposes compact ints inline); 0 when o is not one. */
+static inline int small_int(PyObject *o, long long *v)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    if (PyLong_CheckExact(o) && PyUnstable_Long_IsCompact((PyLongObject *)o)) {
+        *v = (long long)PyUnstable_Long_CompactValue((PyLongObject *)o);
+        return 1;
+    }
+#else
+    (void)o;
+    (void)v;
+#endif
+    return 0;
+}
+
 /* An int, or an object with __index__; floats and strings are refused. */
 static PyObject *as_index(PyObject *o, const char *func, const char *param, const char *ctype)
 {
@@ -93,6 +109,21 @@ static void overflow(const char *func, const char *param, const char *ctype, PyO
 int cbs_arg_unsigned(PyObject *o, unsigned long long max, const char *func, const char *param,
                      const char *ctype, unsigned long long *out)
 {
+    long long small;
+    if (small_int(o, &small) && small >= 0 && (unsigned long long)small <= max) {
+        *out = (unsigned long long)small;
+        return 0;
+    }
+    if (PyLong_CheckExact(o)) { /* the common case: no new reference */
+        int over = 0;
+        long long x = PyLong_AsLongLongAndOverflow(o, &over);
+        if (!over && x >= 0 && (unsigned long long)x <= max) {
+            *out = (unsigned long long)x;
+            return 0;
+        }
+        if (x == -1 && PyErr_Occurred())
+            return -1;
+    }
     PyObject *v = as_index(o, func, param, ctype);
     if (!v)
         return -1;
@@ -120,6 +151,21 @@ int cbs_arg_unsigned(PyObject *o, unsigned long long max, const char *func, cons
 int cbs_arg_signed(PyObject *o, long long min, long long max, const char *func, const char *param,
                    const char *ctype, long long *out)
 {
+    long long small;
+    if (small_int(o, &small) && small >= min && small <= max) {
+        *out = small;
+        return 0;
+    }
+    if (PyLong_CheckExact(o)) { /* the common case: no new reference */
+        int over = 0;
+        long long x = PyLong_AsLongLongAndOverflow(o, &over);
+        if (!over && x >= min && x <= max) {
+            *out = x;
+            return 0;
+        }
+        if (x == -1 && PyErr_Occurred())
+            return -1;
+    }
     PyObject *v = as_index(o, func, param, ctype);
     if (!v)
         return -1;
@@ -624,11 +670,17 @@ static int handle_bool(PyObject *self)
     return handle_bits((const cbs_handle *)self) != 0;
 }
 
+/* Handle objects are small, fixed-size and never part of a cycle: they are
+ * allocated directly (no GC header, no memset of a generic allocation), and
+ * the default dealloc of a heap type frees them with PyObject_Free. */
 static PyObject *handle_new_kind(PyTypeObject *type, cbs_handle_kind kind)
 {
-    cbs_handle *h = (cbs_handle *)type->tp_alloc(type, 0);
-    if (h)
-        h->kind = (unsigned char)kind;
+    cbs_handle *h = PyObject_Malloc(sizeof *h);
+    if (!h)
+        return PyErr_NoMemory();
+    PyObject_Init((PyObject *)h, type);
+    h->value.u64 = 0;
+    h->kind = (unsigned char)kind;
     return (PyObject *)h;
 }
 
@@ -696,7 +748,8 @@ PyTypeObject *cbs_handle_type_create(PyObject *module, const char *qualname, cbs
 
 PyObject *cbs_handle_new(PyTypeObject *t, unsigned long long bits)
 {
-    PyObject *o = t->tp_new(t, NULL, NULL);
+    int kind = kind_of_type(t);
+    PyObject *o = handle_new_kind(t, kind < 0 ? CBS_HANDLE_U64 : (cbs_handle_kind)kind);
     if (o)
         handle_store((cbs_handle *)o, bits);
     return o;
