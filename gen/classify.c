@@ -45,6 +45,7 @@ int classify_is_input(const cb_pclass *pc)
     case SH_VALUE: case SH_IN_PTR: case SH_IN_ARRAY: case SH_IN_STRING: case SH_IN_BUFFER:
     case SH_IN_FUNCPTR: case SH_INOUT: case SH_IN_FIXED: case SH_COUNT_INOUT:
     case SH_KERNEL_PARAMS: case SH_KERNEL_EXTRA: case SH_CALLBACK: case SH_CALLBACK_DATA:
+    case SH_ATTR_IN:
         return 1;
     default:
         return 0;
@@ -297,6 +298,11 @@ static int classify_attribute_output(cb_model *m, const cb_rules *rules, const c
                                      cb_pclass *pc, const char **why)
 {
     cb_rule *r = rules_find2(rules, "attribute-output", f->name, pc->param->name);
+    int input = 0;
+    if (!r) {
+        r = rules_find2(rules, "attribute-input", f->name, pc->param->name);
+        input = 1;
+    }
     if (!r)
         return 0;
     pc->attr_index = param_index(f, r->args[2]);
@@ -310,7 +316,7 @@ static int classify_attribute_output(cb_model *m, const cb_rules *rules, const c
         *why = reason(m, pc->param, "its attribute parameter is not an enum");
         return 1;
     }
-    pc->shape = SH_ATTR_OUT;
+    pc->shape = input ? SH_ATTR_IN : SH_ATTR_OUT;
     pc->attr_cases = model_alloc(m, (e->nitems ? e->nitems : 1) * sizeof *pc->attr_cases);
     pc->attr_names = model_alloc(m, (e->nitems ? e->nitems : 1) * sizeof *pc->attr_names);
     for (size_t i = 0; i < e->nitems; i++) {

@@ -48,6 +48,7 @@ typedef enum {
     SH_CALLBACK,       /* a callback: a Python callable or a C address */
     SH_CALLBACK_DATA,  /* what the driver passes back to a callback */
     SH_ATTR_OUT,       /* void * output typed by an attribute's value */
+    SH_ATTR_IN,        /* void * input typed by an attribute's value */
     SH_UNSUPPORTED
 } cb_shape;
 

@@ -182,6 +182,10 @@ static long long parse_expr(expr_state *s, int min_prec)
 
 static void collect_name(parser *P, const char *public_name, const char *abi)
 {
+    /* `#define cuX_v2 __CUDA_API_PTSZ(cuX_v2)` only selects the per-thread
+     * variant; it must not rename the function away from `cuX`. */
+    if (strcmp(public_name, abi) == 0)
+        return;
     name_macro *nm = ARENA_PUSH(P->arena, P->names, P->nnames, P->cap_names);
     nm->public_name = public_name;
     nm->abi = abi;

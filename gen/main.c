@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "abi.h"
 #include "checksum.h"
 #include "classify.h"
 #include "dump.h"
@@ -27,6 +28,9 @@ static const char usage_main[] =
     "  generate --header cuda.h --out DIR   write the bindings' sources into DIR\n"
     "  dump --header cuda.h                 print the header's model as JSON\n"
     "  verify FILE...                       check generated files' checksums\n"
+    "  manifest --header cuda.h             print the header's ABI manifest (JSON)\n"
+    "  abi-diff OLD NEW [--json]            ABI changes between two headers/manifests\n"
+    "  abi-check MODULE --header cuda.h     compare a built module's table with a header\n"
     "\n"
     "`cubind COMMAND --help` describes each command.\n";
 
@@ -269,6 +273,12 @@ int main(int argc, char **argv)
         return cmd_dump(argc, argv);
     if (strcmp(argv[1], "verify") == 0)
         return cmd_verify(argc, argv);
+    if (strcmp(argv[1], "manifest") == 0)
+        return abi_cmd_manifest(argc, argv);
+    if (strcmp(argv[1], "abi-diff") == 0)
+        return abi_cmd_diff(argc, argv);
+    if (strcmp(argv[1], "abi-check") == 0)
+        return abi_cmd_check(argc, argv);
     fprintf(stderr, "cubind: unknown command '%s'\n%s", argv[1], usage_main);
     return 2;
 }

@@ -4,9 +4,11 @@
  * cudaTypedefs.h declares one PFN_<name>_v<version> typedef per ABI variant
  * of each driver entry point (plus _ptds/_ptsz per-thread-stream variants).
  * A declaration of cuda.h gets the variant whose prototype (canonical return
- * and parameter types) equals its own; when several variants share one
- * prototype (cuEventElapsedTime v2000 and v12080) the newest wins, because
- * the header declares the newest ABI under the public name. The header's
+ * and parameter types) equals its own. When several variants share one
+ * prototype (cuEventElapsedTime v2000 and v12080; cuDeviceGetUuid v9020 and
+ * v11040), the symbol's own suffix picks among them in version order: no
+ * suffix is the first variant, `_v2` the second (cuEventElapsedTime_v2 →
+ * 12080, 12.4's unsuffixed cuDeviceGetUuid → 9020). The header's
  * CUDA_VERSION is never used: it would hand a 12.4 build cuCtxCreate_v4's
  * version for a header that declares cuCtxCreate_v3.
  */
@@ -101,6 +103,42 @@ static int is_candidate(const pfn_entry *e, const cb_function *f, const char *st
            strcmp(e->name, stripped) == 0;
 }
 
+/* 1 for "cuX", N for "cuX_vN". */
+static int suffix_ordinal(const char *abi)
+{
+    const char *v = strrchr(abi, '_');
+    if (v && v[1] == 'v' && isdigit((unsigned char)v[2])) {
+        char *end;
+        long n = strtol(v + 2, &end, 10);
+        if (!*end && n > 0 && n < 1000)
+            return (int)n;
+    }
+    return 1;
+}
+
+/* The matching variant: the only one, or the ordinal-th in version order
+ * (the newest when the ordinal runs past them). */
+static const pfn_entry *pick_variant(parser *P, const cb_function *f, const char *stripped,
+                                     int ordinal)
+{
+    const pfn_entry *match[64];
+    size_t n = 0;
+    for (size_t k = 0; k < P->npfns && n < 64; k++) {
+        const pfn_entry *e = &P->pfns[k];
+        if (e->per_thread || !is_candidate(e, f, stripped) || !same_prototype(e, f))
+            continue;
+        size_t at = n++;
+        while (at > 0 && match[at - 1]->version > e->version) {
+            match[at] = match[at - 1];
+            at--;
+        }
+        match[at] = e;
+    }
+    if (n == 0)
+        return NULL;
+    return match[(size_t)ordinal <= n ? (size_t)ordinal - 1 : n - 1];
+}
+
 int pfn_assign_versions(parser *P, char *err, size_t errlen)
 {
     (void)err;
@@ -110,14 +148,7 @@ int pfn_assign_versions(parser *P, char *err, size_t errlen)
         cb_function *f = &m->functions[i];
         char stripped[256];
         strip_version_suffix(f->abi, stripped, sizeof stripped);
-        const pfn_entry *best = NULL;
-        for (size_t k = 0; k < P->npfns; k++) {
-            const pfn_entry *e = &P->pfns[k];
-            if (e->per_thread || !is_candidate(e, f, stripped) || !same_prototype(e, f))
-                continue;
-            if (!best || e->version > best->version)
-                best = e;
-        }
+        const pfn_entry *best = pick_variant(P, f, stripped, suffix_ordinal(f->abi));
         if (!best)
             continue; /* proc_version 0: reported by `cubind generate` */
         f->proc_name = best->name;

@@ -20,8 +20,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "abi.h"
 #include "arena.h"
 #include "checksum.h"
+#include "handles.h"
 #include "render_structs.h"
 #include "render_util.h"
 
@@ -66,50 +68,6 @@ static const char *base_name(const char *path)
     return slash ? slash + 1 : path;
 }
 
-/* ---- handles ------------------------------------------------------------- */
-
-typedef struct {
-    const char *name;
-    const char *kind; /* cbs_handle_kind enumerator */
-} handle_class;
-
-/* Opaque handles of the header, then the value-handle typedefs the rules
- * name, in rules order. */
-static size_t collect_handles(const cb_model *m, const cb_rules *rules, handle_class **out)
-{
-    size_t n = 0;
-    handle_class *h = calloc(m->nhandles + rules->nrules + 1, sizeof *h);
-    if (!h)
-        arena_oom();
-    for (size_t i = 0; i < m->nhandles; i++)
-        h[n++] = (handle_class){m->handles[i].name, "CBS_HANDLE_POINTER"};
-    for (size_t i = 0; i < rules->nrules; i++) {
-        const cb_rule *r = &rules->rules[i];
-        if (strcmp(r->directive, "value-handle") != 0)
-            continue;
-        for (size_t k = 0; k < m->ntypedefs; k++) {
-            const cb_typedef *td = &m->typedefs[k];
-            if (strcmp(td->name, r->args[0]) != 0 || td->type->kind != TY_INT)
-                continue;
-            const char *kind = td->type->size == 8   ? "CBS_HANDLE_U64"
-                               : td->type->is_signed ? "CBS_HANDLE_I32"
-                                                     : "CBS_HANDLE_U32";
-            h[n++] = (handle_class){td->name, kind};
-            break;
-        }
-    }
-    *out = h;
-    return n;
-}
-
-static int handle_is_pointer(const handle_class *h, size_t n, const char *name)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(h[i].name, name) == 0)
-            return strcmp(h[i].kind, "CBS_HANDLE_POINTER") == 0;
-    return 0;
-}
-
 /* ---- functions ---------------------------------------------------------- */
 
 /* A type's spelling without its own const ("const CUgraphNode" →
@@ -139,7 +97,7 @@ static void set_shape_flags(tv *p, const cb_pclass *pc, int pointer_handle)
         {"sh_in_fixed", SH_IN_FIXED},   {"sh_count_inout", SH_COUNT_INOUT},
         {"sh_kernel_params", SH_KERNEL_PARAMS}, {"sh_kernel_extra", SH_KERNEL_EXTRA},
         {"sh_callback", SH_CALLBACK},   {"sh_callback_data", SH_CALLBACK_DATA},
-        {"sh_attr_out", SH_ATTR_OUT},
+        {"sh_attr_out", SH_ATTR_OUT},   {"sh_attr_in", SH_ATTR_IN},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
         tv_set_bool(p, shapes[i].key, pc->shape == shapes[i].shape);
@@ -183,8 +141,9 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
     tv_set_str(p, "enum_name", pc->enum_index >= 0 ? m->enums[pc->enum_index].name : "");
     tv_set_str(p, "handle_name", pc->handle ? pc->handle : "");
     tv_set_int(p, "record_index", pc->record_index);
-    tv_set_str(p, "count_cname",
-               pc->count_index >= 0 && pc->shape != SH_KERNEL_PARAMS ? f->params[pc->count_index].name : "");
+    int has_count = pc->count_index >= 0 && pc->shape != SH_KERNEL_PARAMS;
+    tv_set_str(p, "count_cname", has_count ? f->params[pc->count_index].name : "");
+    tv_set_str(p, "count_pyname", has_count ? fc->params[pc->count_index].pyname : "");
     tv_set_str(p, "kernel_cname", pc->shape == SH_KERNEL_PARAMS ? f->params[pc->count_index].name : "");
     tv_set_bool(p, "count_is_inout",
                 pc->count_index >= 0 && fc->params[pc->count_index].shape == SH_COUNT_INOUT);
@@ -201,18 +160,24 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
     tv_set_str(p, "stream_cname", cb && pc->stream_index >= 0 ? f->params[pc->stream_index].name : "");
     tv_set_bool(p, "optional", pc->optional);
     tv_set_bool(p, "writable", pc->shape == SH_IN_BUFFER && !pc->param->type->pointee->is_const);
-    set_shape_flags(p, pc, pc->handle && handle_is_pointer(hc, nhc, pc->handle));
-    tv_set_str(p, "attr_cname", pc->shape == SH_ATTR_OUT ? f->params[pc->attr_index].name : "");
+    set_shape_flags(p, pc, pc->handle && handles_is_pointer(hc, nhc, pc->handle));
+    int attr = pc->shape == SH_ATTR_OUT || pc->shape == SH_ATTR_IN;
+    tv_set_str(p, "attr_cname", attr ? f->params[pc->attr_index].name : "");
     tv *cases = tv_list();
     for (size_t i = 0; i < pc->nattr_cases; i++) {
         const cb_pclass *c = &pc->attr_cases[i];
         tv *cv = tv_map();
         tv_set_str(cv, "enumerator", pc->attr_names[i]);
+        tv_set_str(cv, "fname", f->name);
+        tv_set_str(cv, "pyname", pc->pyname);
+        tv_set_strf(cv, "umax", "%llu", c->umax);
+        tv_set(cv, "smin", ll_literal(c->smin));
+        tv_set(cv, "smax", ll_literal(c->smax));
         tv_set_str(cv, "ctype", unqualified(c->value));
         tv_set_str(cv, "enum_name", c->enum_index >= 0 ? m->enums[c->enum_index].name : "");
         tv_set_str(cv, "handle_name", c->handle ? c->handle : "");
         tv_set_int(cv, "record_index", c->record_index);
-        set_shape_flags(cv, c, c->handle && handle_is_pointer(hc, nhc, c->handle));
+        set_shape_flags(cv, c, c->handle && handles_is_pointer(hc, nhc, c->handle));
         tv_push(cases, cv);
     }
     tv_set(p, "attr_cases", cases);
@@ -293,6 +258,57 @@ static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_c
     return fn;
 }
 
+/* ---- the C API (capsule table, consumer header) ------------------------ */
+
+/* One entry per function of the header: its parameter declarations and
+ * call arguments as cuda.h spells them, and its ABI signature (abi.h). */
+static tv *capi_value(const cb_model *m, const cb_classes *c)
+{
+    char **sigs = abi_signatures(m);
+    tv *list = tv_list();
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        const cb_function *f = &m->functions[i];
+        int keep_gil = 0;
+        for (size_t k = 0; k < c->nfunctions; k++)
+            if (c->functions[k].fn == f)
+                keep_gil = c->functions[k].supported && c->functions[k].keep_gil;
+        strbuf decl = {0}, args = {0};
+        for (size_t k = 0; k < f->nparams; k++) {
+            const char *sp = f->params[k].type->spelling;
+            size_t n = strlen(sp);
+            sb_printf(&decl, "%s%s%s%s", k ? ", " : "", sp, n && sp[n - 1] == '*' ? "" : " ",
+                      f->params[k].name);
+            sb_printf(&args, "%s%s", k ? ", " : "", f->params[k].name);
+        }
+        if (!f->nparams)
+            sb_puts(&decl, "void");
+        if (decl.oom || args.oom)
+            arena_oom();
+        tv *e = tv_map();
+        tv_set_str(e, "name", f->name);
+        tv_set_str(e, "proc_name", f->proc_name);
+        tv_set_int(e, "version", f->proc_version);
+        tv_set_str(e, "decl", decl.data);
+        tv_set_str(e, "args", args.data ? args.data : "");
+        tv_set(e, "signature", c_string_literal(sigs[i]));
+        tv_set_bool(e, "keep_gil", keep_gil);
+        tv_push(list, e);
+        sb_free(&decl);
+        sb_free(&args);
+    }
+    abi_signatures_free(sigs, m->nfunctions);
+    return list;
+}
+
+static tv *consumer_context(const cb_model *m, const cb_classes *c)
+{
+    tv *root = tv_map();
+    tv_set_str(root, "header", base_name(m->header));
+    tv_set_int(root, "cuda_version", m->cuda_version);
+    tv_set(root, "capi", capi_value(m, c));
+    return root;
+}
+
 /* ---- the driver module ------------------------------------------------ */
 
 static tv *enums_value(const cb_model *m)
@@ -354,8 +370,8 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     tv_set(root, "enums", enums_value(m));
     tv_set_int(root, "nenums", (long long)m->nenums);
 
-    handle_class *hc;
-    size_t nhc = collect_handles(m, rules, &hc);
+    size_t nhc;
+    handle_class *hc = handles_collect(m, rules, &nhc);
     tv *handles = tv_list();
     for (size_t i = 0; i < nhc; i++) {
         tv *h = tv_map();
@@ -380,6 +396,8 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     const cb_function *gs = model_function(m, "cuGetErrorString");
     tv_set_int(root, "error_name_version", gn ? gn->proc_version : 0);
     tv_set_int(root, "error_string_version", gs ? gs->proc_version : 0);
+    tv_set_bool(root, "has_func_get_param_info", model_function(m, "cuFuncGetParamInfo") != NULL);
+    tv_set(root, "capi", capi_value(m, c));
     free(hc);
     return root;
 }
@@ -513,7 +531,9 @@ int render_all(render_output *out, const tmpl_set *ts, const cb_model *m, const 
         render_one(out, ts, m, "checks/struct_layout.c", "struct_layout_check.c",
                    layout_context(m), 1, err, errlen) < 0 ||
         render_one(out, ts, m, "report.txt", "unsupported.txt", report_context(m, c), 0, err,
-                   errlen) < 0) {
+                   errlen) < 0 ||
+        render_one(out, ts, m, "consumer/cubind_driver_api.h", "cubind_driver_api.h",
+                   consumer_context(m, c), 1, err, errlen) < 0) {
         render_output_free(out);
         return -1;
     }

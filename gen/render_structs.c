@@ -19,33 +19,17 @@
 
 #include "arena.h"
 #include "classify.h"
+#include "handles.h"
 #include "render_util.h"
 
-/* Index of handle class `name` in the order of render.c's collect_handles,
- * -1 when none. */
+/* Index of handle class `name` in the module's handle table, -1 when none. */
 static int handle_index(const cb_model *m, const cb_rules *rules, const char *name)
 {
-    if (!name)
-        return -1;
-    int n = 0;
-    for (size_t i = 0; i < m->nhandles; i++, n++)
-        if (strcmp(m->handles[i].name, name) == 0)
-            return n;
-    for (size_t i = 0; i < rules->nrules; i++) {
-        const cb_rule *r = &rules->rules[i];
-        if (strcmp(r->directive, "value-handle") != 0)
-            continue;
-        for (size_t k = 0; k < m->ntypedefs; k++) {
-            const cb_typedef *td = &m->typedefs[k];
-            if (strcmp(td->name, r->args[0]) != 0 || td->type->kind != TY_INT)
-                continue;
-            if (strcmp(td->name, name) == 0)
-                return n;
-            n++;
-            break;
-        }
-    }
-    return -1;
+    size_t n;
+    handle_class *h = handles_collect(m, rules, &n);
+    int i = handles_index(h, n, name);
+    free(h);
+    return i;
 }
 
 static int record_index(const cb_model *m, const cb_type *t)

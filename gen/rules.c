@@ -17,6 +17,7 @@ static const struct {
     size_t nargs;
 } directives[] = {
     {"value-handle", 1},
+    {"value-class", 1},
     {"keep-gil", 1},
     {"rename-param", 2},
     {"inout", 2},
@@ -28,6 +29,7 @@ static const struct {
     {"kernel-extra", 2},
     {"callback", 4},
     {"attribute-output", 3},
+    {"attribute-input", 3},
     {"attribute-type", 2},
     {"unloads-kernels", 1},
 };
@@ -186,7 +188,8 @@ size_t rules_unmatched(const cb_rules *r, const cb_model *m, FILE *out)
     for (size_t i = 0; i < r->nrules; i++) {
         const cb_rule *rule = &r->rules[i];
         int found;
-        if (strcmp(rule->directive, "value-handle") == 0)
+        if (strcmp(rule->directive, "value-handle") == 0 ||
+            strcmp(rule->directive, "value-class") == 0)
             found = names_typedef(m, rule->args[0]);
         else if (strcmp(rule->directive, "rename-param") == 0 ||
                  strcmp(rule->directive, "attribute-type") == 0)

@@ -5,6 +5,9 @@
  * being generated is reported by rules_report_unused().
  *
  *   value-handle TYPEDEF     an integer typedef bound as a class (CUdevice)
+ *   value-class TYPEDEF      an integer typedef that gets a class for callers
+ *                            to construct, while parameters of the type stay
+ *                            plain ints (cuuint64_t)
  *   keep-gil FUNCTION        a trivial getter whose call does not detach
  *                            the thread state (measured; see BENCHMARKS.md)
  *   rename-param C_NAME PY_NAME
@@ -29,6 +32,9 @@
  *   attribute-output FUNCTION DATA ATTR
  *                            `void *DATA` receives a value whose type depends
  *                            on the value of the enum parameter ATTR
+ *   attribute-input FUNCTION DATA ATTR
+ *                            `void *DATA` points to a value the caller gives,
+ *                            typed by the value of ATTR as for outputs
  *   attribute-type ENUMERATOR TYPE
  *                            the type of the value an attribute-output
  *                            returns for ENUMERATOR (a typedef of the header,

@@ -20,6 +20,32 @@ static int dict_get_ref(PyObject *dict, PyObject *key, PyObject **out)
 #endif
 }
 
+/* The raised exception, taken (PyErr_GetRaisedException on every version). */
+static PyObject *take_exception(void)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    return PyErr_GetRaisedException();
+#else
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb && value)
+        PyException_SetTraceback(value, tb);
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+    return value;
+#endif
+}
+
+static void raise_exception(PyObject *exc)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    PyErr_SetRaisedException(exc);
+#else
+    PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(exc)), exc, PyException_GetTraceback(exc));
+#endif
+}
+
 /* The unqualified name of a type ("CUresult" for "cubind.driver.CUresult"). */
 static const char *short_name(PyTypeObject *t)
 {
@@ -245,6 +271,15 @@ int cbs_arg_buffer(PyObject *o, int writable, const char *func, const char *para
     if (PyObject_CheckBuffer(o)) {
         if (PyObject_GetBuffer(o, view, writable ? PyBUF_WRITABLE : PyBUF_SIMPLE) < 0) {
             view->obj = NULL;
+            if (PyErr_ExceptionMatches(PyExc_BufferError)) {
+                /* Name the parameter; the buffer's own error stays the cause. */
+                PyObject *cause = take_exception();
+                PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be a %sbuffer (%S)",
+                             func, param, writable ? "writable " : "", cause);
+                PyObject *exc = take_exception();
+                PyException_SetCause(exc, cause);
+                raise_exception(exc);
+            }
             return -1;
         }
         *out = view->buf;

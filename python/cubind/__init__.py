@@ -4,6 +4,7 @@
 (functions return ``(CUresult, outputs...)``); ``cubind.cu`` has the same
 functions but returns the outputs themselves and raises ``CUDAError``.
 """
+import os as _os
 import sys as _sys
 
 from cubind._runtime import CUDAError, DriverNotFoundError, FunctionNotFoundError
@@ -14,4 +15,11 @@ from cubind import driver
 cu = driver._cu
 _sys.modules[__name__ + ".cu"] = cu
 
-__all__ = ["CUDAError", "DriverNotFoundError", "FunctionNotFoundError", "driver", "cu"]
+
+def get_include():
+    """The directory of cubind's C headers (cubind_driver_api.h), for ``-I``."""
+    return _os.path.join(_os.path.dirname(__file__), "include")
+
+
+__all__ = ["CUDAError", "DriverNotFoundError", "FunctionNotFoundError", "driver", "cu",
+           "get_include"]

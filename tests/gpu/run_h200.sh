@@ -15,4 +15,7 @@ py=$(command -v python3)
         echo "### CUBIND_GPU_IMPL=$impl"
         CUBIND_GPU_IMPL=$impl PYTHONPATH=build/python "$py" -m pytest -v -p no:cacheprovider tests/gpu
     done
+    # the raising face runs the issue-3 scenarios too (the other files are tuple-face only)
+    echo "### CUBIND_GPU_IMPL=cubind.cu (tests/gpu/test_scenarios_gpu.py)"
+    CUBIND_GPU_IMPL=cubind.cu PYTHONPATH=build/python "$py" -m pytest -v -p no:cacheprovider tests/gpu/test_scenarios_gpu.py
 } 2>&1 | tee "$OUT/gpu-tests.log"

@@ -177,3 +177,22 @@ def test_missing_entry_point_raises_function_not_found():
         "try:\n    d.cuCtxGetDevice_v2(None)\nexcept cubind.FunctionNotFoundError as e:\n    print('RAISED', e)\n")
     assert proc.returncode == 0, proc.stderr
     assert "RAISED" in proc.stdout and "cuCtxGetDevice" in proc.stdout
+
+
+def test_output_buffer_sized_by_a_later_parameter(drv):
+    # cuDeviceGetName(char *name, int len, CUdevice dev): the count comes
+    # after the buffer it sizes; cuda.bindings returns the whole buffer.
+    err, name = drv.cuDeviceGetName(64, 0)
+    assert err == 0 and len(name) == 64 and name.startswith(b"Fake")
+    with pytest.raises(ValueError, match="'length' must be positive"):
+        drv.cuDeviceGetName(0, 0)
+
+
+def test_value_classes_and_callback_classes_exist(drv):
+    assert int(drv.cuuint64_t(2**64 - 1)) == 2**64 - 1
+    assert int(drv.cuuint32_t(7)) == 7
+    with pytest.raises(OverflowError):
+        drv.cuuint32_t(2**32)
+    # parameters of those types still take plain ints, and the classes too
+    assert drv.cuDriverGetVersion()[0] == 0
+    assert repr(drv.CUhostFn(0x20)) == "<CUhostFn 0x20>"

@@ -36,7 +36,9 @@ def value_handles():
     names = set()
     for line in (ROOT / "gen" / "rules.txt").read_text().splitlines():
         parts = line.split("#", 1)[0].split()
-        if parts[:1] == ["value-handle"]:
+        # Struct fields of value-class types return the class, as
+        # cuda.bindings does (cuuint64_t), like value handles.
+        if parts[:1] in (["value-handle"], ["value-class"]):
             names.add(parts[1])
     return names
 
@@ -208,7 +210,7 @@ def test_union_members_share_storage(d):
 def test_anonymous_members_are_flattened(d):
     p = d.CUstreamMemOpWaitValueParams_st()
     p.value64 = 0x1122334455667788
-    assert p.value == 0x55667788  # the union's two members overlap
+    assert int(p.value) == 0x55667788  # the union's two members overlap
     raw = ctypes.string_at(p.getPtr(), ctypes.sizeof(ctypes.c_uint64) * 3)
     assert int.from_bytes(raw[16:24], "little") == 0x1122334455667788
 

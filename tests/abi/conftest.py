@@ -1,0 +1,145 @@
+"""Fixtures of the ABI tests (tests/abi): the capsule C API, per-release
+generation (11.8, 12.4, 13.0) and the abi-diff / abi-check / manifest tools.
+
+Runs on the main Python only (the consumer extension is built for it). Needs
+`ninja all tests`. The 11.8 and 12.4 headers come from build/config.ninja
+(./configure --with-old-headers, the default); when that has none, the
+fixture runs scripts/fetch-cuda-headers.sh itself and skips only if that
+fails too.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CUBIND = os.path.join(REPO, "build", "cubind")
+FAKE = os.path.join(REPO, "build", "fakecuda", "libcuda.so.1")
+BUILD_PY = os.path.join(REPO, "build", "python")
+CONSUMER_DIR = os.path.join(REPO, "build", "tests", "consumer")
+CONSUMER_SRC = os.path.join(REPO, "tests", "consumer", "consumer.c")
+EXT_SUFFIX = sysconfig.get_config_var("EXT_SUFFIX")
+PY_INCLUDE = sysconfig.get_paths()["include"]
+WARN = ["-Wall", "-Wextra", "-Werror"]
+
+
+def config_value(key, default=None):
+    path = os.path.join(REPO, "build", "config.ninja")
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"^%s\s*=\s*(.*?)\s*$" % re.escape(key), line)
+            if m:
+                return m.group(1)
+    return default
+
+
+def run(cmd, env=None, cwd=None, timeout=600):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, env=env, cwd=cwd, timeout=timeout)
+
+
+def py_env(*paths, libcuda=FAKE):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    env["CUBIND_LIBCUDA"] = libcuda
+    return env
+
+
+@pytest.fixture(scope="session")
+def cuda_include():
+    return config_value("cuda_include")
+
+
+_fetched = {}
+
+
+def _fetch(release):
+    if not _fetched:
+        script = os.path.join(REPO, "scripts", "fetch-cuda-headers.sh")
+        try:
+            p = run([script, "all"], timeout=1800)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            _fetched["error"] = str(e)
+        else:
+            if p.returncode != 0:
+                _fetched["error"] = p.stderr[-2000:]
+            for line in p.stdout.splitlines():
+                parts = line.split(" ", 1)
+                if len(parts) == 2:
+                    _fetched[parts[0]] = parts[1]
+    return _fetched.get(release)
+
+
+def release_include(release):
+    """The include dir of an older release; skips only when the configured
+    dir lacks cuda.h and the fetch script fails."""
+    d = config_value("cuda_include_" + release.replace(".", "_"), "")
+    if d and os.path.isfile(os.path.join(d, "cuda.h")):
+        return d
+    d = _fetch(release)
+    if d and os.path.isfile(os.path.join(d, "cuda.h")):
+        return d
+    pytest.skip("no CUDA %s headers: build/config.ninja has none and "
+                "scripts/fetch-cuda-headers.sh failed: %s" % (release, _fetched.get("error")))
+
+
+def header_version(include):
+    with open(os.path.join(include, "cuda.h")) as f:
+        m = re.search(r"^#define CUDA_VERSION (\d+)", f.read(), re.M)
+    return int(m.group(1))
+
+
+def generate(header_dir, out):
+    os.makedirs(out, exist_ok=True)
+    p = run([CUBIND, "generate", "--header", os.path.join(header_dir, "cuda.h"), "--out", out])
+    assert p.returncode == 0, "cubind generate failed:\n" + p.stderr[-4000:]
+    return p
+
+
+def compile_consumer(api_dir, include, out_dir):
+    """Builds the test-only consumer from api_dir/cubind_driver_api.h."""
+    os.makedirs(out_dir, exist_ok=True)
+    so = os.path.join(out_dir, "_cubind_consumer" + EXT_SUFFIX)
+    p = run(["gcc", "-std=c11", "-O1"] + WARN + ["-fPIC", "-shared", "-I" + PY_INCLUDE,
+             "-I" + include, "-I" + api_dir, CONSUMER_SRC, "-o", so])
+    assert p.returncode == 0, "compiling the consumer failed:\n" + p.stderr[-4000:]
+    return out_dir
+
+
+def build_bindings(gen_dir, include, pkg_root):
+    """Compiles gen_dir/driver.c with the runtime's binding sources against
+    `include` into pkg_root/cubind/, beside the built _runtime and
+    __init__.py (the runtime does not depend on the header's release)."""
+    pkg = os.path.join(pkg_root, "cubind")
+    os.makedirs(pkg, exist_ok=True)
+    for name in os.listdir(os.path.join(BUILD_PY, "cubind")):
+        if name.startswith("_runtime") and name.endswith(EXT_SUFFIX) or name == "__init__.py":
+            shutil.copy(os.path.join(BUILD_PY, "cubind", name), pkg)
+    sources = [os.path.join(gen_dir, "driver.c")] + [
+        os.path.join(REPO, "runtime", s) for s in ("bind_support.c", "bind_struct.c", "bind_packer.c")]
+    objs = []
+
+    def cc(src):
+        obj = os.path.join(gen_dir, os.path.basename(src)[:-2] + ".o")
+        p = run(["gcc", "-std=c11", "-O0"] + WARN + ["-fvisibility=hidden", "-fPIC",
+                 "-I" + os.path.join(REPO, "runtime"), "-I" + PY_INCLUDE, "-I" + include,
+                 "-c", src, "-o", obj])
+        assert p.returncode == 0, "compiling %s failed:\n%s" % (src, p.stderr[-4000:])
+        return obj
+
+    with ThreadPoolExecutor(len(sources)) as ex:
+        objs = list(ex.map(cc, sources))
+    so = os.path.join(pkg, "driver" + EXT_SUFFIX)
+    p = run(["gcc", "-shared"] + objs + ["-o", so, "-ldl", "-pthread"])
+    assert p.returncode == 0, p.stderr
+    return pkg_root
+
+
+@pytest.fixture(scope="session")
+def python():
+    return sys.executable

@@ -1,0 +1,460 @@
+#!/usr/bin/env python3
+"""Property-based fuzz of every generated function (hypothesis), run by
+tests/fuzz/test_fuzz_bindings.py in a process of its own: the extensions
+built under ASan+UBSan (build/asan/python, tests/fuzz/build_asan.py), libasan
+preloaded, the test-only fake driver behind CUBIND_LIBCUDA.
+
+Every function of cubind.driver and cubind.cu whose name starts with "cu" is
+called with random and wrong arguments: wrong types, None, huge and negative
+ints, floats, bytes, str, handles of the wrong (and the right) class, struct
+instances of the wrong (and the right) class, enum members, lists, callables,
+too many and too few arguments, keywords known and unknown. Every outcome
+must be a return value (a status tuple for cubind.driver) or one of ALLOWED;
+a crash or a sanitizer report ends the process non-zero.
+
+Parameters that take a raw address are never given an int (nor anything
+whose getPtr() or int value the bindings would turn into an address): the
+fake driver would dereference it, or call it. They are found from the C
+prototype in each docstring (`void *`, `void **`, function-pointer typedefs
+of cuda.h) and, as a safety net, from the generated code (the parameters
+converted by cbs_arg_address / cbs_arg_buffer) and gen/rules.txt
+(kernel-params, kernel-extra, callback).
+
+Prints "calls N" (both faces, every argument set) and the outcome counts.
+"""
+import argparse
+import collections
+import ctypes
+import inspect
+import os
+import pathlib
+import re
+import sys
+import traceback
+
+from hypothesis import HealthCheck, Phase, given, settings, strategies as st
+
+import cubind
+import cubind.cu as cu
+import cubind.driver as drv
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+ALLOWED = (TypeError, ValueError, OverflowError, cubind.CUDAError, cubind.FunctionNotFoundError)
+# MemoryError is allowed only when an argument is an int of at least this
+# size (a count the bindings must allocate for) or a long sequence.
+BIG = 1 << 20
+# FUZZ_STRICT=1: known bugs fail too.
+STRICT = os.environ.get("FUZZ_STRICT") == "1"
+
+
+def config(name):
+    for line in (ROOT / "build" / "config.ninja").read_text().splitlines():
+        if line.startswith(name + " = "):
+            return line.split(" = ", 1)[1]
+    raise KeyError(name)
+
+
+# ---- what each parameter is -------------------------------------------------
+
+def funcptr_typedefs():
+    text = (pathlib.Path(config("cuda_include")) / "cuda.h").read_text(errors="replace")
+    return set(re.findall(r"typedef\s+[\w\s\*]+?\(\s*(?:CUDA_CB\s*)?\*\s*(\w+)\s*\)\s*\(", text))
+
+
+def rules():
+    renames, raw = {}, set()
+    for line in (ROOT / "gen" / "rules.txt").read_text().splitlines():
+        w = line.split("#", 1)[0].split()
+        if not w:
+            continue
+        if w[0] == "rename-param" and len(w) == 3:
+            renames[w[2]] = w[1]
+        elif w[0] in ("kernel-params", "kernel-extra") and len(w) >= 3:
+            raw.add((w[1], w[2]))
+        elif w[0] == "callback" and len(w) >= 4:
+            raw.add((w[1], w[2]))
+            raw.add((w[1], w[3]))
+    return renames, raw
+
+
+def generated_raw():
+    """(function, python name) of parameters the generated code converts
+    with cbs_arg_address or cbs_arg_buffer (both accept an int address)."""
+    text = (ROOT / "out" / "driver.c").read_text(errors="replace")
+    return set(re.findall(r'cbs_arg_(?:address|buffer)\(args\[\d+\], (?:\d, )?"(\w+)", "(\w+)"',
+                          text))
+
+
+def c_params(fn_name, doc):
+    """[(c type, c name)] from the C prototype line of a docstring."""
+    m = re.search(r"^\w[\w\s\*]*\b" + re.escape(fn_name) + r"\((.*)\)\s*$", doc or "", re.M)
+    if not m:
+        return None
+    out = []
+    for p in m.group(1).split(","):
+        p = p.strip()
+        if not p or p == "void":
+            continue
+        pm = re.match(r"^(.*?)(\w+)\s*(\[\s*\d*\s*\])?$", p)
+        out.append((pm.group(1).strip() + (" *" if pm.group(3) else ""), pm.group(2)))
+    return out
+
+
+class Kinds:
+    def __init__(self):
+        self.handles, self.structs, self.enums = {}, {}, {}
+        for n in dir(drv):
+            o = getattr(drv, n)
+            if not isinstance(o, type):
+                continue
+            if issubclass(o, int) and hasattr(o, "__members__"):
+                self.enums[n] = o
+            elif hasattr(o, "getPtr"):
+                fields = [a for a in dir(o) if not a.startswith("_") and a != "getPtr"]
+                (self.structs if fields else self.handles)[n] = o
+
+
+def classify(kinds, fpt, renames, raw_rules, raw_gen, name, fn):
+    """{python param name: kind}; kind is ("raw",), ("handle", cls),
+    ("struct", cls), ("enum", cls), ("int",), ("float",), ("str",), ("any",)."""
+    sig = inspect.signature(fn)
+    cps = c_params(name, fn.__doc__) or []
+    by_name = {c: t for t, c in cps}
+    kinds_of = {}
+    for p in sig.parameters:
+        ctype = by_name.get(p) or by_name.get(renames.get(p, ""), None)
+        if ctype is None or (name, p) in raw_rules or (name, p) in raw_gen:
+            kinds_of[p] = ("raw",)  # unknown is treated as the dangerous kind
+            continue
+        base = re.sub(r"\bconst\b", "", ctype).replace("*", " ").split()
+        base = base[-1] if base else ""
+        stars = ctype.count("*")
+        if base == "void" or base in fpt or base.startswith("PFN_"):
+            kinds_of[p] = ("raw",)
+        elif base in kinds.handles and stars == 0:
+            kinds_of[p] = ("handle", kinds.handles[base])
+        elif base in kinds.structs:
+            kinds_of[p] = ("struct", kinds.structs[base])
+        elif base in kinds.enums and stars == 0:
+            kinds_of[p] = ("enum", kinds.enums[base])
+        elif base == "char" and stars == 1:
+            kinds_of[p] = ("str",)
+        elif base in ("float", "double") and stars == 0:
+            kinds_of[p] = ("float",)
+        elif stars == 0:
+            kinds_of[p] = ("int",)
+        else:
+            kinds_of[p] = ("any",)  # arrays of values, in/inout pointers
+    return sig, kinds_of
+
+
+# ---- the fake driver and a pool of valid objects ----------------------------
+
+class Pool:
+    def __init__(self):
+        self.fake = ctypes.CDLL(os.environ["CUBIND_LIBCUDA"])
+        self.handles = []   # valid handle objects
+        self.ctx = None
+
+    def refresh(self):
+        """Makes a fresh context, stream, event, module and its function,
+        library and kernel, graph (the fuzz may have destroyed the last ones).
+
+        The old ones are left to the fake: fakecuda_reset is never called,
+        as it frees objects twice when a library or module it frees owned
+        kernels or functions it visits later (tests/fuzz/README.md)."""
+        drv.cuInit(0)
+        self.handles = []
+        r = drv.cuDeviceGet(0)
+        self.handles.append(r[1])
+        r = drv.cuCtxCreate(None, 0, r[1])
+        self.ctx = r[1]
+        self.handles.append(self.ctx)
+        for call in (lambda: drv.cuStreamCreate(0), lambda: drv.cuEventCreate(0),
+                     lambda: drv.cuModuleLoadData(b"fuzz-module\0"),
+                     lambda: drv.cuLibraryLoadData(b"fuzz-library\0", None, None, 0, None, None, 0),
+                     lambda: drv.cuGraphCreate(0)):
+            try:
+                r = call()
+            except Exception:
+                continue
+            if r[0] == 0:
+                self.handles.append(r[1])
+        for h in list(self.handles):
+            try:
+                if type(h).__name__ == "CUmodule":
+                    r = drv.cuModuleGetFunction(h, b"fuzz_kernel")
+                elif type(h).__name__ == "CUlibrary":
+                    r = drv.cuLibraryGetKernel(h, b"fuzz_kernel")
+                else:
+                    continue
+                if r[0] == 0:
+                    self.handles.append(r[1])
+            except Exception:
+                pass
+
+    def current(self):
+        drv.cuCtxSetCurrent(self.ctx)
+
+
+# ---- strategies -----------------------------------------------------------------
+
+def callback(*a):
+    return None
+
+
+class Opaque:
+    pass
+
+
+def strategies(kinds, pool):
+    ints = st.one_of(
+        st.integers(min_value=-2, max_value=300),
+        st.integers(min_value=-(1 << 70), max_value=1 << 70),
+        st.sampled_from([0, 1, -1, 2**31 - 1, 2**31, -2**31, -2**31 - 1, 2**32 - 1, 2**32,
+                         2**63 - 1, 2**63, -2**63, -2**63 - 1, 2**64 - 1, 2**64, 2**200,
+                         -2**200]),
+        st.booleans())
+    floats = st.floats(allow_nan=True, allow_infinity=True)
+    small_bytes = st.binary(max_size=64)
+    texts = st.text(max_size=32)
+    instances = []
+    for c in sorted(kinds.handles.values(), key=lambda c: c.__name__):
+        if _ctor_ok(c):
+            instances += [c(), c(0)]
+    handle_objs = st.one_of(
+        st.sampled_from(instances),
+        st.integers(0, 63).map(lambda i: pool.handles[i % len(pool.handles)]
+                               if pool.handles else None))
+    struct_objs = st.sampled_from(sorted(kinds.structs.values(), key=lambda c: c.__name__)).map(
+        _new_struct)
+    enum_objs = st.sampled_from(sorted(kinds.enums.values(), key=lambda c: c.__name__)).flatmap(
+        lambda c: st.sampled_from(list(c.__members__.values())[:8] or [0]))
+    misc = st.sampled_from([None, Opaque(), callback, {}, {"a": 1}, (), [], [None], object,
+                            "", "\0", b"", b"\0", bytearray(4), 1j, Ellipsis])
+    lists = st.lists(st.one_of(ints, floats, st.none(), small_bytes), max_size=6)
+    tuples = st.tuples(lists, st.lists(st.sampled_from([None, ctypes.c_int, ctypes.c_double,
+                                                          ctypes.c_void_p, int]), max_size=6))
+    anything = st.one_of(ints, floats, small_bytes, texts, handle_objs, struct_objs, enum_objs,
+                         misc, lists, tuples)
+    # raw addresses: never an int (bool, enum member), a handle or a struct
+    raw_misc = st.sampled_from([None, Opaque(), callback, {}, (), [], [None], [None, None],
+                                "", "x", 1.5, float("nan"), object])
+    raw = st.one_of(st.none(), small_bytes, small_bytes.map(bytearray), texts, raw_misc,
+                    st.lists(st.one_of(st.none(), floats, small_bytes), max_size=4),
+                    st.tuples(st.lists(floats, max_size=3), st.lists(st.none(), max_size=3)))
+    return dict(ints=ints, floats=floats, anything=anything, raw=raw, handle_objs=handle_objs,
+                struct_objs=struct_objs, enum_objs=enum_objs, texts=texts, bytes=small_bytes)
+
+
+def _ctor_ok(c):
+    try:
+        c()
+        c(0)
+        return True
+    except Exception:
+        return False
+
+
+def _new_struct(c):
+    try:
+        return c()
+    except Exception:
+        return None
+
+
+def param_strategy(kind, S):
+    k = kind[0]
+    if k == "raw":
+        return S["raw"]
+    if k == "handle":
+        cls = kind[1]
+        right = st.sampled_from([cls(), cls(0)]) if _ctor_ok(cls) else st.none()
+        return st.one_of(right, right, S["ints"], S["handle_objs"], S["anything"])
+    if k == "struct":
+        cls = kind[1]
+        return st.one_of(st.builds(lambda: _new_struct(cls)), st.none(), S["struct_objs"],
+                         S["anything"])
+    if k == "enum":
+        cls = kind[1]
+        return st.one_of(st.sampled_from(list(cls.__members__.values()) or [0]), S["ints"],
+                         S["enum_objs"], S["anything"])
+    if k == "str":
+        return st.one_of(S["texts"], S["bytes"], S["anything"])
+    if k == "float":
+        return st.one_of(S["floats"], S["ints"], S["anything"])
+    if k == "int":
+        return st.one_of(S["ints"], S["ints"], S["anything"])
+    return S["anything"]
+
+
+SHAPES = ["exact"] * 6 + ["fewer", "more", "kw", "kw_all", "kw_unknown", "kw_dup", "empty"]
+
+
+def example_strategy(sig, kinds_of, S):
+    """One example: for each parameter 1..4 candidate values, some extra
+    values, and a seeded random.Random that combines them into calls (so a
+    drawn value is used many times: drawing is what costs, not calling)."""
+    per = [st.lists(param_strategy(kinds_of[n], S), min_size=1, max_size=4)
+           for n in sig.parameters]
+    cands = st.tuples(*per) if per else st.just(())
+    extra = st.lists(S["anything"], min_size=1, max_size=3)
+    return st.tuples(cands, extra, st.randoms(use_true_random=False))
+
+
+def build_call(names, values, shape, extra, k):
+    if shape == "exact" or not names and shape in ("kw", "kw_all", "kw_dup"):
+        return list(values), {}
+    if shape == "fewer":
+        return list(values[:max(0, len(values) - 1 - k % max(1, len(values)))]), {}
+    if shape == "more":
+        return list(values) + list(extra), {}
+    if shape == "empty":
+        return [], {}
+    if shape == "kw":
+        cut = k % (len(names) + 1)
+        return list(values[:cut]), dict(zip(names[cut:], values[cut:]))
+    if shape == "kw_all":
+        return [], dict(zip(names, values))
+    if shape == "kw_unknown":
+        return list(values), {"fuzz_no_such_param": extra[0]}
+    if shape == "kw_dup":
+        return list(values), {names[k % len(names)]: extra[0]}
+    raise AssertionError(shape)
+
+
+def is_function(module, n):
+    """The generated functions: callables named cu* that are not classes
+    (cuuint32_t and friends are types)."""
+    o = getattr(module, n)
+    return n.startswith("cu") and callable(o) and not isinstance(o, type)
+
+
+def big(v):
+    if isinstance(v, int):
+        return abs(v) >= BIG
+    if isinstance(v, (list, tuple)):
+        return len(v) >= BIG or any(big(x) for x in v)
+    return False
+
+
+# ---- the run ----------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--examples", type=int, default=30)
+    ap.add_argument("--per-example", type=int, default=8)
+    ap.add_argument("--shard", default="0/1")
+    ap.add_argument("--only", default="")
+    a = ap.parse_args()
+    shard, nshards = map(int, a.shard.split("/"))
+
+    kinds = Kinds()
+    fpt = funcptr_typedefs()
+    renames, raw_rules = rules()
+    raw_gen = generated_raw()
+    pool = Pool()
+    pool.refresh()
+    S = strategies(kinds, pool)
+
+    # The harness must run what it claims to: the sanitized build, with the
+    # raw-address parameters it knows of recognised as such.
+    assert "/asan/" in drv.__file__, drv.__file__
+    assert "libasan" in pathlib.Path("/proc/self/maps").read_text(), "libasan is not loaded"
+    for fn, p in [("cuMemcpyHtoD", "srcHost"), ("cuMemcpyDtoH", "dstHost"),
+                  ("cuLaunchKernel", "kernelParams"), ("cuLaunchKernel", "extra"),
+                  ("cuLaunchHostFunc", "fn"), ("cuStreamAddCallback", "callback"),
+                  ("cuUserObjectCreate", "destroy"), ("cuMemFreeHost", "p"),
+                  ("cuModuleLoadData", "image"), ("cuLibraryLoadData", "code")]:
+        k = classify(kinds, fpt, renames, raw_rules, raw_gen, fn, getattr(drv, fn))[1][p]
+        assert k == ("raw",), (fn, p, k)
+
+    names = sorted(n for n in dir(drv) if is_function(drv, n))
+    cu_names = sorted(n for n in dir(cu) if is_function(cu, n))
+    assert names == cu_names, "the faces differ: %s" % (set(names) ^ set(cu_names))
+    assert len(names) > 400, len(names)
+    if a.only:
+        names = [n for n in names if n in a.only.split(",")]
+    names = names[shard::nshards]
+
+    calls = 0
+    outcomes = collections.Counter()
+    failures = []
+    raw_params = 0
+
+    for name in names:
+        sig, kinds_of = classify(kinds, fpt, renames, raw_rules, raw_gen, name, getattr(drv, name))
+        raw_params += sum(1 for k in kinds_of.values() if k[0] == "raw")
+        pnames = list(sig.parameters)
+        pool.refresh()
+        faces = (getattr(drv, name), getattr(cu, name))
+
+        @settings(max_examples=a.examples, derandomize=True, database=None, deadline=None,
+                  phases=[Phase.explicit, Phase.generate],
+                  suppress_health_check=list(HealthCheck))
+        @given(example_strategy(sig, kinds_of, S))
+        def fuzz(example):
+            nonlocal calls
+            cands, extra, rnd = example
+            pool.current()
+            for _ in range(a.per_example):
+                values = tuple(rnd.choice(c) for c in cands)
+                shape = rnd.choice(SHAPES)
+                args, kwargs = build_call(pnames, values, shape, extra, rnd.randrange(11))
+                for face, f in zip(("driver", "cu"), faces):
+                    calls += 1
+                    try:
+                        r = f(*args, **kwargs)
+                    except ALLOWED as e:
+                        outcomes[type(e).__name__] += 1
+                        continue
+                    except BufferError as e:
+                        # KNOWN BUG (tests/fuzz/README.md): cbs_arg_buffer lets
+                        # PyObject_GetBuffer's BufferError through for a
+                        # read-only buffer given to a writable `void *`; the
+                        # design wants a TypeError naming the parameter.
+                        if STRICT or "not writable" not in str(e):
+                            failures.append((name, face, args, kwargs, traceback.format_exc()))
+                        else:
+                            outcomes["BufferError (known bug)"] += 1
+                        continue
+                    except MemoryError:
+                        if any(big(v) for v in list(args) + list(kwargs.values())):
+                            outcomes["MemoryError"] += 1
+                            continue
+                        failures.append((name, face, args, kwargs, traceback.format_exc()))
+                        continue
+                    except BaseException:
+                        failures.append((name, face, args, kwargs, traceback.format_exc()))
+                        continue
+                    if face == "driver":
+                        if not (isinstance(r, tuple) and r and isinstance(r[0], drv.CUresult)):
+                            failures.append((name, face, args, kwargs,
+                                             "returned %r, not a status tuple" % (r,)))
+                            continue
+                        outcomes["status %s" % ("success" if r[0] == 0 else "error")] += 1
+                    else:
+                        outcomes["cu returned"] += 1
+
+        fuzz()
+        if os.environ.get("FUZZ_VERBOSE"):
+            print("%s: %d calls so far" % (name, calls), file=sys.stderr, flush=True)
+        if len(failures) > 50:
+            break
+
+    print("functions %d raw-address parameters %d" % (len(names), raw_params))
+    print("calls %d" % calls)
+    for k, v in sorted(outcomes.items()):
+        print("outcome %s %d" % (k, v))
+    for name, face, args, kwargs, tb in failures[:20]:
+        print("FAILURE %s.%s(*%r, **%r):\n%s" % (face, name, args, kwargs, tb))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # The fake's stream workers may still hold Python callbacks: leave
+    # without finalizing the interpreter under them.
+    os._exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
