@@ -1,0 +1,19 @@
+#!/bin/sh
+# tests/gpu/run_release.sh OUT_DIR INCLUDE_DIR DEST — compiles bindings that
+# were generated from another CUDA release's header (OUT_DIR, from
+# `cubind generate`) against that release's headers (INCLUDE_DIR) for the
+# python3 on PATH, into DEST/cubind/ beside a copy of the package and the
+# runtime from build/python. Used on the GPU machine to run the scenarios
+# with older bindings on a newer driver.
+set -eu
+out=$1 inc=$2 dest=$3
+py=$(command -v python3)
+pyinc=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+suffix=$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+mkdir -p "$dest/cubind"
+cp build/python/cubind/__init__.py build/python/cubind/_runtime"$suffix" "$dest/cubind/"
+gcc -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden \
+    -I"$pyinc" -Iruntime -I"$inc" \
+    "$out/driver.c" runtime/bind_support.c runtime/bind_struct.c runtime/bind_packer.c \
+    -o "$dest/cubind/driver$suffix" -ldl -pthread
+echo "built $dest/cubind/driver$suffix from $out against $inc"
