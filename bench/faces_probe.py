@@ -28,7 +28,7 @@ cu.cuCtxSynchronize()
 mode = sys.argv[1] if len(sys.argv) > 1 else "gc-on"
 if mode == "gc-off":
     gc.disable()
-rows = [("len(())", len, ()), ("divmod (2-tuple)", divmod, (7, 2))]
+rows = [("len(())", len, ((),)), ("divmod (2-tuple)", divmod, (7, 2))]
 for name, fd, fc, args in [("cuDriverGetVersion", d.cuDriverGetVersion, cu.cuDriverGetVersion, ()),
                            ("cuCtxGetCurrent", d.cuCtxGetCurrent, cu.cuCtxGetCurrent, ()),
                            ("cuEventQuery", d.cuEventQuery, cu.cuEventQuery, (ev,))]:

@@ -390,6 +390,7 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     for (size_t i = 0; i < c->nfunctions; i++)
         if (c->functions[i].supported)
             tv_push(functions, function_value(m, &c->functions[i], hc, nhc));
+    tv_set_int(root, "nbound", (long long)tv_len(functions));
     tv_set(root, "functions", functions);
     tv_set(root, "macros", macros_value(m));
     const cb_function *gn = model_function(m, "cuGetErrorName");

@@ -116,6 +116,9 @@ typedef struct {
 PyTypeObject *cbs_handle_type_create(PyObject *module, const char *qualname, cbs_handle_kind kind);
 /* New handle object of type t holding bits (the C value, zero-extended). */
 PyObject *cbs_handle_new(PyTypeObject *t, unsigned long long bits);
+/* prev (a new reference) when it is a handle of type t holding bits (handles
+ * are immutable, so it can be returned again), else cbs_handle_new. */
+PyObject *cbs_handle_reuse(PyObject *prev, PyTypeObject *t, unsigned long long bits);
 /* Accepts None (0), an instance of t, or an int in the C type's range;
  * an instance of another handle class is a TypeError. */
 int cbs_arg_handle(PyObject *o, PyTypeObject *t, const char *func, const char *param,

@@ -196,3 +196,19 @@ def test_value_classes_and_callback_classes_exist(drv):
     # parameters of those types still take plain ints, and the classes too
     assert drv.cuDriverGetVersion()[0] == 0
     assert repr(drv.CUhostFn(0x20)) == "<CUhostFn 0x20>"
+
+
+def test_result_tuples_held_by_the_caller_never_change(drv):
+    # The drop-in face reuses a result tuple only when nobody holds it.
+    r0 = drv.cuDeviceGet(0)
+    r1 = drv.cuDeviceGet(1)
+    assert r0 is not r1
+    assert int(r0[1]) == 0 and int(r1[1]) == 1
+    dev0 = drv.cuDeviceGet(0)[1]          # the tuple is dropped at once
+    dev1 = drv.cuDeviceGet(1)[1]          # and may be reused here
+    assert int(dev0) == 0 and int(dev1) == 1
+    bad = drv.cuDeviceGet(9)               # an error in the same slot
+    assert bad[0] == drv.CUresult.CUDA_ERROR_INVALID_DEVICE and bad[1] is None
+    assert int(r0[1]) == 0 and int(r1[1]) == 1
+    values = [int(drv.cuDeviceGet(i % 2)[1]) for i in range(100)]
+    assert values == [i % 2 for i in range(100)]
