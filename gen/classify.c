@@ -329,6 +329,11 @@ static int classify_attribute_output(cb_model *m, const cb_rules *rules, const c
         c->pyname = pc->pyname;
         c->enum_index = c->record_index = -1;
         c->elem = elem_kind(m, rules, ty, c);
+        if (c->elem == EK_INT && ty->name && rules_find(rules, "value-class", ty->name)) {
+            /* cuda.bindings returns these values as their class (cuuint64_t) */
+            c->elem = EK_VALUE_HANDLE;
+            c->handle = ty->name;
+        }
         if (c->elem == EK_NONE || (c->elem == EK_STRUCT && ty->size > 64))
             continue; /* the output buffer holds 64 bytes */
         pc->attr_names[pc->nattr_cases++] = e->items[i].name;

@@ -57,17 +57,16 @@
  * Bounded: SHARDS * WAYS entries, round-robin eviction per shard.
  *
  * Hazard: the driver may reuse a CUfunction's value for another kernel
- * after cuModuleUnload / cuLibraryUnload. Three defences:
+ * after cuModuleUnload / cuLibraryUnload. Two defences:
  *   1. cbs_pack_forget_layouts() bumps a generation; entries of older
- *      generations are misses (the unload bindings should call it);
- *   2. every launch re-checks the cached layout against the driver with one
- *      cuFuncGetParamInfo call (the last parameter's offset and size; for a
- *      kernel without parameters, that index 0 is invalid);
- *   3. a value count different from the cached count re-queries the layout
+ *      generations are misses (cubind's cuModuleUnload and cuLibraryUnload
+ *      call it: the `unloads-kernels` rule);
+ *   2. a value count different from the cached count re-queries the layout
  *      before reporting a count error.
- * What stays undetected without (1): a reused value for a kernel with the
- * same parameter count and the same last parameter but a different earlier
- * layout.
+ * What stays undetected: a module unloaded by another library (not through
+ * cubind) whose CUfunction value the driver hands out again for a kernel
+ * with the same parameter count. Launches do not re-query the driver: one
+ * cuFuncGetParamInfo per launch cost about as much as the rest of packing.
  */
 #include "bind_packer.h"
 
@@ -654,22 +653,13 @@ static cbs_pack_layout *query_layout(void *func, param_info_fn gpi, unsigned lon
     return l;
 }
 
-/* The cached layout still describes func (one driver call). */
-static int layout_still_valid(const cbs_pack_layout *l, void *func, param_info_fn gpi)
-{
-    size_t off = 0, size = 0;
-    if (l->n == 0)
-        return gpi((CUfunction)func, 0, &off, &size) != CUDA_SUCCESS;
-    return gpi((CUfunction)func, l->n - 1, &off, &size) == CUDA_SUCCESS &&
-           off == l->off[l->n - 1] && size == l->size[l->n - 1];
-}
 
 static cbs_pack_layout *layout_for(void *func, param_info_fn gpi, size_t nvalues,
                                    const char *fname)
 {
     unsigned long gen = atomic_load_explicit(&g_generation, memory_order_acquire);
     cbs_pack_layout *l = cache_get(func, gen);
-    if (l && (l->n != nvalues || !layout_still_valid(l, func, gpi))) {
+    if (l && l->n != nvalues) {
         layout_decref(l);
         l = NULL;
     }

@@ -405,9 +405,15 @@ def test_layout_change_of_the_same_function_is_noticed(kernel, lib):
     k.offsets, k.sizes = [0, 8, 16], [8, 8, 4]
     assert k.ok((1, 2, 3)) == k.expect([struct.pack("<Q", 1), struct.pack("<Q", 2),
                                         struct.pack("<i", 3)])
-    # same count, the last parameter differs: the per-launch check re-queries
+    # Same count, another layout: launches do not re-query the driver, but
+    # any module unload through cubind forgets every cached layout (the
+    # driver may then reuse CUfunction values).
     o, s = (ctypes.c_size_t * 3)(0, 8, 16), (ctypes.c_size_t * 3)(8, 8, 8)
     assert lib.fakecuda_set_param_layout(None, k.name, 3, o, s) == 0
+    with pytest.raises(OverflowError, match="kernel parameter 2"):
+        k.launch((1, 2, 2**40))          # still the cached 4-byte last parameter
+    err, other = k.drv.cuModuleLoadData(b"another image")
+    assert err == 0 and k.drv.cuModuleUnload(other)[0] == 0
     k.sizes = [8, 8, 8]
     assert k.ok((1, 2, 2**40)) == k.expect([struct.pack("<Q", v) for v in (1, 2, 2**40)])
 
