@@ -73,7 +73,7 @@ static int enum_of(const cb_model *m, const cb_type *t)
     return idx;
 }
 
-static int record_of(const cb_model *m, const cb_type *t)
+int classify_record_index(const cb_model *m, const cb_type *t)
 {
     const cb_record *r = NULL;
     if (t->name)
@@ -122,7 +122,7 @@ static cb_ekind elem_kind(const cb_model *m, const cb_rules *rules, const cb_typ
         pc->handle = t->name;
         return EK_HANDLE;
     case TY_RECORD:
-        pc->record_index = record_of(m, t);
+        pc->record_index = classify_record_index(m, t);
         return pc->record_index >= 0 ? EK_STRUCT : EK_NONE;
     case TY_POINTER:
         return t->pointee->kind == TY_VOID ? EK_POINTER : EK_NONE;
@@ -352,6 +352,23 @@ static int has_count_for(const cb_function *f, const cb_rules *rules, const cb_p
     return !is_count_name(p->name) && paired_count(f, rules, p) >= 0;
 }
 
+/* A pointer to what the caller provides: an array when a count pairs with
+ * it, else one struct; other pointees are not covered. */
+static void provided_input(cb_model *m, const cb_rules *rules, const cb_function *f,
+                           const cb_param *p, const cb_type *pt, cb_pclass *pc)
+{
+    pc->elem = elem_kind(m, rules, pt, pc);
+    pc->count_index = paired_count(f, rules, p);
+    if (pc->elem == EK_NONE || pc->elem == EK_POINTER)
+        pc->shape = SH_UNSUPPORTED;
+    else if (pc->count_index >= 0 && f->params[pc->count_index].type->kind == TY_INT)
+        pc->shape = SH_IN_ARRAY;
+    else if (pc->elem == EK_STRUCT)
+        pc->shape = SH_IN_PTR, pc->count_index = -1;
+    else
+        pc->shape = SH_UNSUPPORTED;
+}
+
 static void classify_param(cb_model *m, const cb_rules *rules, const cb_function *f,
                            const cb_param *p, cb_pclass *pc, const char **why)
 {
@@ -417,16 +434,7 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
     } else if (pt->kind == TY_POINTER) {
         pc->shape = pointer_to_pointer(m, rules, f, p, pc);
     } else if (pt->is_const || is_in) {
-        pc->elem = elem_kind(m, rules, pt, pc);
-        pc->count_index = paired_count(f, rules, p);
-        if (pc->elem == EK_NONE || pc->elem == EK_POINTER)
-            pc->shape = SH_UNSUPPORTED;
-        else if (pc->count_index >= 0 && f->params[pc->count_index].type->kind == TY_INT)
-            pc->shape = SH_IN_ARRAY;
-        else if (pc->elem == EK_STRUCT)
-            pc->shape = SH_IN_PTR, pc->count_index = -1, pc->optional = 0;
-        else
-            pc->shape = SH_UNSUPPORTED;
+        provided_input(m, rules, f, p, pt, pc);
     } else if (is_char(pt)) {
         pc->count_index = -1;
         for (size_t i = 0; i < f->nparams; i++)
@@ -442,16 +450,7 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
     } else if (!is_getter(f) && (pt->kind == TY_RECORD || has_count_for(f, rules, p))) {
         /* Outside getters, a struct or array behind a non-const pointer is
          * something the caller provides (the driver may update it). */
-        pc->elem = elem_kind(m, rules, pt, pc);
-        pc->count_index = paired_count(f, rules, p);
-        if (pc->elem == EK_NONE || pc->elem == EK_POINTER)
-            pc->shape = SH_UNSUPPORTED;
-        else if (pc->count_index >= 0 && f->params[pc->count_index].type->kind == TY_INT)
-            pc->shape = SH_IN_ARRAY;
-        else if (pc->elem == EK_STRUCT)
-            pc->shape = SH_IN_PTR, pc->count_index = -1;
-        else
-            pc->shape = SH_UNSUPPORTED;
+        provided_input(m, rules, f, p, pt, pc);
     } else {
         pc->elem = elem_kind(m, rules, pt, pc);
         pc->count_index = is_count_name(p->name) ? -1 : paired_count(f, rules, p);

@@ -104,6 +104,10 @@ typedef struct {
 cb_classes *classify_model(cb_model *m, const cb_rules *rules);
 void classes_free(cb_classes *c);
 
+/* Index into model.records of a struct/union type (through its typedef or
+ * tag name), -1 when none. */
+int classify_record_index(const cb_model *m, const cb_type *t);
+
 /* Index of the enum named `name` (typedef or tag), -1 when none. */
 int classify_enum_index(const cb_model *m, const char *name);
 

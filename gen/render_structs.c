@@ -32,15 +32,6 @@ static int handle_index(const cb_model *m, const cb_rules *rules, const char *na
     return i;
 }
 
-static int record_index(const cb_model *m, const cb_type *t)
-{
-    const cb_record *r = NULL;
-    if (t->name)
-        r = model_record(m, t->name);
-    if (!r && t->record_tag && *t->record_tag)
-        r = model_record(m, t->record_tag);
-    return r ? (int)(r - m->records) : -1;
-}
 
 typedef struct {
     const char *kind;
@@ -76,7 +67,7 @@ static field_shape shape_of(const cb_model *m, const cb_rules *rules, const cb_t
         s.kind = s.ref >= 0 ? "CBS_F_HANDLE" : "CBS_F_POINTER";
         break;
     case TY_RECORD:
-        s.ref = nested >= 0 ? nested : record_index(m, t);
+        s.ref = nested >= 0 ? nested : classify_record_index(m, t);
         s.kind = s.ref >= 0 ? "CBS_F_RECORD" : "CBS_F_BYTES";
         break;
     case TY_POINTER:

@@ -69,6 +69,7 @@
  * cuFuncGetParamInfo per launch cost about as much as the rest of packing.
  */
 #include "bind_packer.h"
+#include "cubind_compat.h"
 
 #include <cuda.h>
 #include <float.h>
@@ -99,53 +100,27 @@ static int fail(PyObject *exc, const char *fname, const char *what, Py_ssize_t i
     return -1;
 }
 
-/* The pending exception, normalized (a new reference), and back. */
-static PyObject *take_exc(void)
-{
-#if PY_VERSION_HEX >= 0x030C0000
-    return PyErr_GetRaisedException();
-#else
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
-    PyErr_NormalizeException(&type, &value, &tb);
-    if (value && tb)
-        PyException_SetTraceback(value, tb);
-    Py_XDECREF(type);
-    Py_XDECREF(tb);
-    return value;
-#endif
-}
-
-static void give_exc(PyObject *value)
-{
-#if PY_VERSION_HEX >= 0x030C0000
-    PyErr_SetRaisedException(value);
-#else
-    PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(value)), value, PyException_GetTraceback(value));
-#endif
-}
-
 /* Re-raises the pending exception as `exc` naming the parameter, keeping
  * the original as __cause__ (for exceptions from user code or ctypes).
  * OverflowError stays an OverflowError, MemoryError is left as it is. */
 static int rewrap(PyObject *exc, const char *fname, const char *what, Py_ssize_t i)
 {
-    PyObject *orig = take_exc();
+    PyObject *orig = cbs_take_exception();
     if (!orig)
         return fail(exc, fname, what, i, "conversion failed");
     if (PyErr_GivenExceptionMatches(orig, PyExc_MemoryError)) {
-        give_exc(orig);
+        cbs_raise_exception(orig);
         return -1;
     }
     fail(PyErr_GivenExceptionMatches(orig, PyExc_OverflowError) ? PyExc_OverflowError : exc,
          fname, what, i, "%S", orig);
-    PyObject *mine = take_exc();
+    PyObject *mine = cbs_take_exception();
     if (!mine) {
         Py_DECREF(orig);
         return -1;
     }
     PyException_SetCause(mine, orig);
-    give_exc(mine);
+    cbs_raise_exception(mine);
     return -1;
 }
 

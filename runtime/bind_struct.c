@@ -3,18 +3,13 @@
  * they convert to belong to the calling module's state (cbs_tables).
  */
 #include "bind_struct.h"
+#include "cubind_compat.h"
 
 #include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <string.h>
 
-/* The unqualified name of a type ("CUDA_MEMCPY2D_st"). */
-static const char *short_name(PyTypeObject *t)
-{
-    const char *dot = strrchr(t->tp_name, '.');
-    return dot ? dot + 1 : t->tp_name;
-}
 
 static void struct_dealloc(PyObject *self);
 
@@ -348,7 +343,7 @@ static PyObject *load(cbs_struct *s, const cbs_field_def *f, unsigned char *p, c
     case CBS_F_BYTES: return PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)f->size);
     }
     PyErr_Format(PyExc_RuntimeError, "%s.%s: the module is being torn down",
-                 short_name(Py_TYPE(s)), f->name);
+                 cbs_short_name(Py_TYPE(s)), f->name);
     return NULL;
 }
 
@@ -382,7 +377,7 @@ PyObject *cbs_struct_get(PyObject *self, void *closure)
 
 static void field_type_error(cbs_struct *s, const cbs_field_def *f, const char *want, PyObject *v)
 {
-    PyErr_Format(PyExc_TypeError, "%s.%s must be %s, not %.100s", short_name(Py_TYPE(s)), f->name,
+    PyErr_Format(PyExc_TypeError, "%s.%s must be %s, not %.100s", cbs_short_name(Py_TYPE(s)), f->name,
                  want, Py_TYPE(v)->tp_name);
 }
 
@@ -432,7 +427,7 @@ static int to_integer(cbs_struct *s, const cbs_field_def *f, PyObject *v, int is
     return 0;
 overflow:
     PyErr_Format(PyExc_OverflowError, "%s.%s = %R does not fit in a %d-bit %s integer",
-                 short_name(Py_TYPE(s)), f->name, n, width, is_signed ? "signed" : "unsigned");
+                 cbs_short_name(Py_TYPE(s)), f->name, n, width, is_signed ? "signed" : "unsigned");
 fail:
     Py_DECREF(n);
     return -1;
@@ -446,7 +441,7 @@ static int to_enum(cbs_struct *s, const cbs_field_def *f, PyObject *v, const cbs
         (t != e->type && t != &PyLong_Type && !PyBool_Check(v) &&
          PyObject_HasAttrString((PyObject *)t, "_value2member_map_"))) {
         char want[160];
-        snprintf(want, sizeof want, "%s or int", short_name(e->type));
+        snprintf(want, sizeof want, "%s or int", cbs_short_name(e->type));
         field_type_error(s, f, want, v);
         return -1;
     }
@@ -496,7 +491,7 @@ static int to_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsign
         if (!PyBuffer_IsContiguous(b, 'A')) {
             Py_DECREF(mv);
             PyErr_Format(PyExc_ValueError, "%s.%s: the buffer must be contiguous",
-                         short_name(Py_TYPE(s)), f->name);
+                         cbs_short_name(Py_TYPE(s)), f->name);
             return -1;
         }
         *out = (unsigned long long)(uintptr_t)b->buf;
@@ -539,7 +534,7 @@ static int convert(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsigned 
         }
         if (isfinite(d) && (d > FLT_MAX || d < -FLT_MAX)) {
             PyErr_Format(PyExc_OverflowError, "%s.%s = %R does not fit in a float",
-                         short_name(Py_TYPE(s)), f->name, v);
+                         cbs_short_name(Py_TYPE(s)), f->name, v);
             return -1;
         }
         float x = (float)d;
@@ -555,7 +550,7 @@ static int convert(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsigned 
     case CBS_F_VALUE_HANDLE:
         if (!tb->handles[f->index])
             break;
-        if (cbs_arg_handle(v, tb->handles[f->index], short_name(Py_TYPE(s)), f->name, &bits) < 0)
+        if (cbs_arg_handle(v, tb->handles[f->index], cbs_short_name(Py_TYPE(s)), f->name, &bits) < 0)
             return -1;
         write_u(buf, f->size, bits);
         return 0;
@@ -564,7 +559,7 @@ static int convert(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsigned 
         if (!t)
             break;
         if (Py_TYPE(v) != t) {
-            field_type_error(s, f, short_name(t), v);
+            field_type_error(s, f, cbs_short_name(t), v);
             return -1;
         }
         cbs_struct *src = (cbs_struct *)v;
@@ -598,7 +593,7 @@ static int convert(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsigned 
         int bad = f->kind == CBS_F_CHARS ? (size_t)b.len > n : (size_t)b.len != n;
         if (bad) {
             PyErr_Format(PyExc_ValueError, "%s.%s takes %s%zu bytes, not %zd",
-                         short_name(Py_TYPE(s)), f->name, f->kind == CBS_F_CHARS ? "at most " : "",
+                         cbs_short_name(Py_TYPE(s)), f->name, f->kind == CBS_F_CHARS ? "at most " : "",
                          n, b.len);
         } else {
             memset(buf, 0, n);
@@ -609,7 +604,7 @@ static int convert(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsigned 
     }
     }
     PyErr_Format(PyExc_RuntimeError, "%s.%s: the module is being torn down",
-                 short_name(Py_TYPE(s)), f->name);
+                 cbs_short_name(Py_TYPE(s)), f->name);
     return -1;
 }
 
@@ -638,7 +633,7 @@ int cbs_struct_set(PyObject *self, PyObject *value, void *closure)
     const cbs_field_def *f = (const cbs_field_def *)closure;
     cbs_struct *s = (cbs_struct *)self;
     if (!value) {
-        PyErr_Format(PyExc_TypeError, "cannot delete %s.%s", short_name(Py_TYPE(s)), f->name);
+        PyErr_Format(PyExc_TypeError, "cannot delete %s.%s", cbs_short_name(Py_TYPE(s)), f->name);
         return -1;
     }
     cbs_tables *tb = tables_of_type(Py_TYPE(self));
@@ -663,7 +658,7 @@ int cbs_struct_set(PyObject *self, PyObject *value, void *closure)
             return -1;
         if ((size_t)PySequence_Fast_GET_SIZE(seq) != n) {
             PyErr_Format(PyExc_ValueError, "%s.%s takes a sequence of %zu items, not %zd",
-                         short_name(Py_TYPE(s)), f->name, n, PySequence_Fast_GET_SIZE(seq));
+                         cbs_short_name(Py_TYPE(s)), f->name, n, PySequence_Fast_GET_SIZE(seq));
             Py_DECREF(seq);
             return -1;
         }
@@ -721,7 +716,7 @@ static PyObject *struct_new(PyTypeObject *t, PyObject *args, PyObject *kwds)
     Py_ssize_t nargs = PyTuple_GET_SIZE(args);
     if (nargs > 1) {
         PyErr_Format(PyExc_TypeError, "%s() takes at most 1 positional argument (%zd given)",
-                     short_name(t), nargs);
+                     cbs_short_name(t), nargs);
         return NULL;
     }
     if (nargs == 1)
@@ -730,7 +725,7 @@ static PyObject *struct_new(PyTypeObject *t, PyObject *args, PyObject *kwds)
         PyObject *kp = PyDict_GetItemString(kwds, "_ptr");
         if (kp && ptr) {
             PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '_ptr'",
-                         short_name(t));
+                         cbs_short_name(t));
             return NULL;
         }
         if (kp)
@@ -740,7 +735,7 @@ static PyObject *struct_new(PyTypeObject *t, PyObject *args, PyObject *kwds)
     if (ptr && ptr != Py_None) {
         if (!PyIndex_Check(ptr)) {
             PyErr_Format(PyExc_TypeError, "%s(): _ptr must be an int address, not %.100s",
-                         short_name(t), Py_TYPE(ptr)->tp_name);
+                         cbs_short_name(t), Py_TYPE(ptr)->tp_name);
             return NULL;
         }
         PyObject *n = PyNumber_Index(ptr);
@@ -773,7 +768,7 @@ static int struct_init(PyObject *self, PyObject *args, PyObject *kwds)
             i++;
         if (i == s->def->nfields) {
             PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%s'",
-                         short_name(Py_TYPE(self)), name);
+                         cbs_short_name(Py_TYPE(self)), name);
             return -1;
         }
         if (cbs_struct_set(self, value, (void *)&s->def->fields[i]) < 0)
@@ -806,7 +801,7 @@ static PyObject *struct_repr(PyObject *self)
     Py_DECREF(parts);
     if (!body)
         return NULL;
-    PyObject *r = PyUnicode_FromFormat("%s(%U)", short_name(Py_TYPE(self)), body);
+    PyObject *r = PyUnicode_FromFormat("%s(%U)", cbs_short_name(Py_TYPE(self)), body);
     Py_DECREF(body);
     return r;
 }
@@ -892,7 +887,7 @@ int cbs_arg_struct(PyObject *o, PyTypeObject *t, int allow_none, const char *fun
         return 0;
     }
     PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s%s, not %.100s", func, param,
-                 short_name(t), allow_none ? " or None" : "", Py_TYPE(o)->tp_name);
+                 cbs_short_name(t), allow_none ? " or None" : "", Py_TYPE(o)->tp_name);
     return -1;
 }
 

@@ -3,55 +3,10 @@
  * belong to the calling module's state.
  */
 #include "bind_support.h"
+#include "cubind_compat.h"
 
 #include <limits.h>
 #include <string.h>
-
-/* PyDict_GetItemRef (3.13+) semantics on every version: 1 and a new
- * reference when found, 0 when absent, -1 with an exception. */
-static int dict_get_ref(PyObject *dict, PyObject *key, PyObject **out)
-{
-#if PY_VERSION_HEX >= 0x030D0000
-    return PyDict_GetItemRef(dict, key, out);
-#else
-    PyObject *v = PyDict_GetItemWithError(dict, key);
-    *out = v ? Py_NewRef(v) : NULL;
-    return v ? 1 : (PyErr_Occurred() ? -1 : 0);
-#endif
-}
-
-/* The raised exception, taken (PyErr_GetRaisedException on every version). */
-static PyObject *take_exception(void)
-{
-#if PY_VERSION_HEX >= 0x030C0000
-    return PyErr_GetRaisedException();
-#else
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
-    PyErr_NormalizeException(&type, &value, &tb);
-    if (tb && value)
-        PyException_SetTraceback(value, tb);
-    Py_XDECREF(type);
-    Py_XDECREF(tb);
-    return value;
-#endif
-}
-
-static void raise_exception(PyObject *exc)
-{
-#if PY_VERSION_HEX >= 0x030C0000
-    PyErr_SetRaisedException(exc);
-#else
-    PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(exc)), exc, PyException_GetTraceback(exc));
-#endif
-}
-
-/* The unqualified name of a type ("CUresult" for "cubind.driver.CUresult"). */
-static const char *short_name(PyTypeObject *t)
-{
-    const char *dot = strrchr(t->tp_name, '.');
-    return dot ? dot + 1 : t->tp_name;
-}
 
 /* ---- arguments ---------------------------------------------------------- */
 
@@ -273,12 +228,12 @@ int cbs_arg_buffer(PyObject *o, int writable, const char *func, const char *para
             view->obj = NULL;
             if (PyErr_ExceptionMatches(PyExc_BufferError)) {
                 /* Name the parameter; the buffer's own error stays the cause. */
-                PyObject *cause = take_exception();
+                PyObject *cause = cbs_take_exception();
                 PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be a %sbuffer (%S)",
                              func, param, writable ? "writable " : "", cause);
-                PyObject *exc = take_exception();
+                PyObject *exc = cbs_take_exception();
                 PyException_SetCause(exc, cause);
-                raise_exception(exc);
+                cbs_raise_exception(exc);
             }
             return -1;
         }
@@ -347,7 +302,7 @@ static PyObject *enum_get_name(PyObject *self, void *closure)
         return NULL;
     }
     PyObject *name = NULL;
-    int found = dict_get_ref(names, key, &name);
+    int found = cbs_dict_get_ref(names, key, &name);
     Py_DECREF(key);
     Py_DECREF(names);
     if (found < 0)
@@ -372,8 +327,8 @@ static PyObject *enum_repr(PyObject *self)
         return NULL;
     }
     PyObject *r = name == Py_None
-                      ? PyUnicode_FromFormat("<%s: %R>", short_name(Py_TYPE(self)), value)
-                      : PyUnicode_FromFormat("<%s.%U: %R>", short_name(Py_TYPE(self)), name,
+                      ? PyUnicode_FromFormat("<%s: %R>", cbs_short_name(Py_TYPE(self)), value)
+                      : PyUnicode_FromFormat("<%s.%U: %R>", cbs_short_name(Py_TYPE(self)), name,
                                              value);
     Py_DECREF(name);
     Py_DECREF(value);
@@ -385,20 +340,20 @@ static PyObject *enum_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     PyObject *value;
     if (kwds && PyDict_GET_SIZE(kwds)) {
-        PyErr_Format(PyExc_TypeError, "%s() takes no keyword arguments", short_name(type));
+        PyErr_Format(PyExc_TypeError, "%s() takes no keyword arguments", cbs_short_name(type));
         return NULL;
     }
-    if (!PyArg_UnpackTuple(args, short_name(type), 1, 1, &value))
+    if (!PyArg_UnpackTuple(args, cbs_short_name(type), 1, 1, &value))
         return NULL;
     PyObject *map = PyObject_GetAttrString((PyObject *)type, "_value2member_map_");
     if (!map)
         return NULL;
     PyObject *key = PyNumber_Long(value);
     PyObject *member = NULL;
-    int found = key ? dict_get_ref(map, key, &member) : -1;
+    int found = key ? cbs_dict_get_ref(map, key, &member) : -1;
     Py_DECREF(map);
     if (found == 0)
-        PyErr_Format(PyExc_ValueError, "%R is not a valid %s", key, short_name(type));
+        PyErr_Format(PyExc_ValueError, "%R is not a valid %s", key, cbs_short_name(type));
     Py_XDECREF(key);
     return found > 0 ? member : NULL;
 }
@@ -535,7 +490,7 @@ int cbs_enum_create(PyObject *module, const cbs_enum_def *def, cbs_enum *e)
     if (enum_populate(e, def, by_name, v2m, v2n, dict) < 0)
         goto done;
     PyType_Modified(e->type);
-    rc = PyModule_AddObjectRef(module, short_name(e->type), (PyObject *)e->type);
+    rc = PyModule_AddObjectRef(module, cbs_short_name(e->type), (PyObject *)e->type);
 done:
     Py_XDECREF(by_name);
     Py_XDECREF(v2m);
@@ -579,11 +534,11 @@ int cbs_arg_enum(PyObject *o, const cbs_enum *e, long long min, long long max, c
          * unless it is a plain int subclass that is not an enum. */
         if (!PyLong_Check(o) || PyObject_HasAttrString((PyObject *)t, "_value2member_map_")) {
             PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s or int, not %.100s",
-                         func, param, short_name(e->type), t->tp_name);
+                         func, param, cbs_short_name(e->type), t->tp_name);
             return -1;
         }
     }
-    return cbs_arg_signed(o, min, max, func, param, short_name(e->type), out);
+    return cbs_arg_signed(o, min, max, func, param, cbs_short_name(e->type), out);
 }
 
 /* ---- handles -------------------------------------------------------------- */
@@ -649,10 +604,10 @@ static int handle_init(PyObject *self, PyObject *args, PyObject *kwds)
             bits = handle_bits((const cbs_handle *)init);
         } else if (is_handle_type(it)) {
             PyErr_Format(PyExc_TypeError, "%s(): init_value must be %s or int, not %.100s",
-                         short_name(Py_TYPE(self)), short_name(Py_TYPE(self)), it->tp_name);
+                         cbs_short_name(Py_TYPE(self)), cbs_short_name(Py_TYPE(self)), it->tp_name);
             return -1;
-        } else if (handle_from_int(init, (cbs_handle_kind)h->kind, short_name(Py_TYPE(self)),
-                                   "init_value", short_name(Py_TYPE(self)), &bits) < 0) {
+        } else if (handle_from_int(init, (cbs_handle_kind)h->kind, cbs_short_name(Py_TYPE(self)),
+                                   "init_value", cbs_short_name(Py_TYPE(self)), &bits) < 0) {
             return -1;
         }
     }
@@ -672,12 +627,12 @@ static PyObject *handle_repr(PyObject *self)
     if (h->kind == CBS_HANDLE_POINTER) {
         char hex[24];
         snprintf(hex, sizeof hex, "0x%llx", handle_bits(h));
-        return PyUnicode_FromFormat("<%s %s>", short_name(Py_TYPE(self)), hex);
+        return PyUnicode_FromFormat("<%s %s>", cbs_short_name(Py_TYPE(self)), hex);
     }
     PyObject *v = handle_int(self);
     if (!v)
         return NULL;
-    PyObject *r = PyUnicode_FromFormat("<%s %R>", short_name(Py_TYPE(self)), v);
+    PyObject *r = PyUnicode_FromFormat("<%s %R>", cbs_short_name(Py_TYPE(self)), v);
     Py_DECREF(v);
     return r;
 }
@@ -774,7 +729,7 @@ PyTypeObject *cbs_handle_type_create(PyObject *module, const char *qualname, cbs
     PyTypeObject *t = (PyTypeObject *)PyType_FromModuleAndSpec(module, &spec, NULL);
     if (!t)
         return NULL;
-    if (PyModule_AddObjectRef(module, short_name(t), (PyObject *)t) < 0) {
+    if (PyModule_AddObjectRef(module, cbs_short_name(t), (PyObject *)t) < 0) {
         Py_DECREF(t);
         return NULL;
     }
@@ -816,10 +771,10 @@ int cbs_arg_handle(PyObject *o, PyTypeObject *t, const char *func, const char *p
     if (is_handle_type(ot) || (PyLong_Check(o) && ot != &PyLong_Type && !PyBool_Check(o) &&
                                PyObject_HasAttrString((PyObject *)ot, "_value2member_map_"))) {
         PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s, int or None, not %.100s",
-                     func, param, short_name(t), ot->tp_name);
+                     func, param, cbs_short_name(t), ot->tp_name);
         return -1;
     }
-    return handle_from_int(o, (cbs_handle_kind)kind_of_type(t), func, param, short_name(t), bits);
+    return handle_from_int(o, (cbs_handle_kind)kind_of_type(t), func, param, cbs_short_name(t), bits);
 }
 
 /* ---- driver entry points -------------------------------------------------- */

@@ -19,8 +19,12 @@ if [ -n "$(ls -A "$regs" 2>/dev/null)" ]; then
     [ $status = 0 ] || { echo "$name: a regression input fails:"; tail -40 "$tmp/reg.log"; }
 fi
 if [ $status = 0 ]; then
+    # git keeps no empty folders: pass the regressions only where there are some
+    dirs="$tmp/corpus $seeds"
+    [ -d "$regs" ] && dirs="$dirs $regs"
+    # shellcheck disable=SC2086
     "$fuzzer" $opts -max_total_time="$secs" -artifact_prefix="$tmp/art/" \
-        "$tmp/corpus" "$seeds" "$regs" >"$tmp/run.log" 2>&1 || status=1
+        $dirs >"$tmp/run.log" 2>&1 || status=1
     grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$tmp/run.log" | sed "s/^/$name: /"
     [ $status = 0 ] || { echo "$name: the fuzzer found a failure:"; tail -60 "$tmp/run.log"; }
 fi
