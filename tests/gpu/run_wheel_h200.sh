@@ -1,0 +1,29 @@
+#!/bin/sh
+# tests/gpu/run_wheel_h200.sh — on the GPU machine: builds the cp312 wheel
+# with pip through the in-tree backend (committed out/, no libclang), installs
+# it into a fresh venv offline, and runs the GPU tests against the installed
+# package (not the build tree). Log: $OUT/wheel-gpu.log.
+set -u
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=${OUT:-/tmp/cubind-gpu-out}
+mkdir -p "$OUT"
+{
+    cd "$repo" || exit 1
+    rm -rf /tmp/wh /tmp/env
+    python3 -m pip wheel . --no-deps --no-index -w /tmp/wh \
+        --config-settings configure-args="--no-generator --no-install" || exit 1
+    ls /tmp/wh
+    python3 -m venv /tmp/env && /tmp/env/bin/python -m pip install -q --no-index /tmp/wh/cubind-*.whl || exit 1
+    # the machine's python3 is itself a venv: let the new one see its pytest and cuda.bindings
+    sp=$(ls -d /tmp/env/lib/python3*/site-packages)
+    python3 -c "import site; print('\n'.join(site.getsitepackages()))" > "$sp/zz_outer.pth"
+    cd /tmp || exit 1
+    for impl in cubind cubind.cu; do
+        echo "### CUBIND_GPU_IMPL=$impl, cubind from the installed wheel"
+        files="$repo/tests/gpu"
+        [ "$impl" = cubind.cu ] && files="$repo/tests/gpu/test_scenarios_gpu.py"
+        CUBIND_GPU_IMPL=$impl /tmp/env/bin/python "$repo/tests/wheel/run_installed.py" -q \
+            -c "$repo/pytest.ini" --rootdir "$repo" $files
+    done
+} > "$OUT/wheel-gpu.log" 2>&1
+tail -8 "$OUT/wheel-gpu.log"
