@@ -141,6 +141,9 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
     tv_set_str(p, "enum_name", pc->enum_index >= 0 ? m->enums[pc->enum_index].name : "");
     tv_set_str(p, "handle_name", pc->handle ? pc->handle : "");
     tv_set_int(p, "record_index", pc->record_index);
+    tv_set_str(p, "struct_name", pc->record_index >= 0 ? m->records[pc->record_index].name : "");
+    tv_set_bool(p, "struct_named", pc->record_index >= 0 && !m->records[pc->record_index].is_nested &&
+                                        !strchr(m->records[pc->record_index].name, '<'));
     int has_count = pc->count_index >= 0 && pc->shape != SH_KERNEL_PARAMS;
     tv_set_str(p, "count_cname", has_count ? f->params[pc->count_index].name : "");
     tv_set_str(p, "count_pyname", has_count ? fc->params[pc->count_index].pyname : "");
@@ -240,6 +243,8 @@ static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_c
     tv_set_int(fn, "nout", nout);
     tv_set_bool(fn, "has_inputs", nin > 0);
     tv_set_bool(fn, "has_outputs", nout > 0);
+    tv_set_bool(fn, "one_output", nout == 1);
+    tv_set_bool(fn, "many_outputs", nout > 1);
     tv_set_bool(fn, "keep_gil", fc->keep_gil);
     tv_set_bool(fn, "unloads_kernels", fc->unloads_kernels);
 
@@ -325,6 +330,7 @@ static tv *enums_value(const cb_model *m)
         for (size_t k = 0; k < e->nitems; k++) {
             tv *it = tv_map();
             tv_set_str(it, "name", e->items[k].name);
+            tv_set_str(it, "enum_class", e->name);
             tv_set(it, "value", ll_literal(e->items[k].value));
             tv_push(items, it);
         }
@@ -383,6 +389,7 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     tv_set(root, "handles", handles);
     tv_set_int(root, "nhandles", (long long)nhc);
     tv_set(root, "structs", structs_value(m, rules));
+    tv_set_bool(root, "raising", 0);
 
     tv_set(root, "procs", procs_value(m));
     tv_set_int(root, "nprocs", (long long)m->nfunctions);
@@ -523,6 +530,16 @@ static int render_one(render_output *out, const tmpl_set *ts, const cb_model *m,
     return 0;
 }
 
+/* The typing stub of one face: the driver module's data, read by the stub
+ * templates (which say what `raising` changes). */
+static tv *stub_context(const cb_model *m, const cb_classes *c, const cb_rules *rules, int raising)
+{
+    tv *root = driver_context(m, c, rules);
+    tv_set_bool(root, "raising", raising);
+    tv_set_str(root, "face", raising ? "cubind.cu" : "cubind.driver");
+    return root;
+}
+
 int render_all(render_output *out, const tmpl_set *ts, const cb_model *m, const cb_classes *c,
                const cb_rules *rules, char *err, size_t errlen)
 {
@@ -534,7 +551,11 @@ int render_all(render_output *out, const tmpl_set *ts, const cb_model *m, const 
         render_one(out, ts, m, "report.txt", "unsupported.txt", report_context(m, c), 0, err,
                    errlen) < 0 ||
         render_one(out, ts, m, "consumer/cubind_driver_api.h", "cubind_driver_api.h",
-                   consumer_context(m, c), 1, err, errlen) < 0) {
+                   consumer_context(m, c), 1, err, errlen) < 0 ||
+        render_one(out, ts, m, "stubs/module.pyi", "driver.pyi", stub_context(m, c, rules, 0), 0,
+                   err, errlen) < 0 ||
+        render_one(out, ts, m, "stubs/module.pyi", "cu.pyi", stub_context(m, c, rules, 1), 0,
+                   err, errlen) < 0) {
         render_output_free(out);
         return -1;
     }

@@ -178,7 +178,8 @@ static char *identifier(const char *name)
     return s;
 }
 
-static void add_alias(tv *aliases, const char **seen, size_t *nseen, const char *name, size_t idx)
+static void add_alias(tv *aliases, const char **seen, size_t *nseen, const char *name, size_t idx,
+                      const char *target)
 {
     if (!name || !*name || strchr(name, '<') || strchr(name, '.'))
         return;
@@ -189,6 +190,8 @@ static void add_alias(tv *aliases, const char **seen, size_t *nseen, const char 
     tv *a = tv_map();
     tv_set_str(a, "name", name);
     tv_set_int(a, "index", (long long)idx);
+    tv_set_str(a, "target", target);            /* the class it names */
+    tv_set_bool(a, "is_alias", strcmp(name, target) != 0);
     tv_push(aliases, a);
 }
 
@@ -230,6 +233,7 @@ tv *structs_value(const cb_model *m, const cb_rules *rules)
         add_fields(m, rules, r, 0, fields, &n);
         tv_set(rv, "fields", fields);
         tv_set_int(rv, "nfields", n);
+        tv_set_bool(rv, "exported", !anon_member[i]);
 
         strbuf doc = {0};
         sb_printf(&doc, "%s(_ptr=0, **fields)\n--\n\n%s %s", nm.names[i],
@@ -246,11 +250,11 @@ tv *structs_value(const cb_model *m, const cb_rules *rules)
 
         if (anon_member[i])
             continue;
-        add_alias(aliases, seen, &nseen, nm.names[i], i);
-        add_alias(aliases, seen, &nseen, r->tag, i);
-        add_alias(aliases, seen, &nseen, r->name, i);
+        add_alias(aliases, seen, &nseen, nm.names[i], i, nm.names[i]);
+        add_alias(aliases, seen, &nseen, r->tag, i, nm.names[i]);
+        add_alias(aliases, seen, &nseen, r->name, i, nm.names[i]);
         for (size_t a = 0; a < r->naliases; a++)
-            add_alias(aliases, seen, &nseen, r->aliases[a], i);
+            add_alias(aliases, seen, &nseen, r->aliases[a], i, nm.names[i]);
     }
     tv_set(root, "records", records);
     tv_set_int(root, "count", (long long)m->nrecords);

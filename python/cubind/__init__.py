@@ -16,7 +16,7 @@ cu = driver._cu
 _sys.modules[__name__ + ".cu"] = cu
 
 
-def get_include():
+def get_include() -> str:
     """The directory of cubind's C headers (cubind_driver_api.h), for ``-I``."""
     return _os.path.join(_os.path.dirname(__file__), "include")
 

@@ -1,0 +1,76 @@
+"""The generated typing stubs (out/driver.pyi, out/cu.pyi, installed beside
+the extensions) are accepted by a type checker, describe every bound
+function of both faces, and let the checker catch misuse."""
+import ast
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+PKG = ROOT / "build" / "python"
+
+GOOD = """
+import cubind
+import cubind.cu as cu
+import cubind.driver as d
+
+err, dev = d.cuDeviceGet(0)
+if err == d.CUresult.CUDA_SUCCESS and dev is not None:
+    n: int = cu.cuDeviceGetAttribute(d.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, dev)
+    ctx: d.CUcontext = cu.cuDevicePrimaryCtxRetain(dev)
+    stream: d.CUstream = cu.cuStreamCreate(0)
+    free, total = cu.cuMemGetInfo()
+    desc = d.CUDA_MEMCPY2D()
+    name: bytes = cu.cuDeviceGetName(64, dev)
+    cu.cuInit(0)
+    include: str = cubind.get_include()
+"""
+
+BAD = """
+import cubind.cu as cu
+import cubind.driver as d
+d.cuDeviceGet("zero")
+text: str = d.cuInit(0)
+cu.cuDeviceGet(0, 1)
+"""
+
+
+def mypy(tmp_path, source):
+    sample = tmp_path / "sample.py"
+    sample.write_text(source)
+    env = dict(os.environ, MYPYPATH=str(PKG))
+    return subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental",
+                           "--cache-dir", str(tmp_path / "cache"), str(sample)],
+                          capture_output=True, text=True, env=env, cwd=tmp_path)
+
+
+def test_stubs_list_every_bound_function_of_both_faces():
+    bound = set()
+    for line in (ROOT / "out" / "driver.c").read_text().splitlines():
+        if line.startswith("static PyObject *impl_"):
+            bound.add(line.split("impl_", 1)[1].split("(", 1)[0])
+    assert len(bound) > 400
+    for stub in ("driver.pyi", "cu.pyi"):
+        tree = ast.parse((ROOT / "out" / stub).read_text())
+        defs = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+        assert {n for n in defs if n.startswith("cu")} == bound, stub
+        assert (PKG / "cubind" / stub).read_text() == (ROOT / "out" / stub).read_text()
+    assert (PKG / "cubind" / "py.typed").exists()
+
+
+def test_type_checker_accepts_correct_use(tmp_path):
+    pytest.importorskip("mypy")
+    r = mypy(tmp_path, GOOD)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_type_checker_catches_misuse(tmp_path):
+    pytest.importorskip("mypy")
+    r = mypy(tmp_path, BAD)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert 'Argument 1 to "cuDeviceGet" has incompatible type "str"; expected "int"' in r.stdout
+    assert 'Incompatible types in assignment' in r.stdout
+    assert 'Too many arguments for "cuDeviceGet"' in r.stdout
