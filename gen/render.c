@@ -151,6 +151,9 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
     tv_set_bool(p, "count_is_inout",
                 pc->count_index >= 0 && fc->params[pc->count_index].shape == SH_COUNT_INOUT);
     tv_set_int(p, "fixed_len", pc->fixed_len);
+    /* a fixed array of char is a byte string (cuDeviceGetLuid's luid) */
+    tv_set_bool(p, "fixed_bytes", pc->shape == SH_OUT_FIXED && pc->value->kind == TY_INT &&
+                                      pc->value->size == 1 && strstr(pc->value->canon, "char"));
     int cb = pc->shape == SH_CALLBACK;
     const char *kind = cb ? pc->callback_kind : "";
     tv_set_str(p, "callback_kind", strcmp(kind, "host") == 0     ? "CUBIND_CB_HOST"
