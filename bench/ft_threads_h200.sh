@@ -1,0 +1,21 @@
+#!/bin/sh
+# bench/ft_threads_h200.sh ORIG_TARBALL — on the GPU machine: builds
+# free-threaded CPython 3.13 from Debian's python3.13 orig tarball (carried
+# there; the machine reaches no registry), builds cubind for it from the
+# committed out/, and runs bench/ft_threads.py. Log: $OUT/ft-threads.log.
+set -eu
+tarball=$1
+OUT=${OUT:-/tmp/cubind-gpu-out}
+T=/tmp/pyft
+{
+    rm -rf "$T" && mkdir -p "$T/src"
+    tar -xJf "$tarball" -C "$T/src" --strip-components=1
+    (cd "$T/src" && ./configure -q --disable-gil --disable-test-modules --prefix="$T/inst" \
+        && make -s -j16 && make -s install) > "$T/build.log" 2>&1 || { tail -30 "$T/build.log"; exit 1; }
+    py=$T/inst/bin/python3.13t
+    "$py" -c 'import sys; print(sys.version, "GIL enabled:", sys._is_gil_enabled())'
+    ./configure --no-generator --no-install --python "$py" && ninja bindings
+    nvcc -ptx -arch=sm_90 -o "$T/kernels.ptx" bench/kernels.cu
+    PYTHONPATH=build/python "$py" bench/ft_threads.py "$T/kernels.ptx"
+} > "$OUT/ft-threads.log" 2>&1
+tail -8 "$OUT/ft-threads.log"
