@@ -70,15 +70,8 @@ long long fakecuda_last_proc_flags(const char *name)
 #include "cubind_rt.h"
 #include "rt_loader.h"
 
-static int failures;
+#include "check.h"
 
-#define CHECK(cond)                                                          \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            fprintf(stderr, "  FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                      \
-        }                                                                    \
-    } while (0)
 
 #define MISSING_LIB "/nonexistent-cubind-test-dir/libcuda.so.1"
 #define NTHREADS 16
