@@ -409,16 +409,6 @@ def main():
                     except ALLOWED as e:
                         outcomes[type(e).__name__] += 1
                         continue
-                    except BufferError as e:
-                        # KNOWN BUG (tests/fuzz/README.md): cbs_arg_buffer lets
-                        # PyObject_GetBuffer's BufferError through for a
-                        # read-only buffer given to a writable `void *`; the
-                        # design wants a TypeError naming the parameter.
-                        if STRICT or "not writable" not in str(e):
-                            failures.append((name, face, args, kwargs, traceback.format_exc()))
-                        else:
-                            outcomes["BufferError (known bug)"] += 1
-                        continue
                     except MemoryError:
                         if any(big(v) for v in list(args) + list(kwargs.values())):
                             outcomes["MemoryError"] += 1

@@ -112,7 +112,7 @@ def sweep(fn, normal, limit=400, settle=8):
 
 total_mem = [0]
 # Known (tests/fuzz/README.md): the (values, types) kernelParams form leaks
-# Python objects on every call, failing allocations or not.
+# when an allocation fails inside it (normal calls do not).
 KNOWN_LEAKS = {"launch typed values"}
 
 
