@@ -153,11 +153,23 @@ static size_t common_prefix(const char *a, const char *b)
 }
 
 /* The count parameter paired with array parameter `self`, or -1: the rule
- * `count F P C` if any, else the only count-named integer parameter, else
- * the one whose name (after "num") shares the longest prefix with it. */
-static int paired_count(const cb_function *f, const cb_rules *rules, const cb_param *self)
+ * `count F P C` (or `C-N`: N fewer elements than C says) if any, else the
+ * only count-named integer parameter, else the one whose name (after "num")
+ * shares the longest prefix with it. *less receives N (0 without a rule). */
+static int paired_count_less(const cb_function *f, const cb_rules *rules, const cb_param *self,
+                             int *less)
 {
     cb_rule *r = rules_find2(rules, "count", f->name, self->name);
+    char base[128] = "";
+    *less = 0;
+    if (r) {
+        snprintf(base, sizeof base, "%s", r->args[2]);
+        char *minus = strchr(base, '-');
+        if (minus) {
+            *less = atoi(minus + 1);
+            *minus = '\0';
+        }
+    }
     int best = -1;
     size_t best_len = 0;
     for (size_t i = 0; i < f->nparams; i++) {
@@ -165,7 +177,7 @@ static int paired_count(const cb_function *f, const cb_rules *rules, const cb_pa
         if (p == self || !is_int_or_int_pointer(p->type))
             continue;
         if (r) {
-            if (strcmp(p->name, r->args[2]) == 0)
+            if (strcmp(p->name, base) == 0)
                 return (int)i;
             continue;
         }
@@ -184,6 +196,12 @@ static int paired_count(const cb_function *f, const cb_rules *rules, const cb_pa
         }
     }
     return best;
+}
+
+static int paired_count(const cb_function *f, const cb_rules *rules, const cb_param *self)
+{
+    int less;
+    return paired_count_less(f, rules, self, &less);
 }
 
 static const char *reason(cb_model *m, const cb_param *p, const char *what)
@@ -358,7 +376,7 @@ static void provided_input(cb_model *m, const cb_rules *rules, const cb_function
                            const cb_param *p, const cb_type *pt, cb_pclass *pc)
 {
     pc->elem = elem_kind(m, rules, pt, pc);
-    pc->count_index = paired_count(f, rules, p);
+    pc->count_index = paired_count_less(f, rules, p, &pc->count_less);
     if (pc->elem == EK_NONE || pc->elem == EK_POINTER)
         pc->shape = SH_UNSUPPORTED;
     else if (pc->count_index >= 0 && f->params[pc->count_index].type->kind == TY_INT)

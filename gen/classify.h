@@ -64,6 +64,8 @@ typedef struct cb_pclass {
     int count_index;          /* arrays: index of the count parameter, else -1;
                                  SH_KERNEL_PARAMS: index of the CUfunction */
     long long fixed_len;      /* SH_*_FIXED: element count */
+    int count_less;           /* SH_IN_ARRAY: holds count - count_less elements
+                                 (a `count F P C-N` rule: globalStrides) */
     int data_index;           /* SH_CALLBACK: index of its SH_CALLBACK_DATA */
     int stream_index;         /* SH_CALLBACK: the CUstream parameter, or -1 */
     const char *callback_kind;/* SH_CALLBACK: "host", "stream" or "destroy" */

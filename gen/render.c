@@ -151,6 +151,7 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
     tv_set_bool(p, "count_is_inout",
                 pc->count_index >= 0 && fc->params[pc->count_index].shape == SH_COUNT_INOUT);
     tv_set_int(p, "fixed_len", pc->fixed_len);
+    tv_set_int(p, "count_less", pc->count_less);
     /* a fixed array of char is a byte string (cuDeviceGetLuid's luid) */
     tv_set_bool(p, "fixed_bytes", pc->shape == SH_OUT_FIXED && pc->value->kind == TY_INT &&
                                       pc->value->size == 1 && strstr(pc->value->canon, "char"));

@@ -20,7 +20,8 @@
  *   fixed FUNCTION PARAM N   a T * parameter of exactly N elements
  *   count FUNCTION PARAM COUNT
  *                            the array PARAM is counted by COUNT (where the
- *                            general pairing by name cannot tell)
+ *                            general pairing by name cannot tell); COUNT-N
+ *                            when it holds N fewer elements than COUNT says
  *   kernel-params FUNCTION PARAM KERNEL
  *                            `void **PARAM` holds the parameters of the
  *                            kernel KERNEL (a CUfunction parameter), packed

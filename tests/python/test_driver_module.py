@@ -212,3 +212,15 @@ def test_result_tuples_held_by_the_caller_never_change(drv):
     assert int(r0[1]) == 0 and int(r1[1]) == 1
     values = [int(drv.cuDeviceGet(i % 2)[1]) for i in range(100)]
     assert values == [i % 2 for i in range(100)]
+
+
+def test_arrays_counted_by_another_parameter_minus_n(drv):
+    import cubind
+    # globalStrides holds tensorRank - 1 elements (rule `count ... tensorRank-1`).
+    with pytest.raises(ValueError, match="'globalStrides' has 1 elements, fewer than the 2"):
+        drv.cuTensorMapEncodeTiled(0, 3, 0, [1, 2, 3], [3], [1, 1, 1], [1, 1, 1], 0, 0, 0, 0)
+    with pytest.raises(ValueError, match="'elementStrides' has 1 elements, fewer than the 2"):
+        drv.cuTensorMapEncodeTiled(0, 2, 0, [1, 2], [3], [1, 1], [1], 0, 0, 0, 0)
+    # Right lengths pass conversion and reach the driver (the fake lacks it).
+    with pytest.raises(cubind.FunctionNotFoundError, match="cuTensorMapEncodeTiled"):
+        drv.cuTensorMapEncodeTiled(0, 2, 0, [1, 2], [8], [1, 1], [1, 1], 0, 0, 0, 0)
