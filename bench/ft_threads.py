@@ -8,6 +8,7 @@ import threading
 import time
 
 import cubind.cu as cu
+import cubind.driver as drv
 
 assert not sys._is_gil_enabled(), "run this on a free-threaded build"
 cu.cuInit(0)
@@ -22,28 +23,36 @@ P_TYPE = cu.CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE
 
 
 def rate(make_work, nthreads, calls):
+    """Million calls per second over all threads: every call of every thread
+    over the span from the first thread's start to the last one's end (each
+    thread stamps its own loop, as c_bench does, so a late wake-up of the
+    main thread cannot shorten or stretch the span)."""
     works = [make_work() for _ in range(nthreads)]
-    barrier = threading.Barrier(nthreads + 1)
+    barrier = threading.Barrier(nthreads)
+    spans = [None] * nthreads
 
-    def run(work):
+    def run(i, work):
         cu.cuCtxSetCurrent(ctx)
         barrier.wait()
+        t0 = time.perf_counter()
         work(calls)
+        spans[i] = (t0, time.perf_counter())
 
-    ts = [threading.Thread(target=run, args=(w,)) for w in works]
+    ts = [threading.Thread(target=run, args=(i, w)) for i, w in enumerate(works)]
     for t in ts:
         t.start()
-    barrier.wait()
-    t0 = time.perf_counter()
     for t in ts:
         t.join()
-    return nthreads * calls / (time.perf_counter() - t0) / 1e6
+    start = min(s[0] for s in spans)
+    end = max(s[1] for s in spans)
+    return nthreads * calls / (end - start) / 1e6
 
 
-# Each thread makes its own argument objects: on a free-threaded build, an
+# Each thread makes its own handle objects: on a free-threaded build, an
 # object made by another thread is reference-counted with atomics, and eight
 # threads passing the same one contend on its count (a CPython effect, not
-# the binding's).
+# the binding's). The functions and enum members are shared by all threads
+# as users share them: cubind makes them immortal (cbs_make_immortal).
 def attr_work():
     f = cu.cuDeviceGetAttribute
 
@@ -51,6 +60,26 @@ def attr_work():
         attr, d = int(A_SM), cu.CUdevice(int(dev))
         for _ in range(n):
             f(attr, d)
+    return work
+
+
+def attr_member_work():
+    f = cu.cuDeviceGetAttribute
+
+    def work(n):
+        d = cu.CUdevice(int(dev))
+        for _ in range(n):
+            f(A_SM, d)
+    return work
+
+
+def attr_driver_work():
+    f = drv.cuDeviceGetAttribute
+
+    def work(n):
+        d = drv.CUdevice(int(dev))
+        for _ in range(n):
+            f(A_SM, d)
     return work
 
 
@@ -69,20 +98,24 @@ def launch_work():
     f = cu.cuLaunchKernel
 
     def work(n):
+        k = cu.CUfunction(int(empty))
         for _ in range(n):
-            f(empty, 1, 1, 1, 1, 1, 1, 0, stream, None, None)
+            f(k, 1, 1, 1, 1, 1, 1, 0, stream, None, None)
         cu.cuStreamSynchronize(stream)
     return work
 
 
 rows = []
-for case, make, calls in [("device_get_attribute", attr_work, 200000),
-                          ("pointer_get_attribute", pointer_work, 100000),
+for case, make, calls in [("device_get_attribute", attr_work, 1000000),
+                          ("device_get_attribute (enum member)", attr_member_work, 1000000),
+                          ("device_get_attribute (cubind.driver)", attr_driver_work, 1000000),
+                          ("pointer_get_attribute", pointer_work, 300000),
                           ("launch_empty_kernel", launch_work, 20000)]:
     r = {}
     for t in (1, 2, 4, 8):
         r[t] = max(rate(make, t, calls) for _ in range(3))
-        print(json.dumps({"impl": "cubind.cu (3.13t)", "case": case, "threads": t,
+        impl = "cubind.driver (3.13t)" if "cubind.driver" in case else "cubind.cu (3.13t)"
+        print(json.dumps({"impl": impl, "case": case, "threads": t,
                           "mcalls_per_s": round(r[t], 3)}), flush=True)
     rows.append((case, r))
 print()

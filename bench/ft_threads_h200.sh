@@ -17,5 +17,10 @@ T=/tmp/pyft
     ./configure --no-generator --no-install --python "$py" && ninja bindings
     nvcc -ptx -arch=sm_90 -o "$T/kernels.ptx" bench/kernels.cu
     PYTHONPATH=build/python "$py" bench/ft_threads.py "$T/kernels.ptx"
+    # The same thread cases from plain C, in the same run: the driver's own
+    # scaling is the ceiling (cuPointerGetAttribute takes a driver lock).
+    gcc -std=c11 -O2 -I"${CUDA_HOME:-/usr/local/cuda}/include" bench/c_bench.c -o "$T/c_bench" -ldl -pthread
+    nvcc -cubin -arch=sm_90 -o "$T/kernels.cubin" bench/kernels.cu
+    "$T/c_bench" --image "$T/kernels.cubin" --n 1000 --n-launch 100 --reps 1 | grep '"threads"'
 } > "$OUT/ft-threads.log" 2>&1
 tail -8 "$OUT/ft-threads.log"

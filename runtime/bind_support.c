@@ -808,6 +808,22 @@ int cbs_module_add(PyObject *module, const char *name, PyObject *v)
     return rc;
 }
 
+void cbs_share_module_objects(PyObject *module, const cbs_enum *enums, size_t n)
+{
+    if (PyInterpreterState_Get() != PyInterpreterState_Main())
+        return;
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    PyObject *dict = PyModule_GetDict(module);
+    while (PyDict_Next(dict, &pos, &key, &value)) {
+        if (PyCFunction_Check(value) || (PyType_Check(value) && !PyExceptionClass_Check(value)))
+            cbs_make_immortal(value);
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < enums[i].n; k++)
+            cbs_make_immortal(enums[i].members[k]);
+}
+
 /* ---- import ------------------------------------------------------------- */
 
 const cubind_rt_api *cbs_import_runtime(PyObject **runtime_module)

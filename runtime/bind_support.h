@@ -152,6 +152,13 @@ static inline void *cbs_proc_get(const cubind_rt_api *rt, _Atomic(void *) *slot,
 /* Adds v to module as name, stealing the reference (also on failure). */
 int cbs_module_add(PyObject *module, const char *name, PyObject *v);
 
+/* Free-threaded builds, main interpreter only: makes the objects every
+ * thread uses immortal (cbs_make_immortal: no shared reference count to
+ * contend on): module's functions and types (exception classes excepted)
+ * and the members of its n enums. Call at the end of the module's exec,
+ * before the module is visible to other threads. No-op elsewhere. */
+void cbs_share_module_objects(PyObject *module, const cbs_enum *enums, size_t n);
+
 /* ---- import ------------------------------------------------------------- */
 
 /* Imports cubind._runtime, checks its capsule signature (ImportError naming

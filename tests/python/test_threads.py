@@ -38,6 +38,37 @@ def test_gil_stays_disabled_on_free_threaded_builds():
             assert not sys._is_gil_enabled()
 
 
+def test_shared_objects_are_immortal_on_free_threaded_builds():
+    """Functions, enum members and types are used by every thread; on a
+    free-threaded build they are immortal (cbs_make_immortal), so taking a
+    reference costs no atomic on a shared count. On a GIL build they stay
+    ordinary objects."""
+    import sysconfig
+    import cubind.cu as cu
+    import cubind.driver as d
+    shared = [d.cuDeviceGetAttribute, cu.cuDeviceGetAttribute, d.CUresult.CUDA_SUCCESS,
+              d.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d.CUstream,
+              d.CUresult]
+    free_threaded = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+    for o in shared:
+        before = sys.getrefcount(o)
+        refs = [o] * 1000
+        grew = sys.getrefcount(o) - before
+        del refs
+        assert grew == (0 if free_threaded else 1000), (o, grew)
+    # A subinterpreter's objects stay mortal (they are freed with it).
+    proc = run_python(
+        "import sys, sysconfig, _interpreters as I\n"
+        "i = I.create()\n"
+        "I.run_string(i, 'import sys, cubind.cu as cu\\n'\n"
+        "  'f = cu.cuDeviceGetAttribute; b = sys.getrefcount(f); r = [f] * 10\\n'\n"
+        "  'assert sys.getrefcount(f) - b == 10, sys.getrefcount(f) - b')\n"
+        "I.destroy(i)\n"
+        "print('ok')\n") if sys.version_info >= (3, 13) else None
+    if proc is not None:
+        assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
+
+
 def test_import_does_not_warn_about_the_gil():
     proc = run_python("import warnings; warnings.simplefilter('error'); import cubind.driver, cubind.cu; print('ok')")
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
