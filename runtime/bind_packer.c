@@ -418,6 +418,16 @@ static int put_plain(PyObject *v, size_t size, unsigned char *dst, const char *f
         return put_plain_int(v, size, dst, fname, i);
     if (PyFloat_CheckExact(v))
         return put_float(PyFloat_AS_DOUBLE(v), size, dst, fname, i);
+    if (cbs_is_handle(v)) {
+        /* The common case after int and float: its value, as int, without
+         * the attribute lookups below (a failed lookup costs an exception). */
+        PyObject *n = PyNumber_Index(v);
+        if (!n)
+            return rewrap(PyExc_TypeError, fname, "kernel parameter", i);
+        int rc = put_plain_int(n, size, dst, fname, i);
+        Py_DECREF(n);
+        return rc;
+    }
     int r = put_buffer_exact(v, size, dst, fname, "kernel parameter", i);
     if (r != 0)
         return r < 0 ? -1 : 0;

@@ -702,6 +702,11 @@ static int is_handle_type(PyTypeObject *t)
     return kind_of_type(t) >= 0;
 }
 
+int cbs_is_handle(PyObject *o)
+{
+    return is_handle_type(Py_TYPE(o));
+}
+
 static PyMethodDef handle_methods[] = {
     {"getPtr", handle_getptr, METH_NOARGS,
      "Address of the C value this object holds (for passing to C)."},

@@ -119,6 +119,9 @@ PyObject *cbs_handle_new(PyTypeObject *t, unsigned long long bits);
 /* prev (a new reference) when it is a handle of type t holding bits (handles
  * are immutable, so it can be returned again), else cbs_handle_new. */
 PyObject *cbs_handle_reuse(PyObject *prev, PyTypeObject *t, unsigned long long bits);
+/* 1 when o is a cubind handle of any class, else 0. Cheap (compares the
+ * type's constructor); never raises. */
+int cbs_is_handle(PyObject *o);
 /* Accepts None (0), an instance of t, or an int in the C type's range;
  * an instance of another handle class is a TypeError. */
 int cbs_arg_handle(PyObject *o, PyTypeObject *t, const char *func, const char *param,
