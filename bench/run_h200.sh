@@ -16,6 +16,7 @@
 #
 # Overrides (environment): PYTHON (default: python3 on PATH), BENCH_N
 # (200000 calls), BENCH_N_LAUNCH (20000 launches), BENCH_REPS (3),
+# BENCH_ROUNDS (1: every implementation once; K: K interleaved rounds, best kept),
 # BENCH_THREAD_CALLS (C: 200000 per thread; Python: a quarter of it),
 # BENCH_THREAD_LAUNCHES (5000 per thread), CUDA_HOME (/usr/local/cuda).
 set -u
@@ -36,7 +37,7 @@ exec > >(tee "$OUT/log.txt") 2>&1
 tee_pid=$!
 
 command_line="bench/run_h200.sh"
-for v in BENCH_N BENCH_N_LAUNCH BENCH_REPS BENCH_THREAD_CALLS BENCH_THREAD_LAUNCHES PYTHON; do
+for v in BENCH_N BENCH_N_LAUNCH BENCH_REPS BENCH_ROUNDS BENCH_THREAD_CALLS BENCH_THREAD_LAUNCHES PYTHON; do
     [ -n "${!v:-}" ] && command_line="$v=${!v} $command_line"
 done
 step() { echo; echo "== $* ($(date +%T))"; }
