@@ -12,10 +12,14 @@
  *    input count, or an in/out `size_t *num<Name>`), `char *` with a
  *    len/length parameter an output byte string, else one output value;
  *  - `const char **` an output string, `void **` an output address (or an
- *    array of addresses when a count pairs with it);
+ *    array of addresses when a count pairs with it), `const T **` (T a
+ *    handle or struct) a driver-owned array whose count is an output;
+ *  - `char *` counted by an in/out size (a rule pairs them): a writable
+ *    buffer the caller provides, which must hold that many bytes;
  *  - anything else is unsupported, and so is its function.
  * Special cases come from rules.txt: value handles, in/inout pointers,
- * fixed-size arrays, explicit count pairings, parameter renames.
+ * fixed-size arrays, explicit count pairings, parameter renames, values
+ * typed by an attribute (sized by a count when one pairs with them).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "classify.h"
@@ -57,6 +61,7 @@ int classify_is_output(const cb_pclass *pc)
     switch (pc->shape) {
     case SH_OUT: case SH_INOUT: case SH_OUT_ARRAY: case SH_OUT_STRING: case SH_OUT_CHARS:
     case SH_OUT_FIXED: case SH_COUNT_INOUT: case SH_ATTR_OUT: case SH_OUT_STRUCT:
+    case SH_OUT_BORROWED:
         return 1;
     default:
         return 0;
@@ -238,7 +243,16 @@ static cb_shape pointer_to_pointer(const cb_model *m, const cb_rules *rules, con
         pc->count_index = -1;
         return SH_OUT;
     }
-    (void)m;
+    if (target->is_const) {
+        /* const T **: the driver points it at an array it owns, counted by
+         * an output; the elements are copied out. */
+        pc->elem = elem_kind(m, rules, target, pc);
+        pc->count_index = paired_count(f, rules, p);
+        if ((pc->elem == EK_HANDLE || pc->elem == EK_STRUCT) && pc->count_index >= 0 &&
+            f->params[pc->count_index].type->kind == TY_POINTER)
+            return SH_OUT_BORROWED;
+        pc->count_index = -1;
+    }
     return SH_UNSUPPORTED;
 }
 
@@ -297,7 +311,7 @@ static const cb_type *named_type(cb_model *m, const char *name)
     static const struct {
         const char *name;
         int size, is_signed;
-    } builtins[] = {{"int", 4, 1}, {"unsigned", 4, 0}, {"size_t", 8, 0}};
+    } builtins[] = {{"int", 4, 1}, {"unsigned", 4, 0}, {"size_t", 8, 0}, {"_Bool", 1, 0}};
     for (size_t i = 0; i < sizeof builtins / sizeof *builtins; i++)
         if (strcmp(builtins[i].name, name) == 0) {
             cb_type *t = model_alloc(m, sizeof *t);
@@ -308,6 +322,46 @@ static const cb_type *named_type(cb_model *m, const char *name)
             return t;
         }
     return NULL;
+}
+
+/* The element of one attribute-type rule's TYPE: a type of named_type(),
+ * `char[N]` (a NUL-terminated string of at most N - 1 chars), or `T[]` (an
+ * array of T filling the value's byte size). EK_NONE when not covered. */
+static cb_ekind attribute_elem(cb_model *m, const cb_rules *rules, const char *spec, cb_pclass *c)
+{
+    char name[128];
+    snprintf(name, sizeof name, "%s", spec);
+    char *bracket = strchr(name, '[');
+    if (bracket) {
+        c->fixed_len = bracket[1] == ']' ? -1 : strtoll(bracket + 1, NULL, 10);
+        *bracket = '\0';
+        if (c->fixed_len == 0)
+            return EK_NONE;
+    }
+    if (bracket && c->fixed_len > 0) {
+        if (strcmp(name, "char") != 0)
+            return EK_NONE;
+        cb_type *t = model_alloc(m, sizeof *t);
+        t->kind = TY_INT;
+        t->spelling = t->canon = "char";
+        t->size = t->align = 1;
+        c->value = t;
+        return EK_STRING;
+    }
+    const cb_type *ty = named_type(m, name);
+    if (!ty)
+        return EK_NONE;
+    if (strcmp(name, "_Bool") == 0) {
+        c->value = ty;
+        return EK_BOOL;
+    }
+    cb_ekind e = elem_kind(m, rules, ty, c);
+    if (e == EK_INT && ty->name && rules_find(rules, "value-class", ty->name)) {
+        /* cuda.bindings returns these values as their class (cuuint64_t) */
+        e = EK_VALUE_HANDLE;
+        c->handle = ty->name;
+    }
+    return e;
 }
 
 /* SH_ATTR_OUT: one case per enumerator of the attribute's enum that has an
@@ -335,25 +389,24 @@ static int classify_attribute_output(cb_model *m, const cb_rules *rules, const c
         return 1;
     }
     pc->shape = input ? SH_ATTR_IN : SH_ATTR_OUT;
+    if (rules_find2(rules, "count", f->name, pc->param->name))
+        pc->count_index = paired_count(f, rules, pc->param);
     pc->attr_cases = model_alloc(m, (e->nitems ? e->nitems : 1) * sizeof *pc->attr_cases);
     pc->attr_names = model_alloc(m, (e->nitems ? e->nitems : 1) * sizeof *pc->attr_names);
     for (size_t i = 0; i < e->nitems; i++) {
         cb_rule *t = rules_find(rules, "attribute-type", e->items[i].name);
-        const cb_type *ty = t ? named_type(m, t->args[1]) : NULL;
-        if (!ty)
+        if (!t)
             continue;
         cb_pclass *c = &pc->attr_cases[pc->nattr_cases];
+        memset(c, 0, sizeof *c);
         c->param = pc->param;
         c->pyname = pc->pyname;
         c->enum_index = c->record_index = -1;
-        c->elem = elem_kind(m, rules, ty, c);
-        if (c->elem == EK_INT && ty->name && rules_find(rules, "value-class", ty->name)) {
-            /* cuda.bindings returns these values as their class (cuuint64_t) */
-            c->elem = EK_VALUE_HANDLE;
-            c->handle = ty->name;
-        }
-        if (c->elem == EK_NONE || (c->elem == EK_STRUCT && ty->size > 64))
-            continue; /* the output buffer holds 64 bytes */
+        c->elem = attribute_elem(m, rules, t->args[1], c);
+        if (c->elem == EK_NONE || (c->elem == EK_STRUCT && c->value->size > 64) ||
+            (c->fixed_len < 0 && (pc->count_index < 0 || input)))
+            continue; /* the value buffer holds 64 bytes, strings aside; an
+                         array needs the byte size of an output */
         pc->attr_names[pc->nattr_cases++] = e->items[i].name;
     }
     return 1;
@@ -460,9 +513,19 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
                 (strcmp(f->params[i].name, "len") == 0 || strcmp(f->params[i].name, "length") == 0))
                 pc->count_index = (int)i;
         pc->shape = pc->count_index >= 0 ? SH_OUT_CHARS : SH_UNSUPPORTED;
+        int size = pc->count_index < 0 ? paired_count(f, rules, p) : -1;
+        if (size >= 0 && f->params[size].type->kind == TY_POINTER) {
+            /* the caller's buffer, filled in place up to an in/out size */
+            pc->shape = SH_IN_BUFFER;
+            pc->elem = EK_POINTER;
+            pc->count_index = size;
+        }
     } else if (is_out) {
         pc->elem = elem_kind(m, rules, pt, pc);
+        if (rules_find2(rules, "count", f->name, p->name))
+            pc->count_index = paired_count(f, rules, p);
         pc->shape = pc->elem == EK_NONE     ? SH_UNSUPPORTED
+                    : pc->count_index >= 0  ? SH_OUT_ARRAY
                     : pc->elem == EK_STRUCT ? SH_OUT_STRUCT
                                             : SH_OUT;
     } else if (!is_getter(f) && (pt->kind == TY_RECORD || has_count_for(f, rules, p))) {
@@ -487,7 +550,9 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
 }
 
 /* Second pass: counts of arrays. An input array's count stays an input (as
- * in cuda.bindings); a pointer count of an output array is in/out. */
+ * in cuda.bindings); a pointer count of an output array is in/out (0 by
+ * default), of a caller's buffer in/out and required, of a driver-owned
+ * array an output, of an attribute's value set by the binding. */
 static void mark_counts(cb_fclass *fc)
 {
     const cb_function *f = fc->fn;
@@ -497,10 +562,32 @@ static void mark_counts(cb_fclass *fc)
             continue;
         cb_pclass *count = &fc->params[pc->count_index];
         count->is_count = 1;
-        if (count->param->type->kind == TY_POINTER) {
+        if (count->param->type->kind != TY_POINTER || pc->shape == SH_OUT_BORROWED)
+            continue;
+        if (count->elem != EK_INT)
+            count->shape = SH_UNSUPPORTED;
+        else if (pc->shape == SH_ATTR_OUT || pc->shape == SH_ATTR_IN)
+            count->shape = SH_ATTR_SIZE;
+        else if (pc->shape == SH_IN_BUFFER)
+            count->shape = SH_INOUT;
+        else {
             count->shape = SH_COUNT_INOUT;
             count->optional = 1;
         }
+    }
+}
+
+/* A default only where every later input has one too (Python's rule). */
+static void trim_defaults(cb_fclass *fc)
+{
+    int required_after = 0;
+    for (size_t k = fc->fn->nparams; k-- > 0;) {
+        cb_pclass *pc = &fc->params[k];
+        if (!classify_is_input(pc))
+            continue;
+        if (required_after)
+            pc->optional = 0;
+        required_after |= !pc->optional;
     }
 }
 
@@ -534,6 +621,7 @@ cb_classes *classify_model(cb_model *m, const cb_rules *rules)
                 why = pwhy;
         }
         mark_counts(fc);
+        trim_defaults(fc);
         for (size_t k = 0; k < f->nparams; k++) {
             fc->nin += (size_t)classify_is_input(&fc->params[k]);
             fc->nout += (size_t)classify_is_output(&fc->params[k]);

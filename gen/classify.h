@@ -23,7 +23,9 @@ typedef enum {
     EK_HANDLE,         /* opaque handle (CUstream): its class, an int or None */
     EK_VALUE_HANDLE,   /* integer handle (CUdevice): its class or an int */
     EK_STRUCT,         /* a struct/union: an instance of its class */
-    EK_POINTER         /* void *: an int address or None */
+    EK_POINTER,        /* void *: an int address or None */
+    EK_BOOL,           /* a one-byte truth value: a bool (any object as input) */
+    EK_STRING          /* a NUL-terminated char[fixed_len]: bytes (or str in) */
 } cb_ekind;
 
 /* How a parameter crosses the boundary. */
@@ -49,6 +51,10 @@ typedef enum {
     SH_CALLBACK_DATA,  /* what the driver passes back to a callback */
     SH_ATTR_OUT,       /* void * output typed by an attribute's value */
     SH_ATTR_IN,        /* void * input typed by an attribute's value */
+    SH_ATTR_SIZE,      /* size_t * byte size of an SH_ATTR_OUT/IN value, set by
+                          the binding from the attribute's type: no Python value */
+    SH_OUT_BORROWED,   /* const T ** set to a driver-owned array of `count`
+                          elements (count: an output): returned as a list of copies */
     SH_UNSUPPORTED
 } cb_shape;
 
@@ -69,8 +75,12 @@ typedef struct cb_pclass {
     int data_index;           /* SH_CALLBACK: index of its SH_CALLBACK_DATA */
     int stream_index;         /* SH_CALLBACK: the CUstream parameter, or -1 */
     const char *callback_kind;/* SH_CALLBACK: "host", "stream" or "destroy" */
-    /* SH_ATTR_OUT: the attribute parameter and, per enumerator with a known
-     * type, the element that enumerator's value is. */
+    /* SH_ATTR_OUT / SH_ATTR_IN: the attribute parameter and, per enumerator
+     * with a known type, the element that enumerator's value is (a case with
+     * fixed_len -1 is an array of them filling the `count` bytes of an
+     * output sized by its count parameter; EK_STRING cases hold fixed_len
+     * chars). count_index, when set, is the byte size: an input (the buffer
+     * the driver fills has that many bytes) or an SH_ATTR_SIZE. */
     int attr_index;
     struct cb_pclass *attr_cases;
     const char **attr_names;

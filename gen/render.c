@@ -98,6 +98,7 @@ static void set_shape_flags(tv *p, const cb_pclass *pc, int pointer_handle)
         {"sh_kernel_params", SH_KERNEL_PARAMS}, {"sh_kernel_extra", SH_KERNEL_EXTRA},
         {"sh_callback", SH_CALLBACK},   {"sh_callback_data", SH_CALLBACK_DATA},
         {"sh_attr_out", SH_ATTR_OUT},   {"sh_attr_in", SH_ATTR_IN},
+        {"sh_attr_size", SH_ATTR_SIZE}, {"sh_out_borrowed", SH_OUT_BORROWED},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
         tv_set_bool(p, shapes[i].key, pc->shape == shapes[i].shape);
@@ -110,6 +111,8 @@ static void set_shape_flags(tv *p, const cb_pclass *pc, int pointer_handle)
     tv_set_bool(p, "ek_value_handle", e == EK_VALUE_HANDLE || (e == EK_HANDLE && !pointer_handle));
     tv_set_bool(p, "ek_struct", e == EK_STRUCT);
     tv_set_bool(p, "ek_pointer", e == EK_POINTER);
+    tv_set_bool(p, "ek_bool", e == EK_BOOL);
+    tv_set_bool(p, "ek_string", e == EK_STRING);
     tv_set_bool(p, "is_input", classify_is_input(pc));
     tv_set_bool(p, "is_output", classify_is_output(pc));
 }
@@ -120,6 +123,27 @@ static int in_index_of(const cb_fclass *fc, int k)
     int n = 0;
     for (int i = 0; i < k; i++)
         n += classify_is_input(&fc->params[i]);
+    return n;
+}
+
+/* The C expression holding a count parameter's value (its local in
+ * param_decl.c: by value, or the variable a pointer count points to). */
+static tv *count_value(const cb_fclass *fc, const cb_pclass *pc)
+{
+    if (pc->count_index < 0 || pc->shape == SH_KERNEL_PARAMS)
+        return tv_str("0");
+    const cb_pclass *count = &fc->params[pc->count_index];
+    return tv_strf("%s%s", count->param->name, count->shape == SH_VALUE ? "_v" : "_out");
+}
+
+/* Bytes of the value buffer of an attribute parameter: 64, or its longest
+ * string case. */
+static long long attr_buffer_size(const cb_pclass *pc)
+{
+    long long n = 64;
+    for (size_t i = 0; i < pc->nattr_cases; i++)
+        if (pc->attr_cases[i].elem == EK_STRING && pc->attr_cases[i].fixed_len > n)
+            n = pc->attr_cases[i].fixed_len;
     return n;
 }
 
@@ -150,6 +174,8 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
     tv_set_str(p, "kernel_cname", pc->shape == SH_KERNEL_PARAMS ? f->params[pc->count_index].name : "");
     tv_set_bool(p, "count_is_inout",
                 pc->count_index >= 0 && fc->params[pc->count_index].shape == SH_COUNT_INOUT);
+    tv_set(p, "count_value", count_value(fc, pc));
+    tv_set_bool(p, "has_count", has_count);
     tv_set_int(p, "fixed_len", pc->fixed_len);
     tv_set_int(p, "count_less", pc->count_less);
     /* a fixed array of char is a byte string (cuDeviceGetLuid's luid) */
@@ -170,6 +196,11 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
     set_shape_flags(p, pc, pc->handle && handles_is_pointer(hc, nhc, pc->handle));
     int attr = pc->shape == SH_ATTR_OUT || pc->shape == SH_ATTR_IN;
     tv_set_str(p, "attr_cname", attr ? f->params[pc->attr_index].name : "");
+    tv_set_int(p, "attr_buf_size", attr_buffer_size(pc));
+    /* the byte size the binding passes for an attribute value (SH_ATTR_SIZE) */
+    int sized = attr && pc->count_index >= 0 && fc->params[pc->count_index].shape == SH_ATTR_SIZE;
+    tv_set_bool(p, "attr_sets_size", sized);
+    tv_set_bool(p, "attr_sized_buffer", attr && pc->count_index >= 0 && !sized);
     tv *cases = tv_list();
     for (size_t i = 0; i < pc->nattr_cases; i++) {
         const cb_pclass *c = &pc->attr_cases[i];
@@ -184,6 +215,11 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
         tv_set_str(cv, "enum_name", c->enum_index >= 0 ? m->enums[c->enum_index].name : "");
         tv_set_str(cv, "handle_name", c->handle ? c->handle : "");
         tv_set_int(cv, "record_index", c->record_index);
+        tv_set_bool(cv, "attr_array", c->fixed_len < 0);
+        tv_set_int(cv, "fixed_len", c->fixed_len);
+        tv_set_bool(cv, "attr_sets_size", sized);
+        tv_set_str(cv, "count_cname", sized ? f->params[pc->count_index].name : "");
+        tv_set_str(cv, "cname", pc->param->name);
         set_shape_flags(cv, c, c->handle && handles_is_pointer(hc, nhc, c->handle));
         tv_push(cases, cv);
     }

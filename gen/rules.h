@@ -39,8 +39,13 @@
  *   attribute-type ENUMERATOR TYPE
  *                            the type of the value an attribute-output
  *                            returns for ENUMERATOR (a typedef of the header,
- *                            or int, unsigned, size_t); unlisted ones are
- *                            read as unsigned long long
+ *                            or int, unsigned, size_t, _Bool; char[N] for a
+ *                            string of up to N - 1 chars; T[] for as many T
+ *                            as the byte size given by a `count` rule holds);
+ *                            unlisted ones are read as unsigned long long.
+ *                            A `count` rule on an attribute value names its
+ *                            byte size: an input, or a size_t * the binding
+ *                            sets from the type
  *   unloads-kernels FUNCTION a successful call may free CUfunctions, whose
  *                            values the driver can reuse: the packer's
  *                            cached parameter layouts are forgotten

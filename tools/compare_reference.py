@@ -3,11 +3,17 @@
 (../shared/reference JSON or --reference FILE) for the names that exist in
 the header cubind was generated from.
 
-For each function: parameter names and order (from inspect.signature), the
-length of the returned tuple and the names of its outputs (from the
-docstring's "Returns (CUresult, a, b)." line); for each enum: member names
-and values; for each class: attribute names. Prints the match rates and every
-difference; exits 1 when the function match rate is below --min-rate.
+For each function: parameter names and order (ours from inspect.signature;
+the reference's from its recorded "signature", which is what
+inspect.signature gives on cuda.bindings), and the length of the returned
+tuple (ours from the docstring's "Returns (CUresult, a, b)." line; the
+reference's from its docstring "Returns" section, up to a "Notes" heading);
+for each enum: member names and values; for each class: attribute names.
+
+A function whose reference entry records no usable returns (its docstring
+could not be read, or its Parameters section contradicts the signature) is
+compared on its parameters only and counted apart ("parameters only"). Prints the match rates and every difference; exits 1
+when the exact function match rate is below --min-rate.
 
     PYTHONPATH=build/python python3 tools/compare_reference.py [--json]
 """
@@ -30,13 +36,56 @@ def header_names(header):
     return model
 
 
+def split_top_level(text):
+    """Splits "a, b: 'x[int, str]', c=0" at the commas outside brackets."""
+    parts, depth, cur, quote = [], 0, "", None
+    for ch in text:
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+            continue
+        cur += ch
+    if cur.strip():
+        parts.append(cur)
+    return parts
+
+
 def ref_param_names(entry):
-    return [p.split(" : ")[0].strip() for p in entry["parameters"]]
+    """The parameter names of the reference's signature "(a, b: T, c=0)"."""
+    sig = entry["signature"].strip()
+    inner = sig[sig.index("(") + 1:sig.rindex(")")]
+    return [re.split(r"[:=]", p)[0].strip().lstrip("*") for p in split_top_level(inner)]
+
+
+def docstring_agrees(entry):
+    """Whether the docstring's Parameters section names the signature's
+    parameters (a trailing "_" aside: `input_` is documented as `input`).
+    Where it does not, the docstring is stale or damaged (cuda.bindings'
+    cuCoredumpGetAttribute documents a `size` its code neither takes nor
+    returns), and its Returns section is not evidence either."""
+    documented = [p.split(" : ")[0].strip() for p in entry["parameters"]]
+    return documented == [n.rstrip("_") for n in ref_param_names(entry)]
 
 
 def ref_return_names(entry):
+    """The outputs of the docstring's Returns section (after CUresult), or
+    None when the section is missing or the docstring disagrees with the
+    signature; a "Notes" heading ends the section."""
+    returns = entry["returns"]
+    if not returns or returns[0] != "CUresult" or not docstring_agrees(entry):
+        return None
     names = []
-    for r in entry["returns"][1:]:
+    for r in returns[1:]:
+        if r.strip() == "Notes":
+            break
         names.append(r.split(" : ")[0].strip())
     return names
 
@@ -50,7 +99,7 @@ def our_return_names(fn):
 
 def compare_functions(drv, ref, model):
     in_header = {f["name"] for f in model["functions"]}
-    results = {"match": [], "missing": [], "differ": []}
+    results = {"match": [], "params_only": [], "missing": [], "differ": []}
     for name, entry in sorted(ref["functions"].items()):
         if name not in in_header:
             continue
@@ -65,10 +114,12 @@ def compare_functions(drv, ref, model):
         problems = []
         if ours != theirs:
             problems.append("parameters %s != %s" % (ours, theirs))
-        if our_ret is None or len(our_ret) != len(their_ret):
+        if their_ret is not None and (our_ret is None or len(our_ret) != len(their_ret)):
             problems.append("returns %s != %s" % (our_ret, their_ret))
         if problems:
             results["differ"].append((name, "; ".join(problems)))
+        elif their_ret is None:
+            results["params_only"].append(name)
         else:
             results["match"].append(name)
     return results
@@ -128,24 +179,29 @@ def main():
     f = compare_functions(drv, ref, model)
     ne, de = compare_enums(drv, ref, model)
     nc, dc = compare_classes(drv, ref, model)
-    nf = len(f["match"]) + len(f["missing"]) + len(f["differ"])
+    nf = len(f["match"]) + len(f["params_only"]) + len(f["missing"]) + len(f["differ"])
     rate = len(f["match"]) / nf if nf else 0.0
     if args.json:
         print(json.dumps({"functions": nf, "match": len(f["match"]), "rate": rate,
+                          "params_only": f["params_only"],
                           "missing": f["missing"], "differ": f["differ"],
                           "enums": ne, "enum_differences": de,
                           "classes": nc, "class_differences": dc}, indent=1))
     else:
         for name in f["missing"]:
             print("function %s: not bound" % name)
+        for name in f["params_only"]:
+            print("function %s: parameters match; the reference records no usable returns" % name)
         for name, why in f["differ"]:
             print("function %s: %s" % (name, why))
         for name, why in de:
             print("enum %s: %s" % (name, why))
         for name, why in dc:
             print("class %s: %s" % (name, why))
-        print("functions: %d of %d match exactly (%.1f%%); %d not bound, %d differ"
-              % (len(f["match"]), nf, 100 * rate, len(f["missing"]), len(f["differ"])))
+        print("functions: %d of %d match exactly (%.1f%%); %d match on parameters only; "
+              "%d not bound, %d differ"
+              % (len(f["match"]), nf, 100 * rate, len(f["params_only"]), len(f["missing"]),
+                 len(f["differ"])))
         print("enums: %d of %d match; classes: %d of %d have every attribute"
               % (ne - len(de), ne, nc - len(dc), nc))
     return 0 if rate >= args.min_rate else 1

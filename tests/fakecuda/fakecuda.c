@@ -70,7 +70,10 @@ FK_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
     X(ModuleUnload) X(ModuleGetFunction) X(LibraryLoadData) X(LibraryUnload)   \
     X(LibraryGetKernel) X(KernelGetFunction) X(FuncGetParamInfo)               \
     X(FuncGetAttribute) X(LaunchKernel) X(LaunchKernelEx)                      \
-    X(LaunchCooperativeKernel)
+    X(LaunchCooperativeKernel) X(StreamGetCaptureInfo) X(LogsDumpToMemory)    \
+    X(MemRangeGetAttribute) X(CoredumpGetAttribute)                            \
+    X(CoredumpGetAttributeGlobal) X(CoredumpSetAttribute)                      \
+    X(CoredumpSetAttributeGlobal) X(DevSmResourceSplitByCount)
 
 enum {
 #define FK_ENUM(n) FN_##n,
@@ -2671,6 +2674,241 @@ static CUresult fk_LaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
  * _ptsz/_ptds variants are the same functions here: with the fake, every
  * special stream handle means the context's NULL stream. */
 
+/* ------------------------------------------------------------------ */
+/* Stream capture info, driver logs, range attributes, coredump settings and
+ * SM splits: canned behaviour, enough to check the bindings' marshalling. */
+
+/* The stream fakecuda_set_capture made "capturing" (under G); its
+ * dependencies are a fake-owned array, as the real driver's are. */
+#define FK_CAP_MAX 4
+static CUstream g_cap_stream;
+static int g_cap_on;
+static unsigned long long g_cap_id;
+static size_t g_cap_n;
+static CUgraphNode g_cap_nodes[FK_CAP_MAX];
+static CUgraphEdgeData g_cap_edges[FK_CAP_MAX];
+
+static CUresult fk_StreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+                                        cuuint64_t *id_out, CUgraph *graph_out,
+                                        const CUgraphNode **dependencies_out,
+                                        const CUgraphEdgeData **edgeData_out,
+                                        size_t *numDependencies_out)
+{
+    ENTERI(StreamGetCaptureInfo);
+    if (!captureStatus_out || (edgeData_out && !dependencies_out))
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct stream *s = NULL;
+    CUresult e = stream_resolve(hStream, &s);
+    if (e == CUDA_SUCCESS && g_cap_on && hStream == g_cap_stream) {
+        *captureStatus_out = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+        if (id_out)
+            *id_out = g_cap_id;
+        if (graph_out)
+            *graph_out = NULL;
+        if (dependencies_out)
+            *dependencies_out = g_cap_nodes;
+        if (edgeData_out)
+            *edgeData_out = g_cap_edges;
+        if (numDependencies_out)
+            *numDependencies_out = g_cap_n;
+    } else if (e == CUDA_SUCCESS) {
+        *captureStatus_out = CU_STREAM_CAPTURE_STATUS_NONE; /* the rest is left as is */
+    }
+    UNLOCK();
+    return e;
+}
+
+/* The driver's log buffer: fixed text; an iterator is a byte offset in it. */
+static const char g_log_text[] = "[fake] first entry\n[fake] second entry\n";
+
+static CUresult fk_LogsDumpToMemory(CUlogIterator *iterator, char *buffer, size_t *size,
+                                    unsigned int flags)
+{
+    ENTER(LogsDumpToMemory);
+    if (!buffer || !size || flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t total = sizeof g_log_text - 1, from = iterator ? (size_t)*iterator : 0;
+    if (from > total)
+        from = total;
+    if (*size == 0) {
+        *size = 0;
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    size_t n = total - from < *size - 1 ? total - from : *size - 1;
+    memcpy(buffer, g_log_text + from, n);
+    buffer[n] = '\0';
+    *size = n;
+    if (iterator)
+        *iterator = (CUlogIterator)(from + n);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_MemRangeGetAttribute(void *data, size_t dataSize, CUmem_range_attribute attribute,
+                                        CUdeviceptr devPtr, size_t count)
+{
+    ENTERI(MemRangeGetAttribute);
+    if (!data || !count)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct mem *m = mem_containing((uintptr_t)devPtr, 0);
+    UNLOCK();
+    if (!m)
+        return CUDA_ERROR_INVALID_VALUE;
+    int v;
+    switch (attribute) {
+    case CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY:
+        /* device 0, then CU_DEVICE_INVALID in the extra space */
+        if (dataSize == 0 || dataSize % 4)
+            return CUDA_ERROR_INVALID_VALUE;
+        for (size_t i = 0; i < dataSize / 4; i++) {
+            v = i == 0 ? 0 : CU_DEVICE_INVALID;
+            memcpy((char *)data + 4 * i, &v, 4);
+        }
+        return CUDA_SUCCESS;
+    case CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE:
+    case CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE:
+        if (dataSize != sizeof(CUmemLocationType))
+            return CUDA_ERROR_INVALID_VALUE;
+        *(CUmemLocationType *)data = attribute == CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE
+                                         ? CU_MEM_LOCATION_TYPE_DEVICE
+                                         : CU_MEM_LOCATION_TYPE_HOST;
+        return CUDA_SUCCESS;
+    case CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY: v = 1; break;
+    case CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION: v = CU_DEVICE_CPU; break;
+    case CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION: v = CU_DEVICE_INVALID; break;
+    case CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID: v = 1; break;
+    case CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID: v = 0; break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (dataSize != 4)
+        return CUDA_ERROR_INVALID_VALUE;
+    memcpy(data, &v, 4);
+    return CUDA_SUCCESS;
+}
+
+/* Coredump settings, per scope (0: the current context's, 1: global), under
+ * G: the four booleans, the file and pipe names, the generation flags. */
+struct coredump {
+    unsigned char flag[5]; /* indexed by CU_COREDUMP_ENABLE_ON_EXCEPTION.. */
+    char file[1024], pipe[1024];
+    int gen_flags;
+};
+static struct coredump g_coredump[2];
+
+/* Where setting attrib lives and its size; NULL for an unknown one. */
+static void *coredump_slot(struct coredump *c, CUcoredumpSettings attrib, size_t *size)
+{
+    switch (attrib) {
+    case CU_COREDUMP_ENABLE_ON_EXCEPTION: case CU_COREDUMP_TRIGGER_HOST:
+    case CU_COREDUMP_LIGHTWEIGHT: case CU_COREDUMP_ENABLE_USER_TRIGGER:
+        *size = 1;
+        return &c->flag[attrib];
+    case CU_COREDUMP_FILE: *size = sizeof c->file; return c->file;
+    case CU_COREDUMP_PIPE: *size = sizeof c->pipe; return c->pipe;
+    case CU_COREDUMP_GENERATION_FLAGS: *size = sizeof c->gen_flags; return &c->gen_flags;
+    default: return NULL;
+    }
+}
+
+/* A string setting is read up to its NUL within *size; others take exactly
+ * their size. NULL value: *size receives the size expected. */
+static CUresult coredump_get(int global, CUcoredumpSettings attrib, void *value, size_t *size)
+{
+    if (!size)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    size_t need;
+    void *slot = coredump_slot(&g_coredump[global], attrib, &need);
+    CUresult e = CUDA_SUCCESS;
+    if (!slot)
+        e = CUDA_ERROR_INVALID_VALUE;
+    else if (!value)
+        *size = need;
+    else if (*size < need)
+        e = CUDA_ERROR_INVALID_VALUE;
+    else
+        memcpy(value, slot, need);
+    UNLOCK();
+    return e;
+}
+
+static CUresult coredump_set(int global, CUcoredumpSettings attrib, void *value, size_t *size)
+{
+    if (!size)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    size_t need;
+    void *slot = coredump_slot(&g_coredump[global], attrib, &need);
+    CUresult e = CUDA_SUCCESS;
+    int is_string = attrib == CU_COREDUMP_FILE || attrib == CU_COREDUMP_PIPE;
+    if (!slot)
+        e = CUDA_ERROR_INVALID_VALUE;
+    else if (!value)
+        *size = need;
+    else if (is_string ? (*size == 0 || *size > need || memchr(value, 0, *size) == NULL)
+                       : *size != need)
+        e = CUDA_ERROR_INVALID_VALUE;
+    else
+        memcpy(slot, value, *size);
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_CoredumpGetAttribute(CUcoredumpSettings attrib, void *value, size_t *size)
+{
+    ENTERI(CoredumpGetAttribute);
+    return coredump_get(0, attrib, value, size);
+}
+
+static CUresult fk_CoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void *value, size_t *size)
+{
+    ENTERI(CoredumpGetAttributeGlobal);
+    return coredump_get(1, attrib, value, size);
+}
+
+static CUresult fk_CoredumpSetAttribute(CUcoredumpSettings attrib, void *value, size_t *size)
+{
+    ENTERI(CoredumpSetAttribute);
+    return coredump_set(0, attrib, value, size);
+}
+
+static CUresult fk_CoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void *value, size_t *size)
+{
+    ENTERI(CoredumpSetAttributeGlobal);
+    return coredump_set(1, attrib, value, size);
+}
+
+/* Splits input's SMs into groups of minCount: as many as fit, or as many
+ * as *nbGroups asks for; what is left goes to remaining. */
+static CUresult fk_DevSmResourceSplitByCount(CUdevResource *result, unsigned int *nbGroups,
+                                             const CUdevResource *input, CUdevResource *remaining,
+                                             unsigned int useFlags, unsigned int minCount)
+{
+    ENTERI(DevSmResourceSplitByCount);
+    if (!nbGroups || !input || input->type != CU_DEV_RESOURCE_TYPE_SM || minCount == 0 ||
+        minCount > input->sm.smCount || useFlags > 3)
+        return CUDA_ERROR_INVALID_VALUE;
+    unsigned int fit = input->sm.smCount / minCount;
+    if (!result) {
+        *nbGroups = fit;
+        return CUDA_SUCCESS;
+    }
+    unsigned int n = *nbGroups < fit ? *nbGroups : fit;
+    for (unsigned int i = 0; i < n; i++) {
+        memset(&result[i], 0, sizeof result[i]);
+        result[i].type = CU_DEV_RESOURCE_TYPE_SM;
+        result[i].sm.smCount = minCount;
+    }
+    *nbGroups = n;
+    if (remaining) {
+        memset(remaining, 0, sizeof *remaining);
+        remaining->type = CU_DEV_RESOURCE_TYPE_SM;
+        remaining->sm.smCount = input->sm.smCount - n * minCount;
+    }
+    return CUDA_SUCCESS;
+}
+
 #define FK_PROCS(P)                                                                     \
     P(GetProcAddress, 11030, cuGetProcAddress, PFN_cuGetProcAddress_v11030)             \
     P(GetProcAddress, 12000, cuGetProcAddress_v2, PFN_cuGetProcAddress_v12000)          \
@@ -2773,7 +3011,22 @@ static CUresult fk_LaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
     P(LaunchKernel, 4000, fk_LaunchKernel, PFN_cuLaunchKernel_v4000)                    \
     P(LaunchKernelEx, 11060, fk_LaunchKernelEx, PFN_cuLaunchKernelEx_v11060)            \
     P(LaunchCooperativeKernel, 9000, fk_LaunchCooperativeKernel,                        \
-      PFN_cuLaunchCooperativeKernel_v9000)
+      PFN_cuLaunchCooperativeKernel_v9000)                                              \
+    P(StreamGetCaptureInfo, 12030, fk_StreamGetCaptureInfo,                             \
+      PFN_cuStreamGetCaptureInfo_v12030)                                                \
+    P(LogsDumpToMemory, 12090, fk_LogsDumpToMemory, PFN_cuLogsDumpToMemory_v12090)     \
+    P(MemRangeGetAttribute, 8000, fk_MemRangeGetAttribute,                              \
+      PFN_cuMemRangeGetAttribute_v8000)                                                 \
+    P(CoredumpGetAttribute, 12010, fk_CoredumpGetAttribute,                             \
+      PFN_cuCoredumpGetAttribute_v12010)                                                \
+    P(CoredumpGetAttributeGlobal, 12010, fk_CoredumpGetAttributeGlobal,                 \
+      PFN_cuCoredumpGetAttributeGlobal_v12010)                                          \
+    P(CoredumpSetAttribute, 12010, fk_CoredumpSetAttribute,                             \
+      PFN_cuCoredumpSetAttribute_v12010)                                                \
+    P(CoredumpSetAttributeGlobal, 12010, fk_CoredumpSetAttributeGlobal,                 \
+      PFN_cuCoredumpSetAttributeGlobal_v12010)                                          \
+    P(DevSmResourceSplitByCount, 12040, fk_DevSmResourceSplitByCount,                   \
+      PFN_cuDevSmResourceSplitByCount_v12040)
 
 /* Compile-time ABI check: each implementation has its PFN type exactly. */
 #define FK_CHECK(n, ver, impl, pfn) \
@@ -2943,6 +3196,9 @@ FK_EXPORT int fakecuda_reset(void)
     atomic_store(&g_nfaults, 0);
     g_image_len = -1;
     g_driver_version = FK_DRIVER_VERSION;
+    g_cap_on = 0;
+    g_cap_stream = NULL;
+    memset(g_coredump, 0, sizeof g_coredump);
     g_epoch++;
     tls_sync();
     atomic_store(&g_inited, 0);
@@ -3211,6 +3467,25 @@ FK_EXPORT long long fakecuda_last_module_image(void *buf, size_t cap)
         memcpy(buf, g_image, (size_t)n < cap ? (size_t)n : cap);
     UNLOCK();
     return n;
+}
+
+FK_EXPORT int fakecuda_set_capture(void *stream, unsigned long long id, size_t n)
+{
+    if (n > FK_CAP_MAX)
+        return -1;
+    LOCK();
+    g_cap_stream = (CUstream)stream;
+    g_cap_on = stream != NULL;
+    g_cap_id = id;
+    g_cap_n = n;
+    for (size_t i = 0; i < FK_CAP_MAX; i++) {
+        g_cap_nodes[i] = (CUgraphNode)(uintptr_t)(0x1000 * (i + 1));
+        memset(&g_cap_edges[i], 0, sizeof g_cap_edges[i]);
+        g_cap_edges[i].from_port = (unsigned char)i;
+        g_cap_edges[i].type = (unsigned char)(i % 2);
+    }
+    UNLOCK();
+    return 0;
 }
 
 FK_EXPORT int fakecuda_set_driver_version(int version)

@@ -99,6 +99,13 @@ int fakecuda_thread_kind(void);
  * Returns the number of bytes recorded, -1 if none. */
 long long fakecuda_last_module_image(void *buf, size_t cap);
 
+/* Makes cuStreamGetCaptureInfo report `stream` (as passed; NULL: none) as
+ * capturing: status ACTIVE, this id, graph NULL, and n <= 4 dependencies
+ * from a fake-owned array: node i is (CUgraphNode)(0x1000 * (i + 1)), its
+ * edge data from_port i, to_port 0, type i % 2. Other streams report
+ * CU_STREAM_CAPTURE_STATUS_NONE. Reset clears it. -1 if n > 4. */
+int fakecuda_set_capture(void *stream, unsigned long long id, size_t n);
+
 /* Version cuDriverGetVersion reports (default 13000). cuGetProcAddress then
  * hides entry points newer than it, and a cudaVersion above it gives
  * CUDA_ERROR_INVALID_VALUE (as documented for the real driver). */
