@@ -52,12 +52,14 @@ int cbs_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, Py
     return 0;
 }
 
-/* The value of an exact int that fits in a machine word, without a call
+/* The value of an int (or int subclass) that fits in a machine word, without a call
  * (3.12+ exposes compact ints inline); 0 when o is not one. */
 static inline int small_int(PyObject *o, long long *v)
 {
 #if PY_VERSION_HEX >= 0x030C0000
-    if (PyLong_CheckExact(o) && PyUnstable_Long_IsCompact((PyLongObject *)o)) {
+    /* Any int subclass too (enum members, bool): its value is stored as an
+     * int's is, and int() of it is that value whatever it overrides. */
+    if (PyLong_Check(o) && PyUnstable_Long_IsCompact((PyLongObject *)o)) {
         *v = (long long)PyUnstable_Long_CompactValue((PyLongObject *)o);
         return 1;
     }
