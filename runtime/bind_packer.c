@@ -698,6 +698,9 @@ static int pack_plain(const cubind_rt_api *rt, int kind, PyObject *seq, void *fu
         return fail(PyExc_TypeError, fname, "kernelParams", -1,
                     "plain values need cuFuncGetParamInfo (a CUDA 12.4 or newer driver); pass "
                     "(values, types) with ctypes types, or a prepared void *[] instead");
+    if (!func)
+        return fail(PyExc_TypeError, fname, "kernelParams", -1,
+                    "plain values are typed by the kernel, which is NULL");
     PyObject *values = snapshot(seq);
     if (!values)
         return -1;
@@ -1186,6 +1189,20 @@ static int typed_form(PyObject *obj, PyObject **types_out)
 }
 
 /* ---- entry points ----------------------------------------------------------- */
+
+int cbs_pack_needs_kernel(PyObject *obj)
+{
+    if (!PyTuple_Check(obj) && !PyList_Check(obj))
+        return 0;
+    PyObject *types;
+    int typed = typed_form(obj, &types);
+    if (typed < 0) {
+        PyErr_Clear(); /* the pack itself reports it */
+        return 0;
+    }
+    Py_XDECREF(types);
+    return !typed;
+}
 
 int cbs_pack_kernel_params(const cubind_rt_api *rt, PyObject *obj, void *func, int kind,
                            void *get_param_info, const char *fname, cbs_packed *out)

@@ -69,6 +69,9 @@ void cbs_pack_init(cbs_packed *p);
 int cbs_pack_kernel_params(const cubind_rt_api *rt, PyObject *obj, void *func, int kind,
                            void *get_param_info, const char *where, cbs_packed *out);
 
+/* 1 when obj is the plain-values form (it needs the kernel's layout). */
+int cbs_pack_needs_kernel(PyObject *obj);
+
 /* `extra` of a launch (see above). 0, or -1 with an exception set. */
 int cbs_pack_extra(PyObject *obj, const char *where, cbs_packed *out);
 
