@@ -599,6 +599,8 @@ static const char *first_unsupported(const cb_fclass *fc)
     return NULL;
 }
 
+static void classify_registry(cb_model *m, const cb_rules *rules, cb_fclass *fc);
+
 cb_classes *classify_model(cb_model *m, const cb_rules *rules)
 {
     cb_classes *c = calloc(1, sizeof *c);
@@ -634,10 +636,64 @@ cb_classes *classify_model(cb_model *m, const cb_rules *rules)
         fc->why = why ? why : "";
         fc->keep_gil = rules_find(rules, "keep-gil", f->name) != NULL;
         fc->unloads_kernels = rules_find(rules, "unloads-kernels", f->name) != NULL;
+        classify_registry(m, rules, fc);
         if (fc->supported)
             c->nsupported++;
     }
     return c;
+}
+
+/* The CUBIND_REG_* constant of the handle type of parameter k ("" if none). */
+static const char *reg_kind(const cb_rules *rules, const cb_fclass *fc, int k)
+{
+    if (k < 0 || !fc->params[k].handle)
+        return "";
+    cb_rule *r = rules_find(rules, "registry-kind", fc->params[k].handle);
+    return r ? r->args[1] : "";
+}
+
+/* The registry-* rules naming f. A rule whose parameters do not resolve to
+ * registered handle kinds makes the function unsupported (a rules error,
+ * reported with the function). */
+static void classify_registry(cb_model *m, const cb_rules *rules, cb_fclass *fc)
+{
+    static const char *const actions[] = {"create", "owned", "destroy", "keep", "depend"};
+    const cb_function *f = fc->fn;
+    size_t n = 0;
+    for (size_t i = 0; i < rules->nrules; i++)
+        n += strncmp(rules->rules[i].directive, "registry-", 9) == 0 &&
+             strcmp(rules->rules[i].directive, "registry-kind") != 0 &&
+             strcmp(rules->rules[i].args[0], f->name) == 0;
+    if (!n)
+        return;
+    fc->reg = model_alloc(m, n * sizeof *fc->reg);
+    for (size_t i = 0; i < rules->nrules; i++) {
+        cb_rule *r = &rules->rules[i];
+        if (strncmp(r->directive, "registry-", 9) != 0 || strcmp(r->args[0], f->name) != 0)
+            continue;
+        const char *action = r->directive + 9;
+        size_t a = 0;
+        while (a < sizeof actions / sizeof *actions && strcmp(actions[a], action) != 0)
+            a++;
+        if (a == sizeof actions / sizeof *actions)
+            continue;
+        r->used = 1;
+        cb_regact *ra = &fc->reg[fc->nreg++];
+        ra->action = actions[a];
+        ra->param = param_index(f, r->args[1]);
+        ra->other = r->nargs > 2 && strcmp(r->args[2], "-") != 0 ? param_index(f, r->args[2]) : -1;
+        int keep = strcmp(action, "keep") == 0;
+        ra->kind = keep ? "" : reg_kind(rules, fc, ra->param);
+        ra->other_kind = reg_kind(rules, fc, ra->other);
+        int bad = ra->param < 0 || (r->nargs > 2 && strcmp(r->args[2], "-") != 0 && ra->other < 0);
+        bad |= !keep && !*ra->kind;
+        bad |= ra->other >= 0 && !*ra->other_kind;
+        bad |= keep && (ra->other < 0 || fc->params[ra->param].shape != SH_IN_PTR);
+        if (bad && fc->supported) {
+            fc->supported = 0;
+            fc->why = model_strdup(m, "a registry rule names a parameter without a registry kind");
+        }
+    }
 }
 
 void classes_free(cb_classes *c)

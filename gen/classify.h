@@ -97,9 +97,22 @@ typedef struct cb_pclass {
 int classify_is_input(const cb_pclass *pc);
 int classify_is_output(const cb_pclass *pc);
 
+/* One registry-* rule of a function (rules.h), its names resolved. */
+typedef struct {
+    const char *action;       /* "create", "owned", "destroy", "keep", "depend" */
+    int param;                /* create/owned: the handle output; destroy,
+                                 depend: the handle; keep: the struct input */
+    int other;                /* create: DEP; owned: OWNER; keep: TARGET;
+                                 depend: DEP; -1 for none */
+    const char *kind;         /* CUBIND_REG_* of param's handle type ("" for keep) */
+    const char *other_kind;   /* CUBIND_REG_* of other's handle type, or "" */
+} cb_regact;
+
 typedef struct {
     const cb_function *fn;
     cb_pclass *params;        /* fn->nparams entries */
+    cb_regact *reg;           /* registry-* rules of this function */
+    size_t nreg;
     size_t nin, nout;
     int supported;
     const char *why;          /* first reason it is not, "" when supported */

@@ -244,6 +244,41 @@ static char *c_prototype(const cb_function *f)
     return sb.data;
 }
 
+/* The C expression of a handle parameter's value after the call. */
+static void set_handle_value(tv *v, const char *key, const cb_fclass *fc, int k)
+{
+    const cb_pclass *pc = &fc->params[k];
+    tv_set_strf(v, key, "(uintptr_t)%s%s", pc->param->name, pc->shape == SH_OUT ? "_out" : "_v");
+}
+
+/* The registry-* rules of a function, for function.c.tmpl. */
+static tv *registry_value(const cb_fclass *fc)
+{
+    tv *list = tv_list();
+    for (size_t i = 0; i < fc->nreg; i++) {
+        const cb_regact *ra = &fc->reg[i];
+        tv *v = tv_map();
+        tv_set_bool(v, "reg_create", strcmp(ra->action, "create") == 0);
+        tv_set_bool(v, "reg_owned", strcmp(ra->action, "owned") == 0);
+        tv_set_bool(v, "reg_destroy", strcmp(ra->action, "destroy") == 0);
+        tv_set_bool(v, "reg_keep", strcmp(ra->action, "keep") == 0);
+        tv_set_bool(v, "reg_depend", strcmp(ra->action, "depend") == 0);
+        tv_set_str(v, "cname", fc->params[ra->param].param->name);
+        tv_set_str(v, "kind", ra->kind);
+        if (strcmp(ra->action, "keep") == 0)
+            tv_set_int(v, "in_index", in_index_of(fc, ra->param));
+        else
+            set_handle_value(v, "value", fc, ra->param);
+        tv_set_str(v, "other_kind", ra->other >= 0 ? ra->other_kind : "0");
+        if (ra->other >= 0)
+            set_handle_value(v, "other_value", fc, ra->other);
+        else
+            tv_set_str(v, "other_value", "0");
+        tv_push(list, v);
+    }
+    return list;
+}
+
 static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_class *hc,
                           size_t nhc)
 {
@@ -287,6 +322,7 @@ static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_c
     tv_set_bool(fn, "many_outputs", nout > 1);
     tv_set_bool(fn, "keep_gil", fc->keep_gil);
     tv_set_bool(fn, "unloads_kernels", fc->unloads_kernels);
+    tv_set(fn, "registry", registry_value(fc));
 
     /* "name(args)\n--\n\n" makes inspect.signature() report (args). */
     strbuf doc = {0};
@@ -445,6 +481,7 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     tv_set_int(root, "error_name_version", gn ? gn->proc_version : 0);
     tv_set_int(root, "error_string_version", gs ? gs->proc_version : 0);
     tv_set_bool(root, "has_func_get_param_info", model_function(m, "cuFuncGetParamInfo") != NULL);
+    tv_set_bool(root, "has_kernel_get_param_info", model_function(m, "cuKernelGetParamInfo") != NULL);
     tv_set(root, "capi", capi_value(m, c));
     free(hc);
     return root;

@@ -98,19 +98,91 @@ static field_shape shape_of(const cb_model *m, const cb_rules *rules, const cb_t
     return s;
 }
 
-/* Appends r's fields at byte offset base; anonymous members flattened. */
+/* Whether rule argument `name` names record r (tag, name or a typedef). */
+static int names_record(const cb_record *r, const char *name)
+{
+    if (strcmp(r->tag, name) == 0 || strcmp(r->name, name) == 0)
+        return 1;
+    for (size_t a = 0; a < r->naliases; a++)
+        if (strcmp(r->aliases[a], name) == 0)
+            return 1;
+    return 0;
+}
+
+/* The `directive RECORD FIELD ...` rule for field `field` of r, or NULL. */
+static cb_rule *field_rule(const cb_rules *rules, const char *directive, const cb_record *r,
+                           const char *field)
+{
+    for (size_t i = 0; i < rules->nrules; i++) {
+        cb_rule *rule = &rules->rules[i];
+        if (strcmp(rule->directive, directive) == 0 && strcmp(rule->args[1], field) == 0 &&
+            names_record(r, rule->args[0])) {
+            rule->used = 1;
+            return rule;
+        }
+    }
+    return NULL;
+}
+
+/* Index of the named field `name` in r's flattened field table, -1. */
+static long long flat_index(const cb_model *m, const cb_record *r, const char *name,
+                            long long *n)
+{
+    for (size_t i = 0; i < r->nfields; i++) {
+        const cb_field *f = &r->fields[i];
+        if (!*f->name) {
+            if (f->nested >= 0) {
+                long long k = flat_index(m, &m->records[f->nested], name, n);
+                if (k >= 0)
+                    return k;
+            }
+            continue;
+        }
+        if (strcmp(f->name, name) == 0)
+            return *n;
+        (*n)++;
+    }
+    return -1;
+}
+
+static long long field_index(const cb_model *m, const cb_record *r, const char *name)
+{
+    long long n = 0;
+    return strcmp(name, "-") == 0 ? -1 : flat_index(m, r, name, &n);
+}
+
+/* kernel-params-field / kernel-extra-field rules: the field's kind and the
+ * indexes of the kernel fields it is typed by (bind_struct.h). */
+static void kernel_field(const cb_model *m, const cb_rules *rules, const cb_record *top,
+                         const cb_field *f, field_shape *s, long long *aux)
+{
+    cb_rule *kp = top ? field_rule(rules, "kernel-params-field", top, f->name) : NULL;
+    cb_rule *ke = top ? field_rule(rules, "kernel-extra-field", top, f->name) : NULL;
+    if (f->type->kind != TY_POINTER || (!kp && !ke))
+        return;
+    s->kind = kp ? "CBS_F_KERNEL_PARAMS" : "CBS_F_KERNEL_EXTRA";
+    s->ref = kp ? (int)field_index(m, top, kp->args[2]) : -1;
+    *aux = kp ? field_index(m, top, kp->args[3]) : -1;
+}
+
+/* Appends r's fields at byte offset base; anonymous members flattened.
+ * top: the record the field table is for (rules name it), NULL inside an
+ * anonymous member. */
 static void add_fields(const cb_model *m, const cb_rules *rules, const cb_record *r,
-                       long long base, tv *out, long long *n)
+                       const cb_record *top, long long base, tv *out, long long *n)
 {
     for (size_t i = 0; i < r->nfields; i++) {
         const cb_field *f = &r->fields[i];
         if (!*f->name) {
             if (f->nested >= 0)
-                add_fields(m, rules, &m->records[f->nested], base + f->offset, out, n);
+                add_fields(m, rules, &m->records[f->nested], NULL, base + f->offset, out, n);
             continue;
         }
         field_shape s = shape_of(m, rules, f->type, f->nested);
+        long long aux = -1;
+        kernel_field(m, rules, top, f, &s, &aux);
         tv *fv = tv_map();
+        tv_set_int(fv, "aux", aux);
         tv_set_str(fv, "name", f->name);
         tv_set_str(fv, "kind", s.kind);
         tv_set_int(fv, "size", s.size);
@@ -230,7 +302,7 @@ tv *structs_value(const cb_model *m, const cb_rules *rules)
         tv_set_int(rv, "align", r->align > 0 ? r->align : 1);
         tv *fields = tv_list();
         long long n = 0;
-        add_fields(m, rules, r, 0, fields, &n);
+        add_fields(m, rules, r, r, 0, fields, &n);
         tv_set(rv, "fields", fields);
         tv_set_int(rv, "nfields", n);
         tv_set_bool(rv, "exported", !anon_member[i]);

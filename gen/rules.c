@@ -32,6 +32,14 @@ static const struct {
     {"attribute-input", 3},
     {"attribute-type", 2},
     {"unloads-kernels", 1},
+    {"kernel-params-field", 4},
+    {"kernel-extra-field", 2},
+    {"registry-kind", 2},
+    {"registry-create", 3},
+    {"registry-owned", 3},
+    {"registry-destroy", 2},
+    {"registry-keep", 3},
+    {"registry-depend", 3},
 };
 
 static int directive_args(const char *d)
@@ -182,6 +190,29 @@ static int function_has_param(const cb_model *m, const char *function, const cha
     return 0;
 }
 
+static int names_handle(const cb_model *m, const char *name)
+{
+    for (size_t i = 0; i < m->nhandles; i++)
+        if (strcmp(m->handles[i].name, name) == 0)
+            return 1;
+    return names_typedef(m, name);
+}
+
+/* A record named `record` (tag or typedef) with a field `field`. */
+static int record_has_field(const cb_model *m, const char *record, const char *field)
+{
+    for (size_t i = 0; i < m->nrecords; i++) {
+        const cb_record *rec = &m->records[i];
+        int named = strcmp(rec->tag, record) == 0 || strcmp(rec->name, record) == 0;
+        for (size_t a = 0; !named && a < rec->naliases; a++)
+            named = strcmp(rec->aliases[a], record) == 0;
+        for (size_t k = 0; named && k < rec->nfields; k++)
+            if (strcmp(rec->fields[k].name, field) == 0)
+                return 1;
+    }
+    return 0;
+}
+
 size_t rules_unmatched(const cb_rules *r, const cb_model *m, FILE *out)
 {
     size_t n = 0;
@@ -191,6 +222,11 @@ size_t rules_unmatched(const cb_rules *r, const cb_model *m, FILE *out)
         if (strcmp(rule->directive, "value-handle") == 0 ||
             strcmp(rule->directive, "value-class") == 0)
             found = names_typedef(m, rule->args[0]);
+        else if (strcmp(rule->directive, "registry-kind") == 0)
+            found = names_handle(m, rule->args[0]);
+        else if (strcmp(rule->directive, "kernel-params-field") == 0 ||
+                 strcmp(rule->directive, "kernel-extra-field") == 0)
+            found = record_has_field(m, rule->args[0], rule->args[1]);
         else if (strcmp(rule->directive, "rename-param") == 0 ||
                  strcmp(rule->directive, "attribute-type") == 0)
             found = rule->used; /* set when a parameter or attribute used it */

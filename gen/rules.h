@@ -51,6 +51,36 @@
  *                            cached parameter layouts are forgotten
  *   kernel-extra FUNCTION PARAM
  *                            `void **PARAM` is a launch's `extra` list
+ *   kernel-params-field RECORD FIELD FUNC KERN
+ *                            the `void **FIELD` of struct RECORD (tag or
+ *                            typedef) takes every kernelParams form; plain
+ *                            values are typed by the CUfunction field FUNC,
+ *                            or when it is NULL by the CUkernel field KERN
+ *                            (`-`: none). The packed buffer is owned by the
+ *                            struct object (bind_struct.h)
+ *   kernel-extra-field RECORD FIELD
+ *                            the `void **FIELD` of RECORD takes every form
+ *                            of a launch's `extra`
+ *   registry-kind HANDLE CONSTANT
+ *                            handles of type HANDLE are registered in the
+ *                            shared registry under kind CONSTANT (cubind_rt.h)
+ *   registry-create FUNCTION OUTPUT DEP
+ *                            on success the handle OUTPUT is registered
+ *                            (replacing a stale entry of that value); it
+ *                            depends on the entry of handle parameter DEP
+ *                            (`-`: none), which then lives at least as long
+ *   registry-owned FUNCTION OUTPUT OWNER
+ *                            on success OUTPUT is registered as part of
+ *                            OWNER's entry: OWNER depends on it and unmaps
+ *                            it when destroyed (a graph's nodes)
+ *   registry-destroy FUNCTION PARAM
+ *                            on success PARAM's entry is unregistered
+ *   registry-keep FUNCTION STRUCT TARGET
+ *                            on success the Python objects the struct
+ *                            argument STRUCT keeps become keep-alives of
+ *                            TARGET's entry (registered now if it was not)
+ *   registry-depend FUNCTION PARAM DEP
+ *                            on success PARAM's entry depends on DEP's
  */
 #ifndef CUBIND_RULES_H
 #define CUBIND_RULES_H

@@ -46,22 +46,25 @@
  * A wrong count, a size no rule covers, or a value out of range raises
  * before anything is launched, naming the parameter.
  *
- * The layout cache
- * ----------------
- * The one piece of mutable global state: a table of SHARDS shards, WAYS
- * slots each, each shard guarded by its own pthread mutex. An entry is an
- * immutable, reference-counted layout; lookups take a reference under the
- * shard lock, so an entry evicted or replaced meanwhile stays valid for its
- * reader. Driver queries run outside any lock; two racing first callers
- * both query and the second publish replaces the first (same content).
- * Bounded: SHARDS * WAYS entries, round-robin eviction per shard.
+ * Kernel layouts
+ * --------------
+ * No global mutable state here: a kernel's layout is the meta of its entry
+ * in the shared registry of cubind._runtime (kind CUBIND_REG_KERNEL_LAYOUT
+ * keyed by the CUfunction value, CUBIND_REG_KERNEL_LAYOUT_KERN by the
+ * CUkernel value), computed outside any lock by the first launch and
+ * registered with it; a racing first launch that finds the key taken uses
+ * its own copy once. An entry is immutable; a launch holds a reference to
+ * it while packing.
  *
  * Hazard: the driver may reuse a CUfunction's value for another kernel
- * after cuModuleUnload / cuLibraryUnload. Two defences:
- *   1. cbs_pack_forget_layouts() bumps a generation; entries of older
- *      generations are misses (cubind's cuModuleUnload and cuLibraryUnload
- *      call it: the `unloads-kernels` rule);
- *   2. a value count different from the cached count re-queries the layout
+ * after cuModuleUnload / cuLibraryUnload. Three defences:
+ *   1. cubind's cuModuleUnload and cuLibraryUnload (the `unloads-kernels`
+ *      rule) call rt->kernels_unloaded() after a successful unload: the
+ *      epoch is bumped, then every layout entry unmapped;
+ *   2. a layout records the epoch it was computed at (read before asking
+ *      the driver): one computed by a launch racing with an unload is
+ *      stale, never used again, and replaced;
+ *   3. a value count different from the cached count re-queries the layout
  *      before reporting a count error.
  * What stays undetected: a module unloaded by another library (not through
  * cubind) whose CUfunction value the driver hands out again for a kernel
@@ -74,7 +77,6 @@
 #include <cuda.h>
 #include <float.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
 #include <wchar.h>
@@ -93,9 +95,9 @@ static int fail(PyObject *exc, const char *fname, const char *what, Py_ssize_t i
     if (!msg)
         return -1;
     if (i >= 0)
-        PyErr_Format(exc, "%s(): %s %zd: %U", fname, what, i, msg);
+        PyErr_Format(exc, "%s: %s %zd: %U", fname, what, i, msg);
     else
-        PyErr_Format(exc, "%s(): %s: %U", fname, what, msg);
+        PyErr_Format(exc, "%s: %s: %U", fname, what, msg);
     Py_DECREF(msg);
     return -1;
 }
@@ -146,6 +148,8 @@ static int optional_attr(PyObject *o, const char *name, PyObject **out)
 void cbs_pack_init(cbs_packed *p)
 {
     p->params = NULL;
+    p->nparams = 0;
+    p->ndata = 0;
     p->data = NULL;
     p->heap_params = NULL;
     p->heap_data = NULL;
@@ -167,11 +171,103 @@ void cbs_pack_release(cbs_packed *p)
     cbs_pack_init(p);
 }
 
+/* ---- detached packs (owned by a struct field) ----------------------------- */
+
+#define CBS_PACK_BLOCK "cubind.packed_kernel_params"
+
+/* One PyMem block: this header, then nparams pointers, then (16-aligned)
+ * ndata argument bytes. views is a separate PyMem array whose Py_buffers
+ * never move after acquisition. */
+typedef struct {
+    PyObject *keep;
+    Py_buffer *views;
+    Py_ssize_t nviews;
+} pack_block;
+
+static void pack_block_free(PyObject *capsule)
+{
+    pack_block *b = PyCapsule_GetPointer(capsule, CBS_PACK_BLOCK);
+    if (!b)
+        return;
+    for (Py_ssize_t i = 0; i < b->nviews; i++)
+        PyBuffer_Release(&b->views[i]);
+    PyMem_Free(b->views);
+    Py_XDECREF(b->keep);
+    PyMem_Free(b);
+}
+
+PyObject *cbs_pack_detach(cbs_packed *p, void ***params)
+{
+    size_t head = (sizeof(pack_block) + 15) & ~(size_t)15;
+    size_t ptrs = (p->nparams * sizeof(void *) + 15) & ~(size_t)15;
+    int copied = p->params && (p->params == p->inline_params ||
+                               (void *)p->params == p->heap_params);
+    PyObject *cap = NULL;
+    pack_block *b = PyMem_Calloc(1, head + (copied ? ptrs + p->ndata : 0));
+    if (!b) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (p->nviews) {
+        b->views = PyMem_Calloc((size_t)p->nviews, sizeof(Py_buffer));
+        if (!b->views) {
+            PyMem_Free(b);
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    /* Same exporters, same flags: while the old views are held the objects
+     * cannot resize, so each new view has the same buf. */
+    for (Py_ssize_t i = 0; i < p->nviews; i++) {
+        if (PyObject_GetBuffer(p->views[i].obj, &b->views[i], PyBUF_ANY_CONTIGUOUS) < 0 ||
+            b->views[i].buf != p->views[i].buf) {
+            if (!PyErr_Occurred()) {
+                PyBuffer_Release(&b->views[i]);
+                PyErr_SetString(PyExc_BufferError, "a kernel argument's buffer moved");
+            }
+            for (Py_ssize_t k = 0; k < i; k++)
+                PyBuffer_Release(&b->views[k]);
+            PyMem_Free(b->views);
+            PyMem_Free(b);
+            goto done;
+        }
+        b->nviews = i + 1;
+    }
+    b->keep = Py_XNewRef(p->keep);
+    *params = p->params;
+    if (copied) {
+        void **np = (void **)((unsigned char *)b + head);
+        unsigned char *nd = (unsigned char *)np + ptrs;
+        memcpy(nd, p->data, p->ndata);
+        for (size_t k = 0; k < p->nparams; k++) {
+            /* pointers into the argument bytes move with them (compared as
+             * integers: the others point into unrelated objects) */
+            uintptr_t q = (uintptr_t)p->params[k], d = (uintptr_t)p->data;
+            int inside = p->data && q >= d && q - d <= p->ndata;
+            np[k] = inside ? (void *)(nd + (q - d)) : p->params[k];
+        }
+        *params = np;
+    }
+    cap = PyCapsule_New(b, CBS_PACK_BLOCK, pack_block_free);
+    if (!cap) {
+        for (Py_ssize_t i = 0; i < b->nviews; i++)
+            PyBuffer_Release(&b->views[i]);
+        PyMem_Free(b->views);
+        Py_XDECREF(b->keep);
+        PyMem_Free(b);
+    }
+done:
+    cbs_pack_release(p);
+    return cap;
+}
+
 /* params: nparams pointers; data: nbytes (16-aligned); views: room for
  * nviews held buffers (reserved up front: a Py_buffer never moves once its
  * exporter has filled it in). */
 static int reserve(cbs_packed *p, size_t nparams, size_t nbytes, size_t nviews)
 {
+    p->nparams = nparams;
+    p->ndata = nbytes;
     if (nparams <= CBS_PACK_INLINE_PARAMS) {
         p->params = p->inline_params;
     } else {
@@ -472,102 +568,21 @@ static int put_plain(PyObject *v, size_t size, unsigned char *dst, const char *f
     return r;
 }
 
-/* ---- the layout cache ----------------------------------------------------- */
+/* ---- kernel layouts, cached in the shared registry ----------------------- */
 
+/* Immutable once published: the meta of a CUBIND_REG_KERNEL_LAYOUT(_KERN)
+ * entry, freed by the registry (free) when the entry is destroyed. */
 typedef struct cbs_pack_layout {
-    atomic_size_t refs;
-    void *func;
-    unsigned long gen;
+    unsigned long epoch;     /* rt->kernel_epoch when the driver was asked */
     size_t n;
     size_t total;            /* max(offset + size) */
     size_t *off;             /* n entries each, in the same block */
     size_t *size;
 } cbs_pack_layout;
 
-#define SHARDS 64
-#define WAYS 8
-
-typedef struct {
-    pthread_mutex_t mu;
-    cbs_pack_layout *slot[WAYS];
-    unsigned next;
-} shard;
-
-#define SH {PTHREAD_MUTEX_INITIALIZER, {NULL}, 0}
-#define SH8 SH, SH, SH, SH, SH, SH, SH, SH
-static shard g_cache[SHARDS] = {SH8, SH8, SH8, SH8, SH8, SH8, SH8, SH8};
-#undef SH
-#undef SH8
-static atomic_ulong g_generation;
-
-void cbs_pack_forget_layouts(void)
-{
-    atomic_fetch_add_explicit(&g_generation, 1, memory_order_acq_rel);
-}
-
-static void layout_decref(cbs_pack_layout *l)
-{
-    if (l && atomic_fetch_sub_explicit(&l->refs, 1, memory_order_acq_rel) == 1)
-        free(l);
-}
-
-static shard *shard_of(void *func)
-{
-    uint64_t h = (uint64_t)(uintptr_t)func;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    return &g_cache[h & (SHARDS - 1)];
-}
-
-/* A counted reference to the cached layout of func, or NULL. */
-static cbs_pack_layout *cache_get(void *func, unsigned long gen)
-{
-    shard *s = shard_of(func);
-    cbs_pack_layout *found = NULL;
-    pthread_mutex_lock(&s->mu);
-    for (int k = 0; k < WAYS; k++) {
-        cbs_pack_layout *l = s->slot[k];
-        if (l && l->func == func && l->gen == gen) {
-            atomic_fetch_add_explicit(&l->refs, 1, memory_order_relaxed);
-            found = l;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&s->mu);
-    return found;
-}
-
-/* Publishes l (the caller keeps its reference; the cache takes one),
- * replacing an entry of the same function or a stale one, else evicting
- * round-robin. */
-static void cache_put(cbs_pack_layout *l)
-{
-    shard *s = shard_of(l->func);
-    unsigned long gen = atomic_load_explicit(&g_generation, memory_order_acquire);
-    cbs_pack_layout *old = NULL;
-    atomic_fetch_add_explicit(&l->refs, 1, memory_order_relaxed);
-    pthread_mutex_lock(&s->mu);
-    int k, victim = -1;
-    for (k = 0; k < WAYS; k++) {
-        cbs_pack_layout *e = s->slot[k];
-        if (!e || e->func == l->func || e->gen != gen) {
-            victim = k;
-            if (e && e->func == l->func)
-                break;
-        }
-    }
-    if (victim < 0)
-        victim = (int)(s->next++ % WAYS);
-    old = s->slot[victim];
-    s->slot[victim] = l;
-    pthread_mutex_unlock(&s->mu);
-    layout_decref(old);
-}
-
-/* Queries the driver for func's whole layout: a new layout (one reference)
- * or NULL with an exception. */
-static cbs_pack_layout *query_layout(void *func, param_info_fn gpi, unsigned long gen,
+/* Queries the driver for func's whole layout: a new layout (malloc'ed, the
+ * caller's) or NULL with an exception. */
+static cbs_pack_layout *query_layout(void *func, param_info_fn gpi, unsigned long epoch,
                                      const char *fname)
 {
     size_t cap = 16, n = 0;
@@ -621,9 +636,7 @@ static cbs_pack_layout *query_layout(void *func, param_info_fn gpi, unsigned lon
         PyErr_NoMemory();
         return NULL;
     }
-    atomic_init(&l->refs, 1);
-    l->func = func;
-    l->gen = gen;
+    l->epoch = epoch;
     l->n = n;
     l->off = (size_t *)(l + 1);
     l->size = l->off + n;
@@ -638,37 +651,74 @@ static cbs_pack_layout *query_layout(void *func, param_info_fn gpi, unsigned lon
     return l;
 }
 
+/* Who keeps a layout alive while a pack uses it: a counted registry entry
+ * whose meta it is, or (when publishing failed) the packer itself. */
+typedef struct {
+    struct rt_registry_entry *entry;
+    cbs_pack_layout *own;
+} layout_ref;
 
-static cbs_pack_layout *layout_for(void *func, param_info_fn gpi, size_t nvalues,
-                                   const char *fname)
+static void layout_unref(const cubind_rt_api *rt, layout_ref *r)
 {
-    unsigned long gen = atomic_load_explicit(&g_generation, memory_order_acquire);
-    cbs_pack_layout *l = cache_get(func, gen);
-    if (l && l->n != nvalues) {
-        layout_decref(l);
-        l = NULL;
+    if (r->entry)
+        rt->reg_release(r->entry);
+    free(r->own);
+}
+
+/* The layout of kernel `func` (registry kind `kind`), valid until
+ * layout_unref(ref). A cached layout is used when it is of the current
+ * epoch and has nvalues parameters; otherwise (first launch, a module was
+ * unloaded meanwhile, or a different count: the function value may have
+ * been reused by another kernel) the driver is asked again and the entry
+ * replaced. NULL with an exception on failure. */
+static const cbs_pack_layout *layout_for(const cubind_rt_api *rt, int kind, void *func,
+                                         param_info_fn gpi, size_t nvalues, const char *fname,
+                                         layout_ref *ref)
+{
+    unsigned long epoch = atomic_load_explicit(rt->kernel_epoch, memory_order_acquire);
+    struct rt_registry_entry *e;
+    ref->entry = NULL;
+    ref->own = NULL;
+    if (rt->reg_lookup(kind, (uintptr_t)func, &e) == 0) {
+        const cbs_pack_layout *l = rt->reg_meta(e);
+        if (l && l->epoch == epoch && l->n == nvalues) {
+            ref->entry = e;
+            return l;
+        }
+        rt->reg_unregister_entry(e); /* stale: only if still the mapped one */
+        rt->reg_release(e);
     }
-    if (!l) {
-        l = query_layout(func, gpi, gen, fname);
-        if (l)
-            cache_put(l);
+    cbs_pack_layout *l = query_layout(func, gpi, epoch, fname);
+    if (!l)
+        return NULL;
+    if (rt->reg_register(kind, (uintptr_t)func, l, free, NULL, &e) == 0) {
+        ref->entry = e; /* the entry owns l now */
+        return l;
     }
+    /* -EEXIST (a racing first launch published first) or -ENOMEM: use
+     * ours for this launch only. */
+    ref->own = l;
     return l;
 }
 
-static int pack_plain(PyObject *seq, void *func, void *get_param_info, const char *fname,
-                      cbs_packed *out)
+static int pack_plain(const cubind_rt_api *rt, int kind, PyObject *seq, void *func,
+                      void *get_param_info, const char *fname, cbs_packed *out)
 {
     if (!get_param_info)
         return fail(PyExc_TypeError, fname, "kernelParams", -1,
                     "plain values need cuFuncGetParamInfo (a CUDA 12.4 or newer driver); pass "
                     "(values, types) with ctypes types, or a prepared void *[] instead");
+    if (!func)
+        return fail(PyExc_TypeError, fname, "kernelParams", -1,
+                    "plain values are typed by the kernel, which is NULL");
     PyObject *values = snapshot(seq);
     if (!values)
         return -1;
     out->keep = values;
     size_t n = (size_t)PyTuple_GET_SIZE(values);
-    cbs_pack_layout *l = layout_for(func, (param_info_fn)get_param_info, n, fname);
+    layout_ref ref;
+    const cbs_pack_layout *l =
+        layout_for(rt, kind, func, (param_info_fn)get_param_info, n, fname, &ref);
     if (!l)
         return -1;
     int rc = -1;
@@ -696,7 +746,7 @@ static int pack_plain(PyObject *seq, void *func, void *get_param_info, const cha
     }
     rc = 0;
 done:
-    layout_decref(l);
+    layout_unref(rt, &ref);
     return rc;
 }
 
@@ -1150,8 +1200,22 @@ static int typed_form(PyObject *obj, PyObject **types_out)
 
 /* ---- entry points ----------------------------------------------------------- */
 
-int cbs_pack_kernel_params(PyObject *obj, void *func, void *get_param_info, const char *fname,
-                           cbs_packed *out)
+int cbs_pack_needs_kernel(PyObject *obj)
+{
+    if (!PyTuple_Check(obj) && !PyList_Check(obj))
+        return 0;
+    PyObject *types;
+    int typed = typed_form(obj, &types);
+    if (typed < 0) {
+        PyErr_Clear(); /* the pack itself reports it */
+        return 0;
+    }
+    Py_XDECREF(types);
+    return !typed;
+}
+
+int cbs_pack_kernel_params(const cubind_rt_api *rt, PyObject *obj, void *func, int kind,
+                           void *get_param_info, const char *fname, cbs_packed *out)
 {
     if (obj == Py_None) {
         out->params = NULL;
@@ -1185,7 +1249,7 @@ int cbs_pack_kernel_params(PyObject *obj, void *func, void *get_param_info, cons
             Py_DECREF(types);
             return rc;
         }
-        return pack_plain(obj, func, get_param_info, fname, out);
+        return pack_plain(rt, kind, obj, func, get_param_info, fname, out);
     }
     return fail(PyExc_TypeError, fname, "kernelParams", -1,
                 "expected None, an int address, a buffer of pointers, (values, types) or a "

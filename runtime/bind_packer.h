@@ -25,9 +25,9 @@
  * The caller may detach its thread state between pack and release but must
  * re-attach before release (it releases buffers and references).
  *
- * Thread safety: no global mutable state except the per-kernel layout
- * cache, a sharded table guarded by mutexes whose entries are immutable,
- * reference-counted layouts (see bind_packer.c).
+ * Thread safety: no global mutable state: per-call storage is the caller's
+ * (cbs_packed, on its stack), per-kernel layouts are immutable metas of
+ * entries of the shared registry (see bind_packer.c).
  */
 #ifndef CUBIND_BIND_PACKER_H
 #define CUBIND_BIND_PACKER_H
@@ -42,6 +42,7 @@
 typedef struct cbs_packed {
     void **params;                 /* what the driver receives; NULL for None */
     /* ---- private ---- */
+    size_t nparams, ndata;         /* reserved: pointers in params, bytes in data */
     unsigned char *data;           /* argument bytes: inline_data or heap */
     void *heap_params;             /* PyMem blocks owned, or NULL */
     void *heap_data;
@@ -56,24 +57,34 @@ typedef struct cbs_packed {
 /* Cheap: sets the small fields only (the inline storage stays untouched). */
 void cbs_pack_init(cbs_packed *p);
 
-/* kernelParams of a launch of CUfunction `func`. `get_param_info` is the
- * driver's cuFuncGetParamInfo (CUresult (*)(CUfunction, size_t, size_t *,
- * size_t *)) or NULL when the driver lacks it (then plain values are a
- * TypeError). 0, or -1 with TypeError / OverflowError / ValueError naming the
- * parameter ("cuLaunchKernel(): kernel parameter 2: ..."). */
-int cbs_pack_kernel_params(PyObject *obj, void *func, void *get_param_info, const char *fname,
-                           cbs_packed *out);
+/* kernelParams of a launch of kernel `func`: a CUfunction (kind
+ * CUBIND_REG_KERNEL_LAYOUT, get_param_info = cuFuncGetParamInfo) or a
+ * CUkernel (CUBIND_REG_KERNEL_LAYOUT_KERN, cuKernelGetParamInfo); both
+ * getters have the prototype CUresult (*)(handle, size_t, size_t *,
+ * size_t *). get_param_info NULL: the driver lacks it (then plain values
+ * are a TypeError). `where` prefixes messages ("cuLaunchKernel()",
+ * "CUDA_KERNEL_NODE_PARAMS.kernelParams"). 0, or -1 with TypeError /
+ * OverflowError / ValueError naming the parameter ("cuLaunchKernel():
+ * kernel parameter 2: ..."). Layouts are cached in rt's registry. */
+int cbs_pack_kernel_params(const cubind_rt_api *rt, PyObject *obj, void *func, int kind,
+                           void *get_param_info, const char *where, cbs_packed *out);
+
+/* 1 when obj is the plain-values form (it needs the kernel's layout). */
+int cbs_pack_needs_kernel(PyObject *obj);
 
 /* `extra` of a launch (see above). 0, or -1 with an exception set. */
-int cbs_pack_extra(PyObject *obj, const char *fname, cbs_packed *out);
+int cbs_pack_extra(PyObject *obj, const char *where, cbs_packed *out);
+
+/* Moves a successful pack to the heap, for a struct field that must keep
+ * it (CUDA_KERNEL_NODE_PARAMS.kernelParams): returns a new object owning
+ * the copy (pointers into the argument bytes rebased), the buffer views
+ * (acquired again, so they stay where exporters put them) and the values,
+ * and sets *params to what the driver must receive, valid while the
+ * object lives. *p is released either way. NULL with an exception. */
+PyObject *cbs_pack_detach(cbs_packed *p, void ***params);
 
 /* Releases buffers and references and frees heap storage; safe after a
  * failed pack and on an initialised, unused one; leaves *p initialised. */
 void cbs_pack_release(cbs_packed *p);
-
-/* Forgets every cached kernel layout (O(1): bumps a generation). For the
- * bindings of cuModuleUnload / cuLibraryUnload, after a successful unload,
- * since the driver may hand a freed CUfunction's value to a new kernel. */
-void cbs_pack_forget_layouts(void);
 
 #endif

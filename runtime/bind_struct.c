@@ -338,7 +338,9 @@ static PyObject *load(cbs_struct *s, const cbs_field_def *f, unsigned char *p, c
         return (PyObject *)struct_make(tb->structs[f->index], &tb->struct_defs[f->index], p,
                                        (PyObject *)s);
     case CBS_F_POINTER:
-    case CBS_F_FUNCPTR: return PyLong_FromUnsignedLongLong(read_u(p, f->size));
+    case CBS_F_FUNCPTR:
+    case CBS_F_KERNEL_PARAMS:
+    case CBS_F_KERNEL_EXTRA: return PyLong_FromUnsignedLongLong(read_u(p, f->size));
     case CBS_F_CHARS: return PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)f->count);
     case CBS_F_BYTES: return PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)f->size);
     }
@@ -505,6 +507,58 @@ static int to_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsign
     return -1;
 }
 
+/* A kernel's handle from field k of s (an index into its field table;
+ * -1: none), 0 when unset. */
+static void *kernel_of(cbs_struct *s, int k)
+{
+    if (k < 0)
+        return NULL;
+    return (void *)(uintptr_t)read_u(s->data + s->def->fields[k].offset, s->def->fields[k].size);
+}
+
+/* kernelParams / extra: packs v like a launch would, detaches the packed
+ * buffer (kept with the field) and stores its address. */
+static int kernel_field(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsigned char *buf,
+                        cbs_tables *tb, PyObject **entries)
+{
+    char where[200];
+    snprintf(where, sizeof where, "%s.%s", cbs_short_name(Py_TYPE(s)), f->name);
+    cbs_packed pk;
+    cbs_pack_init(&pk);
+    int rc;
+    if (f->kind == CBS_F_KERNEL_EXTRA) {
+        rc = cbs_pack_extra(v, where, &pk);
+    } else {
+        int kern = 0;
+        void *k = kernel_of(s, f->index);
+        if (!k && f->aux >= 0) {
+            k = kernel_of(s, f->aux);
+            kern = k != NULL;
+        }
+        if (!k && cbs_pack_needs_kernel(v)) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s: plain values are typed by the kernel: set %s.%s%s%s first",
+                         where, cbs_short_name(Py_TYPE(s)), s->def->fields[f->index].name,
+                         f->aux >= 0 ? " or " : "", f->aux >= 0 ? s->def->fields[f->aux].name : "");
+            return -1;
+        }
+        rc = cbs_pack_kernel_params(tb->rt, v, k,
+                                    kern ? CUBIND_REG_KERNEL_LAYOUT_KERN : CUBIND_REG_KERNEL_LAYOUT,
+                                    tb->param_info(tb, kern), where, &pk);
+    }
+    if (rc < 0) {
+        cbs_pack_release(&pk);
+        return -1;
+    }
+    void **params;
+    PyObject *owner = cbs_pack_detach(&pk, &params);
+    if (!owner)
+        return -1;
+    write_u(buf, f->size, (unsigned long long)(uintptr_t)params);
+    *entries = Py_BuildValue("[(iN)]", 0, owner);
+    return *entries ? 0 : -1;
+}
+
 /* Converts v into buf (f->size bytes) for one element of f. *entries gets
  * the kept objects that go with the bytes, as a list of (offset relative to
  * the element, object), or stays NULL. */
@@ -580,6 +634,9 @@ static int convert(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsigned 
         }
         return 0;
     }
+    case CBS_F_KERNEL_PARAMS:
+    case CBS_F_KERNEL_EXTRA:
+        return kernel_field(s, f, v, buf, tb, entries);
     case CBS_F_CHARS:
     case CBS_F_BYTES: {
         size_t n = f->kind == CBS_F_CHARS ? f->count : f->size;
@@ -625,7 +682,8 @@ static int set_bitfield(cbs_struct *s, const cbs_field_def *f, PyObject *v, cbs_
 /* Kinds whose bytes can carry kept objects. */
 static int carries_keep(cbs_field_kind k)
 {
-    return k == CBS_F_RECORD || k == CBS_F_POINTER || k == CBS_F_FUNCPTR;
+    return k == CBS_F_RECORD || k == CBS_F_POINTER || k == CBS_F_FUNCPTR ||
+           k == CBS_F_KERNEL_PARAMS || k == CBS_F_KERNEL_EXTRA;
 }
 
 int cbs_struct_set(PyObject *self, PyObject *value, void *closure)
@@ -837,6 +895,10 @@ static int check_fields(const cbs_tables *tb, const cbs_struct_def *def)
                        : f->kind == CBS_F_RECORD                                  ? tb->nstructs
                                                                                   : 0;
         int bad = limit ? f->index < 0 || (size_t)f->index >= limit : 0;
+        if (f->kind == CBS_F_KERNEL_PARAMS)
+            bad |= f->index < 0 || (size_t)f->index >= def->nfields ||
+                   f->aux >= (int)def->nfields || f->aux < -1 || f->size != sizeof(void *);
+        bad |= f->kind == CBS_F_KERNEL_EXTRA && f->size != sizeof(void *);
         bad |= f->size == 0 && f->kind != CBS_F_CHARS;
         bad |= f->bit_width > 64 || (f->bit_width >= 0 && f->kind != CBS_F_SIGNED &&
                                      f->kind != CBS_F_UNSIGNED && f->kind != CBS_F_ENUM);
@@ -898,6 +960,19 @@ PyObject *cbs_struct_alloc(PyTypeObject *t, void **data)
     if (s)
         *data = s->data;
     return (PyObject *)s;
+}
+
+PyObject *cbs_struct_kept(PyObject *o)
+{
+    if (!is_struct_type(Py_TYPE(o)))
+        Py_RETURN_NONE;
+    cbs_struct *s = (cbs_struct *)o, *root = root_of(s);
+    PyObject *out = NULL;
+    if (keep_collect(root, (size_t)(s->data - root->data), s->def->size, &out) < 0) {
+        Py_XDECREF(out);
+        return NULL;
+    }
+    return out ? out : Py_NewRef(Py_None);
 }
 
 PyObject *cbs_struct_from(PyTypeObject *t, const void *src)

@@ -18,6 +18,12 @@
  *   - `T(_ptr=address)` wraps foreign memory without owning it. Lifetime
  *     caveat: nothing keeps that memory alive; the caller must keep it valid
  *     for as long as the instance (and its views) are used.
+ * Kernel parameter fields (CBS_F_KERNEL_PARAMS / _EXTRA, from the
+ * kernel-params-field rules) take every form a launch takes; the packed
+ * buffer (bind_packer.h: cbs_pack_detach) becomes a kept object of the
+ * field, so it and the values it came from live as long as the struct (and
+ * copies of it). Plain values are typed by the kernel in the struct's func
+ * (else kern) field at the time of assignment: set it first.
  * Pointer fields set from Python objects keep those objects alive: the
  * root instance (the owner of the bytes) has a dict `keep` from the field's
  * byte offset in the root to the object; writing the field again replaces
@@ -40,6 +46,7 @@
 #ifndef CUBIND_BIND_STRUCT_H
 #define CUBIND_BIND_STRUCT_H
 
+#include "bind_packer.h"
 #include "bind_support.h"
 
 /* How a field's bytes are converted to and from Python. */
@@ -55,7 +62,11 @@ typedef enum {
     CBS_F_POINTER,       /* data pointer: an int address */
     CBS_F_CHARS,         /* char array: bytes, zero-padded when shorter */
     CBS_F_FUNCPTR,       /* function pointer: an int address */
-    CBS_F_BYTES          /* opaque bytes (a type the generator cannot describe) */
+    CBS_F_BYTES,         /* opaque bytes (a type the generator cannot describe) */
+    CBS_F_KERNEL_PARAMS, /* void **kernelParams: every form cuLaunchKernel takes
+                            (bind_packer.h); index: the CUfunction field typing
+                            plain values, aux: the CUkernel field or -1 */
+    CBS_F_KERNEL_EXTRA   /* void **extra: every form of a launch's extra */
 } cbs_field_kind;
 
 typedef struct {
@@ -67,6 +78,7 @@ typedef struct {
     size_t count;        /* array length; 0 = scalar */
     int bit_width;       /* -1 unless a bit-field (integer kinds only) */
     int bit_offset;      /* bit-fields: bits from `offset` (little-endian) */
+    int aux;             /* CBS_F_KERNEL_PARAMS: see above; else -1 */
 } cbs_field_def;
 
 typedef struct {
@@ -80,13 +92,17 @@ typedef struct {
 
 /* What field conversions need from the module. A generated module_state
  * begins with one (see the invariant above). */
-typedef struct {
+typedef struct cbs_tables {
     cbs_enum *enums;
     PyTypeObject **handles;
     PyTypeObject **structs;
     const cbs_struct_def *struct_defs;
     size_t nstructs;
     size_t nenums, nhandles;   /* to check the field tables at import */
+    const cubind_rt_api *rt;   /* the shared runtime (kernel layouts) */
+    /* cuFuncGetParamInfo (kern 0) or cuKernelGetParamInfo (kern 1) of the
+     * module, or NULL (absent; no exception set) */
+    void *(*param_info)(struct cbs_tables *tables, int kern);
 } cbs_tables;
 
 typedef struct {
@@ -114,6 +130,11 @@ int cbs_arg_struct(PyObject *o, PyTypeObject *t, int allow_none, const char *fun
                    const char *param, void **ptr);
 /* A new owning, zeroed instance of t and its data pointer (out-structs). */
 PyObject *cbs_struct_alloc(PyTypeObject *t, void **data);
+/* The Python objects o's bytes keep alive (pointer fields, kernel
+ * parameters): a new list of (offset, object) pairs, or None when there
+ * are none; NULL with an exception. For the registry (registry-keep). */
+PyObject *cbs_struct_kept(PyObject *o);
+
 /* A new owning instance of t holding a copy of src's size bytes. */
 PyObject *cbs_struct_from(PyTypeObject *t, const void *src);
 

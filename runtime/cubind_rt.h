@@ -30,6 +30,7 @@
 #define CUBIND_RT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -41,16 +42,35 @@ extern "C" {
  * fail with ImportError naming both when they differ. Bump the version
  * number whenever the struct changes. */
 #define CUBIND_RT_SIGNATURE                                                  \
-    "cubind-rt 2: int load(const char**); void *lookup(const char*, int, int*); " \
+    "cubind-rt 3: int load(const char**); void *lookup(const char*, int, int*); " \
     "const char *driver_path(void); void *cb_new(int, PyObject*, PyObject*, PyObject*, " \
     "PyObject*); void cb_discard(void*); void *cb_trampoline(int); " \
-    "int cb_host_attach(void*, void*); void drain(void); atomic_int *pending"
+    "int cb_host_attach(void*, void*); void drain(void); atomic_int *pending; " \
+    "registry: int reg_register(int, uintptr_t, void*, void(*)(void*), entry*, entry**); " \
+    "int reg_lookup(int, uintptr_t, entry**); int reg_unregister(int, uintptr_t); " \
+    "int reg_unregister_entry(entry*); size_t reg_unregister_kind(int); " \
+    "void reg_release(entry*); void *reg_meta(entry*); void *reg_meta_publish(entry*, void*); " \
+    "int reg_keep_alive(entry*, void*, void(*)(void*, void*), void*); " \
+    "int reg_add_dependency(entry*, entry*); int reg_keep_object(entry*, PyObject*); " \
+    "void kernels_unloaded(void); atomic_ulong *kernel_epoch"
 
 /* Kinds of Python callbacks (rt_callbacks.h). */
 enum {
     CUBIND_CB_HOST = 1,     /* CUhostFn of cuLaunchHostFunc: fn(userData) */
     CUBIND_CB_STREAM = 2,   /* CUstreamCallback: fn(hStream, status, userData) */
     CUBIND_CB_DESTROY = 3   /* CUhostFn of cuUserObjectCreate: destroy(ptr) */
+};
+
+/* Kinds of the shared handle registry (rt_registry.h; runtime/README.md
+ * says who registers and unregisters each). Keys are raw handle values. */
+enum {
+    CUBIND_REG_KERNEL_LAYOUT = 1,   /* CUfunction -> its parameter layout (meta,
+                                       bind_packer.c); purged by kernels_unloaded */
+    CUBIND_REG_KERNEL_LAYOUT_KERN = 2, /* CUkernel -> its parameter layout */
+    CUBIND_REG_GRAPH = 3,           /* CUgraph: keep-alives of its nodes' arguments */
+    CUBIND_REG_GRAPH_EXEC = 4,      /* CUgraphExec: depends on its graph */
+    CUBIND_REG_GRAPH_NODE = 5       /* CUgraphNode: keep-alives of set-params calls;
+                                       owned by its graph */
 };
 
 /* `*status` values of lookup(). */
@@ -74,6 +94,7 @@ enum {
 #define CUBIND_CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT 2
 
 struct _object; /* PyObject, without needing Python.h here */
+struct rt_registry_entry; /* rt_registry.h */
 
 typedef struct cubind_rt_api {
     const char *signature;   /* == CUBIND_RT_SIGNATURE */
@@ -115,6 +136,33 @@ typedef struct cubind_rt_api {
     /* Non-zero while deferred work waits: a relaxed load is enough to decide
      * whether to call drain(). */
     _Atomic int *pending;
+
+    /* The process-wide handle registry (rt_registry.h): the same contract,
+     * one shared instance. Return codes are rt_registry's (0 or -errno);
+     * -ENOMEM also when the registry itself could not be created. None of
+     * these touches Python, except reg_keep_object. */
+    int (*reg_register)(int kind, uintptr_t handle, void *meta, void (*meta_free)(void *),
+                        struct rt_registry_entry *dep, struct rt_registry_entry **out);
+    int (*reg_lookup)(int kind, uintptr_t handle, struct rt_registry_entry **out);
+    int (*reg_unregister)(int kind, uintptr_t handle);
+    int (*reg_unregister_entry)(struct rt_registry_entry *e);
+    size_t (*reg_unregister_kind)(int kind);
+    void (*reg_release)(struct rt_registry_entry *e);
+    void *(*reg_meta)(struct rt_registry_entry *e);
+    void *(*reg_meta_publish)(struct rt_registry_entry *e, void *candidate);
+    int (*reg_keep_alive)(struct rt_registry_entry *e, void *item,
+                          void (*release)(void *item, void *ctx), void *ctx);
+    int (*reg_add_dependency)(struct rt_registry_entry *e, struct rt_registry_entry *dep);
+    /* Keeps a strong reference to `obj` until `e` is destroyed (caller has
+     * an attached thread state; the reference is dropped on the thread that
+     * destroys e, entering the interpreter if needed, skipped once the
+     * interpreter is finalizing). 0 or -ENOMEM (obj not kept). */
+    int (*reg_keep_object)(struct rt_registry_entry *e, struct _object *obj);
+    /* After a successful module or library unload: bumps *kernel_epoch, then
+     * unmaps every kernel layout. */
+    void (*kernels_unloaded)(void);
+    /* Layouts computed at an older epoch are stale (acquire load). */
+    _Atomic unsigned long *kernel_epoch;
 } cubind_rt_api;
 
 #ifdef __cplusplus

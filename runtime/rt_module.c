@@ -1,8 +1,9 @@
 /*
  * rt_module.c — the `cubind._runtime` extension module.
  *
- * The one home, per process, of the shared runtime: it links rt_loader.c
- * and hands it to the generated modules through the capsule `_C_API`
+ * The one home, per process, of the shared runtime: it links rt_loader.c,
+ * rt_callbacks.c and the handle registry (rt_handles.c) and hands them to
+ * the generated modules through the capsule `_C_API`
  * (cubind_rt.h), so no generated module carries a second copy of the
  * loader's process-global state (free-threading rule 3).
  *
@@ -36,6 +37,7 @@
 
 #include "cubind_rt.h"
 #include "rt_callbacks.h"
+#include "rt_handles.h"
 #include "rt_loader.h"
 
 /* Strong references, set by exec, dropped by m_clear/m_free. */
@@ -64,6 +66,19 @@ static const cubind_rt_api rt_api = {
     rt_cb_host_attach,
     rt_cb_drain,
     &rt_cb_pending,
+    rt_h_register,
+    rt_h_lookup,
+    rt_h_unregister,
+    rt_h_unregister_entry,
+    rt_h_unregister_kind,
+    rt_registry_entry_release,
+    rt_registry_meta,
+    rt_registry_meta_publish,
+    rt_registry_keep_alive,
+    rt_registry_add_dependency,
+    rt_h_keep_object,
+    rt_h_kernels_unloaded,
+    &rt_h_kernel_epoch,
 };
 
 /* ---- CUDAError methods (bound as instance methods; args[0] is self) ---- */
@@ -220,6 +235,13 @@ static PyObject *rt_callback_counts(PyObject *m, PyObject *unused)
     return Py_BuildValue("{sLsLsL}", "alive", c[0], "skipped", c[1], "leaked", c[2]);
 }
 
+static PyObject *rt_registry_count_py(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return PyLong_FromSize_t(rt_h_count());
+}
+
 static PyObject *rt_drain_now(PyObject *m, PyObject *unused)
 {
     (void)m;
@@ -240,6 +262,8 @@ static PyMethodDef rt_methods[] = {
     {"_driver_status", rt_driver_status, METH_NOARGS, rt_driver_status_doc},
     {"_callback_counts", rt_callback_counts, METH_NOARGS,
      "Payloads alive, callbacks skipped at shutdown, deferred items leaked after close."},
+    {"_registry_count", rt_registry_count_py, METH_NOARGS,
+     "Entries mapped in the shared handle registry, every kind (tests)."},
     {"_drain", rt_drain_now, METH_NOARGS, "Runs deferred callback work now (tests)."},
     {"_atexit", rt_atexit, METH_NOARGS,
      "The shutdown step for callbacks; registered with atexit, not for direct use."},

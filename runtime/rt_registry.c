@@ -378,6 +378,37 @@ int rt_registry_unregister_entry(rt_registry *r, rt_registry_entry *e)
     return 0;
 }
 
+size_t rt_registry_unregister_kind(rt_registry *r, int kind)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < RT_REGISTRY_SHARDS; i++) {
+        rt_reg_shard *s = &r->shards[i];
+        rt_registry_entry *list = NULL;
+        pthread_mutex_lock(&s->mu);
+        for (size_t b = 0; b < s->nbuckets; b++) {
+            rt_registry_entry **p = &s->buckets[b];
+            while (*p != NULL) {
+                if ((*p)->kind != kind) {
+                    p = &(*p)->chain;
+                    continue;
+                }
+                rt_registry_entry *e = rt_reg_unlink(s, p); /* *p is now the next */
+                e->chain = list;
+                list = e;
+                n++;
+            }
+        }
+        pthread_mutex_unlock(&s->mu);
+        while (list != NULL) { /* the map's references, outside the lock */
+            rt_registry_entry *e = list;
+            list = e->chain;
+            e->chain = NULL;
+            rt_registry_entry_release(e);
+        }
+    }
+    return n;
+}
+
 size_t rt_registry_count(rt_registry *r)
 {
     size_t n = 0;

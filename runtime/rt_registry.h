@@ -105,6 +105,13 @@ int rt_registry_unregister(rt_registry *r, int kind, uintptr_t handle);
  * or -ENOENT. The caller's own reference to e is untouched. */
 int rt_registry_unregister_entry(rt_registry *r, rt_registry_entry *e);
 
+/* Unmaps every entry of `kind` (shard by shard, each under its lock) and
+ * drops the map's reference to each, after unlocking; returns how many.
+ * Entries registered concurrently may or may not be unmapped (a snapshot
+ * per shard); entries held elsewhere live on, unmapped. For invalidating a
+ * whole kind at once (kernel layouts after a module unload). */
+size_t rt_registry_unregister_kind(rt_registry *r, int kind);
+
 /* Number of mapped entries (takes every shard lock in turn; a snapshot). */
 size_t rt_registry_count(rt_registry *r);
 

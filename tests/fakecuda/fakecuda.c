@@ -73,7 +73,10 @@ FK_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
     X(LaunchCooperativeKernel) X(StreamGetCaptureInfo) X(LogsDumpToMemory)    \
     X(MemRangeGetAttribute) X(CoredumpGetAttribute)                            \
     X(CoredumpGetAttributeGlobal) X(CoredumpSetAttribute)                      \
-    X(CoredumpSetAttributeGlobal) X(DevSmResourceSplitByCount)
+    X(CoredumpSetAttributeGlobal) X(DevSmResourceSplitByCount)                      \
+    X(KernelGetParamInfo) X(GraphAddKernelNode)                                \
+    X(GraphKernelNodeSetParams) X(GraphExecKernelNodeSetParams) X(GraphAddNode) \
+    X(GraphClone) X(GraphInstantiateWithFlags) X(GraphLaunch) X(GraphExecDestroy)
 
 enum {
 #define FK_ENUM(n) FN_##n,
@@ -178,7 +181,7 @@ static CUresult fk_enter(int fn, int ver)
  * the old one. */
 
 enum { K_NONE, K_CTX, K_STREAM, K_EVENT, K_DMEM, K_HMEM, K_MODULE, K_FUNC,
-       K_LIBRARY, K_KERNEL, K_UOBJ, K_GRAPH, K__N };
+       K_LIBRARY, K_KERNEL, K_UOBJ, K_GRAPH, K_GNODE, K_GEXEC, K__N };
 
 struct ctx;
 struct obj {
@@ -352,10 +355,34 @@ struct gref {
     uint64_t id;
     unsigned n;
 };
+/* A kernel node's copy of what it launches (the driver copies the
+ * argument bytes when the node is added or set). */
+struct kcap {
+    char *name;
+    unsigned dims[7];
+    unsigned char *bytes;
+    size_t len;
+    int mode;
+};
+struct gnode {            /* K_GNODE: owned by its graph */
+    struct obj h;
+    struct kcap k;
+};
 struct graph {
     struct obj h;
     struct gref *r;
     size_t n, cap;
+    struct gnode **nodes;
+    size_t nn;
+};
+struct xnode {
+    uintptr_t node;       /* the graph node it was instantiated from */
+    struct kcap k;
+};
+struct gexec {            /* K_GEXEC */
+    struct obj h;
+    struct xnode *x;
+    size_t n;
 };
 
 static struct ctx *g_primary[FK_NDEV];
@@ -684,9 +711,29 @@ static void obj_free(struct obj *o)
         return;
     case K_KERNEL:
         return; /* owned by its library */
-    case K_GRAPH:
-        free(((struct graph *)o)->r);
+    case K_GRAPH: {
+        struct graph *g = (struct graph *)o;
+        for (size_t i = 0; i < g->nn; i++) {
+            reg_del(&g->nodes[i]->h);
+            free(g->nodes[i]->k.name);
+            free(g->nodes[i]->k.bytes);
+            free(g->nodes[i]);
+        }
+        free(g->nodes);
+        free(g->r);
         break;
+    }
+    case K_GNODE:
+        return; /* owned by its graph */
+    case K_GEXEC: {
+        struct gexec *x = (struct gexec *)o;
+        for (size_t i = 0; i < x->n; i++) {
+            free(x->x[i].k.name);
+            free(x->x[i].k.bytes);
+        }
+        free(x->x);
+        break;
+    }
     case K_CTX: {
         struct ctx *c = (struct ctx *)o;
         for (int d = 0; d < FK_NDEV; d++)
@@ -2540,6 +2587,75 @@ static CUresult fk_FuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunc
 /* ------------------------------------------------------------------ */
 /* Launches: nothing runs; the packed parameters and dims are recorded. */
 
+/* The bytes a kernel receives from kernelParams (each at its declared
+ * offset, gaps zero) or from extra's CU_LAUNCH_PARAM_BUFFER_POINTER; the
+ * driver copies them at launch (and when a graph node is set). Caller
+ * holds G. */
+static CUresult capture_params(struct func *f, const char *name, void **kernelParams, void **extra,
+                               unsigned char **bytes_out, size_t *len_out, int *mode_out)
+{
+    CUresult e = CUDA_SUCCESS;
+    unsigned char *bytes = NULL;
+    size_t len = 0;
+    int mode = 0;
+    const size_t *off = NULL, *sz = NULL;
+    int n = layout_of(f, name, &off, &sz);
+    size_t need = 0;
+    for (int i = 0; i < n; i++)
+        if (off[i] + sz[i] > need)
+            need = off[i] + sz[i];
+    if (kernelParams) {
+        mode = 1;
+        if (n > 0 && !(bytes = calloc(1, need ? need : 1))) {
+            e = CUDA_ERROR_OUT_OF_MEMORY;
+            goto fail;
+        }
+        for (int i = 0; i < n; i++) {
+            if (!kernelParams[i]) {
+                e = CUDA_ERROR_INVALID_VALUE;
+                goto fail;
+            }
+            memcpy(bytes + off[i], kernelParams[i], sz[i]);
+        }
+        len = n > 0 ? need : 0;
+    } else if (extra) {
+        void *bp = NULL;
+        size_t *sp = NULL;
+        mode = 2;
+        for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+            if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+                bp = extra[i + 1];
+            else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+                sp = extra[i + 1];
+            else {
+                e = CUDA_ERROR_INVALID_VALUE;
+                goto fail;
+            }
+        }
+        if (!bp || !sp || (n > 0 && *sp < need)) {
+            e = CUDA_ERROR_INVALID_VALUE;
+            goto fail;
+        }
+        len = *sp;
+        if (len && !(bytes = malloc(len))) {
+            e = CUDA_ERROR_OUT_OF_MEMORY;
+            goto fail;
+        }
+        if (len)
+            memcpy(bytes, bp, len);
+    } else if (n > 0) {
+        e = CUDA_ERROR_INVALID_VALUE;
+        goto fail;
+    }
+    *bytes_out = bytes;
+    *len_out = len;
+    *mode_out = mode;
+    return CUDA_SUCCESS;
+fail:
+    free(bytes);
+    return e;
+}
+
 static CUresult launch(CUfunction hf, const unsigned g[3], const unsigned b[3], unsigned shmem,
                        CUstream hStream, void **kernelParams, void **extra)
 {
@@ -2566,55 +2682,8 @@ static CUresult launch(CUfunction hf, const unsigned g[3], const unsigned b[3], 
     }
     if ((e = stream_resolve(hStream, &s)) != CUDA_SUCCESS)
         goto out;
-    const size_t *off = NULL, *sz = NULL;
-    int n = layout_of(f, name, &off, &sz);
-    size_t need = 0;
-    for (int i = 0; i < n; i++)
-        if (off[i] + sz[i] > need)
-            need = off[i] + sz[i];
-    if (kernelParams) {
-        mode = 1;
-        if (n > 0 && !(bytes = calloc(1, need ? need : 1))) {
-            e = CUDA_ERROR_OUT_OF_MEMORY;
-            goto out;
-        }
-        for (int i = 0; i < n; i++) {
-            if (!kernelParams[i]) {
-                e = CUDA_ERROR_INVALID_VALUE;
-                goto out;
-            }
-            memcpy(bytes + off[i], kernelParams[i], sz[i]);
-        }
-        len = n > 0 ? need : 0;
-    } else if (extra) {
-        void *bp = NULL;
-        size_t *sp = NULL;
-        mode = 2;
-        for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
-            if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
-                bp = extra[i + 1];
-            else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
-                sp = extra[i + 1];
-            else {
-                e = CUDA_ERROR_INVALID_VALUE;
-                goto out;
-            }
-        }
-        if (!bp || !sp || (n > 0 && *sp < need)) {
-            e = CUDA_ERROR_INVALID_VALUE;
-            goto out;
-        }
-        len = *sp;
-        if (len && !(bytes = malloc(len))) {
-            e = CUDA_ERROR_OUT_OF_MEMORY;
-            goto out;
-        }
-        if (len)
-            memcpy(bytes, bp, len);
-    } else if (n > 0) {
-        e = CUDA_ERROR_INVALID_VALUE;
+    if ((e = capture_params(f, name, kernelParams, extra, &bytes, &len, &mode)) != CUDA_SUCCESS)
         goto out;
-    }
     struct lrec *r = lrec_find(name, 1);
     if (!r) {
         e = CUDA_ERROR_OUT_OF_MEMORY;
@@ -2666,6 +2735,267 @@ static CUresult fk_LaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
     ENTERI(LaunchCooperativeKernel);
     unsigned g[3] = {gridDimX, gridDimY, gridDimZ}, b[3] = {blockDimX, blockDimY, blockDimZ};
     return launch(f, g, b, sharedMemBytes, hStream, kernelParams, NULL);
+}
+
+
+/* ------------------------------------------------------------------ */
+/* Graph kernel nodes: a node copies its argument bytes when added or set
+ * (as the driver does); cuGraphInstantiate copies the nodes; cuGraphLaunch
+ * records each kernel node as a launch (fakecuda_last_launch_params). */
+
+static CUresult kcap_make(const CUDA_KERNEL_NODE_PARAMS_v2 *p, struct kcap *k)
+{
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    const char *name = NULL;
+    struct func *f = func_lookup(p->func ? p->func : (CUfunction)(void *)p->kern, &name);
+    if (!name)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!p->gridDimX || !p->gridDimY || !p->gridDimZ || !p->blockDimX || !p->blockDimY ||
+        !p->blockDimZ || (p->kernelParams && p->extra))
+        return CUDA_ERROR_INVALID_VALUE;
+    struct kcap n = {0};
+    CUresult e = capture_params(f, name, p->kernelParams, p->extra, &n.bytes, &n.len, &n.mode);
+    if (e != CUDA_SUCCESS)
+        return e;
+    if (!(n.name = fk_strdup(name))) {
+        free(n.bytes);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    unsigned d[7] = {p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX, p->blockDimY,
+                     p->blockDimZ, p->sharedMemBytes};
+    memcpy(n.dims, d, sizeof d);
+    free(k->name);
+    free(k->bytes);
+    *k = n;
+    return CUDA_SUCCESS;
+}
+
+static CUresult kcap_copy(struct kcap *dst, const struct kcap *src)
+{
+    *dst = *src;
+    dst->name = fk_strdup(src->name);
+    dst->bytes = src->len ? malloc(src->len) : NULL;
+    if (!dst->name || (src->len && !dst->bytes)) {
+        free(dst->name);
+        free(dst->bytes);
+        memset(dst, 0, sizeof *dst);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    if (src->len)
+        memcpy(dst->bytes, src->bytes, src->len);
+    return CUDA_SUCCESS;
+}
+
+static CUresult graph_add(struct graph *g, const CUDA_KERNEL_NODE_PARAMS_v2 *p, CUgraphNode *out)
+{
+    struct gnode *n = calloc(1, sizeof *n);
+    struct gnode **more = realloc(g->nodes, (g->nn + 1) * sizeof *more);
+    if (!n || !more) {
+        free(n);
+        if (more)
+            g->nodes = more;
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    g->nodes = more;
+    CUresult e = kcap_make(p, &n->k);
+    if (e != CUDA_SUCCESS) {
+        free(n);
+        return e;
+    }
+    reg_add(&n->h, K_GNODE, 0, NULL);
+    g->nodes[g->nn++] = n;
+    *out = (CUgraphNode)(void *)n;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_GraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                      const CUgraphNode *dependencies, size_t numDependencies,
+                                      const CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams)
+{
+    ENTERI(GraphAddKernelNode);
+    if (!phGraphNode || (numDependencies && !dependencies))
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct graph *g = (struct graph *)reg_find((uintptr_t)hGraph, K_GRAPH);
+    CUresult e = g ? graph_add(g, nodeParams, phGraphNode) : CUDA_ERROR_INVALID_HANDLE;
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_GraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                const CUgraphNode *dependencies,
+                                const CUgraphEdgeData *dependencyData, size_t numDependencies,
+                                CUgraphNodeParams *nodeParams)
+{
+    ENTERI(GraphAddNode);
+    (void)dependencyData;
+    if (!phGraphNode || !nodeParams || (numDependencies && !dependencies))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (nodeParams->type != CU_GRAPH_NODE_TYPE_KERNEL)
+        return CUDA_ERROR_NOT_SUPPORTED; /* the fake has kernel nodes only */
+    CUDA_KERNEL_NODE_PARAMS_v2 p;
+    memcpy(&p, &nodeParams->kernel, sizeof p); /* v3 has v2's layout */
+    LOCK();
+    struct graph *g = (struct graph *)reg_find((uintptr_t)hGraph, K_GRAPH);
+    CUresult e = g ? graph_add(g, &p, phGraphNode) : CUDA_ERROR_INVALID_HANDLE;
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_GraphKernelNodeSetParams(CUgraphNode hNode,
+                                            const CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams)
+{
+    ENTERI(GraphKernelNodeSetParams);
+    LOCK();
+    struct gnode *n = (struct gnode *)reg_find((uintptr_t)hNode, K_GNODE);
+    CUresult e = n ? kcap_make(nodeParams, &n->k) : CUDA_ERROR_INVALID_HANDLE;
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_GraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                const CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams)
+{
+    ENTERI(GraphExecKernelNodeSetParams);
+    LOCK();
+    struct gexec *x = (struct gexec *)reg_find((uintptr_t)hGraphExec, K_GEXEC);
+    CUresult e = x ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_HANDLE;
+    for (size_t i = 0; x && i < x->n; i++)
+        if (x->x[i].node == (uintptr_t)hNode)
+            e = kcap_make(nodeParams, &x->x[i].k);
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_GraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
+{
+    ENTERI(GraphClone);
+    if (!phGraphClone)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult e = CUDA_SUCCESS;
+    struct graph *o = (struct graph *)reg_find((uintptr_t)originalGraph, K_GRAPH);
+    struct graph *g = o ? calloc(1, sizeof *g) : NULL;
+    if (!o)
+        e = CUDA_ERROR_INVALID_HANDLE;
+    else if (!g || !(g->nodes = calloc(o->nn + 1, sizeof *g->nodes)))
+        e = CUDA_ERROR_OUT_OF_MEMORY;
+    for (size_t i = 0; e == CUDA_SUCCESS && i < o->nn; i++) {
+        struct gnode *n = calloc(1, sizeof *n);
+        if (!n || kcap_copy(&n->k, &o->nodes[i]->k) != CUDA_SUCCESS) {
+            free(n);
+            e = CUDA_ERROR_OUT_OF_MEMORY;
+            break;
+        }
+        reg_add(&n->h, K_GNODE, 0, NULL);
+        g->nodes[g->nn++] = n;
+    }
+    if (g) {
+        reg_add(&g->h, K_GRAPH, 0, NULL);
+        if (e == CUDA_SUCCESS)
+            *phGraphClone = (CUgraph)(void *)g;
+        else
+            obj_free(&g->h);
+    }
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_GraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                    unsigned long long flags)
+{
+    ENTERI(GraphInstantiateWithFlags);
+    if (!phGraphExec || flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult e = CUDA_SUCCESS;
+    struct graph *g = (struct graph *)reg_find((uintptr_t)hGraph, K_GRAPH);
+    struct gexec *x = g ? calloc(1, sizeof *x) : NULL;
+    if (!g)
+        e = CUDA_ERROR_INVALID_HANDLE;
+    else if (!x || !(x->x = calloc(g->nn + 1, sizeof *x->x)))
+        e = CUDA_ERROR_OUT_OF_MEMORY;
+    for (size_t i = 0; e == CUDA_SUCCESS && i < g->nn; i++) {
+        x->x[i].node = (uintptr_t)g->nodes[i];
+        if ((e = kcap_copy(&x->x[i].k, &g->nodes[i]->k)) == CUDA_SUCCESS)
+            x->n++;
+    }
+    if (x) {
+        reg_add(&x->h, K_GEXEC, 0, NULL);
+        if (e == CUDA_SUCCESS)
+            *phGraphExec = (CUgraphExec)(void *)x;
+        else
+            obj_free(&x->h);
+    }
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_GraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
+{
+    ENTERI(GraphLaunch);
+    LOCK();
+    struct stream *s = NULL;
+    struct gexec *x = (struct gexec *)reg_find((uintptr_t)hGraphExec, K_GEXEC);
+    CUresult e = x ? stream_resolve(hStream, &s) : CUDA_ERROR_INVALID_HANDLE;
+    for (size_t i = 0; e == CUDA_SUCCESS && i < x->n; i++) {
+        const struct kcap *k = &x->x[i].k;
+        struct lrec *r = lrec_find(k->name, 1);
+        unsigned char *bytes = k->len ? malloc(k->len) : NULL;
+        if (!r || (k->len && !bytes)) {
+            free(bytes);
+            e = CUDA_ERROR_OUT_OF_MEMORY;
+            break;
+        }
+        if (k->len)
+            memcpy(bytes, k->bytes, k->len);
+        free(r->bytes);
+        r->bytes = bytes;
+        r->len = k->len;
+        r->count++;
+        r->mode = k->mode;
+        r->stream = (void *)hStream;
+        unsigned d[9] = {k->dims[0], k->dims[1], k->dims[2], k->dims[3], k->dims[4],
+                         k->dims[5], k->dims[6], hStream == NULL, 0};
+        memcpy(r->dims, d, sizeof d);
+    }
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_GraphExecDestroy(CUgraphExec hGraphExec)
+{
+    ENTERI(GraphExecDestroy);
+    LOCK();
+    struct gexec *x = (struct gexec *)reg_find((uintptr_t)hGraphExec, K_GEXEC);
+    if (x)
+        obj_free(&x->h);
+    UNLOCK();
+    return x ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult fk_KernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t *paramOffset,
+                                      size_t *paramSize)
+{
+    ENTERI(KernelGetParamInfo);
+    LOCK();
+    CUresult e = CUDA_SUCCESS;
+    struct kernel *k = (struct kernel *)reg_find((uintptr_t)kernel, K_KERNEL);
+    const size_t *off = NULL, *sz = NULL;
+    int n;
+    if (!k)
+        e = CUDA_ERROR_INVALID_HANDLE;
+    else if ((n = layout_of(k->fn, k->name, &off, &sz)) < 0 || paramIndex >= (size_t)n)
+        e = CUDA_ERROR_INVALID_VALUE;
+    else {
+        if (paramOffset)
+            *paramOffset = off[paramIndex];
+        if (paramSize)
+            *paramSize = sz[paramIndex];
+    }
+    UNLOCK();
+    return e;
 }
 
 /* ------------------------------------------------------------------ */
@@ -3026,7 +3356,18 @@ static CUresult fk_DevSmResourceSplitByCount(CUdevResource *result, unsigned int
     P(CoredumpSetAttributeGlobal, 12010, fk_CoredumpSetAttributeGlobal,                 \
       PFN_cuCoredumpSetAttributeGlobal_v12010)                                          \
     P(DevSmResourceSplitByCount, 12040, fk_DevSmResourceSplitByCount,                   \
-      PFN_cuDevSmResourceSplitByCount_v12040)
+      PFN_cuDevSmResourceSplitByCount_v12040)                                       \
+    P(KernelGetParamInfo, 12040, fk_KernelGetParamInfo, PFN_cuKernelGetParamInfo_v12040) \
+    P(GraphAddKernelNode, 12000, fk_GraphAddKernelNode, PFN_cuGraphAddKernelNode_v12000) \
+    P(GraphKernelNodeSetParams, 12000, fk_GraphKernelNodeSetParams,                     \
+      PFN_cuGraphKernelNodeSetParams_v12000)                                            \
+    P(GraphExecKernelNodeSetParams, 12000, fk_GraphExecKernelNodeSetParams,             \
+      PFN_cuGraphExecKernelNodeSetParams_v12000)                                        \
+    P(GraphAddNode, 12030, fk_GraphAddNode, PFN_cuGraphAddNode_v12030)                  \
+    P(GraphClone, 10000, fk_GraphClone, PFN_cuGraphClone_v10000)                        \
+    P(GraphInstantiateWithFlags, 11040, fk_GraphInstantiate, PFN_cuGraphInstantiateWithFlags_v11040) \
+    P(GraphLaunch, 10000, fk_GraphLaunch, PFN_cuGraphLaunch_v10000)                     \
+    P(GraphExecDestroy, 10000, fk_GraphExecDestroy, PFN_cuGraphExecDestroy_v10000)
 
 /* Compile-time ABI check: each implementation has its PFN type exactly. */
 #define FK_CHECK(n, ver, impl, pfn) \
@@ -3160,7 +3501,11 @@ FK_EXPORT int fakecuda_reset(void)
         g_dthr_stop = 0;
         g_dthr_exited = 0;
     }
-    /* 3. Everything else. */
+    /* 3. Graphs (and their nodes), then everything else. */
+    v = reg_collect(K_GRAPH, NULL, 1, &n);
+    for (size_t i = 0; v && i < n; i++)
+        obj_free(v[i]);
+    free(v);
     v = reg_collect(0, NULL, 1, &n);
     for (size_t i = 0; v && i < n; i++)
         if (v[i]->kind != K_FUNC && v[i]->kind != K_KERNEL)
@@ -3430,7 +3775,7 @@ FK_EXPORT long long fakecuda_live_handles(void)
     LOCK();
     long long n = g_nkind[K_CTX] + g_nkind[K_STREAM] + g_nkind[K_EVENT] + g_nkind[K_DMEM] +
                   g_nkind[K_HMEM] + g_nkind[K_MODULE] + g_nkind[K_LIBRARY] +
-                  g_nkind[K_GRAPH] + g_nkind[K_UOBJ];
+                  g_nkind[K_GRAPH] + g_nkind[K_UOBJ] + g_nkind[K_GEXEC];
     for (int d = 0; d < FK_NDEV; d++)
         if (g_primary[d] && g_primary[d]->refcount == 0)
             n--;

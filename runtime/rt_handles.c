@@ -1,0 +1,122 @@
+/*
+ * rt_handles.c — see rt_handles.h.
+ *
+ * Invariants:
+ *  - rt_h_reg is written once, inside pthread_once, and read only after
+ *    pthread_once returned (which orders the write before every read).
+ *  - rt_h_kernel_epoch only grows; it is bumped (release) BEFORE the layouts
+ *    are unmapped, so a layout computed by a launch racing with an unload
+ *    either is unmapped by the purge or carries an epoch older than the
+ *    current one (the packer then treats it as stale).
+ *  - A Python keep-alive holds one strong reference, dropped exactly once,
+ *    by py_release, with the interpreter entered.
+ */
+#include "rt_handles.h"
+
+#include <errno.h>
+#include <pthread.h>
+
+#include "cubind_rt.h"
+
+static pthread_once_t rt_h_once = PTHREAD_ONCE_INIT;
+static rt_registry *rt_h_reg;
+_Atomic unsigned long rt_h_kernel_epoch;
+
+static void rt_h_init(void)
+{
+    rt_h_reg = rt_registry_new();
+}
+
+static rt_registry *reg(void)
+{
+    pthread_once(&rt_h_once, rt_h_init);
+    return rt_h_reg;
+}
+
+int rt_h_register(int kind, uintptr_t handle, void *meta, void (*meta_free)(void *),
+                  rt_registry_entry *dep, rt_registry_entry **out)
+{
+    rt_registry *r = reg();
+    if (!r) {
+        if (out)
+            *out = NULL;
+        return -ENOMEM;
+    }
+    return rt_registry_register(r, kind, handle, meta, meta_free, dep, out);
+}
+
+int rt_h_lookup(int kind, uintptr_t handle, rt_registry_entry **out)
+{
+    rt_registry *r = reg();
+    if (!r) {
+        *out = NULL;
+        return -ENOENT;
+    }
+    return rt_registry_lookup(r, kind, handle, out);
+}
+
+int rt_h_unregister(int kind, uintptr_t handle)
+{
+    rt_registry *r = reg();
+    return r ? rt_registry_unregister(r, kind, handle) : -ENOENT;
+}
+
+int rt_h_unregister_entry(rt_registry_entry *e)
+{
+    rt_registry *r = reg();
+    return r && e ? rt_registry_unregister_entry(r, e) : -ENOENT;
+}
+
+size_t rt_h_unregister_kind(int kind)
+{
+    rt_registry *r = reg();
+    return r ? rt_registry_unregister_kind(r, kind) : 0;
+}
+
+size_t rt_h_count(void)
+{
+    rt_registry *r = reg();
+    return r ? rt_registry_count(r) : 0;
+}
+
+void rt_h_kernels_unloaded(void)
+{
+    atomic_fetch_add_explicit(&rt_h_kernel_epoch, 1, memory_order_acq_rel);
+    rt_h_unregister_kind(CUBIND_REG_KERNEL_LAYOUT);
+    rt_h_unregister_kind(CUBIND_REG_KERNEL_LAYOUT_KERN);
+}
+
+static int rt_h_finalizing(void)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    return Py_IsFinalizing();
+#else
+    return _Py_IsFinalizing();
+#endif
+}
+
+/* The registry's release callback for Python objects: entries are dropped
+ * by binding calls (Python threads with an attached thread state); any
+ * other thread enters the interpreter first. Once the interpreter is
+ * finalizing the reference is leaked on purpose (free-threading rule 5). */
+static void py_release(void *item, void *ctx)
+{
+    (void)ctx;
+    if (PyGILState_Check()) {
+        Py_DECREF((PyObject *)item);
+        return;
+    }
+    if (rt_h_finalizing())
+        return;
+    PyGILState_STATE g = PyGILState_Ensure();
+    Py_DECREF((PyObject *)item);
+    PyGILState_Release(g);
+}
+
+int rt_h_keep_object(rt_registry_entry *e, PyObject *obj)
+{
+    int rc = rt_registry_keep_alive(e, Py_NewRef(obj), py_release, NULL);
+    if (rc != 0)
+        Py_DECREF(obj);
+    return rc;
+}

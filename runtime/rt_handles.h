@@ -1,0 +1,33 @@
+/*
+ * rt_handles.h — the process-wide instance of the handle registry
+ * (rt_registry.h) as the capsule exports it (cubind_rt.h: reg_*), Python
+ * keep-alives on its entries, and the kernel-layout epoch.
+ *
+ * The registry is created once, on first use (pthread_once), and never
+ * freed: entries may be referenced until the process ends. When it cannot
+ * be created, every call fails with -ENOMEM (lookups with -ENOENT), so the
+ * callers degrade to "nothing registered", never crash.
+ */
+#ifndef CUBIND_RT_HANDLES_H
+#define CUBIND_RT_HANDLES_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "rt_registry.h"
+
+int rt_h_register(int kind, uintptr_t handle, void *meta, void (*meta_free)(void *),
+                  rt_registry_entry *dep, rt_registry_entry **out);
+int rt_h_lookup(int kind, uintptr_t handle, rt_registry_entry **out);
+int rt_h_unregister(int kind, uintptr_t handle);
+int rt_h_unregister_entry(rt_registry_entry *e);
+size_t rt_h_unregister_kind(int kind);
+int rt_h_keep_object(rt_registry_entry *e, PyObject *obj);
+void rt_h_kernels_unloaded(void);
+extern _Atomic unsigned long rt_h_kernel_epoch;
+/* Mapped entries of every kind (tests: cubind._runtime._registry_count()). */
+size_t rt_h_count(void);
+
+#endif

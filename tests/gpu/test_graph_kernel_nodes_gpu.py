@@ -1,0 +1,175 @@
+"""Issue-5 graph kernel nodes on a real GPU: a graph with one kernel node
+running echo_i32_f32_ptr (tests/gpu/packer_kernels.cu: writes back the bits of
+the arguments it received) is built for every kernelParams form, through
+cuGraphAddKernelNode and cuGraphAddNode (CUgraphNodeParams.kernel), launched,
+and the device memory compared; then the node's arguments are checked to
+outlive the Python objects they came from until graph and exec are destroyed.
+
+Runs against cubind.driver (and cubind.cu) or, with CUBIND_GPU_IMPL=cuda.bindings,
+cuda.bindings.driver (cubind-only forms skipped). Needs nvcc. Never run in CI.
+"""
+import ctypes
+import gc
+import importlib
+import os
+import pathlib
+import shutil
+import struct
+import subprocess
+import weakref
+
+import pytest
+
+IMPL = os.environ.get("CUBIND_GPU_IMPL", "cubind")
+CUBIND = IMPL in ("cubind", "cubind.cu")
+drv = importlib.import_module("cuda.bindings.driver" if IMPL == "cuda.bindings" else "cubind.driver")
+FACES = [drv]
+if CUBIND:
+    FACES.append(importlib.import_module("cubind.cu"))
+HERE = pathlib.Path(__file__).resolve().parent
+cubind_only = pytest.mark.skipif(not CUBIND, reason="cubind-only form")
+
+
+def ok(result):
+    if not isinstance(result, tuple):
+        return result                      # cubind.cu: the value itself
+    assert result[0] == drv.CUresult.CUDA_SUCCESS, result
+    outs = result[1:]
+    return outs[0] if len(outs) == 1 else (outs or None)
+
+
+@pytest.fixture(scope="module")
+def func(tmp_path_factory):
+    nvcc = shutil.which("nvcc") or (
+        "/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
+    if not nvcc:
+        pytest.skip("nvcc not found")
+    out = tmp_path_factory.mktemp("graph") / "packer_kernels.ptx"
+    subprocess.run([nvcc, "-ptx", "-arch=sm_90", str(HERE / "packer_kernels.cu"), "-o", str(out)],
+                   check=True)
+    ok(drv.cuInit(0))
+    dev = ok(drv.cuDeviceGet(0))
+    pctx = ok(drv.cuDevicePrimaryCtxRetain(dev))
+    ok(drv.cuCtxSetCurrent(pctx))
+    mod = ok(drv.cuModuleLoadData(out.read_bytes() + b"\0"))
+    yield ok(drv.cuModuleGetFunction(mod, b"echo_i32_f32_ptr"))
+    ok(drv.cuModuleUnload(mod))
+    ok(drv.cuDevicePrimaryCtxRelease(dev))
+
+
+@pytest.fixture
+def out():
+    ptr = ok(drv.cuMemAlloc(64))
+    ok(drv.cuMemsetD8(ptr, 0, 64))
+    yield ptr
+    ok(drv.cuMemFree(ptr))
+
+
+def read3(ptr):
+    ok(drv.cuCtxSynchronize())
+    host = (ctypes.c_ubyte * 24)()
+    ok(drv.cuMemcpyDtoH(ctypes.addressof(host), ptr, 24))
+    return list(struct.unpack("<3Q", bytes(host)))
+
+
+def expected(ptr):
+    return [7, struct.unpack("<I", struct.pack("<f", 2.5))[0], int(ptr)]
+
+
+class DeviceArray:
+    def __init__(self, ptr):
+        self.__cuda_array_interface__ = {"data": (int(ptr), False), "shape": (1,),
+                                         "typestr": "<u8", "version": 3}
+
+
+def forms(ptr):
+    """name -> (kernelParams, extra, cubind only); plus ctypes objects to keep."""
+    cvals = [ctypes.c_int(7), ctypes.c_float(2.5), ctypes.c_uint64(int(ptr))]
+    arr = (ctypes.c_void_p * 3)(*[ctypes.addressof(v) for v in cvals])
+    size = ctypes.c_size_t(16)
+    packed = struct.pack("<ifQ", 7, 2.5, int(ptr))
+    extra = (drv.CU_LAUNCH_PARAM_BUFFER_POINTER, packed, drv.CU_LAUNCH_PARAM_BUFFER_SIZE, size,
+             drv.CU_LAUNCH_PARAM_END)
+    return {
+        "plain": ((7, 2.5, ptr), None, True),
+        "plain-cai": ((7, 2.5, DeviceArray(ptr)), None, True),
+        "typed": (((7, 2.5, int(ptr)), (ctypes.c_int, ctypes.c_float, ctypes.c_void_p)), None,
+                  False),
+        "buffer": (arr, None, False),
+        "address": (ctypes.addressof(arr), None, False),
+        "extra": (None, extra, True),
+    }, (cvals, arr, size)
+
+
+def fill(p, f, params, extra):
+    p.func = f
+    p.gridDimX = p.gridDimY = p.gridDimZ = 1
+    p.blockDimX = p.blockDimY = p.blockDimZ = 1
+    p.sharedMemBytes = 0
+    if params is not None:
+        p.kernelParams = params
+    if extra is not None:
+        p.extra = extra
+    return p
+
+
+def run_graph(face, g, stream=None):
+    ex = ok(face.cuGraphInstantiate(g, 0))
+    ok(face.cuGraphLaunch(ex, stream or 0))
+    ok(face.cuCtxSynchronize())
+    ok(face.cuGraphExecDestroy(ex))
+    ok(face.cuGraphDestroy(g))
+
+
+FORM_NAMES = ["plain", "plain-cai", "typed", "buffer", "address", "extra"]
+
+
+@pytest.mark.parametrize("face", FACES, ids=lambda m: m.__name__)
+@pytest.mark.parametrize("form", FORM_NAMES)
+def test_add_kernel_node_every_form(func, out, face, form):
+    table, _keep = forms(out)
+    params, extra, only = table[form]
+    if only and not CUBIND:
+        pytest.skip("cubind-only form")
+    p = fill(face.CUDA_KERNEL_NODE_PARAMS(), func, params, extra)
+    g = ok(face.cuGraphCreate(0))
+    ok(face.cuGraphAddKernelNode(g, None, 0, p))
+    run_graph(face, g)
+    assert read3(out) == expected(out)
+
+
+@cubind_only
+@pytest.mark.parametrize("form", FORM_NAMES)
+def test_add_node_kernel_member_every_form(func, out, form):
+    table, _keep = forms(out)
+    params, extra, _ = table[form]
+    gp = drv.CUgraphNodeParams()
+    gp.type = drv.CUgraphNodeType.CU_GRAPH_NODE_TYPE_KERNEL
+    fill(gp.kernel, func, params, extra)
+    g = ok(drv.cuGraphCreate(0))
+    ok(drv.cuGraphAddNode(g, None, None, 0, gp))
+    run_graph(drv, g)
+    assert read3(out) == expected(out)
+
+
+@cubind_only
+def test_exec_set_params_and_keep_alive(func, out):
+    other = ok(drv.cuMemAlloc(64))
+    arr = DeviceArray(other)
+    ref = weakref.ref(arr)
+    g = ok(drv.cuGraphCreate(0))
+    node = ok(drv.cuGraphAddKernelNode(g, None, 0, fill(drv.CUDA_KERNEL_NODE_PARAMS(), func,
+                                                         (7, 2.5, out), None)))
+    ex = ok(drv.cuGraphInstantiate(g, 0))
+    ok(drv.cuGraphExecKernelNodeSetParams(ex, node, fill(drv.CUDA_KERNEL_NODE_PARAMS(), func,
+                                                         (7, 2.5, arr), None)))
+    del arr
+    ok(drv.cuGraphDestroy(g))
+    gc.collect()
+    assert ref() is not None, "the exec keeps the node's arguments"
+    ok(drv.cuGraphLaunch(ex, 0))
+    assert read3(other) == expected(other)
+    ok(drv.cuGraphExecDestroy(ex))
+    gc.collect()
+    assert ref() is None
+    ok(drv.cuMemFree(other))
