@@ -61,7 +61,7 @@ int classify_is_output(const cb_pclass *pc)
     switch (pc->shape) {
     case SH_OUT: case SH_INOUT: case SH_OUT_ARRAY: case SH_OUT_STRING: case SH_OUT_CHARS:
     case SH_OUT_FIXED: case SH_COUNT_INOUT: case SH_ATTR_OUT: case SH_OUT_STRUCT:
-    case SH_OUT_BORROWED:
+    case SH_OUT_BORROWED: case SH_ATTR_OUT_ARRAY:
         return 1;
     default:
         return 0;
@@ -364,6 +364,26 @@ static cb_ekind attribute_elem(cb_model *m, const cb_rules *rules, const char *s
     return e;
 }
 
+/* The attribute parameter of an attribute-output rule: an enum by value, or
+ * (array: 1) a pointer to enums, counted, beside a `void **` of values and
+ * a pointer to their sizes. NULL when neither. */
+static const cb_enum *attribute_enum(const cb_model *m, const cb_function *f,
+                                     const cb_pclass *pc, int *array)
+{
+    const cb_type *t = f->params[pc->attr_index].type;
+    const cb_type *dt = pc->param->type;
+    *array = t->kind == TY_POINTER;
+    if (*array) {
+        int sized = pc->count_index >= 0 && f->params[pc->count_index].type->kind == TY_POINTER;
+        if (!sized || dt->kind != TY_POINTER || dt->pointee->kind != TY_POINTER ||
+            dt->pointee->pointee->kind != TY_VOID)
+            return NULL;
+        t = t->pointee;
+    }
+    int idx = enum_of(m, t);
+    return idx >= 0 ? &m->enums[idx] : NULL;
+}
+
 /* SH_ATTR_OUT: one case per enumerator of the attribute's enum that has an
  * attribute-type rule. */
 static int classify_attribute_output(cb_model *m, const cb_rules *rules, const cb_function *f,
@@ -378,19 +398,20 @@ static int classify_attribute_output(cb_model *m, const cb_rules *rules, const c
     if (!r)
         return 0;
     pc->attr_index = param_index(f, r->args[2]);
-    const cb_enum *e = NULL;
-    if (pc->attr_index >= 0) {
-        int idx = enum_of(m, f->params[pc->attr_index].type);
-        e = idx >= 0 ? &m->enums[idx] : NULL;
-    }
-    if (!e) {
-        pc->shape = SH_UNSUPPORTED;
-        *why = reason(m, pc->param, "its attribute parameter is not an enum");
-        return 1;
-    }
-    pc->shape = input ? SH_ATTR_IN : SH_ATTR_OUT;
     if (rules_find2(rules, "count", f->name, pc->param->name))
         pc->count_index = paired_count(f, rules, pc->param);
+    const cb_enum *e = NULL;
+    int array = 0;
+    if (pc->attr_index >= 0)
+        e = attribute_enum(m, f, pc, &array);
+    if (!e || (array && input)) {
+        pc->shape = SH_UNSUPPORTED;
+        *why = reason(m, pc->param, array ? "an array of attributes needs a void ** of outputs "
+                                            "and an array of sizes (a count rule)"
+                                          : "its attribute parameter is not an enum");
+        return 1;
+    }
+    pc->shape = input ? SH_ATTR_IN : array ? SH_ATTR_OUT_ARRAY : SH_ATTR_OUT;
     pc->attr_cases = model_alloc(m, (e->nitems ? e->nitems : 1) * sizeof *pc->attr_cases);
     pc->attr_names = model_alloc(m, (e->nitems ? e->nitems : 1) * sizeof *pc->attr_names);
     for (size_t i = 0; i < e->nitems; i++) {
@@ -448,8 +469,13 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
     pc->enum_index = -1;
     pc->record_index = -1;
     pc->count_index = -1;
-    cb_rule *rename = rules_find(rules, "rename-param", p->name);
-    pc->pyname = rename ? rename->args[1] : p->name;
+    cb_rule *rename = rules_find2(rules, "rename-param-in", f->name, p->name);
+    if (rename)
+        pc->pyname = rename->args[2];
+    else if ((rename = rules_find(rules, "rename-param", p->name)))
+        pc->pyname = rename->args[1];
+    else
+        pc->pyname = p->name;
     const cb_type *t = p->type;
     if (classify_callback(rules, f, p, pc) || classify_attribute_output(m, rules, f, pc, why))
         return;
@@ -562,8 +588,9 @@ static void mark_counts(cb_fclass *fc)
             continue;
         cb_pclass *count = &fc->params[pc->count_index];
         count->is_count = 1;
-        if (count->param->type->kind != TY_POINTER || pc->shape == SH_OUT_BORROWED)
-            continue;
+        if (count->param->type->kind != TY_POINTER || pc->shape == SH_OUT_BORROWED ||
+            pc->shape == SH_ATTR_OUT_ARRAY)
+            continue; /* an array of sizes stays an input array */
         if (count->elem != EK_INT)
             count->shape = SH_UNSUPPORTED;
         else if (pc->shape == SH_ATTR_OUT || pc->shape == SH_ATTR_IN)
@@ -574,6 +601,19 @@ static void mark_counts(cb_fclass *fc)
             count->shape = SH_COUNT_INOUT;
             count->optional = 1;
         }
+    }
+}
+
+/* An array of attribute values needs its attributes and their sizes as
+ * input arrays (the attributes' count is the number of values). */
+static void check_attribute_arrays(cb_fclass *fc)
+{
+    for (size_t i = 0; i < fc->fn->nparams; i++) {
+        cb_pclass *pc = &fc->params[i];
+        if (pc->shape == SH_ATTR_OUT_ARRAY &&
+            (fc->params[pc->attr_index].shape != SH_IN_ARRAY ||
+             fc->params[pc->count_index].shape != SH_IN_ARRAY))
+            pc->shape = SH_UNSUPPORTED;
     }
 }
 
@@ -623,6 +663,7 @@ cb_classes *classify_model(cb_model *m, const cb_rules *rules)
                 why = pwhy;
         }
         mark_counts(fc);
+        check_attribute_arrays(fc);
         trim_defaults(fc);
         for (size_t k = 0; k < f->nparams; k++) {
             fc->nin += (size_t)classify_is_input(&fc->params[k]);

@@ -51,6 +51,10 @@ typedef enum {
     SH_CALLBACK_DATA,  /* what the driver passes back to a callback */
     SH_ATTR_OUT,       /* void * output typed by an attribute's value */
     SH_ATTR_IN,        /* void * input typed by an attribute's value */
+    SH_ATTR_OUT_ARRAY, /* void ** of outputs, one per entry of an input array
+                          of attributes, each typed by its attribute and as
+                          many bytes as the same entry of an input array of
+                          sizes: returned as a list */
     SH_ATTR_SIZE,      /* size_t * byte size of an SH_ATTR_OUT/IN value, set by
                           the binding from the attribute's type: no Python value */
     SH_OUT_BORROWED,   /* const T ** set to a driver-owned array of `count`
@@ -80,7 +84,9 @@ typedef struct cb_pclass {
      * fixed_len -1 is an array of them filling the `count` bytes of an
      * output sized by its count parameter; EK_STRING cases hold fixed_len
      * chars). count_index, when set, is the byte size: an input (the buffer
-     * the driver fills has that many bytes) or an SH_ATTR_SIZE. */
+     * the driver fills has that many bytes) or an SH_ATTR_SIZE; for
+     * SH_ATTR_OUT_ARRAY the input array of sizes, and attr_index the input
+     * array of attributes, whose count is the number of values. */
     int attr_index;
     struct cb_pclass *attr_cases;
     const char **attr_names;

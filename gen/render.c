@@ -99,6 +99,7 @@ static void set_shape_flags(tv *p, const cb_pclass *pc, int pointer_handle)
         {"sh_callback", SH_CALLBACK},   {"sh_callback_data", SH_CALLBACK_DATA},
         {"sh_attr_out", SH_ATTR_OUT},   {"sh_attr_in", SH_ATTR_IN},
         {"sh_attr_size", SH_ATTR_SIZE}, {"sh_out_borrowed", SH_OUT_BORROWED},
+        {"sh_attr_out_array", SH_ATTR_OUT_ARRAY},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
         tv_set_bool(p, shapes[i].key, pc->shape == shapes[i].shape);
@@ -194,8 +195,14 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
     tv_set_bool(p, "optional", pc->optional);
     tv_set_bool(p, "writable", pc->shape == SH_IN_BUFFER && !pc->param->type->pointee->is_const);
     set_shape_flags(p, pc, pc->handle && handles_is_pointer(hc, nhc, pc->handle));
-    int attr = pc->shape == SH_ATTR_OUT || pc->shape == SH_ATTR_IN;
+    int attr = pc->shape == SH_ATTR_OUT || pc->shape == SH_ATTR_IN ||
+               pc->shape == SH_ATTR_OUT_ARRAY;
     tv_set_str(p, "attr_cname", attr ? f->params[pc->attr_index].name : "");
+    /* SH_ATTR_OUT_ARRAY: the number of values, the count of the attributes */
+    tv_set(p, "attr_count_value", pc->shape == SH_ATTR_OUT_ARRAY
+                                      ? count_value(fc, &fc->params[pc->attr_index])
+                                      : tv_str("0"));
+    tv_set_str(p, "attr_sizes_cname", pc->shape == SH_ATTR_OUT_ARRAY ? f->params[pc->count_index].name : "");
     tv_set_int(p, "attr_buf_size", attr_buffer_size(pc));
     /* the byte size the binding passes for an attribute value (SH_ATTR_SIZE) */
     int sized = attr && pc->count_index >= 0 && fc->params[pc->count_index].shape == SH_ATTR_SIZE;

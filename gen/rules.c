@@ -20,6 +20,7 @@ static const struct {
     {"value-class", 1},
     {"keep-gil", 1},
     {"rename-param", 2},
+    {"rename-param-in", 3},
     {"inout", 2},
     {"in", 2},
     {"out", 2},

@@ -13,6 +13,11 @@
  *   rename-param C_NAME PY_NAME
  *                            a parameter name that is a Python builtin or
  *                            keyword gets cuda.bindings' name (len → length)
+ *   rename-param-in FUNCTION C_NAME PY_NAME
+ *                            one function's parameter gets another Python
+ *                            name (cuda.bindings follows a later header's
+ *                            name); the C prototype in the docstring keeps
+ *                            the header's. Takes precedence over rename-param
  *   inout FUNCTION PARAM     a T * parameter the driver reads and writes
  *   in FUNCTION PARAM        a non-const T * parameter that is an input
  *   out FUNCTION PARAM       a T * parameter that is an output where the

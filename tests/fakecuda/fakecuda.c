@@ -71,7 +71,7 @@ FK_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
     X(LibraryGetKernel) X(KernelGetFunction) X(FuncGetParamInfo)               \
     X(FuncGetAttribute) X(LaunchKernel) X(LaunchKernelEx)                      \
     X(LaunchCooperativeKernel) X(StreamGetCaptureInfo) X(LogsDumpToMemory)    \
-    X(MemRangeGetAttribute) X(CoredumpGetAttribute)                            \
+    X(MemRangeGetAttribute) X(MemRangeGetAttributes) X(CoredumpGetAttribute)   \
     X(CoredumpGetAttributeGlobal) X(CoredumpSetAttribute)                      \
     X(CoredumpSetAttributeGlobal) X(DevSmResourceSplitByCount)                      \
     X(KernelGetParamInfo) X(GraphAddKernelNode)                                \
@@ -3074,10 +3074,10 @@ static CUresult fk_LogsDumpToMemory(CUlogIterator *iterator, char *buffer, size_
     return CUDA_SUCCESS;
 }
 
-static CUresult fk_MemRangeGetAttribute(void *data, size_t dataSize, CUmem_range_attribute attribute,
-                                        CUdeviceptr devPtr, size_t count)
+/* One attribute of a range of fake memory, for cuMemRangeGetAttribute(s). */
+static CUresult mem_range_attribute(void *data, size_t dataSize, CUmem_range_attribute attribute,
+                                    CUdeviceptr devPtr, size_t count)
 {
-    ENTERI(MemRangeGetAttribute);
     if (!data || !count)
         return CUDA_ERROR_INVALID_VALUE;
     LOCK();
@@ -3114,6 +3114,30 @@ static CUresult fk_MemRangeGetAttribute(void *data, size_t dataSize, CUmem_range
     if (dataSize != 4)
         return CUDA_ERROR_INVALID_VALUE;
     memcpy(data, &v, 4);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_MemRangeGetAttribute(void *data, size_t dataSize, CUmem_range_attribute attribute,
+                                        CUdeviceptr devPtr, size_t count)
+{
+    ENTERI(MemRangeGetAttribute);
+    return mem_range_attribute(data, dataSize, attribute, devPtr, count);
+}
+
+/* Each attribute as cuMemRangeGetAttribute gives it, into data[i] of
+ * dataSizes[i] bytes; the first failure is the result. */
+static CUresult fk_MemRangeGetAttributes(void **data, size_t *dataSizes,
+                                         CUmem_range_attribute *attributes, size_t numAttributes,
+                                         CUdeviceptr devPtr, size_t count)
+{
+    ENTERI(MemRangeGetAttributes);
+    if (!data || !dataSizes || !attributes || !numAttributes)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < numAttributes; i++) {
+        CUresult e = mem_range_attribute(data[i], dataSizes[i], attributes[i], devPtr, count);
+        if (e != CUDA_SUCCESS)
+            return e;
+    }
     return CUDA_SUCCESS;
 }
 
@@ -3347,6 +3371,8 @@ static CUresult fk_DevSmResourceSplitByCount(CUdevResource *result, unsigned int
     P(LogsDumpToMemory, 12090, fk_LogsDumpToMemory, PFN_cuLogsDumpToMemory_v12090)     \
     P(MemRangeGetAttribute, 8000, fk_MemRangeGetAttribute,                              \
       PFN_cuMemRangeGetAttribute_v8000)                                                 \
+    P(MemRangeGetAttributes, 8000, fk_MemRangeGetAttributes,                            \
+      PFN_cuMemRangeGetAttributes_v8000)                                                \
     P(CoredumpGetAttribute, 12010, fk_CoredumpGetAttribute,                             \
       PFN_cuCoredumpGetAttribute_v12010)                                                \
     P(CoredumpGetAttributeGlobal, 12010, fk_CoredumpGetAttributeGlobal,                 \

@@ -70,6 +70,8 @@ def rules():
             continue
         if w[0] == "rename-param" and len(w) == 3:
             renames[w[2]] = w[1]
+        elif w[0] == "rename-param-in" and len(w) == 4:
+            renames[(w[1], w[3])] = w[2]  # one function's parameter
         elif w[0] in ("kernel-params", "kernel-extra") and len(w) >= 3:
             raw.add((w[1], w[2]))
         elif w[0] == "callback" and len(w) >= 4:
@@ -123,7 +125,7 @@ def classify(kinds, fpt, renames, raw_rules, raw_gen, name, fn):
     by_name = {c: t for t, c in cps}
     kinds_of = {}
     for p in sig.parameters:
-        ctype = by_name.get(p) or by_name.get(renames.get(p, ""), None)
+        ctype = by_name.get(p) or by_name.get(renames.get((name, p), renames.get(p, "")), None)
         if ctype is None or (name, p) in raw_rules or (name, p) in raw_gen:
             kinds_of[p] = ("raw",)  # unknown is treated as the dangerous kind
             continue

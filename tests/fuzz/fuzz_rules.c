@@ -47,9 +47,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
        each directive's count). */
     static const char *const one[] = {"value-handle", "keep-gil", "unloads-kernels",
                                       "attribute-type", "no-such-directive", ""};
-    static const char *const two[] = {"rename-param", "inout", "in", "out", "fixed", "count",
-                                      "kernel-params", "callback", "attribute-output",
-                                      "attribute-input", "kernel-extra"};
+    static const char *const two[] = {"rename-param", "rename-param-in", "inout", "in", "out",
+                                      "fixed", "count", "kernel-params", "callback",
+                                      "attribute-output", "attribute-input", "kernel-extra"};
     for (size_t i = 0; i < r->nrules; i++) {
         const cb_rule *x = &r->rules[i];
         if (!x->directive || x->nargs > 4)

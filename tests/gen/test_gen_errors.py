@@ -216,3 +216,43 @@ def test_unknown_rules_directive(run_cubind, tmp_path, cuda_h):
 def test_missing_rules_file(run_cubind, tmp_path, cuda_h):
     rules = tmp_path / "no-rules.txt"
     generate_fails(run_cubind, tmp_path, cuda_h, rules, None, "--rules", str(rules))
+
+
+def test_rename_param_in_takes_three_arguments(run_cubind, tmp_path, cuda_h):
+    with open(RULES) as f:
+        lines = f.read().splitlines(True)
+    lines.append("rename-param-in cuInit Flags\n")
+    rules = tmp_path / "rules.txt"
+    rules.write_text("".join(lines))
+    p = generate_fails(run_cubind, tmp_path, cuda_h, rules, len(lines), "--rules", str(rules))
+    assert "'rename-param-in' takes 3 argument(s), got 2" in p.stderr
+
+
+def test_rules_matching_nothing_are_reported_with_their_line(run_cubind, tmp_path, cuda_h):
+    """A rule naming what the header lacks is reported as path:LINE, not
+    fatal: older headers (11.8, 12.4) lack functions and parameters that
+    rules.txt names for 13.0. The repository's rules match everything in
+    13.0's header."""
+    out = tmp_path / "outdir"
+    out.mkdir()
+    p = run_generate(run_cubind, cuda_h, out)
+    assert p.returncode == 0, p.stderr
+    assert "matches nothing" not in p.stderr
+    with open(RULES) as f:
+        lines = f.read().splitlines(True)
+    extra = ["rename-param-in cuTestsGenNoSuchFunction Flags flags\n",
+             "rename-param-in cuInit testsGenNoSuchParam flags\n",
+             "rename-param-in cuInit Flags testsGenFlags\n"]
+    rules = tmp_path / "rules.txt"
+    rules.write_text("".join(lines + extra))
+    p = run_generate(run_cubind, cuda_h, out, "--rules", str(rules))
+    assert p.returncode == 0, p.stderr
+    n = len(lines)
+    for line, rule in ((n + 1, "rename-param-in cuTestsGenNoSuchFunction Flags"),
+                       (n + 2, "rename-param-in cuInit testsGenNoSuchParam")):
+        assert "%s:%d: rule '%s' matches nothing in %s" % (rules, line, rule, cuda_h) in p.stderr
+    assert "%s:%d:" % (rules, n + 3) not in p.stderr
+    # the rule that matches renames the Python parameter, not the C prototype
+    text = (out / "driver.c").read_text()
+    assert '"cuInit(testsGenFlags)\\n"' in text
+    assert "CUresult cuInit(unsigned int Flags)" in text

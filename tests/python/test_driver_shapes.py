@@ -2,7 +2,8 @@
 test-only fake driver (tests/fakecuda) in both faces: driver-owned arrays
 (cuStreamGetCaptureInfo), a caller's buffer filled up to an in/out size
 (cuLogsDumpToMemory), values typed by an attribute and sized by a count
-(cuMemRangeGetAttribute, cuCoredump*), and output arrays counted by an
+(cuMemRangeGetAttribute, cuCoredump*), an array of such values each typed
+and sized by its own entry (cuMemRangeGetAttributes), output arrays counted by an
 in/out count (cuDevSmResourceSplitByCount). Signatures and result shapes are
 those of cuda.bindings 13.3.1."""
 import ctypes
@@ -37,7 +38,11 @@ def test_signatures_are_those_of_cuda_bindings(drv):
     assert sig("cuCoredumpGetAttributeGlobal") == "(attrib)"
     assert sig("cuCoredumpSetAttribute") == "(attrib, value)"
     assert sig("cuCoredumpSetAttributeGlobal") == "(attrib, value)"
-    assert sig("cuDevSmResourceSplitByCount") == "(nbGroups, input_, useFlags, minCount)"
+    assert sig("cuMemRangeGetAttributes") == "(dataSizes, attributes, numAttributes, devPtr, count)"
+    # cuda.bindings 13.3.1 names 13.0's useFlags `flags` (a rename-param-in rule);
+    # the docstring keeps the header's prototype
+    assert sig("cuDevSmResourceSplitByCount") == "(nbGroups, input_, flags, minCount)"
+    assert "unsigned int useFlags, unsigned int minCount)" in drv.cuDevSmResourceSplitByCount.__doc__
 
 
 def test_capture_info_copies_the_driver_owned_arrays(drv, ctx, capture):
@@ -116,6 +121,58 @@ def test_mem_range_attributes_typed_and_sized(drv, ctx):
     assert drv.cuMemFree(ptr)[0] == 0
 
 
+def test_mem_range_attributes_each_typed_and_sized_by_its_entry(drv, ctx, fake):
+    A = drv.CUmem_range_attribute
+    err, ptr = drv.cuMemAlloc(256)
+    assert err == 0
+    attrs = [A.CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, A.CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY,
+             A.CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE,
+             A.CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE,
+             A.CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION, A.CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY]
+    # the second ACCESSED_BY holds more than a 64-byte slot
+    sizes = [4, 12, 4, 4, 4, 4 * 20]
+    T = drv.CUmemLocationType
+    want = [1, [0, -2, -2], T.CU_MEM_LOCATION_TYPE_DEVICE, T.CU_MEM_LOCATION_TYPE_HOST, -1,
+            [0] + [-2] * 19]
+    err, values = drv.cuMemRangeGetAttributes(sizes, attrs, len(attrs), ptr, 256)
+    assert err == 0 and values == want
+    assert values[2] is T.CU_MEM_LOCATION_TYPE_DEVICE
+    # numAttributes counts the values; longer lists are not read further
+    assert drv.cuMemRangeGetAttributes(sizes, attrs, 2, ptr, 256) == (0, want[:2])
+    assert drv.cuMemRangeGetAttributes(tuple(sizes), tuple(attrs), 1, devPtr=ptr, count=256) == (0, [1])
+    import cubind
+    import cubind.cu as cu
+    assert cu.cuMemRangeGetAttributes(sizes[1:3], attrs[1:3], 2, ptr, 256) == want[1:3]
+    # a wrong size for its attribute: the driver's error, no values
+    err, values = drv.cuMemRangeGetAttributes([4, 8], attrs[:2][::-1], 2, ptr, 256)
+    assert (err, values) == (drv.CUresult.CUDA_ERROR_INVALID_VALUE, None)
+    with pytest.raises(cubind.CUDAError):
+        cu.cuMemRangeGetAttributes([8], [A.CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY], 1, ptr, 256)
+    # lists shorter than numAttributes never reach the driver
+    calls = fake.fakecuda_call_count(b"cuMemRangeGetAttributes")
+    with pytest.raises(ValueError, match="'dataSizes' has 1 elements, fewer than the 2"):
+        drv.cuMemRangeGetAttributes([4], attrs[:2], 2, ptr, 256)
+    with pytest.raises(ValueError, match="'attributes' has 1 elements, fewer than the 2"):
+        drv.cuMemRangeGetAttributes([4, 4], attrs[:1], 2, ptr, 256)
+    with pytest.raises(ValueError, match="'attributes' is None but its count is not 0"):
+        drv.cuMemRangeGetAttributes([4], None, 1, ptr, 256)
+    with pytest.raises(TypeError):
+        drv.cuMemRangeGetAttributes(["4"], attrs[:1], 1, ptr, 256)
+    assert fake.fakecuda_call_count(b"cuMemRangeGetAttributes") == calls
+    assert drv.cuMemFree(ptr)[0] == 0
+
+
+def test_array_counted_by_a_later_parameter_is_checked(drv, ctx, fake):
+    # count comes after dptrs and sizes: a count beyond the lists is refused
+    # before the driver could read past them
+    calls = fake.fakecuda_call_count(b"cuMemDiscardBatchAsync")
+    with pytest.raises(ValueError, match="'dptrs' has 1 elements, fewer than the 3"):
+        drv.cuMemDiscardBatchAsync([0], [0, 0, 0], 3, 0, None)
+    with pytest.raises(ValueError, match="'sizes' has 2 elements, fewer than the 3"):
+        drv.cuMemDiscardBatchAsync([0, 0, 0], [0, 0], 3, 0, None)
+    assert fake.fakecuda_call_count(b"cuMemDiscardBatchAsync") == calls
+
+
 def test_coredump_settings_round_trip(drv, ctx):
     S = drv.CUcoredumpSettings
     for get, set_ in ((drv.cuCoredumpGetAttribute, drv.cuCoredumpSetAttribute),
@@ -157,3 +214,10 @@ def test_sm_split_returns_groups_count_and_remainder(drv, ctx):
     import cubind.cu as cu
     result, n, rest = cu.cuDevSmResourceSplitByCount(1, sm, 0, 3)
     assert (len(result), n, result[0].sm.smCount, rest.sm.smCount) == (1, 1, 3, 7)
+    # the flags by cuda.bindings' name
+    result, n, rest = cu.cuDevSmResourceSplitByCount(1, sm, flags=0, minCount=3)
+    assert (len(result), n) == (1, 1)
+    err = drv.cuDevSmResourceSplitByCount(1, sm, flags=4, minCount=3)[0]
+    assert err == drv.CUresult.CUDA_ERROR_INVALID_VALUE
+    with pytest.raises(TypeError):
+        drv.cuDevSmResourceSplitByCount(1, sm, useFlags=0, minCount=3)
