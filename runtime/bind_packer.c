@@ -346,9 +346,12 @@ static int int_bits(PyObject *v, long long min, unsigned long long umax, const c
                     const char *fname, const char *what, Py_ssize_t i, unsigned long long *bits)
 {
     int overflow = 0;
-    long long ll = PyLong_AsLongLongAndOverflow(v, &overflow);
-    if (ll == -1 && PyErr_Occurred())
-        return rewrap(PyExc_TypeError, fname, what, i);
+    long long ll;
+    if (!cbs_compact_int(v, &ll)) {
+        ll = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (ll == -1 && PyErr_Occurred())
+            return rewrap(PyExc_TypeError, fname, what, i);
+    }
     if (overflow == 0) {
         if (ll < min || (ll > 0 && (unsigned long long)ll > umax))
             goto range_error;

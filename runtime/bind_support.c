@@ -54,24 +54,6 @@ int cbs_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, Py
     return 0;
 }
 
-/* The value of an int (or int subclass) that fits in a machine word, without a call
- * (3.12+ exposes compact ints inline); 0 when o is not one. */
-static inline int small_int(PyObject *o, long long *v)
-{
-#if PY_VERSION_HEX >= 0x030C0000
-    /* Any int subclass too (enum members, bool): its value is stored as an
-     * int's is, and int() of it is that value whatever it overrides. */
-    if (PyLong_Check(o) && PyUnstable_Long_IsCompact((PyLongObject *)o)) {
-        *v = (long long)PyUnstable_Long_CompactValue((PyLongObject *)o);
-        return 1;
-    }
-#else
-    (void)o;
-    (void)v;
-#endif
-    return 0;
-}
-
 /* An int, or an object with __index__; floats and strings are refused. */
 static PyObject *as_index(PyObject *o, const char *func, const char *param, const char *ctype)
 {
@@ -95,7 +77,7 @@ int cbs_arg_unsigned(PyObject *o, unsigned long long max, const char *func, cons
                      const char *ctype, unsigned long long *out)
 {
     long long small;
-    if (small_int(o, &small) && small >= 0 && (unsigned long long)small <= max) {
+    if (cbs_compact_int(o, &small) && small >= 0 && (unsigned long long)small <= max) {
         *out = (unsigned long long)small;
         return 0;
     }
@@ -137,7 +119,7 @@ int cbs_arg_signed(PyObject *o, long long min, long long max, const char *func, 
                    const char *ctype, long long *out)
 {
     long long small;
-    if (small_int(o, &small) && small >= min && small <= max) {
+    if (cbs_compact_int(o, &small) && small >= min && small <= max) {
         *out = small;
         return 0;
     }

@@ -58,6 +58,25 @@ static inline const char *cbs_short_name(PyTypeObject *t)
     return dot ? dot + 1 : t->tp_name;
 }
 
+/* The value of an int (or int subclass) that fits in a machine word,
+ * without a call (3.12+ exposes compact ints inline): 1 and *v; 0 when o is
+ * not one (or on older versions), and the caller takes the general path.
+ * Any int subclass qualifies (enum members, bool): its value is stored as
+ * an int's is, and int() of it is that value whatever it overrides. */
+static inline int cbs_compact_int(PyObject *o, long long *v)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    if (PyLong_Check(o) && PyUnstable_Long_IsCompact((PyLongObject *)o)) {
+        *v = (long long)PyUnstable_Long_CompactValue((PyLongObject *)o);
+        return 1;
+    }
+#else
+    (void)o;
+    (void)v;
+#endif
+    return 0;
+}
+
 /* Free-threaded builds: makes `o` immortal so that reference counting it
  * from many threads costs no atomic operation on a shared count. Without
  * this, eight threads calling one cubind function contend on the function
