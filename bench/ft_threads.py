@@ -53,34 +53,18 @@ def rate(make_work, nthreads, calls):
 # threads passing the same one contend on its count (a CPython effect, not
 # the binding's). The functions and enum members are shared by all threads
 # as users share them: cubind makes them immortal (cbs_make_immortal).
-def attr_work():
-    f = cu.cuDeviceGetAttribute
+def attr_work_of(face, attr_of):
+    """cuDeviceGetAttribute through `face`, the attribute given as
+    attr_of(A_SM): a plain int or the shared enum member."""
+    def make():
+        f = face.cuDeviceGetAttribute
 
-    def work(n):
-        attr, d = int(A_SM), cu.CUdevice(int(dev))
-        for _ in range(n):
-            f(attr, d)
-    return work
-
-
-def attr_member_work():
-    f = cu.cuDeviceGetAttribute
-
-    def work(n):
-        d = cu.CUdevice(int(dev))
-        for _ in range(n):
-            f(A_SM, d)
-    return work
-
-
-def attr_driver_work():
-    f = drv.cuDeviceGetAttribute
-
-    def work(n):
-        d = drv.CUdevice(int(dev))
-        for _ in range(n):
-            f(A_SM, d)
-    return work
+        def work(n):
+            attr, d = attr_of(A_SM), face.CUdevice(int(dev))
+            for _ in range(n):
+                f(attr, d)
+        return work
+    return make
 
 
 def pointer_work():
@@ -106,9 +90,9 @@ def launch_work():
 
 
 rows = []
-for case, make, calls in [("device_get_attribute", attr_work, 1000000),
-                          ("device_get_attribute (enum member)", attr_member_work, 1000000),
-                          ("device_get_attribute (cubind.driver)", attr_driver_work, 1000000),
+for case, make, calls in [("device_get_attribute", attr_work_of(cu, int), 1000000),
+                          ("device_get_attribute (enum member)", attr_work_of(cu, lambda a: a), 1000000),
+                          ("device_get_attribute (cubind.driver)", attr_work_of(drv, lambda a: a), 1000000),
                           ("pointer_get_attribute", pointer_work, 300000),
                           ("launch_empty_kernel", launch_work, 20000)]:
     r = {}
