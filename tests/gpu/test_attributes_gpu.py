@@ -9,28 +9,17 @@ Runs against cubind.driver, or against cuda.bindings.driver when
 CUBIND_GPU_IMPL=cuda.bindings (the same expectations, the documented
 differences aside). Never run in CI: tests/gpu/ needs the real driver.
 """
-import importlib
 import os
 
 import pytest
 
-IMPL = os.environ.get("CUBIND_GPU_IMPL", "cubind")
-drv = importlib.import_module("cuda.bindings.driver" if IMPL == "cuda.bindings" else "cubind.driver")
-SUCCESS = drv.CUresult.CUDA_SUCCESS
+from gpu_common import IMPL, drv, ok
 A = drv.CUmem_range_attribute
 S = drv.CUcoredumpSettings
 T = drv.CUmemLocationType
 CU_DEVICE_INVALID = -2
 SIZE = 1 << 20
 
-
-def ok(result):
-    """Checks a status tuple and returns its outputs."""
-    if not isinstance(result, tuple):
-        result = (result,)
-    assert result[0] == SUCCESS, result
-    outs = result[1:]
-    return outs[0] if len(outs) == 1 else (outs or None)
 
 
 @pytest.fixture(scope="module")

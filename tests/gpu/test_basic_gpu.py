@@ -5,23 +5,11 @@ Runs against cubind.driver, or against cuda.bindings.driver when
 CUBIND_GPU_IMPL=cuda.bindings (the same file is the evidence for the drop-in
 claim). Never run in CI: tests/gpu/ needs the real driver.
 """
-import importlib
-import os
 
 import pytest
 
-IMPL = os.environ.get("CUBIND_GPU_IMPL", "cubind")
-drv = importlib.import_module("cuda.bindings.driver" if IMPL == "cuda.bindings" else "cubind.driver")
-SUCCESS = drv.CUresult.CUDA_SUCCESS
+from gpu_common import SUCCESS, drv, ok
 
-
-def ok(result):
-    """Checks a status tuple and returns its outputs."""
-    if not isinstance(result, tuple):
-        result = (result,)
-    assert result[0] == SUCCESS, result
-    outs = result[1:]
-    return outs[0] if len(outs) == 1 else (outs or None)
 
 
 @pytest.fixture(scope="module")

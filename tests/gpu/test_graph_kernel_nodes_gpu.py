@@ -11,18 +11,16 @@ cuda.bindings.driver (cubind-only forms skipped). Needs nvcc. Never run in CI.
 import ctypes
 import gc
 import importlib
-import os
 import pathlib
-import shutil
 import struct
 import subprocess
 import weakref
 
 import pytest
 
-IMPL = os.environ.get("CUBIND_GPU_IMPL", "cubind")
+from gpu_common import IMPL, drv, nvcc
+
 CUBIND = IMPL in ("cubind", "cubind.cu")
-drv = importlib.import_module("cuda.bindings.driver" if IMPL == "cuda.bindings" else "cubind.driver")
 FACES = [drv]
 if CUBIND:
     FACES.append(importlib.import_module("cubind.cu"))
@@ -40,12 +38,11 @@ def ok(result):
 
 @pytest.fixture(scope="module")
 def func(tmp_path_factory):
-    nvcc = shutil.which("nvcc") or (
-        "/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
-    if not nvcc:
+    nvcc_path = nvcc()
+    if not nvcc_path:
         pytest.skip("nvcc not found")
     out = tmp_path_factory.mktemp("graph") / "packer_kernels.ptx"
-    subprocess.run([nvcc, "-ptx", "-arch=sm_90", str(HERE / "packer_kernels.cu"), "-o", str(out)],
+    subprocess.run([nvcc_path, "-ptx", "-arch=sm_90", str(HERE / "packer_kernels.cu"), "-o", str(out)],
                    check=True)
     ok(drv.cuInit(0))
     dev = ok(drv.cuDeviceGet(0))

@@ -9,44 +9,27 @@ by the kernel and sequences for `extra`, are skipped there). Needs nvcc
 Never run in CI: tests/gpu/ needs the real driver.
 """
 import ctypes
-import importlib
-import os
 import pathlib
-import shutil
 import struct
 import subprocess
 
 import pytest
 
-IMPL = os.environ.get("CUBIND_GPU_IMPL", "cubind")
-drv = importlib.import_module("cuda.bindings.driver" if IMPL == "cuda.bindings" else "cubind.driver")
-SUCCESS = drv.CUresult.CUDA_SUCCESS
+from gpu_common import IMPL, drv, nvcc, ok
 CUBIND = IMPL == "cubind"
 HERE = pathlib.Path(__file__).resolve().parent
 
 cubind_only = pytest.mark.skipif(not CUBIND, reason="cuda.bindings has no plain-values form")
 
 
-def ok(result):
-    if not isinstance(result, tuple):
-        result = (result,)
-    assert result[0] == SUCCESS, result
-    outs = result[1:]
-    return outs[0] if len(outs) == 1 else (outs or None)
-
-
-def _nvcc():
-    return shutil.which("nvcc") or (
-        "/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
-
 
 @pytest.fixture(scope="module")
 def ptx(tmp_path_factory):
-    nvcc = _nvcc()
-    if not nvcc:
+    nvcc_path = nvcc()
+    if not nvcc_path:
         pytest.skip("nvcc not found")
     out = tmp_path_factory.mktemp("packer") / "packer_kernels.ptx"
-    subprocess.run([nvcc, "-ptx", "-arch=sm_90", str(HERE / "packer_kernels.cu"), "-o", str(out)],
+    subprocess.run([nvcc_path, "-ptx", "-arch=sm_90", str(HERE / "packer_kernels.cu"), "-o", str(out)],
                    check=True)
     return out.read_bytes() + b"\0"
 
