@@ -4,8 +4,14 @@
 # $CUBIND_CACHE/python3.13t, and make Debian's pure-Python pytest and
 # hypothesis (bookworm) importable by it, offline.
 #
-# Usage: scripts/build-python-ft.sh
+# Usage: scripts/build-python-ft.sh [--tsan]
 #   Progress goes to stderr; the last stdout line is the interpreter path.
+#   --tsan builds the same sources, also --with-thread-sanitizer (clang),
+#   into $CUBIND_CACHE/python3.13t-tsan: a smaller interpreter for running
+#   the extensions built with -fsanitize=thread (no docstrings, no pip,
+#   only the stdlib extension modules the tests use), and installs CPython's
+#   free-threading TSan suppressions (Tools/tsan) as
+#   $PREFIX/share/cubind/tsan-suppressions.txt.
 #
 # Environment:
 #   CUBIND_CACHE          cache root (default: $HOME/.cache/cubind)
@@ -18,10 +24,11 @@
 set -eu
 
 CACHE=${CUBIND_CACHE:-$HOME/.cache/cubind}
-PREFIX=$CACHE/python3.13t
-PY=$PREFIX/bin/python3.13t
-STAMP=$PREFIX/.cubind-build
-DEPS_STAMP=$PREFIX/.cubind-test-deps
+case "${1:-}" in
+    "") VARIANT=ft ;;
+    --tsan) VARIANT=tsan ;;
+    *) printf '%s\n' "build-python-ft: unknown option $1 (usage: $0 [--tsan])" >&2; exit 2 ;;
+esac
 APTDIR=$CACHE/apt-python
 SRCDIR=$CACHE/src/python3.13
 BUILDROOT=$CACHE/build
@@ -33,12 +40,37 @@ SRC_SUITE=trixie
 
 # Change BUILD_REV (or the flags) to force a rebuild on every machine.
 BUILD_REV=1
-CONFIGURE_FLAGS="--disable-gil --with-ensurepip=install --disable-test-modules"
+if [ "$VARIANT" = ft ]; then
+    PREFIX=$CACHE/python3.13t
+    BUILD_CC=
+    OPT_FLAGS=
+    SKIP_MODULES=
+    CONFIGURE_FLAGS="--disable-gil --with-ensurepip=install --disable-test-modules"
+    # What the built interpreter must import.
+    CHECK_IMPORTS="ssl, ctypes, zlib, decimal, sqlite3, lzma, bz2, venv, ensurepip"
+else
+    PREFIX=$CACHE/python3.13t-tsan
+    # clang, as for every other -fsanitize=thread build of cubind: the
+    # extensions' TSan calls resolve against the runtime linked into python.
+    BUILD_CC=clang
+    # -O1 as TSan recommends (and a shorter build than the default -O3).
+    OPT_FLAGS="-DNDEBUG -g -O1 -Wall"
+    CONFIGURE_FLAGS="--disable-gil --with-thread-sanitizer --without-doc-strings --without-ensurepip --disable-test-modules"
+    # Stdlib extension modules neither pytest nor the tests need, not built
+    # (configure's py_cv_module_<name>=n/a): a shorter instrumented build.
+    SKIP_MODULES="_ssl _hashlib _sqlite3 _tkinter _curses _curses_panel _dbm _gdbm readline _decimal _lzma _bz2 _uuid _multibytecodec _codecs_cn _codecs_hk _codecs_iso2022 _codecs_jp _codecs_kr _codecs_tw"
+    CHECK_IMPORTS="ctypes, zlib, threading"
+fi
+PY=$PREFIX/bin/python3.13t
+STAMP=$PREFIX/.cubind-build
+DEPS_STAMP=$PREFIX/.cubind-test-deps
+SUPPRESSIONS=$PREFIX/share/cubind/tsan-suppressions.txt
 
 # Build dependencies (bookworm main, system apt): a compiler, and the
 # headers for ssl, ctypes, zlib, sqlite3, lzma, bz2. decimal and pyexpat
 # use CPython's bundled libmpdec and expat.
 BUILD_DEPS="build-essential pkg-config xz-utils libssl-dev zlib1g-dev libffi-dev libbz2-dev liblzma-dev libsqlite3-dev"
+[ "$VARIANT" = ft ] || BUILD_DEPS="$BUILD_DEPS clang"
 # Pure-Python test dependencies (bookworm main, system apt); their files
 # under /usr/lib/python3/dist-packages are copied into 3.13t's site-packages.
 # python3-py is left out on purpose: pytest ships its own py.py shim.
@@ -58,11 +90,43 @@ fi
 
 quick_check() {
     [ -x "$PY" ] || return 1
-    "$PY" -c "import sys, sysconfig; assert not sys._is_gil_enabled(); assert sysconfig.get_config_var('Py_GIL_DISABLED') == 1; import ssl, ctypes, zlib, decimal, sqlite3, lzma, bz2, venv, ensurepip" >/dev/null 2>&1
+    "$PY" -c "$(check_code)" >/dev/null 2>&1 || return 1
+    [ "$VARIANT" = ft ] || [ -f "$SUPPRESSIONS" ]
+}
+
+# Python code that fails unless the interpreter is the one this variant wants.
+check_code() {
+    printf '%s' "import sys, sysconfig; assert not sys._is_gil_enabled(); assert sysconfig.get_config_var('Py_GIL_DISABLED') == 1; import $CHECK_IMPORTS"
+    if [ "$VARIANT" = tsan ]; then
+        printf '%s' "; assert '--with-thread-sanitizer' in sysconfig.get_config_var('CONFIG_ARGS')"
+    fi
 }
 
 want_build_id() {
-    printf 'rev=%s flags=%s\n' "$BUILD_REV" "$CONFIGURE_FLAGS"
+    if [ "$VARIANT" = ft ]; then
+        printf 'rev=%s flags=%s\n' "$BUILD_REV" "$CONFIGURE_FLAGS"
+    else
+        printf 'rev=%s flags=%s cc=%s opt=%s skip=%s\n' "$BUILD_REV" "$CONFIGURE_FLAGS" \
+            "$BUILD_CC" "$OPT_FLAGS" "$SKIP_MODULES"
+    fi
+}
+
+# The variant's settings as configure's VAR=value arguments: CC, OPT, and
+# py_cv_module_<name>=n/a per skipped module (none of them for ft).
+variant_vars() {
+    [ -z "$BUILD_CC" ] || printf 'CC=%s ' "$BUILD_CC"
+    [ -z "$OPT_FLAGS" ] || printf "OPT='%s' " "$OPT_FLAGS"
+    for m in $SKIP_MODULES; do printf 'py_cv_module_%s=n/a ' "$m"; done
+}
+
+# CPython's ./configure with the variant's flags, in the current directory.
+run_configure() {
+    set --
+    [ -z "$BUILD_CC" ] || set -- "$@" CC="$BUILD_CC"
+    [ -z "$OPT_FLAGS" ] || set -- "$@" OPT="$OPT_FLAGS"
+    for m in $SKIP_MODULES; do set -- "$@" "py_cv_module_$m=n/a"; done
+    # shellcheck disable=SC2086
+    ./configure --prefix="$PREFIX" $CONFIGURE_FLAGS "$@"
 }
 
 # ---------------------------------------------------------------- fast path
@@ -156,15 +220,14 @@ if [ "${CUBIND_PY_REBUILD:-0}" != 1 ] && [ -f "$STAMP" ] \
     log "interpreter already built from $SRC_VERSION"
 else
     rm -f "$STAMP" "$DEPS_STAMP"
-    bdir=$BUILDROOT/python-$SRC_VERSION
+    bdir=$BUILDROOT/python-$SRC_VERSION-$VARIANT
     rm -rf "$bdir"
     mkdir -p "$bdir"
     log "unpacking upstream sources"
     tar -xJf "$ORIG" -C "$bdir" --strip-components=1
     jobs=${CUBIND_PY_JOBS:-$(nproc 2>/dev/null || echo 2)}
-    log "configure: --prefix=$PREFIX $CONFIGURE_FLAGS"
-    # shellcheck disable=SC2086
-    (cd "$bdir" && ./configure --prefix="$PREFIX" $CONFIGURE_FLAGS >configure.log 2>&1) \
+    log "configure: --prefix=$PREFIX $CONFIGURE_FLAGS $(variant_vars)"
+    (cd "$bdir" && run_configure >configure.log 2>&1) \
         || { tail -n 40 "$bdir/configure.log" >&2; die "configure failed (log: $bdir/configure.log)"; }
     log "make -j$jobs (log: $bdir/make.log)"
     (cd "$bdir" && make -j"$jobs" >make.log 2>&1) \
@@ -177,9 +240,18 @@ else
     log "make install"
     (cd "$bdir" && make install >install.log 2>&1) \
         || { tail -n 40 "$bdir/install.log" >&2; die "make install failed (log: $bdir/install.log)"; }
-    "$PY" -c "import sys, sysconfig; assert not sys._is_gil_enabled(); assert sysconfig.get_config_var('Py_GIL_DISABLED') == 1; import ssl, ctypes, zlib, decimal, sqlite3, lzma, bz2, venv, ensurepip; print(sys.version, ssl.OPENSSL_VERSION, 'sqlite', sqlite3.sqlite_version)" >&2 \
+    if [ "$VARIANT" = tsan ]; then
+        # CPython's own suppressions for its free-threaded build (reports
+        # inside CPython); tests/run passes them to TSan.
+        mkdir -p "$(dirname "$SUPPRESSIONS")"
+        cp "$bdir/Tools/tsan/suppressions_free_threading.txt" "$SUPPRESSIONS"
+    fi
+    "$PY" -c "$(check_code); print(sys.version)" >&2 \
         || die "the built interpreter fails the checks"
-    "$PY" -m pip --version >&2 || die "pip (ensurepip) missing"
+    if [ "$VARIANT" = ft ]; then
+        "$PY" -c "import ssl, sqlite3; print(ssl.OPENSSL_VERSION, 'sqlite', sqlite3.sqlite_version)" >&2
+        "$PY" -m pip --version >&2 || die "pip (ensurepip) missing"
+    fi
     printf 'python3.13 %s\n%s\n' "$SRC_VERSION" "$(want_build_id)" >"$STAMP"
     rm -rf "$bdir"
     log "built in $(( $(date +%s) - start ))s"

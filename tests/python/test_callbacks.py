@@ -13,6 +13,9 @@ import pytest
 
 import cubind._runtime as rt
 
+# Every test here also runs under ThreadSanitizer (tests/run).
+pytestmark = pytest.mark.tsan
+
 
 @pytest.fixture
 def stream(drv):

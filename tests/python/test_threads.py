@@ -5,7 +5,12 @@ these run truly in parallel; on a GIL build they still interleave."""
 import sys
 import threading
 
+import pytest
+
 from conftest import run_python
+
+# Every test here also runs under ThreadSanitizer (tests/run).
+pytestmark = pytest.mark.tsan
 
 THREADS = 8
 
