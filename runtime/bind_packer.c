@@ -126,21 +126,45 @@ static int rewrap(PyObject *exc, const char *fname, const char *what, Py_ssize_t
     return -1;
 }
 
+/* Attribute names are looked up as interned str objects, never as a fresh
+ * str per lookup (what PyObject_GetAttrString makes): CPython's type
+ * attribute cache (consulted for every attribute of a type or a module)
+ * keeps a reference to the name object it was asked with, in a slot chosen
+ * by that object's address, so fresh names leave one str behind per lookup
+ * until their slot is reused (up to 4096 of them; tests/fuzz/README.md,
+ * finding 2). The interned str is one object, so it occupies one slot. */
+static PyObject *attr(PyObject *o, const char *name)
+{
+    PyObject *key = PyUnicode_InternFromString(name);
+    if (!key)
+        return NULL;
+    PyObject *v = PyObject_GetAttr(o, key);
+    Py_DECREF(key);
+    return v;
+}
+
 /* Attribute or NULL without an exception when absent; -1 on other errors. */
 static int optional_attr(PyObject *o, const char *name, PyObject **out)
 {
+    *out = NULL;
+    PyObject *key = PyUnicode_InternFromString(name);
+    if (!key)
+        return -1;
 #if PY_VERSION_HEX >= 0x030D0000
-    return PyObject_GetOptionalAttrString(o, name, out);
+    int r = PyObject_GetOptionalAttr(o, key, out);
 #else
-    *out = PyObject_GetAttrString(o, name);
-    if (*out)
-        return 1;
-    if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
-        PyErr_Clear();
-        return 0;
+    int r = 1;
+    *out = PyObject_GetAttr(o, key);
+    if (!*out) {
+        r = -1;
+        if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            PyErr_Clear();
+            r = 0;
+        }
     }
-    return -1;
 #endif
+    Py_DECREF(key);
+    return r;
 }
 
 /* ---- storage -------------------------------------------------------------- */
@@ -784,7 +808,7 @@ static PyObject *ctypes_attr(tctx *c, const char *name)
         if (!c->ctypes)
             return NULL;
     }
-    return PyObject_GetAttrString(c->ctypes, name);
+    return attr(c->ctypes, name);
 }
 
 static int is_sub(tctx *c, PyObject *type, const char *base)

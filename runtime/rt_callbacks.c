@@ -2,89 +2,150 @@
  * rt_callbacks.c — see rt_callbacks.h.
  *
  * Invariants:
- *  - A payload holds strong references to its Python objects; they are
- *    released exactly once, always with the interpreter entered (in a
- *    trampoline that entered it, or in a drain on a Python thread).
- *  - A trampoline enters Python only between rt_enter() and rt_leave();
- *    rt_closing is set before the atexit step waits for rt_inflight to reach
- *    zero, and both are sequentially consistent, so once the wait ends no
- *    trampoline is inside Python or will enter it.
- *  - Only the main interpreter's payloads exist (rt_cb_new refuses others),
- *    so every queued item belongs to the interpreter that drains it.
+ *  - No code that runs on a driver thread (the trampolines and what they
+ *    call) touches CPython: no thread state, no GIL, no Python allocator.
+ *    It uses pthread primitives, atomics and the lock-free queue only.
+ *  - A payload holds strong references to its Python objects and points at
+ *    the state of the interpreter that made it; its objects are released
+ *    exactly once, on a thread of that interpreter with it attached (the
+ *    runner, a drain, or the caller that discards it).
+ *  - Interpreter states (rt_interp) are never freed: a graph may hold a
+ *    payload (and so call its trampoline) after its interpreter is gone.
+ *  - s->mu is a leaf lock: nothing is called under it, and no thread waits
+ *    for a thread state (GIL) while holding it. Waiting on s->mu's
+ *    conditions happens with the thread state detached.
+ *  - phase only moves NONE -> STARTING -> RUNNING -> CLOSED (STARTING may
+ *    fall back to NONE when the start fails), always under s->mu. A request
+ *    is queued only while RUNNING; CLOSED is set under s->mu together with
+ *    the runner's flush, so every queued request is completed exactly once
+ *    (ran, or skipped), and a driver thread never waits for a runner that
+ *    will not come.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "rt_callbacks.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include <cuda.h>
 
 #include "rt_loader.h"
 #include "rt_queue.h"
 
-typedef struct {
+enum { RUNNER_NONE, RUNNER_STARTING, RUNNER_RUNNING, RUNNER_CLOSED };
+
+/* A call handed from a driver thread to the runner. Lives on the driver
+ * thread's stack, which waits until `done`; fields are written under the
+ * interpreter's mu (next, done, ran) or before queuing (the rest). */
+typedef struct rt_req {
+    struct rt_req *next;
+    struct rt_payload *p;
+    CUstream stream;            /* stream callbacks: the C arguments */
+    CUresult status;
+    int release;                /* one-shot payload: release after the run */
+    int done, ran;
+} rt_req;
+
+/* The callback state of one interpreter. */
+typedef struct rt_interp {
+    struct rt_interp *next;     /* rt_interps list; never unlinked */
+    int64_t id;                 /* PyInterpreterState_GetID: never reused */
+    pthread_mutex_t mu;         /* guards the fields down to `exited` */
+    pthread_cond_t wake;        /* the runner: requests, deferred work, close */
+    pthread_cond_t done;        /* requests done, start resolved, runner exited */
+    _Atomic int phase;          /* RUNNER_*; written under mu */
+    unsigned long starter;      /* thread ident of the starter while STARTING */
+    rt_req *head, **tail;       /* FIFO of requests waiting for the runner */
+    int started;                /* the runner thread was started */
+    int exited;                 /* the runner left its loop */
+    unsigned long runner;       /* thread ident of the runner, once it runs */
+    PyObject *handle;           /* 3.13+: the runner's thread handle (this
+                                   interpreter's object); set by the starter
+                                   before RUNNING, taken under mu by the stopper */
+    rt_queue work;              /* deferred items of this interpreter */
+} rt_interp;
+
+typedef struct rt_payload {
     rt_queue_node node;         /* used once, for the deferred step */
     int kind;                   /* CUBIND_CB_* */
     atomic_int persistent;      /* owned by a graph: not released after a run */
+    rt_interp *interp;          /* where the callable runs; never freed */
     PyObject *callable, *data, *stream_type, *result_type;
 } rt_payload;
 
 atomic_int rt_cb_pending;
-static rt_queue rt_work;                 /* zero-initialised is valid */
-static atomic_int rt_closing, rt_inflight;
+static pthread_mutex_t rt_interps_mu = PTHREAD_MUTEX_INITIALIZER;
+static rt_interp *rt_interps;            /* guarded by rt_interps_mu */
 static atomic_llong rt_alive, rt_skipped;
+/* Set when the main interpreter starts to shut down: no runner starts after. */
+static atomic_int rt_process_closing;
+/* Set once the main interpreter's shutdown hook is registered. */
+static atomic_int rt_main_hooked;
 
-/* ---- entering Python from a driver thread -------------------------------- */
+/* ---- interpreter states ------------------------------------------------------ */
 
-static int rt_is_finalizing(void)
+static int64_t current_id(void)
 {
-#if PY_VERSION_HEX >= 0x030D0000
-    return Py_IsFinalizing();
-#else
-    return _Py_IsFinalizing();
-#endif
+    return PyInterpreterState_GetID(PyInterpreterState_Get());
 }
 
-static int rt_enter(void)
+/* The state of interpreter `id`, made when absent and `make` is set. NULL
+ * when absent, or (make) out of memory. Never enters Python. */
+static rt_interp *interp_state(int64_t id, int make)
 {
-    atomic_fetch_add(&rt_inflight, 1);
-    if (atomic_load(&rt_closing) || rt_is_finalizing()) {
-        atomic_fetch_sub(&rt_inflight, 1);
-        atomic_fetch_add(&rt_skipped, 1);
-        return 0;
+    pthread_mutex_lock(&rt_interps_mu);
+    rt_interp *s = rt_interps;
+    while (s && s->id != id)
+        s = s->next;
+    if (!s && make && (s = PyMem_RawCalloc(1, sizeof *s)) != NULL) {
+        if (pthread_mutex_init(&s->mu, NULL) != 0) {
+            PyMem_RawFree(s);
+            s = NULL;
+        } else if (pthread_cond_init(&s->wake, NULL) != 0) {
+            pthread_mutex_destroy(&s->mu);
+            PyMem_RawFree(s);
+            s = NULL;
+        } else if (pthread_cond_init(&s->done, NULL) != 0) {
+            pthread_cond_destroy(&s->wake);
+            pthread_mutex_destroy(&s->mu);
+            PyMem_RawFree(s);
+            s = NULL;
+        } else {
+            s->id = id;
+            s->tail = &s->head;
+            rt_queue_init(&s->work);
+            atomic_init(&s->phase, RUNNER_NONE);
+            s->next = rt_interps;
+            rt_interps = s;
+        }
     }
-    return 1;
-}
-
-static void rt_leave(void)
-{
-    atomic_fetch_sub(&rt_inflight, 1);
+    pthread_mutex_unlock(&rt_interps_mu);
+    return s;
 }
 
 /* ---- payloads -------------------------------------------------------------- */
 
+static rt_interp *runner_for_current(void);
+
 void *rt_cb_new(int kind, PyObject *callable, PyObject *data, PyObject *stream_type,
                 PyObject *result_type)
 {
-    if (PyInterpreterState_Get() != PyInterpreterState_Main()) {
-        PyErr_SetString(PyExc_RuntimeError,
-                        "cubind: Python callables as CUDA callbacks are supported in the main "
-                        "interpreter only (pass a C function pointer in subinterpreters)");
-        return NULL;
-    }
     if (!PyCallable_Check(callable)) {
         PyErr_Format(PyExc_TypeError, "a CUDA callback must be callable, not %.100s",
                      Py_TYPE(callable)->tp_name);
         return NULL;
     }
+    rt_interp *s = runner_for_current();
+    if (!s)
+        return NULL;
     rt_payload *p = PyMem_RawCalloc(1, sizeof *p);
     if (!p) {
         PyErr_NoMemory();
         return NULL;
     }
     p->kind = kind;
+    p->interp = s;
     p->callable = Py_NewRef(callable);
     p->data = Py_NewRef(data ? data : Py_None);
     p->stream_type = Py_XNewRef(stream_type);
@@ -93,7 +154,7 @@ void *rt_cb_new(int kind, PyObject *callable, PyObject *data, PyObject *stream_t
     return p;
 }
 
-/* Requires the interpreter entered. */
+/* Requires the payload's interpreter attached. */
 static void payload_release(rt_payload *p)
 {
     Py_CLEAR(p->callable);
@@ -124,80 +185,29 @@ static void report(rt_payload *p, const char *where)
 
 /* ---- the deferred queue ----------------------------------------------------- */
 
-static int pending_drain(void *unused)
-{
-    (void)unused;
-    rt_cb_drain();
-    return 0;
-}
-
-/* From any thread, never entering Python. */
+/* From any thread, never entering Python: queues run(p) on p's interpreter
+ * and wakes its runner. p may be freed by a drain as soon as it is queued,
+ * so only the interpreter state (never freed) is touched after the push. */
 static void defer(rt_payload *p, void (*run)(void *))
 {
+    rt_interp *s = p->interp;
     rt_queue_node_init(&p->node, run, p);
-    int rc = rt_queue_push(&rt_work, &p->node);
-    if (rc == RT_QUEUE_FIRST) {
+    if (rt_queue_push(&s->work, &p->node) == RT_QUEUE_FIRST) {
         atomic_store(&rt_cb_pending, 1);
-        /* Callable without an attached thread state; on failure the work
-         * waits for the next binding call or the atexit drain. */
-        (void)Py_AddPendingCall(pending_drain, NULL);
+        pthread_mutex_lock(&s->mu);
+        pthread_cond_signal(&s->wake);
+        pthread_mutex_unlock(&s->mu);
     }
-    /* RT_QUEUE_CLOSED: shutdown has begun; the payload is leaked on
-     * purpose (counted by the queue). */
+    /* RT_QUEUE_CLOSED: the interpreter has finished its atexit step; the
+     * payload is leaked on purpose (counted by the queue). */
 }
 
 void rt_cb_drain(void)
 {
-    if (PyInterpreterState_Get() != PyInterpreterState_Main())
-        return;
     atomic_store(&rt_cb_pending, 0);
-    rt_queue_drain(&rt_work);
-}
-
-/* ---- trampolines --------------------------------------------------------- */
-
-static void run_host(rt_payload *p)
-{
-    PyObject *r = PyObject_CallOneArg(p->callable, p->data);
-    Py_XDECREF(r);
-    report(p, "host function");
-}
-
-static void CUDA_CB host_trampoline(void *arg)
-{
-    rt_payload *p = arg;
-    int persistent = atomic_load(&p->persistent);
-    if (!rt_enter())
-        return; /* shutting down: skipped; a one-shot payload is leaked */
-    PyGILState_STATE g = PyGILState_Ensure();
-    run_host(p);
-    if (!persistent)
-        payload_release(p);
-    PyGILState_Release(g);
-    rt_leave();
-}
-
-static void CUDA_CB stream_trampoline(CUstream stream, CUresult status, void *arg)
-{
-    rt_payload *p = arg;
-    if (!rt_enter())
-        return;
-    PyGILState_STATE g = PyGILState_Ensure();
-    PyObject *s = PyLong_FromVoidPtr((void *)stream), *st = PyLong_FromLong((long)status);
-    PyObject *hs = s && p->stream_type ? PyObject_CallOneArg(p->stream_type, s) : Py_XNewRef(s);
-    PyObject *rs = st && p->result_type ? PyObject_CallOneArg(p->result_type, st) : Py_XNewRef(st);
-    if (hs && rs) {
-        PyObject *r = PyObject_CallFunctionObjArgs(p->callable, hs, rs, p->data, NULL);
-        Py_XDECREF(r);
-    }
-    report(p, "stream callback");
-    Py_XDECREF(s);
-    Py_XDECREF(st);
-    Py_XDECREF(hs);
-    Py_XDECREF(rs);
-    payload_release(p);
-    PyGILState_Release(g);
-    rt_leave();
+    rt_interp *s = interp_state(current_id(), 0);
+    if (s)
+        rt_queue_drain(&s->work);
 }
 
 /* A user-object destructor: destroy(ptr), later, on a Python thread. */
@@ -210,17 +220,357 @@ static void run_destroy(void *arg)
     payload_release(p);
 }
 
+/* A payload whose owner (a graph, or a skipped one-shot call) is done. */
+static void run_release(void *arg)
+{
+    payload_release(arg);
+}
+
+/* ---- the runner ----------------------------------------------------------------- */
+
+static void run_host(rt_payload *p)
+{
+    PyObject *r = PyObject_CallOneArg(p->callable, p->data);
+    Py_XDECREF(r);
+    report(p, "host function");
+}
+
+static void run_stream(rt_payload *p, CUstream stream, CUresult status)
+{
+    PyObject *s = PyLong_FromVoidPtr((void *)stream), *st = PyLong_FromLong((long)status);
+    PyObject *hs = s && p->stream_type ? PyObject_CallOneArg(p->stream_type, s) : Py_XNewRef(s);
+    PyObject *rs = st && p->result_type ? PyObject_CallOneArg(p->result_type, st) : Py_XNewRef(st);
+    if (hs && rs) {
+        PyObject *r = PyObject_CallFunctionObjArgs(p->callable, hs, rs, p->data, NULL);
+        Py_XDECREF(r);
+    }
+    report(p, "stream callback");
+    Py_XDECREF(s);
+    Py_XDECREF(st);
+    Py_XDECREF(hs);
+    Py_XDECREF(rs);
+}
+
+/* Attached, on the runner. Once it returns the driver thread may be gone:
+ * nothing of r but its completion is touched afterwards. */
+static void run_request(rt_req *r)
+{
+    rt_payload *p = r->p;
+    if (p->kind == CUBIND_CB_STREAM)
+        run_stream(p, r->stream, r->status);
+    else
+        run_host(p);
+    if (r->release)
+        payload_release(p);
+}
+
+/* Under s->mu: completes every queued request as skipped. */
+static void flush_requests(rt_interp *s)
+{
+    for (rt_req *r = s->head; r; r = r->next)
+        r->done = 1;
+    s->head = NULL;
+    s->tail = &s->head;
+    pthread_cond_broadcast(&s->done);
+}
+
+/* The runner's body: the target of the thread rt_cb_new starts, with its
+ * own thread state (made by CPython on the starting thread). Serves
+ * requests in arrival order and drains the deferred queue until the phase
+ * is CLOSED; then completes what is still queued as skipped and returns. */
+void rt_cb_runner(void)
+{
+    rt_interp *s = interp_state(current_id(), 0);
+    if (!s)
+        return; /* not started by rt_cb_new */
+    pthread_mutex_lock(&s->mu);
+    s->runner = PyThread_get_thread_ident();
+    pthread_mutex_unlock(&s->mu);
+    rt_req *r = NULL;
+    int closed = 0;
+    while (!closed) {
+        Py_BEGIN_ALLOW_THREADS
+        pthread_mutex_lock(&s->mu);
+        if (r) {
+            r->done = r->ran = 1;
+            pthread_cond_broadcast(&s->done);
+        }
+        while (!s->head && atomic_load(&s->phase) != RUNNER_CLOSED && !rt_queue_pending(&s->work))
+            pthread_cond_wait(&s->wake, &s->mu);
+        closed = atomic_load(&s->phase) == RUNNER_CLOSED;
+        r = NULL;
+        if (closed) {
+            flush_requests(s);
+        } else if (s->head) {
+            r = s->head;
+            s->head = r->next;
+            if (!s->head)
+                s->tail = &s->head;
+        }
+        pthread_mutex_unlock(&s->mu);
+        Py_END_ALLOW_THREADS
+        rt_queue_drain(&s->work);
+        if (r)
+            run_request(r);
+    }
+    /* Signalled attached: before Python 3.13 (no thread handle) the thread
+     * state of this thread is deleted before it gives up the GIL, so the
+     * stopper, which re-attaches after seeing `exited`, finds it gone. */
+    pthread_mutex_lock(&s->mu);
+    s->exited = 1;
+    pthread_cond_broadcast(&s->done);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Calls mod.name(*args) (args a tuple) with keywords kw; new reference. */
+static PyObject *call_attr(const char *mod, const char *name, PyObject *args, PyObject *kw)
+{
+    PyObject *m = PyImport_ImportModule(mod);
+    PyObject *f = m ? PyObject_GetAttrString(m, name) : NULL;
+    PyObject *r = f && args ? PyObject_Call(f, args, kw) : NULL;
+    Py_XDECREF(f);
+    Py_XDECREF(m);
+    return r;
+}
+
+/* Registers `stop` with threading: it runs when the interpreter starts to
+ * shut down, before threads are joined and before atexit. (What
+ * concurrent.futures uses for the same purpose; it refuses once shutdown has
+ * begun.) 0, or -1 with an exception. */
+static int register_stop(PyObject *stop)
+{
+    PyObject *args = PyTuple_Pack(1, stop);
+    PyObject *r = args ? call_attr("threading", "_register_atexit", args, NULL) : NULL;
+    Py_XDECREF(args);
+    Py_XDECREF(r);
+    return r ? 0 : -1;
+}
+
+int rt_cb_main_init(PyObject *stop)
+{
+    if (register_stop(stop) < 0)
+        return -1;
+    atomic_store(&rt_main_hooked, 1);
+    return 0;
+}
+
+/* Starts the runner thread (a subinterpreter registers its stop step with
+ * threading first; the main interpreter did at import). 0, or -1 with an
+ * exception (MemoryError; RuntimeError once shutdown has begun or where
+ * the interpreter may not start threads). */
+static int runner_start(rt_interp *s)
+{
+    PyObject *rt = PyImport_ImportModule("cubind._runtime");
+    PyObject *stop = rt ? PyObject_GetAttrString(rt, "_stop_callback_runner") : NULL;
+    PyObject *body = rt ? PyObject_GetAttrString(rt, "_callback_runner") : NULL;
+    Py_XDECREF(rt);
+    int ok = stop && body && (PyInterpreterState_Get() == PyInterpreterState_Main() ||
+                              register_stop(stop) == 0);
+    PyObject *r = NULL;
+    if (ok) {
+#if PY_VERSION_HEX >= 0x030D0000
+        /* Joinable, non-daemon: also joined by the interpreter's shutdown. */
+        PyObject *kw = Py_BuildValue("{sO}", "daemon", Py_False);
+        PyObject *args = kw ? PyTuple_Pack(1, body) : NULL;
+        r = args ? call_attr("_thread", "start_joinable_thread", args, kw) : NULL;
+        Py_XDECREF(kw);
+        s->handle = Py_XNewRef(r); /* written before RUNNING is published */
+#else
+        (void)s; /* no handle: see rt_cb_runner's exit */
+        PyObject *none = PyTuple_New(0);
+        PyObject *args = none ? PyTuple_Pack(2, body, none) : NULL;
+        Py_XDECREF(none);
+        r = args ? call_attr("_thread", "start_new_thread", args, NULL) : NULL;
+#endif
+        Py_XDECREF(args);
+    }
+    Py_XDECREF(stop);
+    Py_XDECREF(body);
+    if (!r)
+        return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+/* The state of the current interpreter with its runner started (once; the
+ * first caller starts it, concurrent ones wait). NULL with an exception. */
+static rt_interp *runner_for_current(void)
+{
+#if PY_VERSION_HEX < 0x030D0000
+    /* Before 3.13 a subinterpreter that has a thread of its own cannot be
+     * run or destroyed through the interpreters module, and Py_Finalize
+     * does not end subinterpreters left alive: their runner could run
+     * Python while the process finalizes. */
+    if (PyInterpreterState_Get() != PyInterpreterState_Main()) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "cubind: Python callables as CUDA callbacks need Python 3.13+ in a "
+                        "subinterpreter (pass a C function pointer, or use the main "
+                        "interpreter)");
+        return NULL;
+    }
+#endif
+    if (PyInterpreterState_Get() != PyInterpreterState_Main() && !atomic_load(&rt_main_hooked)) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "cubind: Python callables as CUDA callbacks in a subinterpreter need "
+                        "cubind imported in the main interpreter first (its shutdown stops the "
+                        "callback threads of every interpreter)");
+        return NULL;
+    }
+    rt_interp *s = interp_state(current_id(), 1);
+    if (!s) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    if (atomic_load(&s->phase) == RUNNER_RUNNING)
+        return s;
+    unsigned long me = PyThread_get_thread_ident();
+    int phase;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&s->mu);
+    while (atomic_load(&s->phase) == RUNNER_STARTING && s->starter != me)
+        pthread_cond_wait(&s->done, &s->mu);
+    phase = atomic_load(&s->phase);
+    if (phase == RUNNER_NONE && atomic_load(&rt_process_closing)) {
+        phase = RUNNER_CLOSED;
+        atomic_store(&s->phase, RUNNER_CLOSED);
+    }
+    if (phase == RUNNER_NONE) {
+        atomic_store(&s->phase, RUNNER_STARTING);
+        s->starter = me;
+    }
+    pthread_mutex_unlock(&s->mu);
+    Py_END_ALLOW_THREADS
+    switch (phase) {
+    case RUNNER_RUNNING:
+        return s;
+    case RUNNER_CLOSED:
+        PyErr_SetString(PyExc_RuntimeError,
+                        "cubind: this interpreter is shutting down; Python callables can no "
+                        "longer be given to CUDA");
+        return NULL;
+    case RUNNER_STARTING:
+        PyErr_SetString(PyExc_RuntimeError,
+                        "cubind: a Python CUDA callback was registered while this thread "
+                        "was starting the callback runner");
+        return NULL;
+    }
+    int rc = runner_start(s);
+    pthread_mutex_lock(&s->mu);
+    s->started = rc == 0;
+    atomic_store(&s->phase, rc == 0 ? RUNNER_RUNNING : RUNNER_NONE);
+    pthread_cond_broadcast(&s->done);
+    pthread_mutex_unlock(&s->mu);
+    return rc == 0 ? s : NULL;
+}
+
+/* Stops the runner of s: no request is accepted from now on, the call in
+ * progress (if any) finishes, queued ones are skipped, and the runner has
+ * left its loop, attached, when this returns, so that no later
+ * finalization step can catch it half-way (unless this thread is the runner
+ * itself, stopping from inside a callable: it then leaves its loop after
+ * that callable). `own`: s is the current interpreter's, whose thread
+ * handle (3.13+) is joined here. Idempotent; never raises. */
+static void stop_one(rt_interp *s, int own)
+{
+    unsigned long me = PyThread_get_thread_ident();
+    PyObject *h = NULL;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&s->mu);
+    while (atomic_load(&s->phase) == RUNNER_STARTING)
+        pthread_cond_wait(&s->done, &s->mu);
+    int wait = s->started && s->runner != me;
+    atomic_store(&s->phase, RUNNER_CLOSED);
+    pthread_cond_signal(&s->wake);
+    while (wait && !s->exited)
+        pthread_cond_wait(&s->done, &s->mu);
+    if (wait && own) {
+        h = s->handle;
+        s->handle = NULL;
+    }
+    pthread_mutex_unlock(&s->mu);
+    Py_END_ALLOW_THREADS
+    if (h) {
+        PyObject *r = PyObject_CallMethod(h, "join", NULL);
+        if (!r)
+            PyErr_WriteUnraisable(h);
+        Py_XDECREF(r);
+        Py_DECREF(h);
+    }
+}
+
+/* The threading shutdown hook of an interpreter. A subinterpreter stops its
+ * own runner. The main interpreter stops every interpreter's runner: its
+ * shutdown is the last moment when CPython lets other threads attach, and
+ * subinterpreters still alive are ended only later (3.13+: after the
+ * runtime started finalizing, when a runner that re-attached would be
+ * killed half-way). */
+void rt_cb_runner_stop(void)
+{
+    int64_t id = current_id();
+    if (PyInterpreterState_Get() != PyInterpreterState_Main()) {
+        rt_interp *s = interp_state(id, 0);
+        if (s)
+            stop_one(s, 1);
+        return;
+    }
+    atomic_store(&rt_process_closing, 1);
+    /* Nodes are only ever pushed at the head and never unlinked, and a
+     * node's `next` is set before it is published: walking from a head read
+     * under the lock needs no lock. A state added after that read sees
+     * rt_process_closing and never starts a runner. */
+    pthread_mutex_lock(&rt_interps_mu);
+    rt_interp *head = rt_interps;
+    pthread_mutex_unlock(&rt_interps_mu);
+    for (rt_interp *s = head; s; s = s->next)
+        stop_one(s, s->id == id);
+}
+
+/* ---- trampolines (driver threads; no Python) ------------------------------------- */
+
+/* Hands r to the runner of r->p's interpreter and waits until it ran, so
+ * the stream goes on only after the callable returned. When the runner no
+ * longer takes calls, the call is skipped: counted, and a one-shot payload
+ * is handed to the deferred queue for release (leaked once that is closed). */
+static void hand_over(rt_req *r)
+{
+    rt_interp *s = r->p->interp;
+    pthread_mutex_lock(&s->mu);
+    if (atomic_load(&s->phase) == RUNNER_RUNNING) {
+        r->next = NULL;
+        *s->tail = r;
+        s->tail = &r->next;
+        pthread_cond_signal(&s->wake);
+        while (!r->done)
+            pthread_cond_wait(&s->done, &s->mu);
+    }
+    int ran = r->ran;
+    pthread_mutex_unlock(&s->mu);
+    if (!ran) {
+        atomic_fetch_add(&rt_skipped, 1);
+        if (r->release)
+            defer(r->p, run_release);
+    }
+}
+
+static void CUDA_CB host_trampoline(void *arg)
+{
+    rt_payload *p = arg;
+    rt_req r = {.p = p, .release = !atomic_load(&p->persistent)};
+    hand_over(&r);
+}
+
+static void CUDA_CB stream_trampoline(CUstream stream, CUresult status, void *arg)
+{
+    rt_req r = {.p = arg, .stream = stream, .status = status, .release = 1};
+    hand_over(&r);
+}
+
 static void CUDA_CB destroy_trampoline(void *arg)
 {
     defer(arg, run_destroy);
 }
 
 /* The graph that owned a persistent host function is gone. */
-static void run_release(void *arg)
-{
-    payload_release(arg);
-}
-
 static void CUDA_CB graph_release_trampoline(void *arg)
 {
     defer(arg, run_release);
@@ -299,21 +649,22 @@ int rt_cb_host_attach(void *stream, void *payload)
 
 void rt_cb_atexit(void)
 {
-    atomic_store(&rt_closing, 1);
-    /* Wait, detached, for trampolines already running Python. */
-    Py_BEGIN_ALLOW_THREADS
-    for (int i = 0; i < 5000 && atomic_load(&rt_inflight) > 0; i++) {
-        struct timespec ms = {0, 1000000};
-        nanosleep(&ms, NULL);
-    }
-    Py_END_ALLOW_THREADS
-    rt_cb_drain();
-    rt_queue_close(&rt_work);
+    rt_interp *s = interp_state(current_id(), 0);
+    if (!s)
+        return;
+    rt_cb_runner_stop();
+    rt_queue_drain(&s->work);
+    rt_queue_close(&s->work);
 }
 
 void rt_cb_counts(long long out[3])
 {
     out[0] = atomic_load(&rt_alive);
     out[1] = atomic_load(&rt_skipped);
-    out[2] = (long long)rt_queue_leaked(&rt_work);
+    long long leaked = 0;
+    pthread_mutex_lock(&rt_interps_mu);
+    for (rt_interp *s = rt_interps; s; s = s->next)
+        leaked += (long long)rt_queue_leaked(&s->work);
+    pthread_mutex_unlock(&rt_interps_mu);
+    out[2] = leaked;
 }

@@ -3,30 +3,42 @@
  * (cuLaunchHostFunc), stream callbacks (cuStreamAddCallback) and user-object
  * destructors (cuUserObjectCreate), with shutdown safety.
  *
- * A payload binds a callable to one callback slot. The driver calls a C
- * trampoline from its own threads with the payload as userData:
+ * A payload binds a callable to one callback slot and to the interpreter
+ * that registered it. The driver calls a C trampoline from its own threads
+ * with the payload as userData. Trampolines never enter CPython (no thread
+ * state, no GIL, no Python allocation on a driver thread), so they cannot
+ * crash or abort under allocation failure, and subinterpreters work:
  *
- *  - host functions and stream callbacks run the callable right there, in
- *    stream order, after entering the payload's interpreter — unless the
- *    process is shutting down, in which case the call is skipped;
- *  - user-object destructors never enter Python on the driver's thread:
- *    they push the call onto the deferred-cleanup queue (rt_queue.h), which
- *    drains on Python threads (the next binding call, one scheduled pending
- *    call, the atexit handler).
+ *  - host functions and stream callbacks are handed to the interpreter's
+ *    runner, one Python thread per interpreter, started by the first
+ *    registration of a Python callable there (its thread state is made on
+ *    that Python thread, where a failure is an ordinary exception). The
+ *    driver's thread waits (pthread mutex and condition) until the runner
+ *    has run the callable, so stream order is kept. The runner runs the
+ *    callables of its interpreter one at a time, in arrival order;
+ *    exceptions go to sys.unraisablehook;
+ *  - user-object destructors push the call onto the interpreter's
+ *    deferred-cleanup queue (rt_queue.h), which drains on that
+ *    interpreter's Python threads: the runner (woken by the push), the
+ *    next binding call, the atexit step.
  *
  * Lifetime: a one-shot payload (a host function launched outside stream
- * capture, a stream callback) is released by its trampoline after the run.
- * A host function launched while its stream is being captured becomes part
+ * capture, a stream callback) is released by the runner after the run. A
+ * host function launched while its stream is being captured becomes part
  * of the graph and must run on every replay: rt_cb_host_attach() hands the
  * payload to a CUDA user object retained by the capture graph, whose
  * destructor releases it (through the queue) when the last graph using it
- * is destroyed.
+ * is destroyed. An interpreter's callback state is never freed (a graph
+ * may outlive the interpreter).
  *
- * Shutdown: rt_cb_atexit() (registered with atexit by cubind._runtime in
- * the main interpreter) sets the closing flag, waits (thread state
- * detached, bounded) for trampolines already inside Python, drains the
- * queue and closes it. After that no trampoline enters Python; what is
- * still queued or arrives later is leaked on purpose and counted.
+ * Shutdown, per interpreter: the runner is stopped by a hook registered with
+ * threading._register_atexit, which runs when the interpreter starts to
+ * shut down (before threads are joined and before atexit callbacks): the
+ * callable in progress finishes, calls still queued and every later call
+ * are skipped (the driver's thread returns at once, never waits), counted.
+ * rt_cb_atexit() (registered with atexit by cubind._runtime in every
+ * interpreter) then drains the queue and closes it; what arrives later is
+ * leaked on purpose and counted.
  */
 #ifndef CUBIND_RT_CALLBACKS_H
 #define CUBIND_RT_CALLBACKS_H
@@ -38,7 +50,10 @@
 #include "cubind_rt.h"
 
 /* Creates a payload (strong references to callable, data and the optional
- * converters for the C arguments of stream callbacks). NULL + exception. */
+ * converters for the C arguments of stream callbacks), starting this
+ * interpreter's runner first if needed. NULL + exception (MemoryError;
+ * RuntimeError once the interpreter is shutting down, or where it may not
+ * start threads). */
 void *rt_cb_new(int kind, PyObject *callable, PyObject *data, PyObject *stream_type,
                 PyObject *result_type);
 /* Frees a payload the driver never received (caller holds the GIL). */
@@ -51,14 +66,26 @@ void *rt_cb_trampoline(int kind);
  * exception on failure (the payload is the caller's unless it was already
  * handed to a user object: then it is leaked, never freed twice). */
 int rt_cb_host_attach(void *stream, void *payload);
-/* Runs the queued work of the current interpreter (caller holds the GIL). */
+/* Runs the queued work of the current interpreter (caller attached). */
 void rt_cb_drain(void);
 /* Set when work is queued; cleared by the drainer. */
 extern atomic_int rt_cb_pending;
-/* The atexit step described above. */
+/* The main interpreter's import step: registers `stop`
+ * (_stop_callback_runner) with threading's shutdown hooks. Until it has
+ * run, subinterpreters refuse Python callables. 0, or -1 + exception. */
+int rt_cb_main_init(PyObject *stop);
+/* The runner's body (cubind._runtime._callback_runner, the target of the
+ * thread rt_cb_new starts); returns once the runner is stopped. */
+void rt_cb_runner(void);
+/* The threading shutdown hook (_stop_callback_runner): a subinterpreter
+ * stops and joins its own runner; the main interpreter stops the runners
+ * of every interpreter (and no runner starts after that). Idempotent;
+ * never raises. */
+void rt_cb_runner_stop(void);
+/* The atexit step described above, for the current interpreter. */
 void rt_cb_atexit(void);
-/* Counters for tests: payloads alive, calls skipped at shutdown, queue
- * items leaked after close. */
+/* Counters for tests, over all interpreters: payloads alive, calls skipped
+ * at shutdown, queue items leaked after close. */
 void rt_cb_counts(long long out[3]);
 
 #endif

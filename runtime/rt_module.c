@@ -258,6 +258,22 @@ static PyObject *rt_atexit(PyObject *m, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+static PyObject *rt_callback_runner(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    rt_cb_runner();
+    Py_RETURN_NONE;
+}
+
+static PyObject *rt_stop_callback_runner(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    rt_cb_runner_stop();
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef rt_methods[] = {
     {"_driver_status", rt_driver_status, METH_NOARGS, rt_driver_status_doc},
     {"_callback_counts", rt_callback_counts, METH_NOARGS,
@@ -267,6 +283,10 @@ static PyMethodDef rt_methods[] = {
     {"_drain", rt_drain_now, METH_NOARGS, "Runs deferred callback work now (tests)."},
     {"_atexit", rt_atexit, METH_NOARGS,
      "The shutdown step for callbacks; registered with atexit, not for direct use."},
+    {"_callback_runner", rt_callback_runner, METH_NOARGS,
+     "The body of the thread that runs Python callbacks; not for direct use."},
+    {"_stop_callback_runner", rt_stop_callback_runner, METH_NOARGS,
+     "Stops and joins the callback runner; registered with threading, not for direct use."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -306,8 +326,19 @@ static int rt_exec(PyObject *m)
                         PyExc_RuntimeError, NULL)) < 0)
         return -1;
 
-    /* Callbacks stop entering Python before the interpreter finalizes. */
+    /* The main interpreter's shutdown stops the callback runners of every
+     * interpreter, before CPython ends leftover subinterpreters. */
     if (PyInterpreterState_Get() == PyInterpreterState_Main()) {
+        PyObject *stop = PyObject_GetAttrString(m, "_stop_callback_runner");
+        rc = stop ? rt_cb_main_init(stop) : -1;
+        Py_XDECREF(stop);
+        if (rc < 0)
+            return -1;
+    }
+    /* Deferred callback work of this interpreter is drained, then refused,
+     * before it finalizes (registered at import: atexit runs it after the
+     * handlers registered later). */
+    {
         PyObject *atexit = PyImport_ImportModule("atexit");
         PyObject *hook = PyObject_GetAttrString(m, "_atexit");
         PyObject *r = atexit && hook ? PyObject_CallMethod(atexit, "register", "O", hook) : NULL;

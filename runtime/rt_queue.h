@@ -3,8 +3,8 @@
  * lock-free multi-producer queue of work items that must not run where they
  * are produced (CUDA callback threads, graph user-object destructors) and
  * run instead on a thread that calls rt_queue_drain (a Python-owned thread:
- * at the next binding call, from one scheduled Py_AddPendingCall, at
- * atexit).
+ * the interpreter's callback runner, woken by the push; the next binding
+ * call; atexit).
  *
  * Pure C, no Python.
  *
@@ -15,12 +15,12 @@
  *     the push is one CAS loop on the queue's head.
  *   - It returns RT_QUEUE_FIRST when the queue went from empty to
  *     non-empty: that producer, and only it, schedules one drain (the
- *     Python layer: one Py_AddPendingCall). Every other push returns
+ *     Python layer: it wakes the interpreter's runner). Every other push returns
  *     RT_QUEUE_QUEUED and schedules nothing: a drain is already due. A
  *     drain that finds another drain in progress returns at once, and the
  *     drain in progress re-checks the queue before it finishes, so an item
  *     is never stranded behind a scheduled drain (no lost wake-up). If
- *     scheduling fails (Py_AddPendingCall's table full), the item waits for
+ *     scheduling fails, the item waits for
  *     the next binding call or atexit drain; it is never lost.
  *
  * Drainers (any number of threads, concurrently):

@@ -14,10 +14,12 @@ import ctypes
 import gc
 import os
 import sys
+import time
 
 import _testcapi
 
 import cubind
+import cubind._runtime as rt
 import cubind.cu as cu
 import cubind.driver as drv
 
@@ -32,16 +34,47 @@ offs = (ctypes.c_size_t * 3)(0, 8, 16)
 sizes = (ctypes.c_size_t * 3)(4, 8, 8)
 assert fake.fakecuda_set_param_layout(None, b"nm_kernel", 3, offs, sizes) == 0
 kern = cu.cuModuleGetFunction(mod, b"nm_kernel")
-seen = []
+unraisable = [0]
+
+
+def count_unraisable(u):
+    unraisable[0] += 1
+
+
+# Exceptions in callbacks (MemoryError included) reach sys.unraisablehook.
+sys.unraisablehook = count_unraisable
 
 
 def host_fn(data):
-    seen.append(data)
+    return [data]
 
 
 def launch_host_fn():
     drv.cuLaunchHostFunc(None, host_fn, 7)
     return drv.cuCtxSynchronize()
+
+
+def stream_callback():
+    drv.cuStreamAddCallback(None, lambda h, status, data: [h, status, data], 7, 0)
+    return drv.cuCtxSynchronize()
+
+
+def user_object_destructor():
+    err, obj = drv.cuUserObjectCreate(7, host_fn, 1, 1)
+    if err == 0:
+        drv.cuUserObjectRelease(obj, 1)
+    return err
+
+
+def callbacks_settled(timeout=10.0):
+    """Waits until no callback payload is alive (one-shot payloads are
+    released on the runner); False if that never happens."""
+    deadline = time.monotonic() + timeout
+    while rt._callback_counts()["alive"]:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.001)
+    return True
 
 
 def ctx_roundtrip():
@@ -74,11 +107,18 @@ SCENARIOS = {
     "launch extra": lambda: drv.cuLaunchKernel(kern, 1, 1, 1, 1, 1, 1, 0, None, None,
                                                [None]),
 }
-# Known crash, not run in CI (tests/fuzz/README.md): a host function that
-# runs on the driver's thread while allocations fail crashes inside CPython
-# (PyThreadState_New via rt_callbacks.c host_trampoline).
-if os.environ.get("NOMEMORY_CALLBACKS") == "1":
-    SCENARIOS["host function callback"] = launch_host_fn
+# Callbacks while allocations fail (also on the runner thread, which runs
+# the callables): the trampolines on the driver's threads never enter
+# Python, so nothing there can fail (tests/fuzz/README.md, finding 3).
+CALLBACKS = {
+    "host function callback": launch_host_fn,
+    "stream callback": stream_callback,
+}
+SCENARIOS.update(CALLBACKS)
+# Last: when an allocation fails after cuUserObjectCreate succeeded, the
+# handle never reaches Python, so that user object (and its payload) stays
+# alive for good; the payload count is not checked after it.
+SCENARIOS["user object destructor"] = user_object_destructor
 
 
 def outcome(fn):
@@ -111,9 +151,6 @@ def sweep(fn, normal, limit=400, settle=8):
 
 
 total_mem = [0]
-# Known (tests/fuzz/README.md): the (values, types) kernelParams form leaks
-# when an allocation fails inside it (normal calls do not).
-KNOWN_LEAKS = {"launch typed values"}
 
 
 def main():
@@ -126,11 +163,16 @@ def main():
         # the number of allocated blocks.
         sweep(fn, normal)
         drv.cuCtxSynchronize()
+        if name in CALLBACKS:
+            callbacks_settled()
         gc.collect()
         before = sys.getallocatedblocks()
         for _ in range(3):
             sweep(fn, normal)
             drv.cuCtxSynchronize()
+        if name in CALLBACKS and not callbacks_settled():
+            failed = True
+            print("  BAD: callback payloads still alive: %s" % rt._callback_counts())
         gc.collect()
         leaked = sys.getallocatedblocks() - before
         print("%-28s N<=%-4d MemoryError %-4d leaked-blocks %d normal %s"
@@ -139,11 +181,14 @@ def main():
             failed = True
             print("  BAD: outcomes other than %s or MemoryError: %s" % (normal, bad[:10]))
         total_mem[0] += mem
-        if leaked > 30 and name in KNOWN_LEAKS and os.environ.get("FUZZ_STRICT") != "1":
-            print("  KNOWN BUG: %d blocks leaked over 3 sweeps (tests/fuzz/README.md)" % leaked)
-        elif leaked > 30:
+        if leaked > 30:
             failed = True
             print("  BAD: %d blocks leaked over 3 sweeps" % leaked)
+    counts = rt._callback_counts()
+    print("callbacks: %s, unraisable %d" % (counts, unraisable[0]))
+    if counts["skipped"] or counts["leaked"]:
+        failed = True
+        print("BAD: a callback was skipped, or deferred work leaked")
     if total_mem[0] == 0:
         failed = True
         print("BAD: no allocation failed anywhere (the hook did nothing?)")

@@ -1,12 +1,15 @@
 """Python callables as CUDA callbacks, against the fake driver, which calls
 them from its own threads like the real one: host functions, stream
 callbacks, user-object destructors, exceptions, and shutdown while
-callbacks are still firing."""
+callbacks are still firing. The trampolines on the driver's threads never
+enter Python: they hand the call to the interpreter's runner thread and
+wait for it."""
 import ctypes
 import os
 import subprocess
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -28,20 +31,49 @@ def stream(drv):
     assert drv.cuStreamDestroy(s)[0] == 0
 
 
-def test_host_function_runs_on_a_driver_thread_in_order(drv, fake, stream):
+def test_host_function_runs_on_the_runner_in_order(drv, fake, stream):
+    """The driver's thread hands the call to the interpreter's runner: one
+    Python thread (not a thread of the driver, not the caller) runs every
+    callable, in stream order."""
     fake.fakecuda_thread_kind.restype = ctypes.c_int
     seen = []
     caller = threading.get_ident()
 
     def fn(data):
-        seen.append((data, threading.get_ident() != caller, fake.fakecuda_thread_kind()))
+        seen.append((data, threading.get_ident(), fake.fakecuda_thread_kind()))
 
     for i in range(20):
         assert drv.cuLaunchHostFunc(stream, fn, i)[0] == 0
     assert drv.cuStreamSynchronize(stream)[0] == 0
     assert [s[0] for s in seen] == list(range(20))
-    assert all(s[1] and s[2] == 1 for s in seen)  # a stream worker of the driver
+    runners = {s[1] for s in seen}
+    assert len(runners) == 1 and caller not in runners
+    assert all(s[2] == 0 for s in seen)            # not a thread of the fake driver
     assert rt._callback_counts()["alive"] == 0     # one-shot payloads released
+
+
+@pytest.mark.parametrize("kind", ["host function", "stream callback"])
+def test_the_stream_waits_for_the_callable(drv, stream, kind):
+    """Stream order: work queued after a host function (stream callback)
+    starts only once the callable has returned on the runner."""
+    err, dptr = drv.cuMemAlloc(8)
+    assert err == 0
+    src = ctypes.create_string_buffer(8)
+
+    def late_write(*args):
+        time.sleep(0.05)
+        src.value = b"written"
+
+    if kind == "host function":
+        assert drv.cuLaunchHostFunc(stream, late_write, None)[0] == 0
+    else:
+        assert drv.cuStreamAddCallback(stream, late_write, None, 0)[0] == 0
+    assert drv.cuMemcpyHtoDAsync(dptr, src, 8, stream)[0] == 0
+    assert drv.cuStreamSynchronize(stream)[0] == 0
+    dst = ctypes.create_string_buffer(8)
+    assert drv.cuMemcpyDtoH(dst, dptr, 8)[0] == 0
+    assert drv.cuMemFree(dptr)[0] == 0
+    assert dst.value == b"written"
 
 
 def test_host_function_exception_is_reported_not_lost(drv, stream):
@@ -76,13 +108,12 @@ def test_user_object_destructor_runs_on_a_python_thread(drv, fake):
     err, uobj = drv.cuUserObjectCreate(obj_data, lambda ptr: calls.append((ptr, fake.fakecuda_thread_kind())), 1, 1)
     assert err == 0
     assert drv.cuUserObjectRelease(uobj, 1)[0] == 0
-    # The driver's destructor thread only queues the call; it runs at the
-    # next binding call (or the scheduled pending call) on a Python thread.
+    # The driver's destructor thread only queues the call; it runs on a
+    # Python thread: the runner (woken by the push) or the next binding call.
     for _ in range(200):
         drv.cuDriverGetVersion()
         if calls:
             break
-        import time
         time.sleep(0.005)
     assert calls == [(obj_data, 0)]
     assert rt._callback_counts()["alive"] == 0
