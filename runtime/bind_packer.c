@@ -126,47 +126,6 @@ static int rewrap(PyObject *exc, const char *fname, const char *what, Py_ssize_t
     return -1;
 }
 
-/* Attribute names are looked up as interned str objects, never as a fresh
- * str per lookup (what PyObject_GetAttrString makes): CPython's type
- * attribute cache (consulted for every attribute of a type or a module)
- * keeps a reference to the name object it was asked with, in a slot chosen
- * by that object's address, so fresh names leave one str behind per lookup
- * until their slot is reused (up to 4096 of them; tests/fuzz/README.md,
- * finding 2). The interned str is one object, so it occupies one slot. */
-static PyObject *attr(PyObject *o, const char *name)
-{
-    PyObject *key = PyUnicode_InternFromString(name);
-    if (!key)
-        return NULL;
-    PyObject *v = PyObject_GetAttr(o, key);
-    Py_DECREF(key);
-    return v;
-}
-
-/* Attribute or NULL without an exception when absent; -1 on other errors. */
-static int optional_attr(PyObject *o, const char *name, PyObject **out)
-{
-    *out = NULL;
-    PyObject *key = PyUnicode_InternFromString(name);
-    if (!key)
-        return -1;
-#if PY_VERSION_HEX >= 0x030D0000
-    int r = PyObject_GetOptionalAttr(o, key, out);
-#else
-    int r = 1;
-    *out = PyObject_GetAttr(o, key);
-    if (!*out) {
-        r = -1;
-        if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
-            PyErr_Clear();
-            r = 0;
-        }
-    }
-#endif
-    Py_DECREF(key);
-    return r;
-}
-
 /* ---- storage -------------------------------------------------------------- */
 
 void cbs_pack_init(cbs_packed *p)
@@ -475,7 +434,7 @@ static int call_getptr(PyObject *o, const char *fname, const char *what, Py_ssiz
                        void **addr)
 {
     PyObject *m;
-    int r = optional_attr(o, "getPtr", &m);
+    int r = cbs_optional_attr(o, "getPtr", &m);
     if (r <= 0)
         return r < 0 ? rewrap(PyExc_TypeError, fname, what, i) : 0;
     if (!PyCallable_Check(m)) {
@@ -506,7 +465,7 @@ static int call_getptr(PyObject *o, const char *fname, const char *what, Py_ssiz
 static int cai_pointer(PyObject *o, const char *fname, Py_ssize_t i, unsigned long long *addr)
 {
     PyObject *cai;
-    int r = optional_attr(o, "__cuda_array_interface__", &cai);
+    int r = cbs_optional_attr(o, "__cuda_array_interface__", &cai);
     if (r <= 0)
         return r < 0 ? rewrap(PyExc_TypeError, fname, "kernel parameter", i) : 0;
     PyObject *data = PyMapping_Check(cai) ? PyMapping_GetItemString(cai, "data") : NULL;
@@ -574,7 +533,7 @@ static int put_plain(PyObject *v, size_t size, unsigned char *dst, const char *f
         n = PyNumber_Index(v);
     } else if (nb && nb->nb_int) {
         PyObject *m;
-        r = optional_attr(v, "getPtr", &m);
+        r = cbs_optional_attr(v, "getPtr", &m);
         if (r < 0)
             return rewrap(PyExc_TypeError, fname, "kernel parameter", i);
         if (r > 0) {
@@ -808,7 +767,7 @@ static PyObject *ctypes_attr(tctx *c, const char *name)
         if (!c->ctypes)
             return NULL;
     }
-    return attr(c->ctypes, name);
+    return cbs_attr(c->ctypes, name);
 }
 
 static int is_sub(tctx *c, PyObject *type, const char *base)
@@ -839,7 +798,7 @@ static int classify(tctx *c, PyObject *type, Py_ssize_t i, tinfo *ti)
                     "types[%zd] must be a ctypes type or None, not %.100s", i,
                     Py_TYPE(type)->tp_name);
     PyObject *code = NULL;
-    if (optional_attr(type, "_type_", &code) < 0)
+    if (cbs_optional_attr(type, "_type_", &code) < 0)
         return rewrap(PyExc_TypeError, c->fname, "kernel parameter", i);
     if (code && PyUnicode_Check(code) && PyUnicode_GetLength(code) == 1) {
         static const struct { char code; const char *name; enum tkind kind; size_t size; } std[] = {
@@ -964,7 +923,7 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
         }
         if (PyLong_Check(v) && !PyLong_CheckExact(v) && !PyBool_Check(v)) {
             PyObject *m;
-            r = optional_attr((PyObject *)Py_TYPE(v), "_value2member_map_", &m);
+            r = cbs_optional_attr((PyObject *)Py_TYPE(v), "_value2member_map_", &m);
             if (r < 0)
                 return rewrap(PyExc_TypeError, fname, what, i);
             if (r > 0) {

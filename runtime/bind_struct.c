@@ -441,7 +441,7 @@ static int to_enum(cbs_struct *s, const cbs_field_def *f, PyObject *v, const cbs
     PyTypeObject *t = Py_TYPE(v);
     if (!PyLong_Check(v) ||
         (t != e->type && t != &PyLong_Type && !PyBool_Check(v) &&
-         PyObject_HasAttrString((PyObject *)t, "_value2member_map_"))) {
+         cbs_has_attr((PyObject *)t, "_value2member_map_"))) {
         char want[160];
         snprintf(want, sizeof want, "%s or int", cbs_short_name(e->type));
         field_type_error(s, f, want, v);
@@ -473,9 +473,12 @@ static int to_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsign
         *keep = Py_NewRef(v);
         return 0;
     }
-    int has = PyObject_HasAttrString(v, "getPtr");
-    if (has) {
-        PyObject *addr = PyObject_CallMethod(v, "getPtr", NULL);
+    PyObject *getptr;
+    if (cbs_optional_attr(v, "getPtr", &getptr) < 0)
+        return -1;
+    if (getptr) {
+        PyObject *addr = PyObject_CallNoArgs(getptr);
+        Py_DECREF(getptr);
         if (!addr)
             return -1;
         int rc = to_integer(s, f, addr, 0, (int)(8 * f->size), out);

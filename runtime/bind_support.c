@@ -242,7 +242,7 @@ int cbs_arg_address(PyObject *o, const char *func, const char *param, void **out
     if (PyLong_Check(o)) {
         v = Py_NewRef(o);
     } else {
-        PyObject *getptr = PyObject_GetAttrString(o, "getPtr");
+        PyObject *getptr = cbs_attr(o, "getPtr");
         if (!getptr) {
             PyErr_Clear();
             PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be an int address or None, not %.100s",
@@ -269,11 +269,65 @@ int cbs_arg_address(PyObject *o, const char *func, const char *param, void **out
     return rc;
 }
 
+/* ---- attributes by name ---------------------------------------------------- */
+
+/* Names are looked up as interned str objects, never as a fresh str per
+ * lookup (what PyObject_GetAttrString makes): CPython's type attribute cache
+ * (consulted for every attribute of a type or a module) keeps a reference to
+ * the name object it was asked with, in a slot chosen by that object's
+ * address, so fresh names leave one str behind per lookup until their slot
+ * is reused (up to 4096 of them: tests/fuzz/README.md, finding 2). The
+ * interned str is one object, so it occupies one slot. */
+PyObject *cbs_attr(PyObject *o, const char *name)
+{
+    PyObject *key = PyUnicode_InternFromString(name);
+    if (!key)
+        return NULL;
+    PyObject *v = PyObject_GetAttr(o, key);
+    Py_DECREF(key);
+    return v;
+}
+
+int cbs_optional_attr(PyObject *o, const char *name, PyObject **out)
+{
+    *out = NULL;
+    PyObject *key = PyUnicode_InternFromString(name);
+    if (!key)
+        return -1;
+#if PY_VERSION_HEX >= 0x030D0000
+    int r = PyObject_GetOptionalAttr(o, key, out);
+#else
+    int r = 1;
+    *out = PyObject_GetAttr(o, key);
+    if (!*out) {
+        r = -1;
+        if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            PyErr_Clear();
+            r = 0;
+        }
+    }
+#endif
+    Py_DECREF(key);
+    return r;
+}
+
+int cbs_has_attr(PyObject *o, const char *name)
+{
+    PyObject *v;
+    int r = cbs_optional_attr(o, name, &v);
+    Py_XDECREF(v);
+    if (r < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    return r;
+}
+
 /* ---- enums ---------------------------------------------------------------- */
 
 static PyObject *enum_names(PyTypeObject *type)
 {
-    return PyObject_GetAttrString((PyObject *)type, "_value2name_");
+    return cbs_attr((PyObject *)type, "_value2name_");
 }
 
 static PyObject *enum_get_name(PyObject *self, void *closure)
@@ -331,7 +385,7 @@ static PyObject *enum_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     }
     if (!PyArg_UnpackTuple(args, cbs_short_name(type), 1, 1, &value))
         return NULL;
-    PyObject *map = PyObject_GetAttrString((PyObject *)type, "_value2member_map_");
+    PyObject *map = cbs_attr((PyObject *)type, "_value2member_map_");
     if (!map)
         return NULL;
     PyObject *key = PyNumber_Long(value);
@@ -518,7 +572,7 @@ int cbs_arg_enum(PyObject *o, const cbs_enum *e, long long min, long long max, c
     if (t != e->type && t != &PyLong_Type && !PyObject_TypeCheck(o, e->type)) {
         /* A member of another enum type is an int subclass too: refuse it
          * unless it is a plain int subclass that is not an enum. */
-        if (!PyLong_Check(o) || PyObject_HasAttrString((PyObject *)t, "_value2member_map_")) {
+        if (!PyLong_Check(o) || cbs_has_attr((PyObject *)t, "_value2member_map_")) {
             PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s or int, not %.100s",
                          func, param, cbs_short_name(e->type), t->tp_name);
             return -1;
@@ -760,7 +814,7 @@ int cbs_arg_handle(PyObject *o, PyTypeObject *t, const char *func, const char *p
         return 0;
     }
     if (is_handle_type(ot) || (PyLong_Check(o) && ot != &PyLong_Type && !PyBool_Check(o) &&
-                               PyObject_HasAttrString((PyObject *)ot, "_value2member_map_"))) {
+                               cbs_has_attr((PyObject *)ot, "_value2member_map_"))) {
         PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s, int or None, not %.100s",
                      func, param, cbs_short_name(t), ot->tp_name);
         return -1;
@@ -822,7 +876,7 @@ const cubind_rt_api *cbs_import_runtime(PyObject **runtime_module)
     PyObject *mod = PyImport_ImportModule("cubind._runtime");
     if (!mod)
         return NULL;
-    PyObject *cap = PyObject_GetAttrString(mod, "_C_API");
+    PyObject *cap = cbs_attr(mod, "_C_API");
     if (!cap) {
         Py_DECREF(mod);
         return NULL;

@@ -152,6 +152,16 @@ static inline void *cbs_proc_get(const cubind_rt_api *rt, _Atomic(void *) *slot,
     return cbs_resolve(rt, slot, proc, driver_not_found, function_not_found);
 }
 
+/* Attribute lookups by a C name, through the interned str of the name
+ * (see bind_support.c: a fresh str per lookup would stay referenced by
+ * CPython's type attribute cache). cbs_attr: new reference or NULL with an
+ * exception. cbs_optional_attr: 1 and a new reference, 0 and NULL when
+ * absent (no exception), -1 on another error. cbs_has_attr: 1 or 0, any
+ * error cleared (as PyObject_HasAttrString). */
+PyObject *cbs_attr(PyObject *o, const char *name);
+int cbs_optional_attr(PyObject *o, const char *name, PyObject **out);
+int cbs_has_attr(PyObject *o, const char *name);
+
 /* Adds v to module as name, stealing the reference (also on failure). */
 int cbs_module_add(PyObject *module, const char *name, PyObject *v);
 
