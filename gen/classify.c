@@ -278,10 +278,16 @@ static int classify_callback(const cb_rules *rules, const cb_function *f, const 
             pc->data_index = param_index(f, r->args[2]);
             pc->callback_kind = r->args[3];
             pc->stream_index = -1;
-            for (size_t k = 0; k < f->nparams; k++)
-                if (f->params[k].type->name && strcmp(f->params[k].type->name, "CUstream") == 0)
+            pc->object_index = -1;
+            for (size_t k = 0; k < f->nparams; k++) {
+                const cb_type *t = f->params[k].type;
+                if (t->name && strcmp(t->name, "CUstream") == 0)
                     pc->stream_index = (int)k;
-            if (pc->data_index < 0)
+                if (t->pointee && t->pointee->name && strcmp(t->pointee->name, "CUuserObject") == 0)
+                    pc->object_index = (int)k;
+            }
+            /* a destroy callback's payload is registered under its user object */
+            if (pc->data_index < 0 || (strcmp(pc->callback_kind, "destroy") == 0 && pc->object_index < 0))
                 pc->shape = SH_UNSUPPORTED;
             return 1;
         }

@@ -78,6 +78,7 @@ typedef struct cb_pclass {
                                  (a `count F P C-N` rule: globalStrides) */
     int data_index;           /* SH_CALLBACK: index of its SH_CALLBACK_DATA */
     int stream_index;         /* SH_CALLBACK: the CUstream parameter, or -1 */
+    int object_index;         /* SH_CALLBACK: the CUuserObject * output, or -1 */
     const char *callback_kind;/* SH_CALLBACK: "host", "stream" or "destroy" */
     /* SH_ATTR_OUT / SH_ATTR_IN: the attribute parameter and, per enumerator
      * with a known type, the element that enumerator's value is (a case with

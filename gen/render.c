@@ -192,6 +192,8 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
     tv_set_str(p, "data_cname", cb ? f->params[pc->data_index].name : "");
     tv_set_int(p, "data_in_index", cb ? in_index_of(fc, pc->data_index) : -1);
     tv_set_str(p, "stream_cname", cb && pc->stream_index >= 0 ? f->params[pc->stream_index].name : "");
+    tv_set_bool(p, "callback_destroy", cb && strcmp(kind, "destroy") == 0);
+    tv_set_str(p, "object_cname", cb && pc->object_index >= 0 ? f->params[pc->object_index].name : "");
     tv_set_bool(p, "optional", pc->optional);
     tv_set_bool(p, "writable", pc->shape == SH_IN_BUFFER && !pc->param->type->pointee->is_const);
     set_shape_flags(p, pc, pc->handle && handles_is_pointer(hc, nhc, pc->handle));

@@ -42,7 +42,7 @@ extern "C" {
  * fail with ImportError naming both when they differ. Bump the version
  * number whenever the struct changes. */
 #define CUBIND_RT_SIGNATURE                                                  \
-    "cubind-rt 3: int load(const char**); void *lookup(const char*, int, int*); " \
+    "cubind-rt 4: int load(const char**); void *lookup(const char*, int, int*); " \
     "const char *driver_path(void); void *cb_new(int, PyObject*, PyObject*, PyObject*, " \
     "PyObject*); void cb_discard(void*); void *cb_trampoline(int); " \
     "int cb_host_attach(void*, void*); void drain(void); atomic_int *pending; " \
@@ -52,7 +52,8 @@ extern "C" {
     "void reg_release(entry*); void *reg_meta(entry*); void *reg_meta_publish(entry*, void*); " \
     "int reg_keep_alive(entry*, void*, void(*)(void*, void*), void*); " \
     "int reg_add_dependency(entry*, entry*); int reg_keep_object(entry*, PyObject*); " \
-    "void kernels_unloaded(void); atomic_ulong *kernel_epoch"
+    "void kernels_unloaded(void); atomic_ulong *kernel_epoch; " \
+    "void cb_user_object(void*, uintptr_t)"
 
 /* Kinds of Python callbacks (rt_callbacks.h). */
 enum {
@@ -69,8 +70,13 @@ enum {
     CUBIND_REG_KERNEL_LAYOUT_KERN = 2, /* CUkernel -> its parameter layout */
     CUBIND_REG_GRAPH = 3,           /* CUgraph: keep-alives of its nodes' arguments */
     CUBIND_REG_GRAPH_EXEC = 4,      /* CUgraphExec: depends on its graph */
-    CUBIND_REG_GRAPH_NODE = 5       /* CUgraphNode: keep-alives of set-params calls;
+    CUBIND_REG_GRAPH_NODE = 5,      /* CUgraphNode: keep-alives of set-params calls;
                                        owned by its graph */
+    CUBIND_REG_USER_OBJECT = 6,     /* CUuserObject made with a Python destroy
+                                       callable (or for a captured host function)
+                                       -> its callback payload (meta) */
+    CUBIND_REG_CALLBACK = 7         /* a one-shot host function / stream callback
+                                       payload, keyed by its address, in flight */
 };
 
 /* `*status` values of lookup(). */
@@ -163,6 +169,12 @@ typedef struct cubind_rt_api {
     void (*kernels_unloaded)(void);
     /* Layouts computed at an older epoch are stale (acquire load). */
     _Atomic unsigned long *kernel_epoch;
+    /* After a successful cuUserObjectCreate given a payload of cb_new
+     * (CUBIND_CB_DESTROY): registers the user object `object` as
+     * CUBIND_REG_USER_OBJECT with the payload as its meta, before the handle
+     * reaches Python. Never fails: when the entry cannot be made the payload
+     * stays unregistered and its destructor still runs, exactly once. */
+    void (*cb_user_object)(void *payload, uintptr_t object);
 } cubind_rt_api;
 
 #ifdef __cplusplus

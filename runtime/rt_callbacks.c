@@ -20,16 +20,26 @@
  *    the runner's flush, so every queued request is completed exactly once
  *    (ran, or skipped), and a driver thread never waits for a runner that
  *    will not come.
+ *  - A payload's `reg` is its registry entry (a counted reference the
+ *    payload owns) or a REG_* state; whoever takes an entry out of `reg`
+ *    (atomic exchange) unmaps it and drops that reference, so each entry is
+ *    dropped once. A one-shot payload's entry does not own it (meta_free
+ *    NULL); a user object's entry does: its meta_free (uo_entry_free) is
+ *    the one place such a payload is handed to the queue for its final
+ *    step, and it runs once, when the entry dies. Registry calls are pure
+ *    C: the driver threads make them too.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "rt_callbacks.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include <cuda.h>
 
+#include "rt_handles.h"
 #include "rt_loader.h"
 #include "rt_queue.h"
 
@@ -66,10 +76,20 @@ typedef struct rt_interp {
     rt_queue work;              /* deferred items of this interpreter */
 } rt_interp;
 
+/* States of rt_payload.reg other than an entry pointer (entries are
+ * aligned, so never equal to these). */
+enum {
+    REG_NONE = 0,    /* not mapped (not yet, or no longer) */
+    REG_FAILED = 1,  /* a user object whose entry could not be made */
+    REG_GONE = 2     /* a user object whose destructor ran before its creator
+                        mapped it: the creator does the destructor's part */
+};
+
 typedef struct rt_payload {
     rt_queue_node node;         /* used once, for the deferred step */
     int kind;                   /* CUBIND_CB_* */
     atomic_int persistent;      /* owned by a graph: not released after a run */
+    _Atomic uintptr_t reg;      /* its registry entry, or REG_* (see above) */
     rt_interp *interp;          /* where the callable runs; never freed */
     PyObject *callable, *data, *stream_type, *result_type;
 } rt_payload;
@@ -127,6 +147,37 @@ static rt_interp *interp_state(int64_t id, int make)
 /* ---- payloads -------------------------------------------------------------- */
 
 static rt_interp *runner_for_current(void);
+static void payload_release(rt_payload *p);
+
+/* Takes the payload's entry out of `reg` (leaving `to`), unmaps it if it
+ * is still the entry mapped at its key, and drops the payload's reference
+ * to it. Returns the state found when it held no entry. Pure C, any thread. */
+static uintptr_t entry_drop(rt_payload *p, uintptr_t to)
+{
+    uintptr_t v = atomic_exchange(&p->reg, to);
+    if (v <= REG_GONE)
+        return v;
+    rt_registry_entry *e = (rt_registry_entry *)v;
+    rt_h_unregister_entry(e);
+    rt_registry_entry_release(e);
+    return REG_NONE;
+}
+
+/* A one-shot payload is in flight from its creation: mapped by address.
+ * 0, or -1 with MemoryError (the payload is still the caller's). */
+static int oneshot_register(rt_payload *p)
+{
+    rt_registry_entry *e = NULL;
+    int rc = rt_h_register(CUBIND_REG_CALLBACK, (uintptr_t)p, p, NULL, NULL, &e);
+    if (rc != 0) {
+        /* -EEXIST cannot happen: a payload's entry is unmapped before the
+         * payload is freed, so no live entry has this address. */
+        PyErr_NoMemory();
+        return -1;
+    }
+    atomic_store(&p->reg, (uintptr_t)e);
+    return 0;
+}
 
 void *rt_cb_new(int kind, PyObject *callable, PyObject *data, PyObject *stream_type,
                 PyObject *result_type)
@@ -151,12 +202,18 @@ void *rt_cb_new(int kind, PyObject *callable, PyObject *data, PyObject *stream_t
     p->stream_type = Py_XNewRef(stream_type);
     p->result_type = Py_XNewRef(result_type);
     atomic_fetch_add(&rt_alive, 1);
+    if (kind != CUBIND_CB_DESTROY && oneshot_register(p) < 0) {
+        payload_release(p);
+        return NULL;
+    }
     return p;
 }
 
-/* Requires the payload's interpreter attached. */
+/* Requires the payload's interpreter attached. A one-shot payload's entry
+ * (if still mapped) is dropped first; a user object's is gone already. */
 static void payload_release(rt_payload *p)
 {
+    entry_drop(p, REG_NONE);
     Py_CLEAR(p->callable);
     Py_CLEAR(p->data);
     Py_CLEAR(p->stream_type);
@@ -224,6 +281,48 @@ static void run_destroy(void *arg)
 static void run_release(void *arg)
 {
     payload_release(arg);
+}
+
+/* The final step of a payload a user object owned, on a Python thread
+ * later: destroy(ptr) for a destroy payload, then the release. */
+static void defer_final(rt_payload *p)
+{
+    defer(p, p->kind == CUBIND_CB_DESTROY ? run_destroy : run_release);
+}
+
+/* The meta destructor of a CUBIND_REG_USER_OBJECT entry (any thread, pure
+ * C): the entry died, the payload goes to the queue. */
+static void uo_entry_free(void *meta)
+{
+    defer_final(meta);
+}
+
+void rt_cb_user_object(void *payload, uintptr_t object)
+{
+    rt_payload *p = payload;
+    rt_registry_entry *e = NULL;
+    int rc = rt_h_register(CUBIND_REG_USER_OBJECT, object, p, uo_entry_free, NULL, &e);
+    if (rc == -EEXIST) {
+        /* The driver reused the value of a user object whose destructor has
+         * not run yet: its entry is stale. Unmapping it leaves it alive
+         * until that destructor drops its payload's reference. */
+        rt_registry_entry *old = NULL;
+        if (rt_h_lookup(CUBIND_REG_USER_OBJECT, object, &old) == 0) {
+            rt_h_unregister_entry(old);
+            rt_registry_entry_release(old);
+        }
+        rc = rt_h_register(CUBIND_REG_USER_OBJECT, object, p, uo_entry_free, NULL, &e);
+    }
+    uintptr_t expect = REG_NONE;
+    if (atomic_compare_exchange_strong(&p->reg, &expect, rc == 0 ? (uintptr_t)e : REG_FAILED))
+        return;
+    /* REG_GONE: the destructor already ran and left its part to us. */
+    if (rc == 0) {
+        rt_h_unregister_entry(e);
+        rt_registry_entry_release(e); /* the last reference: uo_entry_free */
+    } else {
+        defer_final(p);
+    }
 }
 
 /* ---- the runner ----------------------------------------------------------------- */
@@ -547,8 +646,10 @@ static void hand_over(rt_req *r)
     pthread_mutex_unlock(&s->mu);
     if (!ran) {
         atomic_fetch_add(&rt_skipped, 1);
-        if (r->release)
+        if (r->release) {
+            entry_drop(r->p, REG_NONE); /* no longer in flight */
             defer(r->p, run_release);
+        }
     }
 }
 
@@ -565,15 +666,15 @@ static void CUDA_CB stream_trampoline(CUstream stream, CUresult status, void *ar
     hand_over(&r);
 }
 
-static void CUDA_CB destroy_trampoline(void *arg)
+/* The user object owning the payload is destroyed (a user's, or the one
+ * of a captured host function, whose graphs are all gone): its entry is
+ * unmapped and dropped here, and its death hands the payload to the queue.
+ * Before the creator mapped it (REG_NONE), the creator does that. */
+static void CUDA_CB user_object_trampoline(void *arg)
 {
-    defer(arg, run_destroy);
-}
-
-/* The graph that owned a persistent host function is gone. */
-static void CUDA_CB graph_release_trampoline(void *arg)
-{
-    defer(arg, run_release);
+    rt_payload *p = arg;
+    if (entry_drop(p, REG_GONE) == REG_FAILED)
+        defer_final(p);
 }
 
 void *rt_cb_trampoline(int kind)
@@ -581,7 +682,7 @@ void *rt_cb_trampoline(int kind)
     switch (kind) {
     case CUBIND_CB_HOST: return (void *)host_trampoline;
     case CUBIND_CB_STREAM: return (void *)stream_trampoline;
-    case CUBIND_CB_DESTROY: return (void *)destroy_trampoline;
+    case CUBIND_CB_DESTROY: return (void *)user_object_trampoline;
     default: return NULL;
     }
 }
@@ -630,11 +731,16 @@ int rt_cb_host_attach(void *stream, void *payload)
     CUuserObject obj = NULL;
     CUresult rc = info((CUstream)stream, &status, NULL, &graph, NULL, NULL);
     if (rc == CUDA_SUCCESS)
-        rc = create(&obj, p, graph_release_trampoline, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC);
+        rc = create(&obj, p, user_object_trampoline, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC);
     if (rc == CUDA_SUCCESS) {
-        /* From here the graph owns the payload, whatever happens next. */
+        /* From here the payload runs on every replay and is no longer in
+         * flight. If the retain fails, our reference to obj is leaked (its
+         * destructor never runs) and the payload is the caller's again. */
         atomic_store(&p->persistent, 1);
+        entry_drop(p, REG_NONE);
         rc = retain(graph, obj, 1, CU_GRAPH_USER_OBJECT_MOVE);
+        if (rc == CUDA_SUCCESS)
+            rt_cb_user_object(p, (uintptr_t)obj); /* the graph owns the payload */
     }
     if (rc != CUDA_SUCCESS) {
         PyErr_Format(PyExc_RuntimeError,

@@ -31,6 +31,24 @@
  * is destroyed. An interpreter's callback state is never freed (a graph
  * may outlive the interpreter).
  *
+ * Registry (rt_handles.h; one contract with every other kind of handle):
+ *  - a one-shot payload is mapped as CUBIND_REG_CALLBACK, keyed by its
+ *    address, from rt_cb_new until it is released (after its run, when
+ *    discarded) or its call is skipped at shutdown (unmapped by the driver
+ *    thread, pure C); the entry's meta is the payload, not owned by it;
+ *  - a payload owned by a user object (a Python destroy callable given to
+ *    cuUserObjectCreate, or a captured host function) is mapped as
+ *    CUBIND_REG_USER_OBJECT, keyed by the CUuserObject, by its creator
+ *    (rt_cb_user_object) before the handle reaches Python. The entry owns
+ *    the payload (meta). The destroy trampoline (driver thread, pure C)
+ *    unmaps it and drops the payload's reference to it; the entry's meta
+ *    destructor then pushes the payload onto its interpreter's deferred
+ *    queue, which calls destroy(ptr) (destroy payloads) and drops the
+ *    Python references on a Python thread, exactly once.
+ * An entry that cannot be made (out of memory: malloc, not CPython's
+ * allocators) makes rt_cb_new fail with MemoryError; for a user object it
+ * only leaves the payload unregistered (its destructor still runs once).
+ *
  * Shutdown, per interpreter: the runner is stopped by a hook registered with
  * threading._register_atexit, which runs when the interpreter starts to
  * shut down (before threads are joined and before atexit callbacks): the
@@ -46,6 +64,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdatomic.h>
+#include <stdint.h>
 
 #include "cubind_rt.h"
 
@@ -63,9 +82,15 @@ void *rt_cb_trampoline(int kind);
 /* Before launching a host function on `stream`: if the stream is being
  * captured, ties the payload's lifetime to the capture graph and returns 1
  * (the payload is no longer the caller's); 0 when not captured; -1 with an
- * exception on failure (the payload is the caller's unless it was already
- * handed to a user object: then it is leaked, never freed twice). */
+ * exception on failure (the payload is the caller's: a user object made for
+ * it whose retain by the graph failed is leaked and never calls back). */
 int rt_cb_host_attach(void *stream, void *payload);
+/* After the driver created user object `object` owning `payload` (and
+ * before anyone else can know the handle): maps it as
+ * CUBIND_REG_USER_OBJECT (above). Pure C; never fails. A stale entry of a
+ * user object whose destructor has not run yet, at the same value, is
+ * replaced (it still releases its own payload). */
+void rt_cb_user_object(void *payload, uintptr_t object);
 /* Runs the queued work of the current interpreter (caller attached). */
 void rt_cb_drain(void);
 /* Set when work is queued; cleared by the drainer. */

@@ -79,6 +79,12 @@ size_t rt_h_count(void)
     return r ? rt_registry_count(r) : 0;
 }
 
+size_t rt_h_count_kind(int kind)
+{
+    rt_registry *r = reg();
+    return r ? rt_registry_count_kind(r, kind) : 0;
+}
+
 void rt_h_kernels_unloaded(void)
 {
     atomic_fetch_add_explicit(&rt_h_kernel_epoch, 1, memory_order_acq_rel);

@@ -29,5 +29,7 @@ void rt_h_kernels_unloaded(void);
 extern _Atomic unsigned long rt_h_kernel_epoch;
 /* Mapped entries of every kind (tests: cubind._runtime._registry_count()). */
 size_t rt_h_count(void);
+/* Mapped entries of one kind (tests: cubind._runtime._registry_counts()). */
+size_t rt_h_count_kind(int kind);
 
 #endif

@@ -79,6 +79,7 @@ static const cubind_rt_api rt_api = {
     rt_h_keep_object,
     rt_h_kernels_unloaded,
     &rt_h_kernel_epoch,
+    rt_cb_user_object,
 };
 
 /* ---- CUDAError methods (bound as instance methods; args[0] is self) ---- */
@@ -242,6 +243,34 @@ static PyObject *rt_registry_count_py(PyObject *m, PyObject *unused)
     return PyLong_FromSize_t(rt_h_count());
 }
 
+/* The registry's kinds by name (cubind_rt.h), for _registry_counts(). */
+static const struct {
+    const char *name;
+    int kind;
+} rt_reg_kinds[] = {
+    {"kernel_layout", CUBIND_REG_KERNEL_LAYOUT},
+    {"kernel_layout_kern", CUBIND_REG_KERNEL_LAYOUT_KERN},
+    {"graph", CUBIND_REG_GRAPH},
+    {"graph_exec", CUBIND_REG_GRAPH_EXEC},
+    {"graph_node", CUBIND_REG_GRAPH_NODE},
+    {"user_object", CUBIND_REG_USER_OBJECT},
+    {"callback", CUBIND_REG_CALLBACK},
+};
+
+static PyObject *rt_registry_counts_py(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    PyObject *d = PyDict_New();
+    for (size_t i = 0; d && i < sizeof rt_reg_kinds / sizeof rt_reg_kinds[0]; i++) {
+        PyObject *n = PyLong_FromSize_t(rt_h_count_kind(rt_reg_kinds[i].kind));
+        if (!n || PyDict_SetItemString(d, rt_reg_kinds[i].name, n) < 0)
+            Py_CLEAR(d);
+        Py_XDECREF(n);
+    }
+    return d;
+}
+
 static PyObject *rt_drain_now(PyObject *m, PyObject *unused)
 {
     (void)m;
@@ -280,6 +309,8 @@ static PyMethodDef rt_methods[] = {
      "Payloads alive, callbacks skipped at shutdown, deferred items leaked after close."},
     {"_registry_count", rt_registry_count_py, METH_NOARGS,
      "Entries mapped in the shared handle registry, every kind (tests)."},
+    {"_registry_counts", rt_registry_counts_py, METH_NOARGS,
+     "Entries mapped in the shared handle registry, per kind: {name: count} (tests)."},
     {"_drain", rt_drain_now, METH_NOARGS, "Runs deferred callback work now (tests)."},
     {"_atexit", rt_atexit, METH_NOARGS,
      "The shutdown step for callbacks; registered with atexit, not for direct use."},

@@ -421,6 +421,20 @@ size_t rt_registry_count(rt_registry *r)
     return n;
 }
 
+size_t rt_registry_count_kind(rt_registry *r, int kind)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < RT_REGISTRY_SHARDS; i++) {
+        rt_reg_shard *s = &r->shards[i];
+        pthread_mutex_lock(&s->mu);
+        for (size_t b = 0; b < s->nbuckets; b++)
+            for (rt_registry_entry *e = s->buckets[b]; e != NULL; e = e->chain)
+                n += e->kind == kind;
+        pthread_mutex_unlock(&s->mu);
+    }
+    return n;
+}
+
 void rt_registry_free(rt_registry *r)
 {
     if (r == NULL)

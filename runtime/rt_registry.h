@@ -115,6 +115,10 @@ size_t rt_registry_unregister_kind(rt_registry *r, int kind);
 /* Number of mapped entries (takes every shard lock in turn; a snapshot). */
 size_t rt_registry_count(rt_registry *r);
 
+/* Number of mapped entries of `kind` (walks every chain, each shard under
+ * its lock in turn; a snapshot, for tests and diagnostics). */
+size_t rt_registry_count_kind(rt_registry *r, int kind);
+
 /* Reference counting. retain: the caller must already hold a reference.
  * release: NULL is a no-op; dropping the last reference destroys the entry
  * (see the header comment) on this thread. */

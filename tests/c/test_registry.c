@@ -170,6 +170,8 @@ static void test_basic(void)
     /* same handle, other kind: another key */
     CHECK(rt_registry_register(r, 2, h, NULL, NULL, NULL, NULL) == 0);
     CHECK(rt_registry_count(r) == 2);
+    CHECK(rt_registry_count_kind(r, 1) == 1 && rt_registry_count_kind(r, 2) == 1);
+    CHECK(rt_registry_count_kind(r, 3) == 0);
 
     CHECK(rt_registry_lookup(r, 1, h, &e2) == 0 && e2 == e);
     CHECK(rt_registry_entry_refcount(e) == 3);
@@ -324,6 +326,8 @@ static void test_unregister_kind(void)
     CHECK(rt_registry_lookup(r, 2, handle_of(7), &held) == 0);
     CHECK(rt_registry_unregister_kind(r, 2) == 100);
     CHECK(rt_registry_count(r) == 200);
+    CHECK(rt_registry_count_kind(r, 1) == 100 && rt_registry_count_kind(r, 2) == 0);
+    CHECK(rt_registry_count_kind(r, 3) == 100);
     CHECK(atomic_load(&entries_destroyed) == d0 + 99);
     CHECK(!rt_registry_entry_is_registered(held));
     rt_registry_entry *e;

@@ -189,6 +189,14 @@ def main():
     if counts["skipped"] or counts["leaked"]:
         failed = True
         print("BAD: a callback was skipped, or deferred work leaked")
+    # The registry (malloc, not hit by set_nomemory) agrees: nothing in
+    # flight, and every payload still alive is a user object whose handle
+    # never reached Python, registered with its payload.
+    reg = rt._registry_counts()
+    print("registry: %s" % reg)
+    if reg["callback"] != 0 or reg["user_object"] != counts["alive"]:
+        failed = True
+        print("BAD: callback payloads and registry entries disagree")
     if total_mem[0] == 0:
         failed = True
         print("BAD: no allocation failed anywhere (the hook did nothing?)")

@@ -154,6 +154,114 @@ def test_many_threads_many_host_functions(drv, stream):
     assert rt._callback_counts()["alive"] == 0
 
 
+def settle(pred, timeout=10.0):
+    """Waits (making binding calls, which drain deferred work) until pred()."""
+    deadline = time.monotonic() + timeout
+    while not pred():
+        assert time.monotonic() < deadline, "timed out"
+        rt._drain()
+        time.sleep(0.002)
+
+
+def test_user_objects_are_registry_entries_until_the_driver_destroys_them(drv, fake):
+    """A user object made with a Python destructor is a CUBIND_REG_USER_OBJECT
+    entry from its creation (keyed by the CUuserObject, owning the payload)
+    until the driver destroys it; the destructor then runs once, on a
+    Python thread, and the payload is released."""
+    base, alive0 = rt._registry_counts(), rt._callback_counts()["alive"]
+    calls = []
+    lock = threading.Lock()
+
+    def destroy(data):
+        with lock:
+            calls.append(data)
+
+    n = 16
+    objs = []
+    for i in range(n):
+        err, uobj = drv.cuUserObjectCreate(i, destroy, 1, 1)
+        assert err == 0
+        objs.append(uobj)
+    counts = rt._registry_counts()
+    assert counts["user_object"] == base["user_object"] + n
+    assert counts["callback"] == base["callback"]
+    assert rt._callback_counts()["alive"] == alive0 + n
+    # one more reference each, then both released: destroyed once, at the last
+    for uobj in objs:
+        assert drv.cuUserObjectRetain(uobj, 1)[0] == 0
+        assert drv.cuUserObjectRelease(uobj, 1)[0] == 0
+    assert rt._registry_counts()["user_object"] == base["user_object"] + n
+    for uobj in objs:
+        assert drv.cuUserObjectRelease(uobj, 1)[0] == 0
+    settle(lambda: rt._callback_counts()["alive"] == alive0)
+    assert sorted(calls) == list(range(n))
+    assert rt._registry_counts() == base
+    # a C destructor (no payload) is no registry entry
+    CB = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+    cfn = CB(lambda p: None)
+    err, uobj = drv.cuUserObjectCreate(None, ctypes.cast(cfn, ctypes.c_void_p).value, 1, 1)
+    assert err == 0 and rt._registry_counts() == base
+    assert drv.cuUserObjectRelease(uobj, 1)[0] == 0
+    settle(lambda: fake.fakecuda_pending_destructors() == 0)
+
+
+def test_a_user_object_held_by_a_graph_stays_registered_until_the_graph_is_gone(drv, fake):
+    base, alive0 = rt._registry_counts(), rt._callback_counts()["alive"]
+    calls = []
+    err, uobj = drv.cuUserObjectCreate("d", calls.append, 1, 1)
+    assert err == 0
+    err, graph = drv.cuGraphCreate(0)
+    assert err == 0
+    assert drv.cuGraphRetainUserObject(graph, uobj, 1, 1)[0] == 0   # CU_GRAPH_USER_OBJECT_MOVE
+    assert rt._registry_counts()["user_object"] == base["user_object"] + 1
+    time.sleep(0.02)
+    rt._drain()
+    assert calls == [] and rt._registry_counts()["user_object"] == base["user_object"] + 1
+    assert drv.cuGraphDestroy(graph)[0] == 0
+    settle(lambda: rt._callback_counts()["alive"] == alive0)
+    assert calls == ["d"]
+    assert rt._registry_counts() == base
+
+
+def test_a_failed_user_object_create_registers_nothing(drv, fake):
+    base, alive0 = rt._registry_counts(), rt._callback_counts()["alive"]
+    assert fake.fakecuda_fail_next(b"cuUserObjectCreate", 2, 1) == 0   # CUDA_ERROR_OUT_OF_MEMORY
+    err, uobj = drv.cuUserObjectCreate(1, lambda d: None, 1, 1)
+    assert err == 2
+    assert rt._registry_counts() == base and rt._callback_counts()["alive"] == alive0
+
+
+def test_callbacks_in_flight_are_registry_entries(drv, stream):
+    """One-shot host functions and stream callbacks are CUBIND_REG_CALLBACK
+    entries (keyed by their payload) from the launch until they ran."""
+    base = rt._registry_counts()
+    gate = threading.Event()
+    ran = []
+    assert drv.cuLaunchHostFunc(stream, lambda d: gate.wait(10), None)[0] == 0
+    for i in range(10):
+        assert drv.cuLaunchHostFunc(stream, ran.append, i)[0] == 0
+        assert drv.cuStreamAddCallback(stream, lambda h, st, d: ran.append(d), -i, 0)[0] == 0
+    counts = rt._registry_counts()
+    assert counts["callback"] == base["callback"] + 21
+    assert counts["user_object"] == base["user_object"]
+    assert rt._callback_counts()["alive"] == 21
+    gate.set()
+    assert drv.cuStreamSynchronize(stream)[0] == 0
+    assert len(ran) == 20
+    assert rt._registry_counts() == base
+    assert rt._callback_counts()["alive"] == 0
+
+
+def test_a_callback_the_driver_refused_is_unregistered(drv, fake, stream):
+    base = rt._registry_counts()
+    assert fake.fakecuda_fail_next(b"cuLaunchHostFunc", 1, 1) == 0   # CUDA_ERROR_INVALID_VALUE
+    assert drv.cuLaunchHostFunc(stream, lambda d: None, None)[0] == 1
+    assert fake.fakecuda_fail_next(b"cuStreamAddCallback", 1, 1) == 0
+    assert drv.cuStreamAddCallback(stream, lambda h, st, d: None, None, 0)[0] == 1
+    assert rt._registry_counts() == base
+    assert rt._callback_counts()["alive"] == 0
+
+
 SHUTDOWN_SCRIPT = r'''
 import atexit, sys, time
 # Registered first, so it runs after cubind's own atexit step: it reports
