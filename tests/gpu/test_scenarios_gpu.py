@@ -28,6 +28,7 @@ import pathlib
 import shutil
 import subprocess
 import threading
+import time
 
 import pytest
 
@@ -713,10 +714,18 @@ def test_host_function_graph_replays(ctx, mod, devmem, stream, np, form):
     else:
         keep = HOSTFN(lambda d: calls.append(d))
         fn, data = ctypes.cast(keep, ctypes.c_void_p).value, 77
+    # cubind: the captured callable's payload is a user object of the graph,
+    # registered in the runtime's registry while the graph holds it.
+    counts = importlib.import_module("cubind._runtime")._registry_counts if CUBIND else None
+    before = counts() if counts else None
     call("cuStreamBeginCapture", stream, api.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_GLOBAL)
     launch_add_one(f, a.ptr, n, stream)
     call("cuLaunchHostFunc", stream, fn, data)
     graph = call("cuStreamEndCapture", stream)
+    if counts and form == "python":
+        held = counts()
+        assert held["user_object"] == before["user_object"] + 1, (before, held)
+        assert held["callback"] == before["callback"], (before, held)
     exe = call("cuGraphInstantiate", graph, 0)
     for _ in range(5):
         call("cuGraphLaunch", exe, stream)
@@ -725,3 +734,13 @@ def test_host_function_graph_replays(ctx, mod, devmem, stream, np, form):
     assert (a.read(np, np.int32) == 5).all()
     call("cuGraphExecDestroy", exe)
     call("cuGraphDestroy", graph)
+    if counts and form == "python":
+        # the driver runs the user object's destructor on its own thread,
+        # some time after the last graph holding it is gone
+        call("cuCtxSynchronize")
+        deadline = time.monotonic() + 5
+        while counts()["user_object"] != before["user_object"] and time.monotonic() < deadline:
+            time.sleep(0.01)
+        lifetimes = ("graph", "graph_exec", "user_object", "callback")
+        after = counts()
+        assert {k: after[k] for k in lifetimes} == {k: before[k] for k in lifetimes}, (before, after)
