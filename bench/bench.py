@@ -88,12 +88,15 @@ def make_loop(body, names):
 
 class Spec:
     """One prepared case: ``body`` over the locals in ``env``; ``post`` runs
-    once after each loop (inside the timing); ``check`` makes one call and
+    once after each loop (inside the timing unless ``post_timed`` is False:
+    then right after it); ``check`` makes one call and
     raises NA when the result is not a success."""
 
-    def __init__(self, body, env, check, post=None, n=None, variant="", note=""):
+    def __init__(self, body, env, check, post=None, n=None, variant="", note="",
+                 post_timed=True):
         self.body, self.env, self.check, self.post = body, env, check, post
         self.n, self.variant, self.note = n, variant, note
+        self.post_timed = post_timed   # False: post runs right after the timing
 
 
 def time_spec(spec, n, reps):
@@ -111,8 +114,11 @@ def time_spec(spec, n, reps):
         for _ in range(reps):
             t0 = time.perf_counter_ns()
             loop(n, *args)
-            post()
+            if spec.post_timed:
+                post()
             t1 = time.perf_counter_ns()
+            if not spec.post_timed:
+                post()
             results.append((t1 - t0) / n)
     finally:
         if was_enabled:
@@ -405,7 +411,8 @@ class DriverImpl:
                 # takes None or 0.
                 args = [k, 1, 1, 1, 1, 1, 1, 0, self.stream, params, 0]
                 s = call_spec(launch, args, self.check_result(), post=post,
-                              n=self.launch_n(name), variant=variant, note=note)
+                              n=self.launch_n(name), variant=variant, note=note,
+                              post_timed=self.cfg["launch_timing"] == "sync")
                 try:
                     s.check()
                     post()
@@ -565,7 +572,8 @@ class CoreImpl:
         errors = []
         for args in candidates:
             spec = call_spec(launch, [stream, config, kernel] + list(args), lambda res: None,
-                             post=stream.sync, n=self.launch_n(name), variant="args", note=note)
+                             post=stream.sync, n=self.launch_n(name), variant="args", note=note,
+                             post_timed=self.cfg["launch_timing"] == "sync")
             try:
                 spec.check()
                 stream.sync()
@@ -931,6 +939,12 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=int(os.environ.get("BENCH_N", 200000)))
     ap.add_argument("--n-launch", type=int, default=int(os.environ.get("BENCH_N_LAUNCH", 20000)))
     ap.add_argument("--reps", type=int, default=int(os.environ.get("BENCH_REPS", 3)))
+    ap.add_argument("--launch-timing", choices=["sync", "submit"],
+                    default=os.environ.get("BENCH_LAUNCH_TIMING", "sync"),
+                    help="launch cases: synchronize inside the timing of each loop (sync: "
+                         "the loop's throughput, GPU-bound once the driver's queue is full) "
+                         "or right after it (submit: the cost of submitting the loop's "
+                         "launches; keep --n-launch within the queue)")
     ap.add_argument("--rounds", type=int, default=int(os.environ.get("BENCH_ROUNDS", 1)),
                     help="run every implementation this many times, interleaved, and "
                          "keep the best of the rounds (default 1)")
@@ -971,6 +985,7 @@ def main(argv=None):
         if not args.no_threads:
             cases += THREAD_CASES
     cfg = {"cases": cases, "n": args.n, "n_launch": args.n_launch, "reps": args.reps,
+           "launch_timing": args.launch_timing,
            "thread_calls": args.thread_calls, "child_timeout": args.child_timeout,
            "images": [os.path.abspath(p) for p in (args.image or DEFAULT_IMAGES)]}
 
@@ -994,6 +1009,7 @@ def main(argv=None):
     records = [{"impl": "bench.py", "case": "meta", "fake": args.fake, "python": sys.version.split()[0],
                 "executable": sys.executable, "argv": sys.argv, "n": args.n,
                 "n_launch": args.n_launch, "reps": args.reps, "cases": cases,
+                "launch_timing": args.launch_timing,
                 "images": cfg["images"]}]
     sink(records)
     if not args.no_import:

@@ -3,6 +3,7 @@
  *
  *   c_bench [--lib PATH] [--image FILE]... [--n N] [--n-launch N]
  *           [--reps R] [--thread-calls N] [--thread-launches N] [--no-threads]
+ *           [--launch-submit]
  *
  * The driver is opened with dlopen ("libcuda.so.1", or --lib, or
  * $CUBIND_LIBCUDA) and every entry point is resolved through
@@ -47,6 +48,8 @@ typedef CUresult (*cb_getproc_fn)(const char *, void **, int, cuuint64_t,
 /* Settings; fixed after argument parsing, read by every thread. */
 static long cb_n = 200000;
 static long cb_n_launch = 20000;
+static int cb_launch_submit = 0;   /* --launch-submit */
+#define CB_MAX_REPS 64
 static int cb_reps = 3;
 static long cb_thread_calls = 200000;
 static long cb_thread_launches = 5000;
@@ -97,10 +100,11 @@ static void cb_emit(const char *name, const double *reps, long n)
 }
 
 /* Times BODY (which must assign a CUresult to `r`) over N iterations, R
- * times, POST once per loop inside the timing; any error ends the case. */
-#define CB_CASE(NAME, N, BODY, POST)                                           \
+ * times; POST runs once per loop, inside the timing when POST_TIMED is
+ * non-zero, right after it otherwise; any error ends the case. */
+#define CB_CASE_T(NAME, N, BODY, POST, POST_TIMED)                             \
     do {                                                                       \
-        double reps_[16];                                                      \
+        double reps_[CB_MAX_REPS];                                             \
         CUresult r = CUDA_SUCCESS, bad_ = CUDA_SUCCESS;                        \
         for (long i_ = 0; i_ < (N) / 10 + 1 && bad_ == CUDA_SUCCESS; i_++) {   \
             BODY;                                                              \
@@ -108,20 +112,36 @@ static void cb_emit(const char *name, const double *reps, long n)
         }                                                                      \
         if (bad_ == CUDA_SUCCESS) { POST; bad_ = r; }                          \
         for (int rep_ = 0; rep_ < cb_reps && bad_ == CUDA_SUCCESS; rep_++) {   \
-            uint64_t t0_ = cb_now_ns();                                        \
+            uint64_t t0_ = cb_now_ns(), t1_;                                   \
             for (long i_ = 0; i_ < (N); i_++) {                                \
                 BODY;                                                          \
                 bad_ |= r;                                                     \
             }                                                                  \
-            POST;                                                              \
+            if (POST_TIMED) {                                                  \
+                POST;                                                          \
+                t1_ = cb_now_ns();                                             \
+            } else {                                                           \
+                t1_ = cb_now_ns();                                             \
+                POST;                                                          \
+            }                                                                  \
             bad_ |= r;                                                         \
-            reps_[rep_] = (double)(cb_now_ns() - t0_) / (double)(N);           \
+            reps_[rep_] = (double)(t1_ - t0_) / (double)(N);                   \
         }                                                                      \
         if (bad_ != CUDA_SUCCESS)                                              \
             cb_na(NAME, "call failed", bad_);                                  \
         else                                                                   \
             cb_emit(NAME, reps_, (N));                                         \
     } while (0)
+
+#define CB_CASE(NAME, N, BODY, POST) CB_CASE_T(NAME, N, BODY, POST, 1)
+
+/* Launch cases: with --launch-submit the stream is synchronized after the
+ * timing of each loop (the submission cost of N launches, which must fit
+ * the driver's queue: keep N small), else inside it (the loop's throughput,
+ * bounded by the GPU once the queue is full). */
+#define CB_LAUNCH_CASE(NAME, BODY)                                             \
+    CB_CASE_T(NAME, cb_n_launch, BODY, r = p_cuStreamSynchronize(cb_stream),   \
+              !cb_launch_submit)
 
 #define CB_LAUNCH(f, params)                                                   \
     p_cuLaunchKernel((f), 1, 1, 1, 1, 1, 1, 0, cb_stream, (params), NULL)
@@ -172,8 +192,7 @@ static void cb_launches(void)
                f_big = cb_function("big_struct");
 
     if (f_empty)
-        CB_CASE("launch_empty_kernel", cb_n_launch, r = CB_LAUNCH(f_empty, NULL),
-                r = p_cuStreamSynchronize(cb_stream));
+        CB_LAUNCH_CASE("launch_empty_kernel", r = CB_LAUNCH(f_empty, NULL));
     else
         cb_na("launch_empty_kernel", "no kernel", CUDA_ERROR_NOT_FOUND);
 
@@ -181,8 +200,7 @@ static void cb_launches(void)
         int n = 1024;
         float a = 2.0f;
         void *params[3] = {&cb_dptr, &n, &a};
-        CB_CASE("launch_small_kernel", cb_n_launch, r = CB_LAUNCH(f_small, params),
-                r = p_cuStreamSynchronize(cb_stream));
+        CB_LAUNCH_CASE("launch_small_kernel", r = CB_LAUNCH(f_small, params));
     } else {
         cb_na("launch_small_kernel", "no kernel", CUDA_ERROR_NOT_FOUND);
     }
@@ -195,8 +213,7 @@ static void cb_launches(void)
         void *params[16] = {&ptrs[0], &ints[0], &floats[0], &ptrs[1], &ints[1], &floats[1],
                             &ptrs[2], &ints[2], &floats[2], &ptrs[3], &ints[3], &floats[3],
                             &ints[4], &floats[4], &ints[5], &floats[5]};
-        CB_CASE("launch_16_args", cb_n_launch, r = CB_LAUNCH(f_k16, params),
-                r = p_cuStreamSynchronize(cb_stream));
+        CB_LAUNCH_CASE("launch_16_args", r = CB_LAUNCH(f_k16, params));
     } else {
         cb_na("launch_16_args", "no kernel", CUDA_ERROR_NOT_FOUND);
     }
@@ -208,8 +225,7 @@ static void cb_launches(void)
             ints[i] = i;
             params[i] = &ints[i];
         }
-        CB_CASE("launch_512_args", cb_n_launch, r = CB_LAUNCH(f_k512, params),
-                r = p_cuStreamSynchronize(cb_stream));
+        CB_LAUNCH_CASE("launch_512_args", r = CB_LAUNCH(f_k512, params));
     } else {
         cb_na("launch_512_args", "no kernel", CUDA_ERROR_NOT_FOUND);
     }
@@ -219,8 +235,7 @@ static void cb_launches(void)
         void *params[1] = {&s};
         for (int i = 0; i < 512; i++)
             s.v[i] = i;
-        CB_CASE("launch_2048b", cb_n_launch, r = CB_LAUNCH(f_big, params),
-                r = p_cuStreamSynchronize(cb_stream));
+        CB_LAUNCH_CASE("launch_2048b", r = CB_LAUNCH(f_big, params));
     } else {
         cb_na("launch_2048b", "no kernel", CUDA_ERROR_NOT_FOUND);
     }
@@ -373,6 +388,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--no-threads")) { cb_threads = 0; continue; }
+        if (!strcmp(a, "--launch-submit")) { cb_launch_submit = 1; continue; }
         if (!v) { fprintf(stderr, "c_bench: %s needs a value\n", a); return 2; }
         i++;
         if (!strcmp(a, "--lib")) lib = v;
@@ -384,7 +400,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--thread-launches")) cb_thread_launches = atol(v);
         else { fprintf(stderr, "c_bench: unknown option %s\n", a); return 2; }
     }
-    if (cb_reps < 1 || cb_reps > 16 || cb_n < 1 || cb_n_launch < 1) {
+    if (cb_reps < 1 || cb_reps > CB_MAX_REPS || cb_n < 1 || cb_n_launch < 1) {
         fprintf(stderr, "c_bench: --reps must be 1..16 and N positive\n");
         return 2;
     }
@@ -421,8 +437,10 @@ int main(int argc, char **argv)
     CB_CHECK(p_cuStreamSynchronize(cb_stream));
     CB_CHECK(p_cuMemAlloc(&cb_dptr, 4096));
     printf("{\"impl\": \"c\", \"case\": \"meta\", \"driver_version\": %d, \"header_version\": %d, "
-           "\"lib\": \"%s\", \"n\": %ld, \"n_launch\": %ld, \"reps\": %d}\n",
-           version, CUDA_VERSION, lib, cb_n, cb_n_launch, cb_reps);
+           "\"lib\": \"%s\", \"n\": %ld, \"n_launch\": %ld, \"reps\": %d, "
+           "\"launch_timing\": \"%s\"}\n",
+           version, CUDA_VERSION, lib, cb_n, cb_n_launch, cb_reps,
+           cb_launch_submit ? "submit" : "sync");
     fflush(stdout);
 
     cb_calls();

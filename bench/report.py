@@ -247,8 +247,17 @@ def render(records):
     # -- launches --
     w("## Kernel launches")
     w("")
-    w("One block of one thread on a non-blocking stream; the stream is synchronized "
-      "once after each loop. cubind passes plain Python values typed by the kernel; "
+    if pmeta.get("launch_timing") == "submit":
+        timing = ("the stream is synchronized right after the timing of each loop of %s "
+                  "launches: the times are the cost of submitting a launch (the loop fits "
+                  "the driver's queue, so the GPU's own launch rate does not bound it)"
+                  % pmeta.get("n_launch", "?"))
+    else:
+        timing = ("the stream is synchronized once after each loop, inside the timing: "
+                  "the loop's throughput, which the GPU bounds once the driver's queue "
+                  "is full")
+    w("One block of one thread on a non-blocking stream; %s. "
+      "cubind passes plain Python values typed by the kernel; " % timing +
       "cuda.bindings is shown with its `(values, ctypes types)` form and with a "
       "pre-packed `void*[]` built once; cuda.core uses `launch(stream, config, kernel, *args)`.")
     w("")
