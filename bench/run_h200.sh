@@ -19,6 +19,7 @@
 # BENCH_ROUNDS (1: every implementation once; K: K interleaved rounds, best kept),
 # BENCH_LAUNCH_TIMING (sync: launch loops include the final synchronize;
 # submit: they do not, use with a BENCH_N_LAUNCH that fits the driver's queue),
+# BENCH_CASES (comma-separated bench.py cases; default all),
 # BENCH_THREAD_CALLS (C: 200000 per thread; Python: a quarter of it),
 # BENCH_THREAD_LAUNCHES (5000 per thread), CUDA_HOME (/usr/local/cuda).
 set -u
@@ -41,7 +42,7 @@ exec > >(tee "$OUT/log.txt") 2>&1
 tee_pid=$!
 
 command_line="bench/run_h200.sh"
-for v in BENCH_N BENCH_N_LAUNCH BENCH_REPS BENCH_ROUNDS BENCH_LAUNCH_TIMING BENCH_THREAD_CALLS BENCH_THREAD_LAUNCHES PYTHON; do
+for v in BENCH_N BENCH_N_LAUNCH BENCH_REPS BENCH_ROUNDS BENCH_LAUNCH_TIMING BENCH_CASES BENCH_THREAD_CALLS BENCH_THREAD_LAUNCHES PYTHON; do
     [ -n "${!v:-}" ] && command_line="$v=${!v} $command_line"
 done
 step() { echo; echo "== $* ($(date +%T))"; }
@@ -99,7 +100,7 @@ budget=$((480 - ($(date +%s) - start)))
 [ "$budget" -lt 60 ] && budget=60
 PYTHONPATH="$PWD/build/python${PYTHONPATH:+:$PYTHONPATH}" timeout $((budget + 30)) "$PY" bench/bench.py \
     --out "$W/py.jsonl" "${images[@]}" --n "$N" --n-launch "$NL" --reps "$REPS" \
-    --thread-calls "$((TC / 4))" --budget "$budget" --child-timeout 200 --launch-timing "$LT" ||
+    --thread-calls "$((TC / 4))" --budget "$budget" --child-timeout 200 --launch-timing "$LT" ${BENCH_CASES:+--cases "$BENCH_CASES"} ||
     echo "run_h200.sh: bench.py exited with $?"
 
 step "c_bench again"
