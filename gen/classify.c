@@ -743,6 +743,94 @@ static void classify_registry(cb_model *m, const cb_rules *rules, cb_fclass *fc)
     }
 }
 
+/* Whether s is a whole decimal integer literal (an optional '-'). */
+static int is_int_literal(const char *s)
+{
+    const char *d = *s == '-' ? s + 1 : s;
+    if (!*d)
+        return 0;
+    for (; *d; d++)
+        if (!isdigit((unsigned char)*d))
+            return 0;
+    return 1;
+}
+
+/* The classification of the function named `name`, NULL when none. */
+static cb_fclass *fclass_named(cb_classes *c, const char *name)
+{
+    for (size_t i = 0; i < c->nfunctions; i++)
+        if (strcmp(c->functions[i].fn->name, name) == 0)
+            return &c->functions[i];
+    return NULL;
+}
+
+/* Resolves one undo rule of fc calling u; -1 with err on a bad argument. */
+static int resolve_undo(cb_model *m, const cb_rules *rules, cb_rule *r, cb_fclass *fc,
+                        const cb_function *u, char *err, size_t errlen)
+{
+    const cb_function *f = fc->fn;
+    size_t n = r->nargs - 2;
+    if (fc->undo) {
+        snprintf(err, errlen, "%s:%u: a second undo rule for %s", rules->path, r->line, f->name);
+        return -1;
+    }
+    if (n != u->nparams) {
+        snprintf(err, errlen, "%s:%u: undo %s passes %zu argument(s) to %s, which takes %zu",
+                 rules->path, r->line, f->name, n, u->name, u->nparams);
+        return -1;
+    }
+    if (!u->proc_version) {
+        snprintf(err, errlen, "%s:%u: undo %s: %s has no PFN typedef to call it through",
+                 rules->path, r->line, f->name, u->name);
+        return -1;
+    }
+    cb_undo *ud = model_alloc(m, sizeof *ud);
+    ud->fn = u;
+    ud->nargs = n;
+    ud->param = model_alloc(m, (n ? n : 1) * sizeof *ud->param);
+    ud->literal = model_alloc(m, (n ? n : 1) * sizeof *ud->literal);
+    for (size_t a = 0; a < n; a++) {
+        const char *arg = r->args[a + 2];
+        ud->literal[a] = NULL;
+        ud->param[a] = is_int_literal(arg) ? -1 : param_index(f, arg);
+        if (ud->param[a] < 0 && !is_int_literal(arg)) {
+            snprintf(err, errlen, "%s:%u: undo argument '%s' is not a parameter of %s",
+                     rules->path, r->line, arg, f->name);
+            return -1;
+        }
+        if (ud->param[a] < 0) {
+            ud->literal[a] = arg;
+            continue;
+        }
+        const cb_pclass *pc = &fc->params[ud->param[a]];
+        if ((pc->shape != SH_OUT && pc->shape != SH_VALUE) || pc->elem == EK_STRUCT) {
+            snprintf(err, errlen,
+                     "%s:%u: undo argument '%s' of %s is neither a scalar output nor a scalar input",
+                     rules->path, r->line, arg, f->name);
+            return -1;
+        }
+    }
+    fc->undo = ud;
+    return 0;
+}
+
+int classify_undo(cb_model *m, cb_classes *c, const cb_rules *rules, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < rules->nrules; i++) {
+        cb_rule *r = &rules->rules[i];
+        if (strcmp(r->directive, "undo") != 0)
+            continue;
+        cb_fclass *fc = fclass_named(c, r->args[0]);
+        const cb_function *u = model_function(m, r->args[1]);
+        if (!fc || !u)
+            continue; /* reported by rules_unmatched */
+        r->used = 1;
+        if (resolve_undo(m, rules, r, fc, u, err, errlen) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 void classes_free(cb_classes *c)
 {
     free(c);

@@ -115,9 +115,20 @@ typedef struct {
     const char *other_kind;   /* CUBIND_REG_* of other's handle type, or "" */
 } cb_regact;
 
+/* The undo rule of a function (rules.h), its names resolved by
+ * classify_undo: what to call when the driver created something but the
+ * result could not be built. */
+typedef struct {
+    const cb_function *fn;    /* the undo function (a proc slot of its own) */
+    int *param;               /* per argument: the parameter it names, or -1 */
+    const char **literal;     /* per argument with param -1: an integer */
+    size_t nargs;             /* fn->nparams */
+} cb_undo;
+
 typedef struct {
     const cb_function *fn;
     cb_pclass *params;        /* fn->nparams entries */
+    cb_undo *undo;            /* NULL when no undo rule names fn */
     cb_regact *reg;           /* registry-* rules of this function */
     size_t nreg;
     size_t nin, nout;
@@ -134,6 +145,13 @@ typedef struct {
 
 /* Classifies every function; strings live in the model's arena. */
 cb_classes *classify_model(cb_model *m, const cb_rules *rules);
+/* Resolves the undo rules of classified functions. A rule whose functions
+ * both exist must pass as many arguments as the undo function takes, each a
+ * scalar output or input of the function, or an integer literal; a second
+ * undo rule for a function is refused too. -1 with "path:line: message" in
+ * err otherwise. A rule naming a function the model lacks is left to
+ * rules_unmatched. */
+int classify_undo(cb_model *m, cb_classes *c, const cb_rules *rules, char *err, size_t errlen);
 void classes_free(cb_classes *c);
 
 /* Index into model.records of a struct/union type (through its typedef or

@@ -206,6 +206,8 @@ static int cmd_generate(int argc, char **argv)
     if (!(m = load_model(o.header)))
         goto done;
     classes = classify_model(m, rules);
+    if (classify_undo(m, classes, rules, err, sizeof err) < 0)
+        goto report;
     if (render_all(&out, ts, m, classes, rules, err, sizeof err) < 0)
         goto report;
     if (render_write(&out, o.out, err, sizeof err) < 0)

@@ -288,6 +288,56 @@ static tv *registry_value(const cb_fclass *fc)
     return list;
 }
 
+/* Whether parameter k is one of the undo call's arguments. */
+static int undo_passes(const cb_undo *ud, int k)
+{
+    for (size_t a = 0; a < ud->nargs; a++)
+        if (ud->param[a] == k)
+            return 1;
+    return 0;
+}
+
+/* The undo rule of a function, for undo.c.tmpl: a list of one entry (the
+ * undo function, its argument expressions, the registry entries its
+ * success unregisters), or empty. */
+static tv *undo_value(const cb_fclass *fc)
+{
+    tv *list = tv_list();
+    const cb_undo *ud = fc->undo;
+    if (!ud)
+        return list;
+    tv *v = tv_map();
+    tv_set_str(v, "undo_name", ud->fn->name);
+    tv_set_str(v, "undo_proc_name", ud->fn->proc_name);
+    tv_set_int(v, "undo_proc_version", ud->fn->proc_version);
+    tv *args = tv_list();
+    for (size_t a = 0; a < ud->nargs; a++) {
+        tv *av = tv_map();
+        int k = ud->param[a];
+        if (k < 0)
+            tv_set_str(av, "expr", ud->literal[a]);
+        else
+            tv_set_strf(av, "expr", "%s%s", fc->params[k].param->name,
+                        fc->params[k].shape == SH_OUT ? "_out" : "_v");
+        tv_push(args, av);
+    }
+    tv_set(v, "undo_args", args);
+    tv *reg = tv_list();
+    for (size_t i = 0; i < fc->nreg; i++) {
+        const cb_regact *ra = &fc->reg[i];
+        if (strcmp(ra->action, "create") != 0 || !undo_passes(ud, ra->param))
+            continue;
+        tv *rv = tv_map();
+        tv_set_str(rv, "cname", fc->params[ra->param].param->name);
+        tv_set_str(rv, "kind", ra->kind);
+        set_handle_value(rv, "value", fc, ra->param);
+        tv_push(reg, rv);
+    }
+    tv_set(v, "undo_registry", reg);
+    tv_push(list, v);
+    return list;
+}
+
 static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_class *hc,
                           size_t nhc)
 {
@@ -332,6 +382,7 @@ static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_c
     tv_set_bool(fn, "keep_gil", fc->keep_gil);
     tv_set_bool(fn, "unloads_kernels", fc->unloads_kernels);
     tv_set(fn, "registry", registry_value(fc));
+    tv_set(fn, "undo", undo_value(fc));
 
     /* "name(args)\n--\n\n" makes inspect.signature() report (args). */
     strbuf doc = {0};

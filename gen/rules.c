@@ -1,8 +1,9 @@
 /*
  * rules.c — reads rules.txt (see rules.h for the directives).
  *
- * Invariant: every loaded rule has a known directive and exactly the number
- * of arguments that directive takes.
+ * Invariant: every loaded rule has a known directive and a number of
+ * arguments within that directive's range (exactly one number for all but
+ * `undo`, whose undo call takes any number of arguments up to the limit).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "rules.h"
@@ -14,40 +15,43 @@
 
 static const struct {
     const char *name;
-    size_t nargs;
+    size_t nargs;             /* the fewest arguments */
+    size_t most;              /* the most; 0: exactly nargs */
 } directives[] = {
-    {"value-handle", 1},
-    {"value-class", 1},
-    {"keep-gil", 1},
-    {"rename-param", 2},
-    {"rename-param-in", 3},
-    {"inout", 2},
-    {"in", 2},
-    {"out", 2},
-    {"fixed", 3},
-    {"count", 3},
-    {"kernel-params", 3},
-    {"kernel-extra", 2},
-    {"callback", 4},
-    {"attribute-output", 3},
-    {"attribute-input", 3},
-    {"attribute-type", 2},
-    {"unloads-kernels", 1},
-    {"kernel-params-field", 4},
-    {"kernel-extra-field", 2},
-    {"registry-kind", 2},
-    {"registry-create", 3},
-    {"registry-owned", 3},
-    {"registry-destroy", 2},
-    {"registry-keep", 3},
-    {"registry-depend", 3},
+    {"value-handle", 1, 0},
+    {"value-class", 1, 0},
+    {"keep-gil", 1, 0},
+    {"rename-param", 2, 0},
+    {"rename-param-in", 3, 0},
+    {"inout", 2, 0},
+    {"in", 2, 0},
+    {"out", 2, 0},
+    {"fixed", 3, 0},
+    {"count", 3, 0},
+    {"kernel-params", 3, 0},
+    {"kernel-extra", 2, 0},
+    {"callback", 4, 0},
+    {"attribute-output", 3, 0},
+    {"attribute-input", 3, 0},
+    {"attribute-type", 2, 0},
+    {"unloads-kernels", 1, 0},
+    {"kernel-params-field", 4, 0},
+    {"kernel-extra-field", 2, 0},
+    {"registry-kind", 2, 0},
+    {"registry-create", 3, 0},
+    {"registry-owned", 3, 0},
+    {"registry-destroy", 2, 0},
+    {"registry-keep", 3, 0},
+    {"registry-depend", 3, 0},
+    {"undo", 3, CB_RULE_MAX_ARGS},
 };
 
-static int directive_args(const char *d)
+/* The index of directive d in directives[], -1 when unknown. */
+static int directive_index(const char *d)
 {
     for (size_t i = 0; i < sizeof directives / sizeof *directives; i++)
         if (strcmp(directives[i].name, d) == 0)
-            return (int)directives[i].nargs;
+            return (int)i;
     return -1;
 }
 
@@ -64,7 +68,7 @@ static int parse_line(cb_rules *r, char *line, unsigned lineno, size_t *cap, cha
     char *hash = strchr(line, '#');
     if (hash)
         *hash = '\0';
-    char *words[6];
+    char *words[CB_RULE_MAX_ARGS + 1];
     size_t n = 0;
     for (char *tok = strtok(line, " \t\r\n"); tok; tok = strtok(NULL, " \t\r\n")) {
         if (n == sizeof words / sizeof *words) {
@@ -75,14 +79,19 @@ static int parse_line(cb_rules *r, char *line, unsigned lineno, size_t *cap, cha
     }
     if (n == 0)
         return 0;
-    int want = directive_args(words[0]);
-    if (want < 0) {
+    int d = directive_index(words[0]);
+    if (d < 0) {
         snprintf(err, errlen, "%s:%u: unknown directive '%s'", r->path, lineno, words[0]);
         return -1;
     }
-    if ((size_t)want != n - 1) {
-        snprintf(err, errlen, "%s:%u: '%s' takes %d argument(s), got %zu", r->path, lineno,
-                 words[0], want, n - 1);
+    size_t least = directives[d].nargs, most = directives[d].most ? directives[d].most : least;
+    if (n - 1 < least || n - 1 > most) {
+        if (least == most)
+            snprintf(err, errlen, "%s:%u: '%s' takes %zu argument(s), got %zu", r->path, lineno,
+                     words[0], least, n - 1);
+        else
+            snprintf(err, errlen, "%s:%u: '%s' takes %zu to %zu arguments, got %zu", r->path,
+                     lineno, words[0], least, most, n - 1);
         return -1;
     }
     if (r->nrules == *cap) {
@@ -228,6 +237,9 @@ size_t rules_unmatched(const cb_rules *r, const cb_model *m, FILE *out)
         else if (strcmp(rule->directive, "kernel-params-field") == 0 ||
                  strcmp(rule->directive, "kernel-extra-field") == 0)
             found = record_has_field(m, rule->args[0], rule->args[1]);
+        else if (strcmp(rule->directive, "undo") == 0)
+            found = model_function(m, rule->args[0]) != NULL &&
+                    model_function(m, rule->args[1]) != NULL;
         else if (strcmp(rule->directive, "rename-param") == 0 ||
                  strcmp(rule->directive, "attribute-type") == 0)
             found = rule->used; /* set when a parameter or attribute used it */

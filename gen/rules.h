@@ -86,6 +86,22 @@
  *                            TARGET's entry (registered now if it was not)
  *   registry-depend FUNCTION PARAM DEP
  *                            on success PARAM's entry depends on DEP's
+ *   undo FUNCTION UNDO ARG...
+ *                            FUNCTION creates something that UNDO releases:
+ *                            when its driver call succeeded but the result
+ *                            could not be built (MemoryError), the binding
+ *                            calls UNDO (its proc slot; nothing when it does
+ *                            not resolve) with the ARGs, keeping the error.
+ *                            An ARG is a parameter of FUNCTION (a scalar
+ *                            output such as object_out: its value after the
+ *                            call; or a scalar input) or an integer literal;
+ *                            as many as UNDO takes (1 to 6). The registry
+ *                            entry a registry-create rule made for an ARG is
+ *                            unregistered when UNDO succeeds. Checked by
+ *                            classify_undo (gen/classify.h): a wrong count
+ *                            or an unknown parameter is a path:line error
+ *                            where both functions exist; a rule naming a
+ *                            function the header lacks matches nothing
  */
 #ifndef CUBIND_RULES_H
 #define CUBIND_RULES_H
@@ -95,9 +111,13 @@
 
 #include "model.h"
 
+/* The most arguments a directive takes (`undo`: FUNCTION, UNDO and up to
+ * six arguments of UNDO). */
+#define CB_RULE_MAX_ARGS 8
+
 typedef struct {
     char *directive;
-    char *args[4];
+    char *args[CB_RULE_MAX_ARGS];
     size_t nargs;
     unsigned line;
     int used;                 /* set by the stages that consult the rule */
@@ -110,7 +130,8 @@ typedef struct {
 } cb_rules;
 
 /* Loads rules from path. Returns NULL and writes "path:line: message" into
- * err on a syntax error or an unknown directive. */
+ * err on a syntax error, an unknown directive or a directive with a number
+ * of arguments it does not take. */
 cb_rules *rules_load(const char *path, char *err, size_t errlen);
 void rules_free(cb_rules *r);
 /* The rule `directive name` if present (marking it used), else NULL. */
@@ -119,8 +140,8 @@ cb_rule *rules_find(const cb_rules *r, const char *directive, const char *name);
 cb_rule *rules_find2(const cb_rules *r, const char *directive, const char *function,
                      const char *param);
 /* Writes "path:line: rule 'directive name' matches nothing in HEADER" to
- * out for each rule naming a typedef or function the model lacks; returns
- * how many. */
+ * out for each rule naming a typedef or function the model lacks (`undo`:
+ * either function); returns how many. */
 size_t rules_unmatched(const cb_rules *r, const cb_model *m, FILE *out);
 
 #endif
