@@ -49,10 +49,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                       "attribute-type", "no-such-directive", ""};
     static const char *const two[] = {"rename-param", "rename-param-in", "inout", "in", "out",
                                       "fixed", "count", "kernel-params", "callback",
-                                      "attribute-output", "attribute-input", "kernel-extra"};
+                                      "attribute-output", "attribute-input", "kernel-extra",
+                                      "undo"};
     for (size_t i = 0; i < r->nrules; i++) {
         const cb_rule *x = &r->rules[i];
-        if (!x->directive || x->nargs > 4)
+        if (!x->directive || x->nargs > CB_RULE_MAX_ARGS)
             abort();
         for (size_t j = 0; j < x->nargs; j++)
             if (!x->args[j])

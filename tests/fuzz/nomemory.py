@@ -59,11 +59,28 @@ def stream_callback():
     return drv.cuCtxSynchronize()
 
 
+_unreleased = [None]   # a user object whose release failed (no allocation to store)
+
+
 def user_object_destructor():
     err, obj = drv.cuUserObjectCreate(7, host_fn, 1, 1)
     if err == 0:
-        drv.cuUserObjectRelease(obj, 1)
+        _unreleased[0] = obj
+        drv.cuUserObjectRelease(obj, 1)   # may fail before reaching the driver
+        _unreleased[0] = None
     return err
+
+
+def _release_unreleased():
+    """After the hooks are gone: what this scenario's own Python code could
+    not release (a MemoryError in cuUserObjectRelease's arguments is the
+    caller's failure, not the binding's) is released now."""
+    if _unreleased[0] is not None:
+        assert drv.cuUserObjectRelease(_unreleased[0], 1)[0] == 0
+        _unreleased[0] = None
+
+
+user_object_destructor.cleanup = _release_unreleased
 
 
 def callbacks_settled(timeout=10.0):
@@ -116,8 +133,10 @@ CALLBACKS = {
 }
 SCENARIOS.update(CALLBACKS)
 # Last: when an allocation fails after cuUserObjectCreate succeeded, the
-# handle never reaches Python, so that user object (and its payload) stays
-# alive for good; the payload count is not checked after it.
+# binding releases the user object again (the `undo` rule of gen/rules.txt;
+# tests/python/test_undo.py). One failure point of this sweep still loses a
+# user object whose create succeeded (tests/fuzz/README.md, finding 7), so
+# the payload count is only compared with the registry after it.
 SCENARIOS["user object destructor"] = user_object_destructor
 
 
@@ -138,6 +157,7 @@ def sweep(fn, normal, limit=400, settle=8):
             got = outcome(fn)
         finally:
             _testcapi.remove_mem_hooks()
+        getattr(fn, "cleanup", lambda: None)()
         if got is MemoryError:
             mem += 1
             ok_run = 0
@@ -190,11 +210,10 @@ def main():
         failed = True
         print("BAD: a callback was skipped, or deferred work leaked")
     # The registry (malloc, not hit by set_nomemory) agrees: nothing in
-    # flight, and every payload still alive is a user object whose handle
-    # never reached Python, registered with its payload.
-    # Destructors the driver has run are unregistered at once (on its
-    # thread) but release their payload on the runner a moment later: wait
-    # for that before comparing.
+    # flight, and every payload still alive is a registered user object
+    # (finding 7). Destructors the driver has run are unregistered at once
+    # (on its thread) but release their payload on the runner a moment
+    # later: wait for that.
     deadline = time.monotonic() + 10.0
     while True:
         counts, reg = rt._callback_counts(), rt._registry_counts()
