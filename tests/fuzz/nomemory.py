@@ -64,8 +64,8 @@ _unreleased = [None]   # a user object whose release failed (no allocation to st
 
 def user_object_destructor():
     err, obj = drv.cuUserObjectCreate(7, host_fn, 1, 1)
-    if err == 0:
-        _unreleased[0] = obj
+    _unreleased[0] = obj   # None when the create failed; stored before anything can fail
+    if obj is not None:
         drv.cuUserObjectRelease(obj, 1)   # may fail before reaching the driver
         _unreleased[0] = None
     return err
