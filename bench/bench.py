@@ -780,24 +780,28 @@ def best_of_rounds(rounds):
     measured keeps its first n/a record. Rounds run one implementation after
     another, so a slow minute of the shared machine lands on one round of
     each implementation instead of on all the loops of one of them."""
-    best, order = {}, []
+    best, values, order = {}, {}, []
     for got in rounds:
         for r in got:
             key = (r.get("impl"), r.get("case"), r.get("variant", ""), r.get("threads"))
             if key not in best:
                 order.append(key)
-                best[key] = dict(r, rounds=[])
-            b = best[key]
-            value = r.get("ns", r.get("mcalls_per_s"))
-            if r.get("status", "ok") != "ok" or value is None:
+                best[key], values[key] = r, []
+            value = measured(r)
+            if value is None:
                 continue
-            b["rounds"].append(value)
-            if b.get("status", "ok") != "ok" or b.get("ns", b.get("mcalls_per_s")) is None:
-                best[key] = dict(r, rounds=b["rounds"])
-            elif ("ns" in r and r["ns"] < b["ns"]) or \
-                    ("mcalls_per_s" in r and r["mcalls_per_s"] > b["mcalls_per_s"]):
-                best[key] = dict(r, rounds=b["rounds"])
-    return [best[k] for k in order]
+            values[key].append(value)
+            kept = measured(best[key])
+            if kept is None or (value < kept if "ns" in r else value > kept):
+                best[key] = r
+    return [dict(best[k], rounds=values[k]) for k in order]
+
+
+def measured(r):
+    """A record's time (ns) or rate (mcalls_per_s); None for an n/a one."""
+    if r.get("status", "ok") != "ok":
+        return None
+    return r.get("ns", r.get("mcalls_per_s"))
 
 
 def import_times(impls, env, tries=5):
