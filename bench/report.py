@@ -165,11 +165,16 @@ def ratio(a, b):
     return a / b
 
 
-def above_c(x, c, ref):
-    """(x - C) / (ref - C): the share of the reference's overhead left."""
-    if x is None or c is None or ref is None or ref - c <= 0:
+def above_c(x, c, ref, loop=0.0):
+    """(x - C) / (ref - C): the share of the reference's overhead left.
+    With `loop` (the empty Python loop's cost per iteration), that cost is
+    taken out of both x and ref first: what is left is each binding's own
+    cost over the C call, without the benchmark loop that both pay."""
+    if x is None or c is None or ref is None or loop is None:
         return None
-    return (x - c) / (ref - c)
+    if ref - loop - c <= 0:
+        return None
+    return (x - loop - c) / (ref - loop - c)
 
 
 def verdict(value, limit):
@@ -231,17 +236,24 @@ def render(records):
     w("## Driver calls")
     w("")
     w("\"above C\" is (cubind − C) / (cuda.bindings − C): the share of "
-      "cuda.bindings' overhead over the C call that cubind still has.")
+      "cuda.bindings' overhead over the C call that cubind still has. Every Python "
+      "time includes the benchmark's `for` loop (%s ns an iteration here); \"loop "
+      "out\" takes that cost out of both cubind's and cuda.bindings' times first. "
+      "\"len(()) floor\" is the above-C ratio a binding would have if it cost no "
+      "more than a loop calling `len(())`, CPython's cheapest builtin call: no "
+      "extension function can go below it." % f_ns(lp))
     w("")
-    w("| case | C | cubind.driver | cubind.cu | cuda.bindings | cuda.core | driver / bindings | driver above C | cu above C |")
-    w("|---|---|---|---|---|---|---|---|---|")
+    w("| case | C | cubind.driver | cubind.cu | cuda.bindings | cuda.core | driver / bindings | driver above C | cu above C | driver above C, loop out | len(()) floor |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|")
     for case in CALLS:
         c = R.ns("c", case)
         d, u, b = R.ns("cubind.driver", case), R.ns("cubind.cu", case), R.ns("cuda.bindings", case)
         core = R.ns("cuda.core", case)
-        w("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        floor = None if ll is None or c is None else ll + c
+        w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             case, f_ns(c), f_ns(d), f_ns(u), f_ns(b), f_ns(core), f_ratio(ratio(d, b)),
-            f_ratio(above_c(d, c, b)), f_ratio(above_c(u, c, b))))
+            f_ratio(above_c(d, c, b)), f_ratio(above_c(u, c, b)),
+            f_ratio(above_c(d, c, b, lp)), f_ratio(above_c(floor, c, b))))
     w("")
 
     # -- launches --
@@ -402,13 +414,17 @@ def render(records):
     w("")
 
     # -- n/a --
-    nas = [r for r in R.records if r.get("status") == "n/a"]
+    # Each round of a run reports the same n/a: list each (impl, case) once.
+    nas = {}
+    for r in R.records:
+        if r.get("status") == "n/a":
+            label = r["case"] + ("[%s]" % r["variant"] if r.get("variant") else "")
+            nas.setdefault((r["impl"], label), (r.get("reason") or "").replace("\n", " ")[:300])
     if nas:
         w("## Not measured")
         w("")
-        for r in nas:
-            label = r["case"] + ("[%s]" % r["variant"] if r.get("variant") else "")
-            w("- %s `%s`: %s" % (r["impl"], label, (r.get("reason") or "").replace("\n", " ")[:300]))
+        for (impl, label), why in nas.items():
+            w("- %s `%s`: %s" % (impl, label, why))
         w("")
     return "\n".join(out)
 

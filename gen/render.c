@@ -338,6 +338,25 @@ static tv *undo_value(const cb_fclass *fc)
     return list;
 }
 
+/* 1 when an output parameter gives a plain value (an int, float, bool,
+ * enum member, handle or address): results made only of such values are
+ * kept between calls for reuse (result_cache in templates/driver/results.c);
+ * structs, lists and bytes are not held alive after the caller drops them. */
+static int is_plain_value_output(const cb_pclass *pc)
+{
+    if (pc->shape != SH_OUT && pc->shape != SH_INOUT && pc->shape != SH_COUNT_INOUT)
+        return 0;
+    if (pc->shape == SH_COUNT_INOUT)
+        return 1;
+    switch (pc->elem) {
+    case EK_INT: case EK_FLOAT: case EK_ENUM: case EK_HANDLE: case EK_VALUE_HANDLE:
+    case EK_POINTER: case EK_BOOL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_class *hc,
                           size_t nhc)
 {
@@ -351,7 +370,7 @@ static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_c
 
     tv *params = tv_list(), *inputs = tv_list();
     strbuf sig = {0}, outs = {0};
-    int nin = 0, nout = 0, nrequired = 0;
+    int nin = 0, nout = 0, nrequired = 0, cache_result = 1;
     for (size_t i = 0; i < f->nparams; i++) {
         const cb_pclass *pc = &fc->params[i];
         int in = classify_is_input(pc), out = classify_is_output(pc);
@@ -359,6 +378,7 @@ static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_c
         if (out) {
             sb_printf(&outs, ", %s", pc->pyname);
             nout++;
+            cache_result &= is_plain_value_output(pc);
         }
         if (in) {
             tv *iv = tv_map();
@@ -377,6 +397,7 @@ static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_c
     tv_set_int(fn, "nout", nout);
     tv_set_bool(fn, "has_inputs", nin > 0);
     tv_set_bool(fn, "has_outputs", nout > 0);
+    tv_set_bool(fn, "cache_result", cache_result);
     tv_set_bool(fn, "one_output", nout == 1);
     tv_set_bool(fn, "many_outputs", nout > 1);
     tv_set_bool(fn, "keep_gil", fc->keep_gil);

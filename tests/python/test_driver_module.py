@@ -2,6 +2,8 @@
 handles, argument conversion, the raising face, driver loading."""
 import pickle
 
+import sys
+
 import pytest
 
 from conftest import run_python
@@ -212,6 +214,52 @@ def test_result_tuples_held_by_the_caller_never_change(drv):
     assert int(r0[1]) == 0 and int(r1[1]) == 1
     values = [int(drv.cuDeviceGet(i % 2)[1]) for i in range(100)]
     assert values == [i % 2 for i in range(100)]
+
+
+def test_raising_face_outputs_held_by_the_caller_never_change(drv):
+    # The raising face keeps its last output (one) or outputs tuple (several)
+    # for reuse; what the caller still holds is never refilled.
+    import cubind.cu as cu
+    d0 = cu.cuDeviceGet(0)
+    d1 = cu.cuDeviceGet(1)
+    assert d0 is not d1 and int(d0) == 0 and int(d1) == 1
+    assert [int(cu.cuDeviceGet(i % 2)) for i in range(100)] == [i % 2 for i in range(100)]
+    assert int(d0) == 0 and int(d1) == 1
+    same = [cu.cuDeviceGet(1) for _ in range(3)]  # all held: equal, distinct or not
+    assert all(int(x) == 1 for x in same) and int(d0) == 0
+    with pytest.raises(cu.CUDAError):
+        cu.cuDeviceGet(9)                     # an error leaves the slot alone
+    assert int(cu.cuDeviceGet(0)) == 0 and int(d1) == 1
+    # Several outputs: a tuple, refilled only when dropped. (free, total)
+    # changes with an allocation, so a refilled held tuple would show it.
+    saved = cu.cuCtxGetCurrent()
+    ctx = cu.cuDevicePrimaryCtxRetain(d0)
+    cu.cuCtxSetCurrent(ctx)
+    try:
+        before = cu.cuMemGetInfo()
+        assert isinstance(before, tuple) and len(before) == 2
+        ptr = cu.cuMemAlloc(1 << 20)
+        after = cu.cuMemGetInfo()
+        assert before[0] - after[0] == 1 << 20 and before[1] == after[1]
+        cu.cuMemFree(ptr)
+        assert [cu.cuMemGetInfo()[0] for _ in range(3)] == [before[0]] * 3
+        assert before[0] - after[0] == 1 << 20
+    finally:
+        cu.cuCtxSetCurrent(saved)
+        cu.cuDevicePrimaryCtxRelease(d0)
+
+
+def test_struct_outputs_are_not_kept_after_the_caller_drops_them(drv):
+    # Only results made of plain values are kept for reuse: a struct output
+    # is referenced by the caller alone (the local and getrefcount's argument).
+    import cubind.cu as cu
+    uuid = cu.cuDeviceGetUuid(0)
+    assert sys.getrefcount(uuid) == 2
+    res = drv.cuDeviceGetUuid(0)
+    assert sys.getrefcount(res) == 2 and sys.getrefcount(res[1]) == 3  # + the tuple
+    if not hasattr(sys, "_is_gil_enabled") or sys._is_gil_enabled():
+        dev = cu.cuDeviceGet(0)               # plain values: kept (GIL builds)
+        assert sys.getrefcount(dev) == 3
 
 
 def test_arrays_counted_by_another_parameter_minus_n(drv):
