@@ -148,8 +148,10 @@ void cbs_pack_release(cbs_packed *p)
         PyBuffer_Release(&p->views[i]);
     if (p->views != p->inline_views)
         PyMem_Free(p->views);
-    PyMem_Free(p->heap_params);
-    PyMem_Free(p->heap_data);
+    if (p->heap_params) /* the common launch touched no heap: no calls */
+        PyMem_Free(p->heap_params);
+    if (p->heap_data)
+        PyMem_Free(p->heap_data);
     Py_CLEAR(p->keep);
     cbs_pack_init(p);
 }
@@ -501,8 +503,22 @@ static int put_plain(PyObject *v, size_t size, unsigned char *dst, const char *f
     if (PyFloat_CheckExact(v))
         return put_float(PyFloat_AS_DOUBLE(v), size, dst, fname, i);
     if (cbs_is_handle(v)) {
-        /* The common case after int and float: its value, as int, without
-         * the attribute lookups below (a failed lookup costs an exception). */
+        /* The common case after int and float: the C value it holds, when
+         * it fits the parameter, else its int() through put_plain_int (which
+         * names the range); never the attribute lookups below (a failed
+         * lookup costs an exception). */
+        const cbs_handle *h = (const cbs_handle *)v;
+        unsigned long long bits = cbs_handle_bits(h);
+        if (is_int_size(size)) {
+            long long sv = (long long)bits;
+            int fits = h->kind == CBS_HANDLE_I32
+                           ? sv >= size_min[size] && (sv <= 0 || (unsigned long long)sv <= size_umax[size])
+                           : bits <= size_umax[size];
+            if (fits) {
+                store_bits(dst, size, bits);
+                return 0;
+            }
+        }
         PyObject *n = PyNumber_Index(v);
         if (!n)
             return rewrap(PyExc_TypeError, fname, "kernel parameter", i);

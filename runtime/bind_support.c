@@ -73,8 +73,8 @@ static void overflow(const char *func, const char *param, const char *ctype, PyO
                  value, ctype);
 }
 
-int cbs_arg_unsigned(PyObject *o, unsigned long long max, const char *func, const char *param,
-                     const char *ctype, unsigned long long *out)
+int cbs_arg_unsigned_slow(PyObject *o, unsigned long long max, const char *func,
+                          const char *param, const char *ctype, unsigned long long *out)
 {
     long long small;
     if (cbs_compact_int(o, &small) && small >= 0 && (unsigned long long)small <= max) {
@@ -115,8 +115,8 @@ int cbs_arg_unsigned(PyObject *o, unsigned long long max, const char *func, cons
     return 0;
 }
 
-int cbs_arg_signed(PyObject *o, long long min, long long max, const char *func, const char *param,
-                   const char *ctype, long long *out)
+int cbs_arg_signed_slow(PyObject *o, long long min, long long max, const char *func,
+                        const char *param, const char *ctype, long long *out)
 {
     long long small;
     if (cbs_compact_int(o, &small) && small >= min && small <= max) {
@@ -565,8 +565,8 @@ PyObject *cbs_enum_member(const cbs_enum *e, long long value)
     return enum_instance(e->type, value);
 }
 
-int cbs_arg_enum(PyObject *o, const cbs_enum *e, long long min, long long max, const char *func,
-                 const char *param, long long *out)
+int cbs_arg_enum_slow(PyObject *o, const cbs_enum *e, long long min, long long max,
+                      const char *func, const char *param, long long *out)
 {
     PyTypeObject *t = Py_TYPE(o);
     if (t != e->type && t != &PyLong_Type && !PyObject_TypeCheck(o, e->type)) {
@@ -583,16 +583,6 @@ int cbs_arg_enum(PyObject *o, const cbs_enum *e, long long min, long long max, c
 
 /* ---- handles -------------------------------------------------------------- */
 
-static unsigned long long handle_bits(const cbs_handle *h)
-{
-    switch (h->kind) {
-    case CBS_HANDLE_POINTER: return (unsigned long long)(uintptr_t)h->value.ptr;
-    case CBS_HANDLE_I32: return (unsigned long long)(long long)h->value.i32;
-    case CBS_HANDLE_U32: return h->value.u32;
-    default: return h->value.u64;
-    }
-}
-
 static void handle_store(cbs_handle *h, unsigned long long bits)
 {
     switch (h->kind) {
@@ -608,7 +598,7 @@ static PyObject *handle_int(PyObject *self)
     const cbs_handle *h = (const cbs_handle *)self;
     if (h->kind == CBS_HANDLE_I32)
         return PyLong_FromLong(h->value.i32);
-    return PyLong_FromUnsignedLongLong(handle_bits(h));
+    return PyLong_FromUnsignedLongLong(cbs_handle_bits(h));
 }
 
 /* Range of a handle kind's C value, for conversions from int. */
@@ -641,7 +631,7 @@ static int handle_init(PyObject *self, PyObject *args, PyObject *kwds)
     if (init && init != Py_None) {
         PyTypeObject *it = Py_TYPE(init);
         if (it == Py_TYPE(self)) {
-            bits = handle_bits((const cbs_handle *)init);
+            bits = cbs_handle_bits((const cbs_handle *)init);
         } else if (is_handle_type(it)) {
             PyErr_Format(PyExc_TypeError, "%s(): init_value must be %s or int, not %.100s",
                          cbs_short_name(Py_TYPE(self)), cbs_short_name(Py_TYPE(self)), it->tp_name);
@@ -666,7 +656,7 @@ static PyObject *handle_repr(PyObject *self)
     const cbs_handle *h = (const cbs_handle *)self;
     if (h->kind == CBS_HANDLE_POINTER) {
         char hex[24];
-        snprintf(hex, sizeof hex, "0x%llx", handle_bits(h));
+        snprintf(hex, sizeof hex, "0x%llx", cbs_handle_bits(h));
         return PyUnicode_FromFormat("<%s %s>", cbs_short_name(Py_TYPE(self)), hex);
     }
     PyObject *v = handle_int(self);
@@ -691,13 +681,13 @@ static PyObject *handle_richcompare(PyObject *a, PyObject *b, int op)
 {
     if ((op != Py_EQ && op != Py_NE) || Py_TYPE(a) != Py_TYPE(b))
         Py_RETURN_NOTIMPLEMENTED;
-    int eq = handle_bits((const cbs_handle *)a) == handle_bits((const cbs_handle *)b);
+    int eq = cbs_handle_bits((const cbs_handle *)a) == cbs_handle_bits((const cbs_handle *)b);
     return PyBool_FromLong(op == Py_EQ ? eq : !eq);
 }
 
 static int handle_bool(PyObject *self)
 {
-    return handle_bits((const cbs_handle *)self) != 0;
+    return cbs_handle_bits((const cbs_handle *)self) != 0;
 }
 
 /* Handle objects are small, fixed-size and never part of a cycle: they are
@@ -795,14 +785,14 @@ PyObject *cbs_handle_reuse(PyObject *prev, PyTypeObject *t, unsigned long long b
     if (prev && Py_TYPE(prev) == t) {
         cbs_handle probe = *(cbs_handle *)prev;
         handle_store(&probe, bits);
-        if (handle_bits(&probe) == handle_bits((cbs_handle *)prev))
+        if (cbs_handle_bits(&probe) == cbs_handle_bits((cbs_handle *)prev))
             return Py_NewRef(prev);
     }
     return cbs_handle_new(t, bits);
 }
 
-int cbs_arg_handle(PyObject *o, PyTypeObject *t, const char *func, const char *param,
-                   unsigned long long *bits)
+int cbs_arg_handle_slow(PyObject *o, PyTypeObject *t, const char *func, const char *param,
+                        unsigned long long *bits)
 {
     if (o == Py_None) {
         *bits = 0;
@@ -810,7 +800,7 @@ int cbs_arg_handle(PyObject *o, PyTypeObject *t, const char *func, const char *p
     }
     PyTypeObject *ot = Py_TYPE(o);
     if (ot == t) {
-        *bits = handle_bits((const cbs_handle *)o);
+        *bits = cbs_handle_bits((const cbs_handle *)o);
         return 0;
     }
     if (is_handle_type(ot) || (PyLong_Check(o) && ot != &PyLong_Type && !PyBool_Check(o) &&

@@ -20,6 +20,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "cubind_compat.h"
 #include "cubind_rt.h"
 
 /* ---- arguments ---------------------------------------------------------- */
@@ -32,11 +33,35 @@ int cbs_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, Py
                    PyObject **out);
 
 /* Integer conversions with a range; `ctype` is the C type's spelling for
- * messages. TypeError for non-integers, OverflowError out of range. */
-int cbs_arg_unsigned(PyObject *o, unsigned long long max, const char *func, const char *param,
-                     const char *ctype, unsigned long long *out);
-int cbs_arg_signed(PyObject *o, long long min, long long max, const char *func, const char *param,
-                   const char *ctype, long long *out);
+ * messages. TypeError for non-integers, OverflowError out of range.
+ * cbs_arg_unsigned/cbs_arg_signed (inline, below) take the common case, a
+ * small int in range, without a call; the _slow forms do everything. */
+int cbs_arg_unsigned_slow(PyObject *o, unsigned long long max, const char *func,
+                          const char *param, const char *ctype, unsigned long long *out);
+int cbs_arg_signed_slow(PyObject *o, long long min, long long max, const char *func,
+                        const char *param, const char *ctype, long long *out);
+
+static inline int cbs_arg_unsigned(PyObject *o, unsigned long long max, const char *func,
+                                   const char *param, const char *ctype, unsigned long long *out)
+{
+    long long v;
+    if (cbs_compact_int(o, &v) && v >= 0 && (unsigned long long)v <= max) {
+        *out = (unsigned long long)v;
+        return 0;
+    }
+    return cbs_arg_unsigned_slow(o, max, func, param, ctype, out);
+}
+
+static inline int cbs_arg_signed(PyObject *o, long long min, long long max, const char *func,
+                                 const char *param, const char *ctype, long long *out)
+{
+    long long v;
+    if (cbs_compact_int(o, &v) && v >= min && v <= max) {
+        *out = v;
+        return 0;
+    }
+    return cbs_arg_signed_slow(o, min, max, func, param, ctype, out);
+}
 int cbs_arg_double(PyObject *o, const char *func, const char *param, double *out);
 
 /* `const char *`: bytes (used as is) or str (UTF-8); *holder keeps the
@@ -87,9 +112,22 @@ void cbs_enum_clear(cbs_enum *e);
  * (a newer driver) gives a new instance whose .name is None. */
 PyObject *cbs_enum_member(const cbs_enum *e, long long value);
 /* Accepts a member of e's type or a plain int (not a member of another
- * enum type); checks the range of the C enum. */
-int cbs_arg_enum(PyObject *o, const cbs_enum *e, long long min, long long max, const char *func,
-                 const char *param, long long *out);
+ * enum type); checks the range of the C enum. Inline: a member of e's type
+ * or an exact int, small and in range, without a call. */
+int cbs_arg_enum_slow(PyObject *o, const cbs_enum *e, long long min, long long max,
+                      const char *func, const char *param, long long *out);
+
+static inline int cbs_arg_enum(PyObject *o, const cbs_enum *e, long long min, long long max,
+                               const char *func, const char *param, long long *out)
+{
+    long long v;
+    if ((Py_IS_TYPE(o, e->type) || PyLong_CheckExact(o)) && cbs_compact_int(o, &v) &&
+        v >= min && v <= max) {
+        *out = v;
+        return 0;
+    }
+    return cbs_arg_enum_slow(o, e, min, max, func, param, out);
+}
 
 /* ---- handles -------------------------------------------------------------- */
 
@@ -122,10 +160,33 @@ PyObject *cbs_handle_reuse(PyObject *prev, PyTypeObject *t, unsigned long long b
 /* 1 when o is a cubind handle of any class, else 0. Cheap (compares the
  * type's constructor); never raises. */
 int cbs_is_handle(PyObject *o);
+/* The C value a handle object holds, zero-extended (an I32 handle's
+ * value sign-extended: its int() value). */
+static inline unsigned long long cbs_handle_bits(const cbs_handle *h)
+{
+    switch (h->kind) {
+    case CBS_HANDLE_POINTER: return (unsigned long long)(uintptr_t)h->value.ptr;
+    case CBS_HANDLE_I32: return (unsigned long long)(long long)h->value.i32;
+    case CBS_HANDLE_U32: return h->value.u32;
+    default: return h->value.u64;
+    }
+}
+
 /* Accepts None (0), an instance of t, or an int in the C type's range;
- * an instance of another handle class is a TypeError. */
-int cbs_arg_handle(PyObject *o, PyTypeObject *t, const char *func, const char *param,
-                   unsigned long long *bits);
+ * an instance of another handle class is a TypeError. Inline: an instance
+ * of exactly t without a call. */
+int cbs_arg_handle_slow(PyObject *o, PyTypeObject *t, const char *func, const char *param,
+                        unsigned long long *bits);
+
+static inline int cbs_arg_handle(PyObject *o, PyTypeObject *t, const char *func,
+                                 const char *param, unsigned long long *bits)
+{
+    if (Py_IS_TYPE(o, t)) {
+        *bits = cbs_handle_bits((const cbs_handle *)o);
+        return 0;
+    }
+    return cbs_arg_handle_slow(o, t, func, param, bits);
+}
 
 /* ---- driver entry points -------------------------------------------------- */
 

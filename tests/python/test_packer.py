@@ -342,6 +342,21 @@ def test_plain_handles_objects_and_structs(kernel, drv):
         struct.pack("<q", -9), struct.pack("<i", 1), b"\1\2\3\4", struct.pack("<h", -300)])
 
 
+def test_plain_handles_fit_the_parameter_or_name_it(kernel, drv):
+    # A handle's C value goes in directly when it fits (a CUdevice is a
+    # signed int: -1 sign-extends), else the same OverflowError as its int().
+    k = kernel([8, 2, 4, 8])
+    vals = (drv.CUdevice(-1), drv.CUdevice(-2), drv.CUdeviceptr(0xFFFFFFFF),
+            drv.CUstream(0x7000))
+    assert k.ok(vals) == k.expect([struct.pack("<q", -1), struct.pack("<h", -2),
+                                   struct.pack("<I", 0xFFFFFFFF), struct.pack("<Q", 0x7000)])
+    raises_naming(k, (0, drv.CUdevice(70000), 0, 0), OverflowError, 1, "out of range")
+    raises_naming(k, (0, drv.CUdevice(-40000), 0, 0), OverflowError, 1, "out of range")
+    raises_naming(k, (0, 0, drv.CUdeviceptr(1 << 32), 0), OverflowError, 2, "out of range")
+    k3 = kernel([3])
+    raises_naming(k3, (drv.CUdeviceptr(1),), TypeError, 0, "does not fit a 3-byte")
+
+
 def test_plain_numpy_scalars_and_arrays(kernel):
     np = pytest.importorskip("numpy")
     k = kernel([4, 8, 2, 8])
