@@ -3,7 +3,7 @@
  *
  *   c_bench [--lib PATH] [--image FILE]... [--n N] [--n-launch N]
  *           [--reps R] [--thread-calls N] [--thread-launches N] [--no-threads]
- *           [--launch-submit]
+ *           [--launch-submit] [--cpus LIST]
  *
  * The driver is opened with dlopen ("libcuda.so.1", or --lib, or
  * $CUBIND_LIBCUDA) and every entry point is resolved through
@@ -13,7 +13,9 @@
  *
  * Output: one JSON object per line on stdout,
  *   {"impl": "c", "case": NAME, "ns": BEST_NS_PER_CALL, "n": N, "reps": [...]}
- *   {"impl": "c", "case": "threads_...", "threads": T, "mcalls_per_s": X}
+ *   {"impl": "c", "case": "threads_...", "threads": T, "mcalls_per_s": X,
+ *    "cpu_share": CPU time / wall time of the threads' loops (1.0: never
+ *    descheduled; lower: the machine ran something else on their CPUs)}
  *   {"impl": "c", "case": NAME, "status": "n/a", "reason": "..."}
  * Diagnostics go to stderr. Each case is a tight loop of N calls timed with
  * clock_gettime(CLOCK_MONOTONIC); the best of R loops is reported. Launch
@@ -54,6 +56,10 @@ static int cb_reps = 3;
 static long cb_thread_calls = 200000;
 static long cb_thread_launches = 5000;
 static int cb_threads = 1;
+/* --cpus LIST: thread i of a threads case runs on cb_cpus[i % cb_ncpus]
+ * (bench/ft_threads.py picks one logical CPU per physical core first). */
+static int cb_cpus[64];
+static int cb_ncpus = 0;
 
 /* The state every case shares, set up once in main. */
 static CUdevice cb_dev;
@@ -254,8 +260,17 @@ struct cb_tjob {
     pthread_barrier_t *start;
     CUfunction fn;
     CUresult status;
+    int cpu;                 /* pinned to this CPU, or -1 */
     uint64_t t_start, t_end; /* this thread's timed loop, cb_now_ns() */
+    uint64_t cpu_ns;         /* CPU time the thread used in that loop */
 };
+
+static uint64_t cb_thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static void *cb_tmain(void *arg)
 {
@@ -265,9 +280,16 @@ static void *cb_tmain(void *arg)
     int value;
     unsigned int memtype;
 
+    if (job->cpu >= 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(job->cpu, &set);
+        pthread_setaffinity_np(pthread_self(), sizeof set, &set); /* best effort */
+    }
     if (r == CUDA_SUCCESS && job->kind == CB_T_LAUNCH)
         r = p_cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
     pthread_barrier_wait(job->start);
+    uint64_t cpu0 = cb_thread_cpu_ns();
     job->t_start = cb_now_ns();
     if (r == CUDA_SUCCESS) {
         switch (job->kind) {
@@ -288,6 +310,7 @@ static void *cb_tmain(void *arg)
         }
     }
     job->t_end = cb_now_ns();
+    job->cpu_ns = cb_thread_cpu_ns() - cpu0;
     /* Wait for every thread before destroying the stream, so a destroy
      * never overlaps another thread's timed loop. */
     pthread_barrier_wait(job->start);
@@ -304,16 +327,17 @@ static void cb_thread_case(const char *name, enum cb_tkind kind, CUfunction fn)
 
     for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
         int t = counts[c];
-        double best = 0;
+        double best = 0, best_share = 0;
         CUresult bad = CUDA_SUCCESS;
         for (int rep = 0; rep < cb_reps && bad == CUDA_SUCCESS; rep++) {
             pthread_t tid[8];
             struct cb_tjob jobs[8];
             pthread_barrier_t start;
-            uint64_t t0 = UINT64_MAX, t1 = 0;
+            uint64_t t0 = UINT64_MAX, t1 = 0, cpu = 0, wall = 0;
             pthread_barrier_init(&start, NULL, (unsigned)t + 1);
             for (int i = 0; i < t; i++) {
-                jobs[i] = (struct cb_tjob){kind, &start, fn, CUDA_SUCCESS, 0, 0};
+                jobs[i] = (struct cb_tjob){kind, &start, fn, CUDA_SUCCESS,
+                                           cb_ncpus ? cb_cpus[i % cb_ncpus] : -1, 0, 0, 0};
                 pthread_create(&tid[i], NULL, cb_tmain, &jobs[i]);
             }
             pthread_barrier_wait(&start);
@@ -321,6 +345,8 @@ static void cb_thread_case(const char *name, enum cb_tkind kind, CUfunction fn)
             for (int i = 0; i < t; i++) {
                 pthread_join(tid[i], NULL);
                 bad |= jobs[i].status;
+                cpu += jobs[i].cpu_ns;
+                wall += jobs[i].t_end - jobs[i].t_start;
                 if (jobs[i].t_start < t0)
                     t0 = jobs[i].t_start;
                 if (jobs[i].t_end > t1)
@@ -328,16 +354,18 @@ static void cb_thread_case(const char *name, enum cb_tkind kind, CUfunction fn)
             }
             pthread_barrier_destroy(&start);
             double rate = (double)t * (double)per_thread / ((double)(t1 - t0) / 1e9) / 1e6;
-            if (rate > best)
+            if (rate > best) {
                 best = rate;
+                best_share = wall ? (double)cpu / (double)wall : 0;
+            }
         }
         if (bad != CUDA_SUCCESS) {
             cb_na(name, "call failed in a thread", bad);
             return;
         }
         printf("{\"impl\": \"c\", \"case\": \"%s\", \"status\": \"ok\", \"threads\": %d, "
-               "\"calls_per_thread\": %ld, \"mcalls_per_s\": %.3f}\n",
-               name, t, per_thread, best);
+               "\"calls_per_thread\": %ld, \"mcalls_per_s\": %.3f, \"cpu_share\": %.3f}\n",
+               name, t, per_thread, best, best_share);
         fflush(stdout);
     }
 }
@@ -398,6 +426,23 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--reps")) cb_reps = atoi(v);
         else if (!strcmp(a, "--thread-calls")) cb_thread_calls = atol(v);
         else if (!strcmp(a, "--thread-launches")) cb_thread_launches = atol(v);
+        else if (!strcmp(a, "--cpus")) {
+            /* a comma-separated list of CPU numbers */
+            for (const char *q = v; *q && cb_ncpus < 64;) {
+                char *end;
+                long c = strtol(q, &end, 10);
+                if (end == q || c < 0 || c >= CPU_SETSIZE) {
+                    fprintf(stderr, "c_bench: bad --cpus %s\n", v);
+                    return 2;
+                }
+                cb_cpus[cb_ncpus++] = (int)c;
+                q = *end == ',' ? end + 1 : end;
+                if (*end && *end != ',') {
+                    fprintf(stderr, "c_bench: bad --cpus %s\n", v);
+                    return 2;
+                }
+            }
+        }
         else { fprintf(stderr, "c_bench: unknown option %s\n", a); return 2; }
     }
     if (cb_reps < 1 || cb_reps > CB_MAX_REPS || cb_n < 1 || cb_n_launch < 1) {

@@ -1,14 +1,46 @@
 """Free-threaded scaling: million calls per second over 1, 2, 4 and 8
 threads of cuDeviceGetAttribute, cuPointerGetAttribute and empty-kernel
 launches (one stream per thread), through cubind on a free-threaded CPython.
-Usage (GPU machine): PYTHONPATH=build/python python3.13t bench/ft_threads.py PTX"""
+
+Thread i runs on CPU cpus()[i]: one logical CPU of each physical core first,
+so eight threads never share a core while eight cores are free (c_bench
+--cpus takes the same list). Each row also gives the threads' CPU time over
+their loops' wall time: below 1.0, the machine ran something else on those
+CPUs and the rate measures the machine, not the binding.
+
+Usage (GPU machine): PYTHONPATH=build/python python3.13t bench/ft_threads.py PTX
+                     python3 bench/ft_threads.py --cpus   (the list, for c_bench)"""
 import json
+import os
 import sys
 import threading
 import time
 
-import cubind.cu as cu
-import cubind.driver as drv
+
+def cpus():
+    """The CPUs this process may use, one per physical core first, then
+    their hyperthread siblings."""
+    allowed = sorted(os.sched_getaffinity(0))
+    first, rest, seen = [], [], set()
+    for c in allowed:
+        try:
+            with open("/sys/devices/system/cpu/cpu%d/topology/core_id" % c) as f:
+                core = f.read().strip()
+            with open("/sys/devices/system/cpu/cpu%d/topology/physical_package_id" % c) as f:
+                core = (f.read().strip(), core)
+        except OSError:
+            core = c
+        (rest if core in seen else first).append(c)
+        seen.add(core)
+    return first + rest
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--cpus"]:
+    print(",".join(map(str, cpus())))
+    sys.exit(0)
+
+import cubind.cu as cu  # noqa: E402 (after the --cpus mode, which needs no GPU)
+import cubind.driver as drv  # noqa: E402
 
 assert not sys._is_gil_enabled(), "run this on a free-threaded build"
 cu.cuInit(0)
@@ -22,21 +54,27 @@ A_SM = cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
 P_TYPE = cu.CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE
 
 
+CPUS = cpus()
+
+
 def rate(make_work, nthreads, calls):
-    """Million calls per second over all threads: every call of every thread
-    over the span from the first thread's start to the last one's end (each
-    thread stamps its own loop, as c_bench does, so a late wake-up of the
-    main thread cannot shorten or stretch the span)."""
+    """(million calls per second over all threads, CPU share): every call of
+    every thread over the span from the first thread's start to the last
+    one's end (each thread stamps its own loop, as c_bench does, so a late
+    wake-up of the main thread cannot shorten or stretch the span), and the
+    threads' CPU time over their loops' wall time."""
     works = [make_work() for _ in range(nthreads)]
     barrier = threading.Barrier(nthreads)
     spans = [None] * nthreads
 
     def run(i, work):
+        os.sched_setaffinity(0, {CPUS[i % len(CPUS)]})  # this thread only
         cu.cuCtxSetCurrent(ctx)
         barrier.wait()
+        c0 = time.thread_time()
         t0 = time.perf_counter()
         work(calls)
-        spans[i] = (t0, time.perf_counter())
+        spans[i] = (t0, time.perf_counter(), time.thread_time() - c0)
 
     ts = [threading.Thread(target=run, args=(i, w)) for i, w in enumerate(works)]
     for t in ts:
@@ -45,7 +83,8 @@ def rate(make_work, nthreads, calls):
         t.join()
     start = min(s[0] for s in spans)
     end = max(s[1] for s in spans)
-    return nthreads * calls / (end - start) / 1e6
+    share = sum(s[2] for s in spans) / sum(s[1] - s[0] for s in spans)
+    return nthreads * calls / (end - start) / 1e6, share
 
 
 # Each thread makes its own handle objects: on a free-threaded build, an
@@ -89,21 +128,24 @@ def launch_work():
     return work
 
 
+print(json.dumps({"cpus": CPUS, "loadavg": os.getloadavg()}), flush=True)
 rows = []
 for case, make, calls in [("device_get_attribute", attr_work_of(cu, int), 1000000),
                           ("device_get_attribute (enum member)", attr_work_of(cu, lambda a: a), 1000000),
                           ("device_get_attribute (cubind.driver)", attr_work_of(drv, lambda a: a), 1000000),
                           ("pointer_get_attribute", pointer_work, 300000),
                           ("launch_empty_kernel", launch_work, 20000)]:
-    r = {}
+    r, shares = {}, {}
     for t in (1, 2, 4, 8):
-        r[t] = max(rate(make, t, calls) for _ in range(3))
+        r[t], shares[t] = max(rate(make, t, calls) for _ in range(5))
         impl = "cubind.driver (3.13t)" if "cubind.driver" in case else "cubind.cu (3.13t)"
         print(json.dumps({"impl": impl, "case": case, "threads": t,
-                          "mcalls_per_s": round(r[t], 3)}), flush=True)
-    rows.append((case, r))
+                          "mcalls_per_s": round(r[t], 3), "cpu_share": round(shares[t], 3)}),
+              flush=True)
+    rows.append((case, r, shares))
 print()
-print("| case | 1 | 2 | 4 | 8 | 8 / 1 |")
-print("|---|---|---|---|---|---|")
-for case, r in rows:
-    print("| %s | %.2f | %.2f | %.2f | %.2f | %.2fx |" % (case, r[1], r[2], r[4], r[8], r[8] / r[1]))
+print("| case | 1 | 2 | 4 | 8 | 8 / 1 | CPU share at 8 |")
+print("|---|---|---|---|---|---|---|")
+for case, r, shares in rows:
+    print("| %s | %.2f | %.2f | %.2f | %.2f | %.2fx | %.2f |"
+          % (case, r[1], r[2], r[4], r[8], r[8] / r[1], shares[8]))

@@ -16,11 +16,14 @@ T=/tmp/pyft
     "$py" -c 'import sys; print(sys.version, "GIL enabled:", sys._is_gil_enabled())'
     ./configure --no-generator --no-install --python "$py" && ninja bindings
     nvcc -ptx -arch=sm_90 -o "$T/kernels.ptx" bench/kernels.cu
+    nproc; lscpu | grep -E "^(CPU\(s\)|Thread|Core|Socket|Model name)" || true
+    cpus=$("$py" bench/ft_threads.py --cpus)
+    echo "threads pinned to CPUs $cpus (one per physical core first)"
     PYTHONPATH=build/python "$py" bench/ft_threads.py "$T/kernels.ptx"
     # The same thread cases from plain C, in the same run: the driver's own
     # scaling is the ceiling (cuPointerGetAttribute takes a driver lock).
     gcc -std=c11 -O2 -I"${CUDA_HOME:-/usr/local/cuda}/include" bench/c_bench.c -o "$T/c_bench" -ldl -pthread
     nvcc -cubin -arch=sm_90 -o "$T/kernels.cubin" bench/kernels.cu
-    "$T/c_bench" --image "$T/kernels.cubin" --n 1000 --n-launch 100 --reps 1 | grep '"threads"'
+    "$T/c_bench" --image "$T/kernels.cubin" --n 1000 --n-launch 100 --reps 5 --cpus "$cpus" | grep '"threads"'
 } > "$OUT/ft-threads.log" 2>&1
 tail -8 "$OUT/ft-threads.log"

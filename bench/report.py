@@ -87,6 +87,15 @@ def machine(command):
         "numpy": _version("numpy"),
         "cubind_commit": (commit + ("+dirty" if dirty else "")) if commit else None,
         "command": command,
+        # What can make every driver call slower on this machine, for all
+        # implementations alike: confidential computing (encrypted
+        # submission), a virtual machine, CUDA settings in the environment
+        # (a tool injected, launch blocking), the load of other tenants.
+        "conf_compute": _out(["nvidia-smi", "conf-compute", "-f"]),
+        "virtualization": _out(["systemd-detect-virt"]),
+        "cuda_env": {k: v for k, v in os.environ.items()
+                     if k.startswith(("CUDA_", "CUPY_", "NVIDIA_")) and "PATH" not in k} or None,
+        "loadavg": os.getloadavg(),
     }
     return rec
 
@@ -211,6 +220,10 @@ def render(records):
         ("NumPy / CuPy", "%s / %s" % (m.get("numpy"), m.get("cupy"))),
         ("cubind commit", m.get("cubind_commit")),
         ("date", m.get("date")),
+        ("confidential computing (nvidia-smi conf-compute -f)", m.get("conf_compute")),
+        ("virtualization (systemd-detect-virt)", m.get("virtualization")),
+        ("CUDA_* environment", m.get("cuda_env") or "none set"),
+        ("load average at start (1, 5, 15 min)", m.get("loadavg")),
     ]
     w("| | |")
     w("|---|---|")
