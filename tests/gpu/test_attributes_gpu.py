@@ -20,16 +20,8 @@ T = drv.CUmemLocationType
 CU_DEVICE_INVALID = -2
 SIZE = 1 << 20
 
-
-
-@pytest.fixture(scope="module")
-def ctx():
-    ok(drv.cuInit(0))
-    dev = ok(drv.cuDeviceGet(0))
-    pctx = ok(drv.cuDevicePrimaryCtxRetain(dev))
-    ok(drv.cuCtxSetCurrent(pctx))
-    yield dev
-    ok(drv.cuDevicePrimaryCtxRelease(dev))
+# dev (device 0) and ctx (its primary context, current for this file) are in
+# conftest.py.
 
 
 def device_location(dev):
@@ -40,11 +32,11 @@ def device_location(dev):
 
 
 @pytest.fixture
-def managed(ctx):
+def managed(ctx, dev):
     """1 MiB of managed memory: read-mostly, preferring and accessed by
     device 0, not prefetched yet."""
     ptr = ok(drv.cuMemAllocManaged(SIZE, drv.CUmemAttach_flags.CU_MEM_ATTACH_GLOBAL.value))
-    loc = device_location(ctx)
+    loc = device_location(dev)
     Adv = drv.CUmem_advise
     ok(drv.cuMemAdvise(ptr, SIZE, Adv.CU_MEM_ADVISE_SET_READ_MOSTLY, loc))
     ok(drv.cuMemAdvise(ptr, SIZE, Adv.CU_MEM_ADVISE_SET_PREFERRED_LOCATION, loc))
@@ -58,8 +50,8 @@ def managed(ctx):
 TYPED_LOCATIONS = IMPL != "cuda.bindings"
 
 
-def test_range_attribute_one_at_a_time(ctx, managed):
-    dev = int(ctx)
+def test_range_attribute_one_at_a_time(dev, managed):
+    dev = int(dev)
     get = lambda size, attr: ok(drv.cuMemRangeGetAttribute(size, attr, managed, SIZE))
     assert get(4, A.CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY) == 1
     assert get(4, A.CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION) == dev
@@ -74,10 +66,10 @@ def test_range_attribute_one_at_a_time(ctx, managed):
     assert err == drv.CUresult.CUDA_ERROR_INVALID_VALUE
 
 
-def test_range_attributes_each_typed_and_sized(ctx, managed):
-    dev = int(ctx)
+def test_range_attributes_each_typed_and_sized(dev, managed):
+    dev = int(dev)
     stream = ok(drv.cuStreamCreate(0))
-    ok(drv.cuMemPrefetchAsync(managed, SIZE, device_location(ctx), 0, stream))
+    ok(drv.cuMemPrefetchAsync(managed, SIZE, device_location(dev), 0, stream))
     ok(drv.cuStreamSynchronize(stream))
     attrs = [A.CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY,
              A.CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY,

@@ -6,20 +6,9 @@ CUBIND_GPU_IMPL=cuda.bindings (the same file is the evidence for the drop-in
 claim). Never run in CI: tests/gpu/ needs the real driver.
 """
 
-import pytest
-
 from gpu_common import SUCCESS, drv, ok
 
-
-
-@pytest.fixture(scope="module")
-def ctx():
-    ok(drv.cuInit(0))
-    dev = ok(drv.cuDeviceGet(0))
-    pctx = ok(drv.cuDevicePrimaryCtxRetain(dev))
-    ok(drv.cuCtxSetCurrent(pctx))
-    yield pctx
-    ok(drv.cuDevicePrimaryCtxRelease(dev))
+# ctx (device 0's primary context, current for this file) is in conftest.py.
 
 
 def test_versions_and_devices(ctx):

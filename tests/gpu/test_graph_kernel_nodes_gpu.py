@@ -11,47 +11,25 @@ cuda.bindings.driver (cubind-only forms skipped). Needs nvcc. Never run in CI.
 import ctypes
 import gc
 import importlib
-import pathlib
 import struct
-import subprocess
 import weakref
 
 import pytest
 
-from gpu_common import IMPL, drv, nvcc
+from gpu_common import IMPL, drv, ok, ok_any_face
 
 CUBIND = IMPL in ("cubind", "cubind.cu")
 FACES = [drv]
 if CUBIND:
     FACES.append(importlib.import_module("cubind.cu"))
-HERE = pathlib.Path(__file__).resolve().parent
 cubind_only = pytest.mark.skipif(not CUBIND, reason="cubind-only form")
 
 
-def ok(result):
-    if not isinstance(result, tuple):
-        return result                      # cubind.cu: the value itself
-    assert result[0] == drv.CUresult.CUDA_SUCCESS, result
-    outs = result[1:]
-    return outs[0] if len(outs) == 1 else (outs or None)
-
-
 @pytest.fixture(scope="module")
-def func(tmp_path_factory):
-    nvcc_path = nvcc()
-    if not nvcc_path:
-        pytest.skip("nvcc not found")
-    out = tmp_path_factory.mktemp("graph") / "packer_kernels.ptx"
-    subprocess.run([nvcc_path, "-ptx", "-arch=sm_90", str(HERE / "packer_kernels.cu"), "-o", str(out)],
-                   check=True)
-    ok(drv.cuInit(0))
-    dev = ok(drv.cuDeviceGet(0))
-    pctx = ok(drv.cuDevicePrimaryCtxRetain(dev))
-    ok(drv.cuCtxSetCurrent(pctx))
-    mod = ok(drv.cuModuleLoadData(out.read_bytes() + b"\0"))
-    yield ok(drv.cuModuleGetFunction(mod, b"echo_i32_f32_ptr"))
-    ok(drv.cuModuleUnload(mod))
-    ok(drv.cuDevicePrimaryCtxRelease(dev))
+def func(load_module):
+    """echo_i32_f32_ptr of packer_kernels.cu, loaded in device 0's primary
+    context (conftest.py)."""
+    return ok(drv.cuModuleGetFunction(load_module("packer_kernels"), b"echo_i32_f32_ptr"))
 
 
 @pytest.fixture
@@ -111,11 +89,11 @@ def fill(p, f, params, extra):
 
 
 def run_graph(face, g, stream=None):
-    ex = ok(face.cuGraphInstantiate(g, 0))
-    ok(face.cuGraphLaunch(ex, stream or 0))
-    ok(face.cuCtxSynchronize())
-    ok(face.cuGraphExecDestroy(ex))
-    ok(face.cuGraphDestroy(g))
+    ex = ok_any_face(face.cuGraphInstantiate(g, 0))
+    ok_any_face(face.cuGraphLaunch(ex, stream or 0))
+    ok_any_face(face.cuCtxSynchronize())
+    ok_any_face(face.cuGraphExecDestroy(ex))
+    ok_any_face(face.cuGraphDestroy(g))
 
 
 FORM_NAMES = ["plain", "plain-cai", "typed", "buffer", "address", "extra"]
@@ -129,8 +107,8 @@ def test_add_kernel_node_every_form(func, out, face, form):
     if only and not CUBIND:
         pytest.skip("cubind-only form")
     p = fill(face.CUDA_KERNEL_NODE_PARAMS(), func, params, extra)
-    g = ok(face.cuGraphCreate(0))
-    ok(face.cuGraphAddKernelNode(g, None, 0, p))
+    g = ok_any_face(face.cuGraphCreate(0))
+    ok_any_face(face.cuGraphAddKernelNode(g, None, 0, p))
     run_graph(face, g)
     assert read3(out) == expected(out)
 

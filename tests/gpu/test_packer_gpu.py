@@ -9,41 +9,20 @@ by the kernel and sequences for `extra`, are skipped there). Needs nvcc
 Never run in CI: tests/gpu/ needs the real driver.
 """
 import ctypes
-import pathlib
 import struct
-import subprocess
 
 import pytest
 
-from gpu_common import IMPL, drv, nvcc, ok
+from gpu_common import IMPL, drv, ok
 CUBIND = IMPL == "cubind"
-HERE = pathlib.Path(__file__).resolve().parent
 
 cubind_only = pytest.mark.skipif(not CUBIND, reason="cuda.bindings has no plain-values form")
 
 
-
 @pytest.fixture(scope="module")
-def ptx(tmp_path_factory):
-    nvcc_path = nvcc()
-    if not nvcc_path:
-        pytest.skip("nvcc not found")
-    out = tmp_path_factory.mktemp("packer") / "packer_kernels.ptx"
-    subprocess.run([nvcc_path, "-ptx", "-arch=sm_90", str(HERE / "packer_kernels.cu"), "-o", str(out)],
-                   check=True)
-    return out.read_bytes() + b"\0"
-
-
-@pytest.fixture(scope="module")
-def mod(ptx):
-    ok(drv.cuInit(0))
-    dev = ok(drv.cuDeviceGet(0))
-    pctx = ok(drv.cuDevicePrimaryCtxRetain(dev))
-    ok(drv.cuCtxSetCurrent(pctx))
-    m = ok(drv.cuModuleLoadData(ptx))
-    yield m
-    ok(drv.cuModuleUnload(m))
-    ok(drv.cuDevicePrimaryCtxRelease(dev))
+def mod(load_module):
+    """packer_kernels.cu, loaded in device 0's primary context (conftest.py)."""
+    return load_module("packer_kernels")
 
 
 class Out:

@@ -24,28 +24,17 @@ import ctypes
 import importlib
 import json
 import os
-import pathlib
-import shutil
-import subprocess
 import threading
 import time
 
 import pytest
 
+from gpu_common import IMPL, nvcc
 
-def _nvcc():
-    found = shutil.which("nvcc")
-    if found:
-        return found
-    return "/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None
-
-
-NVCC = _nvcc()
-if not NVCC:
+if not nvcc():
     pytest.skip("nvcc not found: the scenarios need PTX built from scenario_kernels.cu",
                 allow_module_level=True)
 
-IMPL = os.environ.get("CUBIND_GPU_IMPL", "cubind")
 if IMPL == "cuda.bindings":
     api = importlib.import_module("cuda.bindings.driver")
     CUDAError = None
@@ -61,7 +50,6 @@ else:
 RAISING = IMPL == "cubind.cu"
 CUBIND = IMPL in ("cubind", "cubind.cu")
 SUCCESS = api.CUresult.CUDA_SUCCESS
-HERE = pathlib.Path(__file__).resolve().parent
 
 cubind_only = pytest.mark.skipif(not CUBIND, reason="cubind-only feature")
 
@@ -128,6 +116,8 @@ def typename(value):
 
 
 # ---- fixtures -----------------------------------------------------------------------
+# dev and ctx replace conftest.py's: session-scoped, through call() on the face
+# under test (cubind.cu raises). ptx_of (the nvcc build) is conftest.py's.
 
 @pytest.fixture(scope="session")
 def dev():
@@ -145,16 +135,8 @@ def ctx(dev):
 
 
 @pytest.fixture(scope="session")
-def ptx(tmp_path_factory):
-    out = tmp_path_factory.mktemp("scenarios") / "scenario_kernels.ptx"
-    subprocess.run([NVCC, "-ptx", "-arch=sm_90", str(HERE / "scenario_kernels.cu"), "-o", str(out)],
-                   check=True)
-    return out.read_bytes() + b"\0"
-
-
-@pytest.fixture(scope="session")
-def mod(ctx, ptx):
-    m = call("cuModuleLoadData", ptx)
+def mod(ctx, ptx_of):
+    m = call("cuModuleLoadData", ptx_of("scenario_kernels"))
     yield m
     call("cuModuleUnload", m)
 
