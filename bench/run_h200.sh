@@ -85,7 +85,8 @@ step "c_bench"
 if ${CC:-gcc} -std=c11 -O2 -Wall -Wextra -I"$CUDA_HOME/include" bench/c_bench.c \
         -o "$W/c_bench" -ldl -pthread; then
     timeout 150 "$W/c_bench" "${images[@]}" --n "$N" --n-launch "$NL" --reps "$REPS" \
-        --thread-calls "$TC" --thread-launches "$TL" ${SUBMIT:+--launch-submit} > "$W/c.jsonl" ||
+        --thread-calls "$TC" --thread-launches "$TL" ${SUBMIT:+--launch-submit} \
+        --cpus "$("$PY" bench/ft_threads.py --cpus)" > "$W/c.jsonl" ||
         echo "run_h200.sh: c_bench exited with $?"
     cat "$W/c.jsonl"
 else
