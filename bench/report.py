@@ -66,8 +66,10 @@ def machine(command):
     gpu = _out(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
                 "--format=csv,noheader"])
     nvcc = _out(["nvcc", "--version"])
-    commit = _out(["git", "rev-parse", "--short", "HEAD"])
-    dirty = _out(["git", "status", "--porcelain"])
+    # CUBIND_COMMIT names the commit when the checkout's git metadata is not
+    # the tree's own (a copied working tree, as the GPU machine receives).
+    commit = os.environ.get("CUBIND_COMMIT") or _out(["git", "rev-parse", "--short", "HEAD"])
+    dirty = None if os.environ.get("CUBIND_COMMIT") else _out(["git", "status", "--porcelain"])
     rec = {
         "impl": "machine", "case": "meta",
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
