@@ -1024,9 +1024,13 @@ def main(argv=None):
         records += got
     rounds = []
     for k in range(max(1, args.rounds)):
+        # Every other round runs the implementations in reverse order, so
+        # none always runs in the same place (first after the C run, last
+        # before the report) with whatever the machine does there.
+        order = impls if k % 2 == 0 else impls[::-1]
         if args.rounds > 1:
-            log("round %d of %d" % (k + 1, args.rounds))
-        rounds.append(run_children(impls, cfg, env, log, sink, deadline))
+            log("round %d of %d: %s" % (k + 1, args.rounds, ", ".join(order)))
+        rounds.append(run_children(order, cfg, env, log, sink, deadline))
     best = best_of_rounds(rounds)
     if len(rounds) > 1:
         sink(best)   # after the per-round records: readers keep the last one per key
