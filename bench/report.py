@@ -224,7 +224,9 @@ def render(records):
         ("date", m.get("date")),
         ("confidential computing (nvidia-smi conf-compute -f)", m.get("conf_compute")),
         ("virtualization (systemd-detect-virt)", m.get("virtualization")),
-        ("CUDA_* environment", m.get("cuda_env") or "none set"),
+        ("CUDA_* environment", ", ".join("%s=%s" % kv for kv in sorted((m.get("cuda_env") or {}).items())
+                                         if not kv[0].startswith("NVIDIA_REQUIRE"))
+         or "none set"),
         ("load average at start (1, 5, 15 min)", m.get("loadavg")),
     ]
     w("| | |")
