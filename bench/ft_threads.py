@@ -106,6 +106,16 @@ def attr_work_of(face, attr_of):
     return make
 
 
+def builtin_work():
+    """CPython's own floor: a loop calling a builtin (len of a tuple the
+    thread made), no cubind, no driver."""
+    def work(n):
+        t = (1, 2)
+        for _ in range(n):
+            len(t)
+    return work
+
+
 def pointer_work():
     f = cu.cuPointerGetAttribute
 
@@ -130,7 +140,8 @@ def launch_work():
 
 print(json.dumps({"cpus": CPUS, "loadavg": os.getloadavg()}), flush=True)
 rows = []
-for case, make, calls in [("device_get_attribute", attr_work_of(cu, int), 1000000),
+for case, make, calls in [("baseline: len(tuple), no cubind", builtin_work, 1000000),
+                          ("device_get_attribute", attr_work_of(cu, int), 1000000),
                           ("device_get_attribute (enum member)", attr_work_of(cu, lambda a: a), 1000000),
                           ("device_get_attribute (cubind.driver)", attr_work_of(drv, lambda a: a), 1000000),
                           ("pointer_get_attribute", pointer_work, 300000),
@@ -138,7 +149,8 @@ for case, make, calls in [("device_get_attribute", attr_work_of(cu, int), 100000
     r, shares = {}, {}
     for t in (1, 2, 4, 8):
         r[t], shares[t] = max(rate(make, t, calls) for _ in range(5))
-        impl = "cubind.driver (3.13t)" if "cubind.driver" in case else "cubind.cu (3.13t)"
+        impl = ("python (3.13t)" if case.startswith("baseline") else
+                "cubind.driver (3.13t)" if "cubind.driver" in case else "cubind.cu (3.13t)")
         print(json.dumps({"impl": impl, "case": case, "threads": t,
                           "mcalls_per_s": round(r[t], 3), "cpu_share": round(shares[t], 3)}),
               flush=True)
