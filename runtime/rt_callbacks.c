@@ -36,6 +36,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cuda.h>
 
@@ -749,6 +750,53 @@ int rt_cb_host_attach(void *stream, void *payload)
         return -1;
     }
     return 1;
+}
+
+/* ---- fork ------------------------------------------------------------------ */
+
+/* Lock order: rt_interps_mu, then each s->mu in list order. Nothing else
+ * takes two of these (s->mu is a leaf; interp_state holds rt_interps_mu
+ * alone), so prepare cannot deadlock. The states list cannot change while
+ * rt_interps_mu is held. */
+void rt_cb_fork_prepare(void)
+{
+    pthread_mutex_lock(&rt_interps_mu);
+    for (rt_interp *s = rt_interps; s; s = s->next)
+        pthread_mutex_lock(&s->mu);
+}
+
+void rt_cb_fork_parent(void)
+{
+    for (rt_interp *s = rt_interps; s; s = s->next)
+        pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&rt_interps_mu);
+}
+
+void rt_cb_fork_child(void)
+{
+    for (rt_interp *s = rt_interps; s; s = s->next) {
+        if (atomic_load(&s->phase) != RUNNER_CLOSED)
+            atomic_store(&s->phase, RUNNER_NONE);
+        s->starter = 0;
+        s->started = 0;
+        s->exited = 0;
+        s->runner = 0;
+        /* The parent's runner's thread handle: a Python object cannot be
+         * released in a fork handler; its reference is left. */
+        s->handle = NULL;
+        /* Requests live on the stacks of driver threads of the parent. */
+        s->head = NULL;
+        s->tail = &s->head;
+        /* Conditions may record waiters of the parent's threads: made anew
+         * (no thread of this process waits on them). */
+        memset(&s->wake, 0, sizeof s->wake);
+        memset(&s->done, 0, sizeof s->done);
+        pthread_cond_init(&s->wake, NULL);
+        pthread_cond_init(&s->done, NULL);
+        rt_queue_after_fork_child(&s->work);
+        pthread_mutex_unlock(&s->mu);
+    }
+    pthread_mutex_unlock(&rt_interps_mu);
 }
 
 /* ---- shutdown ---------------------------------------------------------------- */

@@ -109,6 +109,18 @@ void rt_cb_runner(void);
 void rt_cb_runner_stop(void);
 /* The atexit step described above, for the current interpreter. */
 void rt_cb_atexit(void);
+/* fork() (pthread_atfork, registered once by cubind._runtime). prepare
+ * takes the interpreters' list lock and every interpreter's lock, so the
+ * child inherits none held by a thread it does not have; parent releases
+ * them. child also forgets the runners: their threads are not in the child
+ * (phase back to none: a later Python callback starts a new one; an
+ * interpreter that closed stays closed), drops the parent's requests
+ * (their driver threads are not here either) and frees the queues' drains;
+ * so the child's shutdown waits for no runner. Queued deferred items stay
+ * and run at the child's next drain. */
+void rt_cb_fork_prepare(void);
+void rt_cb_fork_parent(void);
+void rt_cb_fork_child(void);
 /* Counters for tests, over all interpreters: payloads alive, calls skipped
  * at shutdown, queue items leaked after close. */
 void rt_cb_counts(long long out[3]);

@@ -33,6 +33,20 @@ static rt_registry *reg(void)
     return rt_h_reg;
 }
 
+void rt_h_fork_prepare(void)
+{
+    rt_registry *r = reg(); /* completes a first use in progress elsewhere */
+    if (r)
+        rt_registry_fork_prepare(r);
+}
+
+void rt_h_fork_release(void)
+{
+    rt_registry *r = reg(); /* made by prepare: no initialization here */
+    if (r)
+        rt_registry_fork_release(r);
+}
+
 int rt_h_register(int kind, uintptr_t handle, void *meta, void (*meta_free)(void *),
                   rt_registry_entry *dep, rt_registry_entry **out)
 {

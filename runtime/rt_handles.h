@@ -27,6 +27,9 @@ size_t rt_h_unregister_kind(int kind);
 int rt_h_keep_object(rt_registry_entry *e, PyObject *obj);
 void rt_h_kernels_unloaded(void);
 extern _Atomic unsigned long rt_h_kernel_epoch;
+/* fork(): the process registry's locks (rt_registry_fork_prepare). */
+void rt_h_fork_prepare(void);
+void rt_h_fork_release(void);
 /* Mapped entries of every kind (tests: cubind._runtime._registry_count()). */
 size_t rt_h_count(void);
 /* Mapped entries of one kind (tests: cubind._runtime._registry_counts()). */

@@ -27,13 +27,16 @@
  * stay BaseException's. Their __module__ is "cubind" (the package re-exports
  * them), which pickle relies on.
  *
- * Free-threading: the module keeps no mutable C globals (the capsule table is
- * `static const`; the loader's state is once-initialised in rt_loader.c), and
+ * Free-threading: the module keeps no mutable C globals but the fork
+ * handlers' registration, written once under pthread_once (the capsule
+ * table is `static const`; the loader's state is once-initialised in
+ * rt_loader.c), and
  * module state is written only by exec and cleared only by GC/teardown, so
  * it declares Py_MOD_GIL_NOT_USED and per-interpreter-GIL support.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <pthread.h>
 
 #include "cubind_rt.h"
 #include "rt_callbacks.h"
@@ -332,6 +335,38 @@ static int rt_add_type(PyObject *m, const char *attr, PyObject **slot,
     return PyModule_AddObjectRef(m, attr, type);
 }
 
+/* fork(): no lock of the runtime is inherited held by a thread the child
+ * does not have, and the child forgets the callback runners (a forked
+ * child of a process that ran Python callbacks would otherwise wait for its
+ * runner forever at exit). Registered once per process. Order: the
+ * registry's locks, then the callbacks' (each set is of leaf locks:
+ * neither is taken while the other is held). */
+static void rt_fork_prepare(void)
+{
+    rt_h_fork_prepare();
+    rt_cb_fork_prepare();
+}
+
+static void rt_fork_parent(void)
+{
+    rt_cb_fork_parent();
+    rt_h_fork_release();
+}
+
+static void rt_fork_child(void)
+{
+    rt_cb_fork_child();
+    rt_h_fork_release();
+}
+
+static pthread_once_t rt_fork_once = PTHREAD_ONCE_INIT;
+static int rt_fork_registered;
+
+static void rt_fork_register(void)
+{
+    rt_fork_registered = pthread_atfork(rt_fork_prepare, rt_fork_parent, rt_fork_child) == 0;
+}
+
 static int rt_exec(PyObject *m)
 {
     rt_module_state *st = rt_get_state(m);
@@ -357,6 +392,11 @@ static int rt_exec(PyObject *m)
                         PyExc_RuntimeError, NULL)) < 0)
         return -1;
 
+    pthread_once(&rt_fork_once, rt_fork_register);
+    if (!rt_fork_registered) {
+        PyErr_SetString(PyExc_RuntimeError, "cubind: pthread_atfork failed");
+        return -1;
+    }
     /* The main interpreter's shutdown stops the callback runners of every
      * interpreter, before CPython ends leftover subinterpreters. */
     if (PyInterpreterState_Get() == PyInterpreterState_Main()) {

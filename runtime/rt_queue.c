@@ -186,6 +186,11 @@ int rt_queue_is_closed(rt_queue *q)
     return atomic_load_explicit(&q->closed, memory_order_acquire);
 }
 
+void rt_queue_after_fork_child(rt_queue *q)
+{
+    atomic_store_explicit(&q->draining, 0, memory_order_relaxed);
+}
+
 size_t rt_queue_leaked(rt_queue *q)
 {
     return atomic_load_explicit(&q->leaked, memory_order_relaxed);

@@ -111,6 +111,12 @@ int rt_queue_is_closed(rt_queue *q);
  * after, or cut from a drain in progress). */
 size_t rt_queue_leaked(rt_queue *q);
 
+/* In the child of fork() only (one thread): a drain that a thread of the
+ * parent owned at the fork will never finish here; gives up its ownership
+ * so that drains run again. The items that drain had taken are lost (not
+ * run, not counted). Queued items stay queued. */
+void rt_queue_after_fork_child(rt_queue *q);
+
 #ifdef __cplusplus
 }
 #endif

@@ -409,6 +409,18 @@ size_t rt_registry_unregister_kind(rt_registry *r, int kind)
     return n;
 }
 
+void rt_registry_fork_prepare(rt_registry *r)
+{
+    for (size_t i = 0; i < RT_REGISTRY_SHARDS; i++)
+        pthread_mutex_lock(&r->shards[i].mu);
+}
+
+void rt_registry_fork_release(rt_registry *r)
+{
+    for (size_t i = RT_REGISTRY_SHARDS; i-- > 0;)
+        pthread_mutex_unlock(&r->shards[i].mu);
+}
+
 size_t rt_registry_count(rt_registry *r)
 {
     size_t n = 0;

@@ -112,6 +112,13 @@ int rt_registry_unregister_entry(rt_registry *r, rt_registry_entry *e);
  * whole kind at once (kernel layouts after a module unload). */
 size_t rt_registry_unregister_kind(rt_registry *r, int kind);
 
+/* fork(): prepare takes every shard lock (in shard order; shard locks are
+ * leaves, so this cannot deadlock with a thread holding one), so that the
+ * child never inherits a lock held by a thread it does not have; parent and
+ * child release them (the child's one thread is the one that took them). */
+void rt_registry_fork_prepare(rt_registry *r);
+void rt_registry_fork_release(rt_registry *r);
+
 /* Number of mapped entries (takes every shard lock in turn; a snapshot). */
 size_t rt_registry_count(rt_registry *r);
 

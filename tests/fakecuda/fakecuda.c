@@ -3869,10 +3869,39 @@ FK_EXPORT int fakecuda_set_driver_version(int version)
     return 0;
 }
 
+/* fork(): like CUDA, the fake is not usable in a child (its worker threads
+ * stay in the parent), but a child may exit: G is taken around fork so the
+ * child never inherits it held by a worker, and the child's destructor
+ * leaves the parent's workers alone. */
+static int g_forked_child; /* written only in a child, by its one thread */
+
+static void fk_fork_prepare(void)
+{
+    LOCK();
+}
+
+static void fk_fork_parent(void)
+{
+    UNLOCK();
+}
+
+static void fk_fork_child(void)
+{
+    g_forked_child = 1;
+    UNLOCK();
+}
+
+__attribute__((constructor)) static void fk_fork_init(void)
+{
+    pthread_atfork(fk_fork_prepare, fk_fork_parent, fk_fork_child);
+}
+
 /* On unload / exit: never hang. Workers stop without running queued work;
  * wait at most a second for those in the middle of a user callback. */
 __attribute__((destructor)) static void fk_fini(void)
 {
+    if (g_forked_child)
+        return; /* the workers are the parent's */
     LOCK();
     g_shutdown = 1;
     size_t n = 0;
