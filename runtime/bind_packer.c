@@ -325,6 +325,12 @@ static void store_bits(unsigned char *dst, size_t size, unsigned long long bits)
     }
 }
 
+/* ll in [min, umax] (min <= 0). */
+static int signed_fits(long long ll, long long min, unsigned long long umax)
+{
+    return ll >= min && (ll <= 0 || (unsigned long long)ll <= umax);
+}
+
 /* An int object in [min, umax] (min <= 0): its two's complement bits.
  * 0, or -1 with OverflowError (range) or another error set. */
 static int int_bits(PyObject *v, long long min, unsigned long long umax, const char *range,
@@ -338,7 +344,7 @@ static int int_bits(PyObject *v, long long min, unsigned long long umax, const c
             return rewrap(PyExc_TypeError, fname, what, i);
     }
     if (overflow == 0) {
-        if (ll < min || (ll > 0 && (unsigned long long)ll > umax))
+        if (!signed_fits(ll, min, umax))
             goto range_error;
         *bits = (unsigned long long)ll;
         return 0;
@@ -510,9 +516,8 @@ static int put_plain(PyObject *v, size_t size, unsigned char *dst, const char *f
         const cbs_handle *h = (const cbs_handle *)v;
         unsigned long long bits = cbs_handle_bits(h);
         if (is_int_size(size)) {
-            long long sv = (long long)bits;
             int fits = h->kind == CBS_HANDLE_I32
-                           ? sv >= size_min[size] && (sv <= 0 || (unsigned long long)sv <= size_umax[size])
+                           ? signed_fits((long long)bits, size_min[size], size_umax[size])
                            : bits <= size_umax[size];
             if (fits) {
                 store_bits(dst, size, bits);

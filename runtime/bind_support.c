@@ -73,14 +73,10 @@ static void overflow(const char *func, const char *param, const char *ctype, PyO
                  value, ctype);
 }
 
+/* The inline cbs_arg_unsigned took small ints in range already. */
 int cbs_arg_unsigned_slow(PyObject *o, unsigned long long max, const char *func,
                           const char *param, const char *ctype, unsigned long long *out)
 {
-    long long small;
-    if (cbs_compact_int(o, &small) && small >= 0 && (unsigned long long)small <= max) {
-        *out = (unsigned long long)small;
-        return 0;
-    }
     if (PyLong_CheckExact(o)) { /* the common case: no new reference */
         int over = 0;
         long long x = PyLong_AsLongLongAndOverflow(o, &over);
@@ -115,14 +111,10 @@ int cbs_arg_unsigned_slow(PyObject *o, unsigned long long max, const char *func,
     return 0;
 }
 
+/* The inline cbs_arg_signed took small ints in range already. */
 int cbs_arg_signed_slow(PyObject *o, long long min, long long max, const char *func,
                         const char *param, const char *ctype, long long *out)
 {
-    long long small;
-    if (cbs_compact_int(o, &small) && small >= min && small <= max) {
-        *out = small;
-        return 0;
-    }
     if (PyLong_CheckExact(o)) { /* the common case: no new reference */
         int over = 0;
         long long x = PyLong_AsLongLongAndOverflow(o, &over);
