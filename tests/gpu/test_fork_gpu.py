@@ -12,19 +12,15 @@ import sys
 
 import pytest
 
+from gpu_scripts import CUBIND_STREAM_SETUP
+
 IMPL = os.environ.get("CUBIND_GPU_IMPL", "cubind")
 pytestmark = pytest.mark.skipif(IMPL == "cuda.bindings",
                                 reason="cuda.bindings takes no Python callables")
 
 SCRIPT = r'''
 import os, signal, sys, threading, time
-import cubind.driver as d
-ok = lambda r: r[1:] if r[0] == 0 else sys.exit("failed: %r" % (r,))
-ok(d.cuInit(0))
-(dev,) = ok(d.cuDeviceGet(0))
-(ctx,) = ok(d.cuDevicePrimaryCtxRetain(dev))
-ok(d.cuCtxSetCurrent(ctx))
-(s,) = ok(d.cuStreamCreate(1))
+''' + CUBIND_STREAM_SETUP + r'''
 hits = []
 stop = threading.Event()
 

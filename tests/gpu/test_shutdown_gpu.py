@@ -20,6 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from gpu_scripts import CUBIND_STREAM_SETUP
+
 IMPL = os.environ.get("CUBIND_GPU_IMPL", "cubind")
 pytestmark = pytest.mark.skipif(IMPL == "cuda.bindings",
                                 reason="cuda.bindings takes no Python callables")
@@ -29,13 +31,7 @@ import atexit, sys, time
 # Registered before cubind is imported, so it runs after cubind's own atexit
 # step and reports what was still in flight when the interpreter exited.
 atexit.register(lambda: print("counts", __import__("cubind._runtime")._runtime._callback_counts()))
-import cubind.driver as d
-ok = lambda r: r[1:] if r[0] == 0 else sys.exit("failed: %r" % (r,))
-ok(d.cuInit(0))
-(dev,) = ok(d.cuDeviceGet(0))
-(ctx,) = ok(d.cuDevicePrimaryCtxRetain(dev))
-ok(d.cuCtxSetCurrent(ctx))
-(s,) = ok(d.cuStreamCreate(1))
+''' + CUBIND_STREAM_SETUP + r'''
 sink = []
 def slow(x):
     sink.append(x)
