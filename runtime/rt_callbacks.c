@@ -774,8 +774,15 @@ void rt_cb_fork_parent(void)
 
 void rt_cb_fork_child(void)
 {
+    unsigned long me = PyThread_get_thread_ident(); /* pthread_self: safe here */
     for (rt_interp *s = rt_interps; s; s = s->next) {
-        if (atomic_load(&s->phase) != RUNNER_CLOSED)
+        if (s->started && s->runner == me)
+            /* Forked by a callable on the runner: this thread is that runner,
+             * the child's only thread. It leaves its loop when the callable
+             * returns (its thread then ends, and the child with it) instead
+             * of waiting for requests no driver thread will make. */
+            atomic_store(&s->phase, RUNNER_CLOSED);
+        else if (atomic_load(&s->phase) != RUNNER_CLOSED)
             atomic_store(&s->phase, RUNNER_NONE);
         s->starter = 0;
         s->started = 0;

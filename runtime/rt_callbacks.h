@@ -114,7 +114,9 @@ void rt_cb_atexit(void);
  * child inherits none held by a thread it does not have; parent releases
  * them. child also forgets the runners: their threads are not in the child
  * (phase back to none: a later Python callback starts a new one; an
- * interpreter that closed stays closed), drops the parent's requests
+ * interpreter that closed stays closed; forked by a callable on the runner,
+ * the child's one thread is that runner, which closes: it ends when the
+ * callable returns), drops the parent's requests
  * (their driver threads are not here either) and frees the queues' drains;
  * so the child's shutdown waits for no runner. Queued deferred items stay
  * and run at the child's next drain. */

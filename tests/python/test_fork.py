@@ -119,3 +119,28 @@ def test_fork_while_callbacks_fire_and_the_registry_is_busy():
     """)
     assert "statuses: [0]" in out, out
     assert "parent callbacks: True True" in out, out
+
+
+def test_fork_inside_a_python_callback():
+    # A host function forks: the child's one thread is the callback runner,
+    # inside the callable. When the callable returns there, the runner must
+    # end (and the child with it) rather than wait for requests that no
+    # driver thread will make.
+    out = run("""
+        pids = []
+
+        def forker(data):
+            pid = os.fork()
+            pids.append(pid)     # in the child: 0, then the callable returns
+
+        assert drv.cuLaunchHostFunc(None, forker, None)[0] == 0
+        assert drv.cuCtxSynchronize()[0] == 0
+        assert len(pids) == 1 and pids[0] > 0
+        print("child:", reap(pids[0]))
+        hits = []
+        assert drv.cuLaunchHostFunc(None, hits.append, 3)[0] == 0
+        assert drv.cuCtxSynchronize()[0] == 0
+        print("parent:", hits)
+    """)
+    assert "child: 0" in out, out
+    assert "parent: [3]" in out, out
