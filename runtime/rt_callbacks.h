@@ -117,9 +117,9 @@ void rt_cb_atexit(void);
  * interpreter that closed stays closed; forked by a callable on the runner,
  * the child's one thread is that runner, which closes: it ends when the
  * callable returns), drops the parent's requests
- * (their driver threads are not here either) and frees the queues' drains;
- * so the child's shutdown waits for no runner. Queued deferred items stay
- * and run at the child's next drain. */
+ * (their driver threads are not here either), and the queued deferred
+ * work (the parent's: it runs there; counted as leaked here); so the
+ * child's shutdown waits for no runner and runs no destructor twice. */
 void rt_cb_fork_prepare(void);
 void rt_cb_fork_parent(void);
 void rt_cb_fork_child(void);

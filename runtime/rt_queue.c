@@ -186,9 +186,16 @@ int rt_queue_is_closed(rt_queue *q)
     return atomic_load_explicit(&q->closed, memory_order_acquire);
 }
 
-void rt_queue_after_fork_child(rt_queue *q)
+size_t rt_queue_after_fork_child(rt_queue *q)
 {
     atomic_store_explicit(&q->draining, 0, memory_order_relaxed);
+    rt_queue_node *h = atomic_load_explicit(&q->head, memory_order_relaxed);
+    if (h == NULL || h == RT_QUEUE_CLOSED_MARK)
+        return 0;
+    atomic_store_explicit(&q->head, NULL, memory_order_relaxed);
+    size_t n = rt_queue_length(h);
+    atomic_fetch_add_explicit(&q->leaked, n, memory_order_relaxed);
+    return n;
 }
 
 size_t rt_queue_leaked(rt_queue *q)

@@ -111,11 +111,14 @@ int rt_queue_is_closed(rt_queue *q);
  * after, or cut from a drain in progress). */
 size_t rt_queue_leaked(rt_queue *q);
 
-/* In the child of fork() only (one thread): a drain that a thread of the
- * parent owned at the fork will never finish here; gives up its ownership
- * so that drains run again. The items that drain had taken are lost (not
- * run, not counted). Queued items stay queued. */
-void rt_queue_after_fork_child(rt_queue *q);
+/* In the child of fork() only (one thread): the queued items are the
+ * parent's work (the parent runs them; running them here too would run a
+ * user object's destructor twice): they are forgotten, counted in
+ * rt_queue_leaked, and their count returned. A drain that a thread of the
+ * parent owned at the fork will never finish here: its ownership is given
+ * up so that drains run again (the items it had taken are neither run nor
+ * counted). A closed queue stays closed. */
+size_t rt_queue_after_fork_child(rt_queue *q);
 
 #ifdef __cplusplus
 }

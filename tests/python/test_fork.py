@@ -144,3 +144,52 @@ def test_fork_inside_a_python_callback():
     """)
     assert "child: 0" in out, out
     assert "parent: [3]" in out, out
+
+
+def test_child_does_not_run_the_parents_queued_destructors():
+    # A user object's destructor queued (the driver released the object)
+    # while the runner is busy, then a fork: the destructor is the parent's
+    # work. It runs once, in the parent; the child forgets it.
+    out = run("""
+        import cubind._runtime as rt
+        gate = threading.Event()
+        started = threading.Event()
+        ran = []
+
+        def busy(data):          # holds the runner until the fork is done
+            started.set()
+            gate.wait(20)
+
+        assert drv.cuLaunchHostFunc(None, busy, None)[0] == 0
+        assert started.wait(20)
+        err, uo = drv.cuUserObjectCreate(7, lambda p: ran.append((os.getpid(), p)), 1, 1)
+        assert err == 0
+        assert drv.cuUserObjectRelease(uo, 1)[0] == 0
+        # the fake driver calls the destructor trampoline on its own thread:
+        # once it returned, the call is queued (the runner is busy)
+        lib = ctypes.CDLL(os.environ["CUBIND_LIBCUDA"])
+        lib.fakecuda_pending_destructors.restype = ctypes.c_longlong
+        deadline = time.monotonic() + 20
+        while lib.fakecuda_pending_destructors() and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert not ran
+        pid = os.fork()
+        if pid == 0:
+            # cubind calls drain queued work; exit drains it too
+            drv.cuDriverGetVersion()
+            sys.stdout.write("child ran %r leaked %d\\n" % (ran, rt._callback_counts()["leaked"]))
+            sys.stdout.flush()
+            sys.exit(0)
+        status = reap(pid)
+        gate.set()
+        assert drv.cuCtxSynchronize()[0] == 0
+        deadline = time.monotonic() + 20
+        while not ran and time.monotonic() < deadline:
+            drv.cuDriverGetVersion()
+            time.sleep(0.01)
+        print("child:", status)
+        print("parent ran:", ran == [(os.getpid(), 7)])
+    """)
+    assert "child: 0" in out, out
+    assert "child ran [] leaked 1" in out, out
+    assert "parent ran: True" in out, out
