@@ -30,6 +30,11 @@ PRELUDE = textwrap.dedent("""
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         return "hung"
+
+    def host_call(fn, data):
+        '''fn(data) as a host function on the null stream, run to completion.'''
+        assert drv.cuLaunchHostFunc(None, fn, data)[0] == 0
+        assert drv.cuCtxSynchronize()[0] == 0
 """)
 
 
@@ -42,8 +47,7 @@ def run(body):
 def test_child_exits_after_the_parent_ran_python_callbacks():
     out = run("""
         hits = []
-        assert drv.cuLaunchHostFunc(None, hits.append, 1)[0] == 0
-        assert drv.cuCtxSynchronize()[0] == 0
+        host_call(hits.append, 1)
         assert hits == [1]              # the runner thread exists now
         pid = os.fork()
         if pid == 0:
@@ -54,8 +58,7 @@ def test_child_exits_after_the_parent_ran_python_callbacks():
             sys.exit(0 if ok else 3)
         print("child:", reap(pid))
         # the parent's runner is untouched by the fork
-        assert drv.cuLaunchHostFunc(None, hits.append, 2)[0] == 0
-        assert drv.cuCtxSynchronize()[0] == 0
+        host_call(hits.append, 2)
         print("parent:", hits)
     """)
     assert "child: 0" in out, out
@@ -133,13 +136,11 @@ def test_fork_inside_a_python_callback():
             pid = os.fork()
             pids.append(pid)     # in the child: 0, then the callable returns
 
-        assert drv.cuLaunchHostFunc(None, forker, None)[0] == 0
-        assert drv.cuCtxSynchronize()[0] == 0
+        host_call(forker, None)
         assert len(pids) == 1 and pids[0] > 0
         print("child:", reap(pids[0]))
         hits = []
-        assert drv.cuLaunchHostFunc(None, hits.append, 3)[0] == 0
-        assert drv.cuCtxSynchronize()[0] == 0
+        host_call(hits.append, 3)
         print("parent:", hits)
     """)
     assert "child: 0" in out, out
