@@ -4,7 +4,8 @@
 Implementations (each measured in its own child process, so one that crashes
 or hangs costs only its own rows):
 
-  python         the empty-loop baselines (``pass`` and ``len(())``)
+  python         the baselines: an empty loop, a loop calling ``len(())``,
+                 and each case's floor (below)
   cubind.driver  cubind's drop-in face: returns (CUresult, outs...)
   cubind.cu      cubind's raising face: returns outs
   cuda.bindings  NVIDIA's cuda.bindings.driver
@@ -22,6 +23,13 @@ Launch cases synchronize the stream once after each loop, inside the timing.
 A case an implementation cannot run (function missing, unsupported argument
 form, failing call) is reported as "n/a" with the reason; it never stops the
 run.
+
+Floors: the "python" implementation also times each case's calls made to
+``_bench_floor`` (bench/floor_ext.c, built by run_h200.sh), extension
+functions that do nothing: the same number of calls with the same number of
+arguments, each detaching from the interpreter where cubind's function does
+(every function but those marked keep-gil in gen/rules.txt). No binding
+written as an extension can cost less.
 
 Usage:
   bench.py [--out FILE] [--impl NAME]... [--cases NAME,...] [--n N]
@@ -61,6 +69,22 @@ LAUNCH_CASES = ["launch_empty_kernel", "launch_small_kernel", "launch_16_args",
 BASELINE_CASES = ["loop_pass", "loop_len"]
 THREAD_CASES = ["threads_device_get_attribute"]
 
+# The driver functions each case calls, in order, with their number of
+# Python arguments: the shape of the case's floor.
+CASE_CALLS = {
+    "ctx_get_current": [("cuCtxGetCurrent", 0)],
+    "ctx_set_current": [("cuCtxSetCurrent", 1)],
+    "device_get": [("cuDeviceGet", 1)],
+    "device_get_attribute": [("cuDeviceGetAttribute", 2)],
+    "event_record": [("cuEventRecord", 2)],
+    "event_query": [("cuEventQuery", 1)],
+    "stream_query": [("cuStreamQuery", 1)],
+    "pointer_get_attribute": [("cuPointerGetAttribute", 2)],
+    "mem_alloc_free": [("cuMemAlloc", 1), ("cuMemFree", 1)],
+}
+CASE_CALLS.update((c, [("cuLaunchKernel", 11)]) for c in LAUNCH_CASES)
+RULES = os.path.join(ROOT, "gen", "rules.txt")
+
 # Attribute values, fixed by cuda.h (so no enum lookups are needed to set up).
 CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16
 CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2
@@ -71,6 +95,27 @@ CUDA_ERROR_NOT_READY = 600
 
 class NA(Exception):
     """The implementation cannot run this case; the message says why."""
+
+
+def keep_gil_functions(path=RULES):
+    """The functions cubind calls without detaching (`keep-gil NAME` in
+    the generator's rules); every other one detaches around the call."""
+    with open(path) as f:
+        return {line.split()[1] for line in f if line.startswith("keep-gil ")}
+
+
+def floor_spec(case, keep_gil):
+    """The case's calls made to `_bench_floor`'s do-nothing functions."""
+    import _bench_floor
+    env = {"c": _bench_floor.call, "d": _bench_floor.call_detached}
+    calls = []
+    for name, nargs in CASE_CALLS[case]:
+        args = ["a%d" % i for i in range(nargs)]
+        env.update((a, 0) for a in args)
+        calls.append("%s(%s)" % ("c" if name in keep_gil else "d", ", ".join(args)))
+    return Spec("; ".join(calls), env, lambda: None,
+                note=" then ".join("%s%s" % (name, "" if name in keep_gil else " (detached)")
+                                   for name, _ in CASE_CALLS[case]))
 
 
 # ---------------------------------------------------------------------------
@@ -611,6 +656,25 @@ def run_child(impl, cfg):
             best, all_ = time_spec(specs[c], n, reps)
             emit(dict(base, case=c, status="ok", ns=round(best, 2), n=n,
                       reps=[round(x, 2) for x in all_]))
+        try:
+            keep_gil = keep_gil_functions()
+        except OSError as e:
+            keep_gil, why = None, "no %s: %s" % (RULES, e)
+        for c in (c for c in cases if c in CASE_CALLS):
+            rec = dict(base, case=c, variant="floor")
+            try:
+                if keep_gil is None:
+                    raise NA(why)
+                spec = floor_spec(c, keep_gil)
+            except ImportError as e:
+                emit(dict(rec, status="n/a", reason="_bench_floor not built: %s" % e))
+                continue
+            except NA as e:
+                emit(dict(rec, status="n/a", reason=str(e)))
+                continue
+            best, all_ = time_spec(spec, n, reps)
+            emit(dict(rec, status="ok", ns=round(best, 2), n=n, note=spec.note,
+                      reps=[round(x, 2) for x in all_]))
         return 0
 
     try:
@@ -913,7 +977,7 @@ def summary(records, impls):
     lines.append("-" * len(head))
     for k in keys:
         label = k[0] + ("[%s]" % k[1] if k[1] else "")
-        if k[0] in BASELINE_CASES:
+        if k[0] in BASELINE_CASES or set(rows[k]) == {"python"}:
             r = rows[k].get("python")
             lines.append("%-34s%16s" % (label, fmt_ns(r)))
             continue

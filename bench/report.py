@@ -256,21 +256,24 @@ def render(records):
       "cuda.bindings' overhead over the C call that cubind still has. Every Python "
       "time includes the benchmark's `for` loop (%s ns an iteration here); \"loop "
       "out\" takes that cost out of both cubind's and cuda.bindings' times first. "
-      "\"len(()) floor\" is the above-C ratio a binding would have if it cost no "
-      "more than a loop calling `len(())`, CPython's cheapest builtin call: no "
-      "extension function can go below it." % f_ns(lp))
+      "\"floor\" is the case's calls made to do-nothing extension functions "
+      "(`bench/floor_ext.c`: same number of calls and arguments, detaching from the "
+      "interpreter where cubind's function does), in the same loop: \"floor above C\" "
+      "is the above-C ratio of a binding that cost only that, the least any binding "
+      "written as a CPython extension can have." % f_ns(lp))
     w("")
-    w("| case | C | cubind.driver | cubind.cu | cuda.bindings | cuda.core | driver / bindings | driver above C | cu above C | driver above C, loop out | len(()) floor |")
-    w("|---|---|---|---|---|---|---|---|---|---|---|")
+    w("| case | C | cubind.driver | cubind.cu | cuda.bindings | cuda.core | driver / bindings | driver above C | cu above C | driver above C, loop out | floor | floor above C |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for case in CALLS:
         c = R.ns("c", case)
         d, u, b = R.ns("cubind.driver", case), R.ns("cubind.cu", case), R.ns("cuda.bindings", case)
         core = R.ns("cuda.core", case)
-        floor = None if ll is None or c is None else ll + c
-        w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        fl = R.ns("python", case, "floor")
+        floor = None if fl is None or c is None else fl + c
+        w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             case, f_ns(c), f_ns(d), f_ns(u), f_ns(b), f_ns(core), f_ratio(ratio(d, b)),
             f_ratio(above_c(d, c, b)), f_ratio(above_c(u, c, b)),
-            f_ratio(above_c(d, c, b, lp)), f_ratio(above_c(floor, c, b))))
+            f_ratio(above_c(d, c, b, lp)), f_ns(fl), f_ratio(above_c(floor, c, b))))
     w("")
 
     # -- launches --
@@ -288,10 +291,12 @@ def render(records):
     w("One block of one thread on a non-blocking stream; %s. "
       "cubind passes plain Python values typed by the kernel; " % timing +
       "cuda.bindings is shown with its `(values, ctypes types)` form and with a "
-      "pre-packed `void*[]` built once; cuda.core uses `launch(stream, config, kernel, *args)`.")
+      "pre-packed `void*[]` built once; cuda.core uses `launch(stream, config, kernel, *args)`. "
+      "\"floor\" is an 11-argument call of a do-nothing extension function that "
+      "detaches from the interpreter, as cubind's cuLaunchKernel does, in the same loop.")
     w("")
-    w("| case | C | cubind.driver | cubind.cu | bindings (values, types) | bindings pre-packed | cuda.core | driver / bindings tuple | driver / core | driver above C (ns) |")
-    w("|---|---|---|---|---|---|---|---|---|---|")
+    w("| case | C | cubind.driver | cubind.cu | bindings (values, types) | bindings pre-packed | cuda.core | driver / bindings tuple | driver / core | driver above C (ns) | floor (ns) |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|")
     for case in LAUNCHES:
         c = R.ns("c", case)
         d, dv = R.launch_ns("cubind.driver", case)
@@ -301,10 +306,11 @@ def render(records):
         if case == "launch_empty_kernel":
             bp = None
         core, _ = R.launch_ns("cuda.core", case)
-        w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             case, f_ns(c), f_ns(d), f_ns(u), f_ns(bt), f_ns(bp), f_ns(core),
             f_ratio(ratio(d, bt)), f_ratio(ratio(d, core)),
-            "—" if d is None or c is None else "%+.0f" % (d - c)))
+            "—" if d is None or c is None else "%+.0f" % (d - c),
+            f_ns(R.ns("python", case, "floor"))))
     extra = []
     for impl in FACES + ["cuda.bindings", "cuda.core"]:
         for case in LAUNCHES:
@@ -374,8 +380,15 @@ def render(records):
     # -- targets --
     w("## Issue 8 targets")
     w("")
-    w("| target | limit | cubind.driver | cubind.cu |")
-    w("|---|---|---|---|")
+    w("The floor column is what a binding costing only its case's floor (above) "
+      "would score.")
+    w("")
+    w("| target | limit | cubind.driver | cubind.cu | floor |")
+    w("|---|---|---|---|---|")
+
+    def floor_plus_c(case):
+        fl, c = R.ns("python", case, "floor"), R.ns("c", case)
+        return None if fl is None or c is None else fl + c
 
     def cell(value, limit, why=None):
         v = verdict(value, limit)
@@ -391,7 +404,8 @@ def render(records):
         for face in FACES:
             cells.append(cell(ratio(R.ns(face, case), b), LIMIT_RATIO,
                               R.reason(face, case) or R.reason("cuda.bindings", case)))
-        w("| %s ≤ %.2f× cuda.bindings | %.2f× | %s | %s |" % (case, LIMIT_RATIO, LIMIT_RATIO, *cells))
+        w("| %s ≤ %.2f× cuda.bindings | %.2f× | %s | %s | %s |" % (
+            case, LIMIT_RATIO, LIMIT_RATIO, *cells, f_ratio(ratio(floor_plus_c(case), b))))
     for case in ABOVE_C_CALLS:
         b, c = R.ns("cuda.bindings", case), R.ns("c", case)
         cells = []
@@ -399,8 +413,9 @@ def render(records):
             cells.append(cell(above_c(R.ns(face, case), c, b), LIMIT_ABOVE_C,
                               R.reason(face, case) or R.reason("cuda.bindings", case)
                               or R.reason("c", case)))
-        w("| %s: time above C ≤ %.2f× cuda.bindings' | %.2f× | %s | %s |"
-          % (case, LIMIT_ABOVE_C, LIMIT_ABOVE_C, *cells))
+        w("| %s: time above C ≤ %.2f× cuda.bindings' | %.2f× | %s | %s | %s |"
+          % (case, LIMIT_ABOVE_C, LIMIT_ABOVE_C, *cells,
+             f_ratio(above_c(floor_plus_c(case), c, b))))
     for case in TARGET_LAUNCHES:
         bt, _ = R.launch_ns("cuda.bindings", case)
         core, _ = R.launch_ns("cuda.core", case)
@@ -417,12 +432,13 @@ def render(records):
                 if x is not None and c is not None:
                     txt += " (%+.0f ns above C)" % (x - c)
                 cells.append(txt)
-            w("| %s ≤ %.2f× %s | %.2f× | %s | %s |" % (case, limit, label, limit, *cells))
+            w("| %s ≤ %.2f× %s | %.2f× | %s | %s | %s |" % (
+                case, limit, label, limit, *cells, f_ratio(ratio(floor_plus_c(case), ref))))
     imp = cell(ratio(dims, bims), LIMIT_IMPORT)
-    w("| import ≤ %.2f× `import cuda.bindings.driver` | %.2f× | %s | (same module) |"
+    w("| import ≤ %.2f× `import cuda.bindings.driver` | %.2f× | %s | (same module) | — |"
       % (LIMIT_IMPORT, LIMIT_IMPORT, imp))
     size = cell(ratio(dsize, bsize), LIMIT_SIZE)
-    w("| stripped extension ≤ %.2f× cuda.bindings' driver extension | %.2f× | %s | (same module) |"
+    w("| stripped extension ≤ %.2f× cuda.bindings' driver extension | %.2f× | %s | (same module) | — |"
       % (LIMIT_SIZE, LIMIT_SIZE, size))
     w("")
     w("Targets not measured by this suite: regenerating `out/` (< 1 s) and compiling the "

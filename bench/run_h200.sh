@@ -5,7 +5,8 @@
 #   bench/run_h200.sh
 #
 # Builds the bindings from the committed out/ (no libclang), the kernels
-# (nvcc → PTX and cubin) and c_bench, runs c_bench and bench.py, and writes
+# (nvcc → PTX and cubin), c_bench and the floor extension (floor_ext.c),
+# runs c_bench and bench.py, and writes
 # under $OUT (default build/bench/out):
 #   results.jsonl  every measurement of the run (machine, C, Python), one JSON object a line
 #   report.md      the markdown for BENCHMARKS.md (bench/report.py render)
@@ -93,13 +94,25 @@ else
     echo "run_h200.sh: compiling c_bench failed"
 fi
 
+step "floor extension"
+# _bench_floor (bench/floor_ext.c): do-nothing extension functions, each
+# case's floor; compiled as cubind's extensions are (-O2, -fPIC).
+floor_ext=$W/_bench_floor$("$PY" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+if ${CC:-gcc} -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared \
+        -I"$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \
+        bench/floor_ext.c -o "$floor_ext"; then
+    echo "built $floor_ext"
+else
+    echo "run_h200.sh: compiling bench/floor_ext.c failed; the floors will be n/a"
+fi
+
 step "bench.py"
 # bench.py's own budget leaves room for the report inside the device's
 # 10-minute limit; the outer timeout is a last resort (its records are
 # written as they come, so a cut-short run still reports what it measured).
 budget=$((480 - ($(date +%s) - start)))
 [ "$budget" -lt 60 ] && budget=60
-PYTHONPATH="$PWD/build/python${PYTHONPATH:+:$PYTHONPATH}" timeout $((budget + 30)) "$PY" bench/bench.py \
+PYTHONPATH="$PWD/build/python:$PWD/$W${PYTHONPATH:+:$PYTHONPATH}" timeout $((budget + 30)) "$PY" bench/bench.py \
     --out "$W/py.jsonl" "${images[@]}" --n "$N" --n-launch "$NL" --reps "$REPS" \
     --thread-calls "$((TC / 4))" --budget "$budget" --child-timeout 200 --launch-timing "$LT" ${BENCH_CASES:+--cases "$BENCH_CASES"} ||
     echo "run_h200.sh: bench.py exited with $?"

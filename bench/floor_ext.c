@@ -1,0 +1,75 @@
+/*
+ * floor_ext.c — the benchmark's floor: `_bench_floor`, a CPython extension
+ * whose functions do nothing, called the way cubind's functions are called.
+ *
+ *   call(*args)           returns None; METH_FASTCALL | METH_KEYWORDS, as
+ *                         every generated cubind function is
+ *   call_detached(*args)  the same, detaching from the interpreter and
+ *                         attaching again around nothing (releasing and
+ *                         retaking the GIL on GIL builds), as cubind does
+ *                         around every driver call that can wait
+ *
+ * bench.py times them with each case's shape (same number of calls and
+ * arguments, detaching where cubind's function detaches): that is the least
+ * any binding written as a CPython extension can cost for the case, so the
+ * report can say how much of a binding's time above C is its own.
+ *
+ * Benchmark-only: run_h200.sh builds it next to c_bench; nothing ships it.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+static PyObject *floor_call(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames)
+{
+    (void)module;
+    (void)args;
+    (void)nargs;
+    (void)kwnames;
+    Py_RETURN_NONE;
+}
+
+static PyObject *floor_call_detached(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                                     PyObject *kwnames)
+{
+    (void)module;
+    (void)args;
+    (void)nargs;
+    (void)kwnames;
+    Py_BEGIN_ALLOW_THREADS
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef floor_methods[] = {
+    {"call", (PyCFunction)(void (*)(void))floor_call, METH_FASTCALL | METH_KEYWORDS,
+     "call(*args): does nothing; returns None."},
+    {"call_detached", (PyCFunction)(void (*)(void))floor_call_detached,
+     METH_FASTCALL | METH_KEYWORDS,
+     "call_detached(*args): detaches from the interpreter and attaches again; returns None."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyModuleDef_Slot floor_slots[] = {
+#if PY_VERSION_HEX >= 0x030C0000
+    {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
+#endif
+#ifdef Py_GIL_DISABLED
+    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
+#endif
+    {0, NULL},
+};
+
+static struct PyModuleDef floor_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "_bench_floor",
+    .m_doc = "The benchmark's floor: extension functions that do nothing.",
+    .m_size = 0,
+    .m_methods = floor_methods,
+    .m_slots = floor_slots,
+};
+
+PyMODINIT_FUNC PyInit__bench_floor(void)
+{
+    return PyModuleDef_Init(&floor_module);
+}
