@@ -370,7 +370,7 @@ static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_c
 
     tv *params = tv_list(), *inputs = tv_list();
     strbuf sig = {0}, outs = {0};
-    int nin = 0, nout = 0, nrequired = 0, cache_result = 1;
+    int nin = 0, nout = 0, nrequired = 0, cache_result = 1, handle_outputs = 0;
     for (size_t i = 0; i < f->nparams; i++) {
         const cb_pclass *pc = &fc->params[i];
         int in = classify_is_input(pc), out = classify_is_output(pc);
@@ -379,6 +379,7 @@ static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_c
             sb_printf(&outs, ", %s", pc->pyname);
             nout++;
             cache_result &= is_plain_value_output(pc);
+            handle_outputs += pc->elem == EK_HANDLE || pc->elem == EK_VALUE_HANDLE;
         }
         if (in) {
             tv *iv = tv_map();
@@ -398,6 +399,9 @@ static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_c
     tv_set_bool(fn, "has_inputs", nin > 0);
     tv_set_bool(fn, "has_outputs", nout > 0);
     tv_set_bool(fn, "cache_result", cache_result);
+    /* The raising face returns a lone output itself: only a handle can be
+     * reused from one call to the next (cbs_handle_reuse), an int cannot. */
+    tv_set_bool(fn, "cache_raising_result", cache_result && (nout > 1 || handle_outputs == 1));
     tv_set_bool(fn, "one_output", nout == 1);
     tv_set_bool(fn, "many_outputs", nout > 1);
     tv_set_bool(fn, "keep_gil", fc->keep_gil);

@@ -260,6 +260,11 @@ def test_struct_outputs_are_not_kept_after_the_caller_drops_them(drv):
     if not hasattr(sys, "_is_gil_enabled") or sys._is_gil_enabled():
         dev = cu.cuDeviceGet(0)               # plain values: kept (GIL builds)
         assert sys.getrefcount(dev) == 3
+    # A lone int output of the raising face is not kept: no later call could
+    # reuse an int. (The fake driver's attribute values are past CPython's
+    # cached small ints: a new object each call.)
+    sms = cu.cuDeviceGetAttribute(cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0)
+    assert sms > 256 and sys.getrefcount(sms) == 2
 
 
 def test_arrays_counted_by_another_parameter_minus_n(drv):
