@@ -10,6 +10,18 @@
 #include <Python.h>
 #include <string.h>
 
+/* For the few tiny helpers on every generated call's path: inlined at each
+ * use whatever the compiler's growth limits. The generated driver.c is one
+ * large translation unit, and GCC stops inlining even small static inline
+ * functions there once the unit has grown by its limit (callgrind showed
+ * PyTuple_GET_SIZE and make_result1 called out of line from hot
+ * functions), so "static inline" alone gives no such promise. */
+#if defined(__GNUC__) || defined(__clang__)
+#define CBS_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define CBS_ALWAYS_INLINE inline
+#endif
+
 /* PyDict_GetItemRef (3.13+) semantics on every version: 1 and a new
  * reference when found, 0 when absent, -1 with an exception. */
 static inline int cbs_dict_get_ref(PyObject *dict, PyObject *key, PyObject **out)
