@@ -128,30 +128,14 @@ static int rewrap(PyObject *exc, const char *fname, const char *what, Py_ssize_t
 
 /* ---- storage -------------------------------------------------------------- */
 
-void cbs_pack_init(cbs_packed *p)
-{
-    p->params = NULL;
-    p->nparams = 0;
-    p->ndata = 0;
-    p->data = NULL;
-    p->heap_params = NULL;
-    p->heap_data = NULL;
-    p->keep = NULL;
-    p->views = p->inline_views;
-    p->nviews = 0;
-    p->views_cap = CBS_PACK_INLINE_VIEWS;
-}
-
-void cbs_pack_release(cbs_packed *p)
+void cbs_pack_release_owned(cbs_packed *p)
 {
     for (Py_ssize_t i = 0; i < p->nviews; i++)
         PyBuffer_Release(&p->views[i]);
     if (p->views != p->inline_views)
         PyMem_Free(p->views);
-    if (p->heap_params) /* the common launch touched no heap: no calls */
-        PyMem_Free(p->heap_params);
-    if (p->heap_data)
-        PyMem_Free(p->heap_data);
+    PyMem_Free(p->heap_params); /* PyMem_Free(NULL) does nothing */
+    PyMem_Free(p->heap_data);
     Py_CLEAR(p->keep);
     cbs_pack_init(p);
 }
@@ -1265,8 +1249,13 @@ int cbs_pack_kernel_params(const cubind_rt_api *rt, PyObject *obj, void *func, i
 
 int cbs_pack_extra(PyObject *obj, const char *fname, cbs_packed *out)
 {
+    long long addr;
     if (obj == Py_None) {
         out->params = NULL;
+        return 0;
+    }
+    if (cbs_compact_int(obj, &addr) && addr >= 0 && (unsigned long long)addr <= UINTPTR_MAX) {
+        out->params = (void **)(uintptr_t)addr; /* the common extra=0, without int_bits */
         return 0;
     }
     if (PyLong_Check(obj)) {

@@ -54,8 +54,22 @@ typedef struct cbs_packed {
     _Alignas(16) unsigned char inline_data[CBS_PACK_INLINE_BYTES];
 } cbs_packed;
 
-/* Cheap: sets the small fields only (the inline storage stays untouched). */
-void cbs_pack_init(cbs_packed *p);
+/* Cheap: sets the small fields only (the inline storage stays untouched).
+ * Inline, as is release's common case: every launch packs twice
+ * (kernelParams and extra) and releases both. */
+static inline void cbs_pack_init(cbs_packed *p)
+{
+    p->params = NULL;
+    p->nparams = 0;
+    p->ndata = 0;
+    p->data = NULL;
+    p->heap_params = NULL;
+    p->heap_data = NULL;
+    p->keep = NULL;
+    p->views = p->inline_views;
+    p->nviews = 0;
+    p->views_cap = CBS_PACK_INLINE_VIEWS;
+}
 
 /* kernelParams of a launch of kernel `func`: a CUfunction (kind
  * CUBIND_REG_KERNEL_LAYOUT, get_param_info = cuFuncGetParamInfo) or a
@@ -84,7 +98,17 @@ int cbs_pack_extra(PyObject *obj, const char *where, cbs_packed *out);
 PyObject *cbs_pack_detach(cbs_packed *p, void ***params);
 
 /* Releases buffers and references and frees heap storage; safe after a
- * failed pack and on an initialised, unused one; leaves *p initialised. */
-void cbs_pack_release(cbs_packed *p);
+ * failed pack and on an initialised, unused one; leaves *p initialised.
+ * Inline when there is nothing to release (a pack that used only the
+ * inline storage and no references: the common launch). */
+void cbs_pack_release_owned(cbs_packed *p);
+
+static inline void cbs_pack_release(cbs_packed *p)
+{
+    if (p->nviews || p->views != p->inline_views || p->heap_params || p->heap_data || p->keep)
+        cbs_pack_release_owned(p);
+    else
+        cbs_pack_init(p);
+}
 
 #endif
