@@ -245,6 +245,11 @@ def render(records):
         w("")
 
     lp, ll = R.ns("python", "loop_pass"), R.ns("python", "loop_len")
+
+    def floor_plus_c(case):
+        """C's time plus the case's floor: the least a binding can cost."""
+        fl, c = R.ns("python", case, "floor"), R.ns("c", case)
+        return None if fl is None or c is None else fl + c
     w("Baselines: an empty `for` loop costs %s ns per iteration; a loop calling "
       "`len(())` costs %s ns." % (f_ns(lp), f_ns(ll)))
     w("")
@@ -269,7 +274,7 @@ def render(records):
         d, u, b = R.ns("cubind.driver", case), R.ns("cubind.cu", case), R.ns("cuda.bindings", case)
         core = R.ns("cuda.core", case)
         fl = R.ns("python", case, "floor")
-        floor = None if fl is None or c is None else fl + c
+        floor = floor_plus_c(case)
         w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             case, f_ns(c), f_ns(d), f_ns(u), f_ns(b), f_ns(core), f_ratio(ratio(d, b)),
             f_ratio(above_c(d, c, b)), f_ratio(above_c(u, c, b)),
@@ -386,9 +391,6 @@ def render(records):
     w("| target | limit | cubind.driver | cubind.cu | floor |")
     w("|---|---|---|---|---|")
 
-    def floor_plus_c(case):
-        fl, c = R.ns("python", case, "floor"), R.ns("c", case)
-        return None if fl is None or c is None else fl + c
 
     def cell(value, limit, why=None):
         v = verdict(value, limit)
