@@ -30,9 +30,9 @@
  * Free-threading: the module keeps no mutable C globals but the fork
  * handlers' registration, written once under pthread_once (the capsule
  * table is `static const`; the loader's state is once-initialised in
- * rt_loader.c), and
- * module state is written only by exec and cleared only by GC/teardown, so
- * it declares Py_MOD_GIL_NOT_USED and per-interpreter-GIL support.
+ * rt_loader.c), and module state is written only by exec and cleared only
+ * by GC/teardown, so it declares Py_MOD_GIL_NOT_USED and
+ * per-interpreter-GIL support.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
