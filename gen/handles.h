@@ -17,6 +17,7 @@
 typedef struct {
     const char *name;
     const char *kind; /* cbs_handle_kind enumerator (runtime/bind_support.h) */
+    int names_kernel; /* the KERNEL of a kernel-params rule: carries a layout cache */
 } handle_class;
 
 /* The classes, malloc'ed (caller frees); their count in *n. */

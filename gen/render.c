@@ -173,6 +173,7 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
     tv_set_str(p, "count_cname", has_count ? f->params[pc->count_index].name : "");
     tv_set_str(p, "count_pyname", has_count ? fc->params[pc->count_index].pyname : "");
     tv_set_str(p, "kernel_cname", pc->shape == SH_KERNEL_PARAMS ? f->params[pc->count_index].name : "");
+    tv_set_int(p, "kernel_in_index", pc->shape == SH_KERNEL_PARAMS ? in_index_of(fc, pc->count_index) : -1);
     tv_set_bool(p, "count_is_inout",
                 pc->count_index >= 0 && fc->params[pc->count_index].shape == SH_COUNT_INOUT);
     tv_set(p, "count_value", count_value(fc, pc));
@@ -545,6 +546,7 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
         tv_set_int(h, "index", (long long)i);
         tv_set_str(h, "name", hc[i].name);
         tv_set_str(h, "kind", hc[i].kind);
+        tv_set_int(h, "names_kernel", hc[i].names_kernel);
         tv_push(handles, h);
     }
     tv_set(root, "handles", handles);

@@ -202,7 +202,7 @@ PyObject *cbs_pack_detach(cbs_packed *p, void ***params)
         }
         b->nviews = i + 1;
     }
-    b->keep = Py_XNewRef(p->keep);
+    b->keep = Py_XNewRef(p->keep ? p->keep : p->borrowed);
     *params = p->params;
     if (copied) {
         void **np = (void **)((unsigned char *)b + head);
@@ -370,9 +370,12 @@ static int put_plain_int(PyObject *v, size_t size, unsigned char *dst, const cha
         return fail(PyExc_TypeError, fname, "kernel parameter", i,
                     "an int does not fit a %zu-byte parameter (pass bytes or a ctypes "
                     "Structure of that size)", size);
+    long long small;
     unsigned long long bits;
-    if (int_bits(v, size_min[size], size_umax[size], size_range[size], fname, "kernel parameter",
-                 i, &bits) < 0)
+    if (cbs_compact_int(v, &small) && signed_fits(small, size_min[size], size_umax[size]))
+        bits = (unsigned long long)small; /* the common case, without int_bits' call */
+    else if (int_bits(v, size_min[size], size_umax[size], size_range[size], fname,
+                      "kernel parameter", i, &bits) < 0)
         return -1;
     store_bits(dst, size, bits);
     return 0;
@@ -561,19 +564,40 @@ static int put_plain(PyObject *v, size_t size, unsigned char *dst, const char *f
 
 /* ---- kernel layouts, cached in the shared registry ----------------------- */
 
-/* Immutable once published: the meta of a CUBIND_REG_KERNEL_LAYOUT(_KERN)
- * entry, freed by the registry (free) when the entry is destroyed. */
+/* One malloc'ed block, immutable once published except for `epoch` in an
+ * object's copy (below). Published as the meta of a
+ * CUBIND_REG_KERNEL_LAYOUT(_KERN) entry (freed by the registry with free()
+ * when the entry is destroyed), or copied into a kernel handle's slot. */
 typedef struct cbs_pack_layout {
-    unsigned long epoch;     /* rt->kernel_epoch when the driver was asked */
+    _Atomic unsigned long epoch; /* rt->kernel_epoch at which this is func's layout */
+    void *func;                  /* the kernel and its registry kind */
+    int kind;
     size_t n;
     size_t total;            /* max(offset + size) */
     size_t *off;             /* n entries each, in the same block */
     size_t *size;
 } cbs_pack_layout;
 
+/* A layout block for n parameters (off and size set up, uninitialised), or
+ * NULL. */
+static cbs_pack_layout *layout_alloc(size_t n, void *func, int kind, unsigned long epoch)
+{
+    cbs_pack_layout *l = malloc(sizeof *l + 2 * (n ? n : 1) * sizeof(size_t));
+    if (!l)
+        return NULL;
+    atomic_init(&l->epoch, epoch);
+    l->func = func;
+    l->kind = kind;
+    l->n = n;
+    l->off = (size_t *)(l + 1);
+    l->size = l->off + n;
+    l->total = 0;
+    return l;
+}
+
 /* Queries the driver for func's whole layout: a new layout (malloc'ed, the
  * caller's) or NULL with an exception. */
-static cbs_pack_layout *query_layout(void *func, param_info_fn gpi, unsigned long epoch,
+static cbs_pack_layout *query_layout(void *func, int kind, param_info_fn gpi, unsigned long epoch,
                                      const char *fname)
 {
     size_t cap = 16, n = 0;
@@ -621,17 +645,12 @@ static cbs_pack_layout *query_layout(void *func, param_info_fn gpi, unsigned lon
              (int)rc);
         return NULL;
     }
-    cbs_pack_layout *l = malloc(sizeof *l + 2 * (n ? n : 1) * sizeof(size_t));
+    cbs_pack_layout *l = layout_alloc(n, func, kind, epoch);
     if (!l) {
         free(pairs);
         PyErr_NoMemory();
         return NULL;
     }
-    l->epoch = epoch;
-    l->n = n;
-    l->off = (size_t *)(l + 1);
-    l->size = l->off + n;
-    l->total = 0;
     for (size_t k = 0; k < n; k++) {
         l->off[k] = pairs[2 * k];
         l->size[k] = pairs[2 * k + 1];
@@ -653,47 +672,128 @@ static void layout_unref(const cubind_rt_api *rt, layout_ref *r)
 {
     if (r->entry)
         rt->reg_release(r->entry);
-    free(r->own);
+    if (r->own)
+        free(r->own);
+}
+
+static int same_layout(const cbs_pack_layout *a, const cbs_pack_layout *b)
+{
+    return a->func == b->func && a->kind == b->kind && a->n == b->n && a->total == b->total &&
+           memcmp(a->off, b->off, a->n * sizeof *a->off) == 0 &&
+           memcmp(a->size, b->size, a->n * sizeof *a->size) == 0;
 }
 
 /* The layout of kernel `func` (registry kind `kind`), valid until
  * layout_unref(ref). A cached layout is used when it is of the current
  * epoch and has nvalues parameters; otherwise (first launch, a module was
- * unloaded meanwhile, or a different count: the function value may have
- * been reused by another kernel) the driver is asked again and the entry
- * replaced. NULL with an exception on failure. */
+ * unloaded meanwhile, or a different count) the driver is asked again and
+ * the entry replaced. A different count that finds a different layout in
+ * the same epoch means the driver reused the function value for another
+ * kernel after a module was unloaded behind cubind's back (by another
+ * library): that starts a new epoch, as an unload through cubind does
+ * (every cached layout may be an unloaded kernel's, kernel handles' copies
+ * included), and the layout is asked for again in it. NULL with an
+ * exception on failure. */
 static const cbs_pack_layout *layout_for(const cubind_rt_api *rt, int kind, void *func,
                                          param_info_fn gpi, size_t nvalues, const char *fname,
                                          layout_ref *ref)
 {
-    unsigned long epoch = atomic_load_explicit(rt->kernel_epoch, memory_order_acquire);
-    struct rt_registry_entry *e;
     ref->entry = NULL;
     ref->own = NULL;
-    if (rt->reg_lookup(kind, (uintptr_t)func, &e) == 0) {
-        const cbs_pack_layout *l = rt->reg_meta(e);
-        if (l && l->epoch == epoch && l->n == nvalues) {
-            ref->entry = e;
+    for (int may_restart = 1;; may_restart = 0) {
+        unsigned long epoch = atomic_load_explicit(rt->kernel_epoch, memory_order_acquire);
+        struct rt_registry_entry *e, *known = NULL;
+        if (rt->reg_lookup(kind, (uintptr_t)func, &e) == 0) {
+            const cbs_pack_layout *l = rt->reg_meta(e);
+            int current = l && atomic_load_explicit(&l->epoch, memory_order_relaxed) == epoch;
+            if (current && l->n == nvalues) {
+                ref->entry = e;
+                return l;
+            }
+            rt->reg_unregister_entry(e); /* stale: only if still the mapped one */
+            if (current && may_restart)
+                known = e; /* compared below, then released */
+            else
+                rt->reg_release(e);
+        }
+        cbs_pack_layout *l = query_layout(func, kind, gpi, epoch, fname);
+        if (known) {
+            int reused = l && !same_layout(l, rt->reg_meta(known));
+            rt->reg_release(known);
+            if (reused) {
+                free(l);
+                rt->kernels_unloaded();
+                continue;
+            }
+        }
+        if (!l)
+            return NULL;
+        if (rt->reg_register(kind, (uintptr_t)func, l, free, NULL, &e) == 0) {
+            ref->entry = e; /* the entry owns l now */
             return l;
         }
-        rt->reg_unregister_entry(e); /* stale: only if still the mapped one */
-        rt->reg_release(e);
-    }
-    cbs_pack_layout *l = query_layout(func, gpi, epoch, fname);
-    if (!l)
-        return NULL;
-    if (rt->reg_register(kind, (uintptr_t)func, l, free, NULL, &e) == 0) {
-        ref->entry = e; /* the entry owns l now */
+        /* -EEXIST (a racing first launch published first) or -ENOMEM: use
+         * ours for this launch only. */
+        ref->own = l;
         return l;
     }
-    /* -EEXIST (a racing first launch published first) or -ENOMEM: use
-     * ours for this launch only. */
-    ref->own = l;
-    return l;
+}
+
+/* ---- a kernel handle's own copy of its layout --------------------------------
+ *
+ * A launch through a kernel handle object (cbs_kernel_handle) reads the
+ * object's copy: one acquire load and a few compares instead of the
+ * registry's hash, shard lock and entry reference count, and no shared
+ * write, so launches from many threads through one object do not contend.
+ *
+ * Invariants (besides cbs_kernel_handle's: set once, freed by dealloc):
+ * a copy's func, kind, n, total, off and size never change once
+ * published; its epoch is rewritten, but only to an epoch E at which the
+ * registry's layout for (kind, func), asked of the driver at E, equals the
+ * copy. So a copy whose epoch is the current epoch is func's layout now.
+ * After a module unload (a new epoch) the first launch through the object
+ * takes the registry's path and re-stamps the copy when the kernel's
+ * layout is unchanged. */
+
+static const cbs_pack_layout *object_layout(_Atomic(void *) *slot, int kind, void *func,
+                                            unsigned long epoch, size_t nvalues)
+{
+    const cbs_pack_layout *c = atomic_load_explicit(slot, memory_order_acquire);
+    if (c && c->func == func && c->kind == kind && c->n == nvalues &&
+        atomic_load_explicit(&c->epoch, memory_order_acquire) == epoch)
+        return c;
+    return NULL;
+}
+
+/* After the registry's path gave l (func's layout at l->epoch): stamps the
+ * object's copy with that epoch when it matches, or publishes a copy of l
+ * when the object has none. Best effort: no copy (no memory, or another
+ * thread published first) only means the next launch takes the registry's
+ * path again. */
+static void remember_object_layout(_Atomic(void *) *slot, const cbs_pack_layout *l)
+{
+    cbs_pack_layout *c = atomic_load_explicit(slot, memory_order_acquire);
+    unsigned long epoch = atomic_load_explicit(&l->epoch, memory_order_relaxed);
+    if (c) {
+        if (same_layout(c, l))
+            atomic_store_explicit(&c->epoch, epoch, memory_order_release);
+        return;
+    }
+    c = layout_alloc(l->n, l->func, l->kind, epoch);
+    if (!c)
+        return;
+    memcpy(c->off, l->off, l->n * sizeof *c->off);
+    memcpy(c->size, l->size, l->n * sizeof *c->size);
+    c->total = l->total;
+    void *none = NULL;
+    if (!atomic_compare_exchange_strong_explicit(slot, &none, c, memory_order_acq_rel,
+                                                 memory_order_acquire))
+        free(c);
 }
 
 static int pack_plain(const cubind_rt_api *rt, int kind, PyObject *seq, void *func,
-                      void *get_param_info, const char *fname, cbs_packed *out)
+                      PyObject *func_obj, void *get_param_info, const char *fname,
+                      cbs_packed *out)
 {
     if (!get_param_info)
         return fail(PyExc_TypeError, fname, "kernelParams", -1,
@@ -702,17 +802,34 @@ static int pack_plain(const cubind_rt_api *rt, int kind, PyObject *seq, void *fu
     if (!func)
         return fail(PyExc_TypeError, fname, "kernelParams", -1,
                     "plain values are typed by the kernel, which is NULL");
-    PyObject *values = snapshot(seq);
-    if (!values)
-        return -1;
-    out->keep = values;
+    /* Every value is copied into the argument bytes (put_plain keeps no
+     * view and no reference): a launch needs the values only while they
+     * convert, cbs_pack_detach keeps them with the node. A tuple is
+     * borrowed (the caller holds it for the whole call; no reference to
+     * take and drop per launch), a list converts from a snapshot (code a
+     * conversion runs may change the list), owned by *out. */
+    PyObject *values;
+    if (PyTuple_Check(seq)) {
+        values = out->borrowed = seq;
+    } else {
+        values = out->keep = snapshot(seq);
+        if (!values)
+            return -1;
+    }
     size_t n = (size_t)PyTuple_GET_SIZE(values);
-    layout_ref ref;
-    const cbs_pack_layout *l =
-        layout_for(rt, kind, func, (param_info_fn)get_param_info, n, fname, &ref);
-    if (!l)
-        return -1;
     int rc = -1;
+    layout_ref ref = {NULL, NULL};
+    _Atomic(void *) *slot = func_obj ? cbs_kernel_layout_slot(func_obj) : NULL;
+    const cbs_pack_layout *l = NULL;
+    if (slot)
+        l = object_layout(slot, kind, func, atomic_load_explicit(rt->kernel_epoch, memory_order_acquire), n);
+    if (!l) {
+        l = layout_for(rt, kind, func, (param_info_fn)get_param_info, n, fname, &ref);
+        if (!l)
+            goto done;
+        if (slot)
+            remember_object_layout(slot, l);
+    }
     if (l->n != n) {
         if (n < l->n)
             fail(PyExc_TypeError, fname, "kernel parameter", (Py_ssize_t)n,
@@ -1205,8 +1322,8 @@ int cbs_pack_needs_kernel(PyObject *obj)
     return !typed;
 }
 
-int cbs_pack_kernel_params(const cubind_rt_api *rt, PyObject *obj, void *func, int kind,
-                           void *get_param_info, const char *fname, cbs_packed *out)
+int cbs_pack_kernel_params(const cubind_rt_api *rt, PyObject *obj, void *func, PyObject *func_obj,
+                           int kind, void *get_param_info, const char *fname, cbs_packed *out)
 {
     if (obj == Py_None) {
         out->params = NULL;
@@ -1240,7 +1357,7 @@ int cbs_pack_kernel_params(const cubind_rt_api *rt, PyObject *obj, void *func, i
             Py_DECREF(types);
             return rc;
         }
-        return pack_plain(rt, kind, obj, func, get_param_info, fname, out);
+        return pack_plain(rt, kind, obj, func, func_obj, get_param_info, fname, out);
     }
     return fail(PyExc_TypeError, fname, "kernelParams", -1,
                 "expected None, an int address, a buffer of pointers, (values, types) or a "

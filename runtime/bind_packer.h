@@ -47,6 +47,8 @@ typedef struct cbs_packed {
     void *heap_params;             /* PyMem blocks owned, or NULL */
     void *heap_data;
     PyObject *keep;                /* a strong reference (the values snapshot) */
+    PyObject *borrowed;            /* the caller's tuple of plain values, not owned:
+                                      what cbs_pack_detach keeps when keep is NULL */
     Py_buffer *views;              /* inline_views or a PyMem block */
     Py_ssize_t nviews, views_cap;
     Py_buffer inline_views[CBS_PACK_INLINE_VIEWS];
@@ -66,6 +68,7 @@ static inline void cbs_pack_init(cbs_packed *p)
     p->heap_params = NULL;
     p->heap_data = NULL;
     p->keep = NULL;
+    p->borrowed = NULL;
     p->views = p->inline_views;
     p->nviews = 0;
     p->views_cap = CBS_PACK_INLINE_VIEWS;
@@ -79,9 +82,12 @@ static inline void cbs_pack_init(cbs_packed *p)
  * are a TypeError). `where` prefixes messages ("cuLaunchKernel()",
  * "CUDA_KERNEL_NODE_PARAMS.kernelParams"). 0, or -1 with TypeError /
  * OverflowError / ValueError naming the parameter ("cuLaunchKernel():
- * kernel parameter 2: ..."). Layouts are cached in rt's registry. */
-int cbs_pack_kernel_params(const cubind_rt_api *rt, PyObject *obj, void *func, int kind,
-                           void *get_param_info, const char *where, cbs_packed *out);
+ * kernel parameter 2: ..."). Layouts are cached in rt's registry, and
+ * also in func_obj, the Python object `func` was read from (NULL when
+ * none), when it is a kernel handle (cbs_kernel_handle): a launch through
+ * that object then reads the layout without the registry's lock. */
+int cbs_pack_kernel_params(const cubind_rt_api *rt, PyObject *obj, void *func, PyObject *func_obj,
+                           int kind, void *get_param_info, const char *where, cbs_packed *out);
 
 /* 1 when obj is the plain-values form (it needs the kernel's layout). */
 int cbs_pack_needs_kernel(PyObject *obj);

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- arguments ---------------------------------------------------------- */
@@ -684,16 +685,28 @@ static int handle_bool(PyObject *self)
 
 /* Handle objects are small, fixed-size and never part of a cycle: they are
  * allocated directly (no GC header, no memset of a generic allocation), and
- * the default dealloc of a heap type frees them with PyObject_Free. */
+ * the default dealloc of a heap type frees them with PyObject_Free (kernel
+ * handles: cbs_kernel_handle_dealloc, which frees their layout first). The
+ * size is the class's: sizeof(cbs_handle) or sizeof(cbs_kernel_handle). */
 static PyObject *handle_new_kind(PyTypeObject *type, cbs_handle_kind kind)
 {
-    cbs_handle *h = PyObject_Malloc(sizeof *h);
+    cbs_handle *h = PyObject_Malloc((size_t)type->tp_basicsize);
     if (!h)
         return PyErr_NoMemory();
     PyObject_Init((PyObject *)h, type);
     h->value.u64 = 0;
     h->kind = (unsigned char)kind;
+    if (type->tp_dealloc == cbs_kernel_handle_dealloc)
+        atomic_init(&((cbs_kernel_handle *)h)->layout, NULL);
     return (PyObject *)h;
+}
+
+void cbs_kernel_handle_dealloc(PyObject *o)
+{
+    PyTypeObject *t = Py_TYPE(o);
+    free(atomic_load_explicit(&((cbs_kernel_handle *)o)->layout, memory_order_acquire));
+    t->tp_free(o);
+    Py_DECREF(t); /* instances of heap types own a reference to their type */
 }
 
 #define HANDLE_NEW(suffix, kind)                                                         \
@@ -735,11 +748,14 @@ static PyMethodDef handle_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-PyTypeObject *cbs_handle_type_create(PyObject *module, const char *qualname, cbs_handle_kind kind)
+PyTypeObject *cbs_handle_type_create(PyObject *module, const char *qualname, cbs_handle_kind kind,
+                                     int names_kernel)
 {
     static newfunc const news[] = {handle_new_pointer, handle_new_i32, handle_new_u32,
                                    handle_new_u64};
     PyType_Slot slots[] = {
+        /* first, so that a class without a layout cache can drop it */
+        {Py_tp_dealloc, (void *)cbs_kernel_handle_dealloc},
         {Py_tp_new, (void *)news[kind]},
         {Py_tp_init, (void *)handle_init},
         {Py_tp_repr, (void *)handle_repr},
@@ -751,8 +767,9 @@ PyTypeObject *cbs_handle_type_create(PyObject *module, const char *qualname, cbs
         {Py_nb_bool, (void *)handle_bool},
         {0, NULL},
     };
-    PyType_Spec spec = {qualname, (int)sizeof(cbs_handle), 0,
-                        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE, slots};
+    PyType_Spec spec = {qualname, (int)(names_kernel ? sizeof(cbs_kernel_handle) : sizeof(cbs_handle)),
+                        0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+                        names_kernel ? slots : slots + 1};
     PyTypeObject *t = (PyTypeObject *)PyType_FromModuleAndSpec(module, &spec, NULL);
     if (!t)
         return NULL;

@@ -150,8 +150,34 @@ typedef struct {
     unsigned char kind;        /* a cbs_handle_kind */
 } cbs_handle;
 
-/* Creates the class `qualname` (static storage) and adds it to module. */
-PyTypeObject *cbs_handle_type_create(PyObject *module, const char *qualname, cbs_handle_kind kind);
+/* A handle class that names a kernel (the CUfunction of a launch) carries
+ * one more slot: the kernel packer's private cache of the kernel's
+ * parameter layout (bind_packer.c), so that a launch through the same
+ * object reads it without the registry's lock.
+ * Invariants: `layout` is NULL or a malloc'ed block the packer wrote before
+ * publishing it; it is set at most once (compare-and-swap from NULL) and
+ * freed only by the object's deallocation, when no call can be using it. */
+typedef struct {
+    cbs_handle base;
+    _Atomic(void *) layout;
+} cbs_kernel_handle;
+
+/* The deallocator of kernel handle classes (frees `layout`); also how the
+ * packer recognises one (handle classes cannot be subclassed). */
+void cbs_kernel_handle_dealloc(PyObject *o);
+
+/* o's layout slot when o is a kernel handle, else NULL. */
+static inline _Atomic(void *) *cbs_kernel_layout_slot(PyObject *o)
+{
+    if (Py_TYPE(o)->tp_dealloc != cbs_kernel_handle_dealloc)
+        return NULL;
+    return &((cbs_kernel_handle *)o)->layout;
+}
+
+/* Creates the class `qualname` (static storage) and adds it to module;
+ * names_kernel: a kernel handle class (cbs_kernel_handle). */
+PyTypeObject *cbs_handle_type_create(PyObject *module, const char *qualname, cbs_handle_kind kind,
+                                     int names_kernel);
 /* New handle object of type t holding bits (the C value, zero-extended). */
 PyObject *cbs_handle_new(PyTypeObject *t, unsigned long long bits);
 /* prev (a new reference) when it is a handle of type t holding bits (handles

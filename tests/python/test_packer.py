@@ -437,6 +437,45 @@ def test_layout_change_of_the_same_function_is_noticed(kernel, lib):
     assert k.ok((1, 2, 2**40)) == k.expect([struct.pack("<Q", v) for v in (1, 2, 2**40)])
 
 
+def set_layout(k, sizes):
+    """The fake driver reports `sizes` (natural offsets) for k's kernel from now on."""
+    k.sizes, k.offsets = list(sizes), natural(sizes)
+    n = len(sizes)
+    o = (ctypes.c_size_t * n)(*k.offsets)
+    s = (ctypes.c_size_t * n)(*k.sizes)
+    assert k.lib.fakecuda_set_param_layout(None, k.name, n, o, s) == 0
+
+
+def test_kernel_handle_copy_follows_the_handle_value(kernel, drv):
+    # CUfunction objects keep their own copy of the layout; it belongs to the
+    # value it was made for, not to the object
+    assert drv.CUfunction().__sizeof__() > drv.CUstream().__sizeof__()
+    a, b = kernel([4, 4]), kernel([8, 8])
+    f = drv.CUfunction(int(a.f))
+    launch = lambda params: drv.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, None, params, None)
+    assert launch((1, 2))[0] == 0
+    assert a.recorded() == struct.pack("<ii", 1, 2)
+    f.__init__(int(b.f))               # the same object now names kernel b
+    assert launch((1, 2))[0] == 0
+    assert b.recorded() == struct.pack("<qq", 1, 2)
+    f.__init__(int(a.f))
+    assert launch((3, 4))[0] == 0
+    assert a.recorded() == struct.pack("<ii", 3, 4)
+
+
+def test_function_value_reused_behind_cubinds_back_starts_a_new_epoch(kernel):
+    # Another library unloads a module (cubind sees no unload) and the driver
+    # gives the same CUfunction value to a kernel with another count: that
+    # forgets every cached layout, the handle's own copy included.
+    k = kernel([4, 4])
+    assert k.ok((1, 2)) == struct.pack("<ii", 1, 2)
+    set_layout(k, [8, 8, 8])
+    assert k.ok((1, 2, 3)) == k.expect([struct.pack("<q", v) for v in (1, 2, 3)])
+    set_layout(k, [8, 8])              # two again, but not the copy's 4 + 4 bytes
+    assert k.ok((1, 2)) == k.expect([struct.pack("<q", v) for v in (1, 2)])
+    assert k.ok((5, 6)) == k.expect([struct.pack("<q", v) for v in (5, 6)])
+
+
 # ---- extra ---------------------------------------------------------------------
 
 def test_extra_buffer_pointer(kernel, drv, lib):
