@@ -131,6 +131,29 @@ def test_extra_buffer_pointer(mod, out):
 
 
 @cubind_only
+def test_plain_values_across_module_reloads(ptx_of, ctx, out):
+    """A CUfunction object keeps its own copy of the kernel's layout; a module
+    unload starts a new epoch, so a function of a reloaded module (the driver
+    may give it the old value) is typed by its own kernel, through a new
+    object and through the old one when the value came back."""
+    o = out(64)
+    image = ptx_of("packer_kernels")
+    m = ok(drv.cuModuleLoadData(image))
+    f = ok(drv.cuModuleGetFunction(m, b"echo_i32_f32_ptr"))
+    for k in range(100):
+        assert _run(f, o, (k, k / 4, o.ptr)) == _i32_f32_expected(o, k, k / 4)
+    for round_ in range(3):
+        ok(drv.cuModuleUnload(m))
+        m = ok(drv.cuModuleLoadData(image))
+        g = ok(drv.cuModuleGetFunction(m, b"echo_i32_f32_ptr"))
+        assert _run(g, o, (round_, -1.25, o.ptr)) == _i32_f32_expected(o, round_, -1.25)
+        if int(g) == int(f):
+            assert _run(f, o, (-round_, 0.5, o.ptr)) == _i32_f32_expected(o, -round_, 0.5)
+        f = g
+    ok(drv.cuModuleUnload(m))
+
+
+@cubind_only
 def test_plain_values(mod, out):
     f = ok(drv.cuModuleGetFunction(mod, b"echo_i32_f32_ptr"))
     o = out(24)
