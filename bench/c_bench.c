@@ -20,6 +20,13 @@
  * Diagnostics go to stderr. Each case is a tight loop of N calls timed with
  * clock_gettime(CLOCK_MONOTONIC); the best of R loops is reported. Launch
  * cases synchronize the stream once after the loop, inside the timed region.
+ *
+ * Built with -DCB_LIBRARY -shared -fPIC it is instead a library for
+ * bench/paired.py, which times C in the Python process itself, loop for
+ * loop beside the bindings: cb_lib_open(lib, image, launch_submit) sets up
+ * what main does (0 on success), then cb_lib_loop(case, n) runs one loop of
+ * n calls of one case and returns its ns per call (after a warm-up of n/10
+ * calls), or -1 when the case cannot run. No threads cases there.
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -53,6 +60,7 @@ static long cb_n_launch = 20000;
 static int cb_launch_submit = 0;   /* --launch-submit */
 #define CB_MAX_REPS 64
 static int cb_reps = 3;
+#ifndef CB_LIBRARY /* the threads cases: the executable only */
 static long cb_thread_calls = 200000;
 static long cb_thread_launches = 5000;
 static int cb_threads = 1;
@@ -60,6 +68,7 @@ static int cb_threads = 1;
  * (bench/ft_threads.py picks one logical CPU per physical core first). */
 static int cb_cpus[64];
 static int cb_ncpus = 0;
+#endif
 
 /* The state every case shares, set up once in main. */
 static CUdevice cb_dev;
@@ -84,8 +93,25 @@ static const char *cb_errname(CUresult r)
     return s;
 }
 
+/* Library mode: the one case cb_lib_loop runs (NULL: every case), and
+ * where its result goes instead of stdout. */
+static const char *cb_only;
+static double cb_only_ns = -1;
+
+static int cb_wanted(const char *name)
+{
+    return !cb_only || strcmp(cb_only, name) == 0;
+}
+
 static void cb_na(const char *name, const char *why, CUresult r)
 {
+    if (cb_only) {
+        if (cb_wanted(name)) {
+            cb_only_ns = -1;
+            fprintf(stderr, "c_bench: %s: %s: %s (%d)\n", name, why, cb_errname(r), (int)r);
+        }
+        return;
+    }
     printf("{\"impl\": \"c\", \"case\": \"%s\", \"status\": \"n/a\", "
            "\"reason\": \"%s: %s (%d)\"}\n", name, why, cb_errname(r), (int)r);
     fflush(stdout);
@@ -97,6 +123,10 @@ static void cb_emit(const char *name, const double *reps, long n)
     for (int i = 1; i < cb_reps; i++)
         if (reps[i] < best)
             best = reps[i];
+    if (cb_only) {
+        cb_only_ns = best;
+        return;
+    }
     printf("{\"impl\": \"c\", \"case\": \"%s\", \"status\": \"ok\", \"ns\": %.2f, "
            "\"n\": %ld, \"reps\": [", name, best, n);
     for (int i = 0; i < cb_reps; i++)
@@ -110,6 +140,8 @@ static void cb_emit(const char *name, const double *reps, long n)
  * non-zero, right after it otherwise; any error ends the case. */
 #define CB_CASE_T(NAME, N, BODY, POST, POST_TIMED)                             \
     do {                                                                       \
+        if (!cb_wanted(NAME))                                                  \
+            break;                                                             \
         double reps_[CB_MAX_REPS];                                             \
         CUresult r = CUDA_SUCCESS, bad_ = CUDA_SUCCESS;                        \
         for (long i_ = 0; i_ < (N) / 10 + 1 && bad_ == CUDA_SUCCESS; i_++) {   \
@@ -247,6 +279,7 @@ static void cb_launches(void)
     }
 }
 
+#ifndef CB_LIBRARY /* the threads cases: the executable only */
 /* ------------------------------------------------------------------ */
 /* Threads: T threads each make a fixed number of calls; the rate is all the
  * calls over the wall time from the first thread's start to the last
@@ -369,6 +402,7 @@ static void cb_thread_case(const char *name, enum cb_tkind kind, CUfunction fn)
         fflush(stdout);
     }
 }
+#endif /* !CB_LIBRARY */
 
 /* ------------------------------------------------------------------ */
 
@@ -402,13 +436,93 @@ static void *cb_read_file(const char *path)
         }                                                                      \
     } while (0)
 
+/* What main does before the cases: opens the driver at `lib`, resolves
+ * every entry point, makes device 0's primary context current, creates the
+ * stream, event and device memory, and loads the first of the images that
+ * loads (none loaded: the launch cases are n/a). 0, or 1 with the reason
+ * on stderr. */
+static int cb_open(const char *lib, const char *const *images, int nimages)
+{
+    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    cb_getproc_fn getproc;
+    if (!h) {
+        fprintf(stderr, "c_bench: dlopen(%s): %s\n", lib, dlerror());
+        return 1;
+    }
+    getproc = (cb_getproc_fn)dlsym(h, "cuGetProcAddress_v2");
+    if (!getproc) {
+        fprintf(stderr, "c_bench: %s has no cuGetProcAddress_v2 (driver older than 12.0)\n", lib);
+        return 1;
+    }
+#define CB_RESOLVE(name)                                                       \
+    {                                                                          \
+        CUdriverProcAddressQueryResult q_;                                     \
+        if (getproc(#name, (void **)&p_##name, CUDA_VERSION,                   \
+                    CU_GET_PROC_ADDRESS_DEFAULT, &q_) != CUDA_SUCCESS || !p_##name) { \
+            fprintf(stderr, "c_bench: cuGetProcAddress(%s) failed (%d)\n", #name, (int)q_); \
+            return 1;                                                          \
+        }                                                                      \
+    }
+    CB_FUNCS(CB_RESOLVE)
+
+    CB_CHECK(p_cuInit(0));
+    CB_CHECK(p_cuDeviceGet(&cb_dev, 0));
+    CB_CHECK(p_cuDevicePrimaryCtxRetain(&cb_ctx, cb_dev));
+    CB_CHECK(p_cuCtxSetCurrent(cb_ctx));
+    CB_CHECK(p_cuStreamCreate(&cb_stream, CU_STREAM_NON_BLOCKING));
+    CB_CHECK(p_cuEventCreate(&cb_event, CU_EVENT_DISABLE_TIMING));
+    CB_CHECK(p_cuEventRecord(cb_event, cb_stream));
+    CB_CHECK(p_cuStreamSynchronize(cb_stream));
+    CB_CHECK(p_cuMemAlloc(&cb_dptr, 4096));
+    for (int i = 0; i < nimages && !cb_module; i++) {
+        void *image = cb_read_file(images[i]);
+        CUresult r;
+        if (!image) {
+            fprintf(stderr, "c_bench: cannot read %s\n", images[i]);
+            continue;
+        }
+        r = p_cuModuleLoadData(&cb_module, image);
+        free(image);
+        if (r != CUDA_SUCCESS) {
+            fprintf(stderr, "c_bench: cuModuleLoadData(%s): %s\n", images[i], cb_errname(r));
+            cb_module = NULL;
+        } else {
+            fprintf(stderr, "c_bench: kernels from %s\n", images[i]);
+        }
+    }
+    return 0;
+}
+
+#ifdef CB_LIBRARY
+
+int cb_lib_open(const char *lib, const char *image, int launch_submit)
+{
+    const char *images[1] = {image};
+    cb_launch_submit = launch_submit;
+    cb_reps = 1;
+    return cb_open(lib && *lib ? lib : "libcuda.so.1", images, image ? 1 : 0);
+}
+
+double cb_lib_loop(const char *name, long n)
+{
+    if (!name || n < 1)
+        return -1;
+    cb_only = name;
+    cb_only_ns = -1;
+    cb_n = cb_n_launch = n;
+    cb_calls();
+    if (cb_module)
+        cb_launches();
+    return cb_only_ns;
+}
+
+#else
+
 int main(int argc, char **argv)
 {
     const char *lib = getenv("CUBIND_LIBCUDA");
     const char *images[4];
     int nimages = 0;
-    void *h;
-    cb_getproc_fn getproc;
     int version = 0;
 
     if (!lib || !*lib)
@@ -450,37 +564,9 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        fprintf(stderr, "c_bench: dlopen(%s): %s\n", lib, dlerror());
+    if (cb_open(lib, images, nimages) != 0)
         return 1;
-    }
-    getproc = (cb_getproc_fn)dlsym(h, "cuGetProcAddress_v2");
-    if (!getproc) {
-        fprintf(stderr, "c_bench: %s has no cuGetProcAddress_v2 (driver older than 12.0)\n", lib);
-        return 1;
-    }
-#define CB_RESOLVE(name)                                                       \
-    {                                                                          \
-        CUdriverProcAddressQueryResult q_;                                     \
-        if (getproc(#name, (void **)&p_##name, CUDA_VERSION,                   \
-                    CU_GET_PROC_ADDRESS_DEFAULT, &q_) != CUDA_SUCCESS || !p_##name) { \
-            fprintf(stderr, "c_bench: cuGetProcAddress(%s) failed (%d)\n", #name, (int)q_); \
-            return 1;                                                          \
-        }                                                                      \
-    }
-    CB_FUNCS(CB_RESOLVE)
-
-    CB_CHECK(p_cuInit(0));
     CB_CHECK(p_cuDriverGetVersion(&version));
-    CB_CHECK(p_cuDeviceGet(&cb_dev, 0));
-    CB_CHECK(p_cuDevicePrimaryCtxRetain(&cb_ctx, cb_dev));
-    CB_CHECK(p_cuCtxSetCurrent(cb_ctx));
-    CB_CHECK(p_cuStreamCreate(&cb_stream, CU_STREAM_NON_BLOCKING));
-    CB_CHECK(p_cuEventCreate(&cb_event, CU_EVENT_DISABLE_TIMING));
-    CB_CHECK(p_cuEventRecord(cb_event, cb_stream));
-    CB_CHECK(p_cuStreamSynchronize(cb_stream));
-    CB_CHECK(p_cuMemAlloc(&cb_dptr, 4096));
     printf("{\"impl\": \"c\", \"case\": \"meta\", \"driver_version\": %d, \"header_version\": %d, "
            "\"lib\": \"%s\", \"n\": %ld, \"n_launch\": %ld, \"reps\": %d, "
            "\"launch_timing\": \"%s\"}\n",
@@ -489,23 +575,6 @@ int main(int argc, char **argv)
     fflush(stdout);
 
     cb_calls();
-
-    for (int i = 0; i < nimages && !cb_module; i++) {
-        void *image = cb_read_file(images[i]);
-        CUresult r;
-        if (!image) {
-            fprintf(stderr, "c_bench: cannot read %s\n", images[i]);
-            continue;
-        }
-        r = p_cuModuleLoadData(&cb_module, image);
-        free(image);
-        if (r != CUDA_SUCCESS) {
-            fprintf(stderr, "c_bench: cuModuleLoadData(%s): %s\n", images[i], cb_errname(r));
-            cb_module = NULL;
-        } else {
-            fprintf(stderr, "c_bench: kernels from %s\n", images[i]);
-        }
-    }
     if (cb_module) {
         cb_launches();
     } else {
@@ -530,3 +599,5 @@ int main(int argc, char **argv)
     p_cuStreamDestroy(cb_stream);
     return 0;
 }
+
+#endif /* CB_LIBRARY */

@@ -22,7 +22,10 @@
 # submit: they do not, use with a BENCH_N_LAUNCH that fits the driver's queue),
 # BENCH_CASES (comma-separated bench.py cases; default all),
 # BENCH_THREAD_CALLS (C: 200000 per thread; Python: a quarter of it),
-# BENCH_THREAD_LAUNCHES (5000 per thread), CUDA_HOME (/usr/local/cuda).
+# BENCH_THREAD_LAUNCHES (5000 per thread), CUDA_HOME (/usr/local/cuda),
+# BENCH_PAIRED (K: instead of c_bench and bench.py, bench/paired.py in K
+# processes, every implementation and C in each; writes paired.jsonl and
+# paired.md under $OUT).
 set -u
 cd "$(dirname "$0")/.."
 
@@ -43,10 +46,23 @@ exec > >(tee "$OUT/log.txt") 2>&1
 tee_pid=$!
 
 command_line="bench/run_h200.sh"
-for v in BENCH_N BENCH_N_LAUNCH BENCH_REPS BENCH_ROUNDS BENCH_LAUNCH_TIMING BENCH_CASES BENCH_THREAD_CALLS BENCH_THREAD_LAUNCHES PYTHON; do
+for v in BENCH_N BENCH_N_LAUNCH BENCH_REPS BENCH_ROUNDS BENCH_PAIRED BENCH_LAUNCH_TIMING BENCH_CASES BENCH_THREAD_CALLS BENCH_THREAD_LAUNCHES PYTHON; do
     [ -n "${!v:-}" ] && command_line="$v=${!v} $command_line"
 done
 step() { echo; echo "== $* ($(date +%T))"; }
+# _bench_floor (bench/floor_ext.c): do-nothing extension functions, each
+# case's floor; compiled as cubind's extensions are (-O2, -fPIC).
+build_floor_ext() {
+    local floor_ext
+    floor_ext=$W/_bench_floor$("$PY" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+    if ${CC:-gcc} -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared \
+            -I"$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \
+            bench/floor_ext.c -o "$floor_ext"; then
+        echo "built $floor_ext"
+    else
+        echo "run_h200.sh: compiling bench/floor_ext.c failed; the floors will be n/a"
+    fi
+}
 start=$(date +%s)
 
 step "machine"
@@ -82,6 +98,25 @@ else
 fi
 "$NVCC" --version | tail -n 2
 
+if [ -n "${BENCH_PAIRED:-}" ]; then
+    step "floor extension"
+    build_floor_ext
+    step "c_bench as a library, paired.py"
+    if ${CC:-gcc} -std=c11 -O2 -Wall -Wextra -DCB_LIBRARY -fPIC -shared -I"$CUDA_HOME/include" \
+            bench/c_bench.c -o "$W/libc_bench.so" -ldl; then
+        PYTHONPATH="$PWD/build/python:$PWD/$W${PYTHONPATH:+:$PYTHONPATH}" timeout 540 "$PY" bench/paired.py run \
+            --c-lib "$W/libc_bench.so" "${images[@]}" --processes "$BENCH_PAIRED" --reps "$REPS" \
+            --n "$N" --n-launch "$NL" --launch-timing "$LT" ${BENCH_CASES:+--cases "$BENCH_CASES"} \
+            --out "$OUT/paired.jsonl" > "$OUT/paired.md" || echo "run_h200.sh: paired.py exited with $?"
+        cat "$OUT/paired.md"
+    else
+        echo "run_h200.sh: compiling c_bench.c as a library failed"
+    fi
+    echo "run_h200.sh: $(($(date +%s) - start)) s; results in $OUT/ (paired.jsonl, paired.md, log.txt)"
+    exec >&- 2>&-
+    exit 0
+fi
+
 step "c_bench"
 if ${CC:-gcc} -std=c11 -O2 -Wall -Wextra -I"$CUDA_HOME/include" bench/c_bench.c \
         -o "$W/c_bench" -ldl -pthread; then
@@ -95,16 +130,7 @@ else
 fi
 
 step "floor extension"
-# _bench_floor (bench/floor_ext.c): do-nothing extension functions, each
-# case's floor; compiled as cubind's extensions are (-O2, -fPIC).
-floor_ext=$W/_bench_floor$("$PY" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
-if ${CC:-gcc} -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared \
-        -I"$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \
-        bench/floor_ext.c -o "$floor_ext"; then
-    echo "built $floor_ext"
-else
-    echo "run_h200.sh: compiling bench/floor_ext.c failed; the floors will be n/a"
-fi
+build_floor_ext
 
 step "bench.py"
 # bench.py's own budget leaves room for the report inside the device's

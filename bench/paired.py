@@ -1,0 +1,326 @@
+#!/usr/bin/env python3
+"""paired.py — every implementation timed in the same process, loop after loop.
+
+bench.py measures each implementation in its own child process; on a shared
+machine the same call costs up to 1.7x more in one process than in another
+(bench/run_process_probe.sh), in C as in Python, so a ratio of two
+processes' times carries that spread. Here one child process sets up C (the
+cases of bench/c_bench.c built as a library, called through ctypes: no
+Python in its loops), the floor, cubind.driver, cubind.cu, cuda.bindings
+and cuda.core, and for each case runs one loop of each in turn, R times,
+rotating the order; each implementation keeps its best loop. Every ratio of
+the issue-8 targets is computed inside one process, then summarised over
+K fresh processes (median, range, and in how many processes the target
+held).
+
+  paired.py run --c-lib LIB --image FILE [--processes K] [--reps R] [--n N]
+                [--n-launch N] [--cases A,B] [--launch-timing sync|submit]
+                [--out FILE]                 -> JSON lines, then the report
+  paired.py render FILE                      -> the markdown report
+
+The kernels, cases, floors and each implementation's calls are bench.py's
+(DriverImpl, CoreImpl, floor_spec); launches compare cubind's plain values
+with cuda.bindings' (values, ctypes types) and cuda.core's launch().
+"""
+
+import argparse
+import ctypes
+import gc
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench  # noqa: E402  (the cases and implementations)
+
+IMPLS = ["c", "floor", "cubind.driver", "cubind.cu", "cuda.bindings", "cuda.core"]
+BINDINGS = ["cubind.driver", "cubind.cu"]
+# The kernelParams form each implementation is compared with, per bench.py's variants.
+LAUNCH_VARIANT = {"cubind.driver": "plain", "cubind.cu": "plain", "cuda.bindings": "tuple",
+                  "cuda.core": "args"}
+DEFAULT_CASES = bench.CALL_CASES + ["launch_empty_kernel", "launch_small_kernel",
+                                    "launch_16_args", "launch_512_args"]
+
+
+# ---------------------------------------------------------------------------
+# Child: one process, every implementation.
+
+def spec_timer(spec):
+    """A function timing one loop of n calls of spec: ns per call."""
+    names = sorted(spec.env)
+    loop = bench.make_loop(spec.body, names)
+    args = [spec.env[k] for k in names]
+    post = spec.post or (lambda: None)
+
+    def timed(n):
+        t0 = time.perf_counter_ns()
+        loop(n, *args)
+        if spec.post_timed:
+            post()
+        t1 = time.perf_counter_ns()
+        if not spec.post_timed:
+            post()
+        return (t1 - t0) / n
+    return timed
+
+
+def c_timer(lib, case):
+    def timed(n):
+        ns = lib.cb_lib_loop(case.encode(), n)
+        if ns < 0:
+            raise bench.NA("the C loop failed (c_bench's stderr says why)")
+        return ns
+    return timed
+
+
+def open_c(cfg):
+    lib = ctypes.CDLL(os.path.abspath(cfg["c_lib"]))
+    lib.cb_lib_open.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]
+    lib.cb_lib_loop.argtypes = [ctypes.c_char_p, ctypes.c_long]
+    lib.cb_lib_loop.restype = ctypes.c_double
+    libcuda = os.environ.get("CUBIND_LIBCUDA", "").encode() or None
+    image = cfg["images"][0].encode() if cfg["images"] else None
+    if lib.cb_lib_open(libcuda, image, int(cfg["launch_timing"] == "submit")) != 0:
+        raise bench.NA("cb_lib_open failed (c_bench's stderr says why)")
+    return lib
+
+
+def open_impl(name, cfg):
+    if name == "cuda.core":
+        obj = bench.CoreImpl(cfg)
+    elif name == "cuda.bindings":
+        from cuda.bindings import driver as mod
+        obj = bench.DriverImpl(name, mod, raising=False, cubind=False, cfg=cfg)
+    else:
+        import cubind
+        mod = cubind.driver if name == "cubind.driver" else cubind.cu
+        obj = bench.DriverImpl(name, mod, raising=(name == "cubind.cu"), cubind=True, cfg=cfg)
+    obj.setup()
+    return obj
+
+
+def case_timer(name, obj, case, keep_gil):
+    """The timer of one implementation's case (its compared variant)."""
+    if name == "c":
+        return c_timer(obj, case)
+    if name == "floor":
+        return spec_timer(bench.floor_spec(case, keep_gil))
+    specs = obj.case(case)
+    if not isinstance(specs, list):
+        specs = [specs]
+    want = LAUNCH_VARIANT[name] if case in bench.LAUNCH_CASES else None
+    for spec in specs:
+        if case in bench.LAUNCH_CASES and case != "launch_empty_kernel" and spec.variant != want:
+            continue
+        if isinstance(spec, bench.NA_Spec):
+            raise bench.NA(spec.reason)
+        spec.check()
+        return spec_timer(spec)
+    raise bench.NA("no %s form" % want)
+
+
+def case_n(case, cfg):
+    if case in bench.LAUNCH_CASES:
+        n = cfg["n_launch"]
+        return max(1, n // 2) if case in ("launch_512_args", "launch_2048b") else n
+    return cfg["n_launch"] if case == "mem_alloc_free" else cfg["n"]
+
+
+def run_child(cfg):
+    objs, why = {}, {}
+    try:
+        objs["c"] = open_c(cfg)
+    except (OSError, bench.NA) as e:
+        why["c"] = str(e)
+    try:
+        keep_gil = bench.keep_gil_functions()
+        import _bench_floor  # noqa: F401
+        objs["floor"] = None
+    except (OSError, ImportError) as e:
+        keep_gil, why["floor"] = None, str(e)
+    for name in IMPLS[2:]:
+        try:
+            objs[name] = open_impl(name, cfg)
+        except Exception as e:
+            why[name] = "setup failed: %s: %s" % (type(e).__name__, e)
+    gc.collect()
+    gc.disable()
+    for case in cfg["cases"]:
+        n = case_n(case, cfg)
+        timers = {}
+        for name in IMPLS:
+            if name not in objs:
+                bench.emit({"case": case, "impl": name, "status": "n/a", "reason": why[name]})
+                continue
+            try:
+                timers[name] = case_timer(name, objs[name], case, keep_gil)
+                timers[name](max(1, n // 10))   # warm up
+            except Exception as e:
+                timers.pop(name, None)
+                bench.emit({"case": case, "impl": name, "status": "n/a",
+                            "reason": "%s: %s" % (type(e).__name__, e)})
+        order = list(timers)
+        times = {name: [] for name in order}
+        for rep in range(cfg["reps"]):
+            k = rep % max(1, len(order))
+            for name in order[k:] + order[:k]:
+                try:
+                    times[name].append(timers[name](n))
+                except Exception as e:
+                    times[name].append(None)
+                    bench.emit({"case": case, "impl": name, "status": "n/a",
+                                "reason": "%s: %s" % (type(e).__name__, e)})
+        for name in order:
+            got = [t for t in times[name] if t is not None]
+            if got:
+                bench.emit({"case": case, "impl": name, "status": "ok", "n": n,
+                            "ns": round(min(got), 2), "reps": [round(t, 2) for t in got]})
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# Parent: K processes, then the report.
+
+def run(args):
+    cfg = {"cases": args.cases.split(",") if args.cases else DEFAULT_CASES,
+           "n": args.n, "n_launch": args.n_launch, "reps": args.reps,
+           "images": [p for p in args.image if os.path.exists(p)],
+           "c_lib": args.c_lib, "launch_timing": args.launch_timing}
+    records = [{"paired": "meta", "processes": args.processes, "command": " ".join(sys.argv),
+                **{k: v for k, v in cfg.items() if k != "c_lib"}}]
+    for k in range(args.processes):
+        t0 = time.time()
+        r = subprocess.run([sys.executable, os.path.abspath(__file__), "child", json.dumps(cfg)],
+                           capture_output=True, text=True, timeout=args.child_timeout)
+        for line in r.stdout.splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            records.append(dict(rec, process=k))
+        sys.stderr.write("paired.py: process %d: exit %d, %.1f s\n%s" %
+                         (k, r.returncode, time.time() - t0,
+                          r.stderr[-2000:] if r.returncode else ""))
+    with open(args.out, "w") as f:
+        for rec in records:
+            f.write(json.dumps(rec) + "\n")
+    sys.stdout.write(render(records))
+    return 0
+
+
+def per_process(records):
+    """{process: {(case, impl): ns}} of the ok records."""
+    out = {}
+    for r in records:
+        if r.get("status") == "ok":
+            out.setdefault(r["process"], {})[(r["case"], r["impl"])] = r["ns"]
+    return out
+
+
+def target_ratio(kind, case, impl, other, t):
+    """One process's ratio for a target, or None when a time is missing."""
+    a, b, c = t.get((case, impl)), t.get((case, other)), t.get((case, "c"))
+    if a is None or b is None:
+        return None
+    if kind == "plain":
+        return a / b
+    if c is None or b - c <= 0:
+        return None
+    return (a - c) / (b - c)
+
+
+TARGETS = ([("ctx_get_current", "plain", "cuda.bindings", 0.35),
+            ("device_get", "plain", "cuda.bindings", 0.35)] +
+           [(c, "above_c", "cuda.bindings", 0.30) for c in bench.CALL_CASES
+            if c not in ("ctx_get_current", "device_get")] +
+           [(c, "plain", other, limit)
+            for c in ("launch_small_kernel", "launch_16_args", "launch_512_args")
+            for other, limit in (("cuda.bindings", 0.60), ("cuda.core", 0.85))])
+
+
+def summarise(values):
+    vals = sorted(v for v in values if v is not None)
+    if not vals:
+        return None
+    return statistics.median(vals), vals[0], vals[-1], len(vals)
+
+
+def render(records):
+    meta = next((r for r in records if r.get("paired") == "meta"), {})
+    procs = per_process(records)
+    lines = ["## Paired: every implementation in one process",
+             "",
+             "%d processes; in each, every case runs one loop of each implementation in turn, "
+             "%s times (order rotated), each keeping its best loop; C is bench/c_bench.c's loop "
+             "in the same process. Ratios are computed per process; the table gives their median "
+             "and range over the processes, and in how many of them the target held." %
+             (len(procs), meta.get("reps", "?")),
+             "", "Command: `%s`" % meta.get("command", "?"), "",
+             "| target | limit | cubind.driver | cubind.cu | floor | held (driver, cu) |",
+             "|---|---|---|---|---|---|"]
+    measured = {case for t in procs.values() for case, _ in t}
+    for case, kind, other, limit in TARGETS:
+        if case not in measured:
+            continue
+        cells, held = [], []
+        for impl in BINDINGS + ["floor"]:
+            vals = [target_ratio(kind, case, impl, other, t) for t in procs.values()]
+            s = summarise(vals)
+            if s is None:
+                cells.append("—")
+                continue
+            med, lo, hi, n = s
+            cells.append("%.2f× (%.2f–%.2f)" % (med, lo, hi))
+            if impl != "floor":
+                held.append("%d/%d" % (sum(v <= limit for v in vals if v is not None), n))
+        what = ("%s ≤ %.2f× %s" % (case, limit, other) if kind == "plain" else
+                "%s: above C ≤ %.2f× %s'" % (case, limit, other))
+        lines.append("| %s | %.2f× | %s | %s | %s | %s |" %
+                     (what, limit, cells[0], cells[1], cells[2], ", ".join(held) or "—"))
+    lines += ["", "Median ns per call over the processes (each process's best loop):", "",
+              "| case | " + " | ".join(IMPLS) + " |", "|---|" + "---|" * len(IMPLS)]
+    cases = []
+    for r in records:
+        if "case" in r and r["case"] not in cases:
+            cases.append(r["case"])
+    for case in cases:
+        row = []
+        for impl in IMPLS:
+            s = summarise([t.get((case, impl)) for t in procs.values()])
+            row.append("%.1f" % s[0] if s else "n/a")
+        lines.append("| %s | %s |" % (case, " | ".join(row)))
+    na = sorted({(r["case"], r["impl"], r.get("reason", "")) for r in records
+                 if r.get("status") == "n/a"})
+    if na:
+        lines += ["", "Not measured:", ""] + ["- %s %s: %s" % x for x in na]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["child"]:
+        return run_child(json.loads(argv[1]))
+    if argv[:1] == ["render"]:
+        with open(argv[1]) as f:
+            sys.stdout.write(render([json.loads(line) for line in f if line.strip()]))
+        return 0
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("mode", choices=["run"])
+    ap.add_argument("--c-lib", required=True, help="c_bench.c built with -DCB_LIBRARY")
+    ap.add_argument("--image", action="append", default=[], help="kernels (PTX or cubin)")
+    ap.add_argument("--processes", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--n", type=int, default=200000)
+    ap.add_argument("--n-launch", type=int, default=20000)
+    ap.add_argument("--cases", default="")
+    ap.add_argument("--launch-timing", choices=["sync", "submit"], default="sync")
+    ap.add_argument("--child-timeout", type=int, default=300)
+    ap.add_argument("--out", default="build/bench/paired.jsonl")
+    return run(ap.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
