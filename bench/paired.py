@@ -221,10 +221,15 @@ def per_process(records):
 
 
 def target_ratio(kind, case, impl, other, t):
-    """One process's ratio for a target, or None when a time is missing."""
+    """One process's ratio for a target, or None when a time is missing. The
+    floor stands for a binding costing C plus the floor's calls."""
     a, b, c = t.get((case, impl)), t.get((case, other)), t.get((case, "c"))
     if a is None or b is None:
         return None
+    if impl == "floor":
+        if c is None:
+            return None
+        a += c
     if kind == "plain":
         return a / b
     if c is None or b - c <= 0:
