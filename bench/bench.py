@@ -144,27 +144,34 @@ class Spec:
         self.post_timed = post_timed   # False: post runs right after the timing
 
 
-def time_spec(spec, n, reps):
+def spec_timer(spec):
+    """A function timing one loop of n calls of spec: ns per call (the
+    spec's post inside the timing or right after it)."""
     names = sorted(spec.env)
     loop = make_loop(spec.body, names)
     args = [spec.env[k] for k in names]
     post = spec.post or (lambda: None)
+
+    def timed(n):
+        t0 = time.perf_counter_ns()
+        loop(n, *args)
+        if spec.post_timed:
+            post()
+        t1 = time.perf_counter_ns()
+        if not spec.post_timed:
+            post()
+        return (t1 - t0) / n
+    return timed
+
+
+def time_spec(spec, n, reps):
+    timed = spec_timer(spec)
     gc.collect()
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        loop(max(1, n // 10), *args)
-        post()
-        results = []
-        for _ in range(reps):
-            t0 = time.perf_counter_ns()
-            loop(n, *args)
-            if spec.post_timed:
-                post()
-            t1 = time.perf_counter_ns()
-            if not spec.post_timed:
-                post()
-            results.append((t1 - t0) / n)
+        timed(max(1, n // 10))   # warm-up
+        results = [timed(n) for _ in range(reps)]
     finally:
         if was_enabled:
             gc.enable()

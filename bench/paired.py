@@ -48,25 +48,6 @@ DEFAULT_CASES = bench.CALL_CASES + ["launch_empty_kernel", "launch_small_kernel"
 # ---------------------------------------------------------------------------
 # Child: one process, every implementation.
 
-def spec_timer(spec):
-    """A function timing one loop of n calls of spec: ns per call."""
-    names = sorted(spec.env)
-    loop = bench.make_loop(spec.body, names)
-    args = [spec.env[k] for k in names]
-    post = spec.post or (lambda: None)
-
-    def timed(n):
-        t0 = time.perf_counter_ns()
-        loop(n, *args)
-        if spec.post_timed:
-            post()
-        t1 = time.perf_counter_ns()
-        if not spec.post_timed:
-            post()
-        return (t1 - t0) / n
-    return timed
-
-
 def c_timer(lib, case):
     def timed(n):
         ns = lib.cb_lib_loop(case.encode(), n)
@@ -107,7 +88,7 @@ def case_timer(name, obj, case, keep_gil):
     if name == "c":
         return c_timer(obj, case)
     if name == "floor":
-        return spec_timer(bench.floor_spec(case, keep_gil))
+        return bench.spec_timer(bench.floor_spec(case, keep_gil))
     specs = obj.case(case)
     if not isinstance(specs, list):
         specs = [specs]
@@ -118,7 +99,7 @@ def case_timer(name, obj, case, keep_gil):
         if isinstance(spec, bench.NA_Spec):
             raise bench.NA(spec.reason)
         spec.check()
-        return spec_timer(spec)
+        return bench.spec_timer(spec)
     raise bench.NA("no %s form" % want)
 
 
