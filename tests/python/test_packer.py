@@ -550,6 +550,51 @@ def test_threads_launching_plain_values(kernel, drv, ctx):
     assert not errors, errors[0]
 
 
+@pytest.mark.tsan
+def test_threads_launching_through_one_function_object(kernel, drv, ctx):
+    # Eight threads race the first launch through one CUfunction object (who
+    # publishes its layout copy) while a ninth unloads modules (new epochs:
+    # the copy goes stale and is re-stamped under the launching threads).
+    k = kernel([8, 4, 4])
+    vals = (0x1122334455667788, 77, -5)
+    want = k.expect([struct.pack("<Q", vals[0]), struct.pack("<i", 77), struct.pack("<i", -5)])
+    n_threads, iters = 8, 200
+    start = threading.Barrier(n_threads + 1)
+    errors = []
+
+    def launcher():
+        try:
+            assert drv.cuCtxSetCurrent(ctx)[0] == 0
+            start.wait()
+            for _ in range(iters):
+                r = k.launch(vals)
+                assert r[0] == 0, r
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    def unloader():
+        try:
+            assert drv.cuCtxSetCurrent(ctx)[0] == 0
+            start.wait()
+            for _ in range(20):
+                err, m = drv.cuModuleLoadData(b"an image to unload\0")
+                assert err == 0
+                assert drv.cuModuleUnload(m)[0] == 0
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    before = k.count()
+    threads = [threading.Thread(target=launcher) for _ in range(n_threads)]
+    threads.append(threading.Thread(target=unloader))
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors[0]
+    assert k.count() - before == n_threads * iters
+    assert k.recorded() == want
+
+
 def test_plain_values_need_cuFuncGetParamInfo():
     code = r"""
 import ctypes, os, struct
