@@ -672,7 +672,7 @@ static void layout_unref(const cubind_rt_api *rt, layout_ref *r)
 {
     if (r->entry)
         rt->reg_release(r->entry);
-    if (r->own)
+    if (r->own) /* rare: skip free(NULL)'s call on every launch */
         free(r->own);
 }
 
@@ -822,7 +822,8 @@ static int pack_plain(const cubind_rt_api *rt, int kind, PyObject *seq, void *fu
     _Atomic(void *) *slot = func_obj ? cbs_kernel_layout_slot(func_obj) : NULL;
     const cbs_pack_layout *l = NULL;
     if (slot)
-        l = object_layout(slot, kind, func, atomic_load_explicit(rt->kernel_epoch, memory_order_acquire), n);
+        l = object_layout(slot, kind, func,
+                          atomic_load_explicit(rt->kernel_epoch, memory_order_acquire), n);
     if (!l) {
         l = layout_for(rt, kind, func, (param_info_fn)get_param_info, n, fname, &ref);
         if (!l)

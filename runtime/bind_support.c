@@ -767,8 +767,8 @@ PyTypeObject *cbs_handle_type_create(PyObject *module, const char *qualname, cbs
         {Py_nb_bool, (void *)handle_bool},
         {0, NULL},
     };
-    PyType_Spec spec = {qualname, (int)(names_kernel ? sizeof(cbs_kernel_handle) : sizeof(cbs_handle)),
-                        0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    size_t size = names_kernel ? sizeof(cbs_kernel_handle) : sizeof(cbs_handle);
+    PyType_Spec spec = {qualname, (int)size, 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
                         names_kernel ? slots : slots + 1};
     PyTypeObject *t = (PyTypeObject *)PyType_FromModuleAndSpec(module, &spec, NULL);
     if (!t)
