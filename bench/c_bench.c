@@ -70,7 +70,7 @@ static int cb_cpus[64];
 static int cb_ncpus = 0;
 #endif
 
-/* The state every case shares, set up once in main. */
+/* The state every case shares, set up once by cb_open. */
 static CUdevice cb_dev;
 static CUcontext cb_ctx;
 static CUstream cb_stream;
