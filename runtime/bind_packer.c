@@ -743,8 +743,9 @@ static const cbs_pack_layout *layout_for(const cubind_rt_api *rt, int kind, void
  *
  * A launch through a kernel handle object (cbs_kernel_handle) reads the
  * object's copy: one acquire load and a few compares instead of the
- * registry's hash, shard lock and entry reference count, and no shared
- * write, so launches from many threads through one object do not contend.
+ * registry's hash, shard lock and entry reference count: launches from
+ * many threads through one object take no lock here and write nothing the
+ * packer shares (but the copy's epoch stamp, once after a module unload).
  *
  * Invariants (besides cbs_kernel_handle's: set once, freed by dealloc):
  * a copy's func, kind, n, total, off and size never change once
