@@ -127,6 +127,11 @@ def run_child(cfg):
             objs[name] = open_impl(name, cfg)
         except Exception as e:
             why[name] = "setup failed: %s: %s" % (type(e).__name__, e)
+    for name in ("cubind.driver", "cuda.bindings"):
+        if name in objs:
+            bench.emit({"case": "meta", "impl": name,
+                        "driver_version": objs[name].call("cuDriverGetVersion")})
+            break
     gc.collect()
     gc.disable()
     for case in cfg["cases"]:
@@ -172,6 +177,9 @@ def run(args):
            "c_lib": args.c_lib, "launch_timing": args.launch_timing}
     records = [{"paired": "meta", "processes": args.processes, "command": " ".join(sys.argv),
                 **{k: v for k, v in cfg.items() if k != "c_lib"}}]
+    if args.machine:
+        with open(args.machine) as f:
+            records += [json.loads(line) for line in f if line.strip()]
     for k in range(args.processes):
         t0 = time.time()
         r = subprocess.run([sys.executable, os.path.abspath(__file__), "child", json.dumps(cfg)],
@@ -236,17 +244,23 @@ def summarise(values):
 
 def render(records):
     meta = next((r for r in records if r.get("paired") == "meta"), {})
+    machine = next((r for r in records if r.get("impl") == "machine"), None)
+    driver = next((r["driver_version"] for r in records if "driver_version" in r), None)
     procs = per_process(records)
-    lines = ["## Paired: every implementation in one process",
-             "",
-             "%d processes; in each, every case runs one loop of each implementation in turn, "
-             "%s times (order rotated), each keeping its best loop; C is bench/c_bench.c's loop "
-             "in the same process. Ratios are computed per process; the table gives their median "
-             "and range over the processes, and in how many of them the target held." %
-             (len(procs), meta.get("reps", "?")),
-             "", "Command: `%s`" % meta.get("command", "?"), "",
-             "| target | limit | cubind.driver | cubind.cu | floor | held (driver, cu) |",
-             "|---|---|---|---|---|---|"]
+    lines = ["## Paired: every implementation in one process", ""]
+    if machine:
+        import report
+        lines += ["#" + line if line.startswith("## ") else line
+                  for line in report.machine_section(machine, driver)] + [""]
+    lines += [
+        "%d processes; in each, every case runs one loop of each implementation in turn, "
+        "%s times (order rotated), each keeping its best loop; C is bench/c_bench.c's loop "
+        "in the same process. Ratios are computed per process; the table gives their median "
+        "and range over the processes, and in how many of them the target held." %
+        (len(procs), meta.get("reps", "?")),
+        "", "Command: `%s`" % meta.get("command", "?"), "",
+        "| target | limit | cubind.driver | cubind.cu | floor | held (driver, cu) |",
+        "|---|---|---|---|---|---|"]
     measured = {case for t in procs.values() for case, _ in t}
     for case, kind, other, limit in TARGETS:
         if case not in measured:
@@ -270,7 +284,7 @@ def render(records):
               "| case | " + " | ".join(IMPLS) + " |", "|---|" + "---|" * len(IMPLS)]
     cases = []
     for r in records:
-        if "case" in r and r["case"] not in cases:
+        if "case" in r and r["case"] != "meta" and r["case"] not in cases:
             cases.append(r["case"])
     for case in cases:
         row = []
@@ -305,6 +319,7 @@ def main(argv=None):
     ap.add_argument("--launch-timing", choices=["sync", "submit"], default="sync")
     ap.add_argument("--child-timeout", type=int, default=300)
     ap.add_argument("--out", default="build/bench/paired.jsonl")
+    ap.add_argument("--machine", help="the line `report.py machine` wrote, for the report")
     return run(ap.parse_args(argv))
 
 

@@ -194,27 +194,17 @@ def verdict(value, limit):
     return "PASS" if value <= limit else "MISS"
 
 
-def render(records):
-    R = Results(records)
-    m = R.meta.get("machine", {})
-    cmeta = R.meta.get("c", {})
-    pmeta = R.meta.get("bench.py", {})
+def machine_section(m, driver_version):
+    """The "## Machine" table and the command line of a run, as markdown
+    lines: m is the record `report.py machine` wrote."""
     out = []
     w = out.append
-
-    w("# Benchmarks")
-    w("")
-    w("cubind against NVIDIA's cuda-python and plain C, measured in one run on one "
-      "machine. Times are ns per call (best of %s loops; N = %s for calls, %s for "
-      "launches and mem_alloc_free). Method and cases: `bench/README.md`."
-      % (pmeta.get("reps", "?"), pmeta.get("n", "?"), pmeta.get("n_launch", "?")))
-    w("")
     w("## Machine")
     w("")
     rows = [
         ("GPU", "%s (%s GPU%s)" % (m.get("gpu"), m.get("gpus"), "" if m.get("gpus") == 1 else "s")),
         ("CPU", "%s, %s logical CPUs" % (m.get("cpu"), m.get("cpus"))),
-        ("CUDA driver (cuDriverGetVersion)", cmeta.get("driver_version")),
+        ("CUDA driver (cuDriverGetVersion)", driver_version),
         ("nvcc", m.get("nvcc")),
         ("Python", "%s (GIL %s)" % (m.get("python"), "enabled" if m.get("gil_enabled", True) else "disabled")),
         ("cuda-bindings", m.get("cuda_bindings")),
@@ -239,6 +229,25 @@ def render(records):
     w("```")
     w(m.get("command") or "bench/run_h200.sh")
     w("```")
+    return out
+
+
+def render(records):
+    R = Results(records)
+    m = R.meta.get("machine", {})
+    cmeta = R.meta.get("c", {})
+    pmeta = R.meta.get("bench.py", {})
+    out = []
+    w = out.append
+
+    w("# Benchmarks")
+    w("")
+    w("cubind against NVIDIA's cuda-python and plain C, measured in one run on one "
+      "machine. Times are ns per call (best of %s loops; N = %s for calls, %s for "
+      "launches and mem_alloc_free). Method and cases: `bench/README.md`."
+      % (pmeta.get("reps", "?"), pmeta.get("n", "?"), pmeta.get("n_launch", "?")))
+    w("")
+    out += machine_section(m, cmeta.get("driver_version"))
     w("")
     if pmeta.get("fake"):
         w("**Fake driver run (smoke test): these numbers measure the test double, not a GPU.**")

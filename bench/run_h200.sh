@@ -107,7 +107,8 @@ if [ -n "${BENCH_PAIRED:-}" ]; then
         PYTHONPATH="$PWD/build/python:$PWD/$W${PYTHONPATH:+:$PYTHONPATH}" timeout 540 "$PY" bench/paired.py run \
             --c-lib "$W/libc_bench.so" "${images[@]}" --processes "$BENCH_PAIRED" --reps "$REPS" \
             --n "$N" --n-launch "$NL" --launch-timing "$LT" ${BENCH_CASES:+--cases "$BENCH_CASES"} \
-            --out "$OUT/paired.jsonl" > "$OUT/paired.md" || echo "run_h200.sh: paired.py exited with $?"
+            --machine "$W/machine.jsonl" --out "$OUT/paired.jsonl" > "$OUT/paired.md" ||
+            echo "run_h200.sh: paired.py exited with $?"
         cat "$OUT/paired.md"
     else
         echo "run_h200.sh: compiling c_bench.c as a library failed"
