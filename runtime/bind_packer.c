@@ -756,6 +756,9 @@ static const cbs_pack_layout *layout_for(const cubind_rt_api *rt, int kind, void
  * takes the registry's path and re-stamps the copy when the kernel's
  * layout is unchanged. */
 
+/* The copy when it serves this launch. Compared with func, not assumed:
+ * an object's value can change after the copy was made (__init__ called
+ * again, or a write through getPtr()). */
 static const cbs_pack_layout *object_layout(_Atomic(void *) *slot, int kind, void *func,
                                             unsigned long epoch, size_t nvalues)
 {
