@@ -83,7 +83,9 @@ def test_fork_while_callbacks_fire_and_the_registry_is_busy():
         sizes = (ctypes.c_size_t * 2)(8, 4)
         assert lib.fakecuda_set_param_layout(None, b"fork_k", 2, offs, sizes) == 0
         mod = drv.cuModuleLoadData(b"fake image for fork_k\\0")[1]
-        f = drv.cuModuleGetFunction(mod, b"fork_k")[1]
+        # launched by its int value: a CUfunction object would serve its
+        # own copy of the layout after the first launch, without the lock
+        f = int(drv.cuModuleGetFunction(mod, b"fork_k")[1])
         hits = []
         stop = threading.Event()
         launched = [0]
