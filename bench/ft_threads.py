@@ -9,6 +9,7 @@ their loops' wall time: below 1.0, the machine ran something else on those
 CPUs and the rate measures the machine, not the binding.
 
 Usage (GPU machine): PYTHONPATH=build/python python3.13t bench/ft_threads.py PTX
+                     (FT_ROUNDS=R: rounds of 1, 2, 4 and 8 threads, default 7)
                      python3 bench/ft_threads.py --cpus   (the list, for c_bench)"""
 import json
 import os
@@ -138,7 +139,31 @@ def launch_work():
     return work
 
 
-print(json.dumps({"cpus": CPUS, "loadavg": os.getloadavg()}), flush=True)
+ROUNDS = int(os.environ.get("FT_ROUNDS", "7"))
+THREADS = (1, 2, 4, 8)
+
+
+def measure(make, calls):
+    """{threads: [(rate, CPU share) of each round]}. The thread counts are
+    interleaved: every round measures 1, 2, 4 and 8 threads back to back
+    (the order reversed every other round), so the 8 / 1 ratio of a round
+    divides two rates taken seconds apart, not minutes apart as when all
+    the one-thread loops run before all the eight-thread ones: the machine
+    is shared and its speed drifts."""
+    got = {t: [] for t in THREADS}
+    for k in range(ROUNDS):
+        for t in (THREADS if k % 2 == 0 else THREADS[::-1]):
+            got[t].append(rate(make, t, calls))
+    return got
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+print(json.dumps({"cpus": CPUS, "loadavg": os.getloadavg(), "rounds": ROUNDS}), flush=True)
 rows = []
 for case, make, calls in [("baseline: len(tuple), no cubind", builtin_work, 1000000),
                           ("device_get_attribute", attr_work_of(cu, int), 1000000),
@@ -146,18 +171,25 @@ for case, make, calls in [("baseline: len(tuple), no cubind", builtin_work, 1000
                           ("device_get_attribute (cubind.driver)", attr_work_of(drv, lambda a: a), 1000000),
                           ("pointer_get_attribute", pointer_work, 300000),
                           ("launch_empty_kernel", launch_work, 20000)]:
-    r, shares = {}, {}
-    for t in (1, 2, 4, 8):
-        r[t], shares[t] = max(rate(make, t, calls) for _ in range(5))
-        impl = ("python (3.13t)" if case.startswith("baseline") else
-                "cubind.driver (3.13t)" if "cubind.driver" in case else "cubind.cu (3.13t)")
+    got = measure(make, calls)
+    impl = ("python (3.13t)" if case.startswith("baseline") else
+            "cubind.driver (3.13t)" if "cubind.driver" in case else "cubind.cu (3.13t)")
+    for t in THREADS:
         print(json.dumps({"impl": impl, "case": case, "threads": t,
-                          "mcalls_per_s": round(r[t], 3), "cpu_share": round(shares[t], 3)}),
-              flush=True)
-    rows.append((case, r, shares))
+                          "mcalls_per_s": [round(r, 3) for r, _ in got[t]],
+                          "cpu_share": [round(s, 3) for _, s in got[t]]}), flush=True)
+    rows.append((case, got))
 print()
-print("| case | 1 | 2 | 4 | 8 | 8 / 1 | CPU share at 8 |")
-print("|---|---|---|---|---|---|---|")
-for case, r, shares in rows:
-    print("| %s | %.2f | %.2f | %.2f | %.2f | %.2fx | %.2f |"
-          % (case, r[1], r[2], r[4], r[8], r[8] / r[1], shares[8]))
+print("Rates: M calls/s, best of %d rounds. Per round: the 8 / 1 ratio of each "
+      "round's own two rates; median (range), and in how many rounds it was at "
+      "least 5." % ROUNDS)
+print()
+print("| case | 1 | 2 | 4 | 8 | 8 / 1 (best) | 8 / 1 per round | >= 5x | CPU share at 8 (lowest) |")
+print("|---|---|---|---|---|---|---|---|---|")
+for case, got in rows:
+    best = {t: max(r for r, _ in got[t]) for t in THREADS}
+    per_round = [r8 / r1 for (r8, _), (r1, _) in zip(got[8], got[1])]
+    print("| %s | %.2f | %.2f | %.2f | %.2f | %.2fx | %.2fx (%.2f-%.2f) | %d/%d | %.2f |"
+          % (case, best[1], best[2], best[4], best[8], best[8] / best[1], median(per_round),
+             min(per_round), max(per_round), sum(x >= 5 for x in per_round), len(per_round),
+             min(s for _, s in got[8])))
