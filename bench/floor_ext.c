@@ -14,10 +14,15 @@
  * any binding written as a CPython extension can cost for the case, so the
  * report can say how much of a binding's time above C is its own.
  *
- * Benchmark-only: run_h200.sh builds it next to c_bench; nothing ships it.
+ * On a free-threaded build its functions are made immortal, as cubind's are
+ * (cbs_make_immortal): eight threads calling the same function object then
+ * do not contend on its reference count, so bench/ft_threads.py's floor
+ * case scales as a binding with no shared writes can.
+ *
+ * Benchmark-only: run_h200.sh and ft_threads_h200.sh build it; nothing
+ * ships it.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "cubind_compat.h" /* cbs_make_immortal; run_h200.sh passes -Iruntime */
 
 static PyObject *floor_call(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kwnames)
@@ -50,7 +55,23 @@ static PyMethodDef floor_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* The main interpreter's functions become immortal (free-threaded builds;
+ * elsewhere cbs_make_immortal does nothing). */
+static int floor_exec(PyObject *module)
+{
+    if (PyInterpreterState_Get() != PyInterpreterState_Main())
+        return 0;
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    PyObject *dict = PyModule_GetDict(module);
+    while (PyDict_Next(dict, &pos, &key, &value))
+        if (PyCFunction_Check(value))
+            cbs_make_immortal(value);
+    return 0;
+}
+
 static PyModuleDef_Slot floor_slots[] = {
+    {Py_mod_exec, (void *)floor_exec},
 #if PY_VERSION_HEX >= 0x030C0000
     {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
 #endif

@@ -43,6 +43,11 @@ if __name__ == "__main__" and sys.argv[1:] == ["--cpus"]:
 import cubind.cu as cu  # noqa: E402 (after the --cpus mode, which needs no GPU)
 import cubind.driver as drv  # noqa: E402
 
+try:  # built by ft_threads_h200.sh beside this run, like run_h200.sh's floor
+    import _bench_floor  # noqa: E402
+except ImportError:
+    _bench_floor = None
+
 assert not sys._is_gil_enabled(), "run this on a free-threaded build"
 cu.cuInit(0)
 dev = cu.cuDeviceGet(0)
@@ -117,6 +122,21 @@ def builtin_work():
     return work
 
 
+def floor_work():
+    """The least a binding's call can cost: `_bench_floor.call` (a do-nothing
+    METH_FASTCALL function, immortal as cubind's are) with
+    cuDeviceGetAttribute's two arguments. Beside the cubind rows it tells
+    whether a binding with no shared writes at all scales any better on the
+    same machine in the same minutes."""
+    f = _bench_floor.call
+
+    def work(n):
+        attr, d = int(A_SM), cu.CUdevice(int(dev))
+        for _ in range(n):
+            f(attr, d)
+    return work
+
+
 def pointer_work():
     f = cu.cuPointerGetAttribute
 
@@ -165,14 +185,17 @@ def median(xs):
 
 print(json.dumps({"cpus": CPUS, "loadavg": os.getloadavg(), "rounds": ROUNDS}), flush=True)
 rows = []
-for case, make, calls in [("baseline: len(tuple), no cubind", builtin_work, 1000000),
-                          ("device_get_attribute", attr_work_of(cu, int), 1000000),
-                          ("device_get_attribute (enum member)", attr_work_of(cu, lambda a: a), 1000000),
-                          ("device_get_attribute (cubind.driver)", attr_work_of(drv, lambda a: a), 1000000),
-                          ("pointer_get_attribute", pointer_work, 300000),
-                          ("launch_empty_kernel", launch_work, 20000)]:
+CASES = [("baseline: len(tuple), no cubind", builtin_work, 1000000),
+         ("device_get_attribute", attr_work_of(cu, int), 1000000),
+         ("device_get_attribute (enum member)", attr_work_of(cu, lambda a: a), 1000000),
+         ("device_get_attribute (cubind.driver)", attr_work_of(drv, lambda a: a), 1000000),
+         ("pointer_get_attribute", pointer_work, 300000),
+         ("launch_empty_kernel", launch_work, 20000)]
+if _bench_floor is not None:
+    CASES.insert(1, ("floor: do-nothing extension call, 2 arguments", floor_work, 1000000))
+for case, make, calls in CASES:
     got = measure(make, calls)
-    impl = ("python (3.13t)" if case.startswith("baseline") else
+    impl = ("python (3.13t)" if case.startswith(("baseline", "floor")) else
             "cubind.driver (3.13t)" if "cubind.driver" in case else "cubind.cu (3.13t)")
     for t in THREADS:
         print(json.dumps({"impl": impl, "case": case, "threads": t,

@@ -16,10 +16,14 @@ T=/tmp/pyft
     "$py" -c 'import sys; print(sys.version, "GIL enabled:", sys._is_gil_enabled())'
     ./configure --no-generator --no-install --python "$py" && ninja bindings
     nvcc -ptx -arch=sm_90 -o "$T/kernels.ptx" bench/kernels.cu
+    # The floor (bench/floor_ext.c) for this interpreter, importable from $T.
+    gcc -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -Iruntime \
+        -I"$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" bench/floor_ext.c \
+        -o "$T/_bench_floor$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')"
     nproc; lscpu | grep -E "^(CPU\(s\)|Thread|Core|Socket|Model name)" || true
     cpus=$("$py" bench/ft_threads.py --cpus)
     echo "threads pinned to CPUs $cpus (one per physical core first)"
-    PYTHONPATH=build/python "$py" bench/ft_threads.py "$T/kernels.ptx"
+    PYTHONPATH="build/python:$T" "$py" bench/ft_threads.py "$T/kernels.ptx"
     # The same thread cases from plain C, in the same run: the driver's own
     # scaling is the ceiling (cuPointerGetAttribute takes a driver lock).
     gcc -std=c11 -O2 -I"${CUDA_HOME:-/usr/local/cuda}/include" bench/c_bench.c -o "$T/c_bench" -ldl -pthread
