@@ -207,7 +207,8 @@ print("Rates: M calls/s, best of %d rounds. Per round: the 8 / 1 ratio of each "
       "round's own two rates; median (range), and in how many rounds it was at "
       "least 5." % ROUNDS)
 print()
-print("| case | 1 | 2 | 4 | 8 | 8 / 1 (best) | 8 / 1 per round | >= 5x | CPU share at 8 (lowest) |")
+print("| case | 1 | 2 | 4 | 8 | 8 / 1 (best) | 8 / 1 per round | >= 5x "
+      "| CPU share at 8 (lowest) |")
 print("|---|---|---|---|---|---|---|---|---|")
 for case, got in rows:
     best = {t: max(r for r, _ in got[t]) for t in THREADS}

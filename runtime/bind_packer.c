@@ -72,6 +72,7 @@
  * cuFuncGetParamInfo per launch cost about as much as the rest of packing.
  */
 #include "bind_packer.h"
+#include "bind_layout.h"
 #include "cubind_compat.h"
 
 #include <cuda.h>
@@ -564,36 +565,9 @@ static int put_plain(PyObject *v, size_t size, unsigned char *dst, const char *f
 
 /* ---- kernel layouts, cached in the shared registry ----------------------- */
 
-/* One malloc'ed block, immutable once published except for `epoch` in an
- * object's copy (below). Published as the meta of a
+/* Layouts (bind_layout.h) are published as the meta of a
  * CUBIND_REG_KERNEL_LAYOUT(_KERN) entry (freed by the registry with free()
  * when the entry is destroyed), or copied into a kernel handle's slot. */
-typedef struct cbs_pack_layout {
-    _Atomic unsigned long epoch; /* rt->kernel_epoch at which this is func's layout */
-    void *func;                  /* the kernel and its registry kind */
-    int kind;
-    size_t n;
-    size_t total;            /* max(offset + size) */
-    size_t *off;             /* n entries each, in the same block */
-    size_t *size;
-} cbs_pack_layout;
-
-/* A layout block for n parameters (off and size set up, uninitialised), or
- * NULL. */
-static cbs_pack_layout *layout_alloc(size_t n, void *func, int kind, unsigned long epoch)
-{
-    cbs_pack_layout *l = malloc(sizeof *l + 2 * (n ? n : 1) * sizeof(size_t));
-    if (!l)
-        return NULL;
-    atomic_init(&l->epoch, epoch);
-    l->func = func;
-    l->kind = kind;
-    l->n = n;
-    l->off = (size_t *)(l + 1);
-    l->size = l->off + n;
-    l->total = 0;
-    return l;
-}
 
 /* Queries the driver for func's whole layout: a new layout (malloc'ed, the
  * caller's) or NULL with an exception. */
@@ -645,7 +619,7 @@ static cbs_pack_layout *query_layout(void *func, int kind, param_info_fn gpi, un
              (int)rc);
         return NULL;
     }
-    cbs_pack_layout *l = layout_alloc(n, func, kind, epoch);
+    cbs_pack_layout *l = cbs_layout_alloc(n, func, kind, epoch);
     if (!l) {
         free(pairs);
         PyErr_NoMemory();
@@ -674,13 +648,6 @@ static void layout_unref(const cubind_rt_api *rt, layout_ref *r)
         rt->reg_release(r->entry);
     if (r->own) /* rare: skip free(NULL)'s call on every launch */
         free(r->own);
-}
-
-static int same_layout(const cbs_pack_layout *a, const cbs_pack_layout *b)
-{
-    return a->func == b->func && a->kind == b->kind && a->n == b->n && a->total == b->total &&
-           memcmp(a->off, b->off, a->n * sizeof *a->off) == 0 &&
-           memcmp(a->size, b->size, a->n * sizeof *a->size) == 0;
 }
 
 /* The layout of kernel `func` (registry kind `kind`), valid until
@@ -718,7 +685,7 @@ static const cbs_pack_layout *layout_for(const cubind_rt_api *rt, int kind, void
         }
         cbs_pack_layout *l = query_layout(func, kind, gpi, epoch, fname);
         if (known) {
-            int reused = l && !same_layout(l, rt->reg_meta(known));
+            int reused = l && !cbs_layout_same(l, rt->reg_meta(known));
             rt->reg_release(known);
             if (reused) {
                 free(l);
@@ -739,61 +706,11 @@ static const cbs_pack_layout *layout_for(const cubind_rt_api *rt, int kind, void
     }
 }
 
-/* ---- a kernel handle's own copy of its layout --------------------------------
- *
- * A launch through a kernel handle object (cbs_kernel_handle) reads the
- * object's copy: one acquire load and a few compares instead of the
- * registry's hash, shard lock and entry reference count: launches from
- * many threads through one object take no lock here and write nothing the
- * packer shares (but the copy's epoch stamp, once after a module unload).
- *
- * Invariants (besides cbs_kernel_handle's: set once, freed by dealloc):
- * a copy's func, kind, n, total, off and size never change once
- * published; its epoch is rewritten, but only to an epoch E at which the
- * registry's layout for (kind, func), asked of the driver at E, equals the
- * copy. So a copy whose epoch is the current epoch is func's layout now.
- * After a module unload (a new epoch) the first launch through the object
- * takes the registry's path and re-stamps the copy when the kernel's
- * layout is unchanged. */
-
-/* The copy when it serves this launch. Compared with func, not assumed:
- * an object's value can change after the copy was made (__init__ called
- * again, or a write through getPtr()). */
-static const cbs_pack_layout *object_layout(_Atomic(void *) *slot, int kind, void *func,
-                                            unsigned long epoch, size_t nvalues)
-{
-    const cbs_pack_layout *c = atomic_load_explicit(slot, memory_order_acquire);
-    if (c && c->func == func && c->kind == kind && c->n == nvalues &&
-        atomic_load_explicit(&c->epoch, memory_order_acquire) == epoch)
-        return c;
-    return NULL;
-}
-
-/* After the registry's path gave l (func's layout at l->epoch): stamps the
- * object's copy with that epoch when it matches, or publishes a copy of l
- * when the object has none. Best effort: no copy (no memory, or another
- * thread published first) only means the next launch takes the registry's
- * path again. */
-static void remember_object_layout(_Atomic(void *) *slot, const cbs_pack_layout *l)
-{
-    cbs_pack_layout *c = atomic_load_explicit(slot, memory_order_acquire);
-    unsigned long epoch = atomic_load_explicit(&l->epoch, memory_order_relaxed);
-    if (c) {
-        if (same_layout(c, l))
-            atomic_store_explicit(&c->epoch, epoch, memory_order_release);
-        return;
-    }
-    c = layout_alloc(l->n, l->func, l->kind, epoch);
-    if (!c)
-        return;
-    memcpy(c->off, l->off, l->n * sizeof *c->off);
-    memcpy(c->size, l->size, l->n * sizeof *c->size);
-    c->total = l->total;
-    void *none = NULL;
-    if (!atomic_compare_exchange_strong_explicit(slot, &none, c, memory_order_acq_rel,
-                                                 memory_order_acquire))
-        free(c);
-}
+/* A launch through a kernel handle object (cbs_kernel_handle) reads the
+ * object's own copy of the layout (bind_layout.h: its invariants, and why
+ * it takes no lock); after a module unload the first launch through the
+ * object takes the registry's path and re-stamps the copy when the
+ * kernel's layout is unchanged. */
 
 static int pack_plain(const cubind_rt_api *rt, int kind, PyObject *seq, void *func,
                       PyObject *func_obj, void *get_param_info, const char *fname,
@@ -826,14 +743,14 @@ static int pack_plain(const cubind_rt_api *rt, int kind, PyObject *seq, void *fu
     _Atomic(void *) *slot = func_obj ? cbs_kernel_layout_slot(func_obj) : NULL;
     const cbs_pack_layout *l = NULL;
     if (slot)
-        l = object_layout(slot, kind, func,
-                          atomic_load_explicit(rt->kernel_epoch, memory_order_acquire), n);
+        l = cbs_layout_copy_get(slot, kind, func,
+                                atomic_load_explicit(rt->kernel_epoch, memory_order_acquire), n);
     if (!l) {
         l = layout_for(rt, kind, func, (param_info_fn)get_param_info, n, fname, &ref);
         if (!l)
             goto done;
         if (slot)
-            remember_object_layout(slot, l);
+            cbs_layout_copy_remember(slot, l);
     }
     if (l->n != n) {
         if (n < l->n)

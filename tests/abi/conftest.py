@@ -121,7 +121,8 @@ def build_bindings(gen_dir, include, pkg_root):
         if name.startswith("_runtime") and name.endswith(EXT_SUFFIX) or name == "__init__.py":
             shutil.copy(os.path.join(BUILD_PY, "cubind", name), pkg)
     sources = [os.path.join(gen_dir, "driver.c")] + [
-        os.path.join(REPO, "runtime", s) for s in ("bind_support.c", "bind_struct.c", "bind_packer.c")]
+        os.path.join(REPO, "runtime", s)
+        for s in ("bind_support.c", "bind_struct.c", "bind_packer.c", "bind_layout.c")]
     objs = []
 
     def cc(src):

@@ -1,0 +1,57 @@
+/*
+ * bind_layout.c — kernel parameter layouts and a kernel handle's copy
+ * (see bind_layout.h).
+ */
+#include "bind_layout.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+cbs_pack_layout *cbs_layout_alloc(size_t n, void *func, int kind, unsigned long epoch)
+{
+    cbs_pack_layout *l = malloc(sizeof *l + 2 * (n ? n : 1) * sizeof(size_t));
+    if (!l)
+        return NULL;
+    atomic_init(&l->epoch, epoch);
+    l->func = func;
+    l->kind = kind;
+    l->n = n;
+    l->off = (size_t *)(l + 1);
+    l->size = l->off + n;
+    l->total = 0;
+    return l;
+}
+
+int cbs_layout_same(const cbs_pack_layout *a, const cbs_pack_layout *b)
+{
+    return a->func == b->func && a->kind == b->kind && a->n == b->n && a->total == b->total &&
+           memcmp(a->off, b->off, a->n * sizeof *a->off) == 0 &&
+           memcmp(a->size, b->size, a->n * sizeof *a->size) == 0;
+}
+
+int cbs_layout_copy_remember(_Atomic(void *) *slot, const cbs_pack_layout *l)
+{
+    cbs_pack_layout *c = atomic_load_explicit(slot, memory_order_acquire);
+    unsigned long epoch = atomic_load_explicit(&l->epoch, memory_order_relaxed);
+    if (c) {
+        /* Only an equal layout is re-stamped: a copy of another value's
+         * kernel (the object's value changed) keeps its old epoch and so
+         * never serves again. */
+        if (cbs_layout_same(c, l))
+            atomic_store_explicit(&c->epoch, epoch, memory_order_release);
+        return 0;
+    }
+    c = cbs_layout_alloc(l->n, l->func, l->kind, epoch);
+    if (!c)
+        return 0;
+    memcpy(c->off, l->off, l->n * sizeof *c->off);
+    memcpy(c->size, l->size, l->n * sizeof *c->size);
+    c->total = l->total;
+    /* Release: whoever loads the slot sees every field written above. */
+    void *none = NULL;
+    if (atomic_compare_exchange_strong_explicit(slot, &none, c, memory_order_acq_rel,
+                                                memory_order_acquire))
+        return 1;
+    free(c);
+    return 0;
+}
