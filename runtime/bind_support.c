@@ -316,6 +316,16 @@ int cbs_has_attr(PyObject *o, const char *name)
     return r;
 }
 
+/* ---- int results ---------------------------------------------------------- */
+
+int cbs_small_ints_init(PyObject **small)
+{
+    for (int k = 0; k < CBS_SMALL_INTS; k++)
+        if (!(small[k] = PyLong_FromLong(CBS_SMALL_INT_MIN + k)))
+            return -1;
+    return 0;
+}
+
 /* ---- enums ---------------------------------------------------------------- */
 
 static PyObject *enum_names(PyTypeObject *type)

@@ -79,6 +79,41 @@ int cbs_arg_buffer(PyObject *o, int writable, const char *func, const char *para
  * int (a cubind or cuda.bindings handle class). */
 int cbs_arg_address(PyObject *o, const char *func, const char *param, void **out);
 
+/* ---- int results ---------------------------------------------------------- */
+
+/* The interpreter's cached ints CBS_SMALL_INT_MIN .. CBS_SMALL_INT_MIN +
+ * CBS_SMALL_INTS - 1 (-5 .. 256, CPython's small-int cache), held by a
+ * module's state so that an int output in that range (an attribute, a
+ * count, a flag) is returned without calling PyLong_FromLongLong.
+ * Invariant: filled once by cbs_small_ints_init when the module executes,
+ * read-only until the module is cleared. On 3.12 and later those ints are
+ * immortal, so the Py_NewRef below writes nothing and threads share them
+ * freely (free-threaded builds are 3.13+); on 3.10 and 3.11 they belong to
+ * the interpreter that executed the module, the one whose state this is. */
+#define CBS_SMALL_INT_MIN (-5)
+#define CBS_SMALL_INTS 262
+
+/* Fills small[0 .. CBS_SMALL_INTS) with new references; -1 with an
+ * exception (what was filled is released by the module's clear). */
+int cbs_small_ints_init(PyObject **small);
+
+/* A new reference to the int v: from `small` when cached, else new. */
+static CBS_ALWAYS_INLINE PyObject *cbs_int_result(PyObject *const *small, long long v)
+{
+    /* v - MIN as unsigned: below CBS_SMALL_INTS exactly for MIN <= v < MIN + N */
+    unsigned long long k = (unsigned long long)v - (unsigned long long)CBS_SMALL_INT_MIN;
+    if (k < CBS_SMALL_INTS)
+        return Py_NewRef(small[k]);
+    return PyLong_FromLongLong(v);
+}
+
+static CBS_ALWAYS_INLINE PyObject *cbs_uint_result(PyObject *const *small, unsigned long long v)
+{
+    if (v < (unsigned long long)(CBS_SMALL_INTS + CBS_SMALL_INT_MIN))
+        return Py_NewRef(small[v - (unsigned long long)CBS_SMALL_INT_MIN]);
+    return PyLong_FromUnsignedLongLong(v);
+}
+
 /* ---- enums ---------------------------------------------------------------- */
 
 typedef struct {

@@ -216,6 +216,31 @@ def test_result_tuples_held_by_the_caller_never_change(drv):
     assert values == [i % 2 for i in range(100)]
 
 
+def test_int_outputs_at_the_edges_of_the_small_int_table(drv, fake):
+    # Int outputs -5..256 come from the module's table of the interpreter's
+    # cached small ints (bind_support.h: cbs_int_result), the rest from
+    # PyLong_FromLongLong. cuDriverGetVersion's int is set through the fake
+    # on both sides of the upper edge; the priority range's -5 is the lower.
+    import cubind.cu as cu
+    original = cu.cuDriverGetVersion()
+    try:
+        for v in (1, 5, 255, 256, 257, 258, 1000, 12040, 2**31 - 1):
+            assert fake.fakecuda_set_driver_version(v) == 0
+            err, got = drv.cuDriverGetVersion()
+            assert err == 0 and type(got) is int and got == v
+            raised = cu.cuDriverGetVersion()
+            assert type(raised) is int and raised == v
+            # the cached objects are the interpreter's own, as CPython's
+            # conversion would give; past the edge, new ints
+            small = int(str(v)) is int(str(v))
+            assert (got is int(str(v))) == small and (raised is int(str(v))) == small
+    finally:
+        assert fake.fakecuda_set_driver_version(original) == 0
+    least, greatest = cu.cuCtxGetStreamPriorityRange()
+    assert (least, greatest) == (0, -5) and greatest is int("-5")
+    assert drv.cuCtxGetStreamPriorityRange() == (drv.CUresult.CUDA_SUCCESS, 0, -5)
+
+
 def test_raising_face_outputs_held_by_the_caller_never_change(drv):
     # The raising face keeps its last output (one) or outputs tuple (several)
     # for reuse; what the caller still holds is never refilled.
