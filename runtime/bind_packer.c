@@ -363,9 +363,10 @@ static int is_int_size(size_t size)
     return size == 1 || size == 2 || size == 4 || size == 8;
 }
 
-/* Plain int into a `size`-byte parameter. */
-static int put_plain_int(PyObject *v, size_t size, unsigned char *dst, const char *fname,
-                         Py_ssize_t i)
+/* Plain int into a `size`-byte parameter. Inlined (as put_float is) into
+ * put_plain's loop: every plain int and float of every launch takes it. */
+static CBS_ALWAYS_INLINE int put_plain_int(PyObject *v, size_t size, unsigned char *dst,
+                                           const char *fname, Py_ssize_t i)
 {
     if (!is_int_size(size))
         return fail(PyExc_TypeError, fname, "kernel parameter", i,
@@ -382,8 +383,8 @@ static int put_plain_int(PyObject *v, size_t size, unsigned char *dst, const cha
     return 0;
 }
 
-static int put_float(double d, size_t size, unsigned char *dst, const char *fname,
-                     Py_ssize_t i)
+static CBS_ALWAYS_INLINE int put_float(double d, size_t size, unsigned char *dst,
+                                       const char *fname, Py_ssize_t i)
 {
     if (size == 4) {
         if (isfinite(d) && fabs(d) > FLT_MAX) {
@@ -1247,6 +1248,11 @@ int cbs_pack_needs_kernel(PyObject *obj)
 int cbs_pack_kernel_params(const cubind_rt_api *rt, PyObject *obj, void *func, PyObject *func_obj,
                            int kind, void *get_param_info, const char *fname, cbs_packed *out)
 {
+    /* The common case first: an exact tuple of other than two items can
+     * only be plain values (no buffer, not an int, not (values, types)),
+     * so it skips the checks below. */
+    if (PyTuple_CheckExact(obj) && PyTuple_GET_SIZE(obj) != 2)
+        return pack_plain(rt, kind, obj, func, func_obj, get_param_info, fname, out);
     if (obj == Py_None) {
         out->params = NULL;
         return 0;
@@ -1286,17 +1292,8 @@ int cbs_pack_kernel_params(const cubind_rt_api *rt, PyObject *obj, void *func, P
                 "tuple/list of values, not %.100s", Py_TYPE(obj)->tp_name);
 }
 
-int cbs_pack_extra(PyObject *obj, const char *fname, cbs_packed *out)
+int cbs_pack_extra_slow(PyObject *obj, const char *fname, cbs_packed *out)
 {
-    long long addr;
-    if (obj == Py_None) {
-        out->params = NULL;
-        return 0;
-    }
-    if (cbs_compact_int(obj, &addr) && addr >= 0 && (unsigned long long)addr <= UINTPTR_MAX) {
-        out->params = (void **)(uintptr_t)addr; /* the common extra=0, without int_bits */
-        return 0;
-    }
     if (PyLong_Check(obj)) {
         unsigned long long bits;
         if (int_bits(obj, 0, (unsigned long long)UINTPTR_MAX, "an address", fname, "extra", -1,

@@ -92,8 +92,23 @@ int cbs_pack_kernel_params(const cubind_rt_api *rt, PyObject *obj, void *func, P
 /* 1 when obj is the plain-values form (it needs the kernel's layout). */
 int cbs_pack_needs_kernel(PyObject *obj);
 
-/* `extra` of a launch (see above). 0, or -1 with an exception set. */
-int cbs_pack_extra(PyObject *obj, const char *where, cbs_packed *out);
+/* `extra` of a launch (see above). 0, or -1 with an exception set. Inline:
+ * None and a small address (the usual extra=0 or None) without a call. */
+int cbs_pack_extra_slow(PyObject *obj, const char *where, cbs_packed *out);
+
+static inline int cbs_pack_extra(PyObject *obj, const char *where, cbs_packed *out)
+{
+    long long addr;
+    if (obj == Py_None) {
+        out->params = NULL;
+        return 0;
+    }
+    if (cbs_compact_int(obj, &addr) && addr >= 0) {
+        out->params = (void **)(uintptr_t)addr;
+        return 0;
+    }
+    return cbs_pack_extra_slow(obj, where, out);
+}
 
 /* Moves a successful pack to the heap, for a struct field that must keep
  * it (CUDA_KERNEL_NODE_PARAMS.kernelParams): returns a new object owning
@@ -109,12 +124,12 @@ PyObject *cbs_pack_detach(cbs_packed *p, void ***params);
  * inline storage and no references: the common launch). */
 void cbs_pack_release_owned(cbs_packed *p);
 
+/* Idempotent: what it releases it forgets (cbs_pack_release_owned re-inits
+ * p), and a pack that owns nothing is left as it is, already released. */
 static inline void cbs_pack_release(cbs_packed *p)
 {
     if (p->nviews || p->views != p->inline_views || p->heap_params || p->heap_data || p->keep)
         cbs_pack_release_owned(p);
-    else
-        cbs_pack_init(p);
 }
 
 #endif

@@ -623,7 +623,7 @@ static int handle_from_int(PyObject *o, cbs_handle_kind kind, const char *func, 
 
 static int is_handle_type(PyTypeObject *t);
 
-static int handle_init(PyObject *self, PyObject *args, PyObject *kwds)
+int cbs_handle_init(PyObject *self, PyObject *args, PyObject *kwds)
 {
     static const char *const kwlist[] = {"init_value", NULL};
     PyObject *init = NULL;
@@ -742,14 +742,10 @@ static int kind_of_type(PyTypeObject *t)
     return -1;
 }
 
+/* Every handle class has cbs_handle_init, and only they: one compare. */
 static int is_handle_type(PyTypeObject *t)
 {
-    return kind_of_type(t) >= 0;
-}
-
-int cbs_is_handle(PyObject *o)
-{
-    return is_handle_type(Py_TYPE(o));
+    return t->tp_init == cbs_handle_init;
 }
 
 static PyMethodDef handle_methods[] = {
@@ -767,7 +763,7 @@ PyTypeObject *cbs_handle_type_create(PyObject *module, const char *qualname, cbs
         /* first, so that a class without a layout cache can drop it */
         {Py_tp_dealloc, (void *)cbs_kernel_handle_dealloc},
         {Py_tp_new, (void *)news[kind]},
-        {Py_tp_init, (void *)handle_init},
+        {Py_tp_init, (void *)cbs_handle_init},
         {Py_tp_repr, (void *)handle_repr},
         {Py_tp_hash, (void *)handle_hash},
         {Py_tp_richcompare, (void *)handle_richcompare},

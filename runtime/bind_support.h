@@ -218,9 +218,15 @@ PyObject *cbs_handle_new(PyTypeObject *t, unsigned long long bits);
 /* prev (a new reference) when it is a handle of type t holding bits (handles
  * are immutable, so it can be returned again), else cbs_handle_new. */
 PyObject *cbs_handle_reuse(PyObject *prev, PyTypeObject *t, unsigned long long bits);
-/* 1 when o is a cubind handle of any class, else 0. Cheap (compares the
- * type's constructor); never raises. */
-int cbs_is_handle(PyObject *o);
+/* The __init__ of every handle class (and of nothing else): how a handle
+ * object is recognised. Handle classes cannot be subclassed. */
+int cbs_handle_init(PyObject *self, PyObject *args, PyObject *kwds);
+/* 1 when o is a cubind handle of any class, else 0. One compare; never
+ * raises. */
+static inline int cbs_is_handle(PyObject *o)
+{
+    return Py_TYPE(o)->tp_init == cbs_handle_init;
+}
 /* The C value a handle object holds, zero-extended (an I32 handle's
  * value sign-extended: its int() value). */
 static inline unsigned long long cbs_handle_bits(const cbs_handle *h)
