@@ -797,7 +797,7 @@ PyObject *cbs_handle_new(PyTypeObject *t, unsigned long long bits)
 
 PyObject *cbs_handle_reuse(PyObject *prev, PyTypeObject *t, unsigned long long bits)
 {
-    if (prev && Py_TYPE(prev) == t) {
+    if (prev && Py_REFCNT(prev) == 1 && Py_TYPE(prev) == t) {
         cbs_handle probe = *(cbs_handle *)prev;
         handle_store(&probe, bits);
         if (cbs_handle_bits(&probe) == cbs_handle_bits((cbs_handle *)prev))

@@ -215,8 +215,12 @@ PyTypeObject *cbs_handle_type_create(PyObject *module, const char *qualname, cbs
                                      int names_kernel);
 /* New handle object of type t holding bits (the C value, zero-extended). */
 PyObject *cbs_handle_new(PyTypeObject *t, unsigned long long bits);
-/* prev (a new reference) when it is a handle of type t holding bits (handles
- * are immutable, so it can be returned again), else cbs_handle_new. */
+/* prev (a new reference) when it is a handle of type t holding bits that
+ * only the caller's previous result holds (reference count 1: prev is
+ * borrowed from that result), else cbs_handle_new. A handle someone else
+ * holds is never returned again: handles are mutable (__init__, writes
+ * through getPtr()), and two results sharing one object would change
+ * together. GIL builds only call it with a prev (see reusable_result). */
 PyObject *cbs_handle_reuse(PyObject *prev, PyTypeObject *t, unsigned long long bits);
 /* The __init__ of every handle class (and of nothing else): how a handle
  * object is recognised. Handle classes cannot be subclassed. */

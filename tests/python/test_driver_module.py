@@ -241,6 +241,27 @@ def test_int_outputs_at_the_edges_of_the_small_int_table(drv, fake):
     assert drv.cuCtxGetStreamPriorityRange() == (drv.CUresult.CUDA_SUCCESS, 0, -5)
 
 
+def test_a_handle_the_caller_holds_is_never_returned_again(drv):
+    # Results are reused only when nothing but the cache holds them: a
+    # handle the caller kept from an earlier result is never handed out
+    # again, since handles are mutable (__init__, writes through getPtr()).
+    import ctypes
+    import cubind.cu as cu
+    a = drv.cuDeviceGet(0)[1]
+    b = drv.cuDeviceGet(0)[1]
+    assert a is not b and int(a) == int(b) == 0
+    a.__init__(1)
+    assert int(a) == 1 and int(b) == 0
+    ctypes.c_int.from_address(b.getPtr()).value = 1
+    c = drv.cuDeviceGet(0)[1]
+    assert int(b) == 1 and int(c) == 0 and c is not b
+    d = cu.cuDeviceGet(0)
+    e = cu.cuDeviceGet(0)
+    assert d is not e
+    d.__init__(1)
+    assert int(e) == 0 and int(cu.cuDeviceGet(0)) == 0
+
+
 def test_raising_face_outputs_held_by_the_caller_never_change(drv):
     # The raising face keeps its last output (one) or outputs tuple (several)
     # for reuse; what the caller still holds is never refilled.
