@@ -795,16 +795,6 @@ PyObject *cbs_handle_new(PyTypeObject *t, unsigned long long bits)
     return o;
 }
 
-PyObject *cbs_handle_reuse(PyObject *prev, PyTypeObject *t, unsigned long long bits)
-{
-    if (prev && Py_REFCNT(prev) == 1 && Py_TYPE(prev) == t) {
-        cbs_handle probe = *(cbs_handle *)prev;
-        handle_store(&probe, bits);
-        if (cbs_handle_bits(&probe) == cbs_handle_bits((cbs_handle *)prev))
-            return Py_NewRef(prev);
-    }
-    return cbs_handle_new(t, bits);
-}
 
 int cbs_arg_handle_slow(PyObject *o, PyTypeObject *t, const char *func, const char *param,
                         unsigned long long *bits)

@@ -215,13 +215,6 @@ PyTypeObject *cbs_handle_type_create(PyObject *module, const char *qualname, cbs
                                      int names_kernel);
 /* New handle object of type t holding bits (the C value, zero-extended). */
 PyObject *cbs_handle_new(PyTypeObject *t, unsigned long long bits);
-/* prev (a new reference) when it is a handle of type t holding bits that
- * only the caller's previous result holds (reference count 1: prev is
- * borrowed from that result), else cbs_handle_new. A handle someone else
- * holds is never returned again: handles are mutable (__init__, writes
- * through getPtr()), and two results sharing one object would change
- * together. GIL builds only call it with a prev (see reusable_result). */
-PyObject *cbs_handle_reuse(PyObject *prev, PyTypeObject *t, unsigned long long bits);
 /* The __init__ of every handle class (and of nothing else): how a handle
  * object is recognised. Handle classes cannot be subclassed. */
 int cbs_handle_init(PyObject *self, PyObject *args, PyObject *kwds);
@@ -241,6 +234,24 @@ static inline unsigned long long cbs_handle_bits(const cbs_handle *h)
     case CBS_HANDLE_U32: return h->value.u32;
     default: return h->value.u64;
     }
+}
+
+/* prev (a new reference) when it is a handle of type t holding bits that
+ * only the caller's previous result holds (reference count 1: prev is
+ * borrowed from that result), else cbs_handle_new. A handle someone else
+ * holds is never returned again: handles are mutable (__init__, writes
+ * through getPtr()), and two results sharing one object would change
+ * together. GIL builds only call it with a prev (see reusable_result).
+ * bits as the generated code passes it (the C value converted to unsigned
+ * long long) is what cbs_handle_bits gives for a handle holding that
+ * value; other bits only cost the reuse. Inline: every handle output
+ * takes it. */
+static inline PyObject *cbs_handle_reuse(PyObject *prev, PyTypeObject *t, unsigned long long bits)
+{
+    if (prev && Py_REFCNT(prev) == 1 && Py_TYPE(prev) == t &&
+        cbs_handle_bits((const cbs_handle *)prev) == bits)
+        return Py_NewRef(prev);
+    return cbs_handle_new(t, bits);
 }
 
 /* Accepts None (0), an instance of t, or an int in the C type's range;
