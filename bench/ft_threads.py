@@ -98,11 +98,15 @@ def rate(make_work, nthreads, calls):
 # threads passing the same one contend on its count (a CPython effect, not
 # the binding's). The functions and enum members are shared by all threads
 # as users share them: cubind makes them immortal (cbs_make_immortal).
-def attr_work_of(face, attr_of):
+def attr_work_of(face, attr_of, call=None):
     """cuDeviceGetAttribute through `face`, the attribute given as
-    attr_of(A_SM): a plain int or the shared enum member."""
+    attr_of(A_SM): a plain int or the shared enum member. With `call`, that
+    function instead, given the same two arguments: the floor's do-nothing
+    `_bench_floor.call` (immortal as cubind's functions are) tells whether a
+    binding with no shared writes at all scales any better on the same
+    machine in the same minutes."""
     def make():
-        f = face.cuDeviceGetAttribute
+        f = call if call is not None else face.cuDeviceGetAttribute
 
         def work(n):
             attr, d = attr_of(A_SM), face.CUdevice(int(dev))
@@ -119,21 +123,6 @@ def builtin_work():
         t = (1, 2)
         for _ in range(n):
             len(t)
-    return work
-
-
-def floor_work():
-    """The least a binding's call can cost: `_bench_floor.call` (a do-nothing
-    METH_FASTCALL function, immortal as cubind's are) with
-    cuDeviceGetAttribute's two arguments. Beside the cubind rows it tells
-    whether a binding with no shared writes at all scales any better on the
-    same machine in the same minutes."""
-    f = _bench_floor.call
-
-    def work(n):
-        attr, d = int(A_SM), cu.CUdevice(int(dev))
-        for _ in range(n):
-            f(attr, d)
     return work
 
 
@@ -192,7 +181,8 @@ CASES = [("baseline: len(tuple), no cubind", builtin_work, 1000000),
          ("pointer_get_attribute", pointer_work, 300000),
          ("launch_empty_kernel", launch_work, 20000)]
 if _bench_floor is not None:
-    CASES.insert(1, ("floor: do-nothing extension call, 2 arguments", floor_work, 1000000))
+    CASES.insert(1, ("floor: do-nothing extension call, 2 arguments",
+                     attr_work_of(cu, int, _bench_floor.call), 1000000))
 for case, make, calls in CASES:
     got = measure(make, calls)
     impl = ("python (3.13t)" if case.startswith(("baseline", "floor")) else
