@@ -795,7 +795,6 @@ PyObject *cbs_handle_new(PyTypeObject *t, unsigned long long bits)
     return o;
 }
 
-
 int cbs_arg_handle_slow(PyObject *o, PyTypeObject *t, const char *func, const char *param,
                         unsigned long long *bits)
 {
