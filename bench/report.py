@@ -3,7 +3,10 @@
 
   report.py machine [--command CMD]   one JSON line on stdout describing this
                                       machine (GPU, driver, Python, package
-                                      versions, cubind commit) and the command
+                                      versions, cubind commit and source
+                                      digest) and the command
+  report.py digest                    the source digest of this checkout, to
+                                      match a report to a commit
   report.py render RESULTS.jsonl [-o REPORT.md]
                                       the report from the JSON lines of one run
                                       (c_bench, bench.py and the machine line)
@@ -13,6 +16,8 @@ each is PASS, MISS, or n/a when a number it needs is missing.
 """
 
 import argparse
+import glob
+import hashlib
 import json
 import os
 import platform
@@ -62,6 +67,28 @@ def _version(dist):
     return None
 
 
+# What the measured bindings are built from: the generated code, the
+# runtime, and the benchmark itself.
+DIGEST_GLOBS = ["out/*.c", "out/*.h", "runtime/*.c", "runtime/*.h", "bench/*.py", "bench/*.c",
+                "bench/*.cu"]
+
+
+def source_digest(root="."):
+    """12 hex digits of SHA-256 over the paths and contents of DIGEST_GLOBS'
+    files under root: the same for every checkout of one commit, whatever
+    its git metadata says (the GPU machine's copy of the tree may carry an
+    older commit's), so `report.py digest` on a checkout tells which commit
+    a report measured."""
+    h = hashlib.sha256()
+    paths = sorted({p for g in DIGEST_GLOBS for p in glob.glob(os.path.join(root, g))})
+    for path in paths:
+        h.update(os.path.relpath(path, root).encode() + b"\0")
+        with open(path, "rb") as f:
+            h.update(f.read())
+        h.update(b"\0")
+    return h.hexdigest()[:12] if paths else None
+
+
 def machine(command):
     gpu = _out(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
                 "--format=csv,noheader"])
@@ -88,6 +115,7 @@ def machine(command):
         "cupy": _version("cupy-cuda13x") or _version("cupy-cuda12x") or _version("cupy"),
         "numpy": _version("numpy"),
         "cubind_commit": (commit + ("+dirty" if dirty else "")) if commit else None,
+        "source_digest": source_digest(),
         "command": command,
         # What can make every driver call slower on this machine, for all
         # implementations alike: confidential computing (encrypted
@@ -211,6 +239,7 @@ def machine_section(m, driver_version):
         ("cuda-core", m.get("cuda_core")),
         ("NumPy / CuPy", "%s / %s" % (m.get("numpy"), m.get("cupy"))),
         ("cubind commit", m.get("cubind_commit")),
+        ("source digest (report.py digest)", m.get("source_digest")),
         ("date", m.get("date")),
         ("confidential computing (nvidia-smi conf-compute -f)", m.get("conf_compute")),
         ("virtualization (systemd-detect-virt)", m.get("virtualization")),
@@ -492,12 +521,16 @@ def main(argv=None):
     sub = ap.add_subparsers(dest="cmd", required=True)
     pm = sub.add_parser("machine")
     pm.add_argument("--command", default=None)
+    sub.add_parser("digest")
     pr = sub.add_parser("render")
     pr.add_argument("results")
     pr.add_argument("-o", "--output")
     args = ap.parse_args(argv)
     if args.cmd == "machine":
         print(json.dumps(machine(args.command)))
+        return 0
+    if args.cmd == "digest":
+        print(source_digest())
         return 0
     text = render(load(args.results))
     if args.output:
