@@ -59,7 +59,7 @@ typedef struct cbs_packed {
 /* Cheap: sets the small fields only (the inline storage stays untouched).
  * Inline, as is release's common case: every launch packs twice
  * (kernelParams and extra) and releases both. */
-static inline void cbs_pack_init(cbs_packed *p)
+static CBS_ALWAYS_INLINE void cbs_pack_init(cbs_packed *p)
 {
     p->params = NULL;
     p->nparams = 0;
@@ -96,7 +96,7 @@ int cbs_pack_needs_kernel(PyObject *obj);
  * None and a small address (the usual extra=0 or None) without a call. */
 int cbs_pack_extra_slow(PyObject *obj, const char *where, cbs_packed *out);
 
-static inline int cbs_pack_extra(PyObject *obj, const char *where, cbs_packed *out)
+static CBS_ALWAYS_INLINE int cbs_pack_extra(PyObject *obj, const char *where, cbs_packed *out)
 {
     long long addr;
     if (obj == Py_None) {
@@ -126,7 +126,7 @@ void cbs_pack_release_owned(cbs_packed *p);
 
 /* Idempotent: what it releases it forgets (cbs_pack_release_owned re-inits
  * p), and a pack that owns nothing is left as it is, already released. */
-static inline void cbs_pack_release(cbs_packed *p)
+static CBS_ALWAYS_INLINE void cbs_pack_release(cbs_packed *p)
 {
     if (p->nviews || p->views != p->inline_views || p->heap_params || p->heap_data || p->keep)
         cbs_pack_release_owned(p);

@@ -41,8 +41,9 @@ int cbs_arg_unsigned_slow(PyObject *o, unsigned long long max, const char *func,
 int cbs_arg_signed_slow(PyObject *o, long long min, long long max, const char *func,
                         const char *param, const char *ctype, long long *out);
 
-static inline int cbs_arg_unsigned(PyObject *o, unsigned long long max, const char *func,
-                                   const char *param, const char *ctype, unsigned long long *out)
+static CBS_ALWAYS_INLINE int cbs_arg_unsigned(PyObject *o, unsigned long long max,
+                                             const char *func, const char *param,
+                                             const char *ctype, unsigned long long *out)
 {
     long long v;
     if (cbs_compact_int(o, &v) && v >= 0 && (unsigned long long)v <= max) {
@@ -52,8 +53,9 @@ static inline int cbs_arg_unsigned(PyObject *o, unsigned long long max, const ch
     return cbs_arg_unsigned_slow(o, max, func, param, ctype, out);
 }
 
-static inline int cbs_arg_signed(PyObject *o, long long min, long long max, const char *func,
-                                 const char *param, const char *ctype, long long *out)
+static CBS_ALWAYS_INLINE int cbs_arg_signed(PyObject *o, long long min, long long max,
+                                           const char *func, const char *param,
+                                           const char *ctype, long long *out)
 {
     long long v;
     if (cbs_compact_int(o, &v) && v >= min && v <= max) {
@@ -152,8 +154,9 @@ PyObject *cbs_enum_member(const cbs_enum *e, long long value);
 int cbs_arg_enum_slow(PyObject *o, const cbs_enum *e, long long min, long long max,
                       const char *func, const char *param, long long *out);
 
-static inline int cbs_arg_enum(PyObject *o, const cbs_enum *e, long long min, long long max,
-                               const char *func, const char *param, long long *out)
+static CBS_ALWAYS_INLINE int cbs_arg_enum(PyObject *o, const cbs_enum *e, long long min,
+                                         long long max, const char *func, const char *param,
+                                         long long *out)
 {
     long long v;
     if ((Py_IS_TYPE(o, e->type) || PyLong_CheckExact(o)) && cbs_compact_int(o, &v) &&
@@ -202,7 +205,7 @@ typedef struct {
 void cbs_kernel_handle_dealloc(PyObject *o);
 
 /* o's layout slot when o is a kernel handle, else NULL. */
-static inline _Atomic(void *) *cbs_kernel_layout_slot(PyObject *o)
+static CBS_ALWAYS_INLINE _Atomic(void *) *cbs_kernel_layout_slot(PyObject *o)
 {
     if (Py_TYPE(o)->tp_dealloc != cbs_kernel_handle_dealloc)
         return NULL;
@@ -220,13 +223,13 @@ PyObject *cbs_handle_new(PyTypeObject *t, unsigned long long bits);
 int cbs_handle_init(PyObject *self, PyObject *args, PyObject *kwds);
 /* 1 when o is a cubind handle of any class, else 0. One compare; never
  * raises. */
-static inline int cbs_is_handle(PyObject *o)
+static CBS_ALWAYS_INLINE int cbs_is_handle(PyObject *o)
 {
     return Py_TYPE(o)->tp_init == cbs_handle_init;
 }
 /* The C value a handle object holds, zero-extended (an I32 handle's
  * value sign-extended: its int() value). */
-static inline unsigned long long cbs_handle_bits(const cbs_handle *h)
+static CBS_ALWAYS_INLINE unsigned long long cbs_handle_bits(const cbs_handle *h)
 {
     switch (h->kind) {
     case CBS_HANDLE_POINTER: return (unsigned long long)(uintptr_t)h->value.ptr;
@@ -246,7 +249,8 @@ static inline unsigned long long cbs_handle_bits(const cbs_handle *h)
  * long long) is what cbs_handle_bits gives for a handle holding that
  * value; other bits only cost the reuse. Inline: every handle output
  * takes it. */
-static inline PyObject *cbs_handle_reuse(PyObject *prev, PyTypeObject *t, unsigned long long bits)
+static CBS_ALWAYS_INLINE PyObject *cbs_handle_reuse(PyObject *prev, PyTypeObject *t,
+                                                    unsigned long long bits)
 {
     if (prev && Py_REFCNT(prev) == 1 && Py_TYPE(prev) == t &&
         cbs_handle_bits((const cbs_handle *)prev) == bits)
@@ -260,8 +264,8 @@ static inline PyObject *cbs_handle_reuse(PyObject *prev, PyTypeObject *t, unsign
 int cbs_arg_handle_slow(PyObject *o, PyTypeObject *t, const char *func, const char *param,
                         unsigned long long *bits);
 
-static inline int cbs_arg_handle(PyObject *o, PyTypeObject *t, const char *func,
-                                 const char *param, unsigned long long *bits)
+static CBS_ALWAYS_INLINE int cbs_arg_handle(PyObject *o, PyTypeObject *t, const char *func,
+                                           const char *param, unsigned long long *bits)
 {
     if (Py_IS_TYPE(o, t)) {
         *bits = cbs_handle_bits((const cbs_handle *)o);
@@ -285,9 +289,9 @@ typedef struct {
 void *cbs_resolve(const cubind_rt_api *rt, _Atomic(void *) *slot, const cbs_proc *proc,
                   PyObject *driver_not_found, PyObject *function_not_found);
 
-static inline void *cbs_proc_get(const cubind_rt_api *rt, _Atomic(void *) *slot,
-                                 const cbs_proc *proc, PyObject *driver_not_found,
-                                 PyObject *function_not_found)
+static CBS_ALWAYS_INLINE void *cbs_proc_get(const cubind_rt_api *rt, _Atomic(void *) *slot,
+                                            const cbs_proc *proc, PyObject *driver_not_found,
+                                            PyObject *function_not_found)
 {
     void *fn = atomic_load_explicit(slot, memory_order_acquire);
     if (fn)

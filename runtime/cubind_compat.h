@@ -15,7 +15,9 @@
  * large translation unit, and GCC stops inlining even small static inline
  * functions there once the unit has grown by its limit (callgrind showed
  * PyTuple_GET_SIZE and make_result1 called out of line from hot
- * functions), so "static inline" alone gives no such promise. */
+ * functions; later cbs_arg_unsigned and proc, in every launch, once
+ * another inline helper had grown the unit), so "static inline" alone
+ * gives no such promise. Every helper on a call's fast path is marked. */
 #if defined(__GNUC__) || defined(__clang__)
 #define CBS_ALWAYS_INLINE inline __attribute__((always_inline))
 #else
@@ -75,7 +77,7 @@ static inline const char *cbs_short_name(PyTypeObject *t)
  * not one (or on older versions), and the caller takes the general path.
  * Any int subclass qualifies (enum members, bool): its value is stored as
  * an int's is, and int() of it is that value whatever it overrides. */
-static inline int cbs_compact_int(PyObject *o, long long *v)
+static CBS_ALWAYS_INLINE int cbs_compact_int(PyObject *o, long long *v)
 {
 #if PY_VERSION_HEX >= 0x030C0000
     if (PyLong_Check(o) && PyUnstable_Long_IsCompact((PyLongObject *)o)) {
