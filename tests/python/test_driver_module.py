@@ -323,3 +323,29 @@ def test_arrays_counted_by_another_parameter_minus_n(drv):
     # Right lengths pass conversion and reach the driver (the fake lacks it).
     with pytest.raises(cubind.FunctionNotFoundError, match="cuTensorMapEncodeTiled"):
         drv.cuTensorMapEncodeTiled(0, 2, 0, [1, 2], [8], [1, 1], [1, 1], 0, 0, 0, 0)
+
+
+# The fast path of every call: helpers that must not be called out of line.
+# driver.c is one large unit, and GCC stops inlining "static inline"
+# functions in it once the unit has grown past its limit; that once cost
+# every launch two calls (runtime/cubind_compat.h: CBS_ALWAYS_INLINE).
+FAST_PATH_HELPERS = {
+    "get_state", "proc", "proc_if_present", "result_cache", "reusable_result", "prev_output",
+    "remember_result", "make_result0", "make_result1", "cbs_arg_unsigned", "cbs_arg_signed",
+    "cbs_arg_enum", "cbs_arg_handle", "cbs_compact_int", "cbs_proc_get", "cbs_is_handle",
+    "cbs_handle_bits", "cbs_handle_reuse", "cbs_int_result", "cbs_uint_result",
+    "cbs_kernel_layout_slot", "cbs_pack_init", "cbs_pack_extra", "cbs_pack_release",
+}
+
+
+def test_fast_path_helpers_have_no_out_of_line_copy(drv):
+    import shutil
+    import subprocess
+    if not shutil.which("nm"):
+        pytest.skip("nm (binutils) is not installed")
+    out = subprocess.run(["nm", drv.__file__], capture_output=True, text=True, check=True).stdout
+    # local symbols of the unstripped build; GCC's clones carry a suffix
+    # (proc.constprop.0, cbs_arg_unsigned.part.0)
+    defined = {line.split()[-1].split(".")[0] for line in out.splitlines() if line.split()}
+    assert "impl_cuLaunchKernel" in defined, "the build is stripped: nothing to check"
+    assert not FAST_PATH_HELPERS & defined
