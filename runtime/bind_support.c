@@ -621,8 +621,6 @@ static int handle_from_int(PyObject *o, cbs_handle_kind kind, const char *func, 
     return cbs_arg_unsigned(o, max, func, param, tname, bits);
 }
 
-static int is_handle_type(PyTypeObject *t);
-
 int cbs_handle_init(PyObject *self, PyObject *args, PyObject *kwds)
 {
     static const char *const kwlist[] = {"init_value", NULL};
@@ -635,7 +633,7 @@ int cbs_handle_init(PyObject *self, PyObject *args, PyObject *kwds)
         PyTypeObject *it = Py_TYPE(init);
         if (it == Py_TYPE(self)) {
             bits = cbs_handle_bits((const cbs_handle *)init);
-        } else if (is_handle_type(it)) {
+        } else if (cbs_is_handle(init)) {
             PyErr_Format(PyExc_TypeError, "%s(): init_value must be %s or int, not %.100s",
                          cbs_short_name(Py_TYPE(self)), cbs_short_name(Py_TYPE(self)), it->tp_name);
             return -1;
@@ -731,8 +729,9 @@ HANDLE_NEW(i32, CBS_HANDLE_I32)
 HANDLE_NEW(u32, CBS_HANDLE_U32)
 HANDLE_NEW(u64, CBS_HANDLE_U64)
 
-/* A handle class is recognised by its constructor, which also tells the
- * kind of C value it stores: no per-type data is needed. */
+/* The kind of C value a handle class stores, told by its constructor (no
+ * per-type data is needed); -1 for a class that is not a handle class.
+ * Whether an object is a handle: cbs_is_handle (its __init__). */
 static int kind_of_type(PyTypeObject *t)
 {
     if (t->tp_new == handle_new_pointer) return CBS_HANDLE_POINTER;
@@ -740,12 +739,6 @@ static int kind_of_type(PyTypeObject *t)
     if (t->tp_new == handle_new_u32) return CBS_HANDLE_U32;
     if (t->tp_new == handle_new_u64) return CBS_HANDLE_U64;
     return -1;
-}
-
-/* Every handle class has cbs_handle_init, and only they: one compare. */
-static int is_handle_type(PyTypeObject *t)
-{
-    return t->tp_init == cbs_handle_init;
 }
 
 static PyMethodDef handle_methods[] = {
@@ -807,7 +800,7 @@ int cbs_arg_handle_slow(PyObject *o, PyTypeObject *t, const char *func, const ch
         *bits = cbs_handle_bits((const cbs_handle *)o);
         return 0;
     }
-    if (is_handle_type(ot) || (PyLong_Check(o) && ot != &PyLong_Type && !PyBool_Check(o) &&
+    if (cbs_is_handle(o) || (PyLong_Check(o) && ot != &PyLong_Type && !PyBool_Check(o) &&
                                cbs_has_attr((PyObject *)ot, "_value2member_map_"))) {
         PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s, int or None, not %.100s",
                      func, param, cbs_short_name(t), ot->tp_name);
