@@ -330,7 +330,7 @@ def test_arrays_counted_by_another_parameter_minus_n(drv):
 # functions in it once the unit has grown past its limit; that once cost
 # every launch two calls (runtime/cubind_compat.h: CBS_ALWAYS_INLINE).
 FAST_PATH_HELPERS = {
-    "get_state", "proc", "proc_if_present", "result_cache", "reusable_result", "prev_output",
+    "get_state", "proc", "result_cache", "reusable_result", "prev_output",
     "remember_result", "make_result0", "make_result1", "cbs_arg_unsigned", "cbs_arg_signed",
     "cbs_arg_enum", "cbs_arg_handle", "cbs_compact_int", "cbs_proc_get", "cbs_is_handle",
     "cbs_handle_bits", "cbs_handle_reuse", "cbs_int_result", "cbs_uint_result",
