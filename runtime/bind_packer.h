@@ -118,14 +118,15 @@ static CBS_ALWAYS_INLINE int cbs_pack_extra(PyObject *obj, const char *where, cb
  * object lives. *p is released either way. NULL with an exception. */
 PyObject *cbs_pack_detach(cbs_packed *p, void ***params);
 
-/* Releases buffers and references and frees heap storage; safe after a
- * failed pack and on an initialised, unused one; leaves *p initialised.
- * Inline when there is nothing to release (a pack that used only the
- * inline storage and no references: the common launch). */
+/* cbs_pack_release's slow path: releases the buffer views and references
+ * and frees the heap storage p owns, then re-initialises p. */
 void cbs_pack_release_owned(cbs_packed *p);
 
-/* Idempotent: what it releases it forgets (cbs_pack_release_owned re-inits
- * p), and a pack that owns nothing is left as it is, already released. */
+/* Releases buffers and references and frees heap storage; safe after a
+ * failed pack and on an initialised, unused one; leaves *p initialised.
+ * Idempotent: what it releases it forgets, and a pack that owns nothing (it
+ * used only the inline storage and no references: the common launch) is
+ * left as it is, already released, without a call. */
 static CBS_ALWAYS_INLINE void cbs_pack_release(cbs_packed *p)
 {
     if (p->nviews || p->views != p->inline_views || p->heap_params || p->heap_data || p->keep)
