@@ -475,6 +475,7 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
     pc->enum_index = -1;
     pc->record_index = -1;
     pc->count_index = -1;
+    pc->params_index = -1;
     cb_rule *rename = rules_find2(rules, "rename-param-in", f->name, p->name);
     if (rename)
         pc->pyname = rename->args[2];
@@ -510,6 +511,9 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
     }
     if (rules_find2(rules, "kernel-extra", f->name, p->name)) {
         pc->shape = SH_KERNEL_EXTRA;
+        for (const cb_param *q = f->params; q < p; q++)
+            if (rules_find2(rules, "kernel-params", f->name, q->name))
+                pc->params_index = (int)(q - f->params);
         return;
     }
     cb_rule *fixed = rules_find2(rules, "fixed", f->name, p->name);

@@ -73,6 +73,9 @@ typedef struct cb_pclass {
     const char *handle;       /* EK_HANDLE / EK_VALUE_HANDLE: class name */
     int count_index;          /* arrays: index of the count parameter, else -1;
                                  SH_KERNEL_PARAMS: index of the CUfunction */
+    int params_index;         /* SH_KERNEL_EXTRA: index of the kernelParams
+                                 parameter it pairs with (an earlier one:
+                                 the call packs it first), else -1 */
     long long fixed_len;      /* SH_*_FIXED: element count */
     int count_less;           /* SH_IN_ARRAY: holds count - count_less elements
                                  (a `count F P C-N` rule: globalStrides) */

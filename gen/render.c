@@ -174,6 +174,8 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
     tv_set_str(p, "count_pyname", has_count ? fc->params[pc->count_index].pyname : "");
     tv_set_str(p, "kernel_cname", pc->shape == SH_KERNEL_PARAMS ? f->params[pc->count_index].name : "");
     tv_set_int(p, "kernel_in_index", pc->shape == SH_KERNEL_PARAMS ? in_index_of(fc, pc->count_index) : -1);
+    tv_set_bool(p, "has_params_sibling", pc->params_index >= 0);
+    tv_set_str(p, "params_cname", pc->params_index >= 0 ? f->params[pc->params_index].name : "");
     tv_set_bool(p, "count_is_inout",
                 pc->count_index >= 0 && fc->params[pc->count_index].shape == SH_COUNT_INOUT);
     tv_set(p, "count_value", count_value(fc, pc));

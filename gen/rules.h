@@ -55,7 +55,11 @@
  *                            values the driver can reuse: the packer's
  *                            cached parameter layouts are forgotten
  *   kernel-extra FUNCTION PARAM
- *                            `void **PARAM` is a launch's `extra` list
+ *                            `void **PARAM` is a launch's `extra` list;
+ *                            when the function's kernel-params parameter
+ *                            comes before it, plain values packed into one
+ *                            buffer go to the driver through PARAM when
+ *                            the caller's extra is None (bind_packer.h)
  *   kernel-params-field RECORD FIELD FUNC KERN
  *                            the `void **FIELD` of struct RECORD (tag or
  *                            typedef) takes every kernelParams form; plain

@@ -19,7 +19,20 @@ cbs_pack_layout *cbs_layout_alloc(size_t n, void *func, int kind, unsigned long 
     l->off = (size_t *)(l + 1);
     l->size = l->off + n;
     l->total = 0;
+    l->gaps = 0;
     return l;
+}
+
+void cbs_layout_measure(cbs_pack_layout *l)
+{
+    size_t covered = 0;
+    l->total = 0;
+    for (size_t k = 0; k < l->n; k++) {
+        covered += l->size[k];
+        if (l->off[k] + l->size[k] > l->total)
+            l->total = l->off[k] + l->size[k];
+    }
+    l->gaps = covered < l->total;
 }
 
 int cbs_layout_same(const cbs_pack_layout *a, const cbs_pack_layout *b)
@@ -47,6 +60,7 @@ int cbs_layout_copy_remember(_Atomic(void *) *slot, const cbs_pack_layout *l)
     memcpy(c->off, l->off, l->n * sizeof *c->off);
     memcpy(c->size, l->size, l->n * sizeof *c->size);
     c->total = l->total;
+    c->gaps = l->gaps;
     /* Release: whoever loads the slot sees every field written above. */
     void *none = NULL;
     if (atomic_compare_exchange_strong_explicit(slot, &none, c, memory_order_acq_rel,

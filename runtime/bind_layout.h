@@ -16,7 +16,7 @@
  * Invariants of a slot's copy:
  *   - published once (compare-and-swap from NULL, release), never replaced
  *     while the object lives; a thread that loses the race frees its own;
- *   - func, kind, n, total, off and size never change once published;
+ *   - func, kind, n, total, gaps, off and size never change once published;
  *   - its epoch is rewritten, but only to an epoch E at which the layout
  *     the driver gave for (kind, func) at E equals the copy. So a copy whose
  *     epoch is the current epoch is func's layout now.
@@ -35,13 +35,20 @@ typedef struct cbs_pack_layout {
     int kind;
     size_t n;
     size_t total; /* max(offset + size) */
+    int gaps;     /* some byte below total is no parameter's (alignment
+                     padding): a packer zeroes the buffer before filling it */
     size_t *off;  /* n entries each, in the same block */
     size_t *size;
 } cbs_pack_layout;
 
-/* A block for n parameters (off and size uninitialised, total 0), or NULL
+/* A block for n parameters (off and size uninitialised, total and gaps
+ * 0: cbs_layout_measure sets them once off and size are filled), or NULL
  * when out of memory. */
 cbs_pack_layout *cbs_layout_alloc(size_t n, void *func, int kind, unsigned long epoch);
+
+/* Sets l->total and l->gaps from l->off and l->size (parameters do not
+ * overlap: a kernel's never do). */
+void cbs_layout_measure(cbs_pack_layout *l);
 
 /* Whether a and b describe the same kernel with the same parameters
  * (epochs not compared). */

@@ -629,9 +629,8 @@ static cbs_pack_layout *query_layout(void *func, int kind, param_info_fn gpi, un
     for (size_t k = 0; k < n; k++) {
         l->off[k] = pairs[2 * k];
         l->size[k] = pairs[2 * k + 1];
-        if (l->off[k] + l->size[k] > l->total)
-            l->total = l->off[k] + l->size[k];
     }
+    cbs_layout_measure(l);
     free(pairs);
     return l;
 }
@@ -769,12 +768,17 @@ static int pack_plain(const cubind_rt_api *rt, int kind, PyObject *seq, void *fu
     }
     if (reserve(out, n, l->total, 0) < 0)
         goto done;
+    /* The driver may receive the buffer whole (cbs_pack_prefer_buffer):
+     * padding between parameters is zeroed, never stack bytes. */
+    if (l->gaps)
+        memset(out->data, 0, l->total);
     for (size_t k = 0; k < n; k++) {
         unsigned char *dst = out->data + l->off[k];
         if (put_plain(PyTuple_GET_ITEM(values, k), l->size[k], dst, fname, (Py_ssize_t)k) < 0)
             goto done;
         out->params[k] = dst;
     }
+    out->buffer_bytes = l->total;
     rc = 0;
 done:
     layout_unref(rt, &ref);

@@ -56,8 +56,8 @@ static cbs_pack_layout *driver_layout(void *func, unsigned long epoch)
     for (size_t k = 0; k < n; k++) {
         l->off[k] = 8 * k;
         l->size[k] = func == F ? 8 : 4;
-        l->total = l->off[k] + l->size[k];
     }
+    cbs_layout_measure(l);
     return l;
 }
 
@@ -70,7 +70,8 @@ static int is_layout_of(const cbs_pack_layout *c, void *func)
     for (size_t k = 0; k < n; k++)
         if (c->off[k] != 8 * k || c->size[k] != (func == F ? 8u : 4u))
             return 0;
-    return c->total == c->off[n - 1] + c->size[n - 1];
+    /* F's parameters fill their 24 bytes; G's leave 4 after each but the last */
+    return c->total == c->off[n - 1] + c->size[n - 1] && c->gaps == (func == G);
 }
 
 /* ---- unit tests ---- */
@@ -93,6 +94,39 @@ static void test_alloc_and_same(void)
     free(b);
     free(g);
     free(empty);
+}
+
+/* total is the end of the furthest parameter, whatever the order the
+ * driver lists them in; gaps is set by padding anywhere below it, the
+ * tail's included, and only then. */
+static void test_measure(void)
+{
+    static const struct {
+        size_t n, off[4], size[4], total;
+        int gaps;
+    } cases[] = {
+        {0, {0}, {0}, 0, 0},
+        {3, {0, 8, 12}, {8, 4, 4}, 16, 0},      /* (float *, int, float) */
+        {2, {0, 8}, {8, 1}, 9, 0},              /* (u64 *, char): no tail padding */
+        {2, {0, 8}, {1, 8}, 16, 1},             /* (char, u64 *) */
+        {3, {16, 0, 8}, {4, 8, 8}, 20, 0},      /* listed out of order */
+        {3, {24, 0, 8}, {4, 8, 8}, 28, 1},      /* a hole at 16..23 */
+        {1, {0}, {2048}, 2048, 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        cbs_pack_layout *l = cbs_layout_alloc(cases[c].n, F, KIND, 0);
+        CHECK(l != NULL);
+        if (!l)
+            continue;
+        for (size_t k = 0; k < cases[c].n; k++) {
+            l->off[k] = cases[c].off[k];
+            l->size[k] = cases[c].size[k];
+        }
+        cbs_layout_measure(l);
+        CHECK(l->total == cases[c].total);
+        CHECK(l->gaps == cases[c].gaps);
+        free(l);
+    }
 }
 
 static void test_copy(void)
@@ -244,6 +278,7 @@ static void test_stress(void)
 int main(void)
 {
     test_alloc_and_same();
+    test_measure();
     test_copy();
     test_stress();
     if (failures)

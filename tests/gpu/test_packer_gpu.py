@@ -263,3 +263,32 @@ def test_512_parameters(mod, out):
         assert o.read() == want
         with pytest.raises(TypeError, match="kernel parameter 512: missing"):
             launch(f, vals)
+
+
+# ---- plain values as one buffer (CU_LAUNCH_PARAM_BUFFER_POINTER) --------------------
+
+@cubind_only
+def test_plain_values_through_every_launch_function(mod, out):
+    # cuLaunchKernel and cuLaunchKernelEx hand plain values to the driver as
+    # one buffer of the layout's length (9 bytes here: the real driver must
+    # take a buffer without tail padding); cuLaunchCooperativeKernel, which
+    # has no extra, as kernelParams. The kernel sees the same bits each way.
+    import cubind.cu as cu
+    f = ok(drv.cuModuleGetFunction(mod, b"echo_tail_byte"))
+    o = out(16)
+    want = [int(o.ptr), (-2) & 0xFF]
+    config = drv.CUlaunchConfig()
+    for dim in ("gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ"):
+        setattr(config, dim, 1)
+    launches = [
+        lambda p: launch(f, p),
+        lambda p: launch(f, p, None),
+        lambda p: ok(drv.cuLaunchKernelEx(config, f, p, None)),
+        lambda p: ok(drv.cuLaunchCooperativeKernel(f, 1, 1, 1, 1, 1, 1, 0, 0, p)),
+        lambda p: cu.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, 0, p, 0),
+        lambda p: cu.cuLaunchKernelEx(config, f, p, None),
+    ]
+    for run in launches:
+        o.clear()
+        run((o.ptr, -2))
+        assert o.u64(2) == want

@@ -499,6 +499,72 @@ def test_extra_buffer_pointer(kernel, drv, lib):
     assert k.count() == before
 
 
+MODE_KERNEL_PARAMS, MODE_EXTRA = 1, 2    # fakecuda_last_launch_mode
+
+
+def launch_config(drv):
+    config = drv.CUlaunchConfig()
+    for dim in ("gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ"):
+        setattr(config, dim, 1)
+    return config
+
+
+@pytest.mark.parametrize("face_name", ["driver", "cu"])
+def test_plain_values_reach_the_driver_as_one_buffer(kernel, lib, drv, face_name):
+    # Plain values are already laid out at the kernel's offsets: with no
+    # extra of the caller's, cuLaunchKernel and cuLaunchKernelEx hand the
+    # driver that buffer (CU_LAUNCH_PARAM_BUFFER_POINTER, its size the
+    # layout's end) instead of a pointer per parameter.
+    import cubind.cu as cu
+    face = cu if face_name == "cu" else drv
+    ok = (lambda r: r is None) if face is cu else (lambda r: r[0] == 0)
+    k = kernel([8, 4, 1])                      # ends at 13: no tail padding
+    want = k.expect([struct.pack("<Q", 0xAB00), struct.pack("<i", -5), b"\x7f"])
+    assert len(want) == 13
+    for extra in (None, 0):
+        assert ok(k.launch((0xAB00, -5, 127), extra, face=face))
+        assert k.recorded() == want
+        assert lib.fakecuda_last_launch_mode(k.name) == MODE_EXTRA
+    assert ok(face.cuLaunchKernelEx(launch_config(drv), k.f, (0xAB00, -5, 127), None))
+    assert k.recorded() == want
+    assert lib.fakecuda_last_launch_mode(k.name) == MODE_EXTRA
+    # the other forms still pass kernelParams
+    assert ok(k.launch(((0xAB00, -5, 127), (ctypes.c_uint64, ctypes.c_int, ctypes.c_byte)),
+                       face=face))
+    assert k.recorded() == want
+    assert lib.fakecuda_last_launch_mode(k.name) == MODE_KERNEL_PARAMS
+    # cuLaunchCooperativeKernel has no extra: plain values go as kernelParams
+    assert ok(face.cuLaunchCooperativeKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, (0xAB00, -5, 127)))
+    assert k.recorded() == want
+    assert lib.fakecuda_last_launch_mode(k.name) == MODE_KERNEL_PARAMS
+
+
+def test_plain_values_with_an_extra_of_the_callers_keep_kernel_params(kernel, lib, drv):
+    # Both given: the driver receives both, as the caller wrote them, and
+    # refuses the pair (CUDA_ERROR_INVALID_VALUE) as it does for C callers.
+    k = kernel([8, 4])
+    size = ctypes.c_size_t(12)
+    buf = ctypes.create_string_buffer(12)
+    extra = (drv.CU_LAUNCH_PARAM_BUFFER_POINTER, buf, drv.CU_LAUNCH_PARAM_BUFFER_SIZE, size,
+             drv.CU_LAUNCH_PARAM_END)
+    before = k.count()
+    assert k.launch((1, 2), extra)[0] == drv.CUresult.CUDA_ERROR_INVALID_VALUE
+    assert k.count() == before
+
+
+def test_padding_between_plain_values_is_zero_in_the_buffer(kernel):
+    # The buffer the driver receives whole holds no stale bytes: a launch
+    # that fills the same storage with ones first, then one whose layout
+    # has holes (1 + 7 padding + 8, 4 + 4 padding + 8).
+    full = kernel([8] * 16)
+    holes = kernel([1, 8, 4, 8])
+    assert len(holes.expect([b"\0", bytes(8), bytes(4), bytes(8)])) == 32
+    for _ in range(3):
+        assert full.ok((-1,) * 16) == b"\xff" * 128
+        assert holes.ok((1, 2, 3, 4)) == holes.expect(
+            [b"\x01", struct.pack("<q", 2), struct.pack("<i", 3), struct.pack("<q", 4)])
+
+
 # ---- the raising face, threads, old drivers ---------------------------------------
 
 def test_raising_face(kernel, drv):
