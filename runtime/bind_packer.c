@@ -490,6 +490,48 @@ static int cai_pointer(PyObject *o, const char *fname, Py_ssize_t i, unsigned lo
 
 /* ---- plain values, typed by the kernel ----------------------------------- */
 
+/* The values nearly every launch passes, written without a call: an int
+ * (of one digit or so: cbs_compact_int) in a 4- or 8-byte parameter, a
+ * float in a 4- or 8-byte one, a handle in an 8-byte one. 1 when v was
+ * written, exactly as put_plain writes it; 0 when v needs put_plain (any
+ * other value, or one that does not fit: put_plain names the error). */
+static CBS_ALWAYS_INLINE int put_plain_common(PyObject *v, size_t size, unsigned char *dst)
+{
+    long long small;
+    if (cbs_compact_int(v, &small)) {
+        if (size == 8) {
+            uint64_t bits = (uint64_t)small;
+            memcpy(dst, &bits, 8);
+            return 1;
+        }
+        if (size == 4 && small >= INT32_MIN && small <= (long long)UINT32_MAX) {
+            uint32_t bits = (uint32_t)small;
+            memcpy(dst, &bits, 4);
+            return 1;
+        }
+        return 0;
+    }
+    if (PyFloat_CheckExact(v)) {
+        double d = PyFloat_AS_DOUBLE(v);
+        if (size == 8) {
+            memcpy(dst, &d, 8);
+            return 1;
+        }
+        if (size == 4 && !(fabs(d) > FLT_MAX && isfinite(d))) {
+            float f = (float)d;
+            memcpy(dst, &f, 4);
+            return 1;
+        }
+        return 0;
+    }
+    if (size == 8 && cbs_is_handle(v)) {
+        uint64_t bits = cbs_handle_bits((const cbs_handle *)v);
+        memcpy(dst, &bits, 8);
+        return 1;
+    }
+    return 0;
+}
+
 static int put_plain(PyObject *v, size_t size, unsigned char *dst, const char *fname,
                      Py_ssize_t i)
 {
@@ -773,8 +815,10 @@ static int pack_plain(const cubind_rt_api *rt, int kind, PyObject *seq, void *fu
     if (l->gaps)
         memset(out->data, 0, l->total);
     for (size_t k = 0; k < n; k++) {
+        PyObject *v = PyTuple_GET_ITEM(values, k);
         unsigned char *dst = out->data + l->off[k];
-        if (put_plain(PyTuple_GET_ITEM(values, k), l->size[k], dst, fname, (Py_ssize_t)k) < 0)
+        if (!put_plain_common(v, l->size[k], dst) &&
+            put_plain(v, l->size[k], dst, fname, (Py_ssize_t)k) < 0)
             goto done;
         out->params[k] = dst;
     }
