@@ -9,6 +9,8 @@ mkdir -p "$OUT"
 py=$(command -v python3)
 {
     echo "## $(date -u +%Y-%m-%dT%H:%MZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
+    # CUBIND_COMMIT names the code when the GPU machine's copy has stale git metadata
+    echo "cubind commit ${CUBIND_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}, source digest $(python3 bench/report.py digest)"
     "$py" -c 'import sys, cuda.bindings; print("python", sys.version.split()[0], "cuda-bindings", cuda.bindings.__version__)'
     ./configure --no-generator --no-install --python "$py" && ninja bindings || exit 1
     for impl in cubind cuda.bindings; do
