@@ -12,6 +12,7 @@ Usage (GPU machine): PYTHONPATH=build/python python3.13t bench/ft_threads.py PTX
                      (FT_ROUNDS=R: rounds of 1, 2, 4 and 8 threads, default 7)
                      python3 bench/ft_threads.py --cpus   (the list, for c_bench)"""
 import json
+import itertools
 import os
 import sys
 import threading
@@ -62,6 +63,19 @@ P_TYPE = cu.CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE
 
 CPUS = cpus()
 
+# How each thread's timed loop iterates (FT_LOOP): "repeat" (default) runs
+# over itertools.repeat(None, n), as timeit does: the same immortal None
+# every iteration, nothing allocated; "range" (ft runs 1-8) makes a new int
+# object per iteration past 256. Each loop also calls its function through
+# a local variable, not through the enclosing function's cell. Both keep
+# the loop's own work per iteration small and the same for every case.
+LOOP = os.environ.get("FT_LOOP", "repeat")
+assert LOOP in ("repeat", "range"), "FT_LOOP: repeat or range"
+
+
+def iterations(n):
+    return itertools.repeat(None, n) if LOOP == "repeat" else range(n)
+
 
 def rate(make_work, nthreads, calls):
     """(million calls per second over all threads, CPU share): every call of
@@ -109,9 +123,9 @@ def attr_work_of(face, attr_of, call=None):
         f = call if call is not None else face.cuDeviceGetAttribute
 
         def work(n):
-            attr, d = attr_of(A_SM), face.CUdevice(int(dev))
-            for _ in range(n):
-                f(attr, d)
+            g, attr, d = f, attr_of(A_SM), face.CUdevice(int(dev))
+            for _ in iterations(n):
+                g(attr, d)
         return work
     return make
 
@@ -120,9 +134,9 @@ def builtin_work():
     """CPython's own floor: a loop calling a builtin (len of a tuple the
     thread made), no cubind, no driver."""
     def work(n):
-        t = (1, 2)
-        for _ in range(n):
-            len(t)
+        g, t = len, (1, 2)
+        for _ in iterations(n):
+            g(t)
     return work
 
 
@@ -130,9 +144,9 @@ def pointer_work():
     f = cu.cuPointerGetAttribute
 
     def work(n):
-        attr, p = int(P_TYPE), cu.CUdeviceptr(int(ptr))
-        for _ in range(n):
-            f(attr, p)
+        g, attr, p = f, int(P_TYPE), cu.CUdeviceptr(int(ptr))
+        for _ in iterations(n):
+            g(attr, p)
     return work
 
 
@@ -141,9 +155,9 @@ def launch_work():
     f = cu.cuLaunchKernel
 
     def work(n):
-        k = cu.CUfunction(int(empty))
-        for _ in range(n):
-            f(k, 1, 1, 1, 1, 1, 1, 0, stream, None, None)
+        g, k = f, cu.CUfunction(int(empty))
+        for _ in iterations(n):
+            g(k, 1, 1, 1, 1, 1, 1, 0, stream, None, None)
         cu.cuStreamSynchronize(stream)
     return work
 
@@ -193,6 +207,7 @@ for case, make, calls in CASES:
                           "cpu_share": [round(s, 3) for _, s in got[t]]}), flush=True)
     rows.append((case, got))
 print()
+print("Loop: FT_LOOP=%s." % LOOP)
 print("Rates: M calls/s, best of %d rounds. Per round: the 8 / 1 ratio of each "
       "round's own two rates; median (range), and in how many rounds it was at "
       "least 5." % ROUNDS)

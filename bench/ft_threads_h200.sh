@@ -13,6 +13,8 @@ T=/tmp/pyft
     (cd "$T/src" && ./configure -q --disable-gil --disable-test-modules --prefix="$T/inst" \
         && make -s -j16 && make -s install) > "$T/build.log" 2>&1 || { tail -30 "$T/build.log"; exit 1; }
     py=$T/inst/bin/python3.13t
+    # CUBIND_COMMIT names the code when the GPU machine's copy has stale git metadata
+    echo "cubind commit ${CUBIND_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}, source digest $(python3 bench/report.py digest)"
     "$py" -c 'import sys; print(sys.version, "GIL enabled:", sys._is_gil_enabled())'
     ./configure --no-generator --no-install --python "$py" && ninja bindings
     nvcc -ptx -arch=sm_90 -o "$T/kernels.ptx" bench/kernels.cu
