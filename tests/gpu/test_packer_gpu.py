@@ -280,10 +280,20 @@ def test_plain_values_through_every_launch_function(mod, out):
     config = drv.CUlaunchConfig()
     for dim in ("gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ"):
         setattr(config, dim, 1)
+    # a cooperative launch through cuLaunchKernelEx takes the buffer too
+    coop = drv.CUlaunchConfig()
+    for dim in ("gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ"):
+        setattr(coop, dim, 1)
+    attr = drv.CUlaunchAttribute()
+    attr.id = drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_COOPERATIVE
+    attr.value.cooperative = 1
+    coop.attrs = attr
+    coop.numAttrs = 1
     launches = [
         lambda p: launch(f, p),
         lambda p: launch(f, p, None),
         lambda p: ok(drv.cuLaunchKernelEx(config, f, p, None)),
+        lambda p: ok(drv.cuLaunchKernelEx(coop, f, p, None)),
         lambda p: ok(drv.cuLaunchCooperativeKernel(f, 1, 1, 1, 1, 1, 1, 0, 0, p)),
         lambda p: cu.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, 0, p, 0),
         lambda p: cu.cuLaunchKernelEx(config, f, p, None),
