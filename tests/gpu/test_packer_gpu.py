@@ -267,6 +267,14 @@ def test_512_parameters(mod, out):
 
 # ---- plain values as one buffer (CU_LAUNCH_PARAM_BUFFER_POINTER) --------------------
 
+def one_block_config():
+    """A CUlaunchConfig of one block of one thread on the legacy stream."""
+    config = drv.CUlaunchConfig()
+    for dim in ("gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ"):
+        setattr(config, dim, 1)
+    return config
+
+
 @cubind_only
 def test_plain_values_through_every_launch_function(mod, out):
     # cuLaunchKernel and cuLaunchKernelEx hand plain values to the driver as
@@ -277,13 +285,9 @@ def test_plain_values_through_every_launch_function(mod, out):
     f = ok(drv.cuModuleGetFunction(mod, b"echo_tail_byte"))
     o = out(16)
     want = [int(o.ptr), (-2) & 0xFF]
-    config = drv.CUlaunchConfig()
-    for dim in ("gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ"):
-        setattr(config, dim, 1)
+    config = one_block_config()
     # a cooperative launch through cuLaunchKernelEx takes the buffer too
-    coop = drv.CUlaunchConfig()
-    for dim in ("gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ"):
-        setattr(coop, dim, 1)
+    coop = one_block_config()
     attr = drv.CUlaunchAttribute()
     attr.id = drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_COOPERATIVE
     attr.value.cooperative = 1
