@@ -34,6 +34,14 @@ offs = (ctypes.c_size_t * 3)(0, 8, 16)
 sizes = (ctypes.c_size_t * 3)(4, 8, 8)
 assert fake.fakecuda_set_param_layout(None, b"nm_kernel", 3, offs, sizes) == 0
 kern = cu.cuModuleGetFunction(mod, b"nm_kernel")
+# Past the packer's inline bounds (64 parameters, 1024 bytes): its pointer
+# array and argument bytes come from the heap; 8-byte holes between the
+# parameters are zeroed.
+MANY = 70
+many_offs = (ctypes.c_size_t * MANY)(*range(0, 16 * MANY, 16))
+many_sizes = (ctypes.c_size_t * MANY)(*([8] * MANY))
+assert fake.fakecuda_set_param_layout(None, b"nm_many", MANY, many_offs, many_sizes) == 0
+kern_many = cu.cuModuleGetFunction(mod, b"nm_many")
 unraisable = [0]
 
 
@@ -118,6 +126,8 @@ SCENARIOS = {
     "stream create/destroy": lambda: cu.cuStreamDestroy(cu.cuStreamCreate(0)),
     "launch plain values": lambda: drv.cuLaunchKernel(kern, 1, 1, 1, 1, 1, 1, 0, None,
                                                       (1, 2.5, 3), None),
+    "launch plain (heap)": lambda: drv.cuLaunchKernel(
+        kern_many, 1, 1, 1, 1, 1, 1, 0, None, tuple(range(MANY)), None),
     "launch typed values": lambda: drv.cuLaunchKernel(
         kern, 1, 1, 1, 1, 1, 1, 0, None,
         ((1, 2.5, 3), (ctypes.c_int, ctypes.c_double, ctypes.c_void_p)), None),
