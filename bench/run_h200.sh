@@ -21,6 +21,8 @@
 # BENCH_LAUNCH_TIMING (sync: launch loops include the final synchronize;
 # submit: they do not, use with a BENCH_N_LAUNCH that fits the driver's queue),
 # BENCH_CASES (comma-separated bench.py cases; default all),
+# BENCH_CUBIND_FORM (paired only: plain, the default, or tuple: cubind's
+# launches take cuda.bindings' (values, ctypes types) form),
 # BENCH_THREAD_CALLS (C: 200000 per thread; Python: a quarter of it),
 # BENCH_THREAD_LAUNCHES (5000 per thread), CUDA_HOME (/usr/local/cuda),
 # BENCH_PAIRED (K: instead of c_bench and bench.py, bench/paired.py in K
@@ -46,7 +48,7 @@ exec > >(tee "$OUT/log.txt") 2>&1
 tee_pid=$!
 
 command_line="bench/run_h200.sh"
-for v in BENCH_N BENCH_N_LAUNCH BENCH_REPS BENCH_ROUNDS BENCH_PAIRED BENCH_LAUNCH_TIMING BENCH_CASES BENCH_THREAD_CALLS BENCH_THREAD_LAUNCHES PYTHON; do
+for v in BENCH_N BENCH_N_LAUNCH BENCH_REPS BENCH_ROUNDS BENCH_PAIRED BENCH_LAUNCH_TIMING BENCH_CASES BENCH_CUBIND_FORM BENCH_THREAD_CALLS BENCH_THREAD_LAUNCHES PYTHON; do
     [ -n "${!v:-}" ] && command_line="$v=${!v} $command_line"
 done
 step() { echo; echo "== $* ($(date +%T))"; }
@@ -107,6 +109,7 @@ if [ -n "${BENCH_PAIRED:-}" ]; then
         PYTHONPATH="$PWD/build/python:$PWD/$W${PYTHONPATH:+:$PYTHONPATH}" timeout 540 "$PY" bench/paired.py run \
             --c-lib "$W/libc_bench.so" "${images[@]}" --processes "$BENCH_PAIRED" --reps "$REPS" \
             --n "$N" --n-launch "$NL" --launch-timing "$LT" ${BENCH_CASES:+--cases "$BENCH_CASES"} \
+            ${BENCH_CUBIND_FORM:+--cubind-form "$BENCH_CUBIND_FORM"} \
             --machine "$W/machine.jsonl" --out "$OUT/paired.jsonl" > "$OUT/paired.md" ||
             echo "run_h200.sh: paired.py exited with $?"
         cat "$OUT/paired.md"

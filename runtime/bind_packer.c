@@ -28,9 +28,11 @@
  *   another ctypes type (Structure, Union, Array, or a simple type other
  *                   than the above): an instance of it (a simple type also
  *                   converts by calling the type), its bytes copied
- * Standard ctypes scalar types are recognised by their `_type_` code and
- * identity with the ctypes attribute of that name, once per distinct type
- * per call (a small per-call table); values then convert without ctypes.
+ * Standard ctypes scalar types are recognised by identity with the ctypes
+ * attribute of that name, read once per interpreter (cbs_ctypes_cache,
+ * bind_packer.h); other types by their `_type_` code and base classes, once
+ * per distinct type per call (a small per-call table); values then convert
+ * without ctypes. cubind's own handles' getPtr() is read without a call.
  *
  * Plain values, typed by the kernel: parameter i has (offset_i, size_i) from
  * cuFuncGetParamInfo; all values go into one buffer at those offsets.
@@ -430,6 +432,12 @@ static int put_buffer_exact(PyObject *o, size_t size, unsigned char *dst, const 
 static int call_getptr(PyObject *o, const char *fname, const char *what, Py_ssize_t i,
                        void **addr)
 {
+    if (cbs_is_handle(o)) {
+        /* cubind's own handles (their classes can be neither subclassed
+         * nor changed): getPtr() is the address of the value they hold. */
+        *addr = &((cbs_handle *)o)->value;
+        return 1;
+    }
     PyObject *m;
     int r = cbs_optional_attr(o, "getPtr", &m);
     if (r <= 0)
@@ -846,31 +854,124 @@ typedef struct {
 
 #define TCACHE 8
 
+/* The standard ctypes scalar types, recognised by identity with the ctypes
+ * attribute of that name (c_size_t is c_ulong, c_ssize_t c_long). */
+static const struct {
+    const char *name;
+    enum tkind kind;
+    size_t size;
+} std_ctypes[] = {
+    {"c_bool", T_BOOL, sizeof(_Bool)}, {"c_char", T_CHAR, 1},
+    {"c_wchar", T_WCHAR, sizeof(wchar_t)}, {"c_byte", T_I8, 1}, {"c_ubyte", T_U8, 1},
+    {"c_short", T_I16, 2}, {"c_ushort", T_U16, 2}, {"c_int", T_I32, 4}, {"c_uint", T_U32, 4},
+    {"c_long", sizeof(long) == 8 ? T_I64 : T_I32, sizeof(long)},
+    {"c_ulong", sizeof(long) == 8 ? T_U64 : T_U32, sizeof(long)},
+    {"c_longlong", T_I64, 8}, {"c_ulonglong", T_U64, 8},
+    {"c_float", T_F32, 4}, {"c_double", T_F64, 8}, {"c_void_p", T_VOIDP, sizeof(void *)},
+};
+#define N_STD_CTYPES (sizeof std_ctypes / sizeof std_ctypes[0])
+#define STD_C_FLOAT 13 /* std_ctypes[STD_C_FLOAT] is c_float */
+
+/* What the (values, types) form needs of ctypes, read once per interpreter
+ * (cbs_ctypes_cache): strong references, never changed once published. */
+struct cbs_ctypes_refs {
+    PyObject *module, *simple_cdata, *structure, *union_type, *array, *sizeof_fn;
+    PyObject *std[N_STD_CTYPES];
+};
+
+static void refs_free(struct cbs_ctypes_refs *r)
+{
+    PyObject **all[] = {&r->module, &r->simple_cdata, &r->structure, &r->union_type, &r->array,
+                        &r->sizeof_fn};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        Py_CLEAR(*all[k]);
+    for (size_t k = 0; k < N_STD_CTYPES; k++)
+        Py_CLEAR(r->std[k]);
+    PyMem_Free(r);
+}
+
+/* Imports ctypes and reads its attributes: a new block, or NULL with an
+ * exception. */
+static struct cbs_ctypes_refs *refs_load(void)
+{
+    struct cbs_ctypes_refs *r = PyMem_Calloc(1, sizeof *r);
+    if (!r) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    r->module = PyImport_ImportModule("ctypes");
+    if (!r->module)
+        goto fail;
+    struct { PyObject **dst; const char *name; } attrs[] = {
+        {&r->simple_cdata, "_SimpleCData"}, {&r->structure, "Structure"},
+        {&r->union_type, "Union"}, {&r->array, "Array"}, {&r->sizeof_fn, "sizeof"},
+    };
+    for (size_t k = 0; k < sizeof attrs / sizeof attrs[0]; k++)
+        if (!(*attrs[k].dst = cbs_attr(r->module, attrs[k].name)))
+            goto fail;
+    for (size_t k = 0; k < N_STD_CTYPES; k++)
+        if (!(r->std[k] = cbs_attr(r->module, std_ctypes[k].name)))
+            goto fail;
+    return r;
+fail:
+    refs_free(r);
+    return NULL;
+}
+
+/* The interpreter's block: loaded by the first (values, types) pack that
+ * needs it; a thread that loses the race to publish frees its own. */
+static const struct cbs_ctypes_refs *refs_get(cbs_ctypes_cache *cache)
+{
+    struct cbs_ctypes_refs *r = atomic_load_explicit(&cache->refs, memory_order_acquire);
+    if (r)
+        return r;
+    r = refs_load();
+    if (!r)
+        return NULL;
+    struct cbs_ctypes_refs *none = NULL;
+    if (atomic_compare_exchange_strong_explicit(&cache->refs, &none, r, memory_order_acq_rel,
+                                                memory_order_acquire))
+        return r;
+    refs_free(r);
+    return none; /* the winner's */
+}
+
+void cbs_ctypes_cache_clear(cbs_ctypes_cache *cache)
+{
+    struct cbs_ctypes_refs *r = atomic_exchange_explicit(&cache->refs, NULL, memory_order_acq_rel);
+    if (r)
+        refs_free(r);
+}
+
+int cbs_ctypes_cache_traverse(cbs_ctypes_cache *cache, visitproc visit, void *arg)
+{
+    struct cbs_ctypes_refs *r = atomic_load_explicit(&cache->refs, memory_order_acquire);
+    if (!r)
+        return 0;
+    PyObject *all[] = {r->module, r->simple_cdata, r->structure, r->union_type, r->array,
+                       r->sizeof_fn};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        Py_VISIT(all[k]);
+    for (size_t k = 0; k < N_STD_CTYPES; k++)
+        Py_VISIT(r->std[k]);
+    return 0;
+}
+
 typedef struct {
     const char *fname;
-    PyObject *ctypes;       /* the ctypes module, imported on first need */
+    cbs_ctypes_cache *cache;
+    const struct cbs_ctypes_refs *refs; /* the cache's, once needed (borrowed) */
     tinfo seen[TCACHE];
     int nseen;
 } tctx;
 
-static PyObject *ctypes_attr(tctx *c, const char *name)
+/* The interpreter's ctypes block, or NULL with an exception naming
+ * parameter i. */
+static const struct cbs_ctypes_refs *ctypes_refs(tctx *c, Py_ssize_t i)
 {
-    if (!c->ctypes) {
-        c->ctypes = PyImport_ImportModule("ctypes");
-        if (!c->ctypes)
-            return NULL;
-    }
-    return cbs_attr(c->ctypes, name);
-}
-
-static int is_sub(tctx *c, PyObject *type, const char *base)
-{
-    PyObject *b = ctypes_attr(c, base);
-    if (!b)
-        return -1;
-    int r = PyObject_IsSubclass(type, b);
-    Py_DECREF(b);
-    return r;
+    if (!c->refs && !(c->refs = refs_get(c->cache)))
+        rewrap(PyExc_TypeError, c->fname, "kernel parameter", i);
+    return c->refs;
 }
 
 static int classify(tctx *c, PyObject *type, Py_ssize_t i, tinfo *ti)
@@ -890,42 +991,27 @@ static int classify(tctx *c, PyObject *type, Py_ssize_t i, tinfo *ti)
         return fail(PyExc_TypeError, c->fname, "kernel parameter", i,
                     "types[%zd] must be a ctypes type or None, not %.100s", i,
                     Py_TYPE(type)->tp_name);
+    const struct cbs_ctypes_refs *r = ctypes_refs(c, i);
+    if (!r)
+        return -1;
+    for (size_t k = 0; k < N_STD_CTYPES; k++)
+        if (r->std[k] == type) {
+            ti->kind = std_ctypes[k].kind;
+            ti->size = std_ctypes[k].size;
+            goto remember;
+        }
+    /* Not a standard scalar type itself: a subclass of one, another simple
+     * type, or an aggregate. */
     PyObject *code = NULL;
     if (cbs_optional_attr(type, "_type_", &code) < 0)
         return rewrap(PyExc_TypeError, c->fname, "kernel parameter", i);
     if (code && PyUnicode_Check(code) && PyUnicode_GetLength(code) == 1) {
-        static const struct { char code; const char *name; enum tkind kind; size_t size; } std[] = {
-            {'?', "c_bool", T_BOOL, sizeof(_Bool)}, {'c', "c_char", T_CHAR, 1},
-            {'u', "c_wchar", T_WCHAR, sizeof(wchar_t)}, {'b', "c_byte", T_I8, 1},
-            {'B', "c_ubyte", T_U8, 1}, {'h', "c_short", T_I16, 2}, {'H', "c_ushort", T_U16, 2},
-            {'i', "c_int", T_I32, 4}, {'I', "c_uint", T_U32, 4},
-            {'l', "c_long", sizeof(long) == 8 ? T_I64 : T_I32, sizeof(long)},
-            {'L', "c_ulong", sizeof(long) == 8 ? T_U64 : T_U32, sizeof(long)},
-            {'q', "c_longlong", T_I64, 8}, {'Q', "c_ulonglong", T_U64, 8},
-            {'f', "c_float", T_F32, 4}, {'d', "c_double", T_F64, 8},
-            {'P', "c_void_p", T_VOIDP, sizeof(void *)},
-        };
         Py_UCS4 ch = PyUnicode_ReadChar(code, 0);
         Py_DECREF(code);
-        for (size_t k = 0; k < sizeof std / sizeof std[0]; k++) {
-            if ((Py_UCS4)std[k].code != ch)
-                continue;
-            PyObject *canon = ctypes_attr(c, std[k].name);
-            if (!canon)
-                return rewrap(PyExc_TypeError, c->fname, "kernel parameter", i);
-            int same = canon == type;
-            Py_DECREF(canon);
-            if (same) {
-                ti->kind = std[k].kind;
-                ti->size = std[k].size;
-                goto remember;
-            }
-            break;
-        }
         if (ch == 'z' || ch == 'Z' || ch == 'O' || ch == 'P' || ch == 'g')
             return fail(PyExc_TypeError, c->fname, "kernel parameter", i,
                         "unsupported ctypes type %.100s", ((PyTypeObject *)type)->tp_name);
-        int simple = is_sub(c, type, "_SimpleCData");
+        int simple = PyObject_IsSubclass(type, r->simple_cdata);
         if (simple < 0)
             return rewrap(PyExc_TypeError, c->fname, "kernel parameter", i);
         if (!simple)
@@ -933,11 +1019,11 @@ static int classify(tctx *c, PyObject *type, Py_ssize_t i, tinfo *ti)
         ti->kind = T_SIMPLE;
     } else {
         Py_XDECREF(code);
-        int agg = is_sub(c, type, "Structure");
+        int agg = PyObject_IsSubclass(type, r->structure);
         if (agg == 0)
-            agg = is_sub(c, type, "Union");
+            agg = PyObject_IsSubclass(type, r->union_type);
         if (agg == 0)
-            agg = is_sub(c, type, "Array");
+            agg = PyObject_IsSubclass(type, r->array);
         if (agg < 0)
             return rewrap(PyExc_TypeError, c->fname, "kernel parameter", i);
         if (!agg)
@@ -945,11 +1031,7 @@ static int classify(tctx *c, PyObject *type, Py_ssize_t i, tinfo *ti)
         ti->kind = T_AGG;
     }
     {
-        PyObject *sizeof_fn = ctypes_attr(c, "sizeof");
-        if (!sizeof_fn)
-            return rewrap(PyExc_TypeError, c->fname, "kernel parameter", i);
-        PyObject *sz = PyObject_CallOneArg(sizeof_fn, type);
-        Py_DECREF(sizeof_fn);
+        PyObject *sz = PyObject_CallOneArg(r->sizeof_fn, type);
         if (!sz)
             return rewrap(PyExc_TypeError, c->fname, "kernel parameter", i);
         ti->size = PyLong_AsSize_t(sz);
@@ -1111,12 +1193,10 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
             if (d == -1.0 && PyErr_Occurred())
                 return rewrap(PyExc_TypeError, fname, what, i);
         } else {
-            /* cuda.bindings lets a c_float stand for a c_double. */
-            PyObject *cf = ti->kind == T_F64 ? ctypes_attr(c, "c_float") : NULL;
-            if (ti->kind == T_F64 && !cf)
-                return rewrap(PyExc_TypeError, fname, what, i);
-            int is_cf = cf ? PyObject_TypeCheck(v, (PyTypeObject *)cf) : 0;
-            Py_XDECREF(cf);
+            /* cuda.bindings lets a c_float stand for a c_double (classify
+             * read c->refs for this parameter's type). */
+            int is_cf = ti->kind == T_F64 &&
+                        PyObject_TypeCheck(v, (PyTypeObject *)c->refs->std[STD_C_FLOAT]);
             if (!is_cf)
                 return fail(PyExc_TypeError, fname, what, i, "%s needs a float, not %.100s",
                             ti->kind == T_F32 ? "c_float" : "c_double", Py_TYPE(v)->tp_name);
@@ -1181,13 +1261,13 @@ static size_t slot_bytes(const tinfo *ti)
     return 8;
 }
 
-static int pack_typed(PyObject *values_in, PyObject *types_in, const char *fname,
-                      cbs_packed *out)
+static int pack_typed(cbs_ctypes_cache *ctypes_cache, PyObject *values_in, PyObject *types_in,
+                      const char *fname, cbs_packed *out)
 {
     int rc = -1;
     PyObject *pair = NULL;
     PyObject *values = snapshot(values_in), *types = values ? snapshot(types_in) : NULL;
-    tctx c = {fname, NULL, {{0}}, 0};
+    tctx c = {fname, ctypes_cache, NULL, {{0}}, 0};
     if (!types)
         goto done;
     /* One reference keeps both snapshots (and so every value) alive. */
@@ -1248,7 +1328,6 @@ static int pack_typed(PyObject *values_in, PyObject *types_in, const char *fname
 done:
     Py_XDECREF(values);
     Py_XDECREF(types);
-    Py_XDECREF(c.ctypes);
     return rc;
 }
 
@@ -1293,8 +1372,9 @@ int cbs_pack_needs_kernel(PyObject *obj)
     return !typed;
 }
 
-int cbs_pack_kernel_params(const cubind_rt_api *rt, PyObject *obj, void *func, PyObject *func_obj,
-                           int kind, void *get_param_info, const char *fname, cbs_packed *out)
+int cbs_pack_kernel_params(const cubind_rt_api *rt, cbs_ctypes_cache *ctypes_cache, PyObject *obj,
+                           void *func, PyObject *func_obj, int kind, void *get_param_info,
+                           const char *fname, cbs_packed *out)
 {
     /* The common case first: an exact tuple of other than two items can
      * only be plain values (no buffer, not an int, not (values, types)),
@@ -1329,7 +1409,7 @@ int cbs_pack_kernel_params(const cubind_rt_api *rt, PyObject *obj, void *func, P
         if (typed < 0)
             return -1;
         if (typed) {
-            int rc = pack_typed(PyTuple_GET_ITEM(obj, 0), types, fname, out);
+            int rc = pack_typed(ctypes_cache, PyTuple_GET_ITEM(obj, 0), types, fname, out);
             Py_DECREF(types);
             return rc;
         }

@@ -89,6 +89,21 @@ static CBS_ALWAYS_INLINE void cbs_pack_init(cbs_packed *p)
     p->buffer_bytes = 0;
 }
 
+/* What the (values, types) form reads of ctypes (its module, base classes,
+ * sizeof and the standard scalar types), once per interpreter: it lives in
+ * the module state (cbs_tables), zero-initialised; the first pack that
+ * needs it imports ctypes and publishes an immutable block of strong
+ * references (compare-and-swap; a thread that loses the race frees its
+ * own), later packs read it with one acquire load. Standard scalar types
+ * are then recognised by identity, without attribute lookups. */
+typedef struct cbs_ctypes_cache {
+    _Atomic(struct cbs_ctypes_refs *) refs;
+} cbs_ctypes_cache;
+
+/* The module's clear and traverse slots: release / visit the block. */
+void cbs_ctypes_cache_clear(cbs_ctypes_cache *cache);
+int cbs_ctypes_cache_traverse(cbs_ctypes_cache *cache, visitproc visit, void *arg);
+
 /* kernelParams of a launch of kernel `func`: a CUfunction (kind
  * CUBIND_REG_KERNEL_LAYOUT, get_param_info = cuFuncGetParamInfo) or a
  * CUkernel (CUBIND_REG_KERNEL_LAYOUT_KERN, cuKernelGetParamInfo); both
@@ -101,8 +116,9 @@ static CBS_ALWAYS_INLINE void cbs_pack_init(cbs_packed *p)
  * also in func_obj, the Python object `func` was read from (NULL when
  * none), when it is a kernel handle (cbs_kernel_handle): a launch through
  * that object then reads the layout without the registry's lock. */
-int cbs_pack_kernel_params(const cubind_rt_api *rt, PyObject *obj, void *func, PyObject *func_obj,
-                           int kind, void *get_param_info, const char *where, cbs_packed *out);
+int cbs_pack_kernel_params(const cubind_rt_api *rt, cbs_ctypes_cache *ctypes_cache, PyObject *obj,
+                           void *func, PyObject *func_obj, int kind, void *get_param_info,
+                           const char *where, cbs_packed *out);
 
 /* 1 when obj is the plain-values form (it needs the kernel's layout). */
 int cbs_pack_needs_kernel(PyObject *obj);

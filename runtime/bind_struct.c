@@ -545,7 +545,7 @@ static int kernel_field(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsi
                          f->aux >= 0 ? " or " : "", f->aux >= 0 ? s->def->fields[f->aux].name : "");
             return -1;
         }
-        rc = cbs_pack_kernel_params(tb->rt, v, k, NULL,
+        rc = cbs_pack_kernel_params(tb->rt, &tb->ctypes, v, k, NULL,
                                     kern ? CUBIND_REG_KERNEL_LAYOUT_KERN : CUBIND_REG_KERNEL_LAYOUT,
                                     tb->param_info(tb, kern), where, &pk);
     }

@@ -103,6 +103,7 @@ typedef struct cbs_tables {
     /* cuFuncGetParamInfo (kern 0) or cuKernelGetParamInfo (kern 1) of the
      * module, or NULL (absent; no exception set) */
     void *(*param_info)(struct cbs_tables *tables, int kern);
+    cbs_ctypes_cache ctypes;   /* the packer's, for (values, types) (bind_packer.h) */
 } cbs_tables;
 
 typedef struct {

@@ -661,6 +661,56 @@ def test_threads_launching_through_one_function_object(kernel, drv, ctx):
     assert k.recorded() == want
 
 
+@pytest.mark.tsan
+def test_threads_racing_to_the_first_typed_launch():
+    # A fresh process: 8 threads make the interpreter's first (values, types)
+    # launch at once, so they race to read ctypes and publish what the packer
+    # keeps of it (cbs_ctypes_cache); each then launches 200 times and every
+    # launch must deliver exactly its values. Repeated in 5 processes.
+    code = r'''
+import ctypes, os, struct, threading
+import cubind.cu as cu
+fake = ctypes.CDLL(os.environ["CUBIND_LIBCUDA"])
+fake.fakecuda_set_param_layout.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int,
+                                           ctypes.c_void_p, ctypes.c_void_p]
+fake.fakecuda_last_launch_params.restype = ctypes.c_longlong
+fake.fakecuda_last_launch_params.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t]
+cu.cuInit(0)
+ctx = cu.cuDevicePrimaryCtxRetain(0)
+cu.cuCtxSetCurrent(ctx)
+mod = cu.cuModuleLoadData(b"typed race\0")
+N = 8
+offs, sizes = (ctypes.c_size_t * 4)(0, 8, 16, 24), (ctypes.c_size_t * 4)(4, 8, 8, 2)
+funcs = []
+for t in range(N):
+    name = b"typed%d" % t
+    assert fake.fakecuda_set_param_layout(None, name, 4, offs, sizes) == 0
+    funcs.append((name, cu.cuModuleGetFunction(mod, name)))
+types = (ctypes.c_int, ctypes.c_double, ctypes.c_void_p, ctypes.c_ushort)
+barrier = threading.Barrier(N)
+bad = []
+def body(t):
+    name, f = funcs[t]
+    got = ctypes.create_string_buffer(64)
+    cu.cuCtxSetCurrent(ctx)
+    barrier.wait()
+    for rep in range(200):
+        vals = (-t - rep, rep / 4, 0x1000 * (t + 1) + rep, 65535 - rep)
+        cu.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, None, (vals, types), None)
+        n = fake.fakecuda_last_launch_params(name, got, 64)
+        want = (struct.pack("<i", vals[0]) + bytes(4) + struct.pack("<dQH", *vals[1:]))
+        if got.raw[:n] != want:
+            bad.append((t, rep))
+ts = [threading.Thread(target=body, args=(t,)) for t in range(N)]
+[t.start() for t in ts]; [t.join() for t in ts]
+print("bad", len(bad))
+'''
+    for _ in range(5):
+        proc = run_python(code)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip() == "bad 0"
+
+
 def test_plain_values_need_cuFuncGetParamInfo():
     code = r"""
 import ctypes, os, struct
