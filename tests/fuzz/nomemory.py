@@ -161,7 +161,7 @@ def outcome(fn):
 def sweep(fn, normal, limit=400, settle=8):
     """Returns (largest N tried, MemoryErrors, bad outcomes)."""
     bad, mem, ok_run = [], 0, 0
-    for n in range(1, limit):
+    for n in range(0, limit):
         _testcapi.set_nomemory(n, 0)
         try:
             got = outcome(fn)
