@@ -979,6 +979,10 @@ static int classify(tctx *c, PyObject *type, Py_ssize_t i, tinfo *ti)
     for (int k = 0; k < c->nseen; k++)
         if (c->seen[k].type == type) {
             *ti = c->seen[k];
+            if (k) { /* the next parameter most likely has this type too */
+                c->seen[k] = c->seen[0];
+                c->seen[0] = *ti;
+            }
             return 0;
         }
     ti->type = type;
@@ -1158,6 +1162,12 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
     case T_I32: case T_U32: case T_I64: case T_U64: {
         if (Py_TYPE(v) == (PyTypeObject *)ti->type)
             return copy_instance(v, ti->size, slot, c, i);
+        long long small; /* the common case: a small int, without int_bits' call */
+        if (cbs_compact_int(v, &small) &&
+            signed_fits(small, krange[ti->kind].min, krange[ti->kind].umax)) {
+            store_bits(slot, ti->size, (unsigned long long)small);
+            return 0;
+        }
         PyObject *n;
         if (PyLong_Check(v)) {
             n = Py_NewRef(v);
@@ -1261,6 +1271,14 @@ static size_t slot_bytes(const tinfo *ti)
     return 8;
 }
 
+/* One parameter of a (values, types) pack: its type and its slot's offset
+ * in the argument bytes. */
+typedef struct {
+    tinfo ti;
+    size_t off;
+} typed_slot;
+#define TYPED_INLINE 16
+
 static int pack_typed(cbs_ctypes_cache *ctypes_cache, PyObject *values_in, PyObject *types_in,
                       const char *fname, cbs_packed *out)
 {
@@ -1287,44 +1305,36 @@ static int pack_typed(cbs_ctypes_cache *ctypes_cache, PyObject *values_in, PyObj
         rc = 0;
         goto done;
     }
-    /* Pass 1: classify, lay the slots out; slot offsets parked in params. */
-    size_t total = 0, nnone = 0;
-    size_t *offsets = PyMem_Malloc((size_t)n * sizeof *offsets);
-    if (!offsets) {
+    /* Pass 1: classify, lay the slots out (on the stack for a few
+     * parameters, else on the heap); pass 2 converts into them. */
+    typed_slot inline_plan[TYPED_INLINE], *plan = inline_plan;
+    if ((size_t)n > TYPED_INLINE && !(plan = PyMem_Malloc((size_t)n * sizeof *plan))) {
         PyErr_NoMemory();
         goto done;
     }
+    size_t total = 0, nnone = 0;
     for (Py_ssize_t k = 0; k < n; k++) {
-        tinfo ti;
-        if (classify(&c, PyTuple_GET_ITEM(types, k), k, &ti) < 0) {
-            PyMem_Free(offsets);
-            goto done;
-        }
-        size_t sb = slot_bytes(&ti);
+        if (classify(&c, PyTuple_GET_ITEM(types, k), k, &plan[k].ti) < 0)
+            goto free_plan;
+        size_t sb = slot_bytes(&plan[k].ti);
         if (sb > 8)
             total = (total + 15) & ~(size_t)15;
-        offsets[k] = total;
+        plan[k].off = total;
         total += sb;
         /* a view is held only for a None-typed value with a buffer */
-        nnone += ti.kind == T_NONE && PyObject_CheckBuffer(PyTuple_GET_ITEM(values, k));
+        nnone += plan[k].ti.kind == T_NONE && PyObject_CheckBuffer(PyTuple_GET_ITEM(values, k));
     }
-    if (reserve(out, (size_t)n, total, nnone) < 0) {
-        PyMem_Free(offsets);
-        goto done;
-    }
+    if (reserve(out, (size_t)n, total, nnone) < 0)
+        goto free_plan;
     memset(out->data, 0, total);
-    /* Pass 2: convert. */
-    for (Py_ssize_t k = 0; k < n; k++) {
-        tinfo ti;
-        if (classify(&c, PyTuple_GET_ITEM(types, k), k, &ti) < 0 ||
-            put_typed(PyTuple_GET_ITEM(values, k), &ti, out->data + offsets[k], &out->params[k],
-                      out, &c, k) < 0) {
-            PyMem_Free(offsets);
-            goto done;
-        }
-    }
-    PyMem_Free(offsets);
+    for (Py_ssize_t k = 0; k < n; k++)
+        if (put_typed(PyTuple_GET_ITEM(values, k), &plan[k].ti, out->data + plan[k].off,
+                      &out->params[k], out, &c, k) < 0)
+            goto free_plan;
     rc = 0;
+free_plan:
+    if (plan != inline_plan)
+        PyMem_Free(plan);
 done:
     Py_XDECREF(values);
     Py_XDECREF(types);
