@@ -128,6 +128,9 @@ SCENARIOS = {
                                                       (1, 2.5, 3), None),
     "launch plain (heap)": lambda: drv.cuLaunchKernel(
         kern_many, 1, 1, 1, 1, 1, 1, 0, None, tuple(range(MANY)), None),
+    "launch typed (heap)": lambda: drv.cuLaunchKernel(
+        kern_many, 1, 1, 1, 1, 1, 1, 0, None,
+        (tuple(range(MANY)), (ctypes.c_longlong,) * MANY), None),
     "launch typed values": lambda: drv.cuLaunchKernel(
         kern, 1, 1, 1, 1, 1, 1, 0, None,
         ((1, 2.5, 3), (ctypes.c_int, ctypes.c_double, ctypes.c_void_p)), None),
