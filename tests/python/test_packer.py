@@ -687,11 +687,14 @@ for t in range(N):
     assert fake.fakecuda_set_param_layout(None, name, 4, offs, sizes) == 0
     funcs.append((name, cu.cuModuleGetFunction(mod, name)))
 types = (ctypes.c_int, ctypes.c_double, ctypes.c_void_p, ctypes.c_ushort)
+# made here, not in the threads: creating ctypes instances from several
+# threads at once races inside CPython 3.13's _ctypes (python/cpython#128567)
+bufs = [ctypes.create_string_buffer(64) for _ in range(N)]
 barrier = threading.Barrier(N)
 bad = []
 def body(t):
     name, f = funcs[t]
-    got = ctypes.create_string_buffer(64)
+    got = bufs[t]
     cu.cuCtxSetCurrent(ctx)
     barrier.wait()
     for rep in range(200):
