@@ -68,3 +68,20 @@ def run_python(code, **env):
     full_env = dict(os.environ, **env)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=full_env, timeout=120)
+
+
+RUN_THREADS = """
+ts = [threading.Thread(target=body, args=(i,)) for i in range(N)]
+[t.start() for t in ts]; [t.join() for t in ts]
+print("bad", len(bad))
+"""
+
+
+def assert_race_clean(setup, processes=5):
+    """A race at first use, in fresh interpreters: `setup` defines N, a
+    list `bad` and body(i), which N threads then run at once; each process
+    must exit cleanly with `bad` empty."""
+    for _ in range(processes):
+        proc = run_python(setup + RUN_THREADS)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip() == "bad 0"
