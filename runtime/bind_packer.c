@@ -870,13 +870,13 @@ static const struct {
     {"c_float", T_F32, 4}, {"c_double", T_F64, 8}, {"c_void_p", T_VOIDP, sizeof(void *)},
 };
 #define N_STD_CTYPES (sizeof std_ctypes / sizeof std_ctypes[0])
-#define STD_C_FLOAT 13 /* std_ctypes[STD_C_FLOAT] is c_float */
 
 /* What the (values, types) form needs of ctypes, read once per interpreter
  * (cbs_ctypes_cache): strong references, never changed once published. */
 struct cbs_ctypes_refs {
     PyObject *module, *simple_cdata, *structure, *union_type, *array, *sizeof_fn;
     PyObject *std[N_STD_CTYPES];
+    PyObject *c_float; /* borrowed from std[] */
 };
 
 static void refs_free(struct cbs_ctypes_refs *r)
@@ -909,9 +909,12 @@ static struct cbs_ctypes_refs *refs_load(void)
     for (size_t k = 0; k < sizeof attrs / sizeof attrs[0]; k++)
         if (!(*attrs[k].dst = cbs_attr(r->module, attrs[k].name)))
             goto fail;
-    for (size_t k = 0; k < N_STD_CTYPES; k++)
+    for (size_t k = 0; k < N_STD_CTYPES; k++) {
         if (!(r->std[k] = cbs_attr(r->module, std_ctypes[k].name)))
             goto fail;
+        if (std_ctypes[k].kind == T_F32)
+            r->c_float = r->std[k];
+    }
     return r;
 fail:
     refs_free(r);
@@ -1206,7 +1209,7 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
             /* cuda.bindings lets a c_float stand for a c_double (classify
              * read c->refs for this parameter's type). */
             int is_cf = ti->kind == T_F64 &&
-                        PyObject_TypeCheck(v, (PyTypeObject *)c->refs->std[STD_C_FLOAT]);
+                        PyObject_TypeCheck(v, (PyTypeObject *)c->refs->c_float);
             if (!is_cf)
                 return fail(PyExc_TypeError, fname, what, i, "%s needs a float, not %.100s",
                             ti->kind == T_F32 ? "c_float" : "c_double", Py_TYPE(v)->tp_name);
