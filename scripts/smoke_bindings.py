@@ -44,6 +44,11 @@ cu.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, None, (0x1000, -7, 2.5), None)
 got = ctypes.create_string_buffer(16)
 n = fake.fakecuda_last_launch_params(b"smoke", got, 16)
 assert got.raw[:n] == struct.pack("<Qif", 0x1000, -7, 2.5), got.raw[:n]
+# the same through cuda.bindings' (values, ctypes types) form
+drv.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, None,
+                   ((0x2000, -8, 3.5), (ctypes.c_void_p, ctypes.c_int, ctypes.c_float)), None)
+n = fake.fakecuda_last_launch_params(b"smoke", got, 16)
+assert got.raw[:n] == struct.pack("<Qif", 0x2000, -8, 3.5), got.raw[:n]
 
-print("smoke_bindings: Python %s%s: both faces, errors and a launch as expected"
+print("smoke_bindings: Python %s%s: both faces, errors and launches as expected"
       % (sys.version.split()[0], " (free-threaded)" if not getattr(sys, "_is_gil_enabled", lambda: True)() else ""))
