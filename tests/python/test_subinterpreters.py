@@ -1,6 +1,7 @@
 """cubind in subinterpreters: the modules declare per-interpreter GIL
 support, keep their Python objects in per-module state, and work in an
-isolated subinterpreter (3.12+, own GIL) as in the main one. On 3.13+,
+isolated subinterpreter (3.12+, own GIL) as in the main one, kernel
+launches from plain values and from (values, ctypes types) included. On 3.13+,
 Python callables as CUDA callbacks work there too: each interpreter has its
 own runner thread and deferred queue, stopped and drained when it ends (also
 when the process exits with the subinterpreter still alive). Before 3.13 a
@@ -27,6 +28,23 @@ else:
     raise AssertionError("no CUDAError")
 ctx = cu.cuDevicePrimaryCtxRetain(dev)
 cu.cuCtxSetCurrent(ctx)
+# Launches packed from plain values and from (values, ctypes types): the
+# packer reads this interpreter's ctypes into this interpreter's module state.
+import ctypes, os, struct
+fake = ctypes.CDLL(os.environ["CUBIND_LIBCUDA"])
+fake.fakecuda_set_param_layout.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int,
+                                           ctypes.c_void_p, ctypes.c_void_p]
+fake.fakecuda_last_launch_params.restype = ctypes.c_longlong
+fake.fakecuda_last_launch_params.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t]
+offs, sizes = (ctypes.c_size_t * 3)(0, 8, 12), (ctypes.c_size_t * 3)(8, 4, 4)
+assert fake.fakecuda_set_param_layout(None, b"subinterp_k", 3, offs, sizes) == 0
+k = cu.cuModuleGetFunction(cu.cuModuleLoadData(b"subinterpreter image\0"), b"subinterp_k")
+got = ctypes.create_string_buffer(16)
+for params in [(0x3000, -9, 4.5),
+               ((0x3000, -9, 4.5), (ctypes.c_void_p, ctypes.c_int, ctypes.c_float))]:
+    cu.cuLaunchKernel(k, 1, 1, 1, 1, 1, 1, 0, None, params, None)
+    n = fake.fakecuda_last_launch_params(b"subinterp_k", got, 16)
+    assert got.raw[:n] == struct.pack("<Qif", 0x3000, -9, 4.5), got.raw[:n]
 s = cu.cuStreamCreate(0)
 seen = []
 if THREADS:
