@@ -318,18 +318,15 @@ static int signed_fits(long long ll, long long min, unsigned long long umax)
     return ll >= min && (ll <= 0 || (unsigned long long)ll <= umax);
 }
 
-/* An int object in [min, umax] (min <= 0): its two's complement bits.
- * 0, or -1 with OverflowError (range) or another error set. */
-static int int_bits(PyObject *v, long long min, unsigned long long umax, const char *range,
-                    const char *fname, const char *what, Py_ssize_t i, unsigned long long *bits)
+/* int_bits' general path: any int object, the range error named. */
+static int int_bits_slow(PyObject *v, long long min, unsigned long long umax, const char *range,
+                         const char *fname, const char *what, Py_ssize_t i,
+                         unsigned long long *bits)
 {
     int overflow = 0;
-    long long ll;
-    if (!cbs_compact_int(v, &ll)) {
-        ll = PyLong_AsLongLongAndOverflow(v, &overflow);
-        if (ll == -1 && PyErr_Occurred())
-            return rewrap(PyExc_TypeError, fname, what, i);
-    }
+    long long ll = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (ll == -1 && PyErr_Occurred())
+        return rewrap(PyExc_TypeError, fname, what, i);
     if (overflow == 0) {
         if (!signed_fits(ll, min, umax))
             goto range_error;
@@ -349,6 +346,21 @@ static int int_bits(PyObject *v, long long min, unsigned long long umax, const c
     }
 range_error:
     return fail(PyExc_OverflowError, fname, what, i, "%R is out of range for %s", v, range);
+}
+
+/* An int object in [min, umax] (min <= 0): its two's complement bits.
+ * 0, or -1 with OverflowError (range) or another error set. Inline: a
+ * small int in range (the common case: every packed int) without a call. */
+static CBS_ALWAYS_INLINE int int_bits(PyObject *v, long long min, unsigned long long umax,
+                                      const char *range, const char *fname, const char *what,
+                                      Py_ssize_t i, unsigned long long *bits)
+{
+    long long ll;
+    if (cbs_compact_int(v, &ll) && signed_fits(ll, min, umax)) {
+        *bits = (unsigned long long)ll;
+        return 0;
+    }
+    return int_bits_slow(v, min, umax, range, fname, what, i, bits);
 }
 
 static const long long size_min[9] = {0, -128, -32768, 0, -2147483647LL - 1, 0, 0, 0,
@@ -374,12 +386,9 @@ static CBS_ALWAYS_INLINE int put_plain_int(PyObject *v, size_t size, unsigned ch
         return fail(PyExc_TypeError, fname, "kernel parameter", i,
                     "an int does not fit a %zu-byte parameter (pass bytes or a ctypes "
                     "Structure of that size)", size);
-    long long small;
     unsigned long long bits;
-    if (cbs_compact_int(v, &small) && signed_fits(small, size_min[size], size_umax[size]))
-        bits = (unsigned long long)small; /* the common case, without int_bits' call */
-    else if (int_bits(v, size_min[size], size_umax[size], size_range[size], fname,
-                      "kernel parameter", i, &bits) < 0)
+    if (int_bits(v, size_min[size], size_umax[size], size_range[size], fname,
+                 "kernel parameter", i, &bits) < 0)
         return -1;
     store_bits(dst, size, bits);
     return 0;
@@ -1165,27 +1174,21 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
     case T_I32: case T_U32: case T_I64: case T_U64: {
         if (Py_TYPE(v) == (PyTypeObject *)ti->type)
             return copy_instance(v, ti->size, slot, c, i);
-        long long small; /* the common case: a small int, without int_bits' call */
-        if (cbs_compact_int(v, &small) &&
-            signed_fits(small, krange[ti->kind].min, krange[ti->kind].umax)) {
-            store_bits(slot, ti->size, (unsigned long long)small);
-            return 0;
-        }
-        PyObject *n;
-        if (PyLong_Check(v)) {
-            n = Py_NewRef(v);
-        } else if (Py_TYPE(v)->tp_as_number && Py_TYPE(v)->tp_as_number->nb_index) {
-            n = PyNumber_Index(v);
-            if (!n)
+        /* an int as it is (the caller's tuple keeps it alive), another
+         * number through __index__ */
+        PyObject *n = PyLong_Check(v) ? v : NULL;
+        if (!n) {
+            if (!Py_TYPE(v)->tp_as_number || !Py_TYPE(v)->tp_as_number->nb_index)
+                return fail(PyExc_TypeError, fname, what, i, "%.100s needs an int, not %.100s",
+                            ((PyTypeObject *)ti->type)->tp_name, Py_TYPE(v)->tp_name);
+            if (!(n = PyNumber_Index(v)))
                 return rewrap(PyExc_TypeError, fname, what, i);
-        } else {
-            return fail(PyExc_TypeError, fname, what, i, "%.100s needs an int, not %.100s",
-                        ((PyTypeObject *)ti->type)->tp_name, Py_TYPE(v)->tp_name);
         }
         unsigned long long bits;
         int r = int_bits(n, krange[ti->kind].min, krange[ti->kind].umax, krange[ti->kind].range,
                          fname, what, i, &bits);
-        Py_DECREF(n);
+        if (n != v)
+            Py_DECREF(n);
         if (r < 0)
             return -1;
         store_bits(slot, ti->size, bits);
