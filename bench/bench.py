@@ -178,20 +178,24 @@ def time_spec(spec, n, reps):
     return min(results), results
 
 
-def call_spec(f, args, check_result, **kw):
-    """A Spec calling ``f(*args)``: the body spells out each argument as a
-    local (no tuple unpacking in the loop) up to 16 of them."""
+def call_spec(f, args, check_result, kwargs=None, **kw):
+    """A Spec calling ``f(*args, **kwargs)``: the body spells out each
+    argument as a local (no tuple unpacking in the loop) up to 16 of them,
+    and each keyword argument as name=local."""
+    kwargs = kwargs or {}
+    keywords = ["%s=k_%s" % (k, k) for k in kwargs]
     if len(args) <= 16:
         names = ["a%d" % i for i in range(len(args))]
         env = dict(zip(names, args))
-        body = "f(%s)" % ", ".join(names)
+        body = "f(%s)" % ", ".join(names + keywords)
     else:
         env = {"a": tuple(args)}
-        body = "f(*a)"
+        body = "f(%s)" % ", ".join(["*a"] + keywords)
+    env.update(("k_" + k, v) for k, v in kwargs.items())
     env["f"] = f
 
     def check():
-        check_result(f(*args))
+        check_result(f(*args, **kwargs))
 
     return Spec(body, env, check, **kw)
 
@@ -426,6 +430,7 @@ class DriverImpl:
         ptr = self.dptr
         iptr = int(ptr)
         forms = []   # (variant, [candidate kernelParams...], note)
+        conveniences = []   # (variant, [candidate argument lists...], keywords, note)
         if name == "launch_empty_kernel":
             forms.append(("none", [None], ""))
         else:
@@ -451,25 +456,35 @@ class DriverImpl:
             if self.cubind:
                 forms.append(("plain", [tuple(vals_handle), tuple(vals_int)],
                               "plain Python values typed by the kernel"))
+            if self.cubind and self.raising:
+                import cubind
+                conveniences.append(
+                    ("launch", cubind.launch,
+                     [[k, 1, 1] + list(vals_handle), [k, 1, 1] + list(vals_int)],
+                     {"stream": self.stream},
+                     "cubind.launch(f, grid, block, *values, stream=s)"))
             forms.append(("tuple", [tuple_form], "(values, ctypes types)"))
             forms.append(("prepacked", [packed.address], "address of a ctypes void*[] built once"))
             self._keep = getattr(self, "_keep", []) + [packed]
         specs = []
         post = self.sync()
-        for variant, candidates, note in forms:
+        # cuda.bindings takes `extra` as an int (0 = none); cubind takes
+        # None or 0.
+        calls = [(variant, launch, [[k, 1, 1, 1, 1, 1, 1, 0, self.stream, params, 0]
+                                    for params in candidates], {}, note)
+                 for variant, candidates, note in forms] + conveniences
+        for variant, f, candidates, kwargs, note in calls:
             spec, errors = None, []
-            for params in candidates:
-                # cuda.bindings takes `extra` as an int (0 = none); cubind
-                # takes None or 0.
-                args = [k, 1, 1, 1, 1, 1, 1, 0, self.stream, params, 0]
-                s = call_spec(launch, args, self.check_result(), post=post,
+            for args in candidates:
+                params = args[9] if f is launch else args[3:]
+                s = call_spec(f, args, self.check_result(), kwargs=kwargs, post=post,
                               n=self.launch_n(name), variant=variant, note=note,
                               post_timed=self.cfg["launch_timing"] == "sync")
                 try:
                     s.check()
                     post()
                     spec = s
-                    if params is not candidates[0]:
+                    if args is not candidates[0]:
                         spec.note += " (fallback form: %s)" % describe(params)
                     break
                 except Exception as e:  # unsupported form: try the next one

@@ -330,8 +330,9 @@ def main(argv=None):
     ap.add_argument("--n-launch", type=int, default=20000)
     ap.add_argument("--cases", default="")
     ap.add_argument("--launch-timing", choices=["sync", "submit"], default="sync")
-    ap.add_argument("--cubind-form", choices=["plain", "tuple"], default="plain",
-                    help="cubind's kernelParams form in launch cases (tuple: cuda.bindings')")
+    ap.add_argument("--cubind-form", choices=["plain", "tuple", "launch"], default="plain",
+                    help="cubind's kernelParams form in launch cases (tuple: cuda.bindings'; "
+                    "launch: cubind.launch, the raising face only)")
     ap.add_argument("--child-timeout", type=int, default=300)
     ap.add_argument("--out", default="build/bench/paired.jsonl")
     ap.add_argument("--machine", help="the line `report.py machine` wrote, for the report")

@@ -21,8 +21,9 @@
 # BENCH_LAUNCH_TIMING (sync: launch loops include the final synchronize;
 # submit: they do not, use with a BENCH_N_LAUNCH that fits the driver's queue),
 # BENCH_CASES (comma-separated bench.py cases; default all),
-# BENCH_CUBIND_FORM (paired only: plain, the default, or tuple: cubind's
-# launches take cuda.bindings' (values, ctypes types) form),
+# BENCH_CUBIND_FORM (paired only: plain, the default; tuple: cubind's
+# launches take cuda.bindings' (values, ctypes types) form; launch: the
+# raising face's launches go through cubind.launch, the driver face has none),
 # BENCH_THREAD_CALLS (C: 200000 per thread; Python: a quarter of it),
 # BENCH_THREAD_LAUNCHES (5000 per thread), CUDA_HOME (/usr/local/cuda),
 # BENCH_PAIRED (K: instead of c_bench and bench.py, bench/paired.py in K

@@ -571,6 +571,16 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     tv_set_int(root, "error_string_version", gs ? gs->proc_version : 0);
     tv_set_bool(root, "has_func_get_param_info", model_function(m, "cuFuncGetParamInfo") != NULL);
     tv_set_bool(root, "has_kernel_get_param_info", model_function(m, "cuKernelGetParamInfo") != NULL);
+    /* cubind.launch: cuLaunchKernel's entry point, when the header has it. */
+    const cb_function *lk = model_function(m, "cuLaunchKernel");
+    if (lk) {
+        tv *launch = tv_map();
+        tv_set_str(launch, "proc_name", lk->proc_name);
+        tv_set_int(launch, "proc_version", lk->proc_version);
+        tv_set(root, "launch", launch);
+    } else {
+        tv_set_bool(root, "launch", 0);
+    }
     tv_set(root, "capi", capi_value(m, c));
     free(hc);
     return root;

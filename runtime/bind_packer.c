@@ -771,9 +771,13 @@ static const cbs_pack_layout *layout_for(const cubind_rt_api *rt, int kind, void
  * object takes the registry's path and re-stamps the copy when the
  * kernel's layout is unchanged. */
 
-static int pack_plain(const cubind_rt_api *rt, int kind, PyObject *seq, void *func,
-                      PyObject *func_obj, void *get_param_info, const char *fname,
-                      cbs_packed *out)
+/* Plain values items[0..n) at the kernel's offsets: the items stay alive
+ * and unchanged for the call (a tuple, or a vectorcall's arguments).
+ * Inlined into its two callers, as it was the body of pack_plain. */
+static CBS_ALWAYS_INLINE int pack_items(const cubind_rt_api *rt, int kind,
+                                        PyObject *const *items, size_t n, void *func,
+                                        PyObject *func_obj, void *get_param_info,
+                                        const char *fname, cbs_packed *out)
 {
     if (!get_param_info)
         return fail(PyExc_TypeError, fname, "kernelParams", -1,
@@ -782,21 +786,6 @@ static int pack_plain(const cubind_rt_api *rt, int kind, PyObject *seq, void *fu
     if (!func)
         return fail(PyExc_TypeError, fname, "kernelParams", -1,
                     "plain values are typed by the kernel, which is NULL");
-    /* Every value is copied into the argument bytes (put_plain keeps no
-     * view and no reference): a launch needs the values only while they
-     * convert, cbs_pack_detach keeps them with the node. A tuple is
-     * borrowed (the caller holds it for the whole call; no reference to
-     * take and drop per launch), a list converts from a snapshot (code a
-     * conversion runs may change the list), owned by *out. */
-    PyObject *values;
-    if (PyTuple_Check(seq)) {
-        values = out->borrowed = seq;
-    } else {
-        values = out->keep = snapshot(seq);
-        if (!values)
-            return -1;
-    }
-    size_t n = (size_t)PyTuple_GET_SIZE(values);
     int rc = -1;
     layout_ref ref = {NULL, NULL};
     _Atomic(void *) *slot = func_obj ? cbs_kernel_layout_slot(func_obj) : NULL;
@@ -832,7 +821,7 @@ static int pack_plain(const cubind_rt_api *rt, int kind, PyObject *seq, void *fu
     if (l->gaps)
         memset(out->data, 0, l->total);
     for (size_t k = 0; k < n; k++) {
-        PyObject *v = PyTuple_GET_ITEM(values, k);
+        PyObject *v = items[k];
         unsigned char *dst = out->data + l->off[k];
         if (!put_plain_common(v, l->size[k], dst) &&
             put_plain(v, l->size[k], dst, fname, (Py_ssize_t)k) < 0)
@@ -844,6 +833,36 @@ static int pack_plain(const cubind_rt_api *rt, int kind, PyObject *seq, void *fu
 done:
     layout_unref(rt, &ref);
     return rc;
+}
+
+static int pack_plain(const cubind_rt_api *rt, int kind, PyObject *seq, void *func,
+                      PyObject *func_obj, void *get_param_info, const char *fname,
+                      cbs_packed *out)
+{
+    /* Every value is copied into the argument bytes (put_plain keeps no
+     * view and no reference): a launch needs the values only while they
+     * convert, cbs_pack_detach keeps them with the node. A tuple is
+     * borrowed (the caller holds it for the whole call; no reference to
+     * take and drop per launch), a list converts from a snapshot (code a
+     * conversion runs may change the list), owned by *out. */
+    PyObject *values;
+    if (PyTuple_Check(seq)) {
+        values = out->borrowed = seq;
+    } else {
+        values = out->keep = snapshot(seq);
+        if (!values)
+            return -1;
+    }
+    return pack_items(rt, kind, ((PyTupleObject *)values)->ob_item,
+                      (size_t)PyTuple_GET_SIZE(values), func, func_obj, get_param_info, fname,
+                      out);
+}
+
+int cbs_pack_values(const cubind_rt_api *rt, PyObject *const *values, size_t n, void *func,
+                    PyObject *func_obj, int kind, void *get_param_info, const char *where,
+                    cbs_packed *out)
+{
+    return pack_items(rt, kind, values, n, func, func_obj, get_param_info, where, out);
 }
 
 /* ---- (values, types) ------------------------------------------------------ */

@@ -120,6 +120,13 @@ int cbs_pack_kernel_params(const cubind_rt_api *rt, cbs_ctypes_cache *ctypes_cac
                            void *func, PyObject *func_obj, int kind, void *get_param_info,
                            const char *where, cbs_packed *out);
 
+/* The plain-values form given as an array: values[0..n), alive and
+ * unchanged for the call (a vectorcall's arguments: cubind.launch). As
+ * cbs_pack_kernel_params otherwise; *out keeps no reference to them. */
+int cbs_pack_values(const cubind_rt_api *rt, PyObject *const *values, size_t n, void *func,
+                    PyObject *func_obj, int kind, void *get_param_info, const char *where,
+                    cbs_packed *out);
+
 /* 1 when obj is the plain-values form (it needs the kernel's layout). */
 int cbs_pack_needs_kernel(PyObject *obj);
 

@@ -262,6 +262,96 @@ int cbs_arg_address(PyObject *o, const char *func, const char *param, void **out
     return rc;
 }
 
+/* ---- cubind.launch -------------------------------------------------------- */
+
+/* launch()'s grid or block into dims[3]: an int, or a tuple or list of one
+ * to three ints (a list read from a snapshot: a conversion may run code
+ * that changes it). names: the argument's name for each item. */
+static int launch_dims(PyObject *o, const char *param, const char *const names[3],
+                       unsigned int dims[3])
+{
+    unsigned long long v;
+    dims[0] = dims[1] = dims[2] = 1;
+    if (!PyTuple_Check(o) && !PyList_Check(o)) {
+        if (!PyLong_Check(o) && !PyIndex_Check(o)) {
+            PyErr_Format(PyExc_TypeError,
+                         "launch(): argument '%s' must be an int or a tuple of 1 to 3 ints, "
+                         "not %.100s", param, Py_TYPE(o)->tp_name);
+            return -1;
+        }
+        if (cbs_arg_unsigned(o, UINT_MAX, "launch", param, "unsigned int", &v) < 0)
+            return -1;
+        dims[0] = (unsigned int)v;
+        return 0;
+    }
+    PyObject *items = PyTuple_Check(o) ? Py_NewRef(o) : PySequence_Tuple(o);
+    if (!items)
+        return -1;
+    Py_ssize_t n = PyTuple_GET_SIZE(items);
+    int rc = -1;
+    if (n < 1 || n > 3) {
+        PyErr_Format(PyExc_TypeError, "launch(): argument '%s' must have 1 to 3 dimensions, not %zd",
+                     param, n);
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (cbs_arg_unsigned(PyTuple_GET_ITEM(items, i), UINT_MAX, "launch", names[i],
+                             "unsigned int", &v) < 0)
+            goto done;
+        dims[i] = (unsigned int)v;
+    }
+    rc = 0;
+done:
+    Py_DECREF(items);
+    return rc;
+}
+
+/* 1 when the keyword `key` is the ASCII name[0..len): a call site's
+ * keywords are compact ASCII strings, compared here without a call. */
+static int keyword_is(PyObject *key, const char *name, Py_ssize_t len)
+{
+    if (PyUnicode_IS_COMPACT_ASCII(key))
+        return PyUnicode_GET_LENGTH(key) == len && memcmp(PyUnicode_DATA(key), name, (size_t)len) == 0;
+    return PyUnicode_CompareWithASCIIString(key, name) == 0;
+}
+
+int cbs_parse_launch(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                     cbs_launch_args *out)
+{
+    static const char *const required[3] = {"f", "grid", "block"};
+    static const char *const grid_names[3] = {"grid[0]", "grid[1]", "grid[2]"};
+    static const char *const block_names[3] = {"block[0]", "block[1]", "block[2]"};
+    if (nargs < 3) {
+        PyErr_Format(PyExc_TypeError, "launch() missing required argument '%s' (pos %zd)",
+                     required[nargs], nargs + 1);
+        return -1;
+    }
+    out->func = args[0];
+    out->values = args + 3;
+    out->nvalues = (size_t)(nargs - 3);
+    out->stream = NULL;
+    out->shared_mem = 0;
+    if (launch_dims(args[1], "grid", grid_names, out->grid) < 0 ||
+        launch_dims(args[2], "block", block_names, out->block) < 0)
+        return -1;
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, k), *value = args[nargs + k];
+        if (keyword_is(key, "stream", 6)) {
+            out->stream = value;
+        } else if (keyword_is(key, "shared_mem", 10)) {
+            unsigned long long v;
+            if (cbs_arg_unsigned(value, UINT_MAX, "launch", "shared_mem", "unsigned int", &v) < 0)
+                return -1;
+            out->shared_mem = (unsigned int)v;
+        } else {
+            PyErr_Format(PyExc_TypeError, "launch() got an unexpected keyword argument '%U'", key);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* ---- attributes by name ---------------------------------------------------- */
 
 /* Names are looked up as interned str objects, never as a fresh str per
@@ -854,6 +944,12 @@ void cbs_share_module_objects(PyObject *module, const cbs_enum *enums, size_t n)
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < enums[i].n; k++)
             cbs_make_immortal(enums[i].members[k]);
+}
+
+void cbs_share_object(PyObject *o)
+{
+    if (PyInterpreterState_Get() == PyInterpreterState_Main())
+        cbs_make_immortal(o);
 }
 
 /* ---- import ------------------------------------------------------------- */

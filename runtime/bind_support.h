@@ -81,6 +81,26 @@ int cbs_arg_buffer(PyObject *o, int writable, const char *func, const char *para
  * int (a cubind or cuda.bindings handle class). */
 int cbs_arg_address(PyObject *o, const char *func, const char *param, void **out);
 
+/* ---- cubind.launch -------------------------------------------------------- */
+
+/* launch(f, grid, block, /, *args, stream=None, shared_mem=0), parsed: what
+ * the generated function converts with the module's own types (f, stream)
+ * is left as objects. Every pointer borrows from the call's arguments. */
+typedef struct {
+    PyObject *func;                 /* f */
+    unsigned int grid[3], block[3]; /* dimensions not given are 1 */
+    PyObject *stream;               /* NULL when not given */
+    unsigned int shared_mem;
+    PyObject *const *values;        /* args: the kernel's arguments */
+    size_t nvalues;
+} cbs_launch_args;
+
+/* 0, or -1 with TypeError / OverflowError naming the argument ("launch():
+ * argument 'grid[1]' ..."). grid and block: an int (x) or a tuple or list
+ * of one to three ints (x, y, z). */
+int cbs_parse_launch(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                     cbs_launch_args *out);
+
 /* ---- int results ---------------------------------------------------------- */
 
 /* The interpreter's cached ints CBS_SMALL_INT_MIN .. CBS_SMALL_INT_MIN +
@@ -318,6 +338,9 @@ int cbs_module_add(PyObject *module, const char *name, PyObject *v);
  * and the members of its n enums. Call at the end of the module's exec,
  * before the module is visible to other threads. No-op elsewhere. */
 void cbs_share_module_objects(PyObject *module, const cbs_enum *enums, size_t n);
+/* The same for one more object the module's state holds and hands to every
+ * thread (one created by this thread that no other thread has seen yet). */
+void cbs_share_object(PyObject *o);
 
 /* ---- import ------------------------------------------------------------- */
 

@@ -15,6 +15,10 @@ from cubind import driver
 cu = driver._cu
 _sys.modules[__name__ + ".cu"] = cu
 
+# launch(f, grid, block, /, *args, stream=None, shared_mem=0): a kernel
+# launch with plain Python values, raising as cubind.cu does.
+launch = cu.launch
+
 
 def get_include() -> str:
     """The directory of cubind's C headers (cubind_driver_api.h), for ``-I``."""
@@ -22,4 +26,4 @@ def get_include() -> str:
 
 
 __all__ = ["CUDAError", "DriverNotFoundError", "FunctionNotFoundError", "driver", "cu",
-           "get_include"]
+           "get_include", "launch"]

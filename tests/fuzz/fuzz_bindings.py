@@ -341,6 +341,57 @@ def big(v):
     return False
 
 
+def fuzz_launch(S, pool, examples, per_example, outcomes, failures):
+    """cubind.launch, the raising face's one function that is not the
+    header's: random and wrong kernels, grid and block forms, kernel
+    arguments and keywords; the pool's kernel (no parameters) and small
+    dimensions often enough that some launches succeed. Returns the number
+    of calls."""
+    calls = 0
+    kernels = [h for h in pool.handles if type(h).__name__ == "CUfunction"]
+    assert kernels, "the pool has no CUfunction"
+    valid = st.integers(1, 4)
+    dims = st.one_of(valid, st.lists(valid, min_size=1, max_size=3).map(tuple),
+                     S["ints"], S["floats"], S["texts"], st.none(), S["handle_objs"],
+                     st.lists(st.one_of(S["ints"], S["floats"], st.none()), max_size=4),
+                     st.lists(S["ints"], max_size=4).map(tuple))
+    keywords = st.dictionaries(st.sampled_from(["stream", "shared_mem", "streams", "grid"]),
+                               st.one_of(S["anything"], S["handle_objs"]), max_size=2)
+
+    @settings(max_examples=examples * per_example, derandomize=True, database=None,
+              deadline=None, phases=[Phase.explicit, Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(st.one_of(st.sampled_from(kernels), S["handle_objs"], S["anything"]), dims, dims,
+           st.one_of(st.just([]), st.lists(S["anything"], max_size=6)), keywords)
+    def fuzz(f, grid, block, values, kwargs):
+        nonlocal calls
+        calls += 1
+        pool.current()
+        try:
+            r = cu.launch(f, grid, block, *values, **kwargs)
+        except ALLOWED as e:
+            outcomes["launch: " + type(e).__name__] += 1
+            return
+        except MemoryError:
+            if any(big(v) for v in [grid, block] + values + list(kwargs.values())):
+                outcomes["launch: MemoryError"] += 1
+                return
+            failures.append(("launch", "cu", (f, grid, block, *values), kwargs,
+                             traceback.format_exc()))
+            return
+        except BaseException:
+            failures.append(("launch", "cu", (f, grid, block, *values), kwargs,
+                             traceback.format_exc()))
+            return
+        if r is not None:
+            failures.append(("launch", "cu", (f, grid, block, *values), kwargs,
+                             "returned %r, not None" % (r,)))
+        outcomes["launch: returned"] += 1
+
+    fuzz()
+    return calls
+
+
 # ---- the run ----------------------------------------------------------------------
 
 def main():
@@ -434,6 +485,10 @@ def main():
             print("%s: %d calls so far" % (name, calls), file=sys.stderr, flush=True)
         if len(failures) > 50:
             break
+
+    if shard == 0 and (not a.only or "launch" in a.only.split(",")):
+        pool.refresh()
+        calls += fuzz_launch(S, pool, a.examples, a.per_example, outcomes, failures)
 
     print("functions %d raw-address parameters %d" % (len(names), raw_params))
     print("calls %d" % calls)

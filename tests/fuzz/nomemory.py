@@ -136,6 +136,8 @@ SCENARIOS = {
         ((1, 2.5, 3), (ctypes.c_int, ctypes.c_double, ctypes.c_void_p)), None),
     "launch extra": lambda: drv.cuLaunchKernel(kern, 1, 1, 1, 1, 1, 1, 0, None, None,
                                                [None]),
+    "cubind.launch": lambda: cu.launch(kern, (1, 1), 1, 1, 2.5, 3, stream=None),
+    "cubind.launch (heap)": lambda: cu.launch(kern_many, [1, 1], [1], *range(MANY)),
 }
 # Callbacks while allocations fail (also on the runner thread, which runs
 # the callables): the trampolines on the driver's threads never enter

@@ -106,3 +106,22 @@ extern "C" __global__ void echo_tail_byte(u64 *out, signed char c)
     out[0] = bits(out);
     out[1] = bits(c);
 }
+
+// cubind.launch's grid, block and shared_mem: every thread counts itself;
+// thread 0 of block 0 writes the dimensions it sees and the dynamic shared
+// memory size the launch gave it.
+extern "C" __global__ void count_threads(u64 *out)
+{
+    atomicAdd(&out[0], 1ULL);
+    if (blockIdx.x + blockIdx.y + blockIdx.z + threadIdx.x + threadIdx.y + threadIdx.z == 0) {
+        unsigned int dynamic_smem;
+        asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dynamic_smem));
+        out[1] = gridDim.x;
+        out[2] = gridDim.y;
+        out[3] = gridDim.z;
+        out[4] = blockDim.x;
+        out[5] = blockDim.y;
+        out[6] = blockDim.z;
+        out[7] = dynamic_smem;
+    }
+}

@@ -306,3 +306,54 @@ def test_plain_values_through_every_launch_function(mod, out):
         o.clear()
         run((o.ptr, -2))
         assert o.u64(2) == want
+
+
+# ---- cubind.launch ------------------------------------------------------------------
+
+@cubind_only
+def test_cubind_launch_delivers_every_form(mod, out):
+    # launch(f, grid, block, *args): the kernel's arguments as the call's own,
+    # typed by the kernel; the same bits reach it as through cuLaunchKernel.
+    import cubind
+    f = ok(drv.cuModuleGetFunction(mod, b"echo_i32_f32_ptr"))
+    o = out(24)
+    o.clear()
+    assert cubind.launch(f, 1, 1, -7, 1.5, o.ptr) is None
+    assert o.u64(3) == _i32_f32_expected(o, -7, 1.5)
+    f = ok(drv.cuModuleGetFunction(mod, b"echo_struct"))
+    o = out(40)
+    s = S3(-9, 0.25, 1e100)
+    o.clear()
+    cubind.launch(f, (1,), [1], ord("q"), s, -3, o.ptr)
+    assert o.u64(5) == [ord("q"), (-9) & 0xFFFFFFFF, u(struct.pack("<f", 0.25)),
+                        u(struct.pack("<d", 1e100)), (-3) & 0xFFFF]
+    f = ok(drv.cuModuleGetFunction(mod, b"echo_512"))
+    o = out(4 * 512)
+    vals = tuple(range(-300, 212))
+    o.clear()
+    cubind.launch(f, 1, 1, *vals, o.ptr)
+    assert o.read() == struct.pack("<512i", *vals)
+    with pytest.raises(TypeError, match=r"launch\(\): kernel parameter 512: missing"):
+        cubind.launch(f, 1, 1, *vals)
+
+
+@cubind_only
+def test_cubind_launch_grid_block_stream_and_shared_memory(mod, out):
+    import cubind
+    f = ok(drv.cuModuleGetFunction(mod, b"count_threads"))
+    o = out(64)
+    stream = ok(drv.cuStreamCreate(drv.CUstream_flags.CU_STREAM_NON_BLOCKING))
+    try:
+        for grid, block, smem in (((2, 3, 4), (8, 2, 1), 256), (5, 32, 0), ([7, 2], (4, 4, 4), 4096)):
+            o.clear()
+            cubind.launch(f, grid, block, o.ptr, stream=stream, shared_mem=smem)
+            ok(drv.cuStreamSynchronize(stream))
+            g = (list(grid) if not isinstance(grid, int) else [grid]) + [1, 1]
+            b = (list(block) if not isinstance(block, int) else [block]) + [1, 1]
+            threads = g[0] * g[1] * g[2] * b[0] * b[1] * b[2]
+            assert o.u64(8) == [threads] + g[:3] + b[:3] + [smem]
+        with pytest.raises(cubind.CUDAError) as info:
+            cubind.launch(f, 1, 2048, o.ptr, stream=stream)   # more threads than a block holds
+        assert info.value.args[0] == drv.CUresult.CUDA_ERROR_INVALID_VALUE
+    finally:
+        ok(drv.cuStreamDestroy(stream))

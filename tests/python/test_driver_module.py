@@ -216,6 +216,21 @@ def test_result_tuples_held_by_the_caller_never_change(drv):
     assert values == [i % 2 for i in range(100)]
 
 
+def test_successful_calls_without_outputs_share_one_result_tuple(drv):
+    # A drop-in call without outputs returns the module's one (CUDA_SUCCESS,)
+    # tuple when it succeeds (it cannot change, so callers may all hold it)
+    # and a tuple of its own when it fails.
+    ok = drv.cuInit(0)
+    assert ok == (drv.CUresult.CUDA_SUCCESS,) and type(ok) is tuple
+    held = [drv.cuInit(0) for _ in range(3)]
+    assert all(r is ok for r in held)
+    err, ctx = drv.cuCtxGetCurrent()
+    assert err == 0 and drv.cuCtxSetCurrent(ctx) is ok
+    bad = drv.cuCtxSetCurrent(drv.CUcontext(0xBAD))
+    assert bad == (drv.CUresult.CUDA_ERROR_INVALID_CONTEXT,) and bad is not ok
+    assert ok == (drv.CUresult.CUDA_SUCCESS,) and drv.cuInit(0) is ok
+
+
 def test_int_outputs_at_the_edges_of_the_small_int_table(drv, fake):
     # Int outputs -5..256 come from the module's table of the interpreter's
     # cached small ints (bind_support.h: cbs_int_result), the rest from

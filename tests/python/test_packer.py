@@ -32,6 +32,10 @@ def lib(fake):
     fake.fakecuda_launch_count.restype = ctypes.c_longlong
     fake.fakecuda_launch_count.argtypes = [ctypes.c_char_p]
     fake.fakecuda_last_launch_mode.argtypes = [ctypes.c_char_p]
+    fake.fakecuda_last_launch_dims.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
+    fake.fakecuda_last_launch_stream.restype = ctypes.c_void_p
+    fake.fakecuda_last_launch_stream.argtypes = [ctypes.c_char_p]
+    fake.fakecuda_fail_next.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
     return fake
 
 
@@ -565,6 +569,109 @@ def test_padding_between_plain_values_is_zero_in_the_buffer(kernel):
             [b"\x01", struct.pack("<q", 2), struct.pack("<i", 3), struct.pack("<q", 4)])
 
 
+# ---- cubind.launch -------------------------------------------------------------
+
+def launch_dims(lib, k):
+    """(grid, block, shared_mem, default stream) of k's last launch."""
+    out = (ctypes.c_uint * 9)()
+    assert lib.fakecuda_last_launch_dims(k.name, out) == 0
+    return tuple(out[0:3]), tuple(out[3:6]), out[6], bool(out[7])
+
+
+def test_launch_packs_what_cuLaunchKernel_packs(kernel, lib, drv):
+    # launch(f, grid, block, *args, stream=, shared_mem=) takes the kernel's
+    # arguments as a call's own arguments: the same bytes reach the driver
+    # as cuLaunchKernel's plain values give, as one buffer.
+    import cubind
+    k = kernel([8, 4, 4, 8, 2, 1, 16])
+    err, stream = drv.cuStreamCreate(0)
+    assert err == 0
+    vals = (drv.CUdeviceptr(0xD000), -7, 2.5, 1.25, 65535, -1, bytes(range(16)))
+    want = k.expect([struct.pack("<Q", 0xD000), struct.pack("<i", -7), struct.pack("<f", 2.5),
+                     struct.pack("<d", 1.25), struct.pack("<H", 65535), b"\xff",
+                     bytes(range(16))])
+    before = k.count()
+    assert cubind.launch(k.f, (2, 3), 64, *vals, stream=stream, shared_mem=48) is None
+    assert k.count() == before + 1
+    assert k.recorded() == want
+    assert lib.fakecuda_last_launch_mode(k.name) == MODE_EXTRA
+    assert launch_dims(lib, k) == ((2, 3, 1), (64, 1, 1), 48, False)
+    assert lib.fakecuda_last_launch_stream(k.name) == int(stream)
+    assert k.launch(vals)[0] == 0 and k.recorded() == want
+    # the defaults: the default stream, no dynamic shared memory
+    assert cubind.launch(k.f, 1, (4, 2, 2), *vals) is None
+    assert launch_dims(lib, k) == ((1, 1, 1), (4, 2, 2), 0, True)
+    assert cubind.launch is cubind.cu.launch
+
+
+def test_launch_grid_and_block_forms(kernel, lib):
+    import cubind
+    k = kernel([4])
+    for grid, want in ((5, (5, 1, 1)), ((5,), (5, 1, 1)), ([5, 6], (5, 6, 1)),
+                       ((5, 6, 7), (5, 6, 7)), (2**31 - 1, (2**31 - 1, 1, 1))):
+        assert cubind.launch(k.f, grid, 1, 1) is None
+        assert launch_dims(lib, k)[:2] == (want, (1, 1, 1))
+    for block, want in ((4, (4, 1, 1)), ((4,), (4, 1, 1)), ([4, 2], (4, 2, 1)),
+                        ((4, 2, 2), (4, 2, 2))):
+        assert cubind.launch(k.f, 1, block, 1) is None
+        assert launch_dims(lib, k)[:2] == ((1, 1, 1), want)
+    assert cubind.launch(k.f, 1, 1, 1, stream=None, shared_mem=0) is None
+    assert cubind.launch(k.f, 1, 1, 1, stream=0) is None
+    assert launch_dims(lib, k)[3] is True
+
+
+def test_launch_errors_name_the_argument_and_launch_nothing(kernel, drv):
+    import cubind
+    k = kernel([8, 4])
+    err, stream = drv.cuStreamCreate(0)
+    cases = [
+        ((k.f, 1), {}, TypeError, "launch() missing required argument 'block' (pos 3)"),
+        ((), {}, TypeError, "missing required argument 'f' (pos 1)"),
+        ((k.f, (1, 2, 3, 4), 1, 0, 0), {}, TypeError, "'grid' must have 1 to 3 dimensions, not 4"),
+        ((k.f, 1, (), 0, 0), {}, TypeError, "'block' must have 1 to 3 dimensions, not 0"),
+        ((k.f, 1.0, 1, 0, 0), {}, TypeError, "'grid' must be an int or a tuple of 1 to 3 ints"),
+        ((k.f, 1, [1, 2**32], 0, 0), {}, OverflowError, "'block[1]' = 4294967296 does not fit"),
+        ((k.f, (1, -1), 1, 0, 0), {}, OverflowError, "'grid[1]' = -1 does not fit"),
+        ((k.f, 1, (1, "2"), 0, 0), {}, TypeError, "'block[1]' must be an int"),
+        ((k.f, 1, 1, 0, 0), {"shared_mem": -1}, OverflowError, "'shared_mem' = -1 does not fit"),
+        ((k.f, 1, 1, 0, 0), {"strem": stream}, TypeError, "unexpected keyword argument 'strem'"),
+        ((stream, 1, 1, 0, 0), {}, TypeError, "argument 'f' must be CUfunction"),
+        ((k.f, 1, 1, 0, 0), {"stream": k.f}, TypeError, "argument 'stream' must be CUstream"),
+        ((k.f, 1, 1, 0), {}, TypeError, "launch(): kernel parameter 1: missing"),
+        ((k.f, 1, 1, 0, 0, 0), {}, TypeError, "launch(): kernel parameter 2: unexpected"),
+        ((k.f, 1, 1, 0, 2**32), {}, OverflowError, "launch(): kernel parameter 1: "),
+        ((k.f, 1, 1, 2**64, 0), {}, OverflowError, "launch(): kernel parameter 0: "),
+        ((k.f, 1, 1, 0, "x"), {}, TypeError, "launch(): kernel parameter 1: "),
+    ]
+    before = k.count()
+    for args, kwargs, exc, text in cases:
+        with pytest.raises(exc) as info:
+            cubind.launch(*args, **kwargs)
+        assert text in str(info.value), (args, kwargs, str(info.value))
+    assert k.count() == before, "nothing may be launched"
+
+
+def test_launch_failure_raises_cuda_error(kernel, lib, drv):
+    import cubind
+    k = kernel([4])
+    assert lib.fakecuda_fail_next(b"cuLaunchKernel", 700, 1) == 0   # CUDA_ERROR_ILLEGAL_ADDRESS
+    with pytest.raises(cubind.CUDAError) as info:
+        cubind.launch(k.f, 1, 1, 3)
+    assert info.value.args[0] == drv.CUresult.CUDA_ERROR_ILLEGAL_ADDRESS
+    assert cubind.launch(k.f, 1, 1, 3) is None and k.recorded() == struct.pack("<i", 3)
+
+
+def test_launch_of_a_kernel_without_parameters(kernel, lib):
+    import cubind
+    k = kernel([])
+    before = k.count()
+    assert cubind.launch(k.f, 1, 1) is None
+    assert k.count() == before + 1
+    assert lib.fakecuda_last_launch_mode(k.name) == 0    # neither kernelParams nor extra
+    with pytest.raises(TypeError, match="kernel parameter 0: unexpected"):
+        cubind.launch(k.f, 1, 1, 5)
+
+
 # ---- the raising face, threads, old drivers ---------------------------------------
 
 def test_raising_face(kernel, drv):
@@ -579,7 +686,9 @@ def test_raising_face(kernel, drv):
 
 
 @pytest.mark.tsan
-def test_threads_launching_plain_values(kernel, drv, ctx):
+@pytest.mark.parametrize("via", ["cuLaunchKernel", "launch"])
+def test_threads_launching_plain_values(kernel, drv, ctx, via):
+    import cubind
     layouts = [[8, 4, 4], [4, 8], [1, 2, 4, 8], [8] * 70, [2, 2, 2], [4] * 300, [8, 8],
                [16, 4]]
     ks = [kernel(sizes) for sizes in layouts]
@@ -601,8 +710,11 @@ def test_threads_launching_plain_values(kernel, drv, ctx):
                         v = (t * 1000003 + it * 31 + j) % (1 << (8 * s - 1))
                         vals.append(v)
                         chunks.append(v.to_bytes(s, "little"))
-                r = k.launch(tuple(vals))
-                assert r[0] == 0, r
+                if via == "launch":
+                    assert cubind.launch(k.f, 1, 1, *vals) is None
+                else:
+                    r = k.launch(tuple(vals))
+                    assert r[0] == 0, r
                 got = k.recorded()
                 assert got == k.expect(chunks), (t, it)
         except BaseException as e:  # reported below

@@ -44,7 +44,8 @@ def test_gil_stays_disabled_on_free_threaded_builds():
 
 
 def test_shared_objects_are_immortal_on_free_threaded_builds():
-    """Functions, enum members and types are used by every thread; on a
+    """Functions, enum members, types and the drop-in face's one
+    (CUDA_SUCCESS,) result are used by every thread; on a
     free-threaded build they are immortal (cbs_make_immortal), so taking a
     reference costs no atomic on a shared count. On a GIL build they stay
     ordinary objects."""
@@ -53,7 +54,7 @@ def test_shared_objects_are_immortal_on_free_threaded_builds():
     import cubind.driver as d
     shared = [d.cuDeviceGetAttribute, cu.cuDeviceGetAttribute, d.CUresult.CUDA_SUCCESS,
               d.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d.CUstream,
-              d.CUresult]
+              d.CUresult, d.cuInit(0)]  # the last: the drop-in face's (CUDA_SUCCESS,)
     free_threaded = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
     for o in shared:
         before = sys.getrefcount(o)
