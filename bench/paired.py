@@ -95,7 +95,10 @@ def case_timer(name, obj, case, keep_gil, cubind_form="plain"):
     if not isinstance(specs, list):
         specs = [specs]
     want = LAUNCH_VARIANT[name] if case in bench.LAUNCH_CASES else None
-    if name in BINDINGS and want == "plain":
+    # cubind.launch is the raising face's: with that form the drop-in face
+    # keeps cuLaunchKernel's plain values, for a comparison in one process.
+    if name in BINDINGS and want == "plain" and not (cubind_form == "launch" and
+                                                     name == "cubind.driver"):
         want = cubind_form
     for spec in specs:
         if case in bench.LAUNCH_CASES and case != "launch_empty_kernel" and spec.variant != want:
@@ -265,12 +268,17 @@ def render(records):
         "and range over the processes, and in how many of them the target held." %
         (len(procs), meta.get("reps", "?")),
         "", "Command: `%s`" % meta.get("command", "?"), ""]
-    if meta.get("cubind_form", "plain") != "plain":
+    if meta.get("cubind_form", "plain") == "tuple":
         lines += ["cubind's launches here take cuda.bindings' own (values, ctypes types) form "
-                  "(--cubind-form %s), as code written for cuda.bindings passes them: the "
+                  "(--cubind-form tuple), as code written for cuda.bindings passes them: the "
                   "launch rows compare the drop-in face without changing the caller's code; "
-                  "the issue's launch targets are stated for plain values." %
-                  meta["cubind_form"], ""]
+                  "the issue's launch targets are stated for plain values.", ""]
+    elif meta.get("cubind_form", "plain") == "launch":
+        lines += ["The cubind.cu rows launch through `cubind.launch(f, 1, 1, *values, "
+                  "stream=s)` (--cubind-form launch), the counterpart of cuda.core's "
+                  "`launch()`; the cubind.driver rows through cuLaunchKernel with the same "
+                  "plain values, in the same processes. The floor is cuLaunchKernel's "
+                  "11-argument call.", ""]
     lines += [
         "| target | limit | cubind.driver | cubind.cu | floor | held (driver, cu) |",
         "|---|---|---|---|---|---|"]
@@ -332,7 +340,7 @@ def main(argv=None):
     ap.add_argument("--launch-timing", choices=["sync", "submit"], default="sync")
     ap.add_argument("--cubind-form", choices=["plain", "tuple", "launch"], default="plain",
                     help="cubind's kernelParams form in launch cases (tuple: cuda.bindings'; "
-                    "launch: cubind.launch, the raising face only)")
+                    "launch: cubind.launch for the raising face, plain values for the other)")
     ap.add_argument("--child-timeout", type=int, default=300)
     ap.add_argument("--out", default="build/bench/paired.jsonl")
     ap.add_argument("--machine", help="the line `report.py machine` wrote, for the report")

@@ -23,7 +23,8 @@
 # BENCH_CASES (comma-separated bench.py cases; default all),
 # BENCH_CUBIND_FORM (paired only: plain, the default; tuple: cubind's
 # launches take cuda.bindings' (values, ctypes types) form; launch: the
-# raising face's launches go through cubind.launch, the driver face has none),
+# raising face's launches go through cubind.launch, the drop-in face's
+# through cuLaunchKernel with plain values),
 # BENCH_THREAD_CALLS (C: 200000 per thread; Python: a quarter of it),
 # BENCH_THREAD_LAUNCHES (5000 per thread), CUDA_HOME (/usr/local/cuda),
 # BENCH_PAIRED (K: instead of c_bench and bench.py, bench/paired.py in K
