@@ -40,9 +40,10 @@ handle_class *handles_collect(const cb_model *m, const cb_rules *rules, size_t *
         arena_oom();
     for (size_t i = 0; i < m->nhandles; i++)
         h[n++] = (handle_class){m->handles[i].name, "CBS_HANDLE_POINTER",
-                                names_kernel(m, rules, m->handles[i].name)};
+                                names_kernel(m, rules, m->handles[i].name),
+                                rules_find(rules, "stream-protocol", m->handles[i].name) != NULL};
     for (size_t i = 0; i < m->ncallbacks; i++)
-        h[n++] = (handle_class){m->callbacks[i].name, "CBS_HANDLE_POINTER", 0};
+        h[n++] = (handle_class){m->callbacks[i].name, "CBS_HANDLE_POINTER", 0, 0};
     static const char *const directives[] = {"value-handle", "value-class"};
     for (size_t d = 0; d < 2; d++) {
         for (size_t i = 0; i < rules->nrules; i++) {
@@ -52,7 +53,7 @@ handle_class *handles_collect(const cb_model *m, const cb_rules *rules, size_t *
             for (size_t k = 0; k < m->ntypedefs; k++) {
                 const cb_typedef *td = &m->typedefs[k];
                 if (strcmp(td->name, r->args[0]) == 0 && td->type->kind == TY_INT) {
-                    h[n++] = (handle_class){td->name, int_kind(td->type), 0};
+                    h[n++] = (handle_class){td->name, int_kind(td->type), 0, 0};
                     break;
                 }
             }

@@ -548,7 +548,8 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
         tv_set_int(h, "index", (long long)i);
         tv_set_str(h, "name", hc[i].name);
         tv_set_str(h, "kind", hc[i].kind);
-        tv_set_int(h, "names_kernel", hc[i].names_kernel);
+        tv_set_bool(h, "names_kernel", hc[i].names_kernel);
+        tv_set_bool(h, "stream_protocol", hc[i].stream_protocol);
         tv_push(handles, h);
     }
     tv_set(root, "handles", handles);

@@ -20,6 +20,7 @@ static const struct {
 } directives[] = {
     {"value-handle", 1, 0},
     {"value-class", 1, 0},
+    {"stream-protocol", 1, 0},
     {"keep-gil", 1, 0},
     {"rename-param", 2, 0},
     {"rename-param-in", 3, 0},
@@ -232,7 +233,8 @@ size_t rules_unmatched(const cb_rules *r, const cb_model *m, FILE *out)
         if (strcmp(rule->directive, "value-handle") == 0 ||
             strcmp(rule->directive, "value-class") == 0)
             found = names_typedef(m, rule->args[0]);
-        else if (strcmp(rule->directive, "registry-kind") == 0)
+        else if (strcmp(rule->directive, "registry-kind") == 0 ||
+                 strcmp(rule->directive, "stream-protocol") == 0)
             found = names_handle(m, rule->args[0]);
         else if (strcmp(rule->directive, "kernel-params-field") == 0 ||
                  strcmp(rule->directive, "kernel-extra-field") == 0)

@@ -8,6 +8,9 @@
  *   value-class TYPEDEF      an integer typedef that gets a class for callers
  *                            to construct, while parameters of the type stay
  *                            plain ints (cuuint64_t)
+ *   stream-protocol HANDLE   the handle class of streams: it implements the
+ *                            CUDA stream protocol (__cuda_stream__), and its
+ *                            parameters also take objects implementing it
  *   keep-gil FUNCTION        a trivial getter whose call does not detach
  *                            the thread state (measured; see BENCHMARKS.md)
  *   rename-param C_NAME PY_NAME

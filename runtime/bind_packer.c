@@ -883,19 +883,21 @@ typedef struct {
 #define TCACHE 8
 
 /* The standard ctypes scalar types, recognised by identity with the ctypes
- * attribute of that name (c_size_t is c_ulong, c_ssize_t c_long). */
+ * attribute of that name (c_size_t is c_ulong, c_ssize_t c_long). classify
+ * searches them in this order: kernels' commonest parameter types first. */
 static const struct {
     const char *name;
     enum tkind kind;
     size_t size;
 } std_ctypes[] = {
-    {"c_bool", T_BOOL, sizeof(_Bool)}, {"c_char", T_CHAR, 1},
-    {"c_wchar", T_WCHAR, sizeof(wchar_t)}, {"c_byte", T_I8, 1}, {"c_ubyte", T_U8, 1},
-    {"c_short", T_I16, 2}, {"c_ushort", T_U16, 2}, {"c_int", T_I32, 4}, {"c_uint", T_U32, 4},
+    {"c_void_p", T_VOIDP, sizeof(void *)}, {"c_int", T_I32, 4}, {"c_float", T_F32, 4},
+    {"c_double", T_F64, 8}, {"c_uint", T_U32, 4},
     {"c_long", sizeof(long) == 8 ? T_I64 : T_I32, sizeof(long)},
     {"c_ulong", sizeof(long) == 8 ? T_U64 : T_U32, sizeof(long)},
     {"c_longlong", T_I64, 8}, {"c_ulonglong", T_U64, 8},
-    {"c_float", T_F32, 4}, {"c_double", T_F64, 8}, {"c_void_p", T_VOIDP, sizeof(void *)},
+    {"c_short", T_I16, 2}, {"c_ushort", T_U16, 2}, {"c_byte", T_I8, 1}, {"c_ubyte", T_U8, 1},
+    {"c_bool", T_BOOL, sizeof(_Bool)}, {"c_char", T_CHAR, 1},
+    {"c_wchar", T_WCHAR, sizeof(wchar_t)},
 };
 #define N_STD_CTYPES (sizeof std_ctypes / sizeof std_ctypes[0])
 
@@ -1304,20 +1306,26 @@ typedef struct {
 } typed_slot;
 #define TYPED_INLINE 16
 
-static int pack_typed(cbs_ctypes_cache *ctypes_cache, PyObject *values_in, PyObject *types_in,
+static int pack_typed(cbs_ctypes_cache *ctypes_cache, PyObject *obj, PyObject *types_in,
                       const char *fname, cbs_packed *out)
 {
     int rc = -1;
-    PyObject *pair = NULL;
+    PyObject *values_in = PyTuple_GET_ITEM(obj, 0);
     PyObject *values = snapshot(values_in), *types = values ? snapshot(types_in) : NULL;
     tctx c = {fname, ctypes_cache, NULL, {{0}}, 0};
     if (!types)
         goto done;
-    /* One reference keeps both snapshots (and so every value) alive. */
-    pair = PyTuple_Pack(2, values, types);
-    if (!pair)
-        goto done;
-    out->keep = pair;
+    if (values == values_in && types == PyTuple_GET_ITEM(obj, 1)) {
+        /* Both tuples already: the caller's (values, types) cannot change
+         * and lives for the call; cbs_pack_detach keeps it as it is. */
+        out->borrowed = obj;
+    } else {
+        /* One reference keeps both snapshots (and so every value) alive. */
+        PyObject *pair = PyTuple_Pack(2, values, types);
+        if (!pair)
+            goto done;
+        out->keep = pair;
+    }
     Py_ssize_t n = PyTuple_GET_SIZE(values);
     if (n != PyTuple_GET_SIZE(types)) {
         fail(PyExc_TypeError, fname, "kernelParams", -1,
@@ -1444,7 +1452,7 @@ int cbs_pack_kernel_params(const cubind_rt_api *rt, cbs_ctypes_cache *ctypes_cac
         if (typed < 0)
             return -1;
         if (typed) {
-            int rc = pack_typed(ctypes_cache, PyTuple_GET_ITEM(obj, 0), types, fname, out);
+            int rc = pack_typed(ctypes_cache, obj, types, fname, out);
             Py_DECREF(types);
             return rc;
         }

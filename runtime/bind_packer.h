@@ -58,7 +58,8 @@ typedef struct cbs_packed {
     void *heap_params;             /* PyMem blocks owned, or NULL */
     void *heap_data;
     PyObject *keep;                /* a strong reference (the values snapshot) */
-    PyObject *borrowed;            /* the caller's tuple of plain values, not owned:
+    PyObject *borrowed;            /* the caller's tuple of plain values, or its
+                                      (values, types) of two tuples; not owned:
                                       what cbs_pack_detach keeps when keep is NULL */
     Py_buffer *views;              /* inline_views or a PyMem block */
     Py_ssize_t nviews, views_cap;

@@ -711,6 +711,84 @@ static int handle_from_int(PyObject *o, cbs_handle_kind kind, const char *func, 
     return cbs_arg_unsigned(o, max, func, param, tname, bits);
 }
 
+static PyObject *handle_getptr(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyLong_FromVoidPtr(&((cbs_handle *)self)->value);
+}
+
+/* A stream class's __cuda_stream__(): (0, handle), the CUDA stream
+ * protocol's version 0 (as cuda.bindings' CUstream answers). */
+static PyObject *handle_cuda_stream(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return Py_BuildValue("(iK)", 0, cbs_handle_bits((const cbs_handle *)self));
+}
+
+static PyMethodDef handle_methods[] = {
+    {"getPtr", handle_getptr, METH_NOARGS,
+     "Address of the C value this object holds (for passing to C)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMethodDef stream_handle_methods[] = {
+    {"getPtr", handle_getptr, METH_NOARGS,
+     "Address of the C value this object holds (for passing to C)."},
+    {"__cuda_stream__", handle_cuda_stream, METH_NOARGS,
+     "__cuda_stream__() -> (0, handle): the CUDA stream protocol, version 0."},
+    {NULL, NULL, 0, NULL},
+};
+
+/* Whether t is a stream class (CBS_HANDLE_CLASS_STREAM): its methods are
+ * the stream classes' table, as kind_of_type tells kinds by tp_new. */
+static int is_stream_class(PyTypeObject *t)
+{
+    return t->tp_methods == stream_handle_methods;
+}
+
+/* The CUDA stream protocol: o.__cuda_stream__() returns (0, handle), 0 the
+ * protocol's version. 1 with *bits the handle when o implements it, 0 when
+ * it does not (no exception), -1 with an exception naming func and param
+ * when its answer is not such a pair (an exception the method raised
+ * itself is left as it is). */
+static int stream_protocol_bits(PyObject *o, const char *func, const char *param,
+                                unsigned long long *bits)
+{
+    PyObject *method;
+    int r = cbs_optional_attr(o, "__cuda_stream__", &method);
+    if (r <= 0)
+        return r;
+    PyObject *answer = PyObject_CallNoArgs(method);
+    Py_DECREF(method);
+    if (!answer)
+        return -1;
+    int rc = -1;
+    long long version;
+    if (!PyTuple_Check(answer) || PyTuple_GET_SIZE(answer) != 2) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s(): argument '%s': %.100s.__cuda_stream__() returned %.100s, not a "
+                     "(version, handle) tuple", func, param, Py_TYPE(o)->tp_name,
+                     Py_TYPE(answer)->tp_name);
+        goto done;
+    }
+    if (cbs_arg_signed(PyTuple_GET_ITEM(answer, 0), LLONG_MIN, LLONG_MAX, func, param,
+                       "a CUDA stream protocol version", &version) < 0)
+        goto done;
+    if (version != 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): argument '%s': version %lld of the CUDA stream protocol "
+                     "(__cuda_stream__) is not supported, only version 0", func, param, version);
+        goto done;
+    }
+    if (cbs_arg_unsigned(PyTuple_GET_ITEM(answer, 1), (unsigned long long)UINTPTR_MAX, func, param,
+                         "a stream handle", bits) < 0)
+        goto done;
+    rc = 1;
+done:
+    Py_DECREF(answer);
+    return rc;
+}
+
 int cbs_handle_init(PyObject *self, PyObject *args, PyObject *kwds)
 {
     static const char *const kwlist[] = {"init_value", NULL};
@@ -727,19 +805,20 @@ int cbs_handle_init(PyObject *self, PyObject *args, PyObject *kwds)
             PyErr_Format(PyExc_TypeError, "%s(): init_value must be %s or int, not %.100s",
                          cbs_short_name(Py_TYPE(self)), cbs_short_name(Py_TYPE(self)), it->tp_name);
             return -1;
-        } else if (handle_from_int(init, (cbs_handle_kind)h->kind, cbs_short_name(Py_TYPE(self)),
-                                   "init_value", cbs_short_name(Py_TYPE(self)), &bits) < 0) {
-            return -1;
+        } else {
+            int r = 0;
+            if (is_stream_class(Py_TYPE(self)) && !PyLong_Check(init))
+                r = stream_protocol_bits(init, cbs_short_name(Py_TYPE(self)), "init_value", &bits);
+            if (r < 0)
+                return -1;
+            if (r == 0 && handle_from_int(init, (cbs_handle_kind)h->kind,
+                                          cbs_short_name(Py_TYPE(self)), "init_value",
+                                          cbs_short_name(Py_TYPE(self)), &bits) < 0)
+                return -1;
         }
     }
     handle_store(h, bits);
     return 0;
-}
-
-static PyObject *handle_getptr(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    return PyLong_FromVoidPtr(&((cbs_handle *)self)->value);
 }
 
 static PyObject *handle_repr(PyObject *self)
@@ -831,15 +910,10 @@ static int kind_of_type(PyTypeObject *t)
     return -1;
 }
 
-static PyMethodDef handle_methods[] = {
-    {"getPtr", handle_getptr, METH_NOARGS,
-     "Address of the C value this object holds (for passing to C)."},
-    {NULL, NULL, 0, NULL},
-};
-
 PyTypeObject *cbs_handle_type_create(PyObject *module, const char *qualname, cbs_handle_kind kind,
-                                     int names_kernel)
+                                     unsigned flags)
 {
+    int names_kernel = (flags & CBS_HANDLE_CLASS_KERNEL) != 0;
     static newfunc const news[] = {handle_new_pointer, handle_new_i32, handle_new_u32,
                                    handle_new_u64};
     PyType_Slot slots[] = {
@@ -850,7 +924,7 @@ PyTypeObject *cbs_handle_type_create(PyObject *module, const char *qualname, cbs
         {Py_tp_repr, (void *)handle_repr},
         {Py_tp_hash, (void *)handle_hash},
         {Py_tp_richcompare, (void *)handle_richcompare},
-        {Py_tp_methods, handle_methods},
+        {Py_tp_methods, (flags & CBS_HANDLE_CLASS_STREAM) ? stream_handle_methods : handle_methods},
         {Py_nb_int, (void *)handle_int},
         {Py_nb_index, (void *)handle_int},
         {Py_nb_bool, (void *)handle_bool},
@@ -890,11 +964,18 @@ int cbs_arg_handle_slow(PyObject *o, PyTypeObject *t, const char *func, const ch
         *bits = cbs_handle_bits((const cbs_handle *)o);
         return 0;
     }
+    int stream = is_stream_class(t);
     if (cbs_is_handle(o) || (PyLong_Check(o) && ot != &PyLong_Type && !PyBool_Check(o) &&
                                cbs_has_attr((PyObject *)ot, "_value2member_map_"))) {
-        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s, int or None, not %.100s",
-                     func, param, cbs_short_name(t), ot->tp_name);
+        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s, int%s or None, not %.100s",
+                     func, param, cbs_short_name(t),
+                     stream ? ", an object with __cuda_stream__" : "", ot->tp_name);
         return -1;
+    }
+    if (stream && !PyLong_Check(o)) {
+        int r = stream_protocol_bits(o, func, param, bits);
+        if (r != 0)
+            return r < 0 ? -1 : 0;
     }
     return handle_from_int(o, (cbs_handle_kind)kind_of_type(t), func, param, cbs_short_name(t), bits);
 }

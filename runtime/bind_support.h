@@ -232,10 +232,16 @@ static CBS_ALWAYS_INLINE _Atomic(void *) *cbs_kernel_layout_slot(PyObject *o)
     return &((cbs_kernel_handle *)o)->layout;
 }
 
-/* Creates the class `qualname` (static storage) and adds it to module;
- * names_kernel: a kernel handle class (cbs_kernel_handle). */
+/* What a handle class is besides its kind (cbs_handle_type_create's flags):
+ * KERNEL: a kernel handle class (cbs_kernel_handle, with a layout cache);
+ * STREAM: a stream class (the stream-protocol rule): it has
+ * __cuda_stream__(), and its constructor and every parameter of the class
+ * (cbs_arg_handle) also take an object implementing that protocol. */
+enum cbs_handle_class_flags { CBS_HANDLE_CLASS_KERNEL = 1, CBS_HANDLE_CLASS_STREAM = 2 };
+
+/* Creates the class `qualname` (static storage) and adds it to module. */
 PyTypeObject *cbs_handle_type_create(PyObject *module, const char *qualname, cbs_handle_kind kind,
-                                     int names_kernel);
+                                     unsigned flags);
 /* New handle object of type t holding bits (the C value, zero-extended). */
 PyObject *cbs_handle_new(PyTypeObject *t, unsigned long long bits);
 /* The __init__ of every handle class (and of nothing else): how a handle
@@ -278,7 +284,8 @@ static CBS_ALWAYS_INLINE PyObject *cbs_handle_reuse(PyObject *prev, PyTypeObject
     return cbs_handle_new(t, bits);
 }
 
-/* Accepts None (0), an instance of t, or an int in the C type's range;
+/* Accepts None (0), an instance of t, or an int in the C type's range,
+ * and for a stream class an object implementing the CUDA stream protocol;
  * an instance of another handle class is a TypeError. Inline: an instance
  * of exactly t without a call. */
 int cbs_arg_handle_slow(PyObject *o, PyTypeObject *t, const char *func, const char *param,

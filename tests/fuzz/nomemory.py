@@ -111,6 +111,13 @@ def ctx_roundtrip():
         drv.cuCtxSetCurrent(ctx)
 
 
+class StreamLike:
+    """The default stream, known only by the CUDA stream protocol."""
+
+    def __cuda_stream__(self):
+        return (0, 0)
+
+
 SCENARIOS = {
     "cuDeviceGetUuid(driver)": lambda: drv.cuDeviceGetUuid(0),
     "cuDeviceGetUuid(cu)": lambda: cu.cuDeviceGetUuid(0),
@@ -124,6 +131,7 @@ SCENARIOS = {
     "struct param": lambda: drv.cuLaunchKernelEx(drv.CUlaunchConfig(), kern, None, None),
     "cuCtxCreate/Destroy": ctx_roundtrip,
     "stream create/destroy": lambda: cu.cuStreamDestroy(cu.cuStreamCreate(0)),
+    "stream protocol object": lambda: cu.cuStreamQuery(StreamLike()),
     "launch plain values": lambda: drv.cuLaunchKernel(kern, 1, 1, 1, 1, 1, 1, 0, None,
                                                       (1, 2.5, 3), None),
     "launch plain (heap)": lambda: drv.cuLaunchKernel(

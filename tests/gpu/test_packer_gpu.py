@@ -357,3 +357,27 @@ def test_cubind_launch_grid_block_stream_and_shared_memory(mod, out):
         assert info.value.args[0] == drv.CUresult.CUDA_ERROR_INVALID_VALUE
     finally:
         ok(drv.cuStreamDestroy(stream))
+
+
+@cubind_only
+def test_cubind_launch_on_a_cuda_core_stream(mod, out):
+    # cuda.core's Stream implements the CUDA stream protocol (__cuda_stream__):
+    # cubind's stream parameters take it as they take a CUstream.
+    import cubind
+    import cubind.cu as cu
+    core = pytest.importorskip("cuda.core")
+    if not hasattr(core, "Device"):
+        core = pytest.importorskip("cuda.core.experimental")   # cuda.core < 0.4
+    dev = core.Device(0)
+    dev.set_current()
+    stream = dev.create_stream()
+    handle = stream.__cuda_stream__()[1]
+    assert int(drv.CUstream(stream)) == handle and handle != 0
+    f = ok(drv.cuModuleGetFunction(mod, b"count_threads"))
+    o = out(64)
+    o.clear()
+    cubind.launch(f, (3, 2), 16, o.ptr, stream=stream, shared_mem=128)
+    cu.cuStreamSynchronize(stream)
+    assert cu.cuStreamQuery(stream) is None
+    assert o.u64(8) == [3 * 2 * 16, 3, 2, 1, 16, 1, 1, 128]
+    stream.close()

@@ -116,7 +116,7 @@ def test_signed_and_enum_and_handle_errors(drv):
         drv.cuDeviceGetAttribute(drv.CUresult.CUDA_SUCCESS, 0)
     with pytest.raises(OverflowError, match="'attrib'"):
         drv.cuDeviceGetAttribute(-1, 0)
-    with pytest.raises(TypeError, match="'hStream' must be CUstream, int or None, not cubind.driver.CUevent"):
+    with pytest.raises(TypeError, match="'hStream' must be CUstream, int, an object with __cuda_stream__ or None, not cubind.driver.CUevent"):
         drv.cuStreamQuery(drv.CUevent(1))
     with pytest.raises(TypeError, match="'dev' must be CUdevice, int or None"):
         drv.cuDeviceGetAttribute(1, drv.CUcontext(0))
@@ -214,6 +214,70 @@ def test_result_tuples_held_by_the_caller_never_change(drv):
     assert int(r0[1]) == 0 and int(r1[1]) == 1
     values = [int(drv.cuDeviceGet(i % 2)[1]) for i in range(100)]
     assert values == [i % 2 for i in range(100)]
+
+
+class StreamLike:
+    """A stream known only through the CUDA stream protocol (as cuda.core's
+    Stream): __cuda_stream__() returns `answer`, or raises it."""
+
+    def __init__(self, answer):
+        self.answer = answer
+
+    def __cuda_stream__(self):
+        if isinstance(self.answer, BaseException):
+            raise self.answer
+        return self.answer
+
+
+def test_streams_speak_the_cuda_stream_protocol(drv, fake):
+    # CUstream has __cuda_stream__() -> (0, handle), as cuda.bindings' does;
+    # the stream-protocol rule makes every CUstream parameter, the class's
+    # constructor and struct fields of the class take any object that
+    # implements the protocol (cuda.bindings refuses those).
+    import cubind.cu as cu
+    ctx = cu.cuCtxGetCurrent() or cu.cuDevicePrimaryCtxRetain(0)
+    cu.cuCtxSetCurrent(ctx)
+    stream = cu.cuStreamCreate(0)
+    try:
+        assert stream.__cuda_stream__() == (0, int(stream)) and int(stream) != 0
+        assert drv.CUstream(0).__cuda_stream__() == (0, 0)
+        assert not hasattr(drv.CUcontext(0), "__cuda_stream__")
+        like = StreamLike((0, int(stream)))
+        assert drv.cuStreamQuery(like) == (drv.CUresult.CUDA_SUCCESS,)
+        assert cu.cuStreamQuery(like) is None
+        assert drv.cuStreamQuery(StreamLike((0, 0)))[0] == 0        # the default stream
+        assert drv.CUstream(like) == stream
+        config = drv.CUlaunchConfig()
+        config.hStream = like
+        assert int(config.hStream) == int(stream)
+        # a stream that does not exist reaches the driver as that handle
+        assert drv.cuStreamQuery(StreamLike((0, 0xDEAD0)))[0] != 0
+        bad = [
+            ((1, int(stream)), ValueError, "version 1 of the CUDA stream protocol"),
+            ([0, int(stream)], TypeError, "returned list, not a (version, handle) tuple"),
+            ((0,), TypeError, "returned tuple, not a (version, handle) tuple"),
+            (None, TypeError, "returned NoneType"),
+            ((0, -1), OverflowError, "argument 'hStream' = -1 does not fit"),
+            ((0, 2**64), OverflowError, "does not fit"),
+            (("0", 1), TypeError, "argument 'hStream' must be an int"),
+        ]
+        for answer, exc, text in bad:
+            with pytest.raises(exc) as info:
+                drv.cuStreamQuery(StreamLike(answer))
+            assert str(info.value).startswith("cuStreamQuery(): argument 'hStream'"), info.value
+            assert text in str(info.value), (answer, str(info.value))
+        # the protocol's own exception is not replaced by a vaguer one
+        with pytest.raises(KeyError, match="inner"):
+            drv.cuStreamQuery(StreamLike(KeyError("inner")))
+        with pytest.raises(ValueError, match="CUstream\\(\\): argument 'init_value': version 2"):
+            drv.CUstream(StreamLike((2, 0)))
+        # only stream classes take it; other handle classes stay as they were
+        with pytest.raises(TypeError, match="argument 'ctx' must be an int"):
+            drv.cuCtxSetCurrent(StreamLike((0, int(ctx))))
+        with pytest.raises(TypeError, match="must be CUstream, int, an object with __cuda_stream__ or None"):
+            drv.cuStreamQuery(ctx)
+    finally:
+        cu.cuStreamDestroy(stream)
 
 
 def test_successful_calls_without_outputs_share_one_result_tuple(drv):

@@ -601,6 +601,14 @@ def test_launch_packs_what_cuLaunchKernel_packs(kernel, lib, drv):
     # the defaults: the default stream, no dynamic shared memory
     assert cubind.launch(k.f, 1, (4, 2, 2), *vals) is None
     assert launch_dims(lib, k) == ((1, 1, 1), (4, 2, 2), 0, True)
+
+    class StreamLike:               # a stream known only by the CUDA stream protocol
+        def __cuda_stream__(self):
+            return (0, int(stream))
+
+    assert cubind.launch(k.f, 1, 1, *vals, stream=StreamLike()) is None
+    assert lib.fakecuda_last_launch_stream(k.name) == int(stream)
+    assert k.recorded() == want
     assert cubind.launch is cubind.cu.launch
 
 
