@@ -579,23 +579,29 @@ static int put_plain(PyObject *v, size_t size, unsigned char *dst, const char *f
         Py_DECREF(n);
         return rc;
     }
-    int r = put_buffer_exact(v, size, dst, fname, "kernel parameter", i);
+    int r;
+    if (!PyBytes_CheckExact(v) && !PyByteArray_CheckExact(v)) {
+        /* A device array is passed by its address, whatever else it is:
+         * asked first, as CuPy's arrays also export the buffer protocol
+         * (for host-accessible memory only; it raises for device memory). */
+        unsigned long long addr;
+        r = cai_pointer(v, fname, i, &addr);
+        if (r < 0)
+            return -1;
+        if (r > 0) {
+            if (size != 8)
+                return fail(PyExc_TypeError, fname, "kernel parameter", i,
+                            "a device array (__cuda_array_interface__) is a pointer: the "
+                            "parameter must have 8 bytes, not %zu", size);
+            store_bits(dst, 8, addr);
+            return 0;
+        }
+    }
+    r = put_buffer_exact(v, size, dst, fname, "kernel parameter", i);
     if (r != 0)
         return r < 0 ? -1 : 0;
     if (PyFloat_Check(v))
         return put_float(PyFloat_AS_DOUBLE(v), size, dst, fname, i);
-    unsigned long long addr;
-    r = cai_pointer(v, fname, i, &addr);
-    if (r < 0)
-        return -1;
-    if (r > 0) {
-        if (size != 8)
-            return fail(PyExc_TypeError, fname, "kernel parameter", i,
-                        "a device array (__cuda_array_interface__) is a pointer: the parameter "
-                        "must have 8 bytes, not %zu", size);
-        store_bits(dst, 8, addr);
-        return 0;
-    }
     PyNumberMethods *nb = Py_TYPE(v)->tp_as_number;
     PyObject *n = NULL;
     if (nb && nb->nb_index) {

@@ -381,3 +381,42 @@ def test_cubind_launch_on_a_cuda_core_stream(mod, out):
     assert cu.cuStreamQuery(stream) is None
     assert o.u64(8) == [3 * 2 * 16, 3, 2, 1, 16, 1, 1, 128]
     stream.close()
+
+
+# ---- device arrays of other libraries (__cuda_array_interface__) ---------------
+
+def _device_array(lib):
+    """Three zeroed 64-bit integers in device memory, made by `lib`, and a
+    function reading them back as a list of unsigned ints."""
+    if lib == "cupy":
+        cupy = pytest.importorskip("cupy")
+        a = cupy.zeros(3, dtype=cupy.uint64)
+        return a, lambda: [int(x) for x in cupy.asnumpy(a)]
+    if lib == "torch":
+        torch = pytest.importorskip("torch")
+        if not torch.cuda.is_available():
+            pytest.skip("torch without CUDA")
+        a = torch.zeros(3, dtype=torch.int64, device="cuda")
+        return a, lambda: [int(x) & (2**64 - 1) for x in a.cpu().tolist()]
+    numba_cuda = pytest.importorskip("numba.cuda")
+    import numpy
+    a = numba_cuda.to_device(numpy.zeros(3, dtype=numpy.uint64))
+    return a, lambda: [int(x) for x in a.copy_to_host()]
+
+
+@cubind_only
+@pytest.mark.parametrize("lib", ["cupy", "torch", "numba"])
+def test_device_arrays_of_other_libraries(mod, lib):
+    # A CuPy array, a PyTorch tensor or a Numba device array is a pointer
+    # parameter's value through __cuda_array_interface__, in cuLaunchKernel's
+    # plain values and in cubind.launch: the kernel writes into it.
+    import cubind
+    array, read = _device_array(lib)
+    address = array.__cuda_array_interface__["data"][0]
+    f = ok(drv.cuModuleGetFunction(mod, b"echo_i32_f32_ptr"))
+    launch(f, (-7, 1.5, array))
+    ok(drv.cuCtxSynchronize())
+    assert read() == [(-7) & 0xFFFFFFFF, u(struct.pack("<f", 1.5)), address]
+    cubind.launch(f, 1, 1, 9, -2.0, array)
+    ok(drv.cuCtxSynchronize())
+    assert read() == [9, u(struct.pack("<f", -2.0)), address]

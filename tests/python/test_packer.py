@@ -346,6 +346,23 @@ def test_plain_handles_objects_and_structs(kernel, drv):
         struct.pack("<q", -9), struct.pack("<i", 1), b"\1\2\3\4", struct.pack("<h", -300)])
 
 
+def test_a_device_array_is_a_pointer_even_if_it_is_also_a_buffer(kernel):
+    # CuPy's arrays export the buffer protocol too (for host-accessible
+    # memory only; it raises for device memory): __cuda_array_interface__
+    # decides first, so such an array is passed by its device address.
+    class DeviceBuffer(bytearray):
+        @property
+        def __cuda_array_interface__(self):
+            return {"data": (0xDE71CE00, False), "shape": (len(self),), "typestr": "|u1",
+                    "version": 3}
+
+    k = kernel([8, 8])
+    assert k.ok((DeviceBuffer(8), bytearray(range(8)))) == k.expect(
+        [struct.pack("<Q", 0xDE71CE00), bytes(range(8))])
+    with pytest.raises(TypeError, match="kernel parameter 0: a device array .* must have 8 bytes"):
+        kernel([4]).launch((DeviceBuffer(4),))
+
+
 def test_plain_handles_fit_the_parameter_or_name_it(kernel, drv):
     # A handle's C value goes in directly when it fits (a CUdevice is a
     # signed int: -1 sign-extends), else the same OverflowError as its int().
