@@ -46,6 +46,9 @@ for params in [(0x3000, -9, 4.5),
     n = fake.fakecuda_last_launch_params(b"subinterp_k", got, 16)
     assert got.raw[:n] == struct.pack("<Qif", 0x3000, -9, 4.5), got.raw[:n]
 s = cu.cuStreamCreate(0)
+cubind.launch(k, 1, 1, 0x3000, -7, 0.5, stream=s)   # and this interpreter's cubind.launch
+n = fake.fakecuda_last_launch_params(b"subinterp_k", got, 16)
+assert got.raw[:n] == struct.pack("<Qif", 0x3000, -7, 0.5), got.raw[:n]
 seen = []
 if THREADS:
     import threading, time
