@@ -16,8 +16,9 @@ cu = driver._cu
 _sys.modules[__name__ + ".cu"] = cu
 
 # launch(f, grid, block, /, *args, stream=None, shared_mem=0): a kernel
-# launch with plain Python values, raising as cubind.cu does.
-launch = cu.launch
+# launch with plain Python values, raising as cubind.cu does. Imported from
+# the module registered above, so that type checkers read its stub.
+from cubind.cu import launch  # noqa: E402
 
 
 def get_include() -> str:

@@ -28,14 +28,19 @@ if err == d.CUresult.CUDA_SUCCESS and dev is not None:
     name: bytes = cu.cuDeviceGetName(64, dev)
     cu.cuInit(0)
     include: str = cubind.get_include()
+    f = cu.cuModuleGetFunction(cu.cuModuleLoadData(b"image"), b"kernel")
+    cubind.launch(f, (1, 1), 32, 1, 2.0, stream=stream, shared_mem=0)
+    version, handle = stream.__cuda_stream__()
 """
 
 BAD = """
+import cubind
 import cubind.cu as cu
 import cubind.driver as d
 d.cuDeviceGet("zero")
 text: str = d.cuInit(0)
 cu.cuDeviceGet(0, 1)
+cubind.launch(None, 1, 1, shared_mem="0")
 """
 
 
@@ -75,3 +80,4 @@ def test_type_checker_catches_misuse(tmp_path):
     assert 'Argument 1 to "cuDeviceGet" has incompatible type "str"; expected "int"' in r.stdout
     assert 'Incompatible types in assignment' in r.stdout
     assert 'Too many arguments for "cuDeviceGet"' in r.stdout
+    assert 'Argument "shared_mem" to "launch" has incompatible type "str"' in r.stdout
