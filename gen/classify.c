@@ -476,6 +476,7 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
     pc->record_index = -1;
     pc->count_index = -1;
     pc->params_index = -1;
+    pc->cast_from = NULL;
     cb_rule *rename = rules_find2(rules, "rename-param-in", f->name, p->name);
     if (rename)
         pc->pyname = rename->args[2];
@@ -497,6 +498,13 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
         pc->shape = pc->elem == EK_NONE || pc->elem == EK_POINTER ? SH_UNSUPPORTED : SH_VALUE;
         if (pc->shape == SH_UNSUPPORTED)
             *why = reason(m, p, "no general rule for this type by value");
+        cb_rule *cast = rules_find2(rules, "handle-cast", f->name, p->name);
+        if (cast && pc->elem == EK_HANDLE && model_handle(m, cast->args[2])) {
+            pc->cast_from = cast->args[2];
+        } else if (cast) {
+            pc->shape = SH_UNSUPPORTED;
+            *why = reason(m, p, "a handle-cast rule needs a handle parameter and a handle class");
+        }
         return;
     }
 

@@ -71,6 +71,8 @@ typedef struct cb_pclass {
     int enum_index;           /* EK_ENUM: index into model.enums, else -1 */
     int record_index;         /* EK_STRUCT: index into model.records, else -1 */
     const char *handle;       /* EK_HANDLE / EK_VALUE_HANDLE: class name */
+    const char *cast_from;    /* EK_HANDLE: another class the parameter also
+                                 takes (a handle-cast rule), else NULL */
     int count_index;          /* arrays: index of the count parameter, else -1;
                                  SH_KERNEL_PARAMS: index of the CUfunction */
     int params_index;         /* SH_KERNEL_EXTRA: index of the kernelParams

@@ -165,6 +165,9 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
     tv_set(p, "smax", ll_literal(pc->smax));
     tv_set_str(p, "enum_name", pc->enum_index >= 0 ? m->enums[pc->enum_index].name : "");
     tv_set_str(p, "handle_name", pc->handle ? pc->handle : "");
+    /* a handle-cast rule: the other class the parameter takes */
+    tv_set_str(p, "cast_handle", pc->cast_from ? pc->cast_from : "");
+    tv_set_bool(p, "has_cast", pc->cast_from != NULL);
     tv_set_int(p, "record_index", pc->record_index);
     tv_set_str(p, "struct_name", pc->record_index >= 0 ? m->records[pc->record_index].name : "");
     tv_set_bool(p, "struct_named", pc->record_index >= 0 && !m->records[pc->record_index].is_nested &&
@@ -174,6 +177,9 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
     tv_set_str(p, "count_pyname", has_count ? fc->params[pc->count_index].pyname : "");
     tv_set_str(p, "kernel_cname", pc->shape == SH_KERNEL_PARAMS ? f->params[pc->count_index].name : "");
     tv_set_int(p, "kernel_in_index", pc->shape == SH_KERNEL_PARAMS ? in_index_of(fc, pc->count_index) : -1);
+    const char *kernel_cast = pc->shape == SH_KERNEL_PARAMS ? fc->params[pc->count_index].cast_from : NULL;
+    tv_set_bool(p, "kernel_has_cast", kernel_cast != NULL);
+    tv_set_str(p, "kernel_cast_handle", kernel_cast ? kernel_cast : "");
     tv_set_bool(p, "has_params_sibling", pc->params_index >= 0);
     tv_set_str(p, "params_cname", pc->params_index >= 0 ? f->params[pc->params_index].name : "");
     tv_set_bool(p, "count_is_inout",
@@ -226,6 +232,7 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
         tv_set_str(cv, "ctype", unqualified(c->value));
         tv_set_str(cv, "enum_name", c->enum_index >= 0 ? m->enums[c->enum_index].name : "");
         tv_set_str(cv, "handle_name", c->handle ? c->handle : "");
+        tv_set_bool(cv, "has_cast", 0);
         tv_set_int(cv, "record_index", c->record_index);
         tv_set_bool(cv, "attr_array", c->fixed_len < 0);
         tv_set_int(cv, "fixed_len", c->fixed_len);
@@ -572,12 +579,19 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     tv_set_int(root, "error_string_version", gs ? gs->proc_version : 0);
     tv_set_bool(root, "has_func_get_param_info", model_function(m, "cuFuncGetParamInfo") != NULL);
     tv_set_bool(root, "has_kernel_get_param_info", model_function(m, "cuKernelGetParamInfo") != NULL);
-    /* cubind.launch: cuLaunchKernel's entry point, when the header has it. */
+    /* cubind.launch: cuLaunchKernel's entry point, when the header has it,
+     * and the other class its kernel parameter takes (a handle-cast rule). */
     const cb_function *lk = model_function(m, "cuLaunchKernel");
     if (lk) {
         tv *launch = tv_map();
         tv_set_str(launch, "proc_name", lk->proc_name);
         tv_set_int(launch, "proc_version", lk->proc_version);
+        const char *cast = NULL;
+        for (size_t i = 0; i < c->nfunctions; i++)
+            if (c->functions[i].fn == lk && lk->nparams > 0)
+                cast = c->functions[i].params[0].cast_from;
+        tv_set_bool(launch, "has_cast", cast != NULL);
+        tv_set_str(launch, "cast_handle", cast ? cast : "");
         tv_set(root, "launch", launch);
     } else {
         tv_set_bool(root, "launch", 0);

@@ -21,6 +21,7 @@ static const struct {
     {"value-handle", 1, 0},
     {"value-class", 1, 0},
     {"stream-protocol", 1, 0},
+    {"handle-cast", 3, 0},
     {"keep-gil", 1, 0},
     {"rename-param", 2, 0},
     {"rename-param-in", 3, 0},

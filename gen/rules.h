@@ -11,6 +11,11 @@
  *   stream-protocol HANDLE   the handle class of streams: it implements the
  *                            CUDA stream protocol (__cuda_stream__), and its
  *                            parameters also take objects implementing it
+ *   handle-cast FUNCTION PARAM HANDLE
+ *                            the handle parameter also takes an object of
+ *                            class HANDLE, which the header says may be
+ *                            cast to the parameter's type (a CUkernel for
+ *                            cuLaunchKernel's CUfunction f)
  *   keep-gil FUNCTION        a trivial getter whose call does not detach
  *                            the thread state (measured; see BENCHMARKS.md)
  *   rename-param C_NAME PY_NAME

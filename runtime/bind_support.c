@@ -952,23 +952,26 @@ PyObject *cbs_handle_new(PyTypeObject *t, unsigned long long bits)
     return o;
 }
 
-int cbs_arg_handle_slow(PyObject *o, PyTypeObject *t, const char *func, const char *param,
-                        unsigned long long *bits)
+/* cbs_arg_handle_slow and cbs_arg_handle_cast_slow: `also` is the class a
+ * handle-cast rule adds, or NULL. */
+static int arg_handle(PyObject *o, PyTypeObject *t, PyTypeObject *also, const char *func,
+                      const char *param, unsigned long long *bits)
 {
     if (o == Py_None) {
         *bits = 0;
         return 0;
     }
     PyTypeObject *ot = Py_TYPE(o);
-    if (ot == t) {
+    if (ot == t || (also && ot == also)) {
         *bits = cbs_handle_bits((const cbs_handle *)o);
         return 0;
     }
     int stream = is_stream_class(t);
     if (cbs_is_handle(o) || (PyLong_Check(o) && ot != &PyLong_Type && !PyBool_Check(o) &&
                                cbs_has_attr((PyObject *)ot, "_value2member_map_"))) {
-        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s, int%s or None, not %.100s",
-                     func, param, cbs_short_name(t),
+        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s%s%s, int%s or None, not %.100s",
+                     func, param, cbs_short_name(t), also ? ", " : "",
+                     also ? cbs_short_name(also) : "",
                      stream ? ", an object with __cuda_stream__" : "", ot->tp_name);
         return -1;
     }
@@ -978,6 +981,18 @@ int cbs_arg_handle_slow(PyObject *o, PyTypeObject *t, const char *func, const ch
             return r < 0 ? -1 : 0;
     }
     return handle_from_int(o, (cbs_handle_kind)kind_of_type(t), func, param, cbs_short_name(t), bits);
+}
+
+int cbs_arg_handle_slow(PyObject *o, PyTypeObject *t, const char *func, const char *param,
+                        unsigned long long *bits)
+{
+    return arg_handle(o, t, NULL, func, param, bits);
+}
+
+int cbs_arg_handle_cast_slow(PyObject *o, PyTypeObject *t, PyTypeObject *also, const char *func,
+                             const char *param, unsigned long long *bits)
+{
+    return arg_handle(o, t, also, func, param, bits);
 }
 
 /* ---- driver entry points -------------------------------------------------- */

@@ -301,6 +301,23 @@ static CBS_ALWAYS_INLINE int cbs_arg_handle(PyObject *o, PyTypeObject *t, const 
     return cbs_arg_handle_slow(o, t, func, param, bits);
 }
 
+/* The same for a parameter that also takes an instance of class `also`,
+ * whose value the header allows to be cast to t (a handle-cast rule: a
+ * CUkernel for a launch's CUfunction). */
+int cbs_arg_handle_cast_slow(PyObject *o, PyTypeObject *t, PyTypeObject *also, const char *func,
+                             const char *param, unsigned long long *bits);
+
+static CBS_ALWAYS_INLINE int cbs_arg_handle_cast(PyObject *o, PyTypeObject *t, PyTypeObject *also,
+                                                const char *func, const char *param,
+                                                unsigned long long *bits)
+{
+    if (Py_IS_TYPE(o, t) || Py_IS_TYPE(o, also)) {
+        *bits = cbs_handle_bits((const cbs_handle *)o);
+        return 0;
+    }
+    return cbs_arg_handle_cast_slow(o, t, also, func, param, bits);
+}
+
 /* ---- driver entry points -------------------------------------------------- */
 
 /* One slot of a generated module's driver table. */

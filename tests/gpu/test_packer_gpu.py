@@ -420,3 +420,27 @@ def test_device_arrays_of_other_libraries(mod, lib):
     cubind.launch(f, 1, 1, 9, -2.0, array)
     ok(drv.cuCtxSynchronize())
     assert read() == [9, u(struct.pack("<f", -2.0)), address]
+
+
+@cubind_only
+def test_a_cukernel_launched_by_casting(ptx_of, ctx, out):
+    # A CUkernel from cuLibraryGetKernel, launched "by casting to CUfunction"
+    # as the header allows: cubind types its plain values with
+    # cuKernelGetParamInfo, in cuLaunchKernel, cuLaunchKernelEx and
+    # cubind.launch; the occupancy functions take it too.
+    import cubind
+    library = ok(drv.cuLibraryLoadData(ptx_of("packer_kernels"), None, None, 0, None, None, 0))
+    try:
+        kern = ok(drv.cuLibraryGetKernel(library, b"echo_i32_f32_ptr"))
+        o = out(24)
+        assert _run(kern, o, (-7, 1.5, o.ptr)) == _i32_f32_expected(o, -7, 1.5)
+        o.clear()
+        cubind.launch(kern, 1, 1, 8, -0.5, o.ptr)
+        assert o.u64(3) == _i32_f32_expected(o, 8, -0.5)
+        o.clear()
+        ok(drv.cuLaunchKernelEx(one_block_config(), kern, (9, 2.5, o.ptr), None))
+        assert o.u64(3) == _i32_f32_expected(o, 9, 2.5)
+        blocks = ok(drv.cuOccupancyMaxActiveBlocksPerMultiprocessor(kern, 32, 0))
+        assert blocks >= 1
+    finally:
+        ok(drv.cuLibraryUnload(library))

@@ -697,6 +697,52 @@ def test_launch_of_a_kernel_without_parameters(kernel, lib):
         cubind.launch(k.f, 1, 1, 5)
 
 
+def test_a_cukernel_is_launched_where_the_header_allows_the_cast(drv, lib, ctx):
+    # cuLaunchKernel, cuLaunchKernelEx, cuLaunchCooperativeKernel and the
+    # occupancy functions take a CUkernel "by casting to CUfunction" (the
+    # handle-cast rules); its plain values are typed by cuKernelGetParamInfo.
+    import cubind
+    import cubind.cu as cu
+    name = b"cast%d" % next(_names)
+    o, s = (ctypes.c_size_t * 3)(0, 8, 12), (ctypes.c_size_t * 3)(8, 4, 4)
+    assert lib.fakecuda_set_param_layout(None, name, 3, o, s) == 0
+    library = cu.cuLibraryLoadData(b"library with " + name + b"\0", None, None, 0, None, None, 0)
+    kern = cu.cuLibraryGetKernel(library, name)
+    _keep.append((library, kern))
+    lib.fakecuda_call_count.restype = ctypes.c_longlong
+    lib.fakecuda_call_count.argtypes = [ctypes.c_char_p]
+    lib.fakecuda_last_launch_params.restype = ctypes.c_longlong
+    got = ctypes.create_string_buffer(64)
+
+    def recorded():
+        n = lib.fakecuda_last_launch_params(name, got, len(got))
+        return got.raw[:n]
+
+    want = struct.pack("<Qif", 0xAB00, -5, 2.5)
+    typed_by_kernel = lib.fakecuda_call_count(b"cuKernelGetParamInfo")
+    assert drv.cuLaunchKernel(kern, 1, 1, 1, 1, 1, 1, 0, None, (0xAB00, -5, 2.5), None)[0] == 0
+    assert recorded() == want
+    assert lib.fakecuda_call_count(b"cuKernelGetParamInfo") > typed_by_kernel
+    assert cubind.launch(kern, 1, 1, 0xAB00, -5, 2.5) is None and recorded() == want
+    assert cu.cuLaunchKernelEx(launch_config(drv), kern, (0xAB00, -5, 2.5), None) is None
+    assert recorded() == want
+    assert cu.cuLaunchCooperativeKernel(kern, 1, 1, 1, 1, 1, 1, 0, None,
+                                        ((0xAB00, -5, 2.5),
+                                         (ctypes.c_void_p, ctypes.c_int, ctypes.c_float))) is None
+    assert recorded() == want
+    # an occupancy function converts it too (the fake driver lacks those)
+    with pytest.raises((cubind.CUDAError, cubind.FunctionNotFoundError)):
+        cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(kern, 32, 0)
+    # other classes are still refused, and functions without the rule refuse a CUkernel
+    err, stream = drv.cuStreamCreate(0)
+    with pytest.raises(TypeError, match="argument 'f' must be CUfunction, CUkernel, int or None"):
+        drv.cuLaunchKernel(stream, 1, 1, 1, 1, 1, 1, 0, None, None, None)
+    with pytest.raises(TypeError, match="argument 'f' must be CUfunction, CUkernel, int or None"):
+        cubind.launch(stream, 1, 1)
+    with pytest.raises(TypeError, match="argument 'hfunc' must be CUfunction, int or None"):
+        drv.cuFuncGetAttribute(drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, kern)
+
+
 # ---- the raising face, threads, old drivers ---------------------------------------
 
 def test_raising_face(kernel, drv):
