@@ -789,6 +789,22 @@ done:
     return rc;
 }
 
+static int kind_of_type(PyTypeObject *t);
+
+/* The C value for class t from o, which is not a handle: an int (or an
+ * object with __index__) in the class's range, or for a stream class an
+ * object implementing the CUDA stream protocol. */
+static int handle_bits_from(PyObject *o, PyTypeObject *t, const char *func, const char *param,
+                            unsigned long long *bits)
+{
+    if (is_stream_class(t) && !PyLong_Check(o)) {
+        int r = stream_protocol_bits(o, func, param, bits);
+        if (r != 0)
+            return r < 0 ? -1 : 0;
+    }
+    return handle_from_int(o, (cbs_handle_kind)kind_of_type(t), func, param, cbs_short_name(t), bits);
+}
+
 int cbs_handle_init(PyObject *self, PyObject *args, PyObject *kwds)
 {
     static const char *const kwlist[] = {"init_value", NULL};
@@ -805,16 +821,9 @@ int cbs_handle_init(PyObject *self, PyObject *args, PyObject *kwds)
             PyErr_Format(PyExc_TypeError, "%s(): init_value must be %s or int, not %.100s",
                          cbs_short_name(Py_TYPE(self)), cbs_short_name(Py_TYPE(self)), it->tp_name);
             return -1;
-        } else {
-            int r = 0;
-            if (is_stream_class(Py_TYPE(self)) && !PyLong_Check(init))
-                r = stream_protocol_bits(init, cbs_short_name(Py_TYPE(self)), "init_value", &bits);
-            if (r < 0)
-                return -1;
-            if (r == 0 && handle_from_int(init, (cbs_handle_kind)h->kind,
-                                          cbs_short_name(Py_TYPE(self)), "init_value",
-                                          cbs_short_name(Py_TYPE(self)), &bits) < 0)
-                return -1;
+        } else if (handle_bits_from(init, Py_TYPE(self), cbs_short_name(Py_TYPE(self)),
+                                    "init_value", &bits) < 0) {
+            return -1;
         }
     }
     handle_store(h, bits);
@@ -966,21 +975,15 @@ static int arg_handle(PyObject *o, PyTypeObject *t, PyTypeObject *also, const ch
         *bits = cbs_handle_bits((const cbs_handle *)o);
         return 0;
     }
-    int stream = is_stream_class(t);
     if (cbs_is_handle(o) || (PyLong_Check(o) && ot != &PyLong_Type && !PyBool_Check(o) &&
                                cbs_has_attr((PyObject *)ot, "_value2member_map_"))) {
         PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s%s%s, int%s or None, not %.100s",
                      func, param, cbs_short_name(t), also ? ", " : "",
                      also ? cbs_short_name(also) : "",
-                     stream ? ", an object with __cuda_stream__" : "", ot->tp_name);
+                     is_stream_class(t) ? ", an object with __cuda_stream__" : "", ot->tp_name);
         return -1;
     }
-    if (stream && !PyLong_Check(o)) {
-        int r = stream_protocol_bits(o, func, param, bits);
-        if (r != 0)
-            return r < 0 ? -1 : 0;
-    }
-    return handle_from_int(o, (cbs_handle_kind)kind_of_type(t), func, param, cbs_short_name(t), bits);
+    return handle_bits_from(o, t, func, param, bits);
 }
 
 int cbs_arg_handle_slow(PyObject *o, PyTypeObject *t, const char *func, const char *param,
