@@ -49,6 +49,19 @@ drv.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, None,
                    ((0x2000, -8, 3.5), (ctypes.c_void_p, ctypes.c_int, ctypes.c_float)), None)
 n = fake.fakecuda_last_launch_params(b"smoke", got, 16)
 assert got.raw[:n] == struct.pack("<Qif", 0x2000, -8, 3.5), got.raw[:n]
+# cubind.launch, on a stream given by the CUDA stream protocol
+stream = cu.cuStreamCreate(0)
+
+
+class StreamLike:
+    def __cuda_stream__(self):
+        return stream.__cuda_stream__()
+
+
+cubind.launch(f, (1, 1), 1, 0x3000, -9, 4.5, stream=StreamLike())
+n = fake.fakecuda_last_launch_params(b"smoke", got, 16)
+assert got.raw[:n] == struct.pack("<Qif", 0x3000, -9, 4.5), got.raw[:n]
+cu.cuStreamDestroy(stream)
 
 print("smoke_bindings: Python %s%s: both faces, errors and launches as expected"
       % (sys.version.split()[0], " (free-threaded)" if not getattr(sys, "_is_gil_enabled", lambda: True)() else ""))
