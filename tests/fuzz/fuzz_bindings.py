@@ -210,6 +210,19 @@ class Opaque:
     pass
 
 
+class StreamLike:
+    """A stream known only by the CUDA stream protocol: __cuda_stream__()
+    returns `answer`, or raises it when it is an exception."""
+
+    def __init__(self, answer):
+        self.answer = answer
+
+    def __cuda_stream__(self):
+        if isinstance(self.answer, BaseException):
+            raise self.answer
+        return self.answer
+
+
 def strategies(kinds, pool):
     ints = st.one_of(
         st.integers(min_value=-2, max_value=300),
@@ -225,10 +238,19 @@ def strategies(kinds, pool):
     for c in sorted(kinds.handles.values(), key=lambda c: c.__name__):
         if _ctor_ok(c):
             instances += [c(), c(0)]
+    # objects implementing the CUDA stream protocol, with good and bad answers
+    # (every CUstream parameter takes them; other handle parameters refuse them)
+    stream_like = st.one_of(
+        st.integers(0, 63).map(lambda i: (0, int(pool.handles[i % len(pool.handles)] or 0))
+                               if pool.handles else (0, 0)),
+        st.tuples(st.just(0), ints), st.tuples(ints, ints),
+        st.sampled_from([None, (), (0,), (0, 0, 0), [0, 0], "x", (0, 1.5),
+                         ValueError("from __cuda_stream__")])).map(StreamLike)
     handle_objs = st.one_of(
         st.sampled_from(instances),
         st.integers(0, 63).map(lambda i: pool.handles[i % len(pool.handles)]
-                               if pool.handles else None))
+                               if pool.handles else None),
+        stream_like)
     struct_objs = st.sampled_from(sorted(kinds.structs.values(), key=lambda c: c.__name__)).map(
         _new_struct)
     enum_objs = st.sampled_from(sorted(kinds.enums.values(), key=lambda c: c.__name__)).flatmap(
