@@ -631,6 +631,13 @@ static int put_plain(PyObject *v, size_t size, unsigned char *dst, const char *f
 
 /* ---- kernel layouts, cached in the shared registry ----------------------- */
 
+/* The driver function that reports a kernel's parameters, for messages:
+ * CUBIND_REG_KERNEL_LAYOUT is a CUfunction's, _KERN a CUkernel's. */
+static const char *param_info_name(int kind)
+{
+    return kind == CUBIND_REG_KERNEL_LAYOUT_KERN ? "cuKernelGetParamInfo" : "cuFuncGetParamInfo";
+}
+
 /* Layouts (bind_layout.h) are published as the meta of a
  * CUBIND_REG_KERNEL_LAYOUT(_KERN) entry (freed by the registry with free()
  * when the entry is destroyed), or copied into a kernel handle's slot. */
@@ -681,8 +688,8 @@ static cbs_pack_layout *query_layout(void *func, int kind, param_info_fn gpi, un
     if (n == 0 && rc != CUDA_ERROR_INVALID_VALUE) {
         free(pairs);
         fail(PyExc_ValueError, fname, "kernelParams", -1,
-             "cannot read the kernel's parameters (cuFuncGetParamInfo returned CUresult %d)",
-             (int)rc);
+             "cannot read the kernel's parameters (%s returned CUresult %d)",
+             param_info_name(kind), (int)rc);
         return NULL;
     }
     cbs_pack_layout *l = cbs_layout_alloc(n, func, kind, epoch);
@@ -787,8 +794,9 @@ static CBS_ALWAYS_INLINE int pack_items(const cubind_rt_api *rt, int kind,
 {
     if (!get_param_info)
         return fail(PyExc_TypeError, fname, "kernelParams", -1,
-                    "plain values need cuFuncGetParamInfo (a CUDA 12.4 or newer driver); pass "
-                    "(values, types) with ctypes types, or a prepared void *[] instead");
+                    "plain values need %s (a CUDA 12.4 or newer driver); pass (values, "
+                    "types) with ctypes types, or a prepared void *[] instead",
+                    param_info_name(kind));
     if (!func)
         return fail(PyExc_TypeError, fname, "kernelParams", -1,
                     "plain values are typed by the kernel, which is NULL");

@@ -891,7 +891,10 @@ def body(t):
     assert_race_clean(code)
 
 
-def test_plain_values_need_cuFuncGetParamInfo():
+def test_plain_values_need_the_kernels_param_info_getter():
+    # A 12.3 driver has neither getter: the message names the one the
+    # kernel's class needs (CUfunction: cuFuncGetParamInfo, CUkernel:
+    # cuKernelGetParamInfo).
     code = r"""
 import ctypes, os, struct
 lib = ctypes.CDLL(os.environ["CUBIND_LIBCUDA"])
@@ -914,6 +917,14 @@ except TypeError as e:
 else:
     raise AssertionError("no TypeError")
 assert d.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, None, ((5,), (ctypes.c_int,)), None)[0] == 0
+err, library = d.cuLibraryLoadData(b"library with old\0", None, None, 0, None, None, 0)
+err, kern = d.cuLibraryGetKernel(library, b"old")
+try:
+    d.cuLaunchKernel(kern, 1, 1, 1, 1, 1, 1, 0, None, (5,), None)
+except TypeError as e:
+    assert "cuKernelGetParamInfo" in str(e) and "cuFuncGetParamInfo" not in str(e), e
+else:
+    raise AssertionError("no TypeError")
 print("ok")
 """
     r = run_python(code)
