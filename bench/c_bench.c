@@ -27,6 +27,8 @@
  * what main does (0 on success), then cb_lib_loop(case, n) runs one loop of
  * n calls of one case and returns its ns per call (after a warm-up of n/10
  * calls), or -1 when the case cannot run. No threads cases there.
+ * cb_lib_proc and cb_lib_handle give bench/thin_ext.c the same entry points
+ * and handles, so its thin binding calls exactly what C's loops call.
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -514,6 +516,41 @@ double cb_lib_loop(const char *name, long n)
     if (cb_module)
         cb_launches();
     return cb_only_ns;
+}
+
+/* For bench/thin_ext.c, after cb_lib_open: the entry point resolved for
+ * `name` (one of CB_FUNCS, as cuda.h spells it), or NULL. */
+void *cb_lib_proc(const char *name)
+{
+#define CB_PROC(fn)                                                            \
+    if (name && strcmp(name, #fn) == 0) {                                      \
+        void *p_;                                                              \
+        memcpy(&p_, &p_##fn, sizeof p_);                                       \
+        return p_;                                                             \
+    }
+    CB_FUNCS(CB_PROC)
+#undef CB_PROC
+    return NULL;
+}
+
+/* For bench/thin_ext.c, after cb_lib_open: one of the handles the C loops
+ * use, as an integer ("ctx", "dev", "stream", "event", "dptr", or a kernel
+ * of the loaded module by name), or 0 when there is none. */
+unsigned long long cb_lib_handle(const char *name)
+{
+    if (!name)
+        return 0;
+    if (strcmp(name, "ctx") == 0)
+        return (uintptr_t)cb_ctx;
+    if (strcmp(name, "dev") == 0)
+        return (unsigned long long)cb_dev;
+    if (strcmp(name, "stream") == 0)
+        return (uintptr_t)cb_stream;
+    if (strcmp(name, "event") == 0)
+        return (uintptr_t)cb_event;
+    if (strcmp(name, "dptr") == 0)
+        return cb_dptr;
+    return cb_module ? (uintptr_t)cb_function(name) : 0;
 }
 
 #else

@@ -6,8 +6,10 @@ machine the same call costs up to 1.7x more in one process than in another
 (bench/run_process_probe.sh), in C as in Python, so a ratio of two
 processes' times carries that spread. Here one child process sets up C (the
 cases of bench/c_bench.c built as a library, called through ctypes: no
-Python in its loops), the floor, cubind.driver, cubind.cu, cuda.bindings
-and cuda.core, and for each case runs one loop of each in turn, R times,
+Python in its loops), the floor, the thin binding (bench/thin_ext.c: C's
+own entry points and handles called from Python with ints in and out),
+cubind.driver, cubind.cu, cuda.bindings and cuda.core, and for each case
+runs one loop of each in turn, R times,
 rotating the order; each implementation keeps its best loop. Every ratio of
 the issue-8 targets is computed inside one process, then summarised over
 K fresh processes (median, range, and in how many processes the target
@@ -19,8 +21,10 @@ held).
   paired.py render FILE                      -> the markdown report
 
 The kernels, cases, floors and each implementation's calls are bench.py's
-(DriverImpl, CoreImpl, floor_spec); launches compare cubind's plain values
-with cuda.bindings' (values, ctypes types) and cuda.core's launch().
+(DriverImpl, CoreImpl, floor_spec) but the thin binding's (ThinImpl, here:
+it needs C's library); launches compare cubind's plain values with
+cuda.bindings' (values, ctypes types) and cuda.core's launch(), and the
+thin binding launches with C's prepared void*[].
 """
 
 import argparse
@@ -36,11 +40,13 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench  # noqa: E402  (the cases and implementations)
 
-IMPLS = ["c", "floor", "cubind.driver", "cubind.cu", "cuda.bindings", "cuda.core"]
+IMPLS = ["c", "floor", "thin", "cubind.driver", "cubind.cu", "cuda.bindings", "cuda.core"]
 BINDINGS = ["cubind.driver", "cubind.cu"]
+# What a binding can reach, beside cubind in the verdict table.
+REFERENCES = ["floor", "thin"]
 # The kernelParams form each implementation is compared with, per bench.py's variants.
 LAUNCH_VARIANT = {"cubind.driver": "plain", "cubind.cu": "plain", "cuda.bindings": "tuple",
-                  "cuda.core": "args"}
+                  "cuda.core": "args", "thin": "prepacked"}
 DEFAULT_CASES = bench.CALL_CASES + ["launch_empty_kernel", "launch_small_kernel",
                                     "launch_16_args", "launch_512_args"]
 
@@ -67,6 +73,100 @@ def open_c(cfg):
     if lib.cb_lib_open(libcuda, image, int(cfg["launch_timing"] == "submit")) != 0:
         raise bench.NA("cb_lib_open failed (c_bench's stderr says why)")
     return lib
+
+
+class ThinImpl:
+    """bench/thin_ext.c's `_bench_thin`, the thinnest binding: the entry
+    points and handles of C's loops (c_bench's library: cb_lib_proc,
+    cb_lib_handle), called from Python with ints in and out, detaching where
+    cubind detaches. Unlike the floor, it makes the real driver calls, so it
+    also pays what the interpreter's work between calls costs the driver."""
+
+    name = "thin"
+
+    def __init__(self, lib, cfg):
+        self.lib, self.cfg = lib, cfg
+        lib.cb_lib_proc.argtypes = [ctypes.c_char_p]
+        lib.cb_lib_proc.restype = ctypes.c_void_p
+        lib.cb_lib_handle.argtypes = [ctypes.c_char_p]
+        lib.cb_lib_handle.restype = ctypes.c_ulonglong
+        self._keep = []
+
+    def setup(self):
+        import _bench_thin as t
+        keep_gil = bench.keep_gil_functions()
+        for name in t.NAMES:
+            address = self.lib.cb_lib_proc(name.encode())
+            if not address:
+                raise bench.NA("c_bench's library has no %s" % name)
+            t.bind(name, address, name not in keep_gil)
+        self.t = t
+        h = self.handle
+        self.ctx, self.dev, self.stream = h("ctx"), h("dev"), h("stream")
+        self.event, self.dptr = h("event"), h("dptr")
+
+    def handle(self, name):
+        return self.lib.cb_lib_handle(name.encode())
+
+    def case(self, name):
+        t, ok = self.t, (lambda result: None)   # a failure raises
+        if name == "ctx_get_current":
+            return bench.call_spec(t.cuCtxGetCurrent, [], ok)
+        if name == "ctx_set_current":
+            return bench.call_spec(t.cuCtxSetCurrent, [self.ctx], ok)
+        if name == "device_get":
+            return bench.call_spec(t.cuDeviceGet, [0], ok)
+        if name == "device_get_attribute":
+            return bench.call_spec(t.cuDeviceGetAttribute,
+                                   [bench.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, self.dev], ok)
+        if name == "event_record":
+            return bench.call_spec(t.cuEventRecord, [self.event, self.stream], ok,
+                                   post=self.sync())
+        if name == "event_query":
+            return bench.call_spec(t.cuEventQuery, [self.event], ok)
+        if name == "stream_query":
+            return bench.call_spec(t.cuStreamQuery, [self.stream], ok)
+        if name == "pointer_get_attribute":
+            return bench.call_spec(t.cuPointerGetAttribute,
+                                   [bench.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, self.dptr], ok)
+        if name == "mem_alloc_free":
+            return bench.Spec("free(alloc(size))",
+                              {"alloc": t.cuMemAlloc, "free": t.cuMemFree, "size": 1024},
+                              lambda: t.cuMemFree(t.cuMemAlloc(1024)), n=self.cfg["n_launch"])
+        if name in bench.LAUNCH_CASES:
+            return self.launch_spec(name)
+        raise bench.NA("unknown case")
+
+    def sync(self):
+        t, stream = self.t, self.stream
+        return lambda: t.cuStreamSynchronize(stream)
+
+    def launch_spec(self, name):
+        """C's kernelParams: the address of a void*[] built once."""
+        kname = {"launch_empty_kernel": "empty", "launch_small_kernel": "small",
+                 "launch_16_args": "k16", "launch_512_args": "k512",
+                 "launch_2048b": "big_struct"}[name]
+        f = self.handle(kname)
+        if not f:
+            raise bench.NA("no kernel %s in C's module" % kname)
+        values, kinds = {
+            "launch_empty_kernel": ([], []),
+            "launch_small_kernel": (bench.small_values(self.dptr), ["p", "i", "f"]),
+            "launch_16_args": (bench.k16_values(self.dptr), bench.K16_KINDS),
+            "launch_512_args": (bench.k512_values(), ["i"] * 512),
+            "launch_2048b": ([bench.s2048_struct()], ["s"]),
+        }[name]
+        params = 0
+        if values:
+            packed = bench.Prepacked(values, kinds)
+            self._keep.append(packed)
+            params = packed.address
+        return bench.call_spec(self.t.cuLaunchKernel,
+                               [f, 1, 1, 1, 1, 1, 1, 0, self.stream, params, 0],
+                               lambda result: None, post=self.sync(),
+                               n=self.cfg["n_launch"], variant="prepacked",
+                               note="address of a void*[] built once",
+                               post_timed=self.cfg["launch_timing"] == "sync")
 
 
 def open_impl(name, cfg):
@@ -129,7 +229,15 @@ def run_child(cfg):
         objs["floor"] = None
     except (OSError, ImportError) as e:
         keep_gil, why["floor"] = None, str(e)
-    for name in IMPLS[2:]:
+    try:
+        if "c" not in objs:
+            raise bench.NA("no C library: %s" % why["c"])
+        objs["thin"] = ThinImpl(objs["c"], cfg)
+        objs["thin"].setup()
+    except (OSError, ImportError, AttributeError, bench.NA) as e:
+        objs.pop("thin", None)
+        why["thin"] = "%s: %s" % (type(e).__name__, e)
+    for name in IMPLS[3:]:
         try:
             objs[name] = open_impl(name, cfg)
         except Exception as e:
@@ -280,14 +388,19 @@ def render(records):
                   "plain values, in the same processes. The floor is cuLaunchKernel's "
                   "11-argument call.", ""]
     lines += [
-        "| target | limit | cubind.driver | cubind.cu | floor | held (driver, cu) |",
-        "|---|---|---|---|---|---|"]
+        "The floor is C's time plus do-nothing extension calls of the case's shape, timed "
+        "apart (bench/floor_ext.c). Thin is a hand-written binding making the real driver "
+        "calls with ints in and out and C's prepared void*[] for launches "
+        "(bench/thin_ext.c): it also pays what the interpreter's work between calls costs "
+        "the driver, which the floor leaves out, and converts nothing but ints.", "",
+        "| target | limit | cubind.driver | cubind.cu | floor | thin | held (driver, cu) |",
+        "|---|---|---|---|---|---|---|"]
     measured = {case for t in procs.values() for case, _ in t}
     for case, kind, other, limit in TARGETS:
         if case not in measured:
             continue
         cells, held = [], []
-        for impl in BINDINGS + ["floor"]:
+        for impl in BINDINGS + REFERENCES:
             vals = [target_ratio(kind, case, impl, other, t) for t in procs.values()]
             s = summarise(vals)
             if s is None:
@@ -295,12 +408,12 @@ def render(records):
                 continue
             med, lo, hi, n = s
             cells.append("%.2f× (%.2f–%.2f)" % (med, lo, hi))
-            if impl != "floor":
+            if impl in BINDINGS:
                 held.append("%d/%d" % (sum(v <= limit for v in vals if v is not None), n))
         what = ("%s ≤ %.2f× %s" % (case, limit, other) if kind == "plain" else
                 "%s: above C ≤ %.2f× %s'" % (case, limit, other))
-        lines.append("| %s | %.2f× | %s | %s | %s | %s |" %
-                     (what, limit, cells[0], cells[1], cells[2], ", ".join(held) or "—"))
+        lines.append("| %s | %.2f× | %s | %s |" %
+                     (what, limit, " | ".join(cells), ", ".join(held) or "—"))
     lines += ["", "Median ns per call over the processes (each process's best loop):", "",
               "| case | " + " | ".join(IMPLS) + " |", "|---|" + "---|" * len(IMPLS)]
     cases = []

@@ -5,7 +5,8 @@
 #   bench/run_h200.sh
 #
 # Builds the bindings from the committed out/ (no libclang), the kernels
-# (nvcc → PTX and cubin), c_bench and the floor extension (floor_ext.c),
+# (nvcc → PTX and cubin), c_bench and the floor extension (floor_ext.c;
+# with BENCH_PAIRED, also the thin binding, thin_ext.c),
 # runs c_bench and bench.py, and writes
 # under $OUT (default build/bench/out):
 #   results.jsonl  every measurement of the run (machine, C, Python), one JSON object a line
@@ -67,6 +68,19 @@ build_floor_ext() {
         echo "run_h200.sh: compiling bench/floor_ext.c failed; the floors will be n/a"
     fi
 }
+# _bench_thin (bench/thin_ext.c): the thin binding of the paired runs,
+# compiled the same way.
+build_thin_ext() {
+    local thin_ext
+    thin_ext=$W/_bench_thin$("$PY" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+    if ${CC:-gcc} -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -I"$CUDA_HOME/include" \
+            -I"$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \
+            bench/thin_ext.c -o "$thin_ext"; then
+        echo "built $thin_ext"
+    else
+        echo "run_h200.sh: compiling bench/thin_ext.c failed; the thin rows will be n/a"
+    fi
+}
 start=$(date +%s)
 
 step "machine"
@@ -103,8 +117,9 @@ fi
 "$NVCC" --version | tail -n 2
 
 if [ -n "${BENCH_PAIRED:-}" ]; then
-    step "floor extension"
+    step "floor and thin extensions"
     build_floor_ext
+    build_thin_ext
     step "c_bench as a library, paired.py"
     if ${CC:-gcc} -std=c11 -O2 -Wall -Wextra -DCB_LIBRARY -fPIC -shared -I"$CUDA_HOME/include" \
             bench/c_bench.c -o "$W/libc_bench.so" -ldl; then
