@@ -348,19 +348,35 @@ static tv *undo_value(const cb_fclass *fc)
     return list;
 }
 
-/* 1 when an output parameter gives a plain value (an int, float, bool,
- * enum member, handle or address): results made only of such values are
- * kept between calls for reuse (result_cache in templates/driver/results.c);
- * structs, lists and bytes are not held alive after the caller drops them. */
-static int is_plain_value_output(const cb_pclass *pc)
+/* 1 when an element is a plain value (an int, float, bool, enum member,
+ * handle or address): results made only of such values are kept between
+ * calls for reuse (result_cache in templates/driver/results.c); structs,
+ * lists and bytes are not held alive after the caller drops them. */
+static int is_plain_value_elem(cb_ekind elem)
 {
-    if (pc->shape != SH_OUT && pc->shape != SH_INOUT && pc->shape != SH_COUNT_INOUT)
-        return 0;
-    if (pc->shape == SH_COUNT_INOUT)
-        return 1;
-    switch (pc->elem) {
+    switch (elem) {
     case EK_INT: case EK_FLOAT: case EK_ENUM: case EK_HANDLE: case EK_VALUE_HANDLE:
     case EK_POINTER: case EK_BOOL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* 1 when an output parameter gives a plain value. An attribute-typed output
+ * does when every attribute's value is a single plain element (an attribute
+ * without a type rule gives an int). */
+static int is_plain_value_output(const cb_pclass *pc)
+{
+    switch (pc->shape) {
+    case SH_COUNT_INOUT:
+        return 1;
+    case SH_OUT: case SH_INOUT:
+        return is_plain_value_elem(pc->elem);
+    case SH_ATTR_OUT:
+        for (size_t i = 0; i < pc->nattr_cases; i++)
+            if (pc->attr_cases[i].fixed_len != 0 || !is_plain_value_elem(pc->attr_cases[i].elem))
+                return 0;
         return 1;
     default:
         return 0;

@@ -428,3 +428,35 @@ def test_fast_path_helpers_have_no_out_of_line_copy(drv):
     defined = {line.split()[-1].split(".")[0] for line in out.splitlines() if line.split()}
     assert "impl_cuLaunchKernel" in defined, "the build is stripped: nothing to check"
     assert not FAST_PATH_HELPERS & defined
+
+
+def test_attribute_typed_results_keep_their_values_across_reuse(drv):
+    # cuPointerGetAttribute's output is typed by the attribute asked for (an
+    # int, a CUdeviceptr, a CUcontext): every type is a plain value, so the
+    # drop-in face reuses its result tuple when the caller dropped it. A
+    # reused tuple must get the new attribute's value and type, and a held
+    # one must keep its own.
+    import cubind.cu as cu
+    ctx = cu.cuCtxGetCurrent() or cu.cuDevicePrimaryCtxRetain(0)
+    cu.cuCtxSetCurrent(ctx)
+    ptr = cu.cuMemAlloc(256)
+    try:
+        A = drv.CUpointer_attribute
+        want = {
+            A.CU_POINTER_ATTRIBUTE_MEMORY_TYPE: (int, int(drv.CUmemorytype.CU_MEMORYTYPE_DEVICE)),
+            A.CU_POINTER_ATTRIBUTE_DEVICE_POINTER: (drv.CUdeviceptr, int(ptr)),
+            A.CU_POINTER_ATTRIBUTE_CONTEXT: (drv.CUcontext, int(ctx)),
+            A.CU_POINTER_ATTRIBUTE_RANGE_SIZE: (int, 256),
+        }
+        held = {attr: drv.cuPointerGetAttribute(attr, ptr) for attr in want}
+        order = list(want) * 25
+        for attr in order:                      # each result dropped at once
+            err, value = drv.cuPointerGetAttribute(attr, ptr)
+            kind, number = want[attr]
+            assert err == 0 and type(value) is kind and int(value) == number, (attr, value)
+        for attr, (kind, number) in want.items():
+            err, value = held[attr]
+            assert err == 0 and type(value) is kind and int(value) == number, (attr, value)
+        assert drv.cuPointerGetAttribute(A.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, 8)[1] is None
+    finally:
+        cu.cuMemFree(ptr)
