@@ -120,19 +120,23 @@ static int thin_ptr(PyObject *o, void **out)
 /* ---- calls ------------------------------------------------------------------- */
 
 /* Calls entry point NAME with ARGS into `r`, detaching around it where
- * bind() said so; an unbound entry point raises. */
-#define THIN_CALL(name, r, ...)                                                \
+ * bind() said so; an unbound entry point raises. NAME is pasted, never
+ * expanded: cuda.h defines some names as macros (cuMemFree is cuMemFree_v2),
+ * and the variables are named after the unexpanded ones. Macros that pass a
+ * name on use THIN_CALL_AT with the pasted variables. */
+#define THIN_CALL(name, r, ...) THIN_CALL_AT(p_##name, detach_##name, #name, r, __VA_ARGS__)
+#define THIN_CALL_AT(fn, detach, label, r, ...)                                \
     do {                                                                       \
-        if (!p_##name) {                                                       \
-            PyErr_SetString(PyExc_RuntimeError, #name " is not bound (bind())"); \
+        if (!(fn)) {                                                           \
+            PyErr_SetString(PyExc_RuntimeError, label " is not bound (bind())"); \
             return NULL;                                                       \
         }                                                                      \
-        if (detach_##name) {                                                   \
+        if (detach) {                                                          \
             Py_BEGIN_ALLOW_THREADS                                             \
-            (r) = p_##name(__VA_ARGS__);                                       \
+            (r) = (fn)(__VA_ARGS__);                                           \
             Py_END_ALLOW_THREADS                                               \
         } else {                                                               \
-            (r) = p_##name(__VA_ARGS__);                                       \
+            (r) = (fn)(__VA_ARGS__);                                           \
         }                                                                      \
     } while (0)
 
@@ -167,16 +171,25 @@ THIN_FN(cuCtxGetCurrent)
     return thin_failed("cuCtxGetCurrent", r) ? NULL : PyLong_FromVoidPtr(ctx);
 }
 
-THIN_FN(cuCtxSetCurrent)
-{
-    (void)module;
-    void *ctx;
-    CUresult r;
-    if (thin_args("cuCtxSetCurrent", nargs, kwnames, 1) < 0 || thin_ptr(args[0], &ctx) < 0)
-        return NULL;
-    THIN_CALL(cuCtxSetCurrent, r, (CUcontext)ctx);
-    return thin_status("cuCtxSetCurrent", r);
-}
+/* The calls taking one handle (or device address) and returning only a
+ * status. */
+#define THIN_ONE_HANDLE(name, ctype)                                           \
+    static PyObject *thin_##name(PyObject *module, PyObject *const *args,      \
+                                 Py_ssize_t nargs, PyObject *kwnames)          \
+    {                                                                          \
+        (void)module;                                                          \
+        void *handle;                                                          \
+        CUresult r;                                                            \
+        if (thin_args(#name, nargs, kwnames, 1) < 0 || thin_ptr(args[0], &handle) < 0) \
+            return NULL;                                                       \
+        THIN_CALL_AT(p_##name, detach_##name, #name, r, (ctype)(uintptr_t)handle); \
+        return thin_status(#name, r);                                          \
+    }
+THIN_ONE_HANDLE(cuCtxSetCurrent, CUcontext)
+THIN_ONE_HANDLE(cuEventQuery, CUevent)
+THIN_ONE_HANDLE(cuStreamQuery, CUstream)
+THIN_ONE_HANDLE(cuStreamSynchronize, CUstream)
+THIN_ONE_HANDLE(cuMemFree, CUdeviceptr)
 
 THIN_FN(cuDeviceGet)
 {
@@ -214,40 +227,6 @@ THIN_FN(cuEventRecord)
     return thin_status("cuEventRecord", r);
 }
 
-THIN_FN(cuEventQuery)
-{
-    (void)module;
-    void *event;
-    CUresult r;
-    if (thin_args("cuEventQuery", nargs, kwnames, 1) < 0 || thin_ptr(args[0], &event) < 0)
-        return NULL;
-    THIN_CALL(cuEventQuery, r, (CUevent)event);
-    return thin_status("cuEventQuery", r);
-}
-
-THIN_FN(cuStreamQuery)
-{
-    (void)module;
-    void *stream;
-    CUresult r;
-    if (thin_args("cuStreamQuery", nargs, kwnames, 1) < 0 || thin_ptr(args[0], &stream) < 0)
-        return NULL;
-    THIN_CALL(cuStreamQuery, r, (CUstream)stream);
-    return thin_status("cuStreamQuery", r);
-}
-
-THIN_FN(cuStreamSynchronize)
-{
-    (void)module;
-    void *stream;
-    CUresult r;
-    if (thin_args("cuStreamSynchronize", nargs, kwnames, 1) < 0 ||
-        thin_ptr(args[0], &stream) < 0)
-        return NULL;
-    THIN_CALL(cuStreamSynchronize, r, (CUstream)stream);
-    return thin_status("cuStreamSynchronize", r);
-}
-
 /* The attribute's value is read from a zeroed 8-byte buffer: exact for the
  * 8-byte attributes, and for the 4-byte ones on a little-endian machine
  * (the benchmark asks for CU_POINTER_ATTRIBUTE_MEMORY_TYPE, an unsigned
@@ -276,17 +255,6 @@ THIN_FN(cuMemAlloc)
         return NULL;
     THIN_CALL(cuMemAlloc, r, &dptr, (size_t)size);
     return thin_failed("cuMemAlloc", r) ? NULL : PyLong_FromUnsignedLongLong(dptr);
-}
-
-THIN_FN(cuMemFree)
-{
-    (void)module;
-    unsigned long long dptr;
-    CUresult r;
-    if (thin_args("cuMemFree", nargs, kwnames, 1) < 0 || thin_u64(args[0], &dptr) < 0)
-        return NULL;
-    THIN_CALL(cuMemFree, r, (CUdeviceptr)dptr);
-    return thin_status("cuMemFree", r);
 }
 
 /* params and extra: addresses of prepared void*[] arrays, 0 for NULL. */
