@@ -142,6 +142,20 @@ static int is_count_name(const char *name)
            strcmp(name, "count") == 0;
 }
 
+/* Whether integer parameter `size` is the byte size of char buffer `buf`:
+ * named len or length (cuDeviceGetName's name, len), or <Stem>Size where
+ * <stem> ends buf's name, letter case aside (11.x cuGraphInstantiate's
+ * logBuffer, bufferSize). */
+static int is_char_buffer_size(const char *size, const char *buf)
+{
+    if (strcmp(size, "len") == 0 || strcmp(size, "length") == 0)
+        return 1;
+    size_t n = strlen(size), nb = strlen(buf);
+    if (n <= 4 || strcmp(size + n - 4, "Size") != 0 || n - 4 > nb)
+        return 0;
+    return strncasecmp(size, buf + nb - (n - 4), n - 4) == 0;
+}
+
 static int is_int_or_int_pointer(const cb_type *t)
 {
     if (t->kind == TY_POINTER)
@@ -164,7 +178,7 @@ static size_t common_prefix(const char *a, const char *b)
 static int paired_count_less(const cb_function *f, const cb_rules *rules, const cb_param *self,
                              int *less)
 {
-    cb_rule *r = rules_find2(rules, "count", f->name, self->name);
+    cb_rule *r = rules_find_fn(rules, "count", f, self->name);
     char base[128] = "";
     *less = 0;
     if (r) {
@@ -270,7 +284,7 @@ static int classify_callback(const cb_rules *rules, const cb_function *f, const 
 {
     for (size_t i = 0; i < rules->nrules; i++) {
         cb_rule *r = &rules->rules[i];
-        if (strcmp(r->directive, "callback") != 0 || strcmp(r->args[0], f->name) != 0)
+        if (strcmp(r->directive, "callback") != 0 || !rules_names_function(r->args[0], f))
             continue;
         if (strcmp(r->args[1], p->name) == 0) {
             r->used = 1;
@@ -395,16 +409,16 @@ static const cb_enum *attribute_enum(const cb_model *m, const cb_function *f,
 static int classify_attribute_output(cb_model *m, const cb_rules *rules, const cb_function *f,
                                      cb_pclass *pc, const char **why)
 {
-    cb_rule *r = rules_find2(rules, "attribute-output", f->name, pc->param->name);
+    cb_rule *r = rules_find_fn(rules, "attribute-output", f, pc->param->name);
     int input = 0;
     if (!r) {
-        r = rules_find2(rules, "attribute-input", f->name, pc->param->name);
+        r = rules_find_fn(rules, "attribute-input", f, pc->param->name);
         input = 1;
     }
     if (!r)
         return 0;
     pc->attr_index = param_index(f, r->args[2]);
-    if (rules_find2(rules, "count", f->name, pc->param->name))
+    if (rules_find_fn(rules, "count", f, pc->param->name))
         pc->count_index = paired_count(f, rules, pc->param);
     const cb_enum *e = NULL;
     int array = 0;
@@ -477,7 +491,7 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
     pc->count_index = -1;
     pc->params_index = -1;
     pc->cast_from = NULL;
-    cb_rule *rename = rules_find2(rules, "rename-param-in", f->name, p->name);
+    cb_rule *rename = rules_find_fn(rules, "rename-param-in", f, p->name);
     if (rename)
         pc->pyname = rename->args[2];
     else if ((rename = rules_find(rules, "rename-param", p->name)))
@@ -498,8 +512,12 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
         pc->shape = pc->elem == EK_NONE || pc->elem == EK_POINTER ? SH_UNSUPPORTED : SH_VALUE;
         if (pc->shape == SH_UNSUPPORTED)
             *why = reason(m, p, "no general rule for this type by value");
-        cb_rule *cast = rules_find2(rules, "handle-cast", f->name, p->name);
-        if (cast && pc->elem == EK_HANDLE && model_handle(m, cast->args[2])) {
+        cb_rule *cast = rules_find_fn(rules, "handle-cast", f, p->name);
+        /* A class this header lacks (CUkernel before CUDA 12.0): the rule
+         * does not apply here (rules_unmatched reports it). */
+        if (cast && !model_handle(m, cast->args[2]))
+            cast = NULL;
+        if (cast && pc->elem == EK_HANDLE) {
             pc->cast_from = cast->args[2];
         } else if (cast) {
             pc->shape = SH_UNSUPPORTED;
@@ -509,7 +527,7 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
     }
 
     const cb_type *pt = t->pointee;
-    cb_rule *kp = rules_find2(rules, "kernel-params", f->name, p->name);
+    cb_rule *kp = rules_find_fn(rules, "kernel-params", f, p->name);
     if (kp) {
         for (size_t i = 0; i < f->nparams; i++)
             if (strcmp(f->params[i].name, kp->args[2]) == 0)
@@ -517,17 +535,17 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
         pc->shape = pc->count_index >= 0 ? SH_KERNEL_PARAMS : SH_UNSUPPORTED;
         return;
     }
-    if (rules_find2(rules, "kernel-extra", f->name, p->name)) {
+    if (rules_find_fn(rules, "kernel-extra", f, p->name)) {
         pc->shape = SH_KERNEL_EXTRA;
         for (const cb_param *q = f->params; q < p; q++)
-            if (rules_find2(rules, "kernel-params", f->name, q->name))
+            if (rules_find_fn(rules, "kernel-params", f, q->name))
                 pc->params_index = (int)(q - f->params);
         return;
     }
-    cb_rule *fixed = rules_find2(rules, "fixed", f->name, p->name);
-    int is_in = rules_find2(rules, "in", f->name, p->name) != NULL;
-    int is_out = rules_find2(rules, "out", f->name, p->name) != NULL;
-    if (rules_find2(rules, "inout", f->name, p->name)) {
+    cb_rule *fixed = rules_find_fn(rules, "fixed", f, p->name);
+    int is_in = rules_find_fn(rules, "in", f, p->name) != NULL;
+    int is_out = rules_find_fn(rules, "out", f, p->name) != NULL;
+    if (rules_find_fn(rules, "inout", f, p->name)) {
         pc->elem = elem_kind(m, rules, pt, pc);
         pc->shape = pc->elem == EK_NONE || pc->elem == EK_STRUCT ? SH_UNSUPPORTED : SH_INOUT;
     } else if (fixed) {
@@ -553,8 +571,7 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
     } else if (is_char(pt)) {
         pc->count_index = -1;
         for (size_t i = 0; i < f->nparams; i++)
-            if (f->params[i].type->kind == TY_INT &&
-                (strcmp(f->params[i].name, "len") == 0 || strcmp(f->params[i].name, "length") == 0))
+            if (f->params[i].type->kind == TY_INT && is_char_buffer_size(f->params[i].name, p->name))
                 pc->count_index = (int)i;
         pc->shape = pc->count_index >= 0 ? SH_OUT_CHARS : SH_UNSUPPORTED;
         int size = pc->count_index < 0 ? paired_count(f, rules, p) : -1;
@@ -566,7 +583,7 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
         }
     } else if (is_out) {
         pc->elem = elem_kind(m, rules, pt, pc);
-        if (rules_find2(rules, "count", f->name, p->name))
+        if (rules_find_fn(rules, "count", f, p->name))
             pc->count_index = paired_count(f, rules, p);
         pc->shape = pc->elem == EK_NONE     ? SH_UNSUPPORTED
                     : pc->count_index >= 0  ? SH_OUT_ARRAY
@@ -693,8 +710,8 @@ cb_classes *classify_model(cb_model *m, const cb_rules *rules)
             why = model_strdup(m, "no PFN typedef in cudaTypedefs.h matches its prototype");
         fc->supported = why == NULL;
         fc->why = why ? why : "";
-        fc->keep_gil = rules_find(rules, "keep-gil", f->name) != NULL;
-        fc->unloads_kernels = rules_find(rules, "unloads-kernels", f->name) != NULL;
+        fc->keep_gil = rules_find_fn(rules, "keep-gil", f, NULL) != NULL;
+        fc->unloads_kernels = rules_find_fn(rules, "unloads-kernels", f, NULL) != NULL;
         classify_registry(m, rules, fc);
         if (fc->supported)
             c->nsupported++;
@@ -722,13 +739,13 @@ static void classify_registry(cb_model *m, const cb_rules *rules, cb_fclass *fc)
     for (size_t i = 0; i < rules->nrules; i++)
         n += strncmp(rules->rules[i].directive, "registry-", 9) == 0 &&
              strcmp(rules->rules[i].directive, "registry-kind") != 0 &&
-             strcmp(rules->rules[i].args[0], f->name) == 0;
+             rules_names_function(rules->rules[i].args[0], f);
     if (!n)
         return;
     fc->reg = model_alloc(m, n * sizeof *fc->reg);
     for (size_t i = 0; i < rules->nrules; i++) {
         cb_rule *r = &rules->rules[i];
-        if (strncmp(r->directive, "registry-", 9) != 0 || strcmp(r->args[0], f->name) != 0)
+        if (strncmp(r->directive, "registry-", 9) != 0 || !rules_names_function(r->args[0], f))
             continue;
         const char *action = r->directive + 9;
         size_t a = 0;
@@ -767,11 +784,13 @@ static int is_int_literal(const char *s)
     return 1;
 }
 
-/* The classification of the function named `name`, NULL when none. */
-static cb_fclass *fclass_named(cb_classes *c, const char *name)
+/* The classification of the function a rule's name names (rules_function's
+ * order: public name first, then declared symbol), NULL when none. */
+static cb_fclass *fclass_named(const cb_model *m, cb_classes *c, const char *name)
 {
-    for (size_t i = 0; i < c->nfunctions; i++)
-        if (strcmp(c->functions[i].fn->name, name) == 0)
+    const cb_function *f = rules_function(m, name);
+    for (size_t i = 0; f && i < c->nfunctions; i++)
+        if (c->functions[i].fn == f)
             return &c->functions[i];
     return NULL;
 }
@@ -832,8 +851,8 @@ int classify_undo(cb_model *m, cb_classes *c, const cb_rules *rules, char *err, 
         cb_rule *r = &rules->rules[i];
         if (strcmp(r->directive, "undo") != 0)
             continue;
-        cb_fclass *fc = fclass_named(c, r->args[0]);
-        const cb_function *u = model_function(m, r->args[1]);
+        cb_fclass *fc = fclass_named(m, c, r->args[0]);
+        const cb_function *u = rules_function(m, r->args[1]);
         if (!fc || !u)
             continue; /* reported by rules_unmatched */
         r->used = 1;

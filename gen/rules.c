@@ -185,6 +185,30 @@ cb_rule *rules_find2(const cb_rules *r, const char *directive, const char *funct
     return NULL;
 }
 
+cb_rule *rules_find_fn(const cb_rules *r, const char *directive, const cb_function *f,
+                       const char *param)
+{
+    cb_rule *rule = param ? rules_find2(r, directive, f->name, param)
+                          : rules_find(r, directive, f->name);
+    if (!rule && f->abi && strcmp(f->abi, f->name) != 0)
+        rule = param ? rules_find2(r, directive, f->abi, param) : rules_find(r, directive, f->abi);
+    return rule;
+}
+
+int rules_names_function(const char *name, const cb_function *f)
+{
+    return strcmp(name, f->name) == 0 || (f->abi && strcmp(name, f->abi) == 0);
+}
+
+const cb_function *rules_function(const cb_model *m, const char *name)
+{
+    const cb_function *f = model_function(m, name);
+    for (size_t i = 0; !f && i < m->nfunctions; i++)
+        if (m->functions[i].abi && strcmp(m->functions[i].abi, name) == 0)
+            f = &m->functions[i];
+    return f;
+}
+
 static int names_typedef(const cb_model *m, const char *name)
 {
     for (size_t i = 0; i < m->ntypedefs; i++)
@@ -195,7 +219,7 @@ static int names_typedef(const cb_model *m, const char *name)
 
 static int function_has_param(const cb_model *m, const char *function, const char *param)
 {
-    const cb_function *f = model_function(m, function);
+    const cb_function *f = rules_function(m, function);
     for (size_t i = 0; f && i < f->nparams; i++)
         if (strcmp(f->params[i].name, param) == 0)
             return 1;
@@ -241,13 +265,16 @@ size_t rules_unmatched(const cb_rules *r, const cb_model *m, FILE *out)
                  strcmp(rule->directive, "kernel-extra-field") == 0)
             found = record_has_field(m, rule->args[0], rule->args[1]);
         else if (strcmp(rule->directive, "undo") == 0)
-            found = model_function(m, rule->args[0]) != NULL &&
-                    model_function(m, rule->args[1]) != NULL;
+            found = rules_function(m, rule->args[0]) != NULL &&
+                    rules_function(m, rule->args[1]) != NULL;
+        else if (strcmp(rule->directive, "handle-cast") == 0)
+            found = function_has_param(m, rule->args[0], rule->args[1]) &&
+                    names_handle(m, rule->args[2]);
         else if (strcmp(rule->directive, "rename-param") == 0 ||
                  strcmp(rule->directive, "attribute-type") == 0)
             found = rule->used; /* set when a parameter or attribute used it */
         else
-            found = model_function(m, rule->args[0]) != NULL &&
+            found = rules_function(m, rule->args[0]) != NULL &&
                     (rule->nargs < 2 || function_has_param(m, rule->args[0], rule->args[1]));
         if (!found) {
             fprintf(out, "%s:%u: rule '%s %s%s%s' matches nothing in %s\n", r->path, rule->line,

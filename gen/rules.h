@@ -2,7 +2,10 @@
  * rules.h — the special cases of rules.txt, the one data file of exceptions
  * to the classifier's general rules. Each line is a directive and its
  * arguments; `#` starts a comment. A rule that matches nothing in the header
- * being generated is reported by rules_report_unused().
+ * being generated is reported by rules_unmatched(). FUNCTION is a function's
+ * public name (cuMemAlloc) or the symbol its header declares
+ * (cuMemAlloc_v2): a rule naming the symbol follows a function that another
+ * release declares under that name (12.x's cuGraphAddDependencies_v2).
  *
  *   value-handle TYPEDEF     an integer typedef bound as a class (CUdevice)
  *   value-class TYPEDEF      an integer typedef that gets a class for callers
@@ -15,7 +18,8 @@
  *                            the handle parameter also takes an object of
  *                            class HANDLE, which the header says may be
  *                            cast to the parameter's type (a CUkernel for
- *                            cuLaunchKernel's CUfunction f)
+ *                            cuLaunchKernel's CUfunction f); in a header
+ *                            without HANDLE it does not apply (reported)
  *   keep-gil FUNCTION        a trivial getter whose call does not detach
  *                            the thread state (measured; see BENCHMARKS.md)
  *   rename-param C_NAME PY_NAME
@@ -151,9 +155,24 @@ cb_rule *rules_find(const cb_rules *r, const char *directive, const char *name);
 /* The rule `directive function param` if present (marking it used). */
 cb_rule *rules_find2(const cb_rules *r, const char *directive, const char *function,
                      const char *param);
+/* The rule `directive F` (param NULL) or `directive F param` of function f
+ * (marking it used), where F is f's public name (cuMemAlloc) or, when no
+ * rule names that, the symbol its header declares (cuMemAlloc_v2): one rule
+ * then follows a function across releases that renamed it (12.x declares
+ * cuGraphAddDependencies_v2 under that name, 13.0 as
+ * cuGraphAddDependencies). */
+cb_rule *rules_find_fn(const cb_rules *r, const char *directive, const cb_function *f,
+                       const char *param);
+/* Whether a rule's function name `name` names f: its public name or its
+ * declared symbol. */
+int rules_names_function(const char *name, const cb_function *f);
+/* The function a rule's name names (public name first, then declared
+ * symbol), or NULL. */
+const cb_function *rules_function(const cb_model *m, const char *name);
 /* Writes "path:line: rule 'directive name' matches nothing in HEADER" to
- * out for each rule naming a typedef or function the model lacks (`undo`:
- * either function); returns how many. */
+ * out for each rule naming a typedef or function the model lacks (by public
+ * name or declared symbol; `undo`: either function; `handle-cast`: also its
+ * class); returns how many. */
 size_t rules_unmatched(const cb_rules *r, const cb_model *m, FILE *out);
 
 #endif

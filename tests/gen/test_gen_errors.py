@@ -256,3 +256,33 @@ def test_rules_matching_nothing_are_reported_with_their_line(run_cubind, tmp_pat
     text = (out / "driver.c").read_text()
     assert '"cuInit(testsGenFlags)\\n"' in text
     assert "CUresult cuInit(unsigned int Flags)" in text
+
+
+def test_rules_name_a_function_by_its_public_name_or_its_declared_symbol(run_cubind, tmp_path,
+                                                                         cuda_h):
+    """cuMemAlloc is declared as cuMemAlloc_v2: a rule may name either, so
+    one rule follows a function that a release renamed (12.x's
+    cuGraphAddDependencies_v2 is 13.0's cuGraphAddDependencies). A
+    handle-cast to a class the header lacks is reported, and the function
+    stays bound without the cast."""
+    out = tmp_path / "outdir"
+    out.mkdir()
+    with open(RULES) as f:
+        lines = f.read().splitlines(True)
+    extra = ["rename-param-in cuMemAlloc_v2 bytesize testsGenBytes\n",
+             "rename-param-in cuMemFree_v9 dptr testsGenPtr\n",
+             "handle-cast cuFuncGetAttribute hfunc CUtestsGenNoSuchHandle\n"]
+    rules = tmp_path / "rules.txt"
+    rules.write_text("".join(lines + extra))
+    p = run_generate(run_cubind, cuda_h, out, "--rules", str(rules))
+    assert p.returncode == 0, p.stderr
+    n = len(lines)
+    assert "%s:%d:" % (rules, n + 1) not in p.stderr
+    for line, rule in ((n + 2, "rename-param-in cuMemFree_v9 dptr"),
+                       (n + 3, "handle-cast cuFuncGetAttribute hfunc")):
+        assert "%s:%d: rule '%s' matches nothing in %s" % (rules, line, rule, cuda_h) in p.stderr
+    text = (out / "driver.c").read_text()
+    assert '"cuMemAlloc(testsGenBytes)\\n"' in text
+    assert '"cuMemFree(dptr)\\n"' in text
+    assert "cuFuncGetAttribute" not in (out / "unsupported.txt").read_text()
+    assert "static PyObject *impl_cuFuncGetAttribute(" in text
