@@ -228,6 +228,26 @@ def test_rename_param_in_takes_three_arguments(run_cubind, tmp_path, cuda_h):
     assert "'rename-param-in' takes 3 argument(s), got 2" in p.stderr
 
 
+def generate_with_extra_rules(run_cubind, tmp_path, cuda_h, extra):
+    """Generates into tmp_path/outdir with the repository's rules plus the
+    lines `extra`, which must succeed. Returns (stderr, a function giving
+    "PATH:LINE: rule 'RULE' matches nothing in HEADER" for extra line k
+    (from 1), driver.c's text)."""
+    out = tmp_path / "outdir"
+    out.mkdir(exist_ok=True)
+    with open(RULES) as f:
+        lines = f.read().splitlines(True)
+    rules = tmp_path / "rules.txt"
+    rules.write_text("".join(lines + extra))
+    p = run_generate(run_cubind, cuda_h, out, "--rules", str(rules))
+    assert p.returncode == 0, p.stderr
+
+    def unmatched(k, rule):
+        return "%s:%d: rule '%s' matches nothing in %s" % (rules, len(lines) + k, rule, cuda_h)
+
+    return p.stderr, unmatched, (out / "driver.c").read_text()
+
+
 def test_rules_matching_nothing_are_reported_with_their_line(run_cubind, tmp_path, cuda_h):
     """A rule naming what the header lacks is reported as path:LINE, not
     fatal: older headers (11.8, 12.4) lack functions and parameters that
@@ -238,22 +258,15 @@ def test_rules_matching_nothing_are_reported_with_their_line(run_cubind, tmp_pat
     p = run_generate(run_cubind, cuda_h, out)
     assert p.returncode == 0, p.stderr
     assert "matches nothing" not in p.stderr
-    with open(RULES) as f:
-        lines = f.read().splitlines(True)
-    extra = ["rename-param-in cuTestsGenNoSuchFunction Flags flags\n",
-             "rename-param-in cuInit testsGenNoSuchParam flags\n",
-             "rename-param-in cuInit Flags testsGenFlags\n"]
-    rules = tmp_path / "rules.txt"
-    rules.write_text("".join(lines + extra))
-    p = run_generate(run_cubind, cuda_h, out, "--rules", str(rules))
-    assert p.returncode == 0, p.stderr
-    n = len(lines)
-    for line, rule in ((n + 1, "rename-param-in cuTestsGenNoSuchFunction Flags"),
-                       (n + 2, "rename-param-in cuInit testsGenNoSuchParam")):
-        assert "%s:%d: rule '%s' matches nothing in %s" % (rules, line, rule, cuda_h) in p.stderr
-    assert "%s:%d:" % (rules, n + 3) not in p.stderr
+    stderr, unmatched, text = generate_with_extra_rules(
+        run_cubind, tmp_path, cuda_h,
+        ["rename-param-in cuTestsGenNoSuchFunction Flags flags\n",
+         "rename-param-in cuInit testsGenNoSuchParam flags\n",
+         "rename-param-in cuInit Flags testsGenFlags\n"])
+    assert unmatched(1, "rename-param-in cuTestsGenNoSuchFunction Flags") in stderr
+    assert unmatched(2, "rename-param-in cuInit testsGenNoSuchParam") in stderr
+    assert "rename-param-in cuInit Flags" not in stderr
     # the rule that matches renames the Python parameter, not the C prototype
-    text = (out / "driver.c").read_text()
     assert '"cuInit(testsGenFlags)\\n"' in text
     assert "CUresult cuInit(unsigned int Flags)" in text
 
@@ -265,24 +278,15 @@ def test_rules_name_a_function_by_its_public_name_or_its_declared_symbol(run_cub
     cuGraphAddDependencies_v2 is 13.0's cuGraphAddDependencies). A
     handle-cast to a class the header lacks is reported, and the function
     stays bound without the cast."""
-    out = tmp_path / "outdir"
-    out.mkdir()
-    with open(RULES) as f:
-        lines = f.read().splitlines(True)
-    extra = ["rename-param-in cuMemAlloc_v2 bytesize testsGenBytes\n",
-             "rename-param-in cuMemFree_v9 dptr testsGenPtr\n",
-             "handle-cast cuFuncGetAttribute hfunc CUtestsGenNoSuchHandle\n"]
-    rules = tmp_path / "rules.txt"
-    rules.write_text("".join(lines + extra))
-    p = run_generate(run_cubind, cuda_h, out, "--rules", str(rules))
-    assert p.returncode == 0, p.stderr
-    n = len(lines)
-    assert "%s:%d:" % (rules, n + 1) not in p.stderr
-    for line, rule in ((n + 2, "rename-param-in cuMemFree_v9 dptr"),
-                       (n + 3, "handle-cast cuFuncGetAttribute hfunc")):
-        assert "%s:%d: rule '%s' matches nothing in %s" % (rules, line, rule, cuda_h) in p.stderr
-    text = (out / "driver.c").read_text()
+    stderr, unmatched, text = generate_with_extra_rules(
+        run_cubind, tmp_path, cuda_h,
+        ["rename-param-in cuMemAlloc_v2 bytesize testsGenBytes\n",
+         "rename-param-in cuMemFree_v9 dptr testsGenPtr\n",
+         "handle-cast cuFuncGetAttribute hfunc CUtestsGenNoSuchHandle\n"])
+    assert "rename-param-in cuMemAlloc_v2" not in stderr
+    assert unmatched(2, "rename-param-in cuMemFree_v9 dptr") in stderr
+    assert unmatched(3, "handle-cast cuFuncGetAttribute hfunc") in stderr
     assert '"cuMemAlloc(testsGenBytes)\\n"' in text
     assert '"cuMemFree(dptr)\\n"' in text
-    assert "cuFuncGetAttribute" not in (out / "unsupported.txt").read_text()
+    assert "cuFuncGetAttribute" not in (tmp_path / "outdir" / "unsupported.txt").read_text()
     assert "static PyObject *impl_cuFuncGetAttribute(" in text
