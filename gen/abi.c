@@ -796,6 +796,37 @@ static void diff_record(adiff *d, const arecord *o, const arecord *n)
         note(d, e, "fields renamed only: the layout is unchanged");
 }
 
+static dentry *find_entry(dlist *l, const char *name)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->items[i].name, name) == 0)
+            return &l->items[i];
+    return NULL;
+}
+
+/* A function removed under one name whose exact signature (symbol, types,
+ * cuGetProcAddress name and version, layouts) the new side binds under
+ * another: a release renamed it (12.x's cuGraphAddDependencies_v2 is
+ * 13.0's cuGraphAddDependencies). Both entries say so; the removal stays
+ * breaking, since code calling the old name no longer finds it. */
+static void note_renames(adiff *d, const aset *n)
+{
+    for (size_t i = 0; i < d->functions.n; i++) {
+        dentry *gone = &d->functions.items[i];
+        if (gone->change != CH_REMOVED)
+            continue;
+        for (size_t k = 0; k < n->nf; k++) {
+            if (strcmp(n->f[k].signature, gone->old) != 0)
+                continue;
+            note(d, gone, "renamed: the same signature is bound as %s now", n->f[k].name);
+            dentry *heir = find_entry(&d->functions, n->f[k].name);
+            if (heir)
+                note(d, heir, "renamed: the signature removed %s had", gone->name);
+            break;
+        }
+    }
+}
+
 static void diff_sets(adiff *d, const aset *o, const aset *n)
 {
     memset(d, 0, sizeof *d);
@@ -837,6 +868,7 @@ static void diff_sets(adiff *d, const aset *o, const aset *n)
                 note(d, e, "no longer reaches record %s", of->records[j]);
         }
     }
+    note_renames(d, n);
     for (size_t i = 0; i < o->nr; i++)
         if (!find_rec(n, o->r[i].name))
             dpush(d, &d->records, CH_REMOVED, o->r[i].name, 0)->old = record_summary(d->a, &o->r[i]);

@@ -61,6 +61,15 @@ def test_abi_diff_exit_status_and_json():
     assert fn["cuCtxCreate"]["change"] == "changed"
     assert "cuCtxCreate_v2" in fn["cuCtxCreate"]["old"] and "cuCtxCreate_v4" in fn["cuCtxCreate"]["new"]
     assert fn["cuCtxCreate_v3"]["change"] == "removed" and fn["cuCtxCreate_v3"]["breaking"]
+    # A rename (12.4's cuGraphAddDependencies_v2 is 13.0's cuGraphAddDependencies,
+    # symbol and signature alike) is noted on both entries; cuCtxCreate_v3's
+    # signature is bound under no 13.0 name, so it is a plain removal.
+    renamed = fn["cuGraphAddDependencies_v2"]
+    assert renamed["change"] == "removed" and renamed["breaking"]
+    assert "renamed: the same signature is bound as cuGraphAddDependencies now" in renamed["notes"]
+    assert ("renamed: the signature removed cuGraphAddDependencies_v2 had"
+            in fn["cuGraphAddDependencies"]["notes"])
+    assert not [n for n in fn["cuCtxCreate_v3"]["notes"] if n.startswith("renamed")]
     added = [e for e in d["functions"] if e["change"] == "added"]
     assert added and not any(e["breaking"] for e in added)
     assert d["summary"]["functions"]["added"] == len(added)
