@@ -15,8 +15,9 @@
  * the string; renaming a field does not. Computed here (data); the templates
  * spell it into the module and the consumer header.
  *
- * The commands `manifest`, `abi-diff` and `abi-check` live here too; main.c
- * only dispatches to them.
+ * The commands `manifest`, `abi-diff` and `abi-check` are declared here too
+ * (abi_cmd.c); main.c only dispatches to them. abi_set.h and abi_diff.h are
+ * the ABI tools' internal interfaces.
  */
 #ifndef CUBIND_ABI_H
 #define CUBIND_ABI_H
