@@ -4,16 +4,18 @@ tests/gpu/run_releases_h200.sh runs this file against bindings generated
 from the 11.8, 12.4 and 13.0 headers (PYTHONPATH picks them): the functions
 whose names or signatures differ between those headers, each called as its
 own header declares it. CUBIND_HEADER_CUDA_VERSION says which header the
-bindings under test come from. Never run in CI: tests/gpu/ needs the real
-driver (tests/abi covers generation per release on the fake driver).
+bindings under test come from (cuda.bindings, CUBIND_GPU_IMPL=cuda.bindings
+in tests/gpu/run_h200.sh: its CUDA_VERSION). Never run in CI: tests/gpu/
+needs the real driver (tests/abi covers generation per release on the fake
+driver).
 """
 import ctypes
 
 import pytest
 
-from gpu_common import drv, ok
+from gpu_common import IMPL, drv, ok
 
-HEADER = int(drv.CUBIND_HEADER_CUDA_VERSION)
+HEADER = int(getattr(drv, "CUBIND_HEADER_CUDA_VERSION", None) or drv.CUDA_VERSION)
 
 # store_int(int *p, unsigned v): *p = v. Hand-written PTX, so every release's
 # bindings load the same kernel without nvcc.
@@ -61,11 +63,14 @@ def read_cell(ptr):
 
 def test_launch_with_ctypes_types_and_plain_values(store_int, cell):
     # (values, types) in every release; plain values where the header has
-    # cuFuncGetParamInfo (12.4 and later), a TypeError naming it before.
+    # cuFuncGetParamInfo (12.4 and later), a TypeError naming it before
+    # (plain values are cubind's: cuda.bindings takes the first form only).
     ok(drv.cuLaunchKernel(store_int, 1, 1, 1, 1, 1, 1, 0, None,
-                          ((int(cell), 1234), (ctypes.c_void_p, ctypes.c_uint)), None))
+                          ((int(cell), 1234), (ctypes.c_void_p, ctypes.c_uint)), 0))
     ok(drv.cuCtxSynchronize())
     assert read_cell(cell) == 1234
+    if IMPL == "cuda.bindings":
+        return
     if HEADER >= 12040:
         ok(drv.cuLaunchKernel(store_int, 1, 1, 1, 1, 1, 1, 0, None, (cell, 4321), None))
         ok(drv.cuCtxSynchronize())
