@@ -216,6 +216,45 @@ def test_result_tuples_held_by_the_caller_never_change(drv):
     assert values == [i % 2 for i in range(100)]
 
 
+def test_a_result_handed_out_while_converting_is_not_refilled(drv, fake):
+    # Between taking its reusable tuple and refilling it, a call may run
+    # Python code: an unknown status becomes a new enum instance, a tracked
+    # allocation, and on CPython 3.10 and 3.11 that allocation may run the
+    # collector and finalizers there and then. A finalizer calling the same
+    # function gets the tuple handed out while the outer call still means to
+    # refill it; the outer call must leave the tuple that is now held alone.
+    import gc
+    attr = drv.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+    dev = drv.CUdevice(0)
+    kept = []
+
+    class CallsInFinalizer:
+        def __del__(self):
+            kept.append(drv.cuDeviceGetAttribute(attr, dev))
+
+    thresholds = gc.get_threshold()
+    gc.collect()
+    gc.disable()
+    try:
+        drv.cuDeviceGetAttribute(attr, dev)          # its tuple, dropped: reusable
+        garbage = CallsInFinalizer()
+        garbage.cycle = garbage
+        del garbage
+        fake.fakecuda_fail_next(b"cuDeviceGetAttribute", 4242, 1)
+        gc.set_threshold(1)                          # the next tracked allocation collects
+        gc.enable()
+        outer = drv.cuDeviceGetAttribute(attr, dev)
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.enable()
+    gc.collect()
+    assert len(kept) == 1
+    inner = kept[0]
+    assert inner[0] == drv.CUresult.CUDA_SUCCESS and inner[1] == int(attr) * 1000
+    assert int(outer[0]) == 4242 and outer[1] is None
+    assert inner is not outer
+
+
 class StreamLike:
     """A stream known only through the CUDA stream protocol (as cuda.core's
     Stream): __cuda_stream__() returns `answer`, or raises it."""
