@@ -422,8 +422,8 @@ static const jv *want(const jv *obj, const char *key, jv_kind kind, const char *
 {
     const jv *v = json_get(obj, key);
     if (!v || v->kind != kind) {
-        snprintf(err, errlen, "%s:0: not a cubind ABI manifest: \"%s\" missing or of the wrong type",
-                 path, key);
+        snprintf(err, errlen, "%s:%d: not a cubind ABI manifest: \"%s\" %s", path,
+                 v ? v->line : obj->line, key, v ? "is of the wrong type" : "is missing");
         return NULL;
     }
     return v;
@@ -443,8 +443,9 @@ static int load_manifest(aset *s, const char *path, const char *text, size_t len
     }
     const char *format = json_str(root, "format", "");
     if (strcmp(format, MANIFEST_FORMAT) != 0) {
-        snprintf(err, errlen, "%s:1: not a cubind ABI manifest (format \"%s\", expected \"%s\")",
-                 path, format, MANIFEST_FORMAT);
+        const jv *at = json_get(root, "format");
+        snprintf(err, errlen, "%s:%d: not a cubind ABI manifest (format \"%s\", expected \"%s\")",
+                 path, at ? at->line : root->line, format, MANIFEST_FORMAT);
         return -1;
     }
     s->header = json_str(root, "header", "");
@@ -463,7 +464,8 @@ static int load_manifest(aset *s, const char *path, const char *text, size_t len
         f->name = json_str(o, "name", NULL);
         f->signature = json_str(o, "signature", NULL);
         if (!f->name || !f->signature) {
-            snprintf(err, errlen, "%s:0: function #%zu has no name or signature", path, i);
+            snprintf(err, errlen, "%s:%d: function #%zu has no name or signature (strings)", path,
+                     o->line, i);
             return -1;
         }
         f->abi = json_str(o, "abi", f->name);

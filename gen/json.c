@@ -109,6 +109,7 @@ static jv *new_value(jparser *j, jv_kind k)
 {
     jv *v = arena_alloc(j->a, sizeof *v);
     v->kind = k;
+    v->line = j->line;
     return v;
 }
 

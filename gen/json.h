@@ -22,6 +22,7 @@ typedef struct jv {
     struct jv **items;      /* JV_ARR, JV_OBJ: values in document order */
     const char **keys;      /* JV_OBJ */
     size_t n;
+    int line;               /* 1-based line of the text where the value starts */
 } jv;
 
 /* Parses text[0..len). NULL with "line N: message" in err on error. */

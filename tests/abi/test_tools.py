@@ -82,6 +82,32 @@ def test_abi_diff_exit_status_and_json():
     assert run([CUBIND, "abi-diff", "/nonexistent.json", m130]).returncode == 2
 
 
+def test_a_broken_manifest_is_named_with_its_line(tmp_path):
+    """A manifest abi-diff cannot use is a usage error (exit 2) naming the
+    file and the line of the offending entry, not line 0."""
+    m130 = os.path.join(ABI, "cuda-13.0.json")
+    with open(m130) as f:
+        lines = f.read().split("\n")
+    # One function per line: drop the third function's signature.
+    first = next(i for i, line in enumerate(lines) if line.lstrip().startswith('{"name": '))
+    target = first + 2
+    entry = json.loads(lines[target].rstrip(","))
+    del entry["signature"]
+    broken = list(lines)
+    broken[target] = json.dumps(entry) + ("," if lines[target].endswith(",") else "")
+    bad = tmp_path / "no-signature.json"
+    bad.write_text("\n".join(broken))
+    p = run([CUBIND, "abi-diff", str(bad), m130])
+    assert p.returncode == 2
+    assert "%s:%d: function #2 has no name or signature" % (bad, target + 1) in p.stderr, p.stderr
+    # "functions" of the wrong type: the line where that value starts.
+    wrong = tmp_path / "wrong-type.json"
+    wrong.write_text('{\n  "format": "cubind-abi-manifest/1",\n  "functions":\n    {}\n}\n')
+    p = run([CUBIND, "abi-diff", str(wrong), m130])
+    assert p.returncode == 2
+    assert '%s:4: not a cubind ABI manifest: "functions" is of the wrong type' % wrong in p.stderr
+
+
 def test_header_and_manifest_compare_alike(cuda_include):
     header = header_of("13.0", cuda_include)
     p = run([CUBIND, "abi-diff", header, os.path.join(ABI, "cuda-13.0.json")])
