@@ -16,6 +16,8 @@
 #include <errno.h>
 #include <pthread.h>
 
+#include "glibc_pins.h"
+
 #include "cubind_rt.h"
 
 static pthread_once_t rt_h_once = PTHREAD_ONCE_INIT;

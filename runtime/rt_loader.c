@@ -24,7 +24,7 @@
 #include "cubind_rt.h"
 
 #include <dlfcn.h>
-#include <errno.h>
+#include <limits.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -33,6 +33,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "glibc_pins.h"
 
 /* cuGetProcAddress_v2 (CUDA >= 12.0) and the 4-argument cuGetProcAddress of
  * 11.3+ drivers. CUresult and CUdriverProcAddressQueryResult are C enums
@@ -69,21 +71,44 @@ static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
 static _Atomic int rt_state = RT_UNLOADED; /* set once, release, by
                                               rt_load_once */
 
+/* 1 when s is a non-zero decimal integer that fits a long, 0 when it is
+ * zero, -1 when it is not an integer or out of range: what strtol(s, &end,
+ * 10) accepts (leading white space, a sign, digits), then trailing blanks.
+ * Spelled out because glibc >= 2.38 binds strtol, under _GNU_SOURCE, to
+ * __isoc23_strtol@GLIBC_2.38, which would raise the glibc the wheels need
+ * (glibc_pins.h). */
+static int rt_decimal_nonzero(const char *s)
+{
+    unsigned long long v = 0, limit = LONG_MAX;
+    int neg;
+
+    while (*s == ' ' || (*s >= '\t' && *s <= '\r'))
+        s++;
+    neg = *s == '-';
+    if (*s == '+' || *s == '-')
+        s++;
+    if (*s < '0' || *s > '9')
+        return -1;
+    if (neg)
+        limit += 1; /* LONG_MIN's magnitude */
+    for (; *s >= '0' && *s <= '9'; s++) {
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (limit - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    while (*s == ' ' || *s == '\t' || *s == '\n')
+        s++;
+    return *s != '\0' ? -1 : v != 0;
+}
+
 /* A non-zero integer (surrounding blanks allowed) selects per-thread default
  * stream; anything else, unset or unparsable, selects legacy stream. */
 static uint64_t rt_stream_flags_from_env(void)
 {
     const char *s = getenv(CUBIND_RT_ENV_PTDS);
-    char *end;
-    long v;
 
-    if (s == NULL)
-        return CUBIND_CU_GET_PROC_ADDRESS_LEGACY_STREAM;
-    errno = 0;
-    v = strtol(s, &end, 10);
-    while (*end == ' ' || *end == '\t' || *end == '\n')
-        end++;
-    if (end == s || *end != '\0' || errno != 0 || v == 0)
+    if (s == NULL || rt_decimal_nonzero(s) != 1)
         return CUBIND_CU_GET_PROC_ADDRESS_LEGACY_STREAM;
     return CUBIND_CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
 }

@@ -38,6 +38,8 @@
 #include <Python.h>
 #include <pthread.h>
 
+#include "glibc_pins.h"
+
 #include "cubind_rt.h"
 #include "rt_callbacks.h"
 #include "rt_handles.h"

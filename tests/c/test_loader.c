@@ -334,8 +334,8 @@ static void case_v1(void)
 /* ---- driver ---- */
 
 enum { C_MISSING, C_NOT_DRIVER, C_UNSET, C_EMPTY, C_FAKE, C_PTDS_1,
-       C_PTDS_0, C_PTDS_BAD, C_PTDS_SPACED, C_THREADS, C_THREADS_MISSING,
-       C_V1 };
+       C_PTDS_0, C_PTDS_BAD, C_PTDS_SPACED, C_PTDS_SIGNED, C_PTDS_HUGE, C_PTDS_HEX,
+       C_PTDS_TRAILING, C_THREADS, C_THREADS_MISSING, C_V1 };
 
 static void run_in_child(int which)
 {
@@ -349,6 +349,10 @@ static void run_in_child(int which)
     case C_PTDS_0: case_ptds("0", 1); break;
     case C_PTDS_BAD: case_ptds("yes", 1); break;
     case C_PTDS_SPACED: case_ptds(" 7 ", 2); break;
+    case C_PTDS_SIGNED: case_ptds("\t-3\n", 2); break;
+    case C_PTDS_HUGE: case_ptds("99999999999999999999", 1); break;
+    case C_PTDS_HEX: case_ptds("0x1", 1); break;
+    case C_PTDS_TRAILING: case_ptds("7 z", 1); break;
     case C_THREADS: case_threads(fake_lib, 0); break;
     case C_THREADS_MISSING: case_threads(MISSING_LIB, -1); break;
     case C_V1: case_v1(); break;
@@ -410,6 +414,10 @@ int main(int argc, char **argv)
     bad += run_case(C_PTDS_0, "PTDS=0 -> LEGACY_STREAM");
     bad += run_case(C_PTDS_BAD, "PTDS=yes -> LEGACY_STREAM");
     bad += run_case(C_PTDS_SPACED, "PTDS=' 7 ' -> PER_THREAD_DEFAULT_STREAM");
+    bad += run_case(C_PTDS_SIGNED, "PTDS='\\t-3\\n' -> PER_THREAD_DEFAULT_STREAM");
+    bad += run_case(C_PTDS_HUGE, "PTDS=99999999999999999999 (out of range) -> LEGACY_STREAM");
+    bad += run_case(C_PTDS_HEX, "PTDS=0x1 (decimal only) -> LEGACY_STREAM");
+    bad += run_case(C_PTDS_TRAILING, "PTDS='7 z' -> LEGACY_STREAM");
     bad += run_case(C_THREADS, "16 threads, concurrent first use (fake)");
     bad += run_case(C_THREADS_MISSING,
                     "16 threads, concurrent first use (missing)");

@@ -23,6 +23,7 @@ import io
 import json
 import os
 import pathlib
+import platform
 import re
 import shutil
 import subprocess
@@ -198,6 +199,25 @@ def test_platform_tag_is_the_highest_glibc_version(python, wheel):
         highest = max(highest, version)
     plat = pathlib.Path(wheel).name[:-len(".whl")].split("-")[4]
     assert plat == "manylinux_%d_%d_x86_64" % highest
+
+
+@pytest.mark.skipif(not (shutil.which("readelf") and shutil.which("objdump")),
+                    reason="binutils not installed")
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the pins are x86_64's and aarch64's")
+@pytest.mark.parametrize("python,wheel", WHEELS, ids=IDS)
+def test_wheels_install_where_glibc_is_2_17(python, wheel):
+    # runtime/glibc_pins.h binds dlopen & co. and pthread_once to their first
+    # versions, and the extensions name libdl.so.2 and libpthread.so.0, which
+    # define them on glibc < 2.34: nothing needs more than manylinux2014's
+    # glibc 2.17 (scripts/check-old-glibc.sh runs a wheel on glibc 2.31). A new
+    # libc call with a newer default version fails here first.
+    suffix = interpreter(python)["ext_suffix"]
+    for module in ("driver", "_runtime"):
+        needed, version = glibc_needs(str(PACKAGE / (module + suffix)))
+        assert version <= (2, 17), "%s needs GLIBC_%d.%d" % ((module,) + version)
+        assert {"libdl.so.2", "libpthread.so.0"} <= set(needed), (module, needed)
+    plat = pathlib.Path(wheel).name[:-len(".whl")].split("-")[4]
+    assert tuple(map(int, plat.split("_")[1:3])) <= (2, 17), plat
 
 
 def test_mkwheel_falls_back_to_linux_when_something_else_is_needed(tmp_path):
