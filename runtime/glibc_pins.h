@@ -14,6 +14,8 @@
  * (aligned_alloc), and its wheels are manylinux_2_17
  * (packaging/mkwheel.py computes the tag from the files).
  *
+ * x86_64 only (the versions are per architecture).
+ *
  * Invariant: every .c of the runtime that calls one of these functions
  * includes this header after the system headers declaring them. Sanitizer
  * builds are left alone (their runtimes intercept these functions; they
@@ -41,13 +43,8 @@ __asm__(".symver dlsym, dlsym@GLIBC_2.2.5");
 __asm__(".symver dlerror, dlerror@GLIBC_2.2.5");
 __asm__(".symver dlinfo, dlinfo@GLIBC_2.3.3");
 __asm__(".symver pthread_once, pthread_once@GLIBC_2.2.5");
-#elif defined(__aarch64__)
-__asm__(".symver dlopen, dlopen@GLIBC_2.17");
-__asm__(".symver dlsym, dlsym@GLIBC_2.17");
-__asm__(".symver dlerror, dlerror@GLIBC_2.17");
-__asm__(".symver dlinfo, dlinfo@GLIBC_2.17");
-__asm__(".symver pthread_once, pthread_once@GLIBC_2.17");
-#endif
+#endif /* other architectures: not built or tested here; unpinned, so their
+        * wheels' tag is whatever glibc their build machine has */
 #endif
 
 #endif
