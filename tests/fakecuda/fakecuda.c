@@ -3532,10 +3532,17 @@ FK_EXPORT int fakecuda_reset(void)
     for (size_t i = 0; v && i < n; i++)
         obj_free(v[i]);
     free(v);
+    /* Owners only, chosen before anything is freed: freeing a module or a
+     * library frees its functions and kernels, which are in v too (their
+     * kind cannot be read once their owner went). No other kind frees an
+     * object of v. */
     v = reg_collect(0, NULL, 1, &n);
+    size_t owners = 0;
     for (size_t i = 0; v && i < n; i++)
         if (v[i]->kind != K_FUNC && v[i]->kind != K_KERNEL)
-            obj_free(v[i]);
+            v[owners++] = v[i];
+    for (size_t i = 0; v && i < owners; i++)
+        obj_free(v[i]);
     free(v);
     v = reg_collect(0, NULL, 1, &n); /* functions of kernels never fetched */
     for (size_t i = 0; v && i < n; i++)

@@ -815,6 +815,17 @@ int main(int argc, char **argv)
     OK(pStreamCreate(&leak, 0));
     OK(pLaunchHostFunc(leak, host_fn, &h1));
     CHECK(fc_live_handles() == 3);
+    /* Parents that own children, left for reset (tests/fuzz/README.md,
+     * finding 4: freeing a library freed its kernels, which reset then read
+     * and freed again; build/tests/fakecuda_selftest_asan catches that). */
+    OK(pLibLoad(&libh, "fatbin", NULL, NULL, 0, NULL, NULL, 0));
+    OK(pLibGetKernel(&kern, libh, "axpy"));
+    OK(pKernelGetFunc(&kf, kern));
+    OK(pLibGetKernel(&kern, libh, "other"));
+    OK(pModLoad(&mod, "\x7f" "ELF-fake-image"));
+    OK(pModGetFunction(&fa, mod, "axpy"));
+    OK(pModGetFunction(&fb, mod, "anything_at_all"));
+    CHECK(fc_live_handles() > 3);
     CHECK(fc_reset() == 0);
     CHECK(fc_live_handles() == 0 && fc_pending_callbacks() == 0);
     CHECK_RC(pDeviceGetCount(&n), CUDA_ERROR_NOT_INITIALIZED);
