@@ -163,7 +163,8 @@ cb_rule *rules_find(const cb_rules *r, const char *directive, const char *name)
 {
     for (size_t i = 0; i < r->nrules; i++) {
         cb_rule *rule = &r->rules[i];
-        if (strcmp(rule->directive, directive) == 0 && strcmp(rule->args[0], name) == 0) {
+        if (rule->nargs >= 1 && strcmp(rule->directive, directive) == 0 &&
+            strcmp(rule->args[0], name) == 0) {
             rule->used = 1;
             return rule;
         }
@@ -176,8 +177,8 @@ cb_rule *rules_find2(const cb_rules *r, const char *directive, const char *funct
 {
     for (size_t i = 0; i < r->nrules; i++) {
         cb_rule *rule = &r->rules[i];
-        if (strcmp(rule->directive, directive) == 0 && strcmp(rule->args[0], function) == 0 &&
-            strcmp(rule->args[1], param) == 0) {
+        if (rule->nargs >= 2 && strcmp(rule->directive, directive) == 0 &&
+            strcmp(rule->args[0], function) == 0 && strcmp(rule->args[1], param) == 0) {
             rule->used = 1;
             return rule;
         }

@@ -150,9 +150,15 @@ typedef struct {
  * of arguments it does not take. */
 cb_rules *rules_load(const char *path, char *err, size_t errlen);
 void rules_free(cb_rules *r);
-/* The rule `directive name` if present (marking it used), else NULL. */
+/* The rule `directive name` if present (marking it used), else NULL: the
+ * first rule of that directive whose first argument is `name`. Safe for any
+ * directive (one of no arguments never matches). */
 cb_rule *rules_find(const cb_rules *r, const char *directive, const char *name);
-/* The rule `directive function param` if present (marking it used). */
+/* The rule `directive function param` if present (marking it used), else
+ * NULL: the first rule of that directive whose first two arguments are
+ * `function` and `param`. Safe for any directive: a rule of fewer than two
+ * arguments (`value-handle T`) never matches, it is not read past its
+ * nargs. */
 cb_rule *rules_find2(const cb_rules *r, const char *directive, const char *function,
                      const char *param);
 /* The rule `directive F` (param NULL) or `directive F param` of function f
