@@ -17,7 +17,7 @@ ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:exitcode=99:abort_on_error=0
            UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:exitcode=99")
 
 
-def _run(*args, timeout=300):
+def _run(*args, timeout=300, prefix=()):
     args = list(args)
     # The sanitized binary is one directory deeper than build/cubind, so its
     # default templates/ and rules.txt (found beside the build dir) are not
@@ -27,7 +27,7 @@ def _run(*args, timeout=300):
             args += ["--templates", str(ROOT / "templates")]
         if "--rules" not in args:
             args += ["--rules", str(ROOT / "gen" / "rules.txt")]
-    p = subprocess.run([str(ASAN_CUBIND)] + args, stdout=subprocess.PIPE,
+    p = subprocess.run(list(prefix) + [str(ASAN_CUBIND)] + args, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, universal_newlines=True, timeout=timeout, env=ENV)
     rep = sanitizer_report(p.stderr)
     assert not rep and p.returncode != 99, "sanitizer report:\n%s" % (rep or p.stderr[-4000:])

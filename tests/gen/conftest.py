@@ -64,10 +64,11 @@ def cuda_h(cuda_include):
 
 @pytest.fixture(scope="session")
 def run_cubind(cubind):
-    """run_cubind(*args) -> CompletedProcess (text, both streams captured)."""
+    """run_cubind(*args, prefix=()) -> CompletedProcess (text, both streams
+    captured); prefix: a command the generator runs under (e.g. setpriv)."""
 
-    def run(*args, timeout=300):
-        return subprocess.run([cubind] + list(args), stdout=subprocess.PIPE,
+    def run(*args, timeout=300, prefix=()):
+        return subprocess.run(list(prefix) + [cubind] + list(args), stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, universal_newlines=True,
                               timeout=timeout)
 

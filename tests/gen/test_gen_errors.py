@@ -1,9 +1,12 @@
 """Generator errors: a non-zero exit, "path:LINE: message" on stderr naming
 the offending file, and the output directory exactly as it was before."""
 import os
+import pathlib
 import re
 import shutil
 import stat
+import subprocess
+import tempfile
 
 import pytest
 
@@ -59,8 +62,10 @@ def assert_error(p, path, line=None, inside=False):
     assert not p.stdout.strip(), "unexpected stdout: %s" % p.stdout
 
 
-def run_generate(run_cubind, header, out, *extra):
-    return run_cubind("generate", "--header", str(header), "--out", str(out), *extra)
+def run_generate(run_cubind, header, out, *extra, prefix=()):
+    """prefix: a command the generator runs under (unprivileged_prefix)."""
+    return run_cubind("generate", "--header", str(header), "--out", str(out), *extra,
+                      prefix=prefix)
 
 
 def generate_fails(run_cubind, tmp_path, header, path, line=None, *extra):
@@ -99,6 +104,29 @@ def test_header_without_driver_declarations(run_cubind, tmp_path):
     h = made_up_header(tmp_path, "int x;\n")
     p = generate_fails(run_cubind, tmp_path, h, h)
     assert "cuInit" in p.stderr
+
+
+# Headers that parse and declare part of what a driver header has: the
+# generator names what is missing (line 0: the file as a whole).
+PARTIAL_HEADERS = {
+    "cuInit only": ("#ifndef T_CUDA_H\n#define T_CUDA_H\n"
+                    "typedef enum cudaError_enum { CUDA_SUCCESS = 0 } CUresult;\n"
+                    "CUresult cuInit(unsigned int Flags);\n#endif\n",
+                    "no declaration of cuGetErrorName"),
+    "CUresult not an enum": ("#ifndef T_CUDA_H\n#define T_CUDA_H\ntypedef int CUresult;\n"
+                             "CUresult cuInit(unsigned int Flags);\n"
+                             "CUresult cuGetErrorName(CUresult error, const char **pStr);\n"
+                             "CUresult cuDriverGetVersion(int *driverVersion);\n#endif\n",
+                             "no CUresult enum"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PARTIAL_HEADERS))
+def test_header_with_part_of_the_declarations(run_cubind, tmp_path, case):
+    text, message = PARTIAL_HEADERS[case]
+    h = made_up_header(tmp_path, text)
+    p = generate_fails(run_cubind, tmp_path, h, h, 0)
+    assert "not a CUDA driver header: " + message in p.stderr, p.stderr
 
 
 def test_typedefs_header_that_does_not_parse(run_cubind, tmp_path):
@@ -166,25 +194,53 @@ def test_output_file_that_cannot_be_replaced(run_cubind, tmp_path, cuda_h, targe
     assert not changed, "the failed run changed %s" % changed
 
 
-def test_unwritable_output_directory(run_cubind, tmp_path, cuda_h):
-    out = sentinel_out(tmp_path)
-    os.chmod(str(out), 0o555)
-    try:
-        probe = out / ".probe"
+def unprivileged_prefix():
+    """A command prefix that runs its command as nobody (uid and gid 65534,
+    no supplementary groups), or None when neither tool works here."""
+    for cmd in (["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"],
+                ["runuser", "-u", "nobody", "--"]):
+        if shutil.which(cmd[0]) is None:
+            continue
         try:
-            probe.write_bytes(b"")
+            r = subprocess.run(cmd + ["id", "-u"], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, universal_newlines=True, timeout=30)
         except OSError:
-            pass
-        else:
-            probe.unlink()
-            pytest.skip("permissions do not stop this user (root): "
-                        "test_output_file_that_cannot_be_replaced covers the failure")
+            continue
+        if r.returncode == 0 and r.stdout.strip() == "65534":
+            return cmd
+    return None
+
+
+def test_unwritable_output_directory(run_cubind, tmp_path, cuda_h):
+    """Non-root: the directory is made read-only. Root (CI), whom permissions
+    do not stop: the generator runs as nobody against a root-owned 0755
+    directory (in a fresh 0755 parent: pytest's tmp_path is 0700)."""
+    prefix = []
+    if os.geteuid() == 0:
+        prefix = unprivileged_prefix()
+        if prefix is None:
+            pytest.skip("running as root, and neither setpriv nor runuser can drop to "
+                        "nobody: test_output_file_that_cannot_be_replaced covers the failure")
+        parent = pathlib.Path(tempfile.mkdtemp(prefix="cubind-unwritable-"))
+        os.chmod(str(parent), 0o755)
+        out = sentinel_out(parent)
+        os.chmod(str(out), 0o755)
+        probe = subprocess.run(prefix + ["sh", "-c", 'touch "$1/.probe"', "sh", str(out)],
+                               stderr=subprocess.DEVNULL)
+        assert probe.returncode != 0, "nobody can write into %s" % out
+    else:
+        parent = None
+        out = sentinel_out(tmp_path)
+        os.chmod(str(out), 0o555)
+    try:
         before = snapshot(str(out))
-        p = run_generate(run_cubind, cuda_h, out)
+        p = run_generate(run_cubind, cuda_h, out, prefix=prefix)
         assert_error(p, out, inside=True)
         assert snapshot(str(out)) == before
     finally:
         os.chmod(str(out), 0o755)
+        if parent is not None:
+            shutil.rmtree(str(parent))
 
 
 # ---- templates and rules ------------------------------------------------------
