@@ -3,13 +3,14 @@
  * (see bind_layout.h).
  */
 #include "bind_layout.h"
+#include "rt_alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 cbs_pack_layout *cbs_layout_alloc(size_t n, void *func, int kind, unsigned long epoch)
 {
-    cbs_pack_layout *l = malloc(sizeof *l + 2 * (n ? n : 1) * sizeof(size_t));
+    cbs_pack_layout *l = rt_malloc(sizeof *l + 2 * (n ? n : 1) * sizeof(size_t));
     if (!l)
         return NULL;
     atomic_init(&l->epoch, epoch);
@@ -66,6 +67,6 @@ int cbs_layout_copy_remember(_Atomic(void *) *slot, const cbs_pack_layout *l)
     if (atomic_compare_exchange_strong_explicit(slot, &none, c, memory_order_acq_rel,
                                                 memory_order_acquire))
         return 1;
-    free(c);
+    rt_free(c);
     return 0;
 }

@@ -76,6 +76,7 @@
 #include "bind_packer.h"
 #include "bind_layout.h"
 #include "cubind_compat.h"
+#include "rt_alloc.h"
 
 #include <cuda.h>
 #include <float.h>
@@ -639,7 +640,7 @@ static const char *param_info_name(int kind)
 }
 
 /* Layouts (bind_layout.h) are published as the meta of a
- * CUBIND_REG_KERNEL_LAYOUT(_KERN) entry (freed by the registry with free()
+ * CUBIND_REG_KERNEL_LAYOUT(_KERN) entry (freed by the registry with rt_free()
  * when the entry is destroyed), or copied into a kernel handle's slot. */
 
 /* Queries the driver for func's whole layout: a new layout (malloc'ed, the
@@ -648,7 +649,7 @@ static cbs_pack_layout *query_layout(void *func, int kind, param_info_fn gpi, un
                                      const char *fname)
 {
     size_t cap = 16, n = 0;
-    size_t *pairs = malloc(2 * cap * sizeof *pairs);
+    size_t *pairs = rt_malloc(2 * cap * sizeof *pairs);
     if (!pairs) {
         PyErr_NoMemory();
         return NULL;
@@ -660,21 +661,21 @@ static cbs_pack_layout *query_layout(void *func, int kind, param_info_fn gpi, un
         if (rc != CUDA_SUCCESS)
             break;
         if (off > ((size_t)1 << 30) || size > ((size_t)1 << 30)) {
-            free(pairs);
+            rt_free(pairs);
             fail(PyExc_ValueError, fname, "kernel parameter", (Py_ssize_t)n,
                  "the driver reports offset %zu and size %zu", off, size);
             return NULL;
         }
         if (n == cap) {
             if (cap >= ((size_t)1 << 20)) {
-                free(pairs);
+                rt_free(pairs);
                 fail(PyExc_ValueError, fname, "kernelParams", -1,
                      "the driver reports more than %zu parameters", cap);
                 return NULL;
             }
-            size_t *more = realloc(pairs, 4 * cap * sizeof *pairs);
+            size_t *more = rt_realloc(pairs, 4 * cap * sizeof *pairs);
             if (!more) {
-                free(pairs);
+                rt_free(pairs);
                 PyErr_NoMemory();
                 return NULL;
             }
@@ -686,7 +687,7 @@ static cbs_pack_layout *query_layout(void *func, int kind, param_info_fn gpi, un
         n++;
     }
     if (n == 0 && rc != CUDA_ERROR_INVALID_VALUE) {
-        free(pairs);
+        rt_free(pairs);
         fail(PyExc_ValueError, fname, "kernelParams", -1,
              "cannot read the kernel's parameters (%s returned CUresult %d)",
              param_info_name(kind), (int)rc);
@@ -694,7 +695,7 @@ static cbs_pack_layout *query_layout(void *func, int kind, param_info_fn gpi, un
     }
     cbs_pack_layout *l = cbs_layout_alloc(n, func, kind, epoch);
     if (!l) {
-        free(pairs);
+        rt_free(pairs);
         PyErr_NoMemory();
         return NULL;
     }
@@ -703,7 +704,7 @@ static cbs_pack_layout *query_layout(void *func, int kind, param_info_fn gpi, un
         l->size[k] = pairs[2 * k + 1];
     }
     cbs_layout_measure(l);
-    free(pairs);
+    rt_free(pairs);
     return l;
 }
 
@@ -719,7 +720,7 @@ static void layout_unref(const cubind_rt_api *rt, layout_ref *r)
     if (r->entry)
         rt->reg_release(r->entry);
     if (r->own) /* rare: skip free(NULL)'s call on every launch */
-        free(r->own);
+        rt_free(r->own);
 }
 
 /* The layout of kernel `func` (registry kind `kind`), valid until
@@ -760,14 +761,14 @@ static const cbs_pack_layout *layout_for(const cubind_rt_api *rt, int kind, void
             int reused = l && !cbs_layout_same(l, rt->reg_meta(known));
             rt->reg_release(known);
             if (reused) {
-                free(l);
+                rt_free(l);
                 rt->kernels_unloaded();
                 continue;
             }
         }
         if (!l)
             return NULL;
-        if (rt->reg_register(kind, (uintptr_t)func, l, free, NULL, &e) == 0) {
+        if (rt->reg_register(kind, (uintptr_t)func, l, rt_free, NULL, &e) == 0) {
             ref->entry = e; /* the entry owns l now */
             return l;
         }

@@ -5,6 +5,7 @@
 #include "bind_support.h"
 #include "bind_struct.h"
 #include "cubind_compat.h"
+#include "rt_alloc.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -890,7 +891,7 @@ static PyObject *handle_new_kind(PyTypeObject *type, cbs_handle_kind kind)
 void cbs_kernel_handle_dealloc(PyObject *o)
 {
     PyTypeObject *t = Py_TYPE(o);
-    free(atomic_load_explicit(&((cbs_kernel_handle *)o)->layout, memory_order_acquire));
+    rt_free(atomic_load_explicit(&((cbs_kernel_handle *)o)->layout, memory_order_acquire));
     t->tp_free(o);
     Py_DECREF(t); /* instances of heap types own a reference to their type */
 }
@@ -1053,6 +1054,10 @@ void cbs_share_object(PyObject *o)
 
 /* ---- import ------------------------------------------------------------- */
 
+#ifdef CUBIND_FAULT_INJECTION
+rt_alloc_faults *rt_alloc_state; /* _runtime's, from the capsule (rt_alloc.h) */
+#endif
+
 const cubind_rt_api *cbs_import_runtime(PyObject **runtime_module)
 {
     PyObject *mod = PyImport_ImportModule("cubind._runtime");
@@ -1077,6 +1082,9 @@ const cubind_rt_api *cbs_import_runtime(PyObject **runtime_module)
         Py_DECREF(mod);
         return NULL;
     }
+#ifdef CUBIND_FAULT_INJECTION
+    rt_alloc_state = api->faults; /* before this module's first allocation */
+#endif
     *runtime_module = mod;
     return api;
 }

@@ -53,7 +53,16 @@ extern "C" {
     "int reg_keep_alive(entry*, void*, void(*)(void*, void*), void*); " \
     "int reg_add_dependency(entry*, entry*); int reg_keep_object(entry*, PyObject*); " \
     "void kernels_unloaded(void); atomic_ulong *kernel_epoch; " \
-    "void cb_user_object(void*, uintptr_t)"
+    "void cb_user_object(void*, uintptr_t)" CUBIND_RT_SIGNATURE_FAULTS
+
+/* Test builds (-DCUBIND_FAULT_INJECTION, rt_alloc.h) have one more entry,
+ * and say so: a test build's module never imports a release runtime or the
+ * other way round. */
+#ifdef CUBIND_FAULT_INJECTION
+#define CUBIND_RT_SIGNATURE_FAULTS "; test build: rt_alloc_faults *faults"
+#else
+#define CUBIND_RT_SIGNATURE_FAULTS ""
+#endif
 
 /* Kinds of Python callbacks (rt_callbacks.h). */
 enum {
@@ -175,6 +184,10 @@ typedef struct cubind_rt_api {
      * reaches Python. Never fails: when the entry cannot be made the payload
      * stays unregistered and its destructor still runs, exactly once. */
     void (*cb_user_object)(void *payload, uintptr_t object);
+#ifdef CUBIND_FAULT_INJECTION
+    /* The process's one allocation fault state (rt_alloc.h). */
+    struct rt_alloc_faults *faults;
+#endif
 } cubind_rt_api;
 
 #ifdef __cplusplus

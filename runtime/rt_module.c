@@ -41,6 +41,7 @@
 #include "glibc_pins.h"
 
 #include "cubind_rt.h"
+#include "rt_alloc.h"
 #include "rt_callbacks.h"
 #include "rt_handles.h"
 #include "rt_loader.h"
@@ -56,6 +57,12 @@ static inline rt_module_state *rt_get_state(PyObject *m)
 {
     return (rt_module_state *)PyModule_GetState(m);
 }
+
+#ifdef CUBIND_FAULT_INJECTION
+/* The process's allocation fault state (rt_alloc.h): disarmed at start. */
+static rt_alloc_faults rt_faults = {.start = -1};
+rt_alloc_faults *rt_alloc_state = &rt_faults;
+#endif
 
 /* The capsule's table: one immutable object for the process, shared by all
  * interpreters (it holds no Python objects). */
@@ -85,6 +92,9 @@ static const cubind_rt_api rt_api = {
     rt_h_kernels_unloaded,
     &rt_h_kernel_epoch,
     rt_cb_user_object,
+#ifdef CUBIND_FAULT_INJECTION
+    &rt_faults,
+#endif
 };
 
 /* ---- CUDAError methods (bound as instance methods; args[0] is self) ---- */
@@ -308,7 +318,40 @@ static PyObject *rt_stop_callback_runner(PyObject *m, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+#ifdef CUBIND_FAULT_INJECTION
+/* _fail_allocations(start, stop=0): test builds only (rt_alloc.h). */
+static PyObject *rt_fail_allocations(PyObject *m, PyObject *args)
+{
+    (void)m;
+    long long start, stop = 0;
+    if (!PyArg_ParseTuple(args, "L|L:_fail_allocations", &start, &stop))
+        return NULL;
+    if (stop < 0 || (stop != 0 && start >= 0 && stop <= start)) {
+        PyErr_SetString(PyExc_ValueError, "_fail_allocations: stop must be 0 or past start");
+        return NULL;
+    }
+    rt_alloc_arm(&rt_faults, start, stop);
+    Py_RETURN_NONE;
+}
+
+static PyObject *rt_alloc_counts(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return Py_BuildValue("{sLsLsL}", "live", atomic_load(&rt_faults.live), "failed",
+                         atomic_load(&rt_faults.failed), "counted", atomic_load(&rt_faults.next));
+}
+#endif
+
 static PyMethodDef rt_methods[] = {
+#ifdef CUBIND_FAULT_INJECTION
+    {"_fail_allocations", rt_fail_allocations, METH_VARARGS,
+     "_fail_allocations(start, stop=0): the runtime's C allocations numbered [start, stop) "
+     "from now fail (stop 0: no end; start < 0: none). Test builds only."},
+    {"_alloc_counts", rt_alloc_counts, METH_NOARGS,
+     "The runtime's C blocks alive, allocations failed and counted since the last "
+     "_fail_allocations. Test builds only."},
+#endif
     {"_driver_status", rt_driver_status, METH_NOARGS, rt_driver_status_doc},
     {"_callback_counts", rt_callback_counts, METH_NOARGS,
      "Payloads alive, callbacks skipped at shutdown, deferred items leaked after close."},
@@ -457,7 +500,7 @@ static int rt_clear(PyObject *m)
     return 0;
 }
 
-static void rt_free(void *m)
+static void rt_module_free(void *m)
 {
     (void)rt_clear((PyObject *)m);
 }
@@ -486,7 +529,7 @@ static struct PyModuleDef rt_module = {
     .m_slots = rt_slots,
     .m_traverse = rt_traverse,
     .m_clear = rt_clear,
-    .m_free = rt_free,
+    .m_free = rt_module_free,
 };
 
 PyMODINIT_FUNC PyInit__runtime(void)

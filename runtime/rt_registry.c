@@ -60,6 +60,7 @@
  *     by rt_registry_entry_is_registered (a snapshot).
  */
 #include "rt_registry.h"
+#include "rt_alloc.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -143,17 +144,17 @@ rt_registry *rt_registry_new(void)
 {
     size_t size = sizeof(rt_registry);
     size = (size + 63) & ~(size_t)63; /* aligned_alloc: a multiple of 64 */
-    rt_registry *r = aligned_alloc(64, size);
+    rt_registry *r = rt_aligned_alloc(64, size);
     if (r == NULL)
         return NULL;
     size_t i;
     for (i = 0; i < RT_REGISTRY_SHARDS; i++) {
         rt_reg_shard *s = &r->shards[i];
-        s->buckets = calloc(RT_REG_INITIAL_BUCKETS, sizeof *s->buckets);
+        s->buckets = rt_calloc(RT_REG_INITIAL_BUCKETS, sizeof *s->buckets);
         s->nbuckets = RT_REG_INITIAL_BUCKETS;
         s->count = 0;
         if (s->buckets == NULL || pthread_mutex_init(&s->mu, NULL) != 0) {
-            free(s->buckets);
+            rt_free(s->buckets);
             goto fail;
         }
     }
@@ -161,9 +162,9 @@ rt_registry *rt_registry_new(void)
 fail:
     while (i-- > 0) {
         pthread_mutex_destroy(&r->shards[i].mu);
-        free(r->shards[i].buckets);
+        rt_free(r->shards[i].buckets);
     }
-    free(r);
+    rt_free(r);
     return NULL;
 }
 
@@ -174,7 +175,7 @@ static void rt_reg_maybe_grow(rt_reg_shard *s)
     if (s->count <= s->nbuckets || s->nbuckets > (SIZE_MAX / 2) / sizeof *s->buckets)
         return;
     size_t n = s->nbuckets * 2;
-    rt_registry_entry **nb = calloc(n, sizeof *nb);
+    rt_registry_entry **nb = rt_calloc(n, sizeof *nb);
     if (nb == NULL)
         return;
     for (size_t i = 0; i < s->nbuckets; i++) {
@@ -187,7 +188,7 @@ static void rt_reg_maybe_grow(rt_reg_shard *s)
             e = next;
         }
     }
-    free(s->buckets);
+    rt_free(s->buckets);
     s->buckets = nb;
     s->nbuckets = n;
 }
@@ -243,7 +244,7 @@ static void rt_reg_destroy(rt_registry_entry *e)
         while (k != NULL) {
             rt_reg_keep *next = k->next;
             k->release(k->item, k->ctx);
-            free(k);
+            rt_free(k);
             k = next;
         }
 
@@ -260,10 +261,10 @@ static void rt_reg_destroy(rt_registry_entry *e)
                 d->entry->chain = work;
                 work = d->entry;
             }
-            free(d);
+            rt_free(d);
             d = next;
         }
-        free(cur);
+        rt_free(cur);
     }
 }
 
@@ -289,12 +290,12 @@ int rt_registry_register(rt_registry *r, int kind, uintptr_t handle,
     if (out != NULL)
         *out = NULL;
     /* Allocate everything first: past the lock nothing can fail. */
-    rt_registry_entry *e = malloc(sizeof *e);
+    rt_registry_entry *e = rt_malloc(sizeof *e);
     rt_reg_dep *d = NULL;
     if (e == NULL)
         return -ENOMEM;
-    if (dep != NULL && (d = malloc(sizeof *d)) == NULL) {
-        free(e);
+    if (dep != NULL && (d = rt_malloc(sizeof *d)) == NULL) {
+        rt_free(e);
         return -ENOMEM;
     }
     e->chain = NULL;
@@ -322,8 +323,8 @@ int rt_registry_register(rt_registry *r, int kind, uintptr_t handle,
         pthread_mutex_unlock(&s->mu);
         if (d != NULL)
             rt_registry_entry_release(dep); /* never the last: caller's */
-        free(d);
-        free(e);
+        rt_free(d);
+        rt_free(e);
         return -EEXIST;
     }
     *p = e; /* the end of the chain */
@@ -472,9 +473,9 @@ void rt_registry_free(rt_registry *r)
             rt_registry_entry_release(e);
         }
         pthread_mutex_destroy(&s->mu);
-        free(s->buckets);
+        rt_free(s->buckets);
     }
-    free(r);
+    rt_free(r);
 }
 
 int rt_registry_entry_kind(const rt_registry_entry *e)
@@ -519,7 +520,7 @@ int rt_registry_keep_alive(rt_registry_entry *e, void *item,
 {
     if (release == NULL)
         return -EINVAL;
-    rt_reg_keep *k = malloc(sizeof *k);
+    rt_reg_keep *k = rt_malloc(sizeof *k);
     if (k == NULL)
         return -ENOMEM;
     k->item = item;
@@ -537,7 +538,7 @@ int rt_registry_add_dependency(rt_registry_entry *e, rt_registry_entry *dep)
 {
     if (dep == NULL || dep == e)
         return -EINVAL;
-    rt_reg_dep *d = malloc(sizeof *d);
+    rt_reg_dep *d = rt_malloc(sizeof *d);
     if (d == NULL)
         return -ENOMEM;
     d->entry = dep;

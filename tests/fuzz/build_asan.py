@@ -27,6 +27,10 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"
 SAN = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined",
        "-fno-omit-frame-pointer"]
+# The extensions' test-only allocation fault injection (runtime/rt_alloc.h):
+# cubind._runtime._fail_allocations and _alloc_counts exist in these builds
+# only (never in build/python or a wheel).
+FAULTS = ["-DCUBIND_FAULT_INJECTION"]
 
 
 def config():
@@ -84,7 +88,7 @@ def build_ext(cfg, outdir, objdir):
         for o in objs:
             src, inc = srcs[o]
             obj = objdir / (pathlib.Path(o).name)
-            cmd = [cfg["cc"], "-std=c11", "-O1", "-g", "-fPIC", "-fvisibility=hidden", *SAN,
+            cmd = [cfg["cc"], "-std=c11", "-O1", "-g", "-fPIC", "-fvisibility=hidden", *SAN, *FAULTS,
                    "-Iruntime", *shlex.split(inc), "-I" + cfg["cuda_include"],
                    "-MMD", "-MF", str(obj) + ".d", "-c", src, "-o", str(obj)]
             jobs.append((cmd, src))

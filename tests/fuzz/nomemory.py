@@ -163,29 +163,104 @@ SCENARIOS.update(CALLBACKS)
 SCENARIOS["user object destructor"] = user_object_destructor
 
 
+def module_kernel_launch():
+    """A fresh layout each time: loading and unloading a module starts a new
+    kernel epoch, so the launch queries the layout again (its scratch and
+    the layout are the runtime's C allocations, the registry entry too)."""
+    m = cu.cuModuleLoadData(b"nomemory2\0")
+    try:
+        f = cu.cuModuleGetFunction(m, b"nm_kernel")
+        return cu.launch(f, 1, 1, 1, 2.5, 3)
+    finally:
+        drv.cuModuleUnload(m)
+
+
+_graph = [None]   # a graph whose destroy failed before reaching the driver
+
+
+def graph_create_destroy():
+    """A registry entry per graph (cbs_reg_created), unmapped again by
+    cuGraphDestroy."""
+    err, g = drv.cuGraphCreate(0)
+    _graph[0] = g
+    if g is not None:
+        drv.cuGraphDestroy(g)   # may fail before reaching the driver
+        _graph[0] = None
+    return err
+
+
+def _destroy_graph():
+    if _graph[0] is not None:
+        assert drv.cuGraphDestroy(_graph[0])[0] == 0
+        _graph[0] = None
+
+
+graph_create_destroy.cleanup = _destroy_graph
+
+
+# Paths whose own C allocations (runtime/rt_alloc.h) are many: the registry,
+# kernel layouts. They run in the CPython sweeps too.
+SCENARIOS["module, kernel, launch"] = module_kernel_launch
+SCENARIOS["graph create/destroy"] = graph_create_destroy
+FAULTS = getattr(rt, "_fail_allocations", None)
+
+
 def outcome(fn):
     try:
         fn()
         return None
     except BaseException as e:
+        if (type(e) is SystemError and e.__traceback__.tb_next is None
+                and str(e) == "error return without exception set"):
+            # CPython 3.11 (not cubind): entering the scenario's Python
+            # function, a failed frame-stack chunk allocation returns NULL
+            # with no exception set. The traceback ends in outcome(): no
+            # frame of fn was made, nothing of cubind ran.
+            return MemoryError
         return type(e)
 
 
-def sweep(fn, normal, limit=400, settle=8):
-    """Returns (largest N tried, MemoryErrors, bad outcomes)."""
+def cpython_fail(start, stop):
+    _testcapi.set_nomemory(start, stop)
+
+
+def cpython_stop():
+    _testcapi.remove_mem_hooks()
+
+
+def runtime_fail(start, stop):
+    FAULTS(start, stop)
+
+
+def runtime_stop():
+    FAULTS(-1)
+
+
+def sweep(fn, normal, only=False, hooks=(cpython_fail, cpython_stop), limit=400, settle=8):
+    """Fails the Nth allocation and every later one (only: the Nth alone)
+    for N = 0, 1, ...; returns (largest N tried, MemoryErrors, bad
+    outcomes). For the runtime's allocations the sweep ends at the first N
+    that failed nothing (the path has fewer allocations)."""
+    fail, stop = hooks
     bad, mem, ok_run = [], 0, 0
     for n in range(0, limit):
-        _testcapi.set_nomemory(n, 0)
+        fail(n, n + 1 if only else 0)
         try:
             got = outcome(fn)
         finally:
-            _testcapi.remove_mem_hooks()
+            # Read before the runtime's hook is reset (it counts since the
+            # last arm), after CPython's is removed (the read allocates).
+            if fail is runtime_fail:
+                failed = rt._alloc_counts()["failed"]
+            stop()
         getattr(fn, "cleanup", lambda: None)()
         if got is MemoryError:
             mem += 1
             ok_run = 0
         elif got is normal:
             ok_run += 1
+            if fail is runtime_fail and not failed:
+                return n, mem, bad
             if ok_run >= settle:  # N is past every allocation of the path
                 return n, mem, bad
         else:
@@ -193,40 +268,61 @@ def sweep(fn, normal, limit=400, settle=8):
     return limit, mem, bad
 
 
+# (label, hooks, only): CPython's allocators (_testcapi.set_nomemory) and the
+# runtime's own C allocations (cubind._runtime._fail_allocations, ASan build
+# only), each failing from the Nth on and the Nth alone.
+SWEEPS = [("cpython N..", (cpython_fail, cpython_stop), False),
+          ("cpython N", (cpython_fail, cpython_stop), True)]
+if FAULTS is not None:
+    SWEEPS += [("runtime N..", (runtime_fail, runtime_stop), False),
+               ("runtime N", (runtime_fail, runtime_stop), True)]
+
+
 total_mem = [0]
+LEAK_SLACK = int(os.environ.get("NOMEMORY_LEAK_SLACK", "0"))
+
+
+def settle(name):
+    drv.cuCtxSynchronize()
+    ok = name not in CALLBACKS or callbacks_settled()
+    gc.collect()
+    return ok
 
 
 def main():
     failed = False
     for name, fn in SCENARIOS.items():
         normal = outcome(fn)
-        n, mem, bad = sweep(fn, normal)
-        drv.cuCtxSynchronize()
-        # Leaks: sweeps after the first (which may fill caches) must not grow
-        # the number of allocated blocks.
-        sweep(fn, normal)
-        drv.cuCtxSynchronize()
-        if name in CALLBACKS:
-            callbacks_settled()
-        gc.collect()
-        before = sys.getallocatedblocks()
-        for _ in range(3):
-            sweep(fn, normal)
-            drv.cuCtxSynchronize()
-        if name in CALLBACKS and not callbacks_settled():
-            failed = True
-            print("  BAD: callback payloads still alive: %s" % rt._callback_counts())
-        gc.collect()
-        leaked = sys.getallocatedblocks() - before
-        print("%-28s N<=%-4d MemoryError %-4d leaked-blocks %d normal %s"
-              % (name, n, mem, leaked, normal.__name__ if normal else "return"))
-        if bad:
-            failed = True
-            print("  BAD: outcomes other than %s or MemoryError: %s" % (normal, bad[:10]))
-        total_mem[0] += mem
-        if leaked > 30:
-            failed = True
-            print("  BAD: %d blocks leaked over 3 sweeps" % leaked)
+        for label, hooks, only in SWEEPS:
+            n, mem, bad = sweep(fn, normal, only, hooks)
+            # Leaks: sweeps after the first (which may fill caches) must not
+            # grow the number of allocated blocks, nor the runtime's C blocks.
+            sweep(fn, normal, only, hooks)
+            sweep(fn, normal, only, hooks)
+            settle(name)
+            live = FAULTS and rt._alloc_counts()["live"]
+            before = sys.getallocatedblocks()
+            for _ in range(3):
+                sweep(fn, normal, only, hooks)
+            if not settle(name):
+                failed = True
+                print("  BAD: callback payloads still alive: %s" % rt._callback_counts())
+            leaked = sys.getallocatedblocks() - before
+            c_leaked = FAULTS and rt._alloc_counts()["live"] - live
+            if fn is user_object_destructor:
+                # Destructors run later (their entries are freed then), and
+                # a user object lost as finding 7 says keeps its entry.
+                c_leaked = 0
+            print("%-28s %-11s N<=%-4d MemoryError %-4d leaked-blocks %d C-blocks %d normal %s"
+                  % (name, label, n, mem, leaked, c_leaked,
+                     normal.__name__ if normal else "return"))
+            if bad:
+                failed = True
+                print("  BAD: outcomes other than %s or MemoryError: %s" % (normal, bad[:10]))
+            total_mem[0] += mem
+            if leaked > LEAK_SLACK or c_leaked:
+                failed = True
+                print("  BAD: %d blocks, %d C blocks leaked over 3 sweeps" % (leaked, c_leaked))
     counts = rt._callback_counts()
     print("callbacks: %s, unraisable %d" % (counts, unraisable[0]))
     if counts["skipped"] or counts["leaked"]:
