@@ -20,8 +20,10 @@
  *   c_void_p        an int 0..2^64-1, a c_void_p, or an object with getPtr()
  *                   whose result is stored (cuda.bindings' semantics: the
  *                   address of the object's storage)
- *   None            an object with getPtr(): params[i] = getPtr() (the
- *                   object's storage: the kernel receives its C value); an
+ *   None            an object with getPtr() (a handle, a struct of the
+ *                   bindings, cuda.bindings' objects): params[i] = getPtr()
+ *                   (the object's storage: the kernel receives its C value
+ *                   or the struct's bytes); an
  *                   object with the buffer protocol (a ctypes Structure, ...):
  *                   params[i] = its buffer (view held); an enum member (an
  *                   int subclass with _value2member_map_): an int32
@@ -32,7 +34,8 @@
  * attribute of that name, read once per interpreter (cbs_ctypes_cache,
  * bind_packer.h); other types by their `_type_` code and base classes, once
  * per distinct type per call (a small per-call table); values then convert
- * without ctypes. cubind's own handles' getPtr() is read without a call.
+ * without ctypes. cubind's own handles' and structs' getPtr() is read
+ * without a call.
  *
  * Plain values, typed by the kernel: parameter i has (offset_i, size_i) from
  * cuFuncGetParamInfo; all values go into one buffer at those offsets.
@@ -41,6 +44,8 @@
  *   float (exactly)                    -> float32 (size 4) or float64 (8)
  *   buffer-protocol object (bytes, ctypes instance or Structure, NumPy
  *       scalar or array)               -> its bytes; its length must be size_i
+ *   a struct of the bindings (cbs_struct_bytes: CUextent3D, ...) -> its
+ *       bytes; its size must be size_i
  *   float subclass without a buffer    -> as float
  *   __cuda_array_interface__           -> data[0], size_i must be 8
  *   __index__ (cubind handles)         -> as int
@@ -75,6 +80,7 @@
  */
 #include "bind_packer.h"
 #include "bind_layout.h"
+#include "bind_struct.h"
 #include "cubind_compat.h"
 #include "rt_alloc.h"
 
@@ -448,6 +454,14 @@ static int call_getptr(PyObject *o, const char *fname, const char *what, Py_ssiz
         *addr = &((cbs_handle *)o)->value;
         return 1;
     }
+    const unsigned char *rec;
+    size_t rec_size;
+    if (cbs_struct_bytes(o, &rec, &rec_size)) {
+        /* cubind's structs (not subclassable either): getPtr() is the
+         * address of their bytes */
+        *addr = (void *)rec;
+        return 1;
+    }
     PyObject *m;
     int r = cbs_optional_attr(o, "getPtr", &m);
     if (r <= 0)
@@ -579,6 +593,18 @@ static int put_plain(PyObject *v, size_t size, unsigned char *dst, const char *f
         int rc = put_plain_int(n, size, dst, fname, i);
         Py_DECREF(n);
         return rc;
+    }
+    const unsigned char *rec;
+    size_t rec_size;
+    if (cbs_struct_bytes(v, &rec, &rec_size)) {
+        /* A struct of the bindings (CUextent3D, ...) by value: its bytes,
+         * copied now (the caller's tuple keeps it alive until then). */
+        if (rec_size != size)
+            return fail(PyExc_TypeError, fname, "kernel parameter", i,
+                        "%.100s of %zu bytes given for a %zu-byte parameter",
+                        Py_TYPE(v)->tp_name, rec_size, size);
+        memcpy(dst, rec, size);
+        return 0;
     }
     int r;
     if (!PyBytes_CheckExact(v) && !PyByteArray_CheckExact(v)) {

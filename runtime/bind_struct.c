@@ -978,6 +978,16 @@ PyObject *cbs_struct_kept(PyObject *o)
     return out ? out : Py_NewRef(Py_None);
 }
 
+int cbs_struct_bytes(PyObject *o, const unsigned char **data, size_t *size)
+{
+    if (!is_struct_type(Py_TYPE(o)))
+        return 0;
+    const cbs_struct *s = (const cbs_struct *)o;
+    *data = s->data;
+    *size = s->def->size;
+    return 1;
+}
+
 PyObject *cbs_struct_from(PyTypeObject *t, const void *src)
 {
     void *data;

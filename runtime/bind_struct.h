@@ -136,6 +136,12 @@ PyObject *cbs_struct_alloc(PyTypeObject *t, void **data);
  * are none; NULL with an exception. For the registry (registry-keep). */
 PyObject *cbs_struct_kept(PyObject *o);
 
+/* 1 when o is an instance of a generated struct class (any module's: the
+ * classes cannot be subclassed), with *data its bytes (owned, a view's or
+ * foreign) and *size the record's size; 0 otherwise. No exception. For the
+ * packer: a struct passed by value is its bytes. */
+int cbs_struct_bytes(PyObject *o, const unsigned char **data, size_t *size);
+
 /* A new owning instance of t holding a copy of src's size bytes. */
 PyObject *cbs_struct_from(PyTypeObject *t, const void *src);
 
