@@ -200,6 +200,10 @@ static void dump_rest(FILE *o, const cb_model *m)
             fputs(", \"cast\": ", o);
             jstr(o, mc->cast);
         }
+        if (*mc->enum_name) {
+            fputs(", \"enum\": ", o);
+            jstr(o, mc->enum_name);
+        }
         fputs(i + 1 < m->nmacros ? "},\n" : "}\n", o);
     }
     fputs("  ]\n", o);

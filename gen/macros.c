@@ -4,8 +4,14 @@
  * `#define cuMemAlloc cuMemAlloc_v2` and
  * `#define cuMemcpyHtoD __CUDA_API_PTDS(cuMemcpyHtoD_v2)` give a function
  * its public name. Macros whose body is an integer constant expression of
- * literals, earlier integer macros, casts, unary minus/~ and the operators
- * << >> | & + - become cb_macro constants. Others are skipped.
+ * literals, other integer macros, enum constants of the header
+ * (`#define CU_STREAM_ATTRIBUTE_PRIORITY CU_LAUNCH_ATTRIBUTE_PRIORITY`),
+ * casts, unary minus/~ and the operators << >> | & + - become cb_macro
+ * constants. Others are skipped.
+ *
+ * A macro is evaluated when its definition is visited; one naming what is
+ * not known yet (a later macro or enum) is evaluated again after the walk
+ * (macro_resolve_pending), until no more of them resolve.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "parse_internal.h"
@@ -23,6 +29,8 @@ typedef struct {
     const char *cast; /* type of the outermost cast, if any */
     int is_unsigned;
     int failed;
+    int unknown;      /* an identifier named no macro or enum constant (yet) */
+    const char *enum_name; /* enum of the last enum constant read */
 } expr_state;
 
 static const char *tok(expr_state *s, unsigned i)
@@ -43,6 +51,25 @@ static const cb_macro *find_macro(const cb_model *m, const char *name)
         if (strcmp(m->macros[i].name, name) == 0)
             return &m->macros[i];
     return NULL;
+}
+
+/* The enumerator called `name` among the enums parsed so far, or NULL. */
+static const cb_enumerator *find_enum_constant(const cb_model *m, const char *name,
+                                               const cb_enum **owner)
+{
+    for (size_t i = 0; i < m->nenums; i++)
+        for (size_t k = 0; k < m->enums[i].nitems; k++)
+            if (strcmp(m->enums[i].items[k].name, name) == 0) {
+                *owner = &m->enums[i];
+                return &m->enums[i].items[k];
+            }
+    return NULL;
+}
+
+static int names_value(const cb_model *m, const char *name)
+{
+    const cb_enum *owner;
+    return find_macro(m, name) || find_enum_constant(m, name, &owner);
 }
 
 static long long parse_literal(expr_state *s, const char *text)
@@ -79,7 +106,7 @@ static int is_cast(expr_state *s, unsigned i, unsigned *close)
     for (; j < s->n && !tok_is(s, j, ")"); j++) {
         CXTokenKind k = clang_getTokenKind(s->toks[j]);
         const char *t = tok(s, j);
-        if (k == CXToken_Keyword || (k == CXToken_Identifier && !find_macro(s->P->model, t)))
+        if (k == CXToken_Keyword || (k == CXToken_Identifier && !names_value(s->P->model, t)))
             saw_name = 1;
         else if (strcmp(t, "*") != 0)
             return 0;
@@ -145,6 +172,13 @@ static long long parse_unary(expr_state *s)
             s->is_unsigned |= m->is_unsigned;
             return m->value;
         }
+        const cb_enum *owner;
+        const cb_enumerator *e = find_enum_constant(s->P->model, t, &owner);
+        if (e) {
+            s->enum_name = owner->name;
+            return e->value;
+        }
+        s->unknown = 1;
     }
     s->failed = 1;
     return 0;
@@ -191,22 +225,38 @@ static void collect_name(parser *P, const char *public_name, const char *abi)
     nm->abi = abi;
 }
 
-void macro_collect(parser *P, CXCursor c)
+static void defer(parser *P, CXCursor c)
 {
-    if (clang_Cursor_isMacroFunctionLike(c) || clang_Cursor_isMacroBuiltin(c))
-        return;
+    if (P->npending_macros == P->cap_pending_macros) {
+        P->cap_pending_macros = P->cap_pending_macros ? P->cap_pending_macros * 2 : 16;
+        CXCursor *grown = realloc(P->pending_macros,
+                                  P->cap_pending_macros * sizeof *grown);
+        if (!grown)
+            arena_oom();
+        P->pending_macros = grown;
+    }
+    P->pending_macros[P->npending_macros++] = c;
+}
+
+enum outcome { TAKEN, SKIPPED, UNKNOWN_NAME };
+
+static enum outcome evaluate(parser *P, CXCursor c)
+{
     CXToken *toks = NULL;
     unsigned n = 0;
     clang_tokenize(P->tu, clang_getCursorExtent(c), &toks, &n);
-    expr_state s = {P, toks, n, 1, NULL, 0, 0};
+    expr_state s = {P, toks, n, 1, NULL, 0, 0, 0, NULL};
     const char *name = n ? tok(&s, 0) : "";
+    enum outcome r = SKIPPED;
     if (n == 2 && strncmp(name, "cu", 2) == 0 &&
         clang_getTokenKind(toks[1]) == CXToken_Identifier && strncmp(tok(&s, 1), "cu", 2) == 0) {
         collect_name(P, name, tok(&s, 1));
+        r = TAKEN;
     } else if (n == 5 && strncmp(name, "cu", 2) == 0 &&
                (tok_is(&s, 1, "__CUDA_API_PTDS") || tok_is(&s, 1, "__CUDA_API_PTSZ")) &&
                tok_is(&s, 2, "(") && tok_is(&s, 4, ")")) {
         collect_name(P, name, tok(&s, 3));
+        r = TAKEN;
     } else if (n >= 2 && name[0] != '_') {
         long long v = parse_expr(&s, 0);
         if (!s.failed && s.pos == n) {
@@ -216,11 +266,41 @@ void macro_collect(parser *P, CXCursor c)
             mac->value = v;
             mac->is_unsigned = s.is_unsigned;
             mac->cast = s.cast ? s.cast : "";
+            /* Only a body that is one enum constant has that enum's type. */
+            mac->enum_name = n == 2 && s.enum_name ? s.enum_name : "";
             if (strcmp(name, "CUDA_VERSION") == 0)
                 m->cuda_version = v;
+            r = TAKEN;
+        } else if (s.unknown) {
+            r = UNKNOWN_NAME;
         }
     }
     clang_disposeTokens(P->tu, toks, n);
+    return r;
+}
+
+void macro_collect(parser *P, CXCursor c)
+{
+    if (clang_Cursor_isMacroFunctionLike(c) || clang_Cursor_isMacroBuiltin(c))
+        return;
+    if (evaluate(P, c) == UNKNOWN_NAME)
+        defer(P, c);
+}
+
+void macro_resolve_pending(parser *P)
+{
+    int progress = 1;
+    while (progress) {
+        progress = 0;
+        size_t kept = 0;
+        for (size_t i = 0; i < P->npending_macros; i++) {
+            if (evaluate(P, P->pending_macros[i]) == TAKEN)
+                progress = 1;
+            else
+                P->pending_macros[kept++] = P->pending_macros[i];
+        }
+        P->npending_macros = kept;
+    }
 }
 
 void macro_apply_names(parser *P)
@@ -237,5 +317,7 @@ void macro_apply_names(parser *P)
 
 void macro_free(parser *P)
 {
-    (void)P; /* everything lives in the arena */
+    free(P->pending_macros); /* everything else lives in the arena */
+    P->pending_macros = NULL;
+    P->npending_macros = P->cap_pending_macros = 0;
 }

@@ -122,6 +122,7 @@ typedef struct {
     long long value;
     int is_unsigned;       /* written with a U suffix or too large for int64 */
     const char *cast;      /* type named in a cast ("CUstream", "void *"), "" if none */
+    const char *enum_name; /* the enum whose constant is the whole body, "" if none */
 } cb_macro;
 
 typedef struct cb_arena cb_arena;

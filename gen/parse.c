@@ -153,15 +153,9 @@ static enum { IN_OTHER, IN_CUDA_H, IN_TYPEDEFS_H } where(CXCursor c, const parse
     return IN_OTHER;
 }
 
-/* Doc comment text with the comment markers removed, "" when none. */
-const char *px_doc(parser *P, CXCursor c)
+/* A raw comment's text with the comment markers removed. */
+static const char *strip_markers(parser *P, const char *text)
 {
-    CXString raw = clang_Cursor_getRawCommentText(c);
-    const char *text = clang_getCString(raw);
-    if (!text) {
-        clang_disposeString(raw);
-        return "";
-    }
     size_t n = strlen(text);
     char *out = arena_alloc(P->arena, n + 1);
     size_t o = 0;
@@ -173,7 +167,7 @@ const char *px_doc(parser *P, CXCursor c)
         const char *s = p;
         while (s < eol && (*s == ' ' || *s == '\t'))
             s++;
-        if (eol - s >= 3 && strncmp(s, "/**", 3) == 0)
+        if (eol - s >= 3 && (strncmp(s, "/**", 3) == 0 || strncmp(s, "/*!", 3) == 0))
             s += 3;
         else if (eol - s >= 2 && strncmp(s, "*/", 2) == 0)
             s += 2;
@@ -197,8 +191,25 @@ const char *px_doc(parser *P, CXCursor c)
     while (start < o && out[start] == '\n')
         start++;
     out[o] = '\0';
-    clang_disposeString(raw);
     return out + start;
+}
+
+/* Doc comment text with the comment markers removed, "" when none. When
+ * libclang attaches none (it never does where the declaration's name is a
+ * macro expansion) the doc comment right before the declaration is used. */
+const char *px_doc(parser *P, CXCursor c)
+{
+    CXString raw = clang_Cursor_getRawCommentText(c);
+    const char *text = clang_getCString(raw);
+    const char *doc;
+    if (text && *text) {
+        doc = strip_markers(P, text);
+    } else {
+        const char *before = px_comment_before(P, c);
+        doc = before ? strip_markers(P, before) : "";
+    }
+    clang_disposeString(raw);
+    return doc;
 }
 
 /* ---- functions --------------------------------------------------------- */
@@ -495,6 +506,7 @@ cb_model *model_parse(const char *header, char *err, size_t errlen)
         for (size_t i = 0; i < ntop; i++)
             visit_top(&P, top[i]);
         free(top);
+        macro_resolve_pending(&P);
         macro_apply_names(&P);
         ok = pfn_assign_versions(&P, err, errlen) == 0 && px_check_model(&P, err, errlen) == 0;
     }
@@ -502,6 +514,7 @@ cb_model *model_parse(const char *header, char *err, size_t errlen)
     free(P.records_seen);
     pfn_free(&P);
     macro_free(&P);
+    px_comments_free(&P);
     if (tu)
         clang_disposeTranslationUnit(tu);
     clang_disposeIndex(index);

@@ -28,6 +28,11 @@ typedef struct {
     const char *abi;
 } name_macro;
 
+/* Byte offsets in cuda.h of one comment: [begin, end). */
+typedef struct {
+    unsigned begin, end;
+} comment_span;
+
 typedef struct {
     cb_arena *arena;
     cb_model *model;
@@ -40,6 +45,11 @@ typedef struct {
     CXCursor *records_seen; /* canonical cursor of model->records[i]; malloc'ed */
     pfn_entry *pfns; size_t npfns, cap_pfns;        /* in the arena */
     name_macro *names; size_t nnames, cap_names;    /* in the arena */
+    /* comments.c: cuda.h's comments, collected on first use; malloc'ed */
+    comment_span *comments; size_t ncomments; int comments_ready;
+    const char *cuda_text; size_t cuda_len;         /* owned by the TU */
+    /* macros.c: macros whose value named what was not yet known; malloc'ed */
+    CXCursor *pending_macros; size_t npending_macros, cap_pending_macros;
 } parser;
 
 const char *px_str(parser *P, CXString s);
@@ -57,6 +67,12 @@ int px_check_model(parser *P, char *err, size_t errlen);
 int px_record(parser *P, CXCursor c, const char *outer_name);
 void px_record_alias(parser *P, CXCursor decl, const char *typedef_name);
 
+/* comments.c: the raw text of the block doc comment separated from c's
+ * first token by white space only, or NULL; for the declarations whose
+ * comment libclang does not find (their name is a macro expansion). */
+const char *px_comment_before(parser *P, CXCursor c);
+void px_comments_free(parser *P);
+
 /* pfn.c */
 void pfn_collect(parser *P, CXCursor typedef_cursor);
 int pfn_assign_versions(parser *P, char *err, size_t errlen);
@@ -64,6 +80,9 @@ void pfn_free(parser *P);
 
 /* macros.c */
 void macro_collect(parser *P, CXCursor macro);
+/* Evaluates again the macros macro_collect could not, now that every enum
+ * constant of the header is known. */
+void macro_resolve_pending(parser *P);
 void macro_apply_names(parser *P);
 void macro_free(parser *P);
 

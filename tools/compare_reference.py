@@ -8,7 +8,8 @@ the reference's from its recorded "signature", which is what
 inspect.signature gives on cuda.bindings), and the length of the returned
 tuple (ours from the docstring's "Returns (CUresult, a, b)." line; the
 reference's from its docstring "Returns" section, up to a "Notes" heading);
-for each enum: member names and values; for each class: attribute names.
+for each enum: member names and values; for each class: attribute names;
+for each constant (integer macro) the header #defines: its value.
 
 A function whose reference entry records no usable returns (its docstring
 could not be read, or its Parameters section contradicts the signature) is
@@ -126,11 +127,17 @@ def compare_functions(drv, ref, model):
 
 
 def compare_enums(drv, ref, model):
-    in_header = {e["name"] for e in model["enums"]}
+    # An enum's own name, or a further typedef of it (`typedef
+    # CUlaunchAttributeID CUstreamAttrID;`), which cuda.bindings also binds.
+    enum_of = {e["name"]: e["name"] for e in model["enums"]}
+    for t in model["typedefs"]:
+        target = (t.get("type") or {}).get("name")
+        if t["name"] not in enum_of and target in enum_of:
+            enum_of[t["name"]] = enum_of[target]
     differ = []
     total = 0
     for name, members in sorted(ref["enums"].items()):
-        if name not in in_header:
+        if name not in enum_of:
             continue
         total += 1
         cls = getattr(drv, name, None)
@@ -138,7 +145,8 @@ def compare_enums(drv, ref, model):
             differ.append((name, "missing"))
             continue
         ours = {k: int(v) for k, v in cls.__members__.items()}
-        header_members = {v["name"] for e in model["enums"] if e["name"] == name for v in e["values"]}
+        header_members = {v["name"] for e in model["enums"] if e["name"] == enum_of[name]
+                          for v in e["values"]}
         theirs = {k: v for k, v in members.items() if k in header_members}
         if ours != theirs and {k: ours.get(k) for k in theirs} != theirs:
             differ.append((name, "members differ"))
@@ -149,6 +157,7 @@ def compare_classes(drv, ref, model):
     names = {r["name"] for r in model["records"]} | {a for r in model["records"] for a in r["aliases"]}
     names |= {h["name"] for h in model["handles"]}
     differ = []
+    missing_attrs = {}
     total = 0
     for name, attrs in sorted(ref["classes"].items()):
         if name not in names:
@@ -161,6 +170,31 @@ def compare_classes(drv, ref, model):
         missing = [a for a in attrs if not hasattr(cls, a)]
         if missing:
             differ.append((name, "missing attributes %s" % missing))
+            missing_attrs[name] = missing
+    return total, differ, missing_attrs
+
+
+def header_defines(header):
+    """Names cuda.h itself #defines, read from its text (not from the model,
+    so a macro the generator failed to evaluate still counts as existing)."""
+    text = pathlib.Path(header).read_text()
+    return set(re.findall(r"^[ \t]*#[ \t]*define[ \t]+(\w+)", text, re.M))
+
+
+def compare_constants(drv, ref, defined):
+    """(number compared, [(name, why)]) over the reference's constants that
+    the header defines; the reference records each value as str(int)."""
+    differ = []
+    total = 0
+    for name, value in sorted(ref.get("constants", {}).items()):
+        if name not in defined:
+            continue
+        total += 1
+        ours = getattr(drv, name, None)
+        if ours is None:
+            differ.append((name, "not bound"))
+        elif not isinstance(ours, int) or int(ours) != int(value):
+            differ.append((name, "value %r != %s" % (ours, value)))
     return total, differ
 
 
@@ -173,12 +207,14 @@ def main():
     args = ap.parse_args()
     config = (ROOT / "build" / "config.ninja").read_text()
     inc = re.search(r"^cuda_include = (.*)$", config, re.M).group(1)
-    model = header_names(args.header or str(pathlib.Path(inc) / "cuda.h"))
+    header = args.header or str(pathlib.Path(inc) / "cuda.h")
+    model = header_names(header)
     ref = json.loads(pathlib.Path(args.reference).read_text())
     import cubind.driver as drv
     f = compare_functions(drv, ref, model)
     ne, de = compare_enums(drv, ref, model)
-    nc, dc = compare_classes(drv, ref, model)
+    nc, dc, missing_attrs = compare_classes(drv, ref, model)
+    nk, dk = compare_constants(drv, ref, header_defines(header))
     nf = len(f["match"]) + len(f["params_only"]) + len(f["missing"]) + len(f["differ"])
     rate = len(f["match"]) / nf if nf else 0.0
     if args.json:
@@ -186,7 +222,9 @@ def main():
                           "params_only": f["params_only"],
                           "missing": f["missing"], "differ": f["differ"],
                           "enums": ne, "enum_differences": de,
-                          "classes": nc, "class_differences": dc}, indent=1))
+                          "classes": nc, "class_differences": dc,
+                          "class_missing_attributes": missing_attrs,
+                          "constants": nk, "constant_differences": dk}, indent=1))
     else:
         for name in f["missing"]:
             print("function %s: not bound" % name)
@@ -198,12 +236,15 @@ def main():
             print("enum %s: %s" % (name, why))
         for name, why in dc:
             print("class %s: %s" % (name, why))
+        for name, why in dk:
+            print("constant %s: %s" % (name, why))
         print("functions: %d of %d match exactly (%.1f%%); %d match on parameters only; "
               "%d not bound, %d differ"
               % (len(f["match"]), nf, 100 * rate, len(f["params_only"]), len(f["missing"]),
                  len(f["differ"])))
-        print("enums: %d of %d match; classes: %d of %d have every attribute"
-              % (ne - len(de), ne, nc - len(dc), nc))
+        print("enums: %d of %d match; classes: %d of %d have every attribute; "
+              "constants: %d of %d match"
+              % (ne - len(de), ne, nc - len(dc), nc, nk - len(dk), nk))
     return 0 if rate >= args.min_rate else 1
 
 

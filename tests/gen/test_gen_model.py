@@ -156,6 +156,46 @@ def test_doc_comments(dump, clang_facts):
     assert not missing, "clang sees a doc comment, the dump has none: %s" % missing
 
 
+# A doc comment (never `/**<`, which documents what precedes it) separated
+# only by white space from a function declaration; the comment may not span
+# another comment's end.
+DOC_BEFORE_DECL = re.compile(
+    r"/\*\*(?!<)((?:[^*]|\*(?!/))*)\*/\s*(?:\w+\s+)*?CUDAAPI\s+(\w+)\s*\(")
+
+
+def header_function_docs(cuda_h):
+    """{name as the declaration spells it: comment text}, read from the text
+    of cuda.h (neither libclang nor clang decides which comment is whose)."""
+    with open(cuda_h) as f:
+        text = f.read()
+    docs = {}
+    for m in DOC_BEFORE_DECL.finditer(text):
+        docs.setdefault(m.group(2), m.group(1))
+    return docs
+
+
+def comment_words(text):
+    """A comment's words, without the leading `*` of its lines."""
+    lines = [re.sub(r"^\s*\*?", "", line) for line in text.splitlines()]
+    return " ".join(" ".join(lines).split())
+
+
+def test_doc_comments_match_header_text(dump, cuda_h):
+    """Every function documented in cuda.h has that documentation in the
+    dump, the ones whose name is a macro (`#define cuMemAlloc cuMemAlloc_v2`,
+    `__CUDA_API_PTSZ(cuX)`) included: libclang attaches no comment to those."""
+    docs = header_function_docs(cuda_h)
+    assert len(docs) >= 400, "found only %d documented declarations in cuda.h" % len(docs)
+    fs = by_name(dump["functions"])
+    unknown = sorted(set(docs) - set(fs))
+    assert not unknown, "documented in cuda.h, not in the dump: %s" % unknown[:20]
+    wrong = sorted(n for n, text in docs.items()
+                   if " ".join(fs[n]["doc"].split()) != comment_words(text))
+    assert not wrong, "%d functions' docs differ from cuda.h's comment: %s" % (len(wrong), wrong[:20])
+    assert fs["cuMemAlloc"]["abi"] == "cuMemAlloc_v2"
+    assert fs["cuMemAlloc"]["doc"].startswith("\\brief Allocates device memory\n")
+
+
 # ---- enums ---------------------------------------------------------------------
 
 def test_cuResult_values(dump):
@@ -262,6 +302,26 @@ def test_macro_values_match_compiled_program(dump, compile_and_run):
     wrong = ["%s: dump %d, C %s" % (m["name"], m["value"], printed[m["name"]])
              for m in ms if int(printed[m["name"]]) != m["value"]]
     assert not wrong, "\n".join(wrong)
+
+
+def test_macros_naming_enum_constants(dump, clang_facts, cuda_h):
+    """`#define X ENUM_CONSTANT` (CU_STREAM_ATTRIBUTE_PRIORITY names
+    CU_LAUNCH_ATTRIBUTE_PRIORITY) is a constant of the enum constant's value;
+    the set comes from the header's text and clang's enum constants."""
+    with open(cuda_h) as f:
+        defines = re.findall(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+(\w+)[ \t]*$", f.read(), re.M)
+    consts = clang_facts.enum_constants
+    expected = {name: body for name, body in defines if body in consts}
+    assert "CU_STREAM_ATTRIBUTE_PRIORITY" in expected
+    ms = by_name(dump["macros"])
+    missing = sorted(set(expected) - set(ms))
+    assert not missing, "macros naming an enum constant missing from the dump: %s" % missing
+    values = {v["name"]: v["value"] for e in dump["enums"] for v in e["values"]}
+    wrong = sorted(n for n, body in expected.items() if ms[n]["value"] != values[body])
+    assert not wrong, wrong
+    assert ms["CU_STREAM_ATTRIBUTE_PRIORITY"]["enum"] == "CUlaunchAttributeID"
+    assert ms["CU_KERNEL_NODE_ATTRIBUTE_COOPERATIVE"]["value"] == values["CU_LAUNCH_ATTRIBUTE_COOPERATIVE"]
+    assert "enum" not in ms["CU_IPC_HANDLE_SIZE"]
 
 
 def test_handles(dump):

@@ -1,0 +1,71 @@
+"""tools/compare_reference.py against the built cubind.driver: the exact
+function match rate stays at least 98%, and every difference it finds is
+named in docs/compatibility.md."""
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+REFERENCE = ROOT.parent / "shared" / "reference" / "cuda_bindings_driver_13.3.1.json"
+DOC = ROOT / "docs" / "compatibility.md"
+
+
+@pytest.fixture(scope="module")
+def report():
+    if not REFERENCE.is_file():
+        pytest.skip("the cuda.bindings reference %s is not in this checkout" % REFERENCE)
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "build" / "python"))
+    p = subprocess.run([sys.executable, str(ROOT / "tools" / "compare_reference.py"), "--json",
+                        "--reference", str(REFERENCE)],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+@pytest.fixture(scope="module")
+def doc():
+    return DOC.read_text()
+
+
+def named(doc, name):
+    return re.search(r"(?<![\w.])%s(?!\w)" % re.escape(name), doc) is not None
+
+
+def test_function_match_rate(report):
+    assert report["functions"] >= 400
+    assert report["rate"] >= 0.98, "exact function match rate %.3f" % report["rate"]
+    assert not report["missing"], "functions not bound: %s" % report["missing"]
+
+
+def test_every_difference_is_documented(report, doc):
+    names = list(report["params_only"]) + list(report["missing"])
+    names += [n for n, _ in report["differ"]]
+    names += [n for n, _ in report["enum_differences"]]
+    names += [n for n, _ in report["constant_differences"]]
+    undocumented = sorted(n for n in set(names) if not named(doc, n))
+    assert not undocumented, "differences not named in docs/compatibility.md: %s" % undocumented
+
+
+def test_every_missing_class_attribute_is_documented(report, doc):
+    # Each class on a line of the doc that also names each field it lacks.
+    lines = doc.splitlines()
+    undocumented = []
+    for cls, attrs in sorted(report["class_missing_attributes"].items()):
+        ok = any(named(line, cls) and all(named(line, a) for a in attrs) for line in lines)
+        if not ok:
+            undocumented.append("%s (%s)" % (cls, ", ".join(attrs)))
+    assert not undocumented, "classes whose missing fields docs/compatibility.md does not " \
+                             "name on one line: %s" % undocumented
+
+
+def test_constants_are_compared(report):
+    # The reference's constants that cuda.h defines: all but those of other
+    # headers (cudaEGL.h's MAX_PLANES...) are compared.
+    assert report["constants"] >= 60
+    bound_wrong = [n for n, why in report["constant_differences"] if why == "not bound"]
+    assert not bound_wrong, "constants cuda.h defines but cubind.driver lacks: %s" % bound_wrong

@@ -1,0 +1,75 @@
+"""Docstrings and integer constants of both faces (cubind.driver, cubind.cu),
+checked against the text of cuda.h itself."""
+import pathlib
+import pydoc
+import re
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def header_text(model):
+    """The text of the cuda.h the modules were generated from."""
+    return pathlib.Path(model["header"]).read_text()
+
+# A doc comment (never `/**<`) separated only by white space from a function
+# declaration; the comment may not span another comment's end.
+DOC_BEFORE_DECL = re.compile(
+    r"/\*\*(?!<)((?:[^*]|\*(?!/))*)\*/\s*(?:\w+\s+)*?CUDAAPI\s+(\w+)\s*\(")
+
+
+def header_function_docs(text):
+    """{name as cuda.h's declaration spells it: words of its doc comment}."""
+    docs = {}
+    for m in DOC_BEFORE_DECL.finditer(text):
+        lines = [re.sub(r"^\s*\*?", "", line) for line in m.group(1).splitlines()]
+        docs.setdefault(m.group(2), " ".join(" ".join(lines).split()))
+    return docs
+
+
+@pytest.fixture(scope="module", params=["driver", "cu"])
+def face(request, drv):
+    if request.param == "cu":
+        import cubind.cu as cu
+        return cu
+    return drv
+
+
+def test_every_documented_function_has_its_documentation(face, header_text):
+    docs = header_function_docs(header_text)
+    assert len(docs) >= 400, "found only %d documented declarations in cuda.h" % len(docs)
+    missing = sorted(n for n in docs if not hasattr(face, n))
+    assert not missing, "documented in cuda.h, not bound: %s" % missing[:20]
+    # The docstring holds the comment's text, all of it, after the prototype.
+    wrong = sorted(n for n, words in docs.items()
+                   if words not in " ".join((getattr(face, n).__doc__ or "").split()))
+    assert not wrong, "%d docstrings lack cuda.h's documentation: %s" % (len(wrong), wrong[:20])
+
+
+def test_help_of_a_versioned_function(face):
+    # cuMemAlloc is `#define cuMemAlloc cuMemAlloc_v2` in cuda.h.
+    text = pydoc.render_doc(face.cuMemAlloc, renderer=pydoc.plaintext)
+    assert "CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)" in text
+    assert "\\brief Allocates device memory" in text
+    assert "Allocates \\p bytesize bytes of linear memory on the device" in text
+    proto = text.index("CUresult cuMemAlloc(")
+    assert proto < text.index("\\brief Allocates device memory")
+
+
+ENUM_NAMED = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+(CU_LAUNCH_ATTRIBUTE_\w+)[ \t]*$", re.M)
+
+
+def test_macros_naming_launch_attributes(face, drv, header_text):
+    """CU_KERNEL_NODE_ATTRIBUTE_* and CU_STREAM_ATTRIBUTE_* are
+    `#define X CU_LAUNCH_ATTRIBUTE_Y`: plain ints of Y's value, like every
+    other constant (cuda.bindings' values are integers too)."""
+    defines = dict(ENUM_NAMED.findall(header_text))
+    assert {n for n in defines if n.startswith("CU_STREAM_ATTRIBUTE_")} >= {
+        "CU_STREAM_ATTRIBUTE_PRIORITY", "CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW"}
+    assert len(defines) >= 15
+    for name, member in defines.items():
+        value = getattr(face, name)
+        assert type(value) is int, name
+        assert value == int(getattr(drv.CUlaunchAttributeID, member)), name
+    assert face.CU_STREAM_ATTRIBUTE_PRIORITY == 8
+    assert face.CU_KERNEL_NODE_ATTRIBUTE_COOPERATIVE == 2
