@@ -49,7 +49,7 @@ int classify_is_input(const cb_pclass *pc)
     case SH_VALUE: case SH_IN_PTR: case SH_IN_ARRAY: case SH_IN_STRING: case SH_IN_BUFFER:
     case SH_IN_FUNCPTR: case SH_INOUT: case SH_IN_FIXED: case SH_COUNT_INOUT:
     case SH_KERNEL_PARAMS: case SH_KERNEL_EXTRA: case SH_CALLBACK: case SH_CALLBACK_DATA:
-    case SH_ATTR_IN:
+    case SH_ATTR_IN: case SH_SYNC_CALLBACK:
         return 1;
     default:
         return 0;
@@ -503,8 +503,15 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
         return;
 
     if (t->kind == TY_FUNCPTR) {
-        pc->shape = SH_IN_FUNCPTR;
+        cb_rule *sync = rules_find_fn(rules, "sync-callback", f, p->name);
+        pc->shape = sync ? SH_SYNC_CALLBACK : SH_IN_FUNCPTR;
+        pc->trampoline = sync ? sync->args[2] : NULL;
         pc->elem = EK_POINTER;
+        return;
+    }
+    if (rules_find_fn(rules, "sync-callback", f, p->name)) {
+        pc->shape = SH_UNSUPPORTED;
+        *why = reason(m, p, "a sync-callback rule needs a function pointer parameter");
         return;
     }
     if (t->kind != TY_POINTER) {

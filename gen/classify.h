@@ -49,6 +49,8 @@ typedef enum {
     SH_KERNEL_EXTRA,   /* void **extra: None, an address or a sequence */
     SH_CALLBACK,       /* a callback: a Python callable or a C address */
     SH_CALLBACK_DATA,  /* what the driver passes back to a callback */
+    SH_SYNC_CALLBACK,  /* a callback called during the call, on its thread,
+                          without data: a Python callable or a C address */
     SH_ATTR_OUT,       /* void * output typed by an attribute's value */
     SH_ATTR_IN,        /* void * input typed by an attribute's value */
     SH_ATTR_OUT_ARRAY, /* void ** of outputs, one per entry of an input array
@@ -85,6 +87,7 @@ typedef struct cb_pclass {
     int stream_index;         /* SH_CALLBACK: the CUstream parameter, or -1 */
     int object_index;         /* SH_CALLBACK: the CUuserObject * output, or -1 */
     const char *callback_kind;/* SH_CALLBACK: "host", "stream" or "destroy" */
+    const char *trampoline;   /* SH_SYNC_CALLBACK: the runtime's C function */
     /* SH_ATTR_OUT / SH_ATTR_IN: the attribute parameter and, per enumerator
      * with a known type, the element that enumerator's value is (a case with
      * fixed_len -1 is an array of them filling the `count` bytes of an

@@ -99,7 +99,7 @@ static void set_shape_flags(tv *p, const cb_pclass *pc, int pointer_handle)
         {"sh_callback", SH_CALLBACK},   {"sh_callback_data", SH_CALLBACK_DATA},
         {"sh_attr_out", SH_ATTR_OUT},   {"sh_attr_in", SH_ATTR_IN},
         {"sh_attr_size", SH_ATTR_SIZE}, {"sh_out_borrowed", SH_OUT_BORROWED},
-        {"sh_attr_out_array", SH_ATTR_OUT_ARRAY},
+        {"sh_attr_out_array", SH_ATTR_OUT_ARRAY}, {"sh_sync_callback", SH_SYNC_CALLBACK},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
         tv_set_bool(p, shapes[i].key, pc->shape == shapes[i].shape);
@@ -203,6 +203,7 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
     tv_set_str(p, "stream_cname", cb && pc->stream_index >= 0 ? f->params[pc->stream_index].name : "");
     tv_set_bool(p, "callback_destroy", cb && strcmp(kind, "destroy") == 0);
     tv_set_str(p, "object_cname", cb && pc->object_index >= 0 ? f->params[pc->object_index].name : "");
+    tv_set_str(p, "trampoline", pc->shape == SH_SYNC_CALLBACK ? pc->trampoline : "");
     tv_set_bool(p, "optional", pc->optional);
     tv_set_bool(p, "writable", pc->shape == SH_IN_BUFFER && !pc->param->type->pointee->is_const);
     set_shape_flags(p, pc, pc->handle && handles_is_pointer(hc, nhc, pc->handle));
@@ -394,13 +395,18 @@ static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_c
     char *proto = c_prototype(f);
     tv_set_str(fn, "c_prototype", proto);
 
-    tv *params = tv_list(), *inputs = tv_list();
+    tv *params = tv_list(), *inputs = tv_list(), *sync = tv_list();
     strbuf sig = {0}, outs = {0};
     int nin = 0, nout = 0, nrequired = 0, cache_result = 1, handle_outputs = 0;
     for (size_t i = 0; i < f->nparams; i++) {
         const cb_pclass *pc = &fc->params[i];
         int in = classify_is_input(pc), out = classify_is_output(pc);
         tv_push(params, param_value(m, fc, pc, in ? nin : -1, out ? nout : -1, hc, nhc));
+        if (pc->shape == SH_SYNC_CALLBACK) {
+            tv *sv = tv_map();
+            tv_set_str(sv, "cname", pc->param->name);
+            tv_push(sync, sv);
+        }
         if (out) {
             sb_printf(&outs, ", %s", pc->pyname);
             nout++;
@@ -420,6 +426,9 @@ static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_c
     tv_set_int(fn, "nrequired", nrequired);
     tv_set(fn, "params", params);
     tv_set(fn, "inputs", inputs);
+    /* sync-callback parameters: the call site enters their context */
+    tv_set_bool(fn, "has_sync_callback", tv_len(sync) > 0);
+    tv_set(fn, "sync_callbacks", sync);
     tv_set_int(fn, "nin", nin);
     tv_set_int(fn, "nout", nout);
     tv_set_bool(fn, "has_inputs", nin > 0);

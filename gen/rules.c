@@ -33,6 +33,7 @@ static const struct {
     {"kernel-params", 3, 0},
     {"kernel-extra", 2, 0},
     {"callback", 4, 0},
+    {"sync-callback", 3, 0},
     {"attribute-output", 3, 0},
     {"attribute-input", 3, 0},
     {"attribute-type", 2, 0},

@@ -47,6 +47,13 @@
  *                            FN is a callback taking DATA back; it accepts a
  *                            Python callable (KIND host, stream or destroy:
  *                            see runtime/rt_callbacks.h) or a C address
+ *   sync-callback FUNCTION FN TRAMPOLINE
+ *                            FN is a callback the driver calls only on the
+ *                            calling thread, during the call, without user
+ *                            data; it accepts a Python callable, called
+ *                            through the runtime's TRAMPOLINE (a function of
+ *                            runtime/bind_sync_callback.h of FN's exact
+ *                            type), or a C address
  *   attribute-output FUNCTION DATA ATTR
  *                            `void *DATA` receives a value whose type depends
  *                            on the value of the enum parameter ATTR

@@ -122,7 +122,8 @@ def build_bindings(gen_dir, include, pkg_root):
             shutil.copy(os.path.join(BUILD_PY, "cubind", name), pkg)
     sources = [os.path.join(gen_dir, "driver.c")] + [
         os.path.join(REPO, "runtime", s)
-        for s in ("bind_support.c", "bind_struct.c", "bind_packer.c", "bind_layout.c")]
+        for s in ("bind_support.c", "bind_struct.c", "bind_packer.c", "bind_layout.c",
+                  "bind_sync_callback.c")]
     objs = []
 
     def cc(src):

@@ -76,7 +76,9 @@ FK_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
     X(CoredumpSetAttributeGlobal) X(DevSmResourceSplitByCount)                      \
     X(KernelGetParamInfo) X(GraphAddKernelNode)                                \
     X(GraphKernelNodeSetParams) X(GraphExecKernelNodeSetParams) X(GraphAddNode) \
-    X(GraphClone) X(GraphInstantiateWithFlags) X(GraphLaunch) X(GraphExecDestroy)
+    X(GraphClone) X(GraphInstantiateWithFlags) X(GraphLaunch) X(GraphExecDestroy) \
+    X(LaunchCooperativeKernelMultiDevice) X(OccupancyMaxPotentialBlockSize)    \
+    X(OccupancyMaxPotentialBlockSizeWithFlags)
 
 enum {
 #define FK_ENUM(n) FN_##n,
@@ -2737,6 +2739,139 @@ static CUresult fk_LaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
     return launch(f, g, b, sharedMemBytes, hStream, kernelParams, NULL);
 }
 
+/* The entries of the last cuLaunchCooperativeKernelMultiDevice (under G):
+ * per entry function, grid x,y,z, block x,y,z, sharedMemBytes, hStream;
+ * g_multi_n = numDevices (-1: never called), the first FK_MULTI_MAX kept. */
+#define FK_MULTI_MAX 8
+static unsigned long long g_multi[FK_MULTI_MAX][9];
+static long long g_multi_n = -1;
+static unsigned g_multi_flags;
+
+/* Reads all numDevices entries (as the driver does: a caller passing fewer
+ * makes it read past them) and launches each in the current context. */
+static CUresult fk_LaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS *launchParamsList,
+                                                      unsigned int numDevices, unsigned int flags)
+{
+    ENTERI(LaunchCooperativeKernelMultiDevice);
+    if (!launchParamsList || !numDevices || (flags & ~3u))
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    g_multi_n = numDevices;
+    g_multi_flags = flags;
+    for (unsigned i = 0; i < numDevices; i++) {
+        const CUDA_LAUNCH_PARAMS *p = &launchParamsList[i];
+        unsigned long long rec[9] = {(uintptr_t)p->function, p->gridDimX, p->gridDimY,
+                                     p->gridDimZ, p->blockDimX, p->blockDimY, p->blockDimZ,
+                                     p->sharedMemBytes, (uintptr_t)p->hStream};
+        if (i < FK_MULTI_MAX)
+            memcpy(g_multi[i], rec, sizeof rec);
+    }
+    UNLOCK();
+    for (unsigned i = 0; i < numDevices; i++) {
+        const CUDA_LAUNCH_PARAMS *p = &launchParamsList[i];
+        unsigned g[3] = {p->gridDimX, p->gridDimY, p->gridDimZ};
+        unsigned b[3] = {p->blockDimX, p->blockDimY, p->blockDimZ};
+        CUresult e = launch(p->function, g, b, p->sharedMemBytes, p->hStream, p->kernelParams, NULL);
+        if (e != CUDA_SUCCESS)
+            return e;
+    }
+    return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* Occupancy: a made-up model that the tests recompute exactly. Block sizes
+ * 32, 64, ... up to blockSizeLimit (0: 1024) are tried in that order, each
+ * needing smem = blockSizeToDynamicSMemSize(size) (when given, else
+ * dynamicSMemSize) bytes. Blocks per SM: min(2048 / size, 32, and when
+ * smem > 0, 65536 / smem). The result is the size of most resident threads
+ * (blocks * size; the larger size on a tie), minGridSize its blocks per SM
+ * times FK_OCC_SMS. The callback runs on the calling thread, outside G.
+ * The values the callback returned in this thread's last call are kept
+ * (fakecuda_last_occupancy_calls); with fakecuda_set_occupancy_foreign(1)
+ * the callback is first called once more, from a thread of the fake, with
+ * block size 32 (fakecuda_last_foreign_b2d). */
+#define FK_OCC_SMS 4
+#define FK_OCC_MAX_CALLS 64
+static _Thread_local long long t_occ_values[FK_OCC_MAX_CALLS];
+static _Thread_local int t_occ_calls;
+static atomic_int g_occ_foreign;
+static atomic_llong g_occ_foreign_result = -1;
+
+static void *occ_foreign_call(void *cb)
+{
+    CUoccupancyB2DSize f;
+    memcpy(&f, &cb, sizeof f);
+    atomic_store(&g_occ_foreign_result, (long long)f(32));
+    return NULL;
+}
+
+static CUresult occupancy(int *minGridSize, int *blockSize, CUfunction func,
+                          CUoccupancyB2DSize b2d, size_t dynamicSMemSize, int blockSizeLimit,
+                          unsigned flags)
+{
+    if (!minGridSize || !blockSize || blockSizeLimit < 0 || (flags & ~1u))
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult e;
+    struct ctx *c = cur_ctx(&e);
+    const char *name = NULL;
+    if (c)
+        func_lookup(func, &name);
+    UNLOCK();
+    if (!c)
+        return e;
+    if (!name)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (b2d && atomic_load(&g_occ_foreign)) {
+        pthread_t t;
+        void *arg;
+        memcpy(&arg, &b2d, sizeof arg);
+        if (pthread_create(&t, NULL, occ_foreign_call, arg) != 0)
+            return CUDA_ERROR_OPERATING_SYSTEM;
+        pthread_join(t, NULL);
+    }
+    int limit = blockSizeLimit > 0 && blockSizeLimit < 1024 ? blockSizeLimit : 1024;
+    long long best_threads = 0, best_blocks = 0;
+    int best_size = 0;
+    t_occ_calls = 0;
+    for (int size = 32; size <= limit; size += 32) {
+        size_t smem = dynamicSMemSize;
+        if (b2d) {
+            smem = b2d(size);
+            if (t_occ_calls < FK_OCC_MAX_CALLS)
+                t_occ_values[t_occ_calls++] = (long long)smem;
+        }
+        long long blocks = 2048 / size < 32 ? 2048 / size : 32;
+        if (smem && (long long)(65536 / smem) < blocks)
+            blocks = (long long)(65536 / smem);
+        if (blocks * size >= best_threads && blocks > 0) {
+            best_threads = blocks * size;
+            best_blocks = blocks;
+            best_size = size;
+        }
+    }
+    *blockSize = best_size;
+    *minGridSize = (int)(best_blocks * FK_OCC_SMS);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_OccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize,
+                                                  CUfunction func, CUoccupancyB2DSize b2d,
+                                                  size_t dynamicSMemSize, int blockSizeLimit)
+{
+    ENTERI(OccupancyMaxPotentialBlockSize);
+    return occupancy(minGridSize, blockSize, func, b2d, dynamicSMemSize, blockSizeLimit, 0);
+}
+
+static CUresult fk_OccupancyMaxPotentialBlockSizeWithFlags(int *minGridSize, int *blockSize,
+                                                           CUfunction func,
+                                                           CUoccupancyB2DSize b2d,
+                                                           size_t dynamicSMemSize,
+                                                           int blockSizeLimit, unsigned int flags)
+{
+    ENTERI(OccupancyMaxPotentialBlockSizeWithFlags);
+    return occupancy(minGridSize, blockSize, func, b2d, dynamicSMemSize, blockSizeLimit, flags);
+}
 
 /* ------------------------------------------------------------------ */
 /* Graph kernel nodes: a node copies its argument bytes when added or set
@@ -3393,7 +3528,14 @@ static CUresult fk_DevSmResourceSplitByCount(CUdevResource *result, unsigned int
     P(GraphClone, 10000, fk_GraphClone, PFN_cuGraphClone_v10000)                        \
     P(GraphInstantiateWithFlags, 11040, fk_GraphInstantiate, PFN_cuGraphInstantiateWithFlags_v11040) \
     P(GraphLaunch, 10000, fk_GraphLaunch, PFN_cuGraphLaunch_v10000)                     \
-    P(GraphExecDestroy, 10000, fk_GraphExecDestroy, PFN_cuGraphExecDestroy_v10000)
+    P(GraphExecDestroy, 10000, fk_GraphExecDestroy, PFN_cuGraphExecDestroy_v10000)   \
+    P(LaunchCooperativeKernelMultiDevice, 9000, fk_LaunchCooperativeKernelMultiDevice,  \
+      PFN_cuLaunchCooperativeKernelMultiDevice_v9000)                                   \
+    P(OccupancyMaxPotentialBlockSize, 6050, fk_OccupancyMaxPotentialBlockSize,          \
+      PFN_cuOccupancyMaxPotentialBlockSize_v6050)                                       \
+    P(OccupancyMaxPotentialBlockSizeWithFlags, 7000,                                    \
+      fk_OccupancyMaxPotentialBlockSizeWithFlags,                                       \
+      PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000)
 
 /* Compile-time ABI check: each implementation has its PFN type exactly. */
 #define FK_CHECK(n, ver, impl, pfn) \
@@ -3576,6 +3718,9 @@ FK_EXPORT int fakecuda_reset(void)
     g_driver_version = FK_DRIVER_VERSION;
     g_cap_on = 0;
     g_cap_stream = NULL;
+    g_multi_n = -1;
+    atomic_store(&g_occ_foreign, 0);
+    atomic_store(&g_occ_foreign_result, -1);
     memset(g_coredump, 0, sizeof g_coredump);
     g_epoch++;
     tls_sync();
@@ -3801,6 +3946,44 @@ FK_EXPORT void *fakecuda_last_launch_stream(const char *kernel_name)
     void *s = r ? r->stream : NULL;
     UNLOCK();
     return s;
+}
+
+FK_EXPORT long long fakecuda_last_multi_launch(unsigned long long *out, size_t cap)
+{
+    LOCK();
+    long long n = g_multi_n;
+    for (long long i = 0; out && i < n && i < FK_MULTI_MAX && (size_t)i < cap; i++)
+        memcpy(out + 9 * i, g_multi[i], sizeof g_multi[i]);
+    UNLOCK();
+    return n;
+}
+
+FK_EXPORT int fakecuda_last_multi_launch_flags(void)
+{
+    LOCK();
+    int f = g_multi_n < 0 ? -1 : (int)g_multi_flags;
+    UNLOCK();
+    return f;
+}
+
+FK_EXPORT int fakecuda_last_occupancy_calls(long long *out, size_t cap)
+{
+    for (int i = 0; out && i < t_occ_calls && (size_t)i < cap; i++)
+        out[i] = t_occ_values[i];
+    return t_occ_calls;
+}
+
+FK_EXPORT int fakecuda_set_occupancy_foreign(int on)
+{
+    atomic_store(&g_occ_foreign, on != 0);
+    if (on)
+        atomic_store(&g_occ_foreign_result, -1);
+    return 0;
+}
+
+FK_EXPORT long long fakecuda_last_foreign_b2d(void)
+{
+    return atomic_load(&g_occ_foreign_result);
 }
 
 FK_EXPORT long long fakecuda_live_handles(void)

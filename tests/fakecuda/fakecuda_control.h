@@ -79,6 +79,29 @@ int fakecuda_last_launch_mode(const char *kernel_name);
 /* The CUstream of the last launch, as passed. NULL if never launched. */
 void *fakecuda_last_launch_stream(const char *kernel_name);
 
+/* The last cuLaunchCooperativeKernelMultiDevice (each entry is also
+ * launched as by cuLaunchKernel, in the current context): writes 9 values
+ * per entry for the first min(n, cap, 8) entries (function, grid x,y,z,
+ * block x,y,z, sharedMemBytes, hStream) and returns n = numDevices; -1 if
+ * never called since reset. Its flags: fakecuda_last_multi_launch_flags
+ * (-1 if never). */
+long long fakecuda_last_multi_launch(unsigned long long *out, size_t cap);
+int fakecuda_last_multi_launch_flags(void);
+
+/* cuOccupancyMaxPotentialBlockSize[WithFlags] (the model is in fakecuda.c:
+ * block sizes 32, 64, ... up to the limit; blocks per SM min(2048 / size,
+ * 32, 65536 / smem); the size of most resident threads, larger on a tie;
+ * minGridSize = blocks * 4). The values the callback returned during the
+ * calling thread's last call, in order (up to cap of them); returns how
+ * many it returned (up to 64). */
+int fakecuda_last_occupancy_calls(long long *out, size_t cap);
+/* on = 1: before its own calls, each occupancy call calls the callback once
+ * from a fake-driver thread with block size 32, whose result
+ * fakecuda_last_foreign_b2d returns (-1: none since it was turned on or since
+ * reset). Reset turns it off. */
+int fakecuda_set_occupancy_foreign(int on);
+long long fakecuda_last_foreign_b2d(void);
+
 /* Live user-owned objects: contexts (created, and primary ones retained),
  * streams, events, device and host allocations, modules, libraries, graphs,
  * user objects. NULL streams and functions/kernels are not counted. */

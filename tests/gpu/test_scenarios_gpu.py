@@ -20,10 +20,14 @@ to PTX; the whole file is skipped without it. Never run in CI.
 CUBIND_SCENARIO_RECORD=path.json writes the type and repr of interesting
 outputs, to compare what each face returns.
 """
+import ast
 import ctypes
 import importlib
+import importlib.util
 import json
 import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -533,6 +537,152 @@ def test_occupancy(mod):
     assert min_grid >= 1 and 32 <= block <= 1024 and block % 32 == 0
     min_grid2, block2 = call("cuOccupancyMaxPotentialBlockSize", f, None, 0, 256)
     assert min_grid2 >= 1 and 32 <= block2 <= 256
+
+
+B2D = ctypes.CFUNCTYPE(ctypes.c_size_t, ctypes.c_int)
+
+
+@cubind_only
+def test_occupancy_python_callable(mod):
+    """blockSizeToDynamicSMemSize as a Python callable: the driver calls it
+    on this thread during the call; the answer is the one the same function
+    gives as a C function pointer; its exceptions propagate."""
+    f = call("cuModuleGetFunction", mod, b"axpy")
+    caller = threading.get_ident()
+    seen = []
+
+    def smem(block):
+        seen.append((block, threading.get_ident()))
+        return 96 * block  # 96 bytes of dynamic shared memory per thread
+
+    got = call("cuOccupancyMaxPotentialBlockSize", f, smem, 0, 0)
+    record("cuOccupancyMaxPotentialBlockSize.callable", got)
+    assert seen, "the driver never called the callable"
+    assert {t for _, t in seen} == {caller}
+    assert all(1 <= b <= 1024 for b, _ in seen), seen
+    min_grid, block = got
+    assert type(min_grid) is int and type(block) is int and 1 <= block <= 1024
+    cfn = B2D(lambda b: 96 * b)
+    address = ctypes.cast(cfn, ctypes.c_void_p).value
+    assert call("cuOccupancyMaxPotentialBlockSize", f, address, 0, 0) == got
+    assert call("cuOccupancyMaxPotentialBlockSize", f, cfn, 0, 0) == got
+    # no dynamic shared memory: the same as a constant 0
+    assert (call("cuOccupancyMaxPotentialBlockSize", f, lambda b: 0, 0, 256)
+            == call("cuOccupancyMaxPotentialBlockSize", f, None, 0, 256))
+    flags = api.CUoccupancy_flags.CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE
+    got_flags = call("cuOccupancyMaxPotentialBlockSizeWithFlags", f, smem, 0, 0, flags)
+    assert got_flags == call("cuOccupancyMaxPotentialBlockSizeWithFlags", f, address, 0, 0, flags)
+
+    class Failed(Exception):
+        pass
+
+    def fails(block):
+        raise Failed(block)
+
+    with pytest.raises(Failed):
+        call("cuOccupancyMaxPotentialBlockSize", f, fails, 0, 0)
+    with pytest.raises(TypeError, match="blockSizeToDynamicSMemSize"):
+        call("cuOccupancyMaxPotentialBlockSize", f, lambda b: "many", 0, 0)
+    with pytest.raises(ValueError, match="blockSizeToDynamicSMemSize"):
+        call("cuOccupancyMaxPotentialBlockSizeWithFlags", f, lambda b: -1, 0, 0, flags)
+    assert call("cuOccupancyMaxPotentialBlockSize", f, smem, 0, 0) == got  # still works
+
+
+@cubind_only
+def test_occupancy_callables_on_threads(mod):
+    """Eight threads at once, each with its own callable, each get the
+    answer their function gives alone."""
+    f = call("cuModuleGetFunction", mod, b"axpy")
+    per_thread = [lambda b, i=i: 16 * (i + 1) * b for i in range(8)]
+    want = [call("cuOccupancyMaxPotentialBlockSize", f, B2D(fn), 0, 0) for fn in per_thread]
+    ctx = call("cuCtxGetCurrent")
+    barrier = threading.Barrier(8)
+    got, errors = [None] * 8, []
+
+    def body(i):
+        try:
+            call("cuCtxSetCurrent", ctx)
+            barrier.wait()
+            got[i] = {call("cuOccupancyMaxPotentialBlockSize", f, per_thread[i], 0, 0)
+                      for _ in range(20)}
+        except Exception as e:  # noqa: BLE001 - asserted below
+            errors.append(e)
+
+    ts = [threading.Thread(target=body, args=(i,)) for i in range(8)]
+    [t.start() for t in ts]
+    [t.join() for t in ts]
+    assert errors == []
+    assert got == [{w} for w in want]
+
+
+# ---- cooperative multi-device launch (a list of launch parameters) ---------------------------
+
+def status_of(name, *args):
+    """The CUresult of a call, on every face (cubind.cu: from its CUDAError)."""
+    if RAISING:
+        try:
+            assert getattr(api, name)(*args) is None
+        except CUDAError as e:
+            return e.result
+        return SUCCESS
+    result = getattr(api, name)(*args)
+    return result[0] if isinstance(result, tuple) else result
+
+
+def cuda_bindings_status(key):
+    """What this file's own test recorded under `key` when run against
+    cuda.bindings in a child process; None when cuda.bindings is absent."""
+    try:
+        if importlib.util.find_spec("cuda.bindings.driver") is None:
+            return None
+    except ModuleNotFoundError:
+        return None
+    path = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"coop-{os.getpid()}.json")
+    env = dict(os.environ, CUBIND_GPU_IMPL="cuda.bindings", CUBIND_SCENARIO_RECORD=path)
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__,
+                          "-k", "test_cooperative_multi_device_one_entry"],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    with open(path) as fh:
+        values = json.load(fh)["values"]
+    os.unlink(path)
+    return ast.literal_eval(values[key]["repr"])
+
+
+def test_cooperative_multi_device_one_entry(dev, mod, devmem, stream, np):
+    """cuLaunchCooperativeKernelMultiDevice takes a list of launch
+    parameters (one per device; this machine has one GPU). Deprecated: where
+    the driver refuses it, cubind must get the status cuda.bindings gets."""
+    f = call("cuModuleGetFunction", mod, b"add_one")
+    n = 1024
+    a = devmem(4 * n)
+    call("cuMemsetD32", a.ptr, 5, n)
+    vals = [ctypes.c_void_p(int(a.ptr)), ctypes.c_int(n)]
+    arr = pointer_array(vals)
+    p = api.CUDA_LAUNCH_PARAMS()
+    p.function = f
+    p.gridDimX, p.gridDimY, p.gridDimZ = n // 256, 1, 1
+    p.blockDimX, p.blockDimY, p.blockDimZ = 256, 1, 1
+    p.sharedMemBytes = 0
+    p.hStream = stream
+    p.kernelParams = ctypes.addressof(arr)
+    attr = api.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH
+    supported = call("cuDeviceGetAttribute", attr, dev)
+    status = status_of("cuLaunchCooperativeKernelMultiDevice", [p], 1, 0)
+    record("cuLaunchCooperativeKernelMultiDevice.status", status.name)
+    record("CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH", supported)
+    if status == SUCCESS:
+        call("cuStreamSynchronize", stream)
+        assert (a.read(np, np.int32) == 6).all()
+        return
+    if CUBIND:  # cuda.bindings' status is the reference
+        theirs = cuda_bindings_status("cuLaunchCooperativeKernelMultiDevice.status")
+        if theirs is None:
+            assert not supported, f"the device supports it, yet {status.name}"
+        else:
+            assert status.name == theirs
+    call("cuStreamSynchronize", stream)
+    assert (a.read(np, np.int32) == 5).all()  # nothing ran
 
 
 # ---- graphs --------------------------------------------------------------------------------
