@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from conftest import PROCESSES, ROUNDS, run_python, run_python_args
+from conftest import PROCESSES, ROUNDS, UNDER_TSAN, run_python, run_python_args
 
 # Every test here also runs under ThreadSanitizer (tests/run).
 pytestmark = pytest.mark.tsan
@@ -97,9 +97,9 @@ def test_shared_stream_and_event_from_many_threads(drv):
             assert drv.cuCtxGetCurrent()[1] == ctx
             counts[i] += 1
 
-    for _ in range(3):
+    for _ in range(ROUNDS):
         run_threads(work)
-    assert counts == [6000] * THREADS
+    assert counts == [2000 * ROUNDS] * THREADS
     assert drv.cuStreamSynchronize(stream)[0] == 0
     assert drv.cuEventDestroy(event)[0] == 0
     assert drv.cuStreamDestroy(stream)[0] == 0
@@ -118,10 +118,11 @@ def test_enum_and_handle_objects_are_shared_safely(drv):
                 seen.append(value)
         results[i] = seen
 
-    run_threads(work)
-    for i, seen in enumerate(results):
-        # The fake answers attrib * 1000 + device for every attribute.
-        assert seen == [int(a) * 1000 + i % 2 for a in attrs] * 200
+    for rnd in range(ROUNDS):
+        run_threads(work)
+        for i, seen in enumerate(results):
+            # The fake answers attrib * 1000 + device for every attribute.
+            assert seen == [int(a) * 1000 + i % 2 for a in attrs] * 200, (rnd, i)
 
 
 ENTRY_POINT_RACE = r'''
@@ -442,3 +443,141 @@ def test_concurrent_first_use_of_every_entry_point():
         assert race["destroyed"] == want_destroyed
         assert race["alive"] == 0 and race["registry"] == serial["registry"]
         assert all(v == 0 for v in race["registry"].values()), race["registry"]
+
+
+class DeviceArray:
+    """A kernel argument (only __cuda_array_interface__) that can be weakly
+    referenced: a graph's registry entry keeps it alive."""
+
+    def __init__(self, ptr):
+        self.__cuda_array_interface__ = {"data": (ptr, False), "shape": (1,),
+                                         "typestr": "<f4", "version": 3}
+
+
+def test_registry_churn_from_many_threads(drv, fake):
+    """8 threads create and destroy registered handles at once, each in its
+    own interleaving: streams and events, graphs whose kernel node keeps a
+    Python argument alive (instantiated and launched), user objects with a
+    Python destructor (released directly or moved to a graph), modules
+    loaded and unloaded after a launch (every kernel layout forgotten). At
+    the end of each round: the registry's counts, the fake driver's live
+    objects and the live callback payloads are back where they were, every
+    destructor ran exactly once, every kept argument is released, and every
+    launch delivered its own bytes."""
+    import ctypes
+    import struct
+    import time
+    import weakref
+
+    import cubind._runtime as rt
+    fake.fakecuda_set_param_layout.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int,
+                                               ctypes.c_void_p, ctypes.c_void_p]
+    fake.fakecuda_last_launch_params.restype = ctypes.c_longlong
+    fake.fakecuda_last_launch_params.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t]
+    fake.fakecuda_pending_destructors.restype = ctypes.c_longlong
+    offs, sizes = (ctypes.c_size_t * 3)(0, 8, 12), (ctypes.c_size_t * 3)(8, 4, 4)
+    names = [b"churn%d" % t for t in range(THREADS)]
+    for name in names:
+        assert fake.fakecuda_set_param_layout(None, name, 3, offs, sizes) == 0
+    # made here: ctypes instances made by several threads at once race in
+    # CPython 3.13's _ctypes (python/cpython#128567)
+    bufs = [ctypes.create_string_buffer(64) for _ in range(THREADS)]
+    iters = 6 if UNDER_TSAN else 30
+    assert drv.cuInit(0)[0] == 0
+    err, ctx = drv.cuDevicePrimaryCtxRetain(0)
+    assert err == 0 and drv.cuCtxSetCurrent(ctx)[0] == 0
+    # an unload forgets the layouts of earlier tests' kernels, as ours will
+    err, m = drv.cuModuleLoadData(b"unloaded first\0")
+    assert err == 0 and drv.cuModuleUnload(m)[0] == 0
+    base = (rt._registry_counts(), fake.fakecuda_live_handles(), rt._callback_counts()["alive"])
+
+    def ok(r):
+        assert r[0] == 0, r
+        return r[1] if len(r) == 2 else r[1:]
+
+    def recorded(t):
+        n = fake.fakecuda_last_launch_params(names[t], bufs[t], 64)
+        return bufs[t].raw[:n]
+
+    for rnd in range(ROUNDS):
+        destroyed = [[] for _ in range(THREADS)]   # each list appended by its thread's destructors
+        refs = [[] for _ in range(THREADS)]
+        launches = [0] * THREADS
+
+        def streams(t, it):
+            s = ok(drv.cuStreamCreate(0))
+            e = ok(drv.cuEventCreate(0))
+            ok(drv.cuEventRecord(e, s))
+            ok(drv.cuStreamWaitEvent(s, e, 0))
+            ok(drv.cuStreamSynchronize(s))
+            ok(drv.cuEventDestroy(e))
+            ok(drv.cuStreamDestroy(s))
+
+        def graph(t, it):
+            m = ok(drv.cuModuleLoadData(b"churn graph\0"))
+            f = ok(drv.cuModuleGetFunction(m, names[t]))
+            arr = DeviceArray(0x10000 * (t + 1) + it)
+            refs[t].append(weakref.ref(arr))
+            p = drv.CUDA_KERNEL_NODE_PARAMS()
+            p.func = f
+            p.gridDimX = p.gridDimY = p.gridDimZ = p.blockDimX = p.blockDimY = p.blockDimZ = 1
+            p.kernelParams = (arr, it, 1.5)
+            g = ok(drv.cuGraphCreate(0))
+            ok(drv.cuGraphAddKernelNode(g, None, 0, p))
+            del p, arr
+            ex = ok(drv.cuGraphInstantiate(g, 0))
+            ok(drv.cuGraphDestroy(g))
+            assert refs[t][-1]() is not None, "the exec keeps the graph's arguments"
+            ok(drv.cuGraphLaunch(ex, None))
+            ok(drv.cuCtxSynchronize())
+            assert recorded(t) == struct.pack("<Qif", 0x10000 * (t + 1) + it, it, 1.5), (t, it)
+            launches[t] += 1
+            ok(drv.cuGraphExecDestroy(ex))
+            assert refs[t][-1]() is None, "released with the last of graph and exec"
+            ok(drv.cuModuleUnload(m))
+
+        def user_objects(t, it):
+            u = ok(drv.cuUserObjectCreate((t, it), destroyed[t].append, 1, 1))
+            if (t + it) % 2:
+                g = ok(drv.cuGraphCreate(0))
+                ok(drv.cuGraphRetainUserObject(g, u, 1, 1))      # moved: the graph's now
+                ok(drv.cuGraphDestroy(g))
+            else:
+                ok(drv.cuUserObjectRetain(u, 2))
+                ok(drv.cuUserObjectRelease(u, 3))
+
+        def modules(t, it):
+            m = ok(drv.cuModuleLoadData(b"churn module\0"))
+            f = ok(drv.cuModuleGetFunction(m, names[t]))
+            vals = (t * 1000 + it, -it, 0.25)
+            ok(drv.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, None, vals, None))
+            assert recorded(t) == struct.pack("<Qif", *vals), (t, it)
+            launches[t] += 1
+            ok(drv.cuModuleUnload(m))      # forgets every kernel layout
+
+        steps = [streams, graph, user_objects, modules]
+
+        def work(t):
+            assert drv.cuCtxSetCurrent(ctx)[0] == 0
+            for it in range(iters):
+                k = (t + it) % len(steps)
+                order = steps[k:] + steps[:k]
+                if t % 2:
+                    order.reverse()
+                for step in order:
+                    step(t, it)
+
+        run_threads(work)
+        deadline = time.monotonic() + 10
+        while (sum(map(len, destroyed)) < THREADS * iters
+               or fake.fakecuda_pending_destructors()) and time.monotonic() < deadline:
+            rt._drain()
+            time.sleep(0.002)
+        for t in range(THREADS):
+            assert sorted(destroyed[t]) == [(t, it) for it in range(iters)], (rnd, t)
+            assert [r() for r in refs[t]] == [None] * iters, (rnd, t)
+        assert launches == [2 * iters] * THREADS
+        assert rt._registry_counts() == base[0], rnd
+        assert fake.fakecuda_live_handles() == base[1], rnd
+        assert rt._callback_counts()["alive"] == base[2], rnd
+    assert drv.cuDevicePrimaryCtxRelease(0)[0] == 0
