@@ -232,24 +232,33 @@ for i in range(N):
 bufs = [ctypes.create_string_buffer(64) for _ in range(N)]
 def want(vals):
     return struct.pack("<i", vals[0]) + bytes(4) + struct.pack("<dQH", *vals[1:])
+# struct fields set by the threads, read back here after them (no ctypes
+# instance is made in a thread)
+fields = [[d.CUDA_KERNEL_NODE_PARAMS() for _ in range(K)] for _ in range(N)]
+def values(i, k):
+    return (-i - k, k / 4, 0x1000 * (i + 1) + k, 65535 - k)
 def body(i):
     ok(d.cuCtxSetCurrent(ctx))
-    p = d.CUDA_KERNEL_NODE_PARAMS()
-    p.func = funcs[i]
+    for p in fields[i]:
+        p.func = funcs[i]
     barrier.wait()
     for k in range(K):
-        vals = (-i - k, k / 4, 0x1000 * (i + 1) + k, 65535 - k)
+        vals = values(i, k)
         if i % 2:
-            p.kernelParams = (vals, types)
-            ptrs = (ctypes.c_void_p * 4).from_address(p.kernelParams)
-            got = b"".join(ctypes.string_at(ptrs[j], sizes[j]).ljust(8 if j == 0 else sizes[j], b"\0")
-                           for j in range(4))[:26]
+            fields[i][k].kernelParams = (vals, types)
         else:
             ok(d.cuLaunchKernel(funcs[i], 1, 1, 1, 1, 1, 1, 0, None, (vals, types), None))
             n = fake.fakecuda_last_launch_params(b"typed%d" % i, bufs[i], 64)
-            got = bufs[i].raw[:n]
-        if got != want(vals):
-            bad.append((i, k, got, want(vals)))
+            if bufs[i].raw[:n] != want(vals):
+                bad.append((i, k, bufs[i].raw[:n]))
+""", r"""
+for i in range(1, N, 2):
+    for k, p in enumerate(fields[i]):
+        ptrs = (ctypes.c_void_p * 4).from_address(p.kernelParams)
+        got = [ctypes.string_at(ptrs[j], sizes[j]) for j in range(4)]
+        vals = values(i, k)
+        if got != [struct.pack(f, v) for f, v in zip("<i <d <Q <H".split(), vals)]:
+            bad.append((i, k, got))
 """)
 
 
