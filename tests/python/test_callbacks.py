@@ -167,7 +167,7 @@ class Payload:
         self.key = (t, i)
 
 
-def test_host_functions_and_stream_callbacks_from_many_driver_threads(drv, fake):
+def test_host_functions_and_stream_callbacks_from_many_driver_threads(drv):
     """8 threads, each with its own stream (the fake driver runs a worker
     thread per stream, like the real one's per-stream order), queue host
     functions and stream callbacks alternately, several rounds. Every call
