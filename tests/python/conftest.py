@@ -7,11 +7,19 @@ import os
 import pathlib
 import subprocess
 import sys
+import sysconfig
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"
+
+# tests/run's ThreadSanitizer step runs the `tsan` tests on a 3.13t built
+# --with-thread-sanitizer, 5-10 times slower: the threaded tests repeat
+# fewer rounds there (each still races every thread at least twice).
+UNDER_TSAN = "--with-thread-sanitizer" in (sysconfig.get_config_var("CONFIG_ARGS") or "")
+ROUNDS = 2 if UNDER_TSAN else 4      # rounds of a threaded test in one process
+PROCESSES = 2 if UNDER_TSAN else 5   # fresh processes of a first-use race
 
 
 def _config(name):
@@ -65,8 +73,13 @@ def drv():
 
 def run_python(code, **env):
     """Runs code in a fresh interpreter (the driver loads once per process)."""
+    return run_python_args(code, **env)
+
+
+def run_python_args(code, *args, **env):
+    """run_python with sys.argv[1:] = args."""
     full_env = dict(os.environ, **env)
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
                           env=full_env, timeout=120)
 
 
@@ -77,7 +90,7 @@ print("bad", len(bad))
 """
 
 
-def assert_race_clean(setup, processes=5):
+def assert_race_clean(setup, processes=PROCESSES):
     """A race at first use, in fresh interpreters: `setup` defines N, a
     list `bad` and body(i), which N threads then run at once; each process
     must exit cleanly with `bad` empty."""

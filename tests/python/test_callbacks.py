@@ -15,6 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 import cubind._runtime as rt
+from conftest import ROUNDS, UNDER_TSAN
+
+THREADS = 8
 
 # Every test here also runs under ThreadSanitizer (tests/run).
 pytestmark = pytest.mark.tsan
@@ -136,24 +139,88 @@ def test_wrong_callback_types_raise(drv, stream):
 
 
 def test_many_threads_many_host_functions(drv, stream):
-    counter = []
-    lock = threading.Lock()
+    """8 threads queue host functions on one stream (one driver thread
+    fires them all), several rounds: every call arrives exactly once."""
+    for rnd in range(ROUNDS):
+        counter = []
+        lock = threading.Lock()
 
-    def fn(data):
-        with lock:
-            counter.append(data)
+        def fn(data):
+            with lock:
+                counter.append(data)
 
-    def launch(t):
-        for i in range(200):
-            assert drv.cuLaunchHostFunc(stream, fn, (t, i))[0] == 0
+        def launch(t):
+            for i in range(200):
+                assert drv.cuLaunchHostFunc(stream, fn, (t, i))[0] == 0
 
-    with ThreadPoolExecutor(8) as ex:
-        list(ex.map(launch, range(8)))
-    assert drv.cuStreamSynchronize(stream)[0] == 0
-    assert sorted(counter) == sorted((t, i) for t in range(8) for i in range(200))
-    assert rt._callback_counts()["alive"] == 0
+        with ThreadPoolExecutor(THREADS) as ex:
+            list(ex.map(launch, range(THREADS)))
+        assert drv.cuStreamSynchronize(stream)[0] == 0
+        assert sorted(counter) == sorted((t, i) for t in range(THREADS) for i in range(200)), rnd
+        assert rt._callback_counts()["alive"] == 0
 
 
+class Payload:
+    """Callback data that can be weakly referenced (released after its run)."""
+
+    def __init__(self, t, i):
+        self.key = (t, i)
+
+
+def test_host_functions_and_stream_callbacks_from_many_driver_threads(drv):
+    """8 threads, each with its own stream (the fake driver runs a worker
+    thread per stream, like the real one's per-stream order), queue host
+    functions and stream callbacks alternately, several rounds. Every call
+    arrives exactly once with its payload, each stream's calls in the order
+    they were queued, each from the stream the call was queued on, all on
+    the interpreter's one runner; every payload is released after its
+    run."""
+    import weakref
+    r, ctx = drv.cuDevicePrimaryCtxRetain(0)
+    assert drv.cuCtxSetCurrent(ctx)[0] == 0
+    per_thread = 60 if UNDER_TSAN else 150
+    alive0 = rt._callback_counts()["alive"]
+    for rnd in range(ROUNDS):
+        streams = [drv.cuStreamCreate(0)[1] for _ in range(THREADS)]
+        seen = [[] for _ in range(THREADS)]     # seen[t]: appended by stream t's calls only
+        refs = [[] for _ in range(THREADS)]
+        runners = set()
+        barrier = threading.Barrier(THREADS)
+
+        def host(p):
+            runners.add(threading.get_ident())
+            seen[p.key[0]].append(("host", p.key))
+
+        def callback(h, status, p):
+            runners.add(threading.get_ident())
+            seen[p.key[0]].append(("callback", p.key, h == streams[p.key[0]], status))
+
+        def launch(t):
+            assert drv.cuCtxSetCurrent(ctx)[0] == 0
+            barrier.wait()
+            for i in range(per_thread):
+                p = Payload(t, i)
+                refs[t].append(weakref.ref(p))
+                if i % 2:
+                    assert drv.cuStreamAddCallback(streams[t], callback, p, 0)[0] == 0
+                else:
+                    assert drv.cuLaunchHostFunc(streams[t], host, p)[0] == 0
+            del p
+
+        with ThreadPoolExecutor(THREADS) as ex:
+            launchers = set(ex.map(lambda t: (launch(t), threading.get_ident())[1], range(THREADS)))
+        for s in streams:
+            assert drv.cuStreamSynchronize(s)[0] == 0
+        ok = drv.CUresult.CUDA_SUCCESS
+        for t in range(THREADS):
+            want = [("callback", (t, i), True, ok) if i % 2 else ("host", (t, i))
+                    for i in range(per_thread)]
+            assert seen[t] == want, (rnd, t)       # exact: none lost, none twice, in order
+            assert [r() for r in refs[t]] == [None] * per_thread, (rnd, t)
+        assert len(runners) == 1 and not runners & launchers, (runners, launchers)
+        assert rt._callback_counts()["alive"] == alive0
+        for s in streams:
+            assert drv.cuStreamDestroy(s)[0] == 0
 def settle(pred, timeout=10.0):
     """Waits (making binding calls, which drain deferred work) until pred()."""
     deadline = time.monotonic() + timeout

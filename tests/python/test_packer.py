@@ -16,7 +16,7 @@ import threading
 
 import pytest
 
-from conftest import assert_race_clean, run_python
+from conftest import ROUNDS, assert_race_clean, run_python
 
 _names = itertools.count()
 _keep = []          # modules and functions of this file: never unloaded
@@ -759,6 +759,14 @@ def test_raising_face(kernel, drv):
 @pytest.mark.tsan
 @pytest.mark.parametrize("via", ["cuLaunchKernel", "launch"])
 def test_threads_launching_plain_values(kernel, drv, ctx, via):
+    # 8 threads, 8 layouts, each thread its own kernel: every launch must
+    # deliver exactly its values. Several rounds, each with new kernels (a
+    # first launch of each again, racing the others' first launches).
+    for _ in range(ROUNDS):
+        plain_values_round(kernel, drv, ctx, via, iters=100)
+
+
+def plain_values_round(kernel, drv, ctx, via, iters):
     import cubind
     layouts = [[8, 4, 4], [4, 8], [1, 2, 4, 8], [8] * 70, [2, 2, 2], [4] * 300, [8, 8],
                [16, 4]]
@@ -770,7 +778,7 @@ def test_threads_launching_plain_values(kernel, drv, ctx, via):
         try:
             assert drv.cuCtxSetCurrent(ctx)[0] == 0
             start.wait()
-            for it in range(300):
+            for it in range(iters):
                 vals, chunks = [], []
                 for j, s in enumerate(k.sizes):
                     if s == 16:
@@ -797,6 +805,7 @@ def test_threads_launching_plain_values(kernel, drv, ctx, via):
     for th in threads:
         th.join()
     assert not errors, errors[0]
+    assert [k.count() for k in ks] == [iters] * len(ks)
 
 
 @pytest.mark.tsan
@@ -804,6 +813,12 @@ def test_threads_launching_through_one_function_object(kernel, drv, ctx):
     # Eight threads race the first launch through one CUfunction object (who
     # publishes its layout copy) while a ninth unloads modules (new epochs:
     # the copy goes stale and is re-stamped under the launching threads).
+    # Several rounds, each with a new kernel (a first launch again).
+    for _ in range(ROUNDS):
+        one_function_object_round(kernel, drv, ctx)
+
+
+def one_function_object_round(kernel, drv, ctx):
     k = kernel([8, 4, 4])
     vals = (0x1122334455667788, 77, -5)
     want = k.expect([struct.pack("<Q", vals[0]), struct.pack("<i", 77), struct.pack("<i", -5)])
