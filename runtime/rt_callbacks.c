@@ -278,8 +278,13 @@ static void report(rt_payload *p, const char *where)
  *    from a thread without a thread state it reads the main interpreter's
  *    state, which finalization frees.
  *  - pc_mu is a leaf lock: under it only Py_AddPendingCall (which takes
- *    CPython's pending-calls lock, never the GIL). The atexit step takes it
- *    with its thread state detached.
+ *    CPython's pending-calls lock, never the GIL). The import and atexit
+ *    steps take it with their thread state detached (a holder waiting,
+ *    detached, for CPython's lock in a free-threaded build may need the
+ *    world restarted, which an attached waiter would prevent). A
+ *    scheduler may wait for it attached, but only behind a holder whose
+ *    pending call was already added (pc_scheduled keeps a second scheduler
+ *    out until the pending function ran), which blocks no more.
  *  - pc_scheduled: 1 from the exchange that wins the right to schedule
  *    until the pending function clears it (before it drains), or until the
  *    scheduling failed; so at most one pending call is outstanding. A push
@@ -973,15 +978,20 @@ void rt_cb_fork_child(void)
 
 /* ---- shutdown ---------------------------------------------------------------- */
 
+/* pc_mu is taken detached here too (see rt_cb_pending_close). */
 void rt_cb_pending_open(void)
 {
     rt_interp *s = interp_state(current_id(), 1);
+    if (!s)
+        return; /* out of memory: the other drainers remain */
+    Py_BEGIN_ALLOW_THREADS
     pthread_mutex_lock(&pc_mu);
-    if (s && pc_state == PC_NOT_YET) {
+    if (pc_state == PC_NOT_YET) {
         atomic_store(&pc_interp, s);
         pc_state = PC_OPEN;
     }
     pthread_mutex_unlock(&pc_mu);
+    Py_END_ALLOW_THREADS
 }
 
 /* Under pc_mu, detached (a scheduler holding pc_mu may wait inside
