@@ -25,6 +25,10 @@ TOOLCHAIN = {"_DYNAMIC", "_GLOBAL_OFFSET_TABLE_", "__FRAME_END__", "__GNU_EH_FRA
              "__dso_handle", "__frame_dummy_init_array_entry", "_fini", "_init", "completed.0",
              "deregister_tm_clones", "frame_dummy", "register_tm_clones", "__bss_start",
              "_edata", "_end"}
+# ... and, in the sanitizer builds, their per-object constructors.
+TOOLCHAIN_PREFIXES = ("_sub_I_", "_sub_D_", "_GLOBAL__sub_", "__asan", "__ubsan", "__tsan",
+                      "tsan.module_", "asan.module_",
+                      "__sanitizer")
 
 pytestmark = pytest.mark.skipif(shutil.which("nm") is None, reason="needs binutils' nm")
 
@@ -55,5 +59,6 @@ def test_the_runtime_is_defined_in_runtime_alone():
     # own helpers are cbs_* and its generated functions)
     # (CPython's static inline functions compiled out of line in each
     # module, e.g. "Py_DECREF.part.0", are code, not state)
-    shared = {n for n in (rt & drv) - TOOLCHAIN if not n.startswith(("Py", "_Py"))}
+    shared = {n for n in (rt & drv) - TOOLCHAIN
+              if not n.startswith(("Py", "_Py") + TOOLCHAIN_PREFIXES)}
     assert not shared, sorted(shared)
