@@ -714,12 +714,12 @@ int cbs_struct_set(PyObject *self, PyObject *value, void *closure)
             field_type_error(s, f, want, value);
             return -1;
         }
-        seq = PySequence_Fast(value, "");
+        seq = cbs_sequence_tuple(value, "");
         if (!seq)
             return -1;
-        if ((size_t)PySequence_Fast_GET_SIZE(seq) != n) {
+        if ((size_t)PyTuple_GET_SIZE(seq) != n) {
             PyErr_Format(PyExc_ValueError, "%s.%s takes a sequence of %zu items, not %zd",
-                         cbs_short_name(Py_TYPE(s)), f->name, n, PySequence_Fast_GET_SIZE(seq));
+                         cbs_short_name(Py_TYPE(s)), f->name, n, PyTuple_GET_SIZE(seq));
             Py_DECREF(seq);
             return -1;
         }
@@ -736,7 +736,7 @@ int cbs_struct_set(PyObject *self, PyObject *value, void *closure)
     }
     PyObject *dummy = NULL;
     for (size_t i = 0; i < n; i++) {
-        PyObject *item = scalar ? value : PySequence_Fast_GET_ITEM(seq, (Py_ssize_t)i);
+        PyObject *item = scalar ? value : PyTuple_GET_ITEM(seq, (Py_ssize_t)i);
         if (convert(s, f, item, buf + i * elem, tb, entries ? &entries[i] : &dummy) < 0)
             goto done;
     }

@@ -37,6 +37,21 @@ static inline int cbs_dict_get_ref(PyObject *dict, PyObject *key, PyObject **out
 #endif
 }
 
+/* The items of o as a tuple (a new reference): o itself when it is a tuple,
+ * else a snapshot, so no other thread's change to a list passed in can free
+ * an item while it is in use (free-threading rule 2: PySequence_Fast hands
+ * a list back as it is, and its items are borrowed from it). NULL with
+ * TypeError(msg) when o is not iterable. */
+static inline PyObject *cbs_sequence_tuple(PyObject *o, const char *msg)
+{
+    PyObject *seq = PySequence_Fast(o, msg);
+    if (!seq || PyTuple_CheckExact(seq))
+        return seq;
+    PyObject *t = PyList_AsTuple(seq); /* PySequence_Fast made a list */
+    Py_DECREF(seq);
+    return t;
+}
+
 /* The raised exception, taken and normalized (PyErr_GetRaisedException,
  * 3.12+, on every version); NULL when none. */
 static inline PyObject *cbs_take_exception(void)

@@ -42,7 +42,7 @@ extern "C" {
  * fail with ImportError naming both when they differ. Bump the version
  * number whenever the struct changes. */
 #define CUBIND_RT_SIGNATURE                                                  \
-    "cubind-rt 4: int load(const char**); void *lookup(const char*, int, int*); " \
+    "cubind-rt 5: int load(const char**); void *lookup(const char*, int, int*); " \
     "const char *driver_path(void); void *cb_new(int, PyObject*, PyObject*, PyObject*, " \
     "PyObject*); void cb_discard(void*); void *cb_trampoline(int); " \
     "int cb_host_attach(void*, void*); void drain(void); atomic_int *pending; " \
@@ -169,9 +169,12 @@ typedef struct cubind_rt_api {
                           void (*release)(void *item, void *ctx), void *ctx);
     int (*reg_add_dependency)(struct rt_registry_entry *e, struct rt_registry_entry *dep);
     /* Keeps a strong reference to `obj` until `e` is destroyed (caller has
-     * an attached thread state; the reference is dropped on the thread that
-     * destroys e, entering the interpreter if needed, skipped once the
-     * interpreter is finalizing). 0 or -ENOMEM (obj not kept). */
+     * an attached thread state). The reference is dropped on the thread
+     * that destroys e when that thread is attached to obj's interpreter;
+     * from any other thread (a driver's, a detached one, another
+     * interpreter's) it is queued on obj's interpreter's deferred queue,
+     * never entering an interpreter there; leaked once that queue is
+     * closed (its atexit step). 0 or -ENOMEM (obj not kept). */
     int (*reg_keep_object)(struct rt_registry_entry *e, struct _object *obj);
     /* After a successful module or library unload: bumps *kernel_epoch, then
      * unmaps every kernel layout. */

@@ -3,7 +3,8 @@
  * version is newer than glibc 2.17 to their first versions, so that
  * _runtime built on a new glibc still loads on an old one.
  *
- * glibc 2.34 moved dlopen, dlsym, dlerror, dlinfo and pthread_once from
+ * glibc 2.34 moved dlopen, dlsym, dlerror, dlinfo, pthread_once,
+ * pthread_create and pthread_join (a test hook of rt_module.c) from
  * libdl and libpthread into libc and gave them a new default version
  * (GLIBC_2.34); a module linked against it needs glibc 2.34 at run time,
  * though the functions have not changed. libc keeps the old versions, so a
@@ -43,6 +44,8 @@ __asm__(".symver dlsym, dlsym@GLIBC_2.2.5");
 __asm__(".symver dlerror, dlerror@GLIBC_2.2.5");
 __asm__(".symver dlinfo, dlinfo@GLIBC_2.3.3");
 __asm__(".symver pthread_once, pthread_once@GLIBC_2.2.5");
+__asm__(".symver pthread_create, pthread_create@GLIBC_2.2.5");
+__asm__(".symver pthread_join, pthread_join@GLIBC_2.2.5");
 #endif /* other architectures: not built or tested here; unpinned, so their
         * wheels' tag is whatever glibc their build machine has */
 #endif

@@ -75,6 +75,7 @@ typedef struct rt_interp {
                                    interpreter's object); set by the starter
                                    before RUNNING, taken under mu by the stopper */
     rt_queue work;              /* deferred items of this interpreter */
+    int main;                   /* the main interpreter's (set before publication) */
 } rt_interp;
 
 /* States of rt_payload.reg other than an entry pointer (entries are
@@ -97,7 +98,10 @@ typedef struct rt_payload {
 
 atomic_int rt_cb_pending;
 static pthread_mutex_t rt_interps_mu = PTHREAD_MUTEX_INITIALIZER;
-static rt_interp *rt_interps;            /* guarded by rt_interps_mu */
+/* Pushed at the head under rt_interps_mu (release), never unlinked; a
+ * node's fields are set before it is published, so readers walk the list
+ * from an acquire load of the head without the lock. */
+static _Atomic(rt_interp *) rt_interps;
 static atomic_llong rt_alive, rt_skipped;
 /* Set when the main interpreter starts to shut down: no runner starts after. */
 static atomic_int rt_process_closing;
@@ -111,15 +115,34 @@ static int64_t current_id(void)
     return PyInterpreterState_GetID(PyInterpreterState_Get());
 }
 
-/* The state of interpreter `id`, made when absent and `make` is set. NULL
- * when absent, or (make) out of memory. Never enters Python. */
-static rt_interp *interp_state(int64_t id, int make)
+static int rt_finalizing(void)
 {
-    pthread_mutex_lock(&rt_interps_mu);
-    rt_interp *s = rt_interps;
+#if PY_VERSION_HEX >= 0x030D0000
+    return Py_IsFinalizing();
+#else
+    return _Py_IsFinalizing();
+#endif
+}
+
+static rt_interp *interp_find(int64_t id)
+{
+    rt_interp *s = atomic_load_explicit(&rt_interps, memory_order_acquire);
     while (s && s->id != id)
         s = s->next;
-    if (!s && make && (s = PyMem_RawCalloc(1, sizeof *s)) != NULL) {
+    return s;
+}
+
+/* The state of interpreter `id`, made when absent and `make` is set (the
+ * caller is attached to that interpreter then). NULL when absent, or
+ * (make) out of memory. Lookups take no lock. */
+static rt_interp *interp_state(int64_t id, int make)
+{
+    rt_interp *s = interp_find(id);
+    if (s || !make)
+        return s;
+    pthread_mutex_lock(&rt_interps_mu);
+    s = interp_find(id);
+    if (!s && (s = PyMem_RawCalloc(1, sizeof *s)) != NULL) {
         if (pthread_mutex_init(&s->mu, NULL) != 0) {
             PyMem_RawFree(s);
             s = NULL;
@@ -134,11 +157,12 @@ static rt_interp *interp_state(int64_t id, int make)
             s = NULL;
         } else {
             s->id = id;
+            s->main = PyInterpreterState_Get() == PyInterpreterState_Main();
             s->tail = &s->head;
             rt_queue_init(&s->work);
             atomic_init(&s->phase, RUNNER_NONE);
-            s->next = rt_interps;
-            rt_interps = s;
+            s->next = atomic_load_explicit(&rt_interps, memory_order_relaxed);
+            atomic_store_explicit(&rt_interps, s, memory_order_release);
         }
     }
     pthread_mutex_unlock(&rt_interps_mu);
@@ -243,21 +267,110 @@ static void report(rt_payload *p, const char *where)
 
 /* ---- the deferred queue ----------------------------------------------------- */
 
-/* From any thread, never entering Python: queues run(p) on p's interpreter
- * and wakes its runner. p may be freed by a drain as soon as it is queued,
- * so only the interpreter state (never freed) is touched after the push. */
-static void defer(rt_payload *p, void (*run)(void *))
+/* The main interpreter's queue is also drained by one pending call
+ * (Py_AddPendingCall): its main thread runs it between two bytecodes, even
+ * while the runner is busy in a long callable.
+ *
+ *  - pc_state moves PC_NOT_YET -> PC_OPEN (the main interpreter's import,
+ *    once its atexit step is registered) -> PC_CLOSED (that atexit step),
+ *    never back, always under pc_mu. Py_AddPendingCall is called only under
+ *    pc_mu with pc_state PC_OPEN, so never once the atexit step returned:
+ *    from a thread without a thread state it reads the main interpreter's
+ *    state, which finalization frees.
+ *  - pc_mu is a leaf lock: under it only Py_AddPendingCall (which takes
+ *    CPython's pending-calls lock, never the GIL). The import and atexit
+ *    steps take it with their thread state detached (a holder waiting,
+ *    detached, for CPython's lock in a free-threaded build may need the
+ *    world restarted, which an attached waiter would prevent). A
+ *    scheduler may wait for it attached, but only behind a holder whose
+ *    pending call was already added (pc_scheduled keeps a second scheduler
+ *    out until the pending function ran), which blocks no more.
+ *  - pc_scheduled: 1 from the exchange that wins the right to schedule
+ *    until the pending function clears it (before it drains), or until the
+ *    scheduling failed; so at most one pending call is outstanding. A push
+ *    that finds it set needs no call: the clear is ordered after that push
+ *    (seq_cst), so the outstanding call's drain sees the item. */
+enum { PC_NOT_YET, PC_OPEN, PC_CLOSED };
+static pthread_mutex_t pc_mu = PTHREAD_MUTEX_INITIALIZER;
+static int pc_state; /* PC_*; guarded by pc_mu */
+static atomic_int pc_scheduled;
+static _Atomic(rt_interp *) pc_interp; /* the main interpreter's state */
+static atomic_llong pc_count;          /* pending calls scheduled (tests) */
+
+/* Whether Py_AddPendingCall from this thread targets the main interpreter:
+ * always on 3.12+; before, from a thread without a thread state (its
+ * fallback) or with one of the main interpreter. Only under pc_mu, open. */
+static int pc_targets_main(void)
 {
-    rt_interp *s = p->interp;
-    rt_queue_node_init(&p->node, run, p);
-    if (rt_queue_push(&s->work, &p->node) == RT_QUEUE_FIRST) {
+#if PY_VERSION_HEX >= 0x030C0000
+    return 1;
+#else
+    PyThreadState *t = _PyThreadState_UncheckedGet();
+    if (!t)
+        t = PyGILState_GetThisThreadState();
+    return !t || PyThreadState_GetInterpreter(t) == PyInterpreterState_Main();
+#endif
+}
+
+static int pc_run(void *arg);
+
+/* Any thread, no thread state needed; never blocks but on pc_mu. */
+static void pc_schedule(void)
+{
+    if (atomic_exchange(&pc_scheduled, 1))
+        return; /* one is outstanding */
+    int rc = -1;
+    pthread_mutex_lock(&pc_mu);
+    if (pc_state == PC_OPEN && pc_targets_main())
+        rc = Py_AddPendingCall(pc_run, NULL);
+    pthread_mutex_unlock(&pc_mu);
+    if (rc == 0)
+        atomic_fetch_add(&pc_count, 1);
+    else
+        atomic_store(&pc_scheduled, 0); /* the other drainers remain */
+}
+
+/* The pending function, on the main thread, attached. Copes with the queue
+ * already closed (the drain runs nothing) and with finalization (nothing
+ * runs); never raises (a callable's error went to sys.unraisablehook). */
+static int pc_run(void *arg)
+{
+    (void)arg;
+    atomic_store(&pc_scheduled, 0);
+    rt_interp *s = atomic_load(&pc_interp);
+    if (s && PyInterpreterState_Get() == PyInterpreterState_Main() && !rt_finalizing())
+        rt_queue_drain(&s->work);
+    if (PyErr_Occurred())
+        PyErr_WriteUnraisable(NULL);
+    return 0;
+}
+
+/* From any thread, never entering Python: pushes n onto s's queue and, when
+ * it made the queue non-empty, schedules its drains (the runner, woken;
+ * the pending call, for the main interpreter). The item may be run (and
+ * freed) as soon as it is pushed: only s (never freed) is touched after.
+ * 0, or -1 when the queue is closed: the item was not taken (the caller
+ * leaks it on purpose; the queue counts it). */
+static int push(rt_interp *s, rt_queue_node *n)
+{
+    int rc = rt_queue_push(&s->work, n);
+    if (rc == RT_QUEUE_FIRST) {
         atomic_store(&rt_cb_pending, 1);
         pthread_mutex_lock(&s->mu);
         pthread_cond_signal(&s->wake);
         pthread_mutex_unlock(&s->mu);
+        if (s->main)
+            pc_schedule();
     }
-    /* RT_QUEUE_CLOSED: the interpreter has finished its atexit step; the
-     * payload is leaked on purpose (counted by the queue). */
+    return rc == RT_QUEUE_CLOSED ? -1 : 0;
+}
+
+/* Queues run(p) on p's interpreter (above). Once that interpreter has
+ * finished its atexit step the payload is leaked on purpose. */
+static void defer(rt_payload *p, void (*run)(void *))
+{
+    rt_queue_node_init(&p->node, run, p);
+    (void)push(p->interp, &p->node);
 }
 
 void rt_cb_drain(void)
@@ -266,6 +379,54 @@ void rt_cb_drain(void)
     rt_interp *s = interp_state(current_id(), 0);
     if (s)
         rt_queue_drain(&s->work);
+}
+
+/* ---- Python references dropped on their own interpreter -------------------- */
+
+struct rt_cb_ref {
+    rt_queue_node node;
+    PyObject *obj;
+    rt_interp *interp;
+};
+
+rt_cb_ref *rt_cb_ref_new(PyObject *obj)
+{
+    rt_interp *s = interp_state(current_id(), 1);
+    rt_cb_ref *r = s ? PyMem_RawMalloc(sizeof *r) : NULL;
+    if (!r)
+        return NULL;
+    r->obj = Py_NewRef(obj);
+    r->interp = s;
+    return r;
+}
+
+static void ref_run(void *arg)
+{
+    rt_cb_ref *r = arg;
+    Py_DECREF(r->obj);
+    PyMem_RawFree(r);
+}
+
+/* The thread's attached thread state, without a check (NULL on a thread
+ * that has none, or has it detached); reads a thread-local only. */
+static PyThreadState *attached_tstate(void)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    return PyThreadState_GetUnchecked();
+#else
+    return _PyThreadState_UncheckedGet();
+#endif
+}
+
+void rt_cb_ref_drop(rt_cb_ref *r)
+{
+    PyThreadState *t = attached_tstate();
+    if (t && PyInterpreterState_GetID(PyThreadState_GetInterpreter(t)) == r->interp->id) {
+        ref_run(r);
+        return;
+    }
+    rt_queue_node_init(&r->node, ref_run, r);
+    (void)push(r->interp, &r->node); /* closed: the reference is leaked */
 }
 
 /* A user-object destructor: destroy(ptr), later, on a Python thread. */
@@ -804,18 +965,64 @@ void rt_cb_fork_child(void)
         pthread_mutex_unlock(&s->mu);
     }
     pthread_mutex_unlock(&rt_interps_mu);
+    /* pc_mu is not taken by prepare (its holder may wait, attached, in
+     * Py_AddPendingCall for a lock that a thread stopping the world for
+     * fork keeps it from getting back): a parent's thread may have held
+     * it; it is made anew (only this thread is here), and the right to
+     * schedule is given back (a pending call the parent scheduled may
+     * still come: it drains an empty queue). */
+    memset(&pc_mu, 0, sizeof pc_mu);
+    pthread_mutex_init(&pc_mu, NULL);
+    atomic_store(&pc_scheduled, 0);
 }
 
 /* ---- shutdown ---------------------------------------------------------------- */
 
+/* pc_mu is taken detached here too (see rt_cb_pending_close). */
+void rt_cb_pending_open(void)
+{
+    rt_interp *s = interp_state(current_id(), 1);
+    if (!s)
+        return; /* out of memory: the other drainers remain */
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&pc_mu);
+    if (pc_state == PC_NOT_YET) {
+        atomic_store(&pc_interp, s);
+        pc_state = PC_OPEN;
+    }
+    pthread_mutex_unlock(&pc_mu);
+    Py_END_ALLOW_THREADS
+}
+
+/* Under pc_mu, detached (a scheduler holding pc_mu may wait inside
+ * Py_AddPendingCall for CPython's lock): when this returns, no thread is
+ * inside Py_AddPendingCall for cubind and none will call it again. */
+void rt_cb_pending_close(void)
+{
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&pc_mu);
+    pc_state = PC_CLOSED;
+    pthread_mutex_unlock(&pc_mu);
+    Py_END_ALLOW_THREADS
+}
+
+/* The main interpreter's step closes the pending-call wake-up first; a
+ * pending call already scheduled then finds the queue drained or closed. */
 void rt_cb_atexit(void)
 {
+    if (PyInterpreterState_Get() == PyInterpreterState_Main())
+        rt_cb_pending_close();
     rt_interp *s = interp_state(current_id(), 0);
     if (!s)
         return;
     rt_cb_runner_stop();
     rt_queue_drain(&s->work);
     rt_queue_close(&s->work);
+}
+
+long long rt_cb_pending_calls(void)
+{
+    return atomic_load(&pc_count);
 }
 
 void rt_cb_counts(long long out[3])

@@ -20,7 +20,11 @@
  *  - user-object destructors push the call onto the interpreter's
  *    deferred-cleanup queue (rt_queue.h), which drains on that
  *    interpreter's Python threads: the runner (woken by the push), the
- *    next binding call, the atexit step.
+ *    next binding call, the atexit step, and for the main interpreter one
+ *    pending call (Py_AddPendingCall, scheduled by the push that made the
+ *    queue non-empty, at most one outstanding, never after the atexit
+ *    step), which the main thread runs between two bytecodes even while
+ *    the runner is busy in a long host function.
  *
  * Lifetime: a one-shot payload (a host function launched outside stream
  * capture, a stream callback) is released by the runner after the run. A
@@ -55,8 +59,9 @@
  * callable in progress finishes, calls still queued and every later call
  * are skipped (the driver's thread returns at once, never waits), counted.
  * rt_cb_atexit() (registered with atexit by cubind._runtime in every
- * interpreter) then drains the queue and closes it; what arrives later is
- * leaked on purpose and counted.
+ * interpreter) then, in the main interpreter, closes the pending-call
+ * wake-up (nothing calls Py_AddPendingCall after it), drains the queue and
+ * closes it; what arrives later is leaked on purpose and counted.
  */
 #ifndef CUBIND_RT_CALLBACKS_H
 #define CUBIND_RT_CALLBACKS_H
@@ -123,6 +128,24 @@ void rt_cb_atexit(void);
 void rt_cb_fork_prepare(void);
 void rt_cb_fork_parent(void);
 void rt_cb_fork_child(void);
+/* A strong reference to drop on a thread of the interpreter it was taken
+ * in (the registry's Python keep-alives, rt_handles.c). new: attached;
+ * NULL when out of memory (no exception). drop: any thread, pure C but for
+ * the DECREF it does at once on a thread attached to that interpreter;
+ * elsewhere (a driver thread, a detached thread, another interpreter's) it
+ * queues the DECREF on that interpreter's deferred queue, drained like a
+ * destructor's; once that queue is closed the reference is leaked. */
+typedef struct rt_cb_ref rt_cb_ref;
+rt_cb_ref *rt_cb_ref_new(PyObject *obj);
+void rt_cb_ref_drop(rt_cb_ref *r);
+/* The main interpreter's import step, once its atexit step is registered:
+ * opens the pending-call wake-up of its queue (rt_callbacks.c). */
+void rt_cb_pending_open(void);
+/* The first part of the main interpreter's atexit step: closes it for good
+ * (pc_mu; rt_callbacks.c). Attached; also a test hook. */
+void rt_cb_pending_close(void);
+/* Pending calls scheduled so far (tests). */
+long long rt_cb_pending_calls(void);
 /* Counters for tests, over all interpreters: payloads alive, calls skipped
  * at shutdown, queue items leaked after close. */
 void rt_cb_counts(long long out[3]);

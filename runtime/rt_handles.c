@@ -8,8 +8,10 @@
  *    are unmapped, so a layout computed by a launch racing with an unload
  *    either is unmapped by the purge or carries an epoch older than the
  *    current one (the packer then treats it as stale).
- *  - A Python keep-alive holds one strong reference, dropped exactly once,
- *    by py_release, with the interpreter entered.
+ *  - A Python keep-alive holds one strong reference (an rt_cb_ref), dropped
+ *    exactly once, by py_release, on a thread attached to the object's
+ *    interpreter: at once, or later through that interpreter's deferred
+ *    queue (never after its atexit step: then it is leaked).
  */
 #include "rt_handles.h"
 
@@ -19,6 +21,7 @@
 #include "glibc_pins.h"
 
 #include "cubind_rt.h"
+#include "rt_callbacks.h"
 
 static pthread_once_t rt_h_once = PTHREAD_ONCE_INIT;
 static rt_registry *rt_h_reg;
@@ -108,37 +111,27 @@ void rt_h_kernels_unloaded(void)
     rt_h_unregister_kind(CUBIND_REG_KERNEL_LAYOUT_KERN);
 }
 
-static int rt_h_finalizing(void)
-{
-#if PY_VERSION_HEX >= 0x030D0000
-    return Py_IsFinalizing();
-#else
-    return _Py_IsFinalizing();
-#endif
-}
-
-/* The registry's release callback for Python objects: entries are dropped
- * by binding calls (Python threads with an attached thread state); any
- * other thread enters the interpreter first. Once the interpreter is
- * finalizing the reference is leaked on purpose (free-threading rule 5). */
+/* The registry's release callback for Python objects: the reference is
+ * dropped at once on a thread attached to the object's interpreter (a
+ * binding call there), and otherwise queued for that interpreter's Python
+ * threads (rt_callbacks.h: rt_cb_ref_drop): no thread ever enters an
+ * interpreter here, so there is no check-then-act against finalization and
+ * no thread state made for the main interpreter on another's behalf. Once
+ * the interpreter's atexit step closed its queue the reference is leaked on
+ * purpose (free-threading rule 5). */
 static void py_release(void *item, void *ctx)
 {
     (void)ctx;
-    if (PyGILState_Check()) {
-        Py_DECREF((PyObject *)item);
-        return;
-    }
-    if (rt_h_finalizing())
-        return;
-    PyGILState_STATE g = PyGILState_Ensure();
-    Py_DECREF((PyObject *)item);
-    PyGILState_Release(g);
+    rt_cb_ref_drop(item);
 }
 
 int rt_h_keep_object(rt_registry_entry *e, PyObject *obj)
 {
-    int rc = rt_registry_keep_alive(e, Py_NewRef(obj), py_release, NULL);
+    rt_cb_ref *r = rt_cb_ref_new(obj);
+    if (!r)
+        return -ENOMEM;
+    int rc = rt_registry_keep_alive(e, r, py_release, NULL);
     if (rc != 0)
-        Py_DECREF(obj);
+        rt_cb_ref_drop(r); /* attached to obj's interpreter: dropped now */
     return rc;
 }

@@ -248,7 +248,8 @@ static PyObject *rt_callback_counts(PyObject *m, PyObject *unused)
     (void)unused;
     long long c[3];
     rt_cb_counts(c);
-    return Py_BuildValue("{sLsLsL}", "alive", c[0], "skipped", c[1], "leaked", c[2]);
+    return Py_BuildValue("{sLsLsLsL}", "alive", c[0], "skipped", c[1], "leaked", c[2],
+                         "pending_calls", rt_cb_pending_calls());
 }
 
 static PyObject *rt_registry_count_py(PyObject *m, PyObject *unused)
@@ -291,6 +292,58 @@ static PyObject *rt_drain_now(PyObject *m, PyObject *unused)
     (void)m;
     (void)unused;
     rt_cb_drain();
+    Py_RETURN_NONE;
+}
+
+/* _drop_on_new_thread(factory) (tests): keeps obj = factory() alive on a
+ * fresh registry entry (reg_keep_object) as its only reference, unmaps the
+ * entry, and drops the entry's last reference on a new pthread that has no
+ * thread state, the way a driver thread would; returns once that thread is
+ * joined. */
+enum { RT_TEST_KIND = 1000 }; /* a kind no generated module uses */
+
+static void *rt_release_entry(void *e)
+{
+    rt_registry_entry_release(e);
+    return NULL;
+}
+
+static PyObject *rt_drop_on_new_thread(PyObject *m, PyObject *factory)
+{
+    (void)m;
+    PyObject *obj = PyObject_CallNoArgs(factory);
+    if (!obj)
+        return NULL;
+    rt_registry_entry *e = NULL;
+    int rc = rt_h_register(RT_TEST_KIND, (uintptr_t)obj, NULL, NULL, NULL, &e);
+    if (rc == 0 && (rc = rt_h_keep_object(e, obj)) == 0)
+        rc = rt_h_unregister_entry(e);
+    Py_DECREF(obj); /* kept by the entry alone, or freed */
+    if (rc != 0) {
+        if (e) {
+            rt_h_unregister_entry(e);
+            rt_registry_entry_release(e);
+        }
+        return PyErr_Format(PyExc_RuntimeError, "registry error %d", rc);
+    }
+    pthread_t t;
+    Py_BEGIN_ALLOW_THREADS
+    rc = pthread_create(&t, NULL, rt_release_entry, e);
+    if (rc == 0)
+        pthread_join(t, NULL);
+    Py_END_ALLOW_THREADS
+    if (rc != 0) {
+        rt_registry_entry_release(e);
+        return PyErr_Format(PyExc_OSError, "pthread_create: %d", rc);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *rt_close_pending_calls(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    rt_cb_pending_close();
     Py_RETURN_NONE;
 }
 
@@ -360,6 +413,12 @@ static PyMethodDef rt_methods[] = {
     {"_registry_counts", rt_registry_counts_py, METH_NOARGS,
      "Entries mapped in the shared handle registry, per kind: {name: count} (tests)."},
     {"_drain", rt_drain_now, METH_NOARGS, "Runs deferred callback work now (tests)."},
+    {"_drop_on_new_thread", rt_drop_on_new_thread, METH_O,
+     "Keeps obj on a registry entry whose last reference a new thread without a thread "
+     "state drops (tests)."},
+    {"_close_pending_calls", rt_close_pending_calls, METH_NOARGS,
+     "The first part of the main interpreter's atexit step: no pending call is scheduled "
+     "from then on (tests)."},
     {"_atexit", rt_atexit, METH_NOARGS,
      "The shutdown step for callbacks; registered with atexit, not for direct use."},
     {"_callback_runner", rt_callback_runner, METH_NOARGS,
@@ -464,6 +523,10 @@ static int rt_exec(PyObject *m)
             return -1;
         Py_DECREF(r);
     }
+    /* Only now may the main interpreter's queue schedule pending calls: the
+     * atexit step that stops them is registered. */
+    if (PyInterpreterState_Get() == PyInterpreterState_Main())
+        rt_cb_pending_open();
 
     cap = PyCapsule_New((void *)&rt_api, CUBIND_RT_CAPSULE_NAME, NULL);
     if (cap == NULL)

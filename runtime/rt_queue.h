@@ -3,7 +3,8 @@
  * lock-free multi-producer queue of work items that must not run where they
  * are produced (CUDA callback threads, graph user-object destructors) and
  * run instead on a thread that calls rt_queue_drain (a Python-owned thread:
- * the interpreter's callback runner, woken by the push; the next binding
+ * the interpreter's callback runner, woken by the push; for the main
+ * interpreter the main thread, through one pending call; the next binding
  * call; atexit).
  *
  * Pure C, no Python.
@@ -15,7 +16,8 @@
  *     the push is one CAS loop on the queue's head.
  *   - It returns RT_QUEUE_FIRST when the queue went from empty to
  *     non-empty: that producer, and only it, schedules one drain (the
- *     Python layer: it wakes the interpreter's runner). Every other push returns
+ *     Python layer: it wakes the interpreter's runner and, for the main
+ *     interpreter, schedules one pending call). Every other push returns
  *     RT_QUEUE_QUEUED and schedules nothing: a drain is already due. A
  *     drain that finds another drain in progress returns at once, and the
  *     drain in progress re-checks the queue before it finishes, so an item

@@ -329,6 +329,197 @@ def test_a_callback_the_driver_refused_is_unregistered(drv, fake, stream):
     assert rt._callback_counts()["alive"] == 0
 
 
+def test_a_destructor_runs_on_the_main_thread_while_the_runner_is_busy(drv, fake, stream):
+    """The main interpreter's deferred queue is also drained by one pending
+    call (Py_AddPendingCall): a user-object destructor queued while the
+    runner is inside a long host function runs on the main thread, between
+    two bytecodes, before that host function returns. No binding call is
+    made while waiting, so nothing else but the pending call drains here."""
+    main = threading.get_ident()
+    assert main == threading.main_thread().ident
+    gate = threading.Event()
+    events = []
+
+    def long_host(data):
+        events.append(("host start", threading.get_ident()))
+        gate.wait(20)
+        events.append(("host end", threading.get_ident()))
+
+    def destroy(data):
+        events.append(("destroy", data, threading.get_ident()))
+
+    err, uobj = drv.cuUserObjectCreate("d", destroy, 1, 1)
+    assert err == 0
+    assert drv.cuLaunchHostFunc(stream, long_host, None)[0] == 0
+    deadline = time.monotonic() + 10
+    while not events:
+        assert time.monotonic() < deadline, "the host function did not start"
+        time.sleep(0.001)
+    runner = events[0][1]
+    scheduled = rt._callback_counts()["pending_calls"]
+    assert drv.cuUserObjectRelease(uobj, 1)[0] == 0   # the fake destroys it on its own thread
+    try:
+        deadline = time.monotonic() + 10
+        while len(events) < 2 and time.monotonic() < deadline:
+            time.sleep(0.001)                         # bytecodes, no binding call
+        assert events == [("host start", runner), ("destroy", "d", main)]
+        assert runner != main
+        assert rt._callback_counts()["pending_calls"] == scheduled + 1
+    finally:
+        gate.set()
+    assert drv.cuStreamSynchronize(stream)[0] == 0
+    assert events == [("host start", runner), ("destroy", "d", main), ("host end", runner)]
+    assert rt._callback_counts()["alive"] == 0
+
+
+def _unraisable_from(u, kind):
+    """The message CPython gives the hook for cubind's `kind` callback."""
+    if sys.version_info >= (3, 13):
+        assert u.object is None
+        return u.err_msg
+    return u.object
+
+
+def test_a_raising_stream_callback_is_reported_and_later_ones_run(drv, stream):
+    reported = []
+    old = sys.unraisablehook
+    sys.unraisablehook = reported.append
+    ran = []
+
+    def boom(h, status, data):
+        raise KeyError("stream %s" % data)
+
+    try:
+        assert drv.cuStreamAddCallback(stream, boom, 3, 0)[0] == 0
+        assert drv.cuStreamAddCallback(stream, lambda h, st, d: ran.append(d), "after", 0)[0] == 0
+        assert drv.cuLaunchHostFunc(stream, ran.append, "host after")[0] == 0
+        assert drv.cuStreamSynchronize(stream)[0] == 0
+    finally:
+        sys.unraisablehook = old
+    assert len(reported) == 1
+    u = reported[0]
+    assert type(u.exc_value) is KeyError and u.exc_value.args == ("stream 3",)
+    assert u.exc_type is KeyError
+    where = _unraisable_from(u, "stream callback")
+    if sys.version_info >= (3, 13):
+        assert where.startswith("Exception ignored in cubind stream callback <function ")
+        assert "boom" in where
+    else:
+        assert where is boom
+    assert ran == ["after", "host after"]
+    assert rt._callback_counts()["alive"] == 0
+
+
+def test_a_raising_user_object_destructor_is_reported_and_later_ones_run(drv, fake):
+    reported = []
+    old = sys.unraisablehook
+    sys.unraisablehook = reported.append
+    ran = []
+    alive0 = rt._callback_counts()["alive"]
+
+    def boom(data):
+        raise ZeroDivisionError("destroy %s" % data)
+
+    try:
+        err, bad = drv.cuUserObjectCreate(5, boom, 1, 1)
+        assert err == 0
+        err, good = drv.cuUserObjectCreate("after", ran.append, 1, 1)
+        assert err == 0
+        assert drv.cuUserObjectRelease(bad, 1)[0] == 0
+        settle(lambda: reported)
+        assert drv.cuUserObjectRelease(good, 1)[0] == 0
+        settle(lambda: ran and rt._callback_counts()["alive"] == alive0)
+    finally:
+        sys.unraisablehook = old
+    assert len(reported) == 1
+    u = reported[0]
+    assert type(u.exc_value) is ZeroDivisionError and u.exc_value.args == ("destroy 5",)
+    assert u.exc_type is ZeroDivisionError
+    where = _unraisable_from(u, "user object destructor")
+    if sys.version_info >= (3, 13):
+        assert where.startswith("Exception ignored in cubind user object destructor <function ")
+        assert "boom" in where
+    else:
+        assert where is boom
+    assert ran == ["after"]
+
+
+def test_a_keep_alive_dropped_on_a_thread_without_a_thread_state_goes_through_the_queue(drv, stream):
+    """A registry keep-alive whose entry dies on a thread with no thread
+    state (a driver's) is not released there (entering the interpreter from
+    it would race finalization): it is queued and released on a Python
+    thread of its interpreter: the main thread (the pending call) or the
+    runner, both woken by the push, with no binding call made."""
+    main = threading.get_ident()
+    runner = []
+    assert drv.cuLaunchHostFunc(stream, lambda d: runner.append(threading.get_ident()), None)[0] == 0
+    assert drv.cuStreamSynchronize(stream)[0] == 0
+    where = []
+
+    class Kept:
+        def __del__(self):
+            where.append(threading.get_ident())
+
+    scheduled = rt._callback_counts()["pending_calls"]
+    rt._drop_on_new_thread(Kept)
+    deadline = time.monotonic() + 10
+    while not where and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert len(where) == 1 and where[0] in (main, runner[0]), (where, main, runner)
+    assert rt._callback_counts()["pending_calls"] == scheduled + 1
+
+
+AFTER_ATEXIT_SCRIPT = r"""
+import atexit, sys, threading
+
+released = []
+class Kept:
+    def __del__(self):
+        released.append(threading.get_ident())
+
+def after_cubind():
+    # registered before cubind's atexit step, so called after it
+    import cubind._runtime as rt
+    before = rt._callback_counts()
+    rt._drop_on_new_thread(Kept)
+    after = rt._callback_counts()
+    print("exit", after["pending_calls"] - before["pending_calls"],
+          after["leaked"] - before["leaked"], len(released))
+
+atexit.register(after_cubind)
+import time
+import cubind._runtime as rt
+main = threading.get_ident()
+
+# Part one, before any runner exists in this process: the item is drained
+# by the main thread's pending call.
+rt._drop_on_new_thread(Kept)
+deadline = time.monotonic() + 10
+while not released and time.monotonic() < deadline:
+    time.sleep(0.001)
+print("no runner", rt._callback_counts()["pending_calls"], released == [main])
+
+# Part two: once the wake-up is closed (the atexit step's first part), a
+# push that makes the queue non-empty schedules no pending call; the item
+# waits for another drainer.
+rt._close_pending_calls()
+rt._drop_on_new_thread(Kept)
+time.sleep(0.05)
+print("closed", rt._callback_counts()["pending_calls"], len(released))
+rt._drain()
+print("drained", len(released), released[1:] == [main])
+"""
+
+
+def test_no_pending_call_is_scheduled_once_the_atexit_step_closed_it():
+    p = subprocess.run([sys.executable, "-c", AFTER_ATEXIT_SCRIPT], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert "Fatal" not in p.stderr and "Exception ignored" not in p.stderr, p.stderr
+    assert p.stdout.splitlines() == ["no runner 1 True", "closed 1 1", "drained 2 True",
+                                     "exit 0 1 2"], p.stdout
+
+
 SHUTDOWN_SCRIPT = r'''
 import atexit, sys, time
 # Registered first, so it runs after cubind's own atexit step: it reports

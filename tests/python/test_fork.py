@@ -152,47 +152,71 @@ def test_fork_inside_a_python_callback():
 def test_child_does_not_run_the_parents_queued_destructors():
     # A user object's destructor queued (the driver released the object)
     # while the runner is busy, then a fork: the destructor is the parent's
-    # work. It runs once, in the parent; the child forgets it.
+    # work. It runs once, in the parent; the child forgets it. The main
+    # thread waits inside cuCtxSynchronize meanwhile (for the busy host
+    # function), running no bytecode, so the pending call that also drains
+    # the main interpreter's queue cannot run before the fork: a second
+    # thread, once the main thread is in that call, queues the destructor
+    # and forks.
     out = run("""
         import cubind._runtime as rt
         gate = threading.Event()
         started = threading.Event()
         ran = []
+        result = {}
 
         def busy(data):          # holds the runner until the fork is done
             started.set()
             gate.wait(20)
 
+        lib = ctypes.CDLL(os.environ["CUBIND_LIBCUDA"])
+        lib.fakecuda_call_count.restype = ctypes.c_longlong
+        lib.fakecuda_call_count.argtypes = [ctypes.c_char_p]
+        syncs = lib.fakecuda_call_count(b"cuCtxSynchronize")
+
+        def forker():
+            try:
+                deadline = time.monotonic() + 20
+                while lib.fakecuda_call_count(b"cuCtxSynchronize") == syncs:
+                    assert time.monotonic() < deadline
+                    time.sleep(0.001)
+                err, uo = drv.cuUserObjectCreate(7, lambda p: ran.append((os.getpid(), p)), 1, 1)
+                assert err == 0
+                assert drv.cuUserObjectRelease(uo, 1)[0] == 0
+                # the fake driver calls the destructor trampoline on its own
+                # thread: once it returned, the call is queued (the runner is
+                # busy, the main thread blocked)
+                lib.fakecuda_pending_destructors.restype = ctypes.c_longlong
+                deadline = time.monotonic() + 20
+                while lib.fakecuda_pending_destructors() and time.monotonic() < deadline:
+                    time.sleep(0.001)
+                result["queued"] = not ran
+                pid = os.fork()
+                if pid == 0:
+                    # cubind calls drain queued work
+                    drv.cuDriverGetVersion()
+                    sys.stdout.write("child ran %r leaked %d\\n" % (ran, rt._callback_counts()["leaked"]))
+                    sys.stdout.flush()
+                    os._exit(0)
+                result["status"] = reap(pid)
+            finally:
+                gate.set()
+
         assert drv.cuLaunchHostFunc(None, busy, None)[0] == 0
         assert started.wait(20)
-        err, uo = drv.cuUserObjectCreate(7, lambda p: ran.append((os.getpid(), p)), 1, 1)
-        assert err == 0
-        assert drv.cuUserObjectRelease(uo, 1)[0] == 0
-        # the fake driver calls the destructor trampoline on its own thread:
-        # once it returned, the call is queued (the runner is busy)
-        lib = ctypes.CDLL(os.environ["CUBIND_LIBCUDA"])
-        lib.fakecuda_pending_destructors.restype = ctypes.c_longlong
-        deadline = time.monotonic() + 20
-        while lib.fakecuda_pending_destructors() and time.monotonic() < deadline:
-            time.sleep(0.001)
-        assert not ran
-        pid = os.fork()
-        if pid == 0:
-            # cubind calls drain queued work; exit drains it too
-            drv.cuDriverGetVersion()
-            sys.stdout.write("child ran %r leaked %d\\n" % (ran, rt._callback_counts()["leaked"]))
-            sys.stdout.flush()
-            sys.exit(0)
-        status = reap(pid)
-        gate.set()
-        assert drv.cuCtxSynchronize()[0] == 0
+        t = threading.Thread(target=forker)
+        t.start()
+        assert drv.cuCtxSynchronize()[0] == 0    # returns once the forker set the gate
+        t.join()
         deadline = time.monotonic() + 20
         while not ran and time.monotonic() < deadline:
             drv.cuDriverGetVersion()
             time.sleep(0.01)
-        print("child:", status)
+        print("queued before the fork:", result.get("queued"))
+        print("child:", result.get("status"))
         print("parent ran:", ran == [(os.getpid(), 7)])
     """)
+    assert "queued before the fork: True" in out, out
     assert "child: 0" in out, out
     assert "child ran [] leaked 1" in out, out
     assert "parent ran: True" in out, out

@@ -185,3 +185,41 @@ def test_callables_refused_until_the_main_interpreter_imported_cubind():
             "    raise AssertionError('not refused')\n"))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok", (proc.stdout, proc.stderr)
+
+
+KEEP_CODE = r'''
+import threading
+import cubind._runtime as rt
+released = []
+class Kept:
+    def __del__(self):
+        released.append(threading.get_ident())
+before = rt._callback_counts()["pending_calls"]
+rt._drop_on_new_thread(Kept)
+# A registry keep-alive of this interpreter whose entry died on a thread
+# without a thread state: not released there (that thread would have to
+# enter an interpreter; PyGILState_Ensure would pick the main one), nor by
+# the main interpreter's pending call, but queued on this interpreter's
+# queue and released by its next drain, on its own thread.
+assert released == [], released
+assert rt._callback_counts()["pending_calls"] == before
+rt._drain()
+assert released == [threading.get_ident()], released
+'''
+
+KEEP_SCRIPT = """
+import cubind._runtime as rt
+import %s as interp
+iid = interp.create()
+r = interp.run_string(iid, %r)
+assert r is None, r
+interp.destroy(iid)
+print('ok')
+"""
+
+
+@pytest.mark.skipif(interpreters_module() is None, reason="no subinterpreter API in this Python")
+def test_a_keep_alive_is_released_in_its_own_interpreter():
+    proc = run_python(KEEP_SCRIPT % (interpreters_module().__name__, KEEP_CODE))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok", (proc.stdout, proc.stderr)
