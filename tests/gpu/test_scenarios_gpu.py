@@ -832,8 +832,17 @@ def test_stream_callback_python_callable(ctx, stream):
     assert int(s) == int(stream) and status == SUCCESS and data is payload
 
 
-@cubind_only
-@pytest.mark.parametrize("form", ["python", "ctypes"])
+# A Python callable as host function is cubind's; a C function pointer is
+# what cuda.bindings takes too, but cuda.bindings 13.3.1 crashes on this
+# test (SIGSEGV on a driver thread during the cuStreamSynchronize after the
+# replays: its host-function wrapper does not outlive the first replay,
+# cuda-python #790; tests/gpu/results/cuda-bindings-graph-replay-h200.log),
+# which would end the whole run, so it is skipped there.
+@pytest.mark.parametrize("form", [
+    pytest.param("python", marks=cubind_only),
+    pytest.param("ctypes", marks=pytest.mark.skipif(
+        not CUBIND, reason="cuda.bindings 13.3.1 segfaults here (cuda-python #790)")),
+])
 def test_host_function_graph_replays(ctx, mod, devmem, stream, np, form):
     """cuda-python #790: a captured host function must run on every replay."""
     f = call("cuModuleGetFunction", mod, b"add_one")
