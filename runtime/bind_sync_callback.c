@@ -4,11 +4,17 @@
  */
 #include "bind_sync_callback.h"
 
+#include "cubind_compat.h"
+
 #include <stdint.h>
 
 /* The context of the driver call this thread is in, NULL outside one. Only
- * this thread reads or writes it. */
-static _Thread_local cbs_sync_call *current_call;
+ * this thread reads or writes it. The initial-exec model puts it in the
+ * static TLS block glibc reserves for dlopen()ed objects (8 bytes of it),
+ * so reading it is one %fs-relative load and the extension needs no
+ * __tls_get_addr, hence no ld-linux-x86-64.so.2 beside glibc's libc, libdl
+ * and libpthread (tests/wheel checks what the extensions need). */
+static _Thread_local cbs_sync_call *current_call __attribute__((tls_model("initial-exec")));
 
 void cbs_sync_enter(cbs_sync_call *call)
 {
@@ -24,23 +30,13 @@ int cbs_sync_leave(cbs_sync_call *call)
     return call->failed ? -1 : 0;
 }
 
-/* The attached thread state, NULL when none (never fails). */
-static PyThreadState *attached_tstate(void)
-{
-#if PY_VERSION_HEX >= 0x030D0000
-    return PyThreadState_GetUnchecked();
-#else
-    return _PyThreadState_UncheckedGet();
-#endif
-}
-
 /* The context a trampoline may run Python for: this thread's, when it has
  * not failed yet and its thread state is still the one attached (a driver
  * calling the trampoline after the call detached would find none). */
 static cbs_sync_call *usable_call(void)
 {
     cbs_sync_call *call = current_call;
-    if (!call || call->failed || attached_tstate() != call->tstate)
+    if (!call || call->failed || cbs_attached_tstate() != call->tstate)
         return NULL;
     return call;
 }

@@ -52,6 +52,18 @@ static inline PyObject *cbs_sequence_tuple(PyObject *o, const char *msg)
     return t;
 }
 
+/* The thread state attached to this thread, NULL when it has none or has
+ * detached it; reads a thread-local only and never fails (callable from a
+ * thread CPython has never seen). */
+static inline PyThreadState *cbs_attached_tstate(void)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    return PyThreadState_GetUnchecked();
+#else
+    return _PyThreadState_UncheckedGet();
+#endif
+}
+
 /* The raised exception, taken and normalized (PyErr_GetRaisedException,
  * 3.12+, on every version); NULL when none. */
 static inline PyObject *cbs_take_exception(void)

@@ -32,6 +32,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "rt_callbacks.h"
 
+#include "cubind_compat.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -407,20 +409,9 @@ static void ref_run(void *arg)
     PyMem_RawFree(r);
 }
 
-/* The thread's attached thread state, without a check (NULL on a thread
- * that has none, or has it detached); reads a thread-local only. */
-static PyThreadState *attached_tstate(void)
-{
-#if PY_VERSION_HEX >= 0x030D0000
-    return PyThreadState_GetUnchecked();
-#else
-    return _PyThreadState_UncheckedGet();
-#endif
-}
-
 void rt_cb_ref_drop(rt_cb_ref *r)
 {
-    PyThreadState *t = attached_tstate();
+    PyThreadState *t = cbs_attached_tstate();
     if (t && PyInterpreterState_GetID(PyThreadState_GetInterpreter(t)) == r->interp->id) {
         ref_run(r);
         return;

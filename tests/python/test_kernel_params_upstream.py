@@ -19,38 +19,13 @@ Each kernel gets a fresh name and its module is never unloaded (see the
 layout-cache hazard in runtime/bind_packer.c).
 """
 import ctypes
-import itertools
 import struct
 
 import pytest
 
 import cubind.cu as cu
-
-_names = itertools.count()
-_keep = []          # modules of this file: never unloaded
-
-
-@pytest.fixture(scope="module")
-def lib(fake):
-    fake.fakecuda_set_param_layout.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int,
-                                               ctypes.c_void_p, ctypes.c_void_p]
-    fake.fakecuda_last_launch_params.restype = ctypes.c_longlong
-    fake.fakecuda_last_launch_params.argtypes = [ctypes.c_char_p, ctypes.c_void_p,
-                                                 ctypes.c_size_t]
-    fake.fakecuda_launch_count.restype = ctypes.c_longlong
-    fake.fakecuda_launch_count.argtypes = [ctypes.c_char_p]
-    return fake
-
-
-@pytest.fixture
-def ctx(drv):
-    assert drv.cuInit(0)[0] == 0
-    err, dev = drv.cuDeviceGet(0)
-    assert err == 0
-    err, pctx = drv.cuDevicePrimaryCtxRetain(dev)
-    assert err == 0
-    assert drv.cuCtxSetCurrent(pctx)[0] == 0
-    return pctx
+import test_packer as packer_tests
+from test_packer import ctx, lib  # noqa: F401 (fixtures)
 
 
 @pytest.fixture(params=["driver", "cu"])
@@ -60,43 +35,12 @@ def face(request, drv):
     return drv if request.param == "driver" else cu
 
 
-def aligned(sizes):
-    """Offsets of parameters of these sizes, each at a multiple of
-    min(size, 8), as nvcc lays out scalars and small records."""
-    offsets, at = [], 0
-    for s in sizes:
-        a = min(s, 8) if s in (1, 2, 4, 8) else 8
-        at = (at + a - 1) // a * a
-        offsets.append(at)
-        at += s
-    return offsets
+class Kernel(packer_tests.Kernel):
+    """test_packer's fake kernel (parameters of these sizes at natural
+    offsets, recorded() the bytes the fake received), launched through a
+    face with the success check of that face."""
 
-
-class Kernel:
-    """A fake kernel with parameters of these sizes; launch() through a
-    face, recorded() the bytes the fake received."""
-
-    def __init__(self, drv, lib, sizes):
-        self.drv, self.lib = drv, lib
-        self.name = f"upstream{next(_names)}".encode()
-        self.sizes = list(sizes)
-        self.offsets = aligned(self.sizes)
-        n = len(self.sizes)
-        o = (ctypes.c_size_t * max(n, 1))(*self.offsets)
-        s = (ctypes.c_size_t * max(n, 1))(*self.sizes)
-        assert lib.fakecuda_set_param_layout(None, self.name, n, o, s) == 0
-        err, self.mod = drv.cuModuleLoadData(b"fake image for " + self.name + b"\0")
-        assert err == 0
-        err, self.f = drv.cuModuleGetFunction(self.mod, self.name)
-        assert err == 0
-        self._record = ctypes.create_string_buffer(self.total + 64)
-        _keep.append(self)
-
-    @property
-    def total(self):
-        return max((o + s for o, s in zip(self.offsets, self.sizes)), default=0)
-
-    def launch(self, face, params, cooperative=False):
+    def launch_via(self, face, params, cooperative=False):
         """Launches through face; asserts success the way that face reports it."""
         if cooperative:
             r = face.cuLaunchCooperativeKernel(self.f, 1, 1, 1, 1, 1, 1, 0, None, params)
@@ -106,22 +50,6 @@ class Kernel:
             assert r is None
         else:
             assert r == (self.drv.CUresult.CUDA_SUCCESS,), r
-
-    def recorded(self):
-        n = self.lib.fakecuda_last_launch_params(self.name, self._record, len(self._record))
-        assert n >= 0
-        return self._record.raw[:n]
-
-    def count(self):
-        return self.lib.fakecuda_launch_count(self.name)
-
-    def expect(self, chunks):
-        """The bytes the fake must record: chunk i at parameter i's offset."""
-        out = bytearray(self.total)
-        for o, s, c in zip(self.offsets, self.sizes, chunks):
-            assert len(c) == s, (len(c), s)
-            out[o:o + s] = c
-        return bytes(out)
 
 
 @pytest.fixture
@@ -146,9 +74,9 @@ def test_no_parameters(kernel, face):
     A kernel without parameters, launched with an empty (values, types) pair
     and with None: both reach the driver, with no argument bytes."""
     k = kernel([])
-    k.launch(face, ((), ()))
+    k.launch_via(face, ((), ()))
     assert k.count() == 1 and k.recorded() == b""
-    k.launch(face, None)
+    k.launch_via(face, None)
     assert k.count() == 2 and k.recorded() == b""
 
 
@@ -190,7 +118,7 @@ def test_every_ctypes_type_and_device_pointers(kernel, face, drv, values):
         ptrs.append(p)
     try:
         k = kernel([ctypes.sizeof(t) for t in types] + [8] * len(ptrs))
-        k.launch(face, (scalars + tuple(ptrs), types + (None,) * len(ptrs)))
+        k.launch_via(face, (scalars + tuple(ptrs), types + (None,) * len(ptrs)))
         assert k.recorded() == k.expect(want + [q(p) for p in ptrs])
     finally:
         for p in ptrs:
@@ -218,7 +146,7 @@ def test_enum_handle_and_binding_struct_values_and_pointers(kernel, face, drv):
     types = (None, ctypes.c_void_p, None, ctypes.c_void_p, None, ctypes.c_void_p)
     try:
         k = kernel([4, 8, 8, 8, 24, 8])
-        k.launch(face, (values, types))
+        k.launch_via(face, (values, types))
         assert k.recorded() == k.expect([
             struct.pack("<i", 999), q(perr), q(248), q(ctypes.addressof(surface_out)),
             struct.pack("<3Q", 640, 480, 3), q(ctypes.addressof(extent_out))])
@@ -233,7 +161,7 @@ def test_ctypes_structure_by_value(kernel, face):
     host memory for it with c_void_p."""
     dst = IntBox()
     k = kernel([4, 8])
-    k.launch(face, ((IntBox(-31), ctypes.addressof(dst)), (None, ctypes.c_void_p)))
+    k.launch_via(face, ((IntBox(-31), ctypes.addressof(dst)), (None, ctypes.c_void_p)))
     assert k.recorded() == k.expect([struct.pack("<i", -31), q(ctypes.addressof(dst))])
 
 
@@ -251,7 +179,7 @@ def test_prepared_array_of_pointers(kernel, face, passed_as):
             ctypes.c_void_p(ctypes.addressof(outs[2]))]
     table = (ctypes.c_void_p * len(args))(*[ctypes.addressof(a) for a in args])
     k = kernel([4, 8, 4, 8, 4, 8])
-    k.launch(face, ctypes.addressof(table) if passed_as == "address" else table)
+    k.launch_via(face, ctypes.addressof(table) if passed_as == "address" else table)
     assert k.recorded() == k.expect([
         struct.pack("<i", 77), q(ctypes.addressof(outs[0])), struct.pack("<f", -6.5),
         q(ctypes.addressof(outs[1])), struct.pack("<i", 12), q(ctypes.addressof(outs[2]))])
@@ -272,7 +200,7 @@ def test_numpy_array_of_pointers(kernel, face):
             np.array([(41,)], dtype=box), np.array([outs[2].ctypes.data], dtype=np.uint64)]
     table = np.array([a.ctypes.data for a in args], dtype=np.uint64)
     k = kernel([4, 8, 4, 8, 4, 8])
-    k.launch(face, table)
+    k.launch_via(face, table)
     assert k.recorded() == k.expect([
         struct.pack("<i", -5), q(outs[0].ctypes.data), struct.pack("<f", 2.75),
         q(outs[1].ctypes.data), struct.pack("<i", 41), q(outs[2].ctypes.data)])
@@ -310,13 +238,13 @@ def test_binding_structs_by_value(kernel, face, form):
     values = (desc, ext, op.extent, wrapped, -1)
     if form == "typed-void-p":
         k = kernel([8, 8, 8, 8, 4])
-        k.launch(face, (values, (ctypes.c_void_p,) * 4 + (ctypes.c_int,)))
+        k.launch_via(face, (values, (ctypes.c_void_p,) * 4 + (ctypes.c_int,)))
         assert k.recorded() == k.expect(
             [q(v.getPtr()) for v in values[:4]] + [struct.pack("<i", -1)])
         assert wrapped.getPtr() == ctypes.addressof(foreign)
         return
     k = kernel([24, 24, 24, 24, 4])
-    k.launch(face, values if form == "plain" else (values, (None,) * 4 + (ctypes.c_int,)))
+    k.launch_via(face, values if form == "plain" else (values, (None,) * 4 + (ctypes.c_int,)))
     assert k.recorded() == k.expect([desc_bytes, ext_bytes, struct.pack("<3Q", 10, 20, 30),
                                      struct.pack("<3Q", 4, 5, 6), struct.pack("<i", -1)])
 
@@ -329,7 +257,7 @@ def test_binding_struct_of_the_wrong_size_names_the_parameter(kernel, face):
     with pytest.raises(TypeError, match=r"^cuLaunchKernel\(\): kernel parameter 1: "
                                         r"cubind\.driver\.CUextent3D_st of 24 bytes given "
                                         r"for a 16-byte parameter$"):
-        k.launch(face, (5, ext))
+        k.launch_via(face, (5, ext))
     assert k.count() == 0
 
 
@@ -345,10 +273,10 @@ def test_types_cuda_bindings_refuses(kernel, face, ctype):
     value = 1.5 if ctype is ctypes.c_longdouble else ("x" if ctype is ctypes.c_wchar_p else b"x")
     with pytest.raises(TypeError, match=rf"^cuLaunchKernel\(\): kernel parameter 1: "
                                         rf"unsupported ctypes type {ctype.__name__}$"):
-        k.launch(face, ((1, value), (ctypes.c_int, ctype)))
+        k.launch_via(face, ((1, value), (ctypes.c_int, ctype)))
     with pytest.raises(TypeError, match=rf"kernel parameter 1: unsupported ctypes type "
                                         rf"{ctype.__name__}$"):
-        k.launch(face, ((1, ctype(value)), (ctypes.c_int, ctype)))
+        k.launch_via(face, ((1, ctype(value)), (ctypes.c_int, ctype)))
     assert k.count() == 0
 
 
@@ -362,6 +290,6 @@ def test_cooperative_launch(kernel, face, form):
         params = (-9, 0x7000, ext, 3)
     else:
         params = ((-9, 0x7000, ext, 3), (ctypes.c_int, ctypes.c_void_p, None, ctypes.c_byte))
-    k.launch(face, params, cooperative=True)
+    k.launch_via(face, params, cooperative=True)
     assert k.count() == 1
     assert k.recorded() == k.expect([struct.pack("<i", -9), q(0x7000), ext_bytes, b"\x03"])
