@@ -109,7 +109,13 @@ static void dump_enums(FILE *o, const cb_model *m)
         jstr(o, e->name);
         fputs(", \"tag\": ", o);
         jstr(o, e->tag);
-        fprintf(o, ", \"size\": %lld, \"signed\": %s, \"values\": [", e->size,
+        fputs(", \"aliases\": [", o);
+        for (size_t a = 0; a < e->naliases; a++) {
+            if (a)
+                fputs(", ", o);
+            jstr(o, e->aliases[a]);
+        }
+        fprintf(o, "], \"size\": %lld, \"signed\": %s, \"values\": [", e->size,
                 e->is_signed ? "true" : "false");
         for (size_t k = 0; k < e->nitems; k++) {
             fputs(k ? ", {\"name\": " : "{\"name\": ", o);

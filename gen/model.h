@@ -67,12 +67,16 @@ typedef struct {
 } cb_enumerator;
 
 typedef struct {
-    const char *name;      /* typedef name (CUresult), or the tag when none */
+    const char *name;      /* first typedef name (CUresult), or the tag when none */
     const char *tag;       /* enum tag (cudaError_enum), "" if anonymous */
     int is_signed;
     long long size;
     cb_enumerator *items;
     size_t nitems;
+    const char **aliases;  /* every further typedef name of this enum, in header
+                              order, each once and never `name`: `typedef
+                              CUlaunchAttributeID CUstreamAttrID;` */
+    size_t naliases;
     const char *doc;
 } cb_enum;
 

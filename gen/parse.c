@@ -291,6 +291,25 @@ static void parse_enum(parser *P, CXCursor c)
 
 /* ---- typedefs ----------------------------------------------------------- */
 
+/* A typedef naming enum e, directly or through further typedefs: the first
+ * becomes its name, every later one an alias. Invariant: e->name == e->tag
+ * (the same pointer, set by parse_enum) until a typedef has named it. */
+static void enum_typedef(parser *P, cb_enum *e, const char *name)
+{
+    if (e->name == e->tag) {
+        e->name = name;
+        return;
+    }
+    if (strcmp(e->name, name) == 0)
+        return;
+    for (size_t a = 0; a < e->naliases; a++)
+        if (strcmp(e->aliases[a], name) == 0)
+            return; /* C11 allows repeating a typedef */
+    size_t cap = e->naliases; /* aliases grow one at a time: capacity == count */
+    const char **slot = ARENA_PUSH(P->arena, e->aliases, e->naliases, cap);
+    *slot = name;
+}
+
 static void parse_typedef(parser *P, CXCursor c)
 {
     cb_model *m = P->model;
@@ -335,11 +354,8 @@ static void parse_typedef(parser *P, CXCursor c)
         free(kids);
     } else if (d.kind == CXType_Enum) {
         int idx = find_enum_cursor(P, clang_getTypeDeclaration(d));
-        if (idx >= 0) {
-            cb_enum *e = &m->enums[idx];
-            if (strcmp(e->name, e->tag) == 0 || !*e->name)
-                e->name = name;
-        }
+        if (idx >= 0)
+            enum_typedef(P, &m->enums[idx], name);
     } else if (d.kind == CXType_Record) {
         px_record_alias(P, clang_getTypeDeclaration(d), name);
     }

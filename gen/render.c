@@ -531,6 +531,15 @@ static tv *enums_value(const cb_model *m)
             tv_push(items, it);
         }
         tv_set(ev, "items", items);
+        tv *aliases = tv_list();
+        for (size_t a = 0; a < e->naliases; a++) {
+            tv *av = tv_map();
+            tv_set_str(av, "name", e->aliases[a]);
+            tv_set_str(av, "target", e->name);
+            tv_set_int(av, "index", (long long)i);
+            tv_push(aliases, av);
+        }
+        tv_set(ev, "aliases", aliases);
         tv_push(list, ev);
     }
     return list;

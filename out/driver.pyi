@@ -1211,6 +1211,9 @@ class CUlogLevel(_Enum):
     CU_LOG_LEVEL_WARNING: CUlogLevel
     def __new__(cls, value: int) -> CUlogLevel: ...
 
+CUkernelNodeAttrID = CUlaunchAttributeID
+CUstreamAttrID = CUlaunchAttributeID
+
 class _Handle:
     def __init__(self, init_value: Any = ...) -> None: ...
     def __int__(self) -> int: ...

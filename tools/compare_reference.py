@@ -127,19 +127,19 @@ def compare_functions(drv, ref, model):
 
 
 def compare_enums(drv, ref, model):
-    # An enum's own name, or a further typedef of it (`typedef
-    # CUlaunchAttributeID CUstreamAttrID;`), which cuda.bindings also binds.
+    # An enum's own name, or one of its aliases (further typedefs of it:
+    # `typedef CUlaunchAttributeID CUstreamAttrID;`), which cuda.bindings
+    # also binds.
     enum_of = {e["name"]: e["name"] for e in model["enums"]}
-    for t in model["typedefs"]:
-        target = (t.get("type") or {}).get("name")
-        if t["name"] not in enum_of and target in enum_of:
-            enum_of[t["name"]] = enum_of[target]
+    for e in model["enums"]:
+        for alias in e["aliases"]:
+            enum_of[alias] = e["name"]
     differ = []
-    total = 0
+    compared = []
     for name, members in sorted(ref["enums"].items()):
         if name not in enum_of:
             continue
-        total += 1
+        compared.append(name)
         cls = getattr(drv, name, None)
         if cls is None:
             differ.append((name, "missing"))
@@ -150,7 +150,7 @@ def compare_enums(drv, ref, model):
         theirs = {k: v for k, v in members.items() if k in header_members}
         if ours != theirs and {k: ours.get(k) for k in theirs} != theirs:
             differ.append((name, "members differ"))
-    return total, differ
+    return compared, differ
 
 
 def compare_classes(drv, ref, model):
@@ -212,7 +212,8 @@ def main():
     ref = json.loads(pathlib.Path(args.reference).read_text())
     import cubind.driver as drv
     f = compare_functions(drv, ref, model)
-    ne, de = compare_enums(drv, ref, model)
+    enums_compared, de = compare_enums(drv, ref, model)
+    ne = len(enums_compared)
     nc, dc, missing_attrs = compare_classes(drv, ref, model)
     nk, dk = compare_constants(drv, ref, header_defines(header))
     nf = len(f["match"]) + len(f["params_only"]) + len(f["missing"]) + len(f["differ"])
@@ -221,7 +222,8 @@ def main():
         print(json.dumps({"functions": nf, "match": len(f["match"]), "rate": rate,
                           "params_only": f["params_only"],
                           "missing": f["missing"], "differ": f["differ"],
-                          "enums": ne, "enum_differences": de,
+                          "enums": ne, "enums_compared": enums_compared,
+                          "enum_differences": de,
                           "classes": nc, "class_differences": dc,
                           "class_missing_attributes": missing_attrs,
                           "constants": nk, "constant_differences": dk}, indent=1))

@@ -112,6 +112,8 @@ class ClangFacts:
         self.functions = {}       # name -> {"deprecated", "has_doc", "count"}
         self.enum_constants = {}  # name -> explicit value (int) or None
         self.function_decls = 0   # FunctionDecl nodes in cuda.h
+        self.enum_typedefs = {}   # enum tag -> typedef names whose type is that
+                                  # enum (through any typedefs), in order
 
 
 def _walk_ast(root, header):
@@ -165,6 +167,10 @@ def _walk_ast(root, header):
             e["count"] += 1
             e["deprecated"] |= "DeprecatedAttr" in kinds
             e["has_doc"] |= "FullComment" in kinds
+        elif kind == "TypedefDecl" and same(f):
+            desugared = node.get("type", {}).get("desugaredQualType", "")
+            if desugared.startswith("enum "):
+                facts.enum_typedefs.setdefault(desugared[len("enum "):], []).append(node["name"])
         elif kind == "EnumConstantDecl" and same(f):
             value = None
             for c in inner:

@@ -221,6 +221,19 @@ def test_enum_constants_match_clang(dump, clang_facts):
     assert not wrong, "\n".join(wrong)
 
 
+def test_enum_typedef_names_match_clang(dump, clang_facts):
+    # Every typedef naming a tagged enum (`typedef CUlaunchAttributeID
+    # CUstreamAttrID;` as well as `typedef enum X_enum {...} X;`): the first
+    # is the enum's name, the others its aliases, in header order.
+    tagged = {e["tag"]: e for e in dump["enums"] if e["tag"]}
+    assert set(clang_facts.enum_typedefs) <= set(tagged)
+    for tag, e in tagged.items():
+        names = clang_facts.enum_typedefs.get(tag, [tag])
+        assert [e["name"]] + e["aliases"] == names, tag
+    assert any(e["aliases"] for e in tagged.values()), \
+        "cuda.h has typedefs of enum typedefs (CUstreamAttrID); the dump lists none"
+
+
 def test_enum_values_match_compiled_program(dump, compile_and_run):
     names = [v["name"] for e in dump["enums"] for v in e["values"]]
     src = ["#include <stdio.h>", "#include <cuda.h>", "int main(void) {"]

@@ -31,6 +31,10 @@ if err == d.CUresult.CUDA_SUCCESS and dev is not None:
     f = cu.cuModuleGetFunction(cu.cuModuleLoadData(b"image"), b"kernel")
     cubind.launch(f, (1, 1), 32, 1, 2.0, stream=stream, shared_mem=0)
     version, handle = stream.__cuda_stream__()
+    # typedef names of one enum (typedef CUlaunchAttributeID CUkernelNodeAttrID;)
+    attr: d.CUkernelNodeAttrID = d.CUkernelNodeAttrID.CU_LAUNCH_ATTRIBUTE_PRIORITY
+    sattr: cu.CUstreamAttrID = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PRIORITY
+    cu.cuStreamGetAttribute(stream, attr)
 """
 
 BAD = """
@@ -41,6 +45,7 @@ d.cuDeviceGet("zero")
 text: str = d.cuInit(0)
 cu.cuDeviceGet(0, 1)
 cubind.launch(None, 1, 1, shared_mem="0")
+attr: d.CUstreamAttrID = d.CUresult.CUDA_SUCCESS
 """
 
 
@@ -81,3 +86,5 @@ def test_type_checker_catches_misuse(tmp_path):
     assert 'Incompatible types in assignment' in r.stdout
     assert 'Too many arguments for "cuDeviceGet"' in r.stdout
     assert 'Argument "shared_mem" to "launch" has incompatible type "str"' in r.stdout
+    assert ('Incompatible types in assignment (expression has type "CUresult", '
+            'variable has type "CUlaunchAttributeID")') in r.stdout

@@ -51,6 +51,17 @@ def test_every_difference_is_documented(report, doc):
     assert not undocumented, "differences not named in docs/compatibility.md: %s" % undocumented
 
 
+def test_enum_aliases_are_compared_and_match(report, model):
+    # The header's further typedef names of an enum that cuda.bindings also
+    # binds (CUstreamAttrID, CUkernelNodeAttrID) are compared like enums.
+    reference = json.loads(REFERENCE.read_text())["enums"]
+    aliases = {a for e in model["enums"] for a in e["aliases"] if a in reference}
+    assert aliases, "no alias of an enum in cuda.h is an enum of the reference"
+    assert aliases <= set(report["enums_compared"])
+    differing = aliases & {n for n, _ in report["enum_differences"]}
+    assert not differing, "enum aliases that differ from cuda.bindings: %s" % sorted(differing)
+
+
 def test_every_missing_class_attribute_is_documented(report, doc):
     # Each class on a line of the doc that also names each field it lacks.
     lines = doc.splitlines()

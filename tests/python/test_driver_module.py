@@ -31,6 +31,23 @@ def test_every_enum_with_every_value(drv, model):
             assert cls(item["value"]) is cls(item["value"])  # singletons
 
 
+def test_enum_typedef_aliases_are_the_same_class_in_both_faces(drv, model):
+    # `typedef CUlaunchAttributeID CUstreamAttrID;`: one class under each
+    # name, in cubind.driver and cubind.cu; members keep the first name.
+    import cubind.cu as cu
+    aliases = [(a, e) for e in model["enums"] for a in e["aliases"]]
+    assert aliases, "cuda.h has typedefs of enum typedefs; the model lists none"
+    for alias, enum in aliases:
+        cls = getattr(drv, enum["name"])
+        assert getattr(drv, alias) is cls, alias
+        assert getattr(cu, alias) is cls, alias
+        values = {v["name"]: v["value"] for v in enum["values"]}
+        assert {k: int(m) for k, m in getattr(drv, alias).__members__.items()} == values
+        for name, value in values.items():
+            member = getattr(getattr(cu, alias), name)
+            assert member is cls(value) and type(member).__name__ == enum["name"]
+
+
 def test_enum_names_and_aliases(drv):
     r = drv.CUresult.CUDA_ERROR_INVALID_VALUE
     assert r.name == "CUDA_ERROR_INVALID_VALUE" and r == 1
