@@ -165,23 +165,60 @@ static void kernel_field(const cb_model *m, const cb_rules *rules, const cb_reco
     *aux = kp ? field_index(m, top, kp->args[3]) : -1;
 }
 
+/* The record index of the element type of a field `T *f` whose T is a
+ * struct or union of the header, -1 otherwise. */
+static int pointee_record(const cb_model *m, const cb_field *f)
+{
+    if (f->type->kind != TY_POINTER || !f->type->pointee ||
+        f->type->pointee->kind != TY_RECORD)
+        return -1;
+    return classify_record_index(m, f->type->pointee);
+}
+
+/* field-count rules: a `T *FIELD` pointing at an array of records counted
+ * by the integer field COUNT becomes CBS_F_RECORD_ARRAY (bind_struct.h),
+ * ref the element's record, aux the count field's index in top's table.
+ * A rule whose fields are not of those types changes nothing here;
+ * rules_unmatched reports it. */
+static void array_field(const cb_model *m, const cb_rules *rules, const cb_record *top,
+                        const cb_field *f, field_shape *s, long long *aux)
+{
+    cb_rule *fc = top ? field_rule(rules, "field-count", top, f->name) : NULL;
+    int elem = fc ? pointee_record(m, f) : -1;
+    long long count = elem >= 0 ? field_index(m, top, fc->args[2]) : -1;
+    if (count < 0)
+        return;
+    s->kind = "CBS_F_RECORD_ARRAY";
+    s->ref = elem;
+    *aux = count;
+}
+
 /* Appends r's fields at byte offset base; anonymous members flattened.
  * top: the record the field table is for (rules name it), NULL inside an
- * anonymous member. */
+ * anonymous member. class_names: the class name of every record (the
+ * stubs type array fields by their element's class). *counted is set when
+ * a field is a counted array of records. */
 static void add_fields(const cb_model *m, const cb_rules *rules, const cb_record *r,
-                       const cb_record *top, long long base, tv *out, long long *n)
+                       const cb_record *top, long long base, char **class_names, tv *out,
+                       long long *n, int *counted)
 {
     for (size_t i = 0; i < r->nfields; i++) {
         const cb_field *f = &r->fields[i];
         if (!*f->name) {
             if (f->nested >= 0)
-                add_fields(m, rules, &m->records[f->nested], NULL, base + f->offset, out, n);
+                add_fields(m, rules, &m->records[f->nested], NULL, base + f->offset,
+                           class_names, out, n, counted);
             continue;
         }
         field_shape s = shape_of(m, rules, f->type, f->nested);
         long long aux = -1;
         kernel_field(m, rules, top, f, &s, &aux);
+        array_field(m, rules, top, f, &s, &aux);
+        int is_array = strcmp(s.kind, "CBS_F_RECORD_ARRAY") == 0;
+        *counted |= is_array;
         tv *fv = tv_map();
+        tv_set_bool(fv, "record_array", is_array);
+        tv_set_str(fv, "elem_class", is_array ? class_names[s.ref] : "");
         tv_set_int(fv, "aux", aux);
         tv_set_str(fv, "name", f->name);
         tv_set_str(fv, "kind", s.kind);
@@ -302,8 +339,10 @@ tv *structs_value(const cb_model *m, const cb_rules *rules)
         tv_set_int(rv, "align", r->align > 0 ? r->align : 1);
         tv *fields = tv_list();
         long long n = 0;
-        add_fields(m, rules, r, r, 0, fields, &n);
+        int counted = 0;
+        add_fields(m, rules, r, r, 0, nm.names, fields, &n, &counted);
         tv_set(rv, "fields", fields);
+        tv_set_int(rv, "counted", counted);
         tv_set_int(rv, "nfields", n);
         tv_set_bool(rv, "exported", !anon_member[i]);
 

@@ -40,6 +40,7 @@ static const struct {
     {"unloads-kernels", 1, 0},
     {"kernel-params-field", 4, 0},
     {"kernel-extra-field", 2, 0},
+    {"field-count", 3, 0},
     {"registry-kind", 2, 0},
     {"registry-create", 3, 0},
     {"registry-owned", 3, 0},
@@ -236,8 +237,8 @@ static int names_handle(const cb_model *m, const char *name)
     return names_typedef(m, name);
 }
 
-/* A record named `record` (tag or typedef) with a field `field`. */
-static int record_has_field(const cb_model *m, const char *record, const char *field)
+/* The field `field` of a record named `record` (tag or typedef), or NULL. */
+static const cb_field *record_field(const cb_model *m, const char *record, const char *field)
 {
     for (size_t i = 0; i < m->nrecords; i++) {
         const cb_record *rec = &m->records[i];
@@ -246,9 +247,28 @@ static int record_has_field(const cb_model *m, const char *record, const char *f
             named = strcmp(rec->aliases[a], record) == 0;
         for (size_t k = 0; named && k < rec->nfields; k++)
             if (strcmp(rec->fields[k].name, field) == 0)
-                return 1;
+                return &rec->fields[k];
     }
-    return 0;
+    return NULL;
+}
+
+static int record_has_field(const cb_model *m, const char *record, const char *field)
+{
+    return record_field(m, record, field) != NULL;
+}
+
+/* Whether `field-count RECORD FIELD COUNT` describes the header: FIELD of
+ * RECORD points at a struct or union of the header, COUNT is an integer
+ * field of RECORD (not a bit-field). */
+static int field_count_matches(const cb_model *m, const cb_rule *rule)
+{
+    const cb_field *a = record_field(m, rule->args[0], rule->args[1]);
+    const cb_field *c = record_field(m, rule->args[0], rule->args[2]);
+    const cb_type *e = a && a->type->kind == TY_POINTER ? a->type->pointee : NULL;
+    int elem = e && e->kind == TY_RECORD &&
+               ((e->name && model_record(m, e->name)) ||
+                (e->record_tag && *e->record_tag && model_record(m, e->record_tag)));
+    return elem && c && c->type->kind == TY_INT && c->bit_width < 0;
 }
 
 size_t rules_unmatched(const cb_rules *r, const cb_model *m, FILE *out)
@@ -266,6 +286,8 @@ size_t rules_unmatched(const cb_rules *r, const cb_model *m, FILE *out)
         else if (strcmp(rule->directive, "kernel-params-field") == 0 ||
                  strcmp(rule->directive, "kernel-extra-field") == 0)
             found = record_has_field(m, rule->args[0], rule->args[1]);
+        else if (strcmp(rule->directive, "field-count") == 0)
+            found = field_count_matches(m, rule);
         else if (strcmp(rule->directive, "undo") == 0)
             found = rules_function(m, rule->args[0]) != NULL &&
                     rules_function(m, rule->args[1]) != NULL;

@@ -1326,14 +1326,14 @@ class CUstreamMemOpMemoryBarrierParams_st(_Struct):
 class CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st(_Struct):
     ctx: Any
     count: Any
-    paramArray: Any
+    paramArray: list[CUstreamBatchMemOpParams_union] | Any
     flags: Any
     pass
 
 class CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st(_Struct):
     ctx: Any
     count: Any
-    paramArray: Any
+    paramArray: list[CUstreamBatchMemOpParams_union] | Any
     flags: Any
     pass
 
@@ -1532,7 +1532,7 @@ class CUlaunchConfig_st(_Struct):
     blockDimZ: Any
     sharedMemBytes: Any
     hStream: Any
-    attrs: Any
+    attrs: list[CUlaunchAttribute_st] | Any
     numAttrs: Any
     pass
 
@@ -1555,7 +1555,7 @@ class CUctxCigParam_st(_Struct):
     pass
 
 class CUctxCreateParams_st(_Struct):
-    execAffinityParams: Any
+    execAffinityParams: list[CUexecAffinityParam_st] | Any
     numExecAffinityParams: Any
     cigParams: Any
     pass
@@ -1880,25 +1880,25 @@ class anon_struct18(_Struct):
 
 class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st(_Struct):
     extSemArray: Any
-    paramsArray: Any
+    paramsArray: list[CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st] | Any
     numExtSems: Any
     pass
 
 class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st(_Struct):
     extSemArray: Any
-    paramsArray: Any
+    paramsArray: list[CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st] | Any
     numExtSems: Any
     pass
 
 class CUDA_EXT_SEM_WAIT_NODE_PARAMS_st(_Struct):
     extSemArray: Any
-    paramsArray: Any
+    paramsArray: list[CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st] | Any
     numExtSems: Any
     pass
 
 class CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st(_Struct):
     extSemArray: Any
-    paramsArray: Any
+    paramsArray: list[CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st] | Any
     numExtSems: Any
     pass
 
@@ -2050,7 +2050,7 @@ class CUDA_MEMCPY3D_BATCH_OP_st(_Struct):
 
 class CUDA_MEM_ALLOC_NODE_PARAMS_v1_st(_Struct):
     poolProps: Any
-    accessDescs: Any
+    accessDescs: list[CUmemAccessDesc_st] | Any
     accessDescCount: Any
     bytesize: Any
     dptr: Any
@@ -2058,7 +2058,7 @@ class CUDA_MEM_ALLOC_NODE_PARAMS_v1_st(_Struct):
 
 class CUDA_MEM_ALLOC_NODE_PARAMS_v2_st(_Struct):
     poolProps: Any
-    accessDescs: Any
+    accessDescs: list[CUmemAccessDesc_st] | Any
     accessDescCount: Any
     bytesize: Any
     dptr: Any
@@ -2117,7 +2117,7 @@ class CUcheckpointGpuPair_st(_Struct):
     pass
 
 class CUcheckpointRestoreArgs_st(_Struct):
-    gpuPairs: Any
+    gpuPairs: list[CUcheckpointGpuPair_st] | Any
     gpuPairsCount: Any
     reserved: Any
     reserved1: Any

@@ -312,6 +312,56 @@ static PyObject *load_bitfield(cbs_struct *s, const cbs_field_def *f, cbs_tables
     return is_signed ? PyLong_FromLongLong(sv) : PyLong_FromUnsignedLongLong(v);
 }
 
+/* Byte offset of field f of s in its root's storage (the keep dict's key). */
+static size_t root_offset(cbs_struct *s, const cbs_field_def *f)
+{
+    cbs_struct *root = root_of(s);
+    return (size_t)(s->data - root->data) + f->offset;
+}
+
+/* The array root that CBS_F_RECORD_ARRAY field f of s owns (a new
+ * reference) when the field still points at its records (it holds
+ * `bits`); NULL without an exception when it owns none (set from an
+ * address, a struct, None), NULL with one on error. */
+static cbs_struct *owned_array(cbs_struct *s, const cbs_field_def *f, unsigned long long bits)
+{
+    PyObject *d = atomic_load_explicit(&root_of(s)->keep, memory_order_acquire);
+    if (!d || !bits)
+        return NULL;
+    PyObject *key = PyLong_FromSize_t(root_offset(s, f));
+    PyObject *o = NULL;
+    int rc = key ? cbs_dict_get_ref(d, key, &o) : -1;
+    Py_XDECREF(key);
+    if (rc <= 0)
+        return NULL;
+    cbs_struct *a = (cbs_struct *)o;
+    if (is_struct_type(Py_TYPE(o)) && a->nelems && (uintptr_t)a->data == bits)
+        return a;
+    Py_DECREF(o);
+    return NULL;
+}
+
+/* A CBS_F_RECORD_ARRAY field: a list of views of the owned array, else the
+ * address it holds. */
+static PyObject *load_record_array(cbs_struct *s, const cbs_field_def *f)
+{
+    unsigned long long bits = read_u(s->data + f->offset, f->size);
+    cbs_struct *a = owned_array(s, f, bits);
+    if (!a)
+        return PyErr_Occurred() ? NULL : PyLong_FromUnsignedLongLong(bits);
+    PyObject *list = PyList_New((Py_ssize_t)a->nelems);
+    for (size_t i = 0; list && i < a->nelems; i++) {
+        PyObject *v = (PyObject *)struct_make(Py_TYPE(a), a->def, a->data + i * a->def->size,
+                                              (PyObject *)a);
+        if (!v)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, v);
+    }
+    Py_DECREF(a);
+    return list;
+}
+
 /* One element of field f at p. */
 static PyObject *load(cbs_struct *s, const cbs_field_def *f, unsigned char *p, cbs_tables *tb)
 {
@@ -341,6 +391,7 @@ static PyObject *load(cbs_struct *s, const cbs_field_def *f, unsigned char *p, c
     case CBS_F_FUNCPTR:
     case CBS_F_KERNEL_PARAMS:
     case CBS_F_KERNEL_EXTRA: return PyLong_FromUnsignedLongLong(read_u(p, f->size));
+    case CBS_F_RECORD_ARRAY: return load_record_array(s, f);
     case CBS_F_CHARS: return PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)f->count);
     case CBS_F_BYTES: return PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)f->size);
     }
@@ -505,9 +556,141 @@ static int to_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsign
     }
     if (PyIndex_Check(v))
         return to_integer(s, f, v, 0, (int)(8 * f->size), out);
-    field_type_error(s, f, "an int address, None, a struct, an object with getPtr() or a buffer",
+    field_type_error(s, f,
+                     f->kind == CBS_F_RECORD_ARRAY
+                         ? "a list of structs, an int address, None, a struct, an object with "
+                           "getPtr() or a buffer"
+                         : "an int address, None, a struct, an object with getPtr() or a buffer",
                      v);
     return -1;
+}
+
+/* A new array root of the element class of CBS_F_RECORD_ARRAY field f
+ * holding copies of the records of seq (a tuple of at least one), which
+ * keeps what each of them kept at that element's offset. TypeError naming
+ * the field and the index of an item of another class. */
+static cbs_struct *array_make(cbs_struct *s, const cbs_field_def *f, cbs_tables *tb,
+                              PyObject *seq)
+{
+    PyTypeObject *t = tb->structs[f->index];
+    const cbs_struct_def *def = &tb->struct_defs[f->index];
+    size_t n = (size_t)PyTuple_GET_SIZE(seq), size = def->size;
+    for (size_t i = 0; i < n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(seq, (Py_ssize_t)i);
+        if (Py_TYPE(item) != t) {
+            PyErr_Format(PyExc_TypeError, "%s.%s[%zu] must be %s, not %.100s",
+                         cbs_short_name(Py_TYPE(s)), f->name, i, cbs_short_name(t),
+                         Py_TYPE(item)->tp_name);
+            return NULL;
+        }
+    }
+    if (n > PY_SSIZE_T_MAX / size) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    cbs_struct *a = (cbs_struct *)t->tp_alloc(t, 0);
+    if (!a)
+        return NULL;
+    void *raw;
+    a->def = def;
+    a->data = alloc_aligned(n * size, def->align, &raw);
+    if (!a->data) {
+        Py_DECREF(a);
+        return NULL;
+    }
+    a->owns = 1;
+    a->alloc = raw;
+    a->nelems = n;
+    for (size_t i = 0; i < n; i++) {
+        cbs_struct *src = (cbs_struct *)PyTuple_GET_ITEM(seq, (Py_ssize_t)i), *sroot = root_of(src);
+        PyObject *entries = NULL;
+        memcpy(a->data + i * size, src->data, size);
+        int rc = keep_collect(sroot, (size_t)(src->data - sroot->data), size, &entries);
+        if (rc == 0)
+            rc = keep_add(a, i * size, entries);
+        Py_XDECREF(entries);
+        if (rc < 0) {
+            Py_DECREF(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
+#ifdef Py_GIL_DISABLED
+#define PUBLISH_LOCK(root) PyMutex_Lock(&(root)->publish)
+#define PUBLISH_UNLOCK(root) PyMutex_Unlock(&(root)->publish)
+#else
+/* Under the GIL the section below runs no Python code (no deallocation:
+ * the replaced object is released after it; no GC-tracked allocation),
+ * so no other thread runs in it. */
+#define PUBLISH_LOCK(root) ((void)(root))
+#define PUBLISH_UNLOCK(root) ((void)(root))
+#endif
+
+/* Stores address `bits` in the scalar pointer field f of s and makes keep
+ * (stolen; NULL: none) the field's kept object, as one step for the other
+ * callers of this on s's root (see "Free-threading" in bind_struct.h). On
+ * failure nothing changed. The replaced object is released last. */
+static int publish(cbs_struct *s, const cbs_field_def *f, unsigned long long bits, PyObject *keep)
+{
+    cbs_struct *root = root_of(s);
+    PyObject *key = PyLong_FromSize_t(root_offset(s, f));
+    PyObject *d = keep ? keep_dict(root) : atomic_load_explicit(&root->keep, memory_order_acquire);
+    PyObject *old = NULL;
+    int rc = key && (d || !keep) ? 0 : -1;
+    if (rc == 0) {
+        PUBLISH_LOCK(root);
+        if (d && cbs_dict_get_ref(d, key, &old) < 0)
+            rc = -1;
+        else if (keep)
+            rc = PyDict_SetItem(d, key, keep); /* before the address that needs it */
+        if (rc == 0)
+            write_u(s->data + f->offset, f->size, bits);
+        if (rc == 0 && !keep && old && PyDict_DelItem(d, key) < 0) {
+            /* KeyError: a copy of a record over this one dropped it already */
+            if (PyErr_ExceptionMatches(PyExc_KeyError))
+                PyErr_Clear();
+            else
+                rc = -1;
+        }
+        PUBLISH_UNLOCK(root);
+    }
+    Py_XDECREF(key);
+    Py_XDECREF(keep);
+    Py_XDECREF(old);
+    return rc;
+}
+
+/* A scalar CBS_F_POINTER, _FUNCPTR or _RECORD_ARRAY field: a list or
+ * tuple of records (RECORD_ARRAY) or any pointer form (to_pointer). */
+static int set_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, cbs_tables *tb)
+{
+    unsigned long long bits = 0;
+    PyObject *keep = NULL;
+    if (f->kind == CBS_F_RECORD_ARRAY && (PyList_Check(v) || PyTuple_Check(v))) {
+        if (!tb->structs[f->index]) {
+            PyErr_Format(PyExc_RuntimeError, "%s.%s: the module is being torn down",
+                         cbs_short_name(Py_TYPE(s)), f->name);
+            return -1;
+        }
+        PyObject *seq = PySequence_Tuple(v);
+        if (!seq)
+            return -1;
+        if (PyTuple_GET_SIZE(seq) > 0) {
+            cbs_struct *a = array_make(s, f, tb, seq);
+            if (!a) {
+                Py_DECREF(seq);
+                return -1;
+            }
+            bits = (unsigned long long)(uintptr_t)a->data;
+            keep = (PyObject *)a;
+        }
+        Py_DECREF(seq);
+    } else if (to_pointer(s, f, v, &bits, &keep) < 0) {
+        return -1;
+    }
+    return publish(s, f, bits, keep);
 }
 
 /* A kernel's handle from field k of s (an index into its field table;
@@ -625,7 +808,8 @@ static int convert(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsigned 
         return keep_collect(sroot, (size_t)(src->data - sroot->data), f->size, entries);
     }
     case CBS_F_POINTER:
-    case CBS_F_FUNCPTR: {
+    case CBS_F_FUNCPTR:
+    case CBS_F_RECORD_ARRAY: {
         PyObject *keep;
         if (to_pointer(s, f, v, &bits, &keep) < 0)
             return -1;
@@ -686,7 +870,7 @@ static int set_bitfield(cbs_struct *s, const cbs_field_def *f, PyObject *v, cbs_
 static int carries_keep(cbs_field_kind k)
 {
     return k == CBS_F_RECORD || k == CBS_F_POINTER || k == CBS_F_FUNCPTR ||
-           k == CBS_F_KERNEL_PARAMS || k == CBS_F_KERNEL_EXTRA;
+           k == CBS_F_RECORD_ARRAY || k == CBS_F_KERNEL_PARAMS || k == CBS_F_KERNEL_EXTRA;
 }
 
 int cbs_struct_set(PyObject *self, PyObject *value, void *closure)
@@ -702,6 +886,9 @@ int cbs_struct_set(PyObject *self, PyObject *value, void *closure)
         return -1;
     if (f->bit_width >= 0)
         return set_bitfield(s, f, value, tb);
+    if (f->count == 0 && (f->kind == CBS_F_POINTER || f->kind == CBS_F_FUNCPTR ||
+                          f->kind == CBS_F_RECORD_ARRAY))
+        return set_pointer(s, f, value, tb);
 
     int scalar = f->count == 0 || f->kind == CBS_F_CHARS;
     size_t n = scalar ? 1 : f->count;
@@ -902,6 +1089,15 @@ static int check_fields(const cbs_tables *tb, const cbs_struct_def *def)
             bad |= f->index < 0 || (size_t)f->index >= def->nfields ||
                    f->aux >= (int)def->nfields || f->aux < -1 || f->size != sizeof(void *);
         bad |= f->kind == CBS_F_KERNEL_EXTRA && f->size != sizeof(void *);
+        if (f->kind == CBS_F_RECORD_ARRAY) {
+            const cbs_field_def *c = f->aux >= 0 && (size_t)f->aux < def->nfields
+                                         ? &def->fields[f->aux]
+                                         : NULL;
+            bad |= f->index < 0 || (size_t)f->index >= tb->nstructs || f->size != sizeof(void *) ||
+                   f->count != 0 || f->aux < -1 || (size_t)f->aux >= def->nfields ||
+                   (c && ((c->kind != CBS_F_SIGNED && c->kind != CBS_F_UNSIGNED) || c->count ||
+                          c->bit_width >= 0 || c->size > 8));
+        }
         bad |= f->size == 0 && f->kind != CBS_F_CHARS;
         bad |= f->bit_width > 64 || (f->bit_width >= 0 && f->kind != CBS_F_SIGNED &&
                                      f->kind != CBS_F_UNSIGNED && f->kind != CBS_F_ENUM);
@@ -940,11 +1136,47 @@ PyTypeObject *cbs_struct_type_create(PyObject *module, const cbs_struct_def *def
 
 /* ---- for the function marshalling code ------------------------------------ */
 
+/* The ValueError of cbs_arg_struct when a count field of s says more
+ * records than the array its field owns holds; 0 when none does. */
+static int check_counts(cbs_struct *s, const char *func, const char *param)
+{
+    const cbs_struct_def *def = s->def;
+    for (size_t i = 0; i < def->nfields; i++) {
+        const cbs_field_def *f = &def->fields[i];
+        if (f->kind != CBS_F_RECORD_ARRAY || f->aux < 0)
+            continue;
+        cbs_struct *a = owned_array(s, f, read_u(s->data + f->offset, f->size));
+        if (!a) {
+            if (PyErr_Occurred())
+                return -1;
+            continue;
+        }
+        const cbs_field_def *c = &def->fields[f->aux];
+        unsigned char *p = s->data + c->offset;
+        long long n = c->kind == CBS_F_SIGNED ? read_s(p, c->size) : (long long)read_u(p, c->size);
+        size_t have = a->nelems;
+        Py_DECREF(a);
+        if (c->kind == CBS_F_UNSIGNED && read_u(p, c->size) > (unsigned long long)LLONG_MAX)
+            n = LLONG_MAX;
+        if (n > 0 && (unsigned long long)n > have) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s(): argument '%s': %s.%s is %lld but %s.%s holds %zu element%s", func,
+                         param, cbs_short_name(Py_TYPE(s)), c->name, n, cbs_short_name(Py_TYPE(s)),
+                         f->name, have, have == 1 ? "" : "s");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int cbs_arg_struct(PyObject *o, PyTypeObject *t, int allow_none, const char *func,
                    const char *param, void **ptr)
 {
     if (Py_TYPE(o) == t) {
-        *ptr = ((cbs_struct *)o)->data;
+        cbs_struct *s = (cbs_struct *)o;
+        if (s->def->counted && check_counts(s, func, param) < 0)
+            return -1;
+        *ptr = s->data;
         return 0;
     }
     if (o == Py_None && allow_none) {

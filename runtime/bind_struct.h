@@ -24,6 +24,17 @@
  * field, so it and the values it came from live as long as the struct (and
  * copies of it). Plain values are typed by the kernel in the struct's func
  * (else kern) field at the time of assignment: set it first.
+ * Arrays of records (CBS_F_RECORD_ARRAY, from the field-count rules): the
+ * pointer field also takes a list or tuple of instances of its element
+ * class. Their bytes are copied into a new array root: an owning instance
+ * of the element class with nelems records, whose keep dict takes over
+ * what each element kept (so the elements' own pointer targets live as
+ * long as the array), and which is the field's kept object. Reading the
+ * field gives a list of views of that array while the field still points
+ * at it (cuda.bindings gives instances wrapping the same memory), else the
+ * int address as for any pointer field; an empty list sets NULL. The count
+ * field stays the caller's to set; cbs_arg_struct raises ValueError when it
+ * says more records than the owned array holds.
  * Pointer fields set from Python objects keep those objects alive: the
  * root instance (the owner of the bytes) has a dict `keep` from the field's
  * byte offset in the root to the object; writing the field again replaces
@@ -38,7 +49,12 @@
  * Free-threading: instances are plain memory like the C structs they
  * mirror: concurrent writes of the same field race like in C (no crash, no
  * Python object corrupted); the `keep` dict is created once with an atomic
- * compare-exchange and is itself thread-safe.
+ * compare-exchange and is itself thread-safe. A scalar pointer field
+ * (CBS_F_POINTER, _FUNCPTR, _RECORD_ARRAY) changes with its kept object in
+ * one step for the other setters of such fields of the same root (the
+ * root's `publish` mutex; under the GIL, no Python code runs in between):
+ * whichever value wins, the object it points into is the one kept, so two
+ * threads setting it cannot leave it pointing at freed memory.
  *
  * Error contract as bind_support.h: -1 or NULL with an exception set;
  * messages name the class and the field.
@@ -66,7 +82,10 @@ typedef enum {
     CBS_F_KERNEL_PARAMS, /* void **kernelParams: every form cuLaunchKernel takes
                             (bind_packer.h); index: the CUfunction field typing
                             plain values, aux: the CUkernel field or -1 */
-    CBS_F_KERNEL_EXTRA   /* void **extra: every form of a launch's extra */
+    CBS_F_KERNEL_EXTRA,  /* void **extra: every form of a launch's extra */
+    CBS_F_RECORD_ARRAY   /* T *: a pointer field that also takes a list of
+                            records tables.structs[index] (field-count rules);
+                            aux: the integer field counting them, or -1 */
 } cbs_field_kind;
 
 typedef struct {
@@ -78,7 +97,8 @@ typedef struct {
     size_t count;        /* array length; 0 = scalar */
     int bit_width;       /* -1 unless a bit-field (integer kinds only) */
     int bit_offset;      /* bit-fields: bits from `offset` (little-endian) */
-    int aux;             /* CBS_F_KERNEL_PARAMS: see above; else -1 */
+    int aux;             /* CBS_F_KERNEL_PARAMS, CBS_F_RECORD_ARRAY: see
+                            above; else -1 */
 } cbs_field_def;
 
 typedef struct {
@@ -88,6 +108,7 @@ typedef struct {
     const cbs_field_def *fields;
     size_t nfields;
     PyGetSetDef *getset;       /* one entry per field, closure = &fields[i] */
+    int counted;               /* a field is CBS_F_RECORD_ARRAY */
 } cbs_struct_def;
 
 /* What field conversions need from the module. A generated module_state
@@ -114,6 +135,12 @@ typedef struct {
     const cbs_struct_def *def;
     void *alloc;               /* owned storage to free (data is inside) */
     int owns;                  /* data was allocated here */
+    size_t nelems;             /* an array root: data holds nelems records
+                                  (nelems * def->size bytes); else 0 */
+#ifdef Py_GIL_DISABLED
+    PyMutex publish;           /* roots: held while a pointer field and its
+                                  kept object change together */
+#endif
 } cbs_struct;
 
 /* The getset functions of every field (closure: const cbs_field_def *). */
@@ -126,7 +153,10 @@ int cbs_struct_set(PyObject *self, PyObject *value, void *closure);
 PyTypeObject *cbs_struct_type_create(PyObject *module, const cbs_struct_def *def);
 
 /* Function marshalling. An instance of t gives its data pointer; None gives
- * NULL when allow_none; anything else is a TypeError naming func/param. */
+ * NULL when allow_none; anything else is a TypeError naming func/param.
+ * ValueError naming func/param when a count field says more records than
+ * the array its field-count field owns holds (the driver would read past
+ * it). */
 int cbs_arg_struct(PyObject *o, PyTypeObject *t, int allow_none, const char *func,
                    const char *param, void **ptr);
 /* A new owning, zeroed instance of t and its data pointer (out-structs). */

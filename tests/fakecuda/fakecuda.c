@@ -2717,12 +2717,29 @@ static CUresult fk_LaunchKernel(CUfunction f, unsigned int gridDimX, unsigned in
     return launch(f, g, b, sharedMemBytes, hStream, kernelParams, extra);
 }
 
+/* The attributes of the last cuLaunchKernelEx (under G): per attribute its
+ * id and the first 8 bytes of its value; g_launch_attrs_n = numAttrs (-1:
+ * never called), the first FK_LAUNCH_ATTRS_MAX kept. The fake reads every
+ * one of numAttrs, as the driver does. */
+#define FK_LAUNCH_ATTRS_MAX 8
+static unsigned long long g_launch_attrs[FK_LAUNCH_ATTRS_MAX][2];
+static long long g_launch_attrs_n = -1;
+
 static CUresult fk_LaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
                                   void **extra)
 {
     ENTERI(LaunchKernelEx);
     if (!config || (config->numAttrs && !config->attrs))
         return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    g_launch_attrs_n = config->numAttrs;
+    for (unsigned i = 0; i < config->numAttrs && i < FK_LAUNCH_ATTRS_MAX; i++) {
+        unsigned long long v;
+        memcpy(&v, &config->attrs[i].value, sizeof v);
+        g_launch_attrs[i][0] = (unsigned long long)config->attrs[i].id;
+        g_launch_attrs[i][1] = v;
+    }
+    UNLOCK();
     unsigned g[3] = {config->gridDimX, config->gridDimY, config->gridDimZ};
     unsigned b[3] = {config->blockDimX, config->blockDimY, config->blockDimZ};
     return launch(f, g, b, config->sharedMemBytes, config->hStream, kernelParams, extra);
@@ -3719,6 +3736,7 @@ FK_EXPORT int fakecuda_reset(void)
     g_cap_on = 0;
     g_cap_stream = NULL;
     g_multi_n = -1;
+    g_launch_attrs_n = -1;
     atomic_store(&g_occ_foreign, 0);
     atomic_store(&g_occ_foreign_result, -1);
     memset(g_coredump, 0, sizeof g_coredump);
@@ -3954,6 +3972,16 @@ FK_EXPORT long long fakecuda_last_multi_launch(unsigned long long *out, size_t c
     long long n = g_multi_n;
     for (long long i = 0; out && i < n && i < FK_MULTI_MAX && (size_t)i < cap; i++)
         memcpy(out + 9 * i, g_multi[i], sizeof g_multi[i]);
+    UNLOCK();
+    return n;
+}
+
+FK_EXPORT long long fakecuda_last_launch_attrs(unsigned long long *out, size_t cap)
+{
+    LOCK();
+    long long n = g_launch_attrs_n;
+    for (long long i = 0; out && i < n && i < FK_LAUNCH_ATTRS_MAX && (size_t)i < cap; i++)
+        memcpy(out + 2 * i, g_launch_attrs[i], sizeof g_launch_attrs[i]);
     UNLOCK();
     return n;
 }

@@ -88,6 +88,11 @@ void *fakecuda_last_launch_stream(const char *kernel_name);
 long long fakecuda_last_multi_launch(unsigned long long *out, size_t cap);
 int fakecuda_last_multi_launch_flags(void);
 
+/* The launch attributes of the last cuLaunchKernelEx: writes 2 values per
+ * attribute for the first min(n, cap, 8) (its id and the first 8 bytes of
+ * its value) and returns n = numAttrs; -1 if never called since reset. */
+long long fakecuda_last_launch_attrs(unsigned long long *out, size_t cap);
+
 /* cuOccupancyMaxPotentialBlockSize[WithFlags] (the model is in fakecuda.c:
  * block sizes 32, 64, ... up to the limit; blocks per SM min(2048 / size,
  * 32, 65536 / smem); the size of most resident threads, larger on a tie;

@@ -346,3 +346,22 @@ def test_rules_name_a_function_by_its_public_name_or_its_declared_symbol(run_cub
     assert '"cuMemFree(dptr)\\n"' in text
     assert "cuFuncGetAttribute" not in (tmp_path / "outdir" / "unsupported.txt").read_text()
     assert "static PyObject *impl_cuFuncGetAttribute(" in text
+
+
+def test_field_count_rules_that_do_not_describe_the_header_are_reported(run_cubind, tmp_path,
+                                                                         cuda_h):
+    """A field-count rule is reported unless its field points at a record
+    and its count is an integer field of the same record; one that matches
+    makes the field a counted array of records."""
+    stderr, unmatched, text = generate_with_extra_rules(
+        run_cubind, tmp_path, cuda_h,
+        ["field-count CUtestsGenNoSuchRecord attrs numAttrs\n",
+         "field-count CUlaunchConfig_st gridDimX numAttrs\n",
+         "field-count CUlaunchConfig_st attrs testsGenNoCount\n",
+         "field-count CUlaunchConfig_st attrs hStream\n"])
+    assert unmatched(1, "field-count CUtestsGenNoSuchRecord attrs") in stderr
+    assert unmatched(2, "field-count CUlaunchConfig_st gridDimX") in stderr
+    assert unmatched(3, "field-count CUlaunchConfig_st attrs") in stderr
+    assert unmatched(4, "field-count CUlaunchConfig_st attrs") in stderr
+    assert '{"attrs", 40, 8, CBS_F_RECORD_ARRAY,' in text
+    assert '{"gridDimX", 0, 4, CBS_F_UNSIGNED,' in text

@@ -291,7 +291,7 @@ def test_plain_values_through_every_launch_function(mod, out):
     attr = drv.CUlaunchAttribute()
     attr.id = drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_COOPERATIVE
     attr.value.cooperative = 1
-    coop.attrs = attr
+    coop.attrs = [attr]
     coop.numAttrs = 1
     launches = [
         lambda p: launch(f, p),
@@ -306,6 +306,34 @@ def test_plain_values_through_every_launch_function(mod, out):
         o.clear()
         run((o.ptr, -2))
         assert o.u64(2) == want
+
+
+def test_cooperative_launch_attribute_set_as_a_list(mod, out):
+    # cuda.bindings' way of giving cuLaunchKernelEx its attributes: a list of
+    # CUlaunchAttribute in attrs and the count in numAttrs (the same code
+    # runs on cubind.driver, cubind.cu and cuda.bindings.driver).
+    f = ok(drv.cuModuleGetFunction(mod, b"echo_i32_f32_ptr"))
+    o = out(24)
+    want = _i32_f32_expected(o, -7, 1.5)
+    config = one_block_config()
+    attr_cooperative = drv.CUlaunchAttribute()
+    attr_cooperative.id = drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_COOPERATIVE
+    attr_cooperative.value.cooperative = 1
+    config.attrs = [attr_cooperative]
+    config.numAttrs = 1
+    got = config.attrs
+    assert len(got) == 1
+    assert got[0].id == drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_COOPERATIVE
+    assert got[0].value.cooperative == 1
+    params = ((-7, 1.5, int(o.ptr)), (ctypes.c_int, ctypes.c_float, ctypes.c_void_p))
+    o.clear()
+    ok(drv.cuLaunchKernelEx(config, f, params, None))
+    assert o.u64(3) == want
+    if CUBIND:
+        import cubind.cu as cu
+        o.clear()
+        assert cu.cuLaunchKernelEx(config, f, params, None) is None
+        assert o.u64(3) == want
 
 
 # ---- cubind.launch ------------------------------------------------------------------
