@@ -564,36 +564,3 @@ int px_check_model(parser *P, char *err, size_t errlen)
     return 0;
 }
 
-void model_free(cb_model *m)
-{
-    if (m)
-        arena_destroy(m->arena);
-}
-
-#define FIND(arr, n, field, key)                        \
-    for (size_t i_ = 0; i_ < (n); i_++)                 \
-        if (strcmp((arr)[i_].field, (key)) == 0)        \
-            return &(arr)[i_];                          \
-    return NULL
-
-const cb_function *model_function(const cb_model *m, const char *name) { FIND(m->functions, m->nfunctions, name, name); }
-const cb_enum *model_enum(const cb_model *m, const char *name) { FIND(m->enums, m->nenums, name, name); }
-const cb_handle *model_handle(const cb_model *m, const char *name) { FIND(m->handles, m->nhandles, name, name); }
-const cb_callback *model_callback(const cb_model *m, const char *name) { FIND(m->callbacks, m->ncallbacks, name, name); }
-
-const cb_record *model_record(const cb_model *m, const char *name)
-{
-    for (size_t i = 0; i < m->nrecords; i++) {
-        const cb_record *r = &m->records[i];
-        if (strcmp(r->name, name) == 0 || (*r->tag && strcmp(r->tag, name) == 0))
-            return r;
-        for (size_t a = 0; a < r->naliases; a++)
-            if (strcmp(r->aliases[a], name) == 0)
-                return r;
-    }
-    return NULL;
-}
-
-void *model_alloc(cb_model *m, size_t n) { return arena_alloc(m->arena, n); }
-const char *model_strdup(cb_model *m, const char *s) { return arena_strdup(m->arena, s); }
-const char *model_strndup(cb_model *m, const char *s, size_t n) { return arena_strndup(m->arena, s, n); }
