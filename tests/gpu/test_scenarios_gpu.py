@@ -242,6 +242,44 @@ def test_errors(ctx, mod):
         record("CUDAError.message", err.message)
 
 
+def test_error_name_and_string(ctx):
+    bad = api.CUresult.CUDA_ERROR_INVALID_DEVICE
+    name = call("cuGetErrorName", bad)
+    text = call("cuGetErrorString", bad)
+    record("cuGetErrorName", name)
+    record("cuGetErrorString", text)
+    assert name == b"CUDA_ERROR_INVALID_DEVICE"
+    assert type(text) is bytes and b"device" in text.lower()
+    assert call("cuGetErrorName", api.CUresult.CUDA_SUCCESS) == b"CUDA_SUCCESS"
+
+
+COUNT_PROTO = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int))
+
+
+def test_get_proc_address(ctx):
+    """The pfn is the driver's entry point: called through ctypes it answers
+    as the binding's own cuDeviceGetCount; a missing name is NOT_FOUND."""
+    pfn, status = call("cuGetProcAddress", b"cuDeviceGetCount", 12000, 0)
+    record("cuGetProcAddress", (pfn, status))
+    assert status == api.CUdriverProcAddressQueryResult.CU_GET_PROC_ADDRESS_SUCCESS
+    n = ctypes.c_int(-1)
+    assert COUNT_PROTO(int(pfn))(ctypes.byref(n)) == 0
+    assert n.value == call("cuDeviceGetCount")
+    expect_error(api.CUresult.CUDA_ERROR_NOT_FOUND, "cuGetProcAddress", b"cuNoSuchFunction", 12000, 0)
+
+
+def test_module_load_data_ex_with_jit_options(ctx, ptx_of):
+    J = api.CUjit_option
+    m = call("cuModuleLoadDataEx", ptx_of("scenario_kernels"), 2,
+             [J.CU_JIT_OPTIMIZATION_LEVEL, J.CU_JIT_MAX_REGISTERS], [4, 32])
+    try:
+        f = call("cuModuleGetFunction", m, b"axpy")
+        regs = call("cuFuncGetAttribute", api.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, f)
+        assert 0 < regs <= 32
+    finally:
+        call("cuModuleUnload", m)
+
+
 # ---- device attributes ---------------------------------------------------------------
 
 def test_device_attributes(dev):
