@@ -3629,7 +3629,11 @@ static CUresult proc_lookup(const char *symbol, void **pfn, int cudaVersion, cuu
     if (symbolStatus)
         *symbolStatus = found ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
                               : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-    return CUDA_ERROR_NOT_FOUND;
+    /* As the 13.0 driver answers (tests/gpu/test_scenarios_gpu.py::
+     * test_get_proc_address): a name it does not know is CUDA_SUCCESS with a
+     * NULL pfn and SYMBOL_NOT_FOUND; too old a version is NOT_FOUND. The
+     * 11.x entry point has no status to say which: NOT_FOUND for both. */
+    return symbolStatus && !found ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
 
 FK_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,

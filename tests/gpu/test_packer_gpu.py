@@ -327,7 +327,7 @@ def test_cooperative_launch_attribute_set_as_a_list(mod, out):
     assert got[0].value.cooperative == 1
     params = ((-7, 1.5, int(o.ptr)), (ctypes.c_int, ctypes.c_float, ctypes.c_void_p))
     o.clear()
-    ok(drv.cuLaunchKernelEx(config, f, params, None))
+    ok(drv.cuLaunchKernelEx(config, f, params, 0))  # 0: cuda.bindings takes no None for extra
     assert o.u64(3) == want
     if CUBIND:
         import cubind.cu as cu

@@ -51,10 +51,18 @@ def test_get_proc_address_returns_a_callable_entry_point(drv, ctx):
 
 
 def test_get_proc_address_of_a_missing_symbol(drv, ctx):
+    # the driver's answer (the fake answers as the 13.0 driver did on the
+    # H200): success, a NULL pfn, and the query result saying why
+    Q = drv.CUdriverProcAddressQueryResult
     assert drv.cuGetProcAddress(b"cuNoSuchFunction", 12000, 0) == \
+        (drv.CUresult.CUDA_SUCCESS, 0, Q.CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND)
+    assert cu.cuGetProcAddress(b"cuNoSuchFunction", 12000, 0) == \
+        (0, Q.CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND)
+    # a version older than the entry point's first: NOT_FOUND
+    assert drv.cuGetProcAddress(b"cuLaunchKernelEx", 11000, 0) == \
         (drv.CUresult.CUDA_ERROR_NOT_FOUND, None, None)
     with pytest.raises(cubind.CUDAError) as info:
-        cu.cuGetProcAddress(b"cuNoSuchFunction", 12000, 0)
+        cu.cuGetProcAddress(b"cuLaunchKernelEx", 11000, 0)
     assert info.value.result is drv.CUresult.CUDA_ERROR_NOT_FOUND
     with pytest.raises(TypeError, match="symbol"):
         drv.cuGetProcAddress(12, 12000, 0)
