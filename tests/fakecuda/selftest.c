@@ -288,13 +288,19 @@ int main(int argc, char **argv)
     /* ---- cuGetProcAddress ---- */
     void *p = (void *)1;
     CUdriverProcAddressQueryResult st;
-    CHECK_RC(getproc("cuNoSuchFunction", &p, 13000, 0, &st), CUDA_ERROR_NOT_FOUND);
+    /* an unknown name: success, NULL, SYMBOL_NOT_FOUND (as the 13.0 driver) */
+    CHECK_RC(getproc("cuNoSuchFunction", &p, 13000, 0, &st), CUDA_SUCCESS);
     CHECK(p == NULL && st == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
     CHECK(fc_last_proc_version("cuNoSuchFunction") == 13000);
     p = (void *)1;
     CHECK_RC(getproc("cuMemAlloc", &p, 3000, 0, &st), CUDA_ERROR_NOT_FOUND);
     CHECK(p == NULL && st == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
-    CHECK_RC(getproc("cuMemAlloc_v2", &p, 13000, 0, &st), CUDA_ERROR_NOT_FOUND);
+    p = (void *)1;
+    CHECK_RC(getproc("cuMemAlloc_v2", &p, 13000, 0, &st), CUDA_SUCCESS); /* base names only */
+    CHECK(p == NULL && st == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+    p = (void *)1;
+    CHECK_RC(getproc1("cuNoSuchFunction", &p, 13000, 0), CUDA_ERROR_NOT_FOUND); /* 11.x: no status */
+    CHECK(p == NULL);
     CHECK_RC(getproc("cuInit", &p, 13010, 0, &st), CUDA_ERROR_INVALID_VALUE);
     CHECK_RC(getproc("cuInit", &p, 13000, 4, &st), CUDA_ERROR_INVALID_VALUE);
     OK(getproc("cuInit", &p, 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st));
