@@ -71,6 +71,19 @@ def drv():
     return cubind.driver
 
 
+@pytest.fixture
+def ctx(drv):
+    """Device 0's primary context, current on the calling thread (after
+    cuInit): what most tests of the fake driver need first."""
+    assert drv.cuInit(0)[0] == 0
+    err, dev = drv.cuDeviceGet(0)
+    assert err == 0
+    err, pctx = drv.cuDevicePrimaryCtxRetain(dev)
+    assert err == 0
+    assert drv.cuCtxSetCurrent(pctx)[0] == 0
+    return pctx
+
+
 def run_python(code, **env):
     """Runs code in a fresh interpreter (the driver loads once per process)."""
     return run_python_args(code, **env)

@@ -13,16 +13,6 @@ import pytest
 
 
 @pytest.fixture
-def ctx(drv):
-    err, dev = drv.cuDeviceGet(0)
-    assert err == 0
-    err, pctx = drv.cuDevicePrimaryCtxRetain(dev)
-    assert err == 0
-    assert drv.cuCtxSetCurrent(pctx)[0] == 0
-    return pctx
-
-
-@pytest.fixture
 def capture(fake):
     fake.fakecuda_set_capture.argtypes = [ctypes.c_void_p, ctypes.c_ulonglong, ctypes.c_size_t]
     yield fake.fakecuda_set_capture

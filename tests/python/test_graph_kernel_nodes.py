@@ -18,7 +18,7 @@ import weakref
 import pytest
 
 import cubind._runtime as rt
-from test_packer import Kernel, ctx, kernel, lib  # noqa: F401 (fixtures)
+from test_packer import Kernel, kernel, lib  # noqa: F401 (fixtures)
 
 SIZES = [8, 4, 4]                       # (void *p, int n, float a)
 VALUES = (0x1122334455667788, -7, 2.5)

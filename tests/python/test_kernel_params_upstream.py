@@ -25,7 +25,7 @@ import pytest
 
 import cubind.cu as cu
 import test_packer as packer_tests
-from test_packer import ctx, lib  # noqa: F401 (fixtures)
+from test_packer import lib  # noqa: F401 (fixture)
 
 
 @pytest.fixture(params=["driver", "cu"])

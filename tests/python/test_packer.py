@@ -39,17 +39,6 @@ def lib(fake):
     return fake
 
 
-@pytest.fixture
-def ctx(drv):
-    assert drv.cuInit(0)[0] == 0
-    err, dev = drv.cuDeviceGet(0)
-    assert err == 0
-    err, pctx = drv.cuDevicePrimaryCtxRetain(dev)
-    assert err == 0
-    assert drv.cuCtxSetCurrent(pctx)[0] == 0
-    return pctx
-
-
 def natural(sizes):
     """Offsets of parameters of these sizes, each aligned to min(size, 8)
     (16 for sizes over 8 that are multiples of 16)."""

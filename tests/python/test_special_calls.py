@@ -14,17 +14,6 @@ import cubind.cu as cu
 COUNT_PROTO = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int))
 
 
-@pytest.fixture
-def ctx(drv):
-    assert drv.cuInit(0)[0] == 0
-    err, dev = drv.cuDeviceGet(0)
-    assert err == 0
-    err, pctx = drv.cuDevicePrimaryCtxRetain(dev)
-    assert err == 0
-    assert drv.cuCtxSetCurrent(pctx)[0] == 0
-    return pctx
-
-
 def test_error_name_and_string_in_both_faces(drv):
     bad = drv.CUresult.CUDA_ERROR_INVALID_DEVICE
     assert drv.cuGetErrorName(bad) == (drv.CUresult.CUDA_SUCCESS, b"CUDA_ERROR_INVALID_DEVICE")

@@ -37,14 +37,6 @@ def lib(fake):
     return fake
 
 
-@pytest.fixture
-def ctx(drv):
-    err, pctx = drv.cuDevicePrimaryCtxRetain(0)
-    assert err == 0
-    assert drv.cuCtxSetCurrent(pctx)[0] == 0
-    return pctx
-
-
 def attr(drv, ident, value):
     a = drv.CUlaunchAttribute()
     a.id = drv.CUlaunchAttributeID(ident)

@@ -32,14 +32,6 @@ def lib(fake):
     return fake
 
 
-@pytest.fixture
-def ctx(drv):
-    err, pctx = drv.cuDevicePrimaryCtxRetain(0)
-    assert err == 0
-    assert drv.cuCtxSetCurrent(pctx)[0] == 0
-    return pctx
-
-
 def kernel(drv, lib):
     """A kernel of one int and one double parameter."""
     name = f"sa{next(_names)}".encode()
