@@ -320,7 +320,11 @@ def main():
                 failed = True
                 print("  BAD: outcomes other than %s or MemoryError: %s" % (normal, bad[:10]))
             total_mem[0] += mem
-            if leaked > LEAK_SLACK or c_leaked:
+            # Fewer live C blocks than before is not a leak: work queued
+            # before the baseline (a dropped keep-alive, a stale kernel
+            # layout) may be freed during the sweeps, when the main
+            # thread's pending call drains the deferred queue.
+            if leaked > LEAK_SLACK or c_leaked > 0:
                 failed = True
                 print("  BAD: %d blocks, %d C blocks leaked over 3 sweeps" % (leaked, c_leaked))
     counts = rt._callback_counts()
