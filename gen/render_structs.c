@@ -175,29 +175,46 @@ static int pointee_record(const cb_model *m, const cb_field *f)
     return classify_record_index(m, f->type->pointee);
 }
 
-/* field-count rules: a `T *FIELD` pointing at an array of records counted
- * by the integer field COUNT becomes CBS_F_RECORD_ARRAY (bind_struct.h),
- * ref the element's record, aux the count field's index in top's table.
- * A rule whose fields are not of those types changes nothing here;
+/* field-count rules: a `T *FIELD` pointing at an array counted by the
+ * integer field COUNT becomes CBS_F_RECORD_ARRAY when T is a struct or
+ * union of the header (ref: its record), CBS_F_HANDLE_ARRAY when T is a
+ * handle class (ref: its class, *elem_size: the bytes of one handle);
+ * aux is the count field's index in top's table (bind_struct.h). A rule
+ * whose fields are not of those types changes nothing here;
  * rules_unmatched reports it. */
 static void array_field(const cb_model *m, const cb_rules *rules, const cb_record *top,
-                        const cb_field *f, field_shape *s, long long *aux)
+                        const cb_field *f, field_shape *s, long long *aux, long long *elem_size)
 {
     cb_rule *fc = top ? field_rule(rules, "field-count", top, f->name) : NULL;
-    int elem = fc ? pointee_record(m, f) : -1;
-    long long count = elem >= 0 ? field_index(m, top, fc->args[2]) : -1;
-    if (count < 0)
+    if (!fc || f->type->kind != TY_POINTER || !f->type->pointee)
         return;
-    s->kind = "CBS_F_RECORD_ARRAY";
-    s->ref = elem;
+    long long count = field_index(m, top, fc->args[2]);
+    int elem = pointee_record(m, f);
+    field_shape es = shape_of(m, rules, f->type->pointee, -1);
+    int handle = strcmp(es.kind, "CBS_F_HANDLE") == 0 || strcmp(es.kind, "CBS_F_VALUE_HANDLE") == 0;
+    if (count < 0 || (elem < 0 && !handle))
+        return;
+    s->kind = elem >= 0 ? "CBS_F_RECORD_ARRAY" : "CBS_F_HANDLE_ARRAY";
+    s->ref = elem >= 0 ? elem : es.ref;
+    *elem_size = elem >= 0 ? 0 : es.size;
     *aux = count;
+}
+
+/* The class name of handle class `index` of the module's table. */
+static const char *handle_name(const cb_model *m, const cb_rules *rules, int index)
+{
+    size_t n;
+    handle_class *h = handles_collect(m, rules, &n);
+    const char *name = index >= 0 && (size_t)index < n ? h[index].name : "";
+    free(h);
+    return name;
 }
 
 /* Appends r's fields at byte offset base; anonymous members flattened.
  * top: the record the field table is for (rules name it), NULL inside an
  * anonymous member. class_names: the class name of every record (the
  * stubs type array fields by their element's class). *counted is set when
- * a field is a counted array of records. */
+ * a field is a counted array of records or handles. */
 static void add_fields(const cb_model *m, const cb_rules *rules, const cb_record *r,
                        const cb_record *top, long long base, char **class_names, tv *out,
                        long long *n, int *counted)
@@ -211,15 +228,19 @@ static void add_fields(const cb_model *m, const cb_rules *rules, const cb_record
             continue;
         }
         field_shape s = shape_of(m, rules, f->type, f->nested);
-        long long aux = -1;
+        long long aux = -1, elem_size = 0;
         kernel_field(m, rules, top, f, &s, &aux);
-        array_field(m, rules, top, f, &s, &aux);
-        int is_array = strcmp(s.kind, "CBS_F_RECORD_ARRAY") == 0;
-        *counted |= is_array;
+        array_field(m, rules, top, f, &s, &aux, &elem_size);
+        int records = strcmp(s.kind, "CBS_F_RECORD_ARRAY") == 0;
+        int handles = strcmp(s.kind, "CBS_F_HANDLE_ARRAY") == 0;
+        *counted |= records || handles;
         tv *fv = tv_map();
-        tv_set_bool(fv, "record_array", is_array);
-        tv_set_str(fv, "elem_class", is_array ? class_names[s.ref] : "");
+        tv_set_bool(fv, "record_array", records || handles);
+        tv_set_str(fv, "elem_class", records   ? class_names[s.ref]
+                                     : handles ? handle_name(m, rules, s.ref)
+                                               : "");
         tv_set_int(fv, "aux", aux);
+        tv_set_int(fv, "elem_size", elem_size);
         tv_set_str(fv, "name", f->name);
         tv_set_str(fv, "kind", s.kind);
         tv_set_int(fv, "size", s.size);

@@ -257,18 +257,35 @@ static int record_has_field(const cb_model *m, const char *record, const char *f
     return record_field(m, record, field) != NULL;
 }
 
+/* Whether integer typedef `name` is a handle class: a value-handle or
+ * value-class rule names it (handles.h). */
+static int names_value_handle(const cb_rules *r, const char *name)
+{
+    for (size_t i = 0; name && i < r->nrules; i++)
+        if ((strcmp(r->rules[i].directive, "value-handle") == 0 ||
+             strcmp(r->rules[i].directive, "value-class") == 0) &&
+            strcmp(r->rules[i].args[0], name) == 0)
+            return 1;
+    return 0;
+}
+
 /* Whether `field-count RECORD FIELD COUNT` describes the header: FIELD of
- * RECORD points at a struct or union of the header, COUNT is an integer
- * field of RECORD (not a bit-field). */
-static int field_count_matches(const cb_model *m, const cb_rule *rule)
+ * RECORD points at a struct or union of the header or at a handle (an
+ * opaque handle of the header, an integer handle of a value-handle /
+ * value-class rule), COUNT is an integer field of RECORD (not a
+ * bit-field). */
+static int field_count_matches(const cb_rules *r, const cb_model *m, const cb_rule *rule)
 {
     const cb_field *a = record_field(m, rule->args[0], rule->args[1]);
     const cb_field *c = record_field(m, rule->args[0], rule->args[2]);
     const cb_type *e = a && a->type->kind == TY_POINTER ? a->type->pointee : NULL;
-    int elem = e && e->kind == TY_RECORD &&
-               ((e->name && model_record(m, e->name)) ||
-                (e->record_tag && *e->record_tag && model_record(m, e->record_tag)));
-    return elem && c && c->type->kind == TY_INT && c->bit_width < 0;
+    int record = e && e->kind == TY_RECORD &&
+                 ((e->name && model_record(m, e->name)) ||
+                  (e->record_tag && *e->record_tag && model_record(m, e->record_tag)));
+    int handle = e && e->name &&
+                 ((e->kind == TY_HANDLE && names_handle(m, e->name)) ||
+                  (e->kind == TY_INT && names_value_handle(r, e->name)));
+    return (record || handle) && c && c->type->kind == TY_INT && c->bit_width < 0;
 }
 
 size_t rules_unmatched(const cb_rules *r, const cb_model *m, FILE *out)
@@ -287,7 +304,7 @@ size_t rules_unmatched(const cb_rules *r, const cb_model *m, FILE *out)
                  strcmp(rule->directive, "kernel-extra-field") == 0)
             found = record_has_field(m, rule->args[0], rule->args[1]);
         else if (strcmp(rule->directive, "field-count") == 0)
-            found = field_count_matches(m, rule);
+            found = field_count_matches(r, m, rule);
         else if (strcmp(rule->directive, "undo") == 0)
             found = rules_function(m, rule->args[0]) != NULL &&
                     rules_function(m, rule->args[1]) != NULL;

@@ -91,15 +91,21 @@
  *                            of a launch's `extra`
  *   field-count RECORD FIELD COUNT
  *                            the `T *FIELD` of RECORD (tag or typedef)
- *                            points at an array of COUNT records T (an
+ *                            points at an array of COUNT elements T (an
  *                            integer field of RECORD): it also takes a
  *                            list of T, copied into an array the struct
- *                            object owns, and reads back as a list of views
- *                            of that array; COUNT stays the caller's to set
- *                            and is checked against the owned array's
- *                            length when the struct is passed to a call
- *                            (bind_struct.h). Reported when FIELD is not a
- *                            pointer to a record or COUNT not an integer
+ *                            object owns. T's type decides the kind: a
+ *                            record of the header reads back as a list of
+ *                            views of that array; a handle class (an
+ *                            opaque handle, or an integer typedef of a
+ *                            value-handle / value-class rule) takes handles
+ *                            of that class or ints and reads back as a list
+ *                            of handles of the values. COUNT stays the
+ *                            caller's to set and is checked against the
+ *                            owned array's length when the struct is
+ *                            passed to a call (bind_struct.h). Reported
+ *                            when FIELD is not a pointer to a record or a
+ *                            handle, or COUNT not an integer
  *   registry-kind HANDLE CONSTANT
  *                            handles of type HANDLE are registered in the
  *                            shared registry under kind CONSTANT (cubind_rt.h)

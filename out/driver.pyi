@@ -1879,25 +1879,25 @@ class anon_struct18(_Struct):
     pass
 
 class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st(_Struct):
-    extSemArray: Any
+    extSemArray: list[CUexternalSemaphore] | Any
     paramsArray: list[CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st] | Any
     numExtSems: Any
     pass
 
 class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st(_Struct):
-    extSemArray: Any
+    extSemArray: list[CUexternalSemaphore] | Any
     paramsArray: list[CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st] | Any
     numExtSems: Any
     pass
 
 class CUDA_EXT_SEM_WAIT_NODE_PARAMS_st(_Struct):
-    extSemArray: Any
+    extSemArray: list[CUexternalSemaphore] | Any
     paramsArray: list[CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st] | Any
     numExtSems: Any
     pass
 
 class CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st(_Struct):
-    extSemArray: Any
+    extSemArray: list[CUexternalSemaphore] | Any
     paramsArray: list[CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st] | Any
     numExtSems: Any
     pass

@@ -319,11 +319,13 @@ static size_t root_offset(cbs_struct *s, const cbs_field_def *f)
     return (size_t)(s->data - root->data) + f->offset;
 }
 
-/* The array root that CBS_F_RECORD_ARRAY field f of s owns (a new
- * reference) when the field still points at its records (it holds
- * `bits`); NULL without an exception when it owns none (set from an
- * address, a struct, None), NULL with one on error. */
-static cbs_struct *owned_array(cbs_struct *s, const cbs_field_def *f, unsigned long long bits)
+/* The array that CBS_F_RECORD_ARRAY or _HANDLE_ARRAY field f of s owns
+ * (a new reference: an array root, a bytes object) when the field still
+ * points at it (it holds `bits`), its length in *n; NULL without an
+ * exception when it owns none (set from an address, a struct, None),
+ * NULL with one on error. */
+static PyObject *owned_array(cbs_struct *s, const cbs_field_def *f, unsigned long long bits,
+                             size_t *n)
 {
     PyObject *d = atomic_load_explicit(&root_of(s)->keep, memory_order_acquire);
     if (!d || !bits)
@@ -334,31 +336,57 @@ static cbs_struct *owned_array(cbs_struct *s, const cbs_field_def *f, unsigned l
     Py_XDECREF(key);
     if (rc <= 0)
         return NULL;
-    cbs_struct *a = (cbs_struct *)o;
-    if (is_struct_type(Py_TYPE(o)) && a->nelems && (uintptr_t)a->data == bits)
-        return a;
+    if (f->kind == CBS_F_RECORD_ARRAY && is_struct_type(Py_TYPE(o))) {
+        cbs_struct *a = (cbs_struct *)o;
+        if (a->nelems && (uintptr_t)a->data == bits) {
+            *n = a->nelems;
+            return o;
+        }
+    }
+    /* Only handles_make's arrays are bytes kept by a pointer field: the
+     * other forms keep the caller's object (a buffer: its memoryview). */
+    if (f->kind == CBS_F_HANDLE_ARRAY && PyBytes_CheckExact(o) && PyBytes_GET_SIZE(o) > 0 &&
+        (uintptr_t)PyBytes_AS_STRING(o) == bits) {
+        *n = (size_t)PyBytes_GET_SIZE(o) / f->elem_size;
+        return o;
+    }
     Py_DECREF(o);
     return NULL;
 }
 
-/* A CBS_F_RECORD_ARRAY field: a list of views of the owned array, else the
+/* A CBS_F_RECORD_ARRAY field: a list of views of the owned array; a
+ * CBS_F_HANDLE_ARRAY field: a list of handles of its values; else the
  * address it holds. */
-static PyObject *load_record_array(cbs_struct *s, const cbs_field_def *f)
+static PyObject *load_array(cbs_struct *s, const cbs_field_def *f, cbs_tables *tb)
 {
     unsigned long long bits = read_u(s->data + f->offset, f->size);
-    cbs_struct *a = owned_array(s, f, bits);
-    if (!a)
+    size_t n = 0;
+    PyObject *o = owned_array(s, f, bits, &n);
+    if (!o)
         return PyErr_Occurred() ? NULL : PyLong_FromUnsignedLongLong(bits);
-    PyObject *list = PyList_New((Py_ssize_t)a->nelems);
-    for (size_t i = 0; list && i < a->nelems; i++) {
-        PyObject *v = (PyObject *)struct_make(Py_TYPE(a), a->def, a->data + i * a->def->size,
-                                              (PyObject *)a);
+    PyTypeObject *ht = f->kind == CBS_F_HANDLE_ARRAY ? tb->handles[f->index] : NULL;
+    if (f->kind == CBS_F_HANDLE_ARRAY && !ht) {
+        Py_DECREF(o);
+        PyErr_Format(PyExc_RuntimeError, "%s.%s: the module is being torn down",
+                     cbs_short_name(Py_TYPE(s)), f->name);
+        return NULL;
+    }
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; list && i < n; i++) {
+        PyObject *v;
+        if (ht) {
+            const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(o) + i * f->elem_size;
+            v = cbs_handle_new(ht, read_u(p, f->elem_size));
+        } else {
+            cbs_struct *a = (cbs_struct *)o;
+            v = (PyObject *)struct_make(Py_TYPE(a), a->def, a->data + i * a->def->size, o);
+        }
         if (!v)
             Py_CLEAR(list);
         else
             PyList_SET_ITEM(list, (Py_ssize_t)i, v);
     }
-    Py_DECREF(a);
+    Py_DECREF(o);
     return list;
 }
 
@@ -391,7 +419,8 @@ static PyObject *load(cbs_struct *s, const cbs_field_def *f, unsigned char *p, c
     case CBS_F_FUNCPTR:
     case CBS_F_KERNEL_PARAMS:
     case CBS_F_KERNEL_EXTRA: return PyLong_FromUnsignedLongLong(read_u(p, f->size));
-    case CBS_F_RECORD_ARRAY: return load_record_array(s, f);
+    case CBS_F_RECORD_ARRAY:
+    case CBS_F_HANDLE_ARRAY: return load_array(s, f, tb);
     case CBS_F_CHARS: return PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)f->count);
     case CBS_F_BYTES: return PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)f->size);
     }
@@ -560,6 +589,9 @@ static int to_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsign
                      f->kind == CBS_F_RECORD_ARRAY
                          ? "a list of structs, an int address, None, a struct, an object with "
                            "getPtr() or a buffer"
+                     : f->kind == CBS_F_HANDLE_ARRAY
+                         ? "a list of handles, an int address, None, a struct, an object with "
+                           "getPtr() or a buffer"
                          : "an int address, None, a struct, an object with getPtr() or a buffer",
                      v);
     return -1;
@@ -617,6 +649,48 @@ static cbs_struct *array_make(cbs_struct *s, const cbs_field_def *f, cbs_tables 
     return a;
 }
 
+/* A new bytes object holding the values of the handles of seq (a tuple of
+ * at least one: instances of CBS_F_HANDLE_ARRAY field f's class, or ints
+ * that fit in elem_size bytes), elem_size bytes each, aligned for them.
+ * TypeError naming the field and the index of an item of another type. */
+static PyObject *handles_make(cbs_struct *s, const cbs_field_def *f, PyTypeObject *t,
+                              PyObject *seq)
+{
+    size_t n = (size_t)PyTuple_GET_SIZE(seq), size = f->elem_size;
+    if (n > PY_SSIZE_T_MAX / size)
+        return PyErr_NoMemory();
+    PyObject *b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * size));
+    if (!b)
+        return NULL;
+    unsigned char *p = (unsigned char *)PyBytes_AS_STRING(b);
+    if ((uintptr_t)p % size) {
+        Py_DECREF(b);
+        PyErr_Format(PyExc_SystemError, "%s.%s: a bytes object is not %zu-aligned",
+                     cbs_short_name(Py_TYPE(s)), f->name, size);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(seq, (Py_ssize_t)i);
+        unsigned long long bits;
+        if (Py_IS_TYPE(item, t)) {
+            bits = cbs_handle_bits((const cbs_handle *)item);
+        } else if (PyLong_CheckExact(item)) {
+            if (to_integer(s, f, item, 0, (int)(8 * size), &bits) < 0) {
+                Py_DECREF(b);
+                return NULL;
+            }
+        } else {
+            PyErr_Format(PyExc_TypeError, "%s.%s[%zu] must be %s or int, not %.100s",
+                         cbs_short_name(Py_TYPE(s)), f->name, i, cbs_short_name(t),
+                         Py_TYPE(item)->tp_name);
+            Py_DECREF(b);
+            return NULL;
+        }
+        write_u(p + i * size, size, bits);
+    }
+    return b;
+}
+
 #ifdef Py_GIL_DISABLED
 #define PUBLISH_LOCK(root) PyMutex_Lock(&(root)->publish)
 #define PUBLISH_UNLOCK(root) PyMutex_Unlock(&(root)->publish)
@@ -662,14 +736,16 @@ static int publish(cbs_struct *s, const cbs_field_def *f, unsigned long long bit
     return rc;
 }
 
-/* A scalar CBS_F_POINTER, _FUNCPTR or _RECORD_ARRAY field: a list or
- * tuple of records (RECORD_ARRAY) or any pointer form (to_pointer). */
+/* A scalar CBS_F_POINTER, _FUNCPTR, _RECORD_ARRAY or _HANDLE_ARRAY field:
+ * a list or tuple of records (RECORD_ARRAY) or handles (HANDLE_ARRAY), or
+ * any pointer form (to_pointer). */
 static int set_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, cbs_tables *tb)
 {
     unsigned long long bits = 0;
     PyObject *keep = NULL;
-    if (f->kind == CBS_F_RECORD_ARRAY && (PyList_Check(v) || PyTuple_Check(v))) {
-        if (!tb->structs[f->index]) {
+    int records = f->kind == CBS_F_RECORD_ARRAY, handles = f->kind == CBS_F_HANDLE_ARRAY;
+    if ((records || handles) && (PyList_Check(v) || PyTuple_Check(v))) {
+        if (records ? !tb->structs[f->index] : !tb->handles[f->index]) {
             PyErr_Format(PyExc_RuntimeError, "%s.%s: the module is being torn down",
                          cbs_short_name(Py_TYPE(s)), f->name);
             return -1;
@@ -678,13 +754,18 @@ static int set_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, cbs_t
         if (!seq)
             return -1;
         if (PyTuple_GET_SIZE(seq) > 0) {
-            cbs_struct *a = array_make(s, f, tb, seq);
-            if (!a) {
+            if (records) {
+                cbs_struct *a = array_make(s, f, tb, seq);
+                keep = (PyObject *)a;
+                bits = a ? (unsigned long long)(uintptr_t)a->data : 0;
+            } else {
+                keep = handles_make(s, f, tb->handles[f->index], seq);
+                bits = keep ? (unsigned long long)(uintptr_t)PyBytes_AS_STRING(keep) : 0;
+            }
+            if (!keep) {
                 Py_DECREF(seq);
                 return -1;
             }
-            bits = (unsigned long long)(uintptr_t)a->data;
-            keep = (PyObject *)a;
         }
         Py_DECREF(seq);
     } else if (to_pointer(s, f, v, &bits, &keep) < 0) {
@@ -809,7 +890,8 @@ static int convert(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsigned 
     }
     case CBS_F_POINTER:
     case CBS_F_FUNCPTR:
-    case CBS_F_RECORD_ARRAY: {
+    case CBS_F_RECORD_ARRAY:
+    case CBS_F_HANDLE_ARRAY: {
         PyObject *keep;
         if (to_pointer(s, f, v, &bits, &keep) < 0)
             return -1;
@@ -870,7 +952,8 @@ static int set_bitfield(cbs_struct *s, const cbs_field_def *f, PyObject *v, cbs_
 static int carries_keep(cbs_field_kind k)
 {
     return k == CBS_F_RECORD || k == CBS_F_POINTER || k == CBS_F_FUNCPTR ||
-           k == CBS_F_RECORD_ARRAY || k == CBS_F_KERNEL_PARAMS || k == CBS_F_KERNEL_EXTRA;
+           k == CBS_F_RECORD_ARRAY || k == CBS_F_HANDLE_ARRAY || k == CBS_F_KERNEL_PARAMS ||
+           k == CBS_F_KERNEL_EXTRA;
 }
 
 int cbs_struct_set(PyObject *self, PyObject *value, void *closure)
@@ -887,7 +970,7 @@ int cbs_struct_set(PyObject *self, PyObject *value, void *closure)
     if (f->bit_width >= 0)
         return set_bitfield(s, f, value, tb);
     if (f->count == 0 && (f->kind == CBS_F_POINTER || f->kind == CBS_F_FUNCPTR ||
-                          f->kind == CBS_F_RECORD_ARRAY))
+                          f->kind == CBS_F_RECORD_ARRAY || f->kind == CBS_F_HANDLE_ARRAY))
         return set_pointer(s, f, value, tb);
 
     int scalar = f->count == 0 || f->kind == CBS_F_CHARS;
@@ -1089,14 +1172,19 @@ static int check_fields(const cbs_tables *tb, const cbs_struct_def *def)
             bad |= f->index < 0 || (size_t)f->index >= def->nfields ||
                    f->aux >= (int)def->nfields || f->aux < -1 || f->size != sizeof(void *);
         bad |= f->kind == CBS_F_KERNEL_EXTRA && f->size != sizeof(void *);
-        if (f->kind == CBS_F_RECORD_ARRAY) {
+        if (f->kind == CBS_F_RECORD_ARRAY || f->kind == CBS_F_HANDLE_ARRAY) {
+            size_t ntab = f->kind == CBS_F_RECORD_ARRAY ? tb->nstructs : tb->nhandles;
+            size_t es = f->elem_size;
             const cbs_field_def *c = f->aux >= 0 && (size_t)f->aux < def->nfields
                                          ? &def->fields[f->aux]
                                          : NULL;
-            bad |= f->index < 0 || (size_t)f->index >= tb->nstructs || f->size != sizeof(void *) ||
+            bad |= f->index < 0 || (size_t)f->index >= ntab || f->size != sizeof(void *) ||
                    f->count != 0 || f->aux < -1 || (size_t)f->aux >= def->nfields ||
                    (c && ((c->kind != CBS_F_SIGNED && c->kind != CBS_F_UNSIGNED) || c->count ||
                           c->bit_width >= 0 || c->size > 8));
+            bad |= f->kind == CBS_F_RECORD_ARRAY
+                       ? es != 0
+                       : es != 1 && es != 2 && es != 4 && es != 8;
         }
         bad |= f->size == 0 && f->kind != CBS_F_CHARS;
         bad |= f->bit_width > 64 || (f->bit_width >= 0 && f->kind != CBS_F_SIGNED &&
@@ -1137,25 +1225,25 @@ PyTypeObject *cbs_struct_type_create(PyObject *module, const cbs_struct_def *def
 /* ---- for the function marshalling code ------------------------------------ */
 
 /* The ValueError of cbs_arg_struct when a count field of s says more
- * records than the array its field owns holds; 0 when none does. */
+ * elements than the array its field owns holds; 0 when none does. */
 static int check_counts(cbs_struct *s, const char *func, const char *param)
 {
     const cbs_struct_def *def = s->def;
     for (size_t i = 0; i < def->nfields; i++) {
         const cbs_field_def *f = &def->fields[i];
-        if (f->kind != CBS_F_RECORD_ARRAY || f->aux < 0)
+        if ((f->kind != CBS_F_RECORD_ARRAY && f->kind != CBS_F_HANDLE_ARRAY) || f->aux < 0)
             continue;
-        cbs_struct *a = owned_array(s, f, read_u(s->data + f->offset, f->size));
+        size_t have = 0;
+        PyObject *a = owned_array(s, f, read_u(s->data + f->offset, f->size), &have);
         if (!a) {
             if (PyErr_Occurred())
                 return -1;
             continue;
         }
+        Py_DECREF(a);
         const cbs_field_def *c = &def->fields[f->aux];
         unsigned char *p = s->data + c->offset;
         long long n = c->kind == CBS_F_SIGNED ? read_s(p, c->size) : (long long)read_u(p, c->size);
-        size_t have = a->nelems;
-        Py_DECREF(a);
         if (c->kind == CBS_F_UNSIGNED && read_u(p, c->size) > (unsigned long long)LLONG_MAX)
             n = LLONG_MAX;
         if (n > 0 && (unsigned long long)n > have) {

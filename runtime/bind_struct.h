@@ -35,6 +35,13 @@
  * int address as for any pointer field; an empty list sets NULL. The count
  * field stays the caller's to set; cbs_arg_struct raises ValueError when it
  * says more records than the owned array holds.
+ * Arrays of handles (CBS_F_HANDLE_ARRAY, the field-count rules on a `T *`
+ * whose T is a handle class, extSemArray): the same for a list or tuple of
+ * instances of the handle class (or ints, the handles' values): the values
+ * are copied into a bytes object of nelems * elem_size bytes, the field's
+ * kept object (immutable: no Python code can write or move the array);
+ * reading gives a list of new handle objects of those values while the
+ * field still points at it, else the int address. Count check as above.
  * Pointer fields set from Python objects keep those objects alive: the
  * root instance (the owner of the bytes) has a dict `keep` from the field's
  * byte offset in the root to the object; writing the field again replaces
@@ -50,10 +57,10 @@
  * mirror: concurrent writes of the same field race like in C (no crash, no
  * Python object corrupted); the `keep` dict is created once with an atomic
  * compare-exchange and is itself thread-safe. A scalar pointer field
- * (CBS_F_POINTER, _FUNCPTR, _RECORD_ARRAY) changes with its kept object in
- * one step for the other setters of such fields of the same root (the
- * root's `publish` mutex; under the GIL, no Python code runs in between):
- * whichever value wins, the object it points into is the one kept, so two
+ * (CBS_F_POINTER, _FUNCPTR, _RECORD_ARRAY, _HANDLE_ARRAY) changes with its
+ * kept object in one step for the other setters of such fields of the
+ * same root (the root's `publish` mutex; under the GIL, no Python code
+ * runs in between): whichever value wins, the object it points into is the one kept, so two
  * threads setting it cannot leave it pointing at freed memory.
  *
  * Error contract as bind_support.h: -1 or NULL with an exception set;
@@ -83,9 +90,12 @@ typedef enum {
                             (bind_packer.h); index: the CUfunction field typing
                             plain values, aux: the CUkernel field or -1 */
     CBS_F_KERNEL_EXTRA,  /* void **extra: every form of a launch's extra */
-    CBS_F_RECORD_ARRAY   /* T *: a pointer field that also takes a list of
+    CBS_F_RECORD_ARRAY,  /* T *: a pointer field that also takes a list of
                             records tables.structs[index] (field-count rules);
                             aux: the integer field counting them, or -1 */
+    CBS_F_HANDLE_ARRAY   /* T *: a pointer field that also takes a list of
+                            handles tables.handles[index] of elem_size bytes
+                            each (field-count rules); aux as above */
 } cbs_field_kind;
 
 typedef struct {
@@ -97,8 +107,10 @@ typedef struct {
     size_t count;        /* array length; 0 = scalar */
     int bit_width;       /* -1 unless a bit-field (integer kinds only) */
     int bit_offset;      /* bit-fields: bits from `offset` (little-endian) */
-    int aux;             /* CBS_F_KERNEL_PARAMS, CBS_F_RECORD_ARRAY: see
-                            above; else -1 */
+    int aux;             /* CBS_F_KERNEL_PARAMS, _RECORD_ARRAY,
+                            _HANDLE_ARRAY: see above; else -1 */
+    size_t elem_size;    /* CBS_F_HANDLE_ARRAY: bytes of one handle (1, 2,
+                            4 or 8); else 0 */
 } cbs_field_def;
 
 typedef struct {
@@ -108,7 +120,7 @@ typedef struct {
     const cbs_field_def *fields;
     size_t nfields;
     PyGetSetDef *getset;       /* one entry per field, closure = &fields[i] */
-    int counted;               /* a field is CBS_F_RECORD_ARRAY */
+    int counted;               /* a field is CBS_F_RECORD_ARRAY or _HANDLE_ARRAY */
 } cbs_struct_def;
 
 /* What field conversions need from the module. A generated module_state
@@ -154,9 +166,9 @@ PyTypeObject *cbs_struct_type_create(PyObject *module, const cbs_struct_def *def
 
 /* Function marshalling. An instance of t gives its data pointer; None gives
  * NULL when allow_none; anything else is a TypeError naming func/param.
- * ValueError naming func/param when a count field says more records than
- * the array its field-count field owns holds (the driver would read past
- * it). */
+ * ValueError naming func/param when a count field says more elements
+ * than the array its field-count field owns holds (the driver would read
+ * past it). */
 int cbs_arg_struct(PyObject *o, PyTypeObject *t, int allow_none, const char *func,
                    const char *param, void **ptr);
 /* A new owning, zeroed instance of t and its data pointer (out-structs). */

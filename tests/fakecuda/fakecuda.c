@@ -78,7 +78,7 @@ FK_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
     X(GraphKernelNodeSetParams) X(GraphExecKernelNodeSetParams) X(GraphAddNode) \
     X(GraphClone) X(GraphInstantiateWithFlags) X(GraphLaunch) X(GraphExecDestroy) \
     X(LaunchCooperativeKernelMultiDevice) X(OccupancyMaxPotentialBlockSize)    \
-    X(OccupancyMaxPotentialBlockSizeWithFlags)
+    X(OccupancyMaxPotentialBlockSizeWithFlags) X(GraphAddExternalSemaphoresSignalNode)
 
 enum {
 #define FK_ENUM(n) FN_##n,
@@ -2995,6 +2995,38 @@ static CUresult fk_GraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph,
     return e;
 }
 
+/* The external semaphores of the last cuGraphAddExternalSemaphoresSignalNode
+ * (under G): g_ext_sems_n = numExtSems (-1: never called), the first
+ * FK_EXT_SEMS_MAX handle values kept. The fake reads every one of
+ * numExtSems, as the driver does, and has no semaphore nodes: a call on a
+ * live graph is recorded and answers CUDA_ERROR_NOT_SUPPORTED. */
+#define FK_EXT_SEMS_MAX 8
+static unsigned long long g_ext_sems[FK_EXT_SEMS_MAX];
+static long long g_ext_sems_n = -1;
+
+static CUresult fk_GraphAddExternalSemaphoresSignalNode(
+    CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+    size_t numDependencies, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *nodeParams)
+{
+    ENTERI(GraphAddExternalSemaphoresSignalNode);
+    if (!phGraphNode || !nodeParams || (numDependencies && !dependencies) ||
+        (nodeParams->numExtSems && (!nodeParams->extSemArray || !nodeParams->paramsArray)))
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult e = reg_find((uintptr_t)hGraph, K_GRAPH) ? CUDA_ERROR_NOT_SUPPORTED
+                                                       : CUDA_ERROR_INVALID_HANDLE;
+    if (e == CUDA_ERROR_NOT_SUPPORTED) {
+        g_ext_sems_n = nodeParams->numExtSems;
+        for (unsigned i = 0; i < nodeParams->numExtSems; i++) {
+            unsigned long long v = (unsigned long long)(uintptr_t)nodeParams->extSemArray[i];
+            if (i < FK_EXT_SEMS_MAX)
+                g_ext_sems[i] = v;
+        }
+    }
+    UNLOCK();
+    return e;
+}
+
 static CUresult fk_GraphKernelNodeSetParams(CUgraphNode hNode,
                                             const CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams)
 {
@@ -3552,7 +3584,9 @@ static CUresult fk_DevSmResourceSplitByCount(CUdevResource *result, unsigned int
       PFN_cuOccupancyMaxPotentialBlockSize_v6050)                                       \
     P(OccupancyMaxPotentialBlockSizeWithFlags, 7000,                                    \
       fk_OccupancyMaxPotentialBlockSizeWithFlags,                                       \
-      PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000)
+      PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000)                              \
+    P(GraphAddExternalSemaphoresSignalNode, 11020, fk_GraphAddExternalSemaphoresSignalNode, \
+      PFN_cuGraphAddExternalSemaphoresSignalNode_v11020)
 
 /* Compile-time ABI check: each implementation has its PFN type exactly. */
 #define FK_CHECK(n, ver, impl, pfn) \
@@ -3741,6 +3775,7 @@ FK_EXPORT int fakecuda_reset(void)
     g_cap_stream = NULL;
     g_multi_n = -1;
     g_launch_attrs_n = -1;
+    g_ext_sems_n = -1;
     atomic_store(&g_occ_foreign, 0);
     atomic_store(&g_occ_foreign_result, -1);
     memset(g_coredump, 0, sizeof g_coredump);
@@ -3986,6 +4021,16 @@ FK_EXPORT long long fakecuda_last_launch_attrs(unsigned long long *out, size_t c
     long long n = g_launch_attrs_n;
     for (long long i = 0; out && i < n && i < FK_LAUNCH_ATTRS_MAX && (size_t)i < cap; i++)
         memcpy(out + 2 * i, g_launch_attrs[i], sizeof g_launch_attrs[i]);
+    UNLOCK();
+    return n;
+}
+
+FK_EXPORT long long fakecuda_last_ext_sems(unsigned long long *out, size_t cap)
+{
+    LOCK();
+    long long n = g_ext_sems_n;
+    for (long long i = 0; out && i < n && i < FK_EXT_SEMS_MAX && (size_t)i < cap; i++)
+        out[i] = g_ext_sems[i];
     UNLOCK();
     return n;
 }

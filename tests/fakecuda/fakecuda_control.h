@@ -93,6 +93,12 @@ int fakecuda_last_multi_launch_flags(void);
  * its value) and returns n = numAttrs; -1 if never called since reset. */
 long long fakecuda_last_launch_attrs(unsigned long long *out, size_t cap);
 
+/* The external semaphores of the last cuGraphAddExternalSemaphoresSignalNode
+ * (which answers CUDA_ERROR_NOT_SUPPORTED on a live graph: no semaphore
+ * nodes): writes the first min(n, cap, 8) handle values of extSemArray and
+ * returns n = numExtSems; -1 if never called since reset. */
+long long fakecuda_last_ext_sems(unsigned long long *out, size_t cap);
+
 /* cuOccupancyMaxPotentialBlockSize[WithFlags] (the model is in fakecuda.c:
  * block sizes 32, 64, ... up to the limit; blocks per SM min(2048 / size,
  * 32, 65536 / smem); the size of most resident threads, larger on a tie;

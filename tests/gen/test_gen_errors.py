@@ -365,3 +365,18 @@ def test_field_count_rules_that_do_not_describe_the_header_are_reported(run_cubi
     assert unmatched(4, "field-count CUlaunchConfig_st attrs") in stderr
     assert '{"attrs", 40, 8, CBS_F_RECORD_ARRAY,' in text
     assert '{"gridDimX", 0, 4, CBS_F_UNSIGNED,' in text
+
+
+def test_field_count_rules_on_handles_make_handle_arrays(run_cubind, tmp_path, cuda_h):
+    """A field-count rule whose field points at a handle makes it a counted
+    array of handles (the handle's class index, its size); one on a pointer
+    to neither a record nor a handle is reported."""
+    stderr, unmatched, text = generate_with_extra_rules(
+        run_cubind, tmp_path, cuda_h,
+        ["field-count CUDA_CONDITIONAL_NODE_PARAMS phGraph_out size\n",
+         "field-count CUDA_KERNEL_NODE_PARAMS_st extra sharedMemBytes\n"])
+    assert "phGraph_out" not in stderr
+    assert unmatched(2, "field-count CUDA_KERNEL_NODE_PARAMS_st extra") in stderr
+    assert re.search(r'\{"phGraph_out", \d+, 8, CBS_F_HANDLE_ARRAY, \d+, 0, -1, 0, \d+, 8\}',
+                     text)
+    assert re.search(r'\{"extra", \d+, 8, CBS_F_KERNEL_EXTRA, -1, 0, -1, 0, -1, 0\}', text)

@@ -2,13 +2,18 @@
 (`field-count` rules: CUlaunchConfig.attrs / numAttrs and the others). As
 in cuda.bindings, the field takes a list of struct instances, copied into a
 C array the struct object owns, and reads back as a list of that length;
-the count stays the caller's to set. The fake driver records the launch
-attributes cuLaunchKernelEx received.
+the count stays the caller's to set. The same for the fields pointing at
+an array of handles (the external-semaphore node structs' extSemArray):
+a list of handles whose values are copied into an owned C array, read
+back as a list of handles. The fake driver records the launch attributes
+cuLaunchKernelEx received and the semaphores
+cuGraphAddExternalSemaphoresSignalNode received.
 """
 import ctypes
 import gc
 import itertools
 import threading
+import tracemalloc
 import weakref
 
 import pytest
@@ -34,6 +39,8 @@ def lib(fake):
                                                ctypes.c_void_p, ctypes.c_void_p]
     fake.fakecuda_call_count.restype = ctypes.c_longlong
     fake.fakecuda_call_count.argtypes = [ctypes.c_char_p]
+    fake.fakecuda_last_ext_sems.restype = ctypes.c_longlong
+    fake.fakecuda_last_ext_sems.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
     return fake
 
 
@@ -319,3 +326,157 @@ def test_concurrent_sets_never_leave_the_field_pointing_at_freed_memory(drv):
     v = got[0].value.priority
     assert got == lists[v - 1]
     assert ctypes.string_at(field_address(c), 72) == ctypes.string_at(lists[v - 1][0].getPtr(), 72)
+
+
+# ---- arrays of handles (extSemArray) ---------------------------------------
+
+SEM_STRUCTS = ["CUDA_EXT_SEM_SIGNAL_NODE_PARAMS", "CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2",
+               "CUDA_EXT_SEM_WAIT_NODE_PARAMS", "CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2"]
+
+
+def sem_array_address(params):
+    """The address the C extSemArray field holds (the struct's first
+    member: offset 0), read from the struct's bytes."""
+    return ctypes.c_uint64.from_address(params.getPtr()).value
+
+
+def sems(drv, *values):
+    return [drv.CUexternalSemaphore(v) for v in values]
+
+
+@pytest.mark.parametrize("cls", SEM_STRUCTS)
+def test_a_list_of_handles_is_copied_into_an_owned_array_and_reads_back(drv, cls):
+    p = getattr(drv, cls)()
+    hs = sems(drv, 0x7f0000001000, 0x7f0000002000, 0x30)
+    p.extSemArray = hs
+    got = p.extSemArray
+    assert type(got) is list and [type(h) for h in got] == [drv.CUexternalSemaphore] * 3
+    assert [int(h) for h in got] == [0x7f0000001000, 0x7f0000002000, 0x30]
+    addr = sem_array_address(p)
+    assert addr != 0
+    assert list((ctypes.c_uint64 * 3).from_address(addr)) == [0x7f0000001000, 0x7f0000002000,
+                                                              0x30]
+    assert p.numExtSems == 0  # the count stays the caller's to set
+    p.extSemArray = (hs[2], 0x44)  # a tuple, and ints are the handles' values
+    assert [int(h) for h in p.extSemArray] == [0x30, 0x44]
+    assert sem_array_address(p) not in (0, addr)
+    assert list((ctypes.c_uint64 * 2).from_address(sem_array_address(p))) == [0x30, 0x44]
+    p.extSemArray = []
+    assert sem_array_address(p) == 0 and p.extSemArray == 0
+    p.extSemArray = 0x1000  # the other pointer forms still give the address
+    assert p.extSemArray == 0x1000
+    buf = bytearray(16)
+    p.extSemArray = buf
+    assert p.extSemArray == sem_array_address(p) == ctypes.addressof(
+        (ctypes.c_char * 16).from_buffer(buf))
+
+
+def test_a_record_copy_carries_the_handle_array(drv):
+    n = drv.CUgraphNodeParams()
+    p = drv.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2()
+    p.extSemArray = sems(drv, 0x11, 0x22)
+    n.extSemSignal = p
+    del p
+    gc.collect()
+    assert [int(h) for h in n.extSemSignal.extSemArray] == [0x11, 0x22]
+
+
+def traced():
+    gc.collect()
+    return tracemalloc.get_traced_memory()[0]
+
+
+def test_the_handle_array_is_freed_when_replaced_cleared_or_the_struct_dies(drv):
+    n = 4096
+    hs = sems(drv, *range(1, n + 1))
+    size = 8 * n
+    tracemalloc.start()
+    try:
+        for clear in ([], None, 0, sems(drv, 5), "del"):
+            p = drv.CUDA_EXT_SEM_WAIT_NODE_PARAMS()
+            base = traced()
+            p.extSemArray = hs
+            assert traced() - base >= size, clear  # the array is held
+            assert int(p.extSemArray[-1]) == n
+            if clear == "del":
+                del p
+            else:
+                p.extSemArray = clear
+            assert traced() - base < size // 4, clear  # and freed
+    finally:
+        tracemalloc.stop()
+
+
+def test_wrong_handle_elements_are_a_type_error_naming_the_field_and_the_index(drv):
+    p = drv.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS()
+    hs = sems(drv, 0x10, 0x20)
+    p.extSemArray = hs
+    before = sem_array_address(p)
+    with pytest.raises(TypeError, match=r"^CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st\.extSemArray\[1\] "
+                                        r"must be CUexternalSemaphore or int, not str$"):
+        p.extSemArray = [hs[0], "x"]
+    with pytest.raises(TypeError, match=r"extSemArray\[0\] must be CUexternalSemaphore or int, "
+                                        r"not cubind.driver.CUstream$"):
+        p.extSemArray = [drv.CUstream(0x10)]
+    with pytest.raises(TypeError, match=r"extSemArray\[2\] must be CUexternalSemaphore or int, "
+                                        r"not bool$"):
+        p.extSemArray = [1, 2, True]
+    with pytest.raises(OverflowError, match=r"extSemArray = -1 does not fit"):
+        p.extSemArray = [1, -1]
+    with pytest.raises(TypeError, match=r"extSemArray must be a list of handles"):
+        p.extSemArray = 1.5
+    # a failed set changes nothing
+    assert sem_array_address(p) == before and [int(h) for h in p.extSemArray] == [0x10, 0x20]
+
+
+def recorded_sems(lib):
+    out = (ctypes.c_uint64 * 8)()
+    n = lib.fakecuda_last_ext_sems(out, 8)
+    return n, list(out[:max(0, min(n, 8))])
+
+
+def signal_params(drv, handles):
+    p = drv.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS()
+    p.extSemArray = handles
+    p.paramsArray = [drv.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS() for _ in handles]
+    p.numExtSems = len(handles)
+    return p
+
+
+def test_the_driver_gets_the_handle_values_written_the_cuda_bindings_way(drv, lib, ctx):
+    err, graph = drv.cuGraphCreate(0)
+    assert err == 0
+    try:
+        p = signal_params(drv, sems(drv, 0x5000, 0x6000, 0x7000))
+        err, _ = drv.cuGraphAddExternalSemaphoresSignalNode(graph, None, 0, p)
+        # the fake records what it read and has no semaphore nodes
+        assert err == drv.CUresult.CUDA_ERROR_NOT_SUPPORTED
+        assert recorded_sems(lib) == (3, [0x5000, 0x6000, 0x7000])
+        p.numExtSems = 1  # fewer is the caller's choice
+        drv.cuGraphAddExternalSemaphoresSignalNode(graph, None, 0, p)
+        assert recorded_sems(lib) == (1, [0x5000])
+    finally:
+        assert drv.cuGraphDestroy(graph)[0] == 0
+
+
+@pytest.mark.parametrize("face_name", ["driver", "cu"])
+def test_a_count_past_the_owned_handle_array_is_refused_before_the_driver_reads_it(
+        drv, lib, ctx, face_name):
+    import cubind.cu as cu
+    face = drv if face_name == "driver" else cu
+    err, graph = drv.cuGraphCreate(0)
+    assert err == 0
+    try:
+        p = signal_params(drv, sems(drv, 0x5000, 0x6000))
+        p.paramsArray = [drv.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS()] * 3
+        p.numExtSems = 3
+        calls = lib.fakecuda_call_count(b"cuGraphAddExternalSemaphoresSignalNode")
+        with pytest.raises(ValueError, match=r"cuGraphAddExternalSemaphoresSignalNode\(\): "
+                                             r"argument 'nodeParams': "
+                                             r"CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st\.numExtSems is 3 "
+                                             r"but CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st\.extSemArray "
+                                             r"holds 2 elements$"):
+            face.cuGraphAddExternalSemaphoresSignalNode(graph, None, 0, p)
+        assert lib.fakecuda_call_count(b"cuGraphAddExternalSemaphoresSignalNode") == calls
+    finally:
+        assert drv.cuGraphDestroy(graph)[0] == 0
