@@ -261,12 +261,7 @@ static int record_has_field(const cb_model *m, const char *record, const char *f
  * value-class rule names it (handles.h). */
 static int names_value_handle(const cb_rules *r, const char *name)
 {
-    for (size_t i = 0; name && i < r->nrules; i++)
-        if ((strcmp(r->rules[i].directive, "value-handle") == 0 ||
-             strcmp(r->rules[i].directive, "value-class") == 0) &&
-            strcmp(r->rules[i].args[0], name) == 0)
-            return 1;
-    return 0;
+    return name && (rules_find(r, "value-handle", name) || rules_find(r, "value-class", name));
 }
 
 /* Whether `field-count RECORD FIELD COUNT` describes the header: FIELD of
