@@ -307,7 +307,7 @@ static int pc_targets_main(void)
 #if PY_VERSION_HEX >= 0x030C0000
     return 1;
 #else
-    PyThreadState *t = _PyThreadState_UncheckedGet();
+    PyThreadState *t = cbs_attached_tstate();
     if (!t)
         t = PyGILState_GetThisThreadState();
     return !t || PyThreadState_GetInterpreter(t) == PyInterpreterState_Main();
