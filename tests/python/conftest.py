@@ -42,6 +42,13 @@ def fake():
     lib.fakecuda_last_proc_flags.argtypes = [ctypes.c_char_p]
     lib.fakecuda_fail_next.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
     lib.fakecuda_live_handles.restype = ctypes.c_longlong
+    # kernels and the bytes their launches received (the packer's tests)
+    lib.fakecuda_set_param_layout.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int,
+                                              ctypes.c_void_p, ctypes.c_void_p]
+    lib.fakecuda_last_launch_params.restype = ctypes.c_longlong
+    lib.fakecuda_last_launch_params.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t]
+    lib.fakecuda_launch_count.restype = ctypes.c_longlong
+    lib.fakecuda_launch_count.argtypes = [ctypes.c_char_p]
     return lib
 
 

@@ -24,18 +24,10 @@ _keep = []          # modules and functions of this file: never unloaded
 
 @pytest.fixture(scope="module")
 def lib(fake):
-    fake.fakecuda_set_param_layout.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int,
-                                               ctypes.c_void_p, ctypes.c_void_p]
-    fake.fakecuda_last_launch_params.restype = ctypes.c_longlong
-    fake.fakecuda_last_launch_params.argtypes = [ctypes.c_char_p, ctypes.c_void_p,
-                                                 ctypes.c_size_t]
-    fake.fakecuda_launch_count.restype = ctypes.c_longlong
-    fake.fakecuda_launch_count.argtypes = [ctypes.c_char_p]
     fake.fakecuda_last_launch_mode.argtypes = [ctypes.c_char_p]
     fake.fakecuda_last_launch_dims.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
     fake.fakecuda_last_launch_stream.restype = ctypes.c_void_p
     fake.fakecuda_last_launch_stream.argtypes = [ctypes.c_char_p]
-    fake.fakecuda_fail_next.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
     return fake
 
 

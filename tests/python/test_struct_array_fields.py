@@ -35,10 +35,6 @@ class Buf(bytearray):
 def lib(fake):
     fake.fakecuda_last_launch_attrs.restype = ctypes.c_longlong
     fake.fakecuda_last_launch_attrs.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-    fake.fakecuda_set_param_layout.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int,
-                                               ctypes.c_void_p, ctypes.c_void_p]
-    fake.fakecuda_call_count.restype = ctypes.c_longlong
-    fake.fakecuda_call_count.argtypes = [ctypes.c_char_p]
     fake.fakecuda_last_ext_sems.restype = ctypes.c_longlong
     fake.fakecuda_last_ext_sems.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
     return fake

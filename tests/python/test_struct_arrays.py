@@ -22,13 +22,6 @@ _keep = []  # modules of this file: never unloaded
 def lib(fake):
     fake.fakecuda_last_multi_launch.restype = ctypes.c_longlong
     fake.fakecuda_last_multi_launch.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-    fake.fakecuda_set_param_layout.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int,
-                                               ctypes.c_void_p, ctypes.c_void_p]
-    fake.fakecuda_last_launch_params.restype = ctypes.c_longlong
-    fake.fakecuda_last_launch_params.argtypes = [ctypes.c_char_p, ctypes.c_void_p,
-                                                 ctypes.c_size_t]
-    fake.fakecuda_call_count.restype = ctypes.c_longlong
-    fake.fakecuda_call_count.argtypes = [ctypes.c_char_p]
     return fake
 
 

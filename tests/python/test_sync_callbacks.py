@@ -25,8 +25,6 @@ _keep = []  # modules of this file: never unloaded
 def lib(fake):
     fake.fakecuda_last_occupancy_calls.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
     fake.fakecuda_last_foreign_b2d.restype = ctypes.c_longlong
-    fake.fakecuda_call_count.restype = ctypes.c_longlong
-    fake.fakecuda_call_count.argtypes = [ctypes.c_char_p]
     return fake
 
 
