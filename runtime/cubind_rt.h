@@ -42,10 +42,10 @@ extern "C" {
  * fail with ImportError naming both when they differ. Bump the version
  * number whenever the struct changes. */
 #define CUBIND_RT_SIGNATURE                                                  \
-    "cubind-rt 5: int load(const char**); void *lookup(const char*, int, int*); " \
+    "cubind-rt 6: int load(const char**); void *lookup(const char*, int, int*); " \
     "const char *driver_path(void); void *cb_new(int, PyObject*, PyObject*, PyObject*, " \
     "PyObject*); void cb_discard(void*); void *cb_trampoline(int); " \
-    "int cb_host_attach(void*, void*); void drain(void); atomic_int *pending; " \
+    "int cb_host_attach(void*, void*); void drain(void); atomic_int *pending_flag(void); " \
     "registry: int reg_register(int, uintptr_t, void*, void(*)(void*), entry*, entry**); " \
     "int reg_lookup(int, uintptr_t, entry**); int reg_unregister(int, uintptr_t); " \
     "int reg_unregister_entry(entry*); size_t reg_unregister_kind(int); " \
@@ -146,11 +146,14 @@ typedef struct cubind_rt_api {
     void (*cb_discard)(void *payload);
     void *(*cb_trampoline)(int kind);
     int (*cb_host_attach)(void *stream, void *payload);
-    /* Runs deferred work (user-object destructors) on a Python thread. */
+    /* Runs the current interpreter's deferred work (user-object
+     * destructors, dropped keep-alives) on this thread (attached). */
     void (*drain)(void);
-    /* Non-zero while deferred work waits: a relaxed load is enough to decide
-     * whether to call drain(). */
-    _Atomic int *pending;
+    /* The current interpreter's flag (caller attached), for its module
+     * state: non-zero while deferred work waits on that interpreter's queue,
+     * so a relaxed load decides whether to call drain(). Valid for the life
+     * of the process; NULL with MemoryError. */
+    _Atomic int *(*pending_flag)(void);
 
     /* The process-wide handle registry (rt_registry.h): the same contract,
      * one shared instance. Return codes are rt_registry's (0 or -errno);

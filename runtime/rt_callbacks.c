@@ -77,6 +77,9 @@ typedef struct rt_interp {
                                    interpreter's object); set by the starter
                                    before RUNNING, taken under mu by the stopper */
     rt_queue work;              /* deferred items of this interpreter */
+    _Atomic int pending;        /* set by the push that made `work` non-empty,
+                                   cleared by a drainer before it drains: never
+                                   0 while an item waits undrained (drain_work) */
     int main;                   /* the main interpreter's (set before publication) */
 } rt_interp;
 
@@ -98,7 +101,6 @@ typedef struct rt_payload {
     PyObject *callable, *data, *stream_type, *result_type;
 } rt_payload;
 
-atomic_int rt_cb_pending;
 static pthread_mutex_t rt_interps_mu = PTHREAD_MUTEX_INITIALIZER;
 /* Pushed at the head under rt_interps_mu (release), never unlinked; a
  * node's fields are set before it is published, so readers walk the list
@@ -163,6 +165,7 @@ static rt_interp *interp_state(int64_t id, int make)
             s->tail = &s->head;
             rt_queue_init(&s->work);
             atomic_init(&s->phase, RUNNER_NONE);
+            atomic_init(&s->pending, 0);
             s->next = atomic_load_explicit(&rt_interps, memory_order_relaxed);
             atomic_store_explicit(&rt_interps, s, memory_order_release);
         }
@@ -332,6 +335,16 @@ static void pc_schedule(void)
         atomic_store(&pc_scheduled, 0); /* the other drainers remain */
 }
 
+/* Every drainer of s's queue (a binding call, the runner, the pending call,
+ * the atexit step) goes through here: the flag is cleared before the queue
+ * is emptied, so a push that lands after the drain looked finds the queue
+ * empty, is its first item again and sets the flag anew. */
+static void drain_work(rt_interp *s)
+{
+    atomic_store(&s->pending, 0);
+    rt_queue_drain(&s->work);
+}
+
 /* The pending function, on the main thread, attached. Copes with the queue
  * already closed (the drain runs nothing) and with finalization (nothing
  * runs); never raises (a callable's error went to sys.unraisablehook). */
@@ -341,7 +354,7 @@ static int pc_run(void *arg)
     atomic_store(&pc_scheduled, 0);
     rt_interp *s = atomic_load(&pc_interp);
     if (s && PyInterpreterState_Get() == PyInterpreterState_Main() && !rt_finalizing())
-        rt_queue_drain(&s->work);
+        drain_work(s);
     if (PyErr_Occurred())
         PyErr_WriteUnraisable(NULL);
     return 0;
@@ -357,7 +370,7 @@ static int push(rt_interp *s, rt_queue_node *n)
 {
     int rc = rt_queue_push(&s->work, n);
     if (rc == RT_QUEUE_FIRST) {
-        atomic_store(&rt_cb_pending, 1);
+        atomic_store(&s->pending, 1);
         pthread_mutex_lock(&s->mu);
         pthread_cond_signal(&s->wake);
         pthread_mutex_unlock(&s->mu);
@@ -377,10 +390,19 @@ static void defer(rt_payload *p, void (*run)(void *))
 
 void rt_cb_drain(void)
 {
-    atomic_store(&rt_cb_pending, 0);
     rt_interp *s = interp_state(current_id(), 0);
     if (s)
-        rt_queue_drain(&s->work);
+        drain_work(s);
+}
+
+_Atomic int *rt_cb_pending_flag(void)
+{
+    rt_interp *s = interp_state(current_id(), 1);
+    if (!s) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    return &s->pending;
 }
 
 /* ---- Python references dropped on their own interpreter -------------------- */
@@ -561,7 +583,7 @@ void rt_cb_runner(void)
         }
         pthread_mutex_unlock(&s->mu);
         Py_END_ALLOW_THREADS
-        rt_queue_drain(&s->work);
+        drain_work(s);
         if (r)
             run_request(r);
     }
@@ -1007,7 +1029,7 @@ void rt_cb_atexit(void)
     if (!s)
         return;
     rt_cb_runner_stop();
-    rt_queue_drain(&s->work);
+    drain_work(s);
     rt_queue_close(&s->work);
 }
 

@@ -98,8 +98,11 @@ int rt_cb_host_attach(void *stream, void *payload);
 void rt_cb_user_object(void *payload, uintptr_t object);
 /* Runs the queued work of the current interpreter (caller attached). */
 void rt_cb_drain(void);
-/* Set when work is queued; cleared by the drainer. */
-extern atomic_int rt_cb_pending;
+/* The current interpreter's flag (caller attached): non-zero while work
+ * waits on its queue, so a relaxed load decides whether to call
+ * rt_cb_drain. Each interpreter has its own: a drain in one never hides
+ * another's work. Made on first use and never freed; NULL with MemoryError. */
+_Atomic int *rt_cb_pending_flag(void);
 /* The main interpreter's import step: registers `stop`
  * (_stop_callback_runner) with threading's shutdown hooks. Until it has
  * run, subinterpreters refuse Python callables. 0, or -1 + exception. */

@@ -77,7 +77,7 @@ static const cubind_rt_api rt_api = {
     rt_cb_trampoline,
     rt_cb_host_attach,
     rt_cb_drain,
-    &rt_cb_pending,
+    rt_cb_pending_flag,
     rt_h_register,
     rt_h_lookup,
     rt_h_unregister,

@@ -223,3 +223,42 @@ def test_a_keep_alive_is_released_in_its_own_interpreter():
     proc = run_python(KEEP_SCRIPT % (interpreters_module().__name__, KEEP_CODE))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok", (proc.stdout, proc.stderr)
+
+
+# Deferred work is flagged per interpreter: the main interpreter's binding
+# calls (which drain its own queue) must not clear the flag of a
+# subinterpreter whose queue still holds work, or that work would wait for
+# the subinterpreter's atexit step (it has no runner here: no callables).
+FLAG_SCRIPT = """
+import cubind._runtime as rt
+import cubind.driver as d
+import %s as interp
+assert d.cuInit(0)[0] == 0
+iid = interp.create()
+r = interp.run_string(iid, '''
+import cubind._runtime as rt, cubind.driver as d
+released = []
+class Kept:
+    def __del__(self):
+        released.append(1)
+rt._drop_on_new_thread(Kept)   # queued on this interpreter's queue
+assert released == [], released
+''')
+assert r is None, r
+for _ in range(3):
+    assert d.cuDriverGetVersion()[0] == 0   # the main interpreter's calls
+r = interp.run_string(iid, '''
+assert d.cuDriverGetVersion()[0] == 0      # this interpreter's next call drains it
+assert released == [1], released
+''')
+assert r is None, r
+interp.destroy(iid)
+print('ok')
+"""
+
+
+@pytest.mark.skipif(interpreters_module() is None, reason="no subinterpreter API in this Python")
+def test_a_drain_in_one_interpreter_leaves_another_interpreters_work_flagged():
+    proc = run_python(FLAG_SCRIPT % interpreters_module().__name__)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok", (proc.stdout, proc.stderr)
