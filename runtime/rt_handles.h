@@ -3,10 +3,12 @@
  * (rt_registry.h) as the capsule exports it (cubind_rt.h: reg_*), Python
  * keep-alives on its entries, and the kernel-layout epoch.
  *
- * The registry is created once, on first use (pthread_once), and never
- * freed: entries may be referenced until the process ends. When it cannot
- * be created, every call fails with -ENOMEM (lookups with -ENOENT), so the
- * callers degrade to "nothing registered", never crash.
+ * The registry is created by the first registration that can create it,
+ * and never freed: entries may be referenced until the process ends. While
+ * it does not exist, a registration fails with -ENOMEM (and the next one
+ * tries again to create it) and every other call answers as an empty
+ * registry (lookups -ENOENT), so the callers degrade to "nothing
+ * registered", never crash, and recover once memory is there.
  */
 #ifndef CUBIND_RT_HANDLES_H
 #define CUBIND_RT_HANDLES_H

@@ -24,3 +24,41 @@ def test_every_allocation_failure_along_call_paths(asan_built):
     rep = sanitizer_report(p.stderr)
     assert p.returncode == 0 and not rep, "exit %d\n%s\n%s" % (p.returncode, p.stdout,
                                                                rep or p.stderr[-5000:])
+
+
+# The registry is made by the first registration that can make it: a
+# failure of any of its allocations (the table, then one bucket array per
+# shard) fails that registration with ENOMEM, frees what it had made, and
+# the next registration makes it. Each case is a fresh process, so the
+# registry does not exist yet when the failure is armed.
+FIRST_REGISTRY_USE = r'''
+import sys
+import cubind._runtime as rt
+fail_at = int(sys.argv[1])
+class Kept:
+    pass
+assert rt._registry_count() == 0          # asking made nothing
+rt._fail_allocations(fail_at, fail_at + 1)
+try:
+    rt._drop_on_new_thread(Kept)
+except RuntimeError as e:
+    assert str(e) == "registry error -12", e
+else:
+    raise AssertionError("the registration did not fail")
+counts = rt._alloc_counts()
+assert counts["failed"] == 1 and counts["counted"] == fail_at + 1, counts
+assert counts["live"] == 0, counts        # the half-made registry was freed
+rt._fail_allocations(-1)
+rt._drop_on_new_thread(Kept)              # made now, registered, released
+assert rt._alloc_counts()["live"] > 0     # the registry's own blocks
+print("ok")
+'''
+
+
+@pytest.mark.parametrize("fail_at", [0, 1, 33, 64])
+def test_the_registry_is_made_by_a_later_use_after_its_first_failed(asan_built, fail_at):
+    p = subprocess.run([sys.executable, "-c", FIRST_REGISTRY_USE, str(fail_at)],
+                       capture_output=True, text=True, env=asan_python_env(), timeout=60)
+    rep = sanitizer_report(p.stderr)
+    assert p.returncode == 0 and p.stdout.strip() == "ok" and not rep, (
+        "exit %d\n%s\n%s" % (p.returncode, p.stdout, rep or p.stderr[-3000:]))
