@@ -556,9 +556,14 @@ int px_check_model(parser *P, char *err, size_t errlen)
             return -1;
         }
     }
+    /* An absent declaration has no line: 0 names the file as a whole. A
+     * CUresult that is not an enum is pointed at where it is used first. */
     if (!model_enum(P->model, "CUresult")) {
-        snprintf(err, errlen, "%s:0: not a CUDA driver header: no CUresult enum",
-                 P->model->header);
+        const cb_function *init = model_function(P->model, "cuInit");
+        snprintf(err, errlen,
+                 "%s:%u: not a CUDA driver header: no CUresult enum (the return type of cuInit, "
+                 "declared here)",
+                 init->file, init->line);
         return -1;
     }
     return 0;

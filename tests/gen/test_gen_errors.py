@@ -107,25 +107,27 @@ def test_header_without_driver_declarations(run_cubind, tmp_path):
 
 
 # Headers that parse and declare part of what a driver header has: the
-# generator names what is missing (line 0: the file as a whole).
+# generator names what is missing (line 0: the file as a whole, for a
+# declaration that is absent) or where it is wrong (the line of cuInit,
+# whose return type CUresult is not an enum).
 PARTIAL_HEADERS = {
     "cuInit only": ("#ifndef T_CUDA_H\n#define T_CUDA_H\n"
                     "typedef enum cudaError_enum { CUDA_SUCCESS = 0 } CUresult;\n"
                     "CUresult cuInit(unsigned int Flags);\n#endif\n",
-                    "no declaration of cuGetErrorName"),
+                    "no declaration of cuGetErrorName", 0),
     "CUresult not an enum": ("#ifndef T_CUDA_H\n#define T_CUDA_H\ntypedef int CUresult;\n"
                              "CUresult cuInit(unsigned int Flags);\n"
                              "CUresult cuGetErrorName(CUresult error, const char **pStr);\n"
                              "CUresult cuDriverGetVersion(int *driverVersion);\n#endif\n",
-                             "no CUresult enum"),
+                             "no CUresult enum (the return type of cuInit, declared here)", 4),
 }
 
 
 @pytest.mark.parametrize("case", sorted(PARTIAL_HEADERS))
 def test_header_with_part_of_the_declarations(run_cubind, tmp_path, case):
-    text, message = PARTIAL_HEADERS[case]
+    text, message, line = PARTIAL_HEADERS[case]
     h = made_up_header(tmp_path, text)
-    p = generate_fails(run_cubind, tmp_path, h, h, 0)
+    p = generate_fails(run_cubind, tmp_path, h, h, line)
     assert "not a CUDA driver header: " + message in p.stderr, p.stderr
 
 
