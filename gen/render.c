@@ -595,7 +595,7 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     }
     tv_set(root, "handles", handles);
     tv_set_int(root, "nhandles", (long long)nhc);
-    tv_set(root, "structs", structs_value(m, rules));
+    tv_set(root, "structs", structs_value(m, rules, hc, nhc));
     tv_set_bool(root, "raising", 0);
 
     tv_set(root, "procs", procs_value(m));

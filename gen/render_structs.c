@@ -22,15 +22,16 @@
 #include "handles.h"
 #include "render_util.h"
 
-/* Index of handle class `name` in the module's handle table, -1 when none. */
-static int handle_index(const cb_model *m, const cb_rules *rules, const char *name)
-{
-    size_t n;
-    handle_class *h = handles_collect(m, rules, &n);
-    int i = handles_index(h, n, name);
-    free(h);
-    return i;
-}
+/* What the field-table stages read: the model, the rules and the module's
+ * handle classes (handles.h), collected once by the caller for the whole
+ * rendering; a handle class's index in hc is its index in the module's
+ * handle table. */
+typedef struct {
+    const cb_model *m;
+    const cb_rules *rules;
+    const handle_class *hc;
+    size_t nhc;
+} struct_env;
 
 
 typedef struct {
@@ -39,12 +40,13 @@ typedef struct {
     int ref;
 } field_shape;
 
-static field_shape shape_of(const cb_model *m, const cb_rules *rules, const cb_type *t, int nested)
+static field_shape shape_of(const struct_env *env, const cb_type *t, int nested)
 {
+    const cb_model *m = env->m;
     field_shape s = {"CBS_F_BYTES", t->size > 0 ? t->size : 0, 0, -1};
     switch (t->kind) {
     case TY_INT:
-        s.ref = handle_index(m, rules, t->name);
+        s.ref = handles_index(env->hc, env->nhc, t->name);
         s.kind = s.ref >= 0 ? "CBS_F_VALUE_HANDLE" : t->is_signed ? "CBS_F_SIGNED" : "CBS_F_UNSIGNED";
         if (t->size != 1 && t->size != 2 && t->size != 4 && t->size != 8) {
             s.kind = "CBS_F_BYTES";
@@ -63,7 +65,7 @@ static field_shape shape_of(const cb_model *m, const cb_rules *rules, const cb_t
         break;
     }
     case TY_HANDLE:
-        s.ref = handle_index(m, rules, t->name);
+        s.ref = handles_index(env->hc, env->nhc, t->name);
         s.kind = s.ref >= 0 ? "CBS_F_HANDLE" : "CBS_F_POINTER";
         break;
     case TY_RECORD:
@@ -86,7 +88,7 @@ static field_shape shape_of(const cb_model *m, const cb_rules *rules, const cb_t
             s.count = t->array_len;
             break;
         }
-        field_shape es = shape_of(m, rules, e, nested);
+        field_shape es = shape_of(env, e, nested);
         if (strcmp(es.kind, "CBS_F_BYTES") == 0)
             break;
         es.count = t->array_len;
@@ -182,15 +184,17 @@ static int pointee_record(const cb_model *m, const cb_field *f)
  * aux is the count field's index in top's table (bind_struct.h). A rule
  * whose fields are not of those types changes nothing here;
  * rules_unmatched reports it. */
-static void array_field(const cb_model *m, const cb_rules *rules, const cb_record *top,
-                        const cb_field *f, field_shape *s, long long *aux, long long *elem_size)
+static void array_field(const struct_env *env, const cb_record *top, const cb_field *f,
+                        field_shape *s, long long *aux, long long *elem_size)
 {
+    const cb_model *m = env->m;
+    const cb_rules *rules = env->rules;
     cb_rule *fc = top ? field_rule(rules, "field-count", top, f->name) : NULL;
     if (!fc || f->type->kind != TY_POINTER || !f->type->pointee)
         return;
     long long count = field_index(m, top, fc->args[2]);
     int elem = pointee_record(m, f);
-    field_shape es = shape_of(m, rules, f->type->pointee, -1);
+    field_shape es = shape_of(env, f->type->pointee, -1);
     int handle = strcmp(es.kind, "CBS_F_HANDLE") == 0 || strcmp(es.kind, "CBS_F_VALUE_HANDLE") == 0;
     if (count < 0 || (elem < 0 && !handle))
         return;
@@ -200,14 +204,12 @@ static void array_field(const cb_model *m, const cb_rules *rules, const cb_recor
     *aux = count;
 }
 
-/* The class name of handle class `index` of the module's table. */
-static const char *handle_name(const cb_model *m, const cb_rules *rules, int index)
+/* The class name of handle class `index` of the module's table, "" when
+ * none. The name is the model's (a handle, callback or typedef name),
+ * which outlives the rendering. */
+static const char *handle_name(const struct_env *env, int index)
 {
-    size_t n;
-    handle_class *h = handles_collect(m, rules, &n);
-    const char *name = index >= 0 && (size_t)index < n ? h[index].name : "";
-    free(h);
-    return name;
+    return index >= 0 && (size_t)index < env->nhc ? env->hc[index].name : "";
 }
 
 /* Appends r's fields at byte offset base; anonymous members flattened.
@@ -215,29 +217,29 @@ static const char *handle_name(const cb_model *m, const cb_rules *rules, int ind
  * anonymous member. class_names: the class name of every record (the
  * stubs type array fields by their element's class). *counted is set when
  * a field is a counted array of records or handles. */
-static void add_fields(const cb_model *m, const cb_rules *rules, const cb_record *r,
-                       const cb_record *top, long long base, char **class_names, tv *out,
-                       long long *n, int *counted)
+static void add_fields(const struct_env *env, const cb_record *r, const cb_record *top,
+                       long long base, char **class_names, tv *out, long long *n, int *counted)
 {
+    const cb_model *m = env->m;
     for (size_t i = 0; i < r->nfields; i++) {
         const cb_field *f = &r->fields[i];
         if (!*f->name) {
             if (f->nested >= 0)
-                add_fields(m, rules, &m->records[f->nested], NULL, base + f->offset,
-                           class_names, out, n, counted);
+                add_fields(env, &m->records[f->nested], NULL, base + f->offset, class_names,
+                           out, n, counted);
             continue;
         }
-        field_shape s = shape_of(m, rules, f->type, f->nested);
+        field_shape s = shape_of(env, f->type, f->nested);
         long long aux = -1, elem_size = 0;
-        kernel_field(m, rules, top, f, &s, &aux);
-        array_field(m, rules, top, f, &s, &aux, &elem_size);
+        kernel_field(m, env->rules, top, f, &s, &aux);
+        array_field(env, top, f, &s, &aux, &elem_size);
         int records = strcmp(s.kind, "CBS_F_RECORD_ARRAY") == 0;
         int handles = strcmp(s.kind, "CBS_F_HANDLE_ARRAY") == 0;
         *counted |= records || handles;
         tv *fv = tv_map();
         tv_set_bool(fv, "record_array", records || handles);
         tv_set_str(fv, "elem_class", records   ? class_names[s.ref]
-                                     : handles ? handle_name(m, rules, s.ref)
+                                     : handles ? handle_name(env, s.ref)
                                                : "");
         tv_set_int(fv, "aux", aux);
         tv_set_int(fv, "elem_size", elem_size);
@@ -325,8 +327,9 @@ static void add_alias(tv *aliases, const char **seen, size_t *nseen, const char 
     tv_push(aliases, a);
 }
 
-tv *structs_value(const cb_model *m, const cb_rules *rules)
+tv *structs_value(const cb_model *m, const cb_rules *rules, const handle_class *hc, size_t nhc)
 {
+    const struct_env env = {m, rules, hc, nhc};
     naming nm = {calloc(m->nrecords + 1, sizeof(char *)), 0, 0};
     char *anon_member = calloc(m->nrecords + 1, 1);
     size_t cap_seen = 1;
@@ -361,7 +364,7 @@ tv *structs_value(const cb_model *m, const cb_rules *rules)
         tv *fields = tv_list();
         long long n = 0;
         int counted = 0;
-        add_fields(m, rules, r, r, 0, nm.names, fields, &n, &counted);
+        add_fields(&env, r, r, 0, nm.names, fields, &n, &counted);
         tv_set(rv, "fields", fields);
         tv_set_int(rv, "counted", counted);
         tv_set_int(rv, "nfields", n);

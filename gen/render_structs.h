@@ -5,6 +5,7 @@
 #ifndef CUBIND_RENDER_STRUCTS_H
 #define CUBIND_RENDER_STRUCTS_H
 
+#include "handles.h"
 #include "model.h"
 #include "rules.h"
 #include "tmpl.h"
@@ -20,8 +21,8 @@
  *            bit_offset;
  *   count:   the number of records;
  *   aliases: {name, index} for every module attribute naming a class.
- * Handle indices follow render.c's collect_handles: the header's opaque
- * handles in model order, then the value-handle typedefs in rules order. */
-tv *structs_value(const cb_model *m, const cb_rules *rules);
+ * Handle indices are indices in hc, the module's handle classes
+ * (handles_collect, nhc of them), collected once by the caller. */
+tv *structs_value(const cb_model *m, const cb_rules *rules, const handle_class *hc, size_t nhc);
 
 #endif
