@@ -62,3 +62,35 @@ def test_the_registry_is_made_by_a_later_use_after_its_first_failed(asan_built, 
     rep = sanitizer_report(p.stderr)
     assert p.returncode == 0 and p.stdout.strip() == "ok" and not rep, (
         "exit %d\n%s\n%s" % (p.returncode, p.stdout, rep or p.stderr[-3000:]))
+
+
+# The same through a binding: a host function's payload is the first
+# registration of a process whose context setup registered nothing.
+FIRST_REGISTRY_USE_BY_A_BINDING = r'''
+import cubind._runtime as rt, cubind.cu as cu
+cu.cuInit(0)
+cu.cuCtxSetCurrent(cu.cuDevicePrimaryCtxRetain(cu.cuDeviceGet(0)))
+assert rt._registry_count() == 0 and rt._alloc_counts()["live"] == 0
+seen = []
+rt._fail_allocations(0, 1)                 # the registry's table
+try:
+    cu.cuLaunchHostFunc(None, seen.append, 1)
+except MemoryError:
+    pass
+else:
+    raise AssertionError("the launch did not fail")
+assert rt._alloc_counts()["live"] == 0
+rt._fail_allocations(-1)
+cu.cuLaunchHostFunc(None, seen.append, 2)
+cu.cuCtxSynchronize()
+assert seen == [2], seen                   # the refused one never ran
+print("ok")
+'''
+
+
+def test_a_binding_whose_registration_made_no_registry_raises_memoryerror_once(asan_built):
+    p = subprocess.run([sys.executable, "-c", FIRST_REGISTRY_USE_BY_A_BINDING],
+                       capture_output=True, text=True, env=asan_python_env(), timeout=60)
+    rep = sanitizer_report(p.stderr)
+    assert p.returncode == 0 and p.stdout.strip() == "ok" and not rep, (
+        "exit %d\n%s\n%s" % (p.returncode, p.stdout, rep or p.stderr[-3000:]))
