@@ -1,7 +1,6 @@
 """Shared fixtures for the Python tests: the test-only fake driver
 (tests/fakecuda, loaded through CUBIND_LIBCUDA by tests/run) and its control
 API through ctypes."""
-import ctypes
 import json
 import os
 import pathlib
@@ -10,6 +9,8 @@ import sys
 import sysconfig
 
 import pytest
+
+from fake_driver import open_fake
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"
@@ -34,21 +35,7 @@ def fake():
     """The fake driver's control functions (fakecuda_*), reset per use."""
     path = os.environ.get("CUBIND_LIBCUDA")
     assert path and "fakecuda" in path, "tests/run sets CUBIND_LIBCUDA to the fake driver"
-    lib = ctypes.CDLL(path)
-    lib.fakecuda_call_count.restype = ctypes.c_longlong
-    lib.fakecuda_call_count.argtypes = [ctypes.c_char_p]
-    lib.fakecuda_last_proc_version.argtypes = [ctypes.c_char_p]
-    lib.fakecuda_last_proc_flags.restype = ctypes.c_longlong
-    lib.fakecuda_last_proc_flags.argtypes = [ctypes.c_char_p]
-    lib.fakecuda_fail_next.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
-    lib.fakecuda_live_handles.restype = ctypes.c_longlong
-    # kernels and the bytes their launches received (the packer's tests)
-    lib.fakecuda_set_param_layout.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int,
-                                              ctypes.c_void_p, ctypes.c_void_p]
-    lib.fakecuda_last_launch_params.restype = ctypes.c_longlong
-    lib.fakecuda_last_launch_params.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t]
-    lib.fakecuda_launch_count.restype = ctypes.c_longlong
-    lib.fakecuda_launch_count.argtypes = [ctypes.c_char_p]
+    lib = open_fake(path)
     return lib
 
 
@@ -99,6 +86,9 @@ def run_python(code, **env):
 def run_python_args(code, *args, **env):
     """run_python with sys.argv[1:] = args."""
     full_env = dict(os.environ, **env)
+    # the child imports fake_driver from here, beside what it already finds
+    full_env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(pathlib.Path(__file__).parent), full_env.get("PYTHONPATH")) if p)
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
                           env=full_env, timeout=120)
 

@@ -38,14 +38,8 @@ PRELUDE = r'''
 import ctypes, os, struct, sys, threading, time
 import cubind, cubind.driver as d
 import cubind._runtime as rt
-fake = ctypes.CDLL(os.environ["CUBIND_LIBCUDA"])
-fake.fakecuda_set_param_layout.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int,
-                                           ctypes.c_void_p, ctypes.c_void_p]
-fake.fakecuda_last_launch_params.restype = ctypes.c_longlong
-fake.fakecuda_last_launch_params.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t]
-fake.fakecuda_launch_count.restype = ctypes.c_longlong
-fake.fakecuda_launch_count.argtypes = [ctypes.c_char_p]
-fake.fakecuda_live_handles.restype = ctypes.c_longlong
+from fake_driver import open_fake
+fake = open_fake()
 N = 8
 bad = []
 def guarded(i):

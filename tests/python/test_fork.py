@@ -76,9 +76,8 @@ def test_fork_while_callbacks_fire_and_the_registry_is_busy():
     # driver's threads are not in the child either).
     out = run("""
         import cubind._runtime as rt
-        lib = ctypes.CDLL(os.environ["CUBIND_LIBCUDA"])
-        lib.fakecuda_set_param_layout.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int,
-                                                  ctypes.c_void_p, ctypes.c_void_p]
+        from fake_driver import open_fake
+        lib = open_fake()
         offs = (ctypes.c_size_t * 2)(0, 8)
         sizes = (ctypes.c_size_t * 2)(8, 4)
         assert lib.fakecuda_set_param_layout(None, b"fork_k", 2, offs, sizes) == 0
@@ -169,9 +168,8 @@ def test_child_does_not_run_the_parents_queued_destructors():
             started.set()
             gate.wait(20)
 
-        lib = ctypes.CDLL(os.environ["CUBIND_LIBCUDA"])
-        lib.fakecuda_call_count.restype = ctypes.c_longlong
-        lib.fakecuda_call_count.argtypes = [ctypes.c_char_p]
+        from fake_driver import open_fake
+        lib = open_fake()
         syncs = lib.fakecuda_call_count(b"cuCtxSynchronize")
 
         def forker():
@@ -186,7 +184,6 @@ def test_child_does_not_run_the_parents_queued_destructors():
                 # the fake driver calls the destructor trampoline on its own
                 # thread: once it returned, the call is queued (the runner is
                 # busy, the main thread blocked)
-                lib.fakecuda_pending_destructors.restype = ctypes.c_longlong
                 deadline = time.monotonic() + 20
                 while lib.fakecuda_pending_destructors() and time.monotonic() < deadline:
                     time.sleep(0.001)

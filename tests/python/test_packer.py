@@ -690,9 +690,6 @@ def test_a_cukernel_is_launched_where_the_header_allows_the_cast(drv, lib, ctx):
     library = cu.cuLibraryLoadData(b"library with " + name + b"\0", None, None, 0, None, None, 0)
     kern = cu.cuLibraryGetKernel(library, name)
     _keep.append((library, kern))
-    lib.fakecuda_call_count.restype = ctypes.c_longlong
-    lib.fakecuda_call_count.argtypes = [ctypes.c_char_p]
-    lib.fakecuda_last_launch_params.restype = ctypes.c_longlong
     got = ctypes.create_string_buffer(64)
 
     def recorded():
@@ -849,11 +846,8 @@ def test_threads_racing_to_the_first_typed_launch():
     code = r'''
 import ctypes, os, struct, threading
 import cubind.cu as cu
-fake = ctypes.CDLL(os.environ["CUBIND_LIBCUDA"])
-fake.fakecuda_set_param_layout.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int,
-                                           ctypes.c_void_p, ctypes.c_void_p]
-fake.fakecuda_last_launch_params.restype = ctypes.c_longlong
-fake.fakecuda_last_launch_params.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t]
+from fake_driver import open_fake
+fake = open_fake()
 cu.cuInit(0)
 ctx = cu.cuDevicePrimaryCtxRetain(0)
 cu.cuCtxSetCurrent(ctx)
@@ -893,11 +887,10 @@ def test_plain_values_need_the_kernels_param_info_getter():
     # cuKernelGetParamInfo).
     code = r"""
 import ctypes, os, struct
-lib = ctypes.CDLL(os.environ["CUBIND_LIBCUDA"])
+from fake_driver import open_fake
+lib = open_fake()
 assert lib.fakecuda_set_driver_version(12030) == 0
 o, s = (ctypes.c_size_t * 1)(0), (ctypes.c_size_t * 1)(4)
-lib.fakecuda_set_param_layout.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int,
-                                          ctypes.c_void_p, ctypes.c_void_p]
 assert lib.fakecuda_set_param_layout(None, b"old", 1, o, s) == 0
 import cubind.driver as d
 assert d.cuInit(0)[0] == 0

@@ -30,12 +30,9 @@ ctx = cu.cuDevicePrimaryCtxRetain(dev)
 cu.cuCtxSetCurrent(ctx)
 # Launches packed from plain values and from (values, ctypes types): the
 # packer reads this interpreter's ctypes into this interpreter's module state.
-import ctypes, os, struct
-fake = ctypes.CDLL(os.environ["CUBIND_LIBCUDA"])
-fake.fakecuda_set_param_layout.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int,
-                                           ctypes.c_void_p, ctypes.c_void_p]
-fake.fakecuda_last_launch_params.restype = ctypes.c_longlong
-fake.fakecuda_last_launch_params.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t]
+import ctypes, struct
+from fake_driver import open_fake
+fake = open_fake()
 offs, sizes = (ctypes.c_size_t * 3)(0, 8, 12), (ctypes.c_size_t * 3)(8, 4, 4)
 assert fake.fakecuda_set_param_layout(None, b"subinterp_k", 3, offs, sizes) == 0
 k = cu.cuModuleGetFunction(cu.cuModuleLoadData(b"subinterpreter image\0"), b"subinterp_k")

@@ -129,13 +129,8 @@ ENTRY_POINT_RACE = r'''
 import ctypes, json, os, struct, sys, threading, time
 import cubind, cubind.cu as cu, cubind.driver as d
 import cubind._runtime as rt
-fake = ctypes.CDLL(os.environ["CUBIND_LIBCUDA"])
-fake.fakecuda_call_count.restype = ctypes.c_longlong
-fake.fakecuda_call_count.argtypes = [ctypes.c_char_p]
-fake.fakecuda_set_param_layout.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int,
-                                           ctypes.c_void_p, ctypes.c_void_p]
-fake.fakecuda_last_launch_params.restype = ctypes.c_longlong
-fake.fakecuda_last_launch_params.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t]
+from fake_driver import open_fake
+fake = open_fake()
 N, REPS, SERIAL = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "serial"
 A = d.CUdevice_attribute
 # Made here, not in the threads: creating ctypes instances from several
@@ -470,11 +465,6 @@ def test_registry_churn_from_many_threads(drv, fake):
     import weakref
 
     import cubind._runtime as rt
-    fake.fakecuda_set_param_layout.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int,
-                                               ctypes.c_void_p, ctypes.c_void_p]
-    fake.fakecuda_last_launch_params.restype = ctypes.c_longlong
-    fake.fakecuda_last_launch_params.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t]
-    fake.fakecuda_pending_destructors.restype = ctypes.c_longlong
     offs, sizes = (ctypes.c_size_t * 3)(0, 8, 12), (ctypes.c_size_t * 3)(8, 4, 4)
     names = [b"churn%d" % t for t in range(THREADS)]
     for name in names:
