@@ -94,9 +94,11 @@ def header_version(include):
     return int(m.group(1))
 
 
-def generate(header_dir, out):
+def generate(header_dir, out, rules=None):
+    """rules: a rules file in place of gen/rules.txt."""
     os.makedirs(out, exist_ok=True)
-    p = run([CUBIND, "generate", "--header", os.path.join(header_dir, "cuda.h"), "--out", out])
+    p = run([CUBIND, "generate", "--header", os.path.join(header_dir, "cuda.h"), "--out", out]
+            + (["--rules", str(rules)] if rules else []))
     assert p.returncode == 0, "cubind generate failed:\n" + p.stderr[-4000:]
     return p
 

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import REPO, build_bindings, py_env, run
+from conftest import REPO, build_bindings, generate, py_env, run
 
 STRUCT = """
 /* tests/abi/test_value_handle_arrays.py: a counted array of integer handles */
@@ -37,10 +37,7 @@ def bindings(cuda_include, tmp_path_factory):
     rules = d / "rules.txt"
     rules.write_text(open(os.path.join(REPO, "gen", "rules.txt")).read() + RULE)
     gen = str(d / "gen")
-    os.makedirs(gen)
-    p = run([os.path.join(REPO, "build", "cubind"), "generate", "--header", str(inc / "cuda.h"),
-             "--out", gen, "--rules", str(rules)])
-    assert p.returncode == 0, p.stderr[-4000:]
+    p = generate(str(inc), gen, rules)
     assert "CUtestDeviceList_st" not in p.stderr, p.stderr  # the rule matched
     return gen, build_bindings(gen, str(inc), str(d / "pkg"))
 

@@ -26,6 +26,16 @@ def test_every_allocation_failure_along_call_paths(asan_built):
                                                                rep or p.stderr[-5000:])
 
 
+def assert_script_ok(code, *args):
+    """Runs code in a fresh process of the ASan build; it must print "ok",
+    exit 0 and leave no sanitizer report."""
+    p = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                       env=asan_python_env(), timeout=60)
+    rep = sanitizer_report(p.stderr)
+    assert p.returncode == 0 and p.stdout.strip() == "ok" and not rep, (
+        "exit %d\n%s\n%s" % (p.returncode, p.stdout, rep or p.stderr[-3000:]))
+
+
 # The registry is made by the first registration that can make it: a
 # failure of any of its allocations (the table, then one bucket array per
 # shard) fails that registration with ENOMEM, frees what it had made, and
@@ -57,11 +67,7 @@ print("ok")
 
 @pytest.mark.parametrize("fail_at", [0, 1, 33, 64])
 def test_the_registry_is_made_by_a_later_use_after_its_first_failed(asan_built, fail_at):
-    p = subprocess.run([sys.executable, "-c", FIRST_REGISTRY_USE, str(fail_at)],
-                       capture_output=True, text=True, env=asan_python_env(), timeout=60)
-    rep = sanitizer_report(p.stderr)
-    assert p.returncode == 0 and p.stdout.strip() == "ok" and not rep, (
-        "exit %d\n%s\n%s" % (p.returncode, p.stdout, rep or p.stderr[-3000:]))
+    assert_script_ok(FIRST_REGISTRY_USE, str(fail_at))
 
 
 # The same through a binding: a host function's payload is the first
@@ -89,8 +95,4 @@ print("ok")
 
 
 def test_a_binding_whose_registration_made_no_registry_raises_memoryerror_once(asan_built):
-    p = subprocess.run([sys.executable, "-c", FIRST_REGISTRY_USE_BY_A_BINDING],
-                       capture_output=True, text=True, env=asan_python_env(), timeout=60)
-    rep = sanitizer_report(p.stderr)
-    assert p.returncode == 0 and p.stdout.strip() == "ok" and not rep, (
-        "exit %d\n%s\n%s" % (p.returncode, p.stdout, rep or p.stderr[-3000:]))
+    assert_script_ok(FIRST_REGISTRY_USE_BY_A_BINDING)
