@@ -39,6 +39,21 @@ def fake():
     return lib
 
 
+_fake_modules = []  # modules fake_function loaded: never unloaded
+
+
+def fake_function(drv, name):
+    """Function `name` (bytes) of a fake module loaded for it through `drv`
+    (the fake driver makes any name a kernel, with the parameters
+    fakecuda_set_param_layout gave that name). The module is kept loaded."""
+    err, mod = drv.cuModuleLoadData(b"fake image for " + name + b"\0")
+    assert err == 0
+    err, f = drv.cuModuleGetFunction(mod, name)
+    assert err == 0
+    _fake_modules.append(mod)
+    return f
+
+
 @pytest.fixture(scope="session")
 def model():
     """The model of the default header, from `cubind dump`."""

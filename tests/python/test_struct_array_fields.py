@@ -18,10 +18,9 @@ import weakref
 
 import pytest
 
-from conftest import ROUNDS
+from conftest import ROUNDS, fake_function
 
 _names = itertools.count()
-_keep = []  # modules of this file: never unloaded
 
 COOPERATIVE = 2  # CU_LAUNCH_ATTRIBUTE_COOPERATIVE in cuda.h 13.0
 PRIORITY = 8     # CU_LAUNCH_ATTRIBUTE_PRIORITY
@@ -217,12 +216,7 @@ def kernel(drv, lib):
     name = b"saf%d" % next(_names)
     off, size = (ctypes.c_size_t * 1)(0), (ctypes.c_size_t * 1)(4)
     assert lib.fakecuda_set_param_layout(None, name, 1, off, size) == 0
-    err, mod = drv.cuModuleLoadData(b"fake image for " + name + b"\0")
-    assert err == 0
-    err, f = drv.cuModuleGetFunction(mod, name)
-    assert err == 0
-    _keep.append(mod)
-    return f
+    return fake_function(drv, name)
 
 
 def launch_config(drv):

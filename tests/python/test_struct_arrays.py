@@ -12,10 +12,11 @@ import struct
 
 import pytest
 
+from conftest import fake_function
+
 import cubind.cu as cu
 
 _names = itertools.count()
-_keep = []  # modules of this file: never unloaded
 
 
 @pytest.fixture(scope="module")
@@ -31,11 +32,7 @@ def kernel(drv, lib):
     off = (ctypes.c_size_t * 2)(0, 8)
     size = (ctypes.c_size_t * 2)(4, 8)
     assert lib.fakecuda_set_param_layout(None, name, 2, off, size) == 0
-    err, mod = drv.cuModuleLoadData(b"fake image for " + name + b"\0")
-    assert err == 0
-    err, f = drv.cuModuleGetFunction(mod, name)
-    assert err == 0
-    _keep.append(mod)
+    f = fake_function(drv, name)
     return name, f
 
 

@@ -13,12 +13,13 @@ import threading
 
 import pytest
 
+from conftest import fake_function
+
 import cubind.cu as cu
 
 pytestmark = pytest.mark.tsan
 
 _names = itertools.count()
-_keep = []  # modules of this file: never unloaded
 
 
 @pytest.fixture(scope="module")
@@ -34,12 +35,7 @@ def func(drv):
     assert err == 0
     assert drv.cuCtxSetCurrent(ctx)[0] == 0
     name = f"occ{next(_names)}".encode()
-    err, mod = drv.cuModuleLoadData(b"fake image for " + name + b"\0")
-    assert err == 0
-    err, f = drv.cuModuleGetFunction(mod, name)
-    assert err == 0
-    _keep.append(mod)
-    return f
+    return fake_function(drv, name)
 
 
 def sizes(limit):
