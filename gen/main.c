@@ -111,10 +111,10 @@ static void source_path(const char *rel, char *out, size_t cap)
         snprintf(out, cap, "%s", rel);
 }
 
-static cb_model *load_model(const char *header)
+static cb_model *load_model(const char *header, int library)
 {
     char err[2048];
-    cb_model *m = model_parse(header, err, sizeof err);
+    cb_model *m = model_parse_api(header, library, err, sizeof err);
     if (!m)
         fprintf(stderr, "%s\n", err);
     return m;
@@ -131,7 +131,7 @@ static int cmd_dump(int argc, char **argv)
         fprintf(stderr, "cubind dump: --header is required\n%s", usage_dump);
         return 2;
     }
-    cb_model *m = load_model(o.header);
+    cb_model *m = load_model(o.header, 0);
     if (!m)
         return 1;
     int rc = dump_model(stdout, m);
@@ -145,14 +145,16 @@ static int cmd_dump(int argc, char **argv)
 
 /* "out/driver.c: input input ..." for every input of the generation, so
  * the build reruns it when a template is added, changed or removed. */
-static int write_depfile(const char *path, const char *outdir, const cb_model *m,
-                         const tmpl_set *ts, const char *rules)
+static int write_depfile(const char *path, const char *outdir, const char *first_output,
+                         const cb_model *m, const tmpl_set *ts, const char *rules)
 {
     FILE *f = fopen(path, "w");
     if (!f)
         return -1;
-    fprintf(f, "%s/driver.c:", outdir);
-    fprintf(f, " \\\n  %s \\\n  %s \\\n  %s", m->header, m->typedefs_header, rules);
+    fprintf(f, "%s/%s:", outdir, first_output);
+    fprintf(f, " \\\n  %s \\\n  %s", m->header, rules);
+    if (*m->typedefs_header)
+        fprintf(f, " \\\n  %s", m->typedefs_header);
     for (size_t i = 0; i < tmpl_count(ts); i++)
         fprintf(f, " \\\n  %s", tmpl_origin(ts, i));
     fputc('\n', f);
@@ -203,8 +205,15 @@ static int cmd_generate(int argc, char **argv)
         goto report;
     if (!(rules = rules_load(o.rules, err, sizeof err)))
         goto report;
-    if (!(m = load_model(o.header)))
+    cb_api api;
+    rules_api(rules, &api);
+    if (!(m = load_model(o.header, api.is_library)))
         goto done;
+    if (!model_enum(m, api.result)) {
+        snprintf(err, sizeof err, "%s:0: no enum %s (the result enum its rules file %s names)",
+                 o.header, api.result, o.rules);
+        goto report;
+    }
     classes = classify_model(m, rules);
     if (classify_undo(m, classes, rules, err, sizeof err) < 0)
         goto report;
@@ -212,13 +221,17 @@ static int cmd_generate(int argc, char **argv)
         goto report;
     if (render_write(&out, o.out, err, sizeof err) < 0)
         goto report;
-    if (o.depfile && write_depfile(o.depfile, o.out, m, ts, o.rules) < 0) {
+    if (o.depfile && write_depfile(o.depfile, o.out, out.files[0].name, m, ts, o.rules) < 0) {
         snprintf(err, sizeof err, "%s:0: cannot write the dependency file", o.depfile);
         goto report;
     }
     rules_unmatched(rules, m, stderr);
-    fprintf(stderr, "cubind: %zu of %zu functions bound; the rest are listed in %s/unsupported.txt\n",
-            classes->nsupported, classes->nfunctions, o.out);
+    const char *report = "unsupported.txt";
+    for (size_t i = 0; i < out.nfiles; i++)
+        if (strstr(out.files[i].name, "unsupported.txt"))
+            report = out.files[i].name;
+    fprintf(stderr, "cubind: %zu of %zu functions bound; the rest are listed in %s/%s\n",
+            classes->nsupported, classes->nfunctions, o.out, report);
     status = 0;
     goto done;
 report:

@@ -148,6 +148,11 @@ typedef struct {
 /* Parses `header` (cuda.h) and cudaTypedefs.h beside it. Returns NULL and
  * writes "file:line: message" into err on failure. */
 cb_model *model_parse(const char *header, char *err, size_t errlen);
+/* The same for any header; library != 0: a shared library's header (the
+ * functions declared, their symbols for dlsym, `__NAME_<maj>_<min>`
+ * versioned symbols named NAME), without cudaTypedefs.h and without the
+ * driver header's checks; typedefs_header is then "". */
+cb_model *model_parse_api(const char *header, int library, char *err, size_t errlen);
 void model_free(cb_model *m);
 
 /* Lookups by name; NULL when absent. Linear: the stages call them rarely. */

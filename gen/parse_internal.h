@@ -37,7 +37,8 @@ typedef struct {
     cb_arena *arena;
     cb_model *model;
     CXTranslationUnit tu;
-    CXFile cuda_h, typedefs_h;
+    CXFile cuda_h, typedefs_h; /* typedefs_h NULL for a library */
+    int library;               /* model_parse_api's library */
     /* capacities of the model's growable arrays */
     size_t cap_functions, cap_enums, cap_records, cap_typedefs, cap_handles,
            cap_callbacks, cap_macros;

@@ -12,6 +12,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "render.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -68,6 +69,27 @@ static const char *base_name(const char *path)
     return slash ? slash + 1 : path;
 }
 
+/* ---- Python names (python-names rule) -------------------------------- */
+
+/* How many leading characters every enumerator of e shares, cut after an
+ * underscore (NVJITLINK_INPUT_ of NVJITLINK_INPUT_PTX ...); 0 unless the
+ * API asks for snake names. */
+static size_t enum_common_prefix(const cb_api *api, const cb_enum *e)
+{
+    if (!api->snake || e->nitems < 2)
+        return 0;
+    size_t n = strlen(e->items[0].name);
+    for (size_t k = 1; k < e->nitems; k++) {
+        size_t i = 0;
+        while (i < n && e->items[k].name[i] == e->items[0].name[i])
+            i++;
+        n = i;
+    }
+    while (n && e->items[0].name[n - 1] != '_')
+        n--;
+    return n;
+}
+
 /* ---- functions ---------------------------------------------------------- */
 
 /* A type's spelling without its own const ("const CUgraphNode" →
@@ -100,6 +122,7 @@ static void set_shape_flags(tv *p, const cb_pclass *pc, int pointer_handle)
         {"sh_attr_out", SH_ATTR_OUT},   {"sh_attr_in", SH_ATTR_IN},
         {"sh_attr_size", SH_ATTR_SIZE}, {"sh_out_borrowed", SH_OUT_BORROWED},
         {"sh_attr_out_array", SH_ATTR_OUT_ARRAY}, {"sh_sync_callback", SH_SYNC_CALLBACK},
+        {"sh_in_place", SH_IN_PLACE},   {"sh_out_buffer", SH_OUT_BUFFER},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
         tv_set_bool(p, shapes[i].key, pc->shape == shapes[i].shape);
@@ -114,6 +137,7 @@ static void set_shape_flags(tv *p, const cb_pclass *pc, int pointer_handle)
     tv_set_bool(p, "ek_pointer", e == EK_POINTER);
     tv_set_bool(p, "ek_bool", e == EK_BOOL);
     tv_set_bool(p, "ek_string", e == EK_STRING);
+    tv_set_bool(p, "ek_cstring", e == EK_CSTRING);
     tv_set_bool(p, "is_input", classify_is_input(pc));
     tv_set_bool(p, "is_output", classify_is_output(pc));
 }
@@ -148,6 +172,46 @@ static long long attr_buffer_size(const cb_pclass *pc)
     return n;
 }
 
+/* The declaration of a function pointer parameter's local `<cname>_f`:
+ * "CUhostFn fn_f" for a typedef'd type, "int (*callback_f)(void *, void *)"
+ * for one spelled out (the name goes inside its "(*)"). */
+static void funcptr_decl(tv *p, const cb_pclass *pc)
+{
+    const char *sp = pc->param->type->spelling, *star = strstr(sp, "(*)");
+    if (star)
+        tv_set_strf(p, "funcptr_decl", "%.*s(*%s_f)%s", (int)(star - sp), sp, pc->param->name,
+                    star + 3);
+    else
+        tv_set_strf(p, "funcptr_decl", "%s %s_f", sp, pc->param->name);
+}
+
+/* A buffer-size rule's size function, for param_size.c.tmpl: its slot,
+ * the leading arguments it shares with the function, the type of its size.
+ * An output array so sized counts with the local the call fills
+ * (`<cname>_n_v`, named as a by-value count is). */
+static void size_value(tv *p, const cb_fclass *fc, const cb_pclass *pc)
+{
+    const cb_function *sf = pc->size_fn;
+    tv_set_bool(p, "has_size_fn", sf != NULL);
+    if (!sf)
+        return;
+    tv_set_str(p, "size_name", sf->name);
+    tv_set_str(p, "size_proc_name", sf->proc_name);
+    tv_set_int(p, "size_proc_version", sf->proc_version);
+    tv_set_str(p, "size_type", sf->params[sf->nparams - 1].type->pointee->spelling);
+    strbuf sb = {0};
+    for (size_t i = 0; i + 1 < sf->nparams; i++)
+        sb_printf(&sb, "%s_v, ", fc->params[i].param->name);
+    if (sb.oom)
+        arena_oom();
+    tv_set_str(p, "size_args", sb.data ? sb.data : "");
+    sb_free(&sb);
+    if (pc->shape == SH_OUT_ARRAY) {
+        tv_set_strf(p, "count_cname", "%s_n", pc->param->name);
+        tv_set_bool(p, "has_count", 1);
+    }
+}
+
 static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *pc, int in_index,
                        int out_index, const handle_class *hc, size_t nhc)
 {
@@ -157,6 +221,7 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
     tv_set_str(p, "pyname", pc->pyname);
     tv_set_str(p, "fname", f->name);
     tv_set_str(p, "ptype", pc->param->type->spelling);
+    funcptr_decl(p, pc);
     tv_set_str(p, "ctype", unqualified(pc->value));
     tv_set_int(p, "in_index", in_index);
     tv_set_int(p, "out_index", out_index);
@@ -205,6 +270,7 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
     tv_set_str(p, "object_cname", cb && pc->object_index >= 0 ? f->params[pc->object_index].name : "");
     tv_set_str(p, "trampoline", pc->shape == SH_SYNC_CALLBACK ? pc->trampoline : "");
     tv_set_bool(p, "optional", pc->optional);
+    size_value(p, fc, pc);
     tv_set_bool(p, "writable", pc->shape == SH_IN_BUFFER && !pc->param->type->pointee->is_const);
     set_shape_flags(p, pc, pc->handle && handles_is_pointer(hc, nhc, pc->handle));
     int attr = pc->shape == SH_ATTR_OUT || pc->shape == SH_ATTR_IN ||
@@ -384,12 +450,35 @@ static int is_plain_value_output(const cb_pclass *pc)
     }
 }
 
-static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_class *hc,
-                          size_t nhc)
+/* The error-log rule of a function, for error_log.c.tmpl: a list of one
+ * entry, or empty. */
+static tv *error_log_value(const cb_fclass *fc)
+{
+    tv *list = tv_list();
+    if (!fc->log_fn || fc->log_param < 0)
+        return list;
+    tv *v = tv_map();
+    tv_set_str(v, "log_cname", fc->params[fc->log_param].param->name);
+    tv_set_str(v, "log_size_name", fc->log_size_fn->name);
+    tv_set_str(v, "log_size_proc_name", fc->log_size_fn->proc_name);
+    tv_set_int(v, "log_size_proc_version", fc->log_size_fn->proc_version);
+    tv_set_str(v, "log_name", fc->log_fn->name);
+    tv_set_str(v, "log_proc_name", fc->log_fn->proc_name);
+    tv_set_int(v, "log_proc_version", fc->log_fn->proc_version);
+    tv_push(list, v);
+    return list;
+}
+
+static tv *function_value(const cb_model *m, const cb_api *api, const cb_fclass *fc,
+                          const handle_class *hc, size_t nhc)
 {
     const cb_function *f = fc->fn;
     tv *fn = tv_map();
     tv_set_str(fn, "name", f->name);
+    char *pyname = rules_python_name(api, f->name);
+    tv_set_str(fn, "pyname", pyname);
+    tv_set_bool(fn, "returns_string", fc->returns_string);
+    tv_set(fn, "error_log", error_log_value(fc));
     tv_set_str(fn, "proc_name", f->proc_name);
     tv_set_int(fn, "proc_version", f->proc_version);
     char *proto = c_prototype(f);
@@ -397,7 +486,10 @@ static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_c
 
     tv *params = tv_list(), *inputs = tv_list(), *sync = tv_list();
     strbuf sig = {0}, outs = {0};
-    int nin = 0, nout = 0, nrequired = 0, cache_result = 1, handle_outputs = 0;
+    int nin = 0, nout = fc->returns_string, nrequired = 0, cache_result = !fc->returns_string,
+        handle_outputs = 0;
+    if (fc->returns_string)
+        sb_puts(&outs, ", bytes");
     for (size_t i = 0; i < f->nparams; i++) {
         const cb_pclass *pc = &fc->params[i];
         int in = classify_is_input(pc), out = classify_is_output(pc);
@@ -446,12 +538,13 @@ static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_c
 
     /* "name(args)\n--\n\n" makes inspect.signature() report (args). */
     strbuf doc = {0};
-    sb_printf(&doc, "%s(%s)\n--\n\nReturns (CUresult%s).\n\n%s\n\n%s%s", f->name,
-              sig.data ? sig.data : "", outs.data ? outs.data : "", proto,
+    sb_printf(&doc, "%s(%s)\n--\n\nReturns (%s%s).\n\n%s\n\n%s%s", pyname,
+              sig.data ? sig.data : "", api->result, outs.data ? outs.data : "", proto,
               f->deprecated ? "Deprecated.\n\n" : "", f->doc);
     if (sig.oom || outs.oom || doc.oom)
         arena_oom();
     tv_set(fn, "doc", c_string_literal(doc.data));
+    free(pyname);
     sb_free(&doc);
     sb_free(&sig);
     sb_free(&outs);
@@ -512,20 +605,27 @@ static tv *consumer_context(const cb_model *m, const cb_classes *c)
 
 /* ---- the driver module ------------------------------------------------ */
 
-static tv *enums_value(const cb_model *m)
+static tv *enums_value(const cb_model *m, const cb_api *api)
 {
     tv *list = tv_list();
     for (size_t i = 0; i < m->nenums; i++) {
         const cb_enum *e = &m->enums[i];
+        size_t cut = enum_common_prefix(api, e);
         tv *ev = tv_map();
         tv_set_int(ev, "index", (long long)i);
         tv_set_str(ev, "name", e->name);
+        /* enum classes keep their CamelCase: only the prefix goes */
+        size_t np = strlen(api->name_prefix);
+        tv_set_str(ev, "pyname", np && strncmp(e->name, api->name_prefix, np) == 0 && e->name[np]
+                                     ? e->name + np
+                                     : e->name);
         tv_set_int(ev, "nitems", (long long)e->nitems);
         tv_set(ev, "doc", c_string_literal(e->doc));
         tv *items = tv_list();
         for (size_t k = 0; k < e->nitems; k++) {
             tv *it = tv_map();
             tv_set_str(it, "name", e->items[k].name);
+            tv_set_str(it, "pyname", e->items[k].name + cut);
             tv_set_str(it, "enum_class", e->name);
             tv_set(it, "value", ll_literal(e->items[k].value));
             tv_push(items, it);
@@ -568,17 +668,56 @@ static tv *procs_value(const cb_model *m)
         tv_set_str(p, "name", f->name);
         tv_set_str(p, "proc_name", f->proc_name);
         tv_set_int(p, "version", f->proc_version);
+        /* a library's entry point type (the driver's come from cudaTypedefs.h) */
+        strbuf decl = {0};
+        for (size_t k = 0; k < f->nparams; k++)
+            sb_printf(&decl, "%s%s", k ? ", " : "", f->params[k].type->spelling);
+        if (decl.oom)
+            arena_oom();
+        tv_set_str(p, "decl", decl.data ? decl.data : "void");
+        tv_set_str(p, "ret", f->ret->spelling);
+        sb_free(&decl);
         tv_push(list, p);
     }
     return list;
 }
 
+/* The API a rules file names (rules.h: module, result, error-class, ...). */
+static void api_value(tv *root, const cb_api *api)
+{
+    tv_set_str(root, "module", api->dropin ? api->dropin : api->raising);
+    tv_set_bool(root, "has_dropin", api->dropin != NULL);
+    tv_set_str(root, "raising_module", api->raising ? api->raising : "");
+    tv_set_bool(root, "has_raising", api->raising != NULL);
+    tv_set_str(root, "result_type", api->result);
+    tv_set_str(root, "success", api->success);
+    tv_set_str(root, "error_class", api->error_class);
+    tv_set_bool(root, "is_library", api->is_library);
+    tv_set_bool(root, "is_driver", !api->is_library);
+    tv_set_bool(root, "has_error_string", api->error_string != NULL);
+    tv_set_str(root, "error_string", api->error_string ? api->error_string : "");
+    tv_set_str(root, "library_env", api->env ? api->env : "");
+    tv *libs = tv_list(), *wheels = tv_list();
+    for (size_t i = 0; i < api->nlibs; i++)
+        tv_push(libs, tv_str(api->libs[i]));
+    for (size_t i = 0; i < api->nwheels; i++)
+        tv_push(wheels, tv_str(api->wheels[i]));
+    tv_set(root, "library_files", libs);
+    tv_set(root, "library_wheels", wheels);
+}
+
 static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules *rules)
 {
     tv *root = tv_map();
+    cb_api api;
+    rules_api(rules, &api);
+    api_value(root, &api);
+    const cb_function *es = api.error_string ? rules_function(m, api.error_string) : NULL;
+    tv_set_str(root, "error_string_proc_name", es ? es->proc_name : "");
+    tv_set_int(root, "error_string_proc_version", es ? es->proc_version : 0);
     tv_set_str(root, "header", base_name(m->header));
     tv_set_int(root, "cuda_version", m->cuda_version);
-    tv_set(root, "enums", enums_value(m));
+    tv_set(root, "enums", enums_value(m, &api));
     tv_set_int(root, "nenums", (long long)m->nenums);
 
     size_t nhc;
@@ -603,7 +742,7 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     tv *functions = tv_list();
     for (size_t i = 0; i < c->nfunctions; i++)
         if (c->functions[i].supported)
-            tv_push(functions, function_value(m, &c->functions[i], hc, nhc));
+            tv_push(functions, function_value(m, &api, &c->functions[i], hc, nhc));
     tv_set_int(root, "nbound", (long long)tv_len(functions));
     tv_set(root, "functions", functions);
     tv_set(root, "macros", macros_value(m));
@@ -765,10 +904,36 @@ static tv *stub_context(const cb_model *m, const cb_classes *c, const cb_rules *
     return root;
 }
 
+/* A library API's outputs (a `library` rule): its module and its list of
+ * functions not bound, named after the module. */
+static int render_library(render_output *out, const tmpl_set *ts, const cb_model *m,
+                          const cb_classes *c, const cb_rules *rules, const cb_api *api,
+                          char *err, size_t errlen)
+{
+    const char *module = api->dropin ? api->dropin : api->raising;
+    snprintf(out->names[0], sizeof out->names[0], "%s.c", module);
+    snprintf(out->names[1], sizeof out->names[1], "%s_unsupported.txt", module);
+    return render_one(out, ts, m, "driver/module.c", out->names[0], driver_context(m, c, rules), 1,
+                      err, errlen) < 0 ||
+                   render_one(out, ts, m, "report.txt", out->names[1], report_context(m, c), 0,
+                              err, errlen) < 0
+               ? -1
+               : 0;
+}
+
 int render_all(render_output *out, const tmpl_set *ts, const cb_model *m, const cb_classes *c,
                const cb_rules *rules, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
+    cb_api api;
+    rules_api(rules, &api);
+    if (api.is_library) {
+        if (render_library(out, ts, m, c, rules, &api, err, errlen) < 0) {
+            render_output_free(out);
+            return -1;
+        }
+        return 0;
+    }
     if (render_one(out, ts, m, "driver/module.c", "driver.c", driver_context(m, c, rules), 1, err,
                    errlen) < 0 ||
         render_one(out, ts, m, "checks/struct_layout.c", "struct_layout_check.c",

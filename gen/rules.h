@@ -142,6 +142,47 @@
  *                            or an unknown parameter is a path:line error
  *                            where both functions exist; a rule naming a
  *                            function the header lacks matches nothing
+ *
+ * What the API is — one rules file per API (gen/rules.txt: the driver,
+ * gen/nvrtc.rules, gen/nvjitlink.rules). Absent, the driver's values hold:
+ *   module DROPIN RAISING    the Python modules cubind.DROPIN (status
+ *                            tuples) and cubind.RAISING (raising); `-`
+ *                            for a face the API does not have
+ *   result ENUM SUCCESS      the result enum every bound function returns,
+ *                            and its success enumerator
+ *   error-class NAME         the exception class of the raising face
+ *                            (cubind.NAME)
+ *   error-string FUNCTION    `const char *FUNCTION(ENUM)` describes a result
+ *                            (the exception's message); also bound
+ *   library SONAME           the API is a shared library resolved by dlsym
+ *                            (no cudaTypedefs.h, no cuGetProcAddress), tried
+ *                            under each SONAME in order (runtime/bind_library.h)
+ *   library-env VAR          the environment variable naming the library file
+ *   library-wheel DIR        where NVIDIA's pip wheels put it, relative to
+ *                            site-packages/nvidia (one rule per layout)
+ *   python-names PREFIX STYLE
+ *                            Python names of functions and enums: PREFIX
+ *                            stripped, then STYLE `snake` (nvJitLinkAddData
+ *                            -> add_data, numOptions -> num_options; enum
+ *                            members lose the enum's common prefix) or
+ *                            `keep`
+ *   int-handles              opaque handles cross as plain ints (addresses),
+ *                            not as handle classes
+ * Parameters and results:
+ *   in-place FUNCTION PARAM  `H *PARAM` of a handle H the call reads and
+ *                            clears (a destroy): a handle object is passed
+ *                            by the address of its own value (getPtr()), so
+ *                            it holds NULL afterwards, as in cuda.bindings
+ *   buffer-size FUNCTION PARAM SIZEFN
+ *                            `char *` / `void *PARAM` is the caller's buffer
+ *                            (bytes, as cuda.bindings writes into it, or any
+ *                            writable buffer, or an address), which must hold
+ *                            what SIZEFN(first argument, &size) says: a
+ *                            smaller buffer is a ValueError, before the call
+ *   error-log FUNCTION PARAM SIZEFN LOGFN
+ *                            when FUNCTION fails, the raising face's
+ *                            exception carries in `log` what LOGFN(PARAM,
+ *                            buffer) writes (SIZEFN(PARAM, &size) bytes)
  */
 #ifndef CUBIND_RULES_H
 #define CUBIND_RULES_H
@@ -204,5 +245,37 @@ const cb_function *rules_function(const cb_model *m, const char *name);
  * name or declared symbol; `undo`: either function; `handle-cast`: also its
  * class); returns how many. */
 size_t rules_unmatched(const cb_rules *r, const cb_model *m, FILE *out);
+
+#define CB_API_MAX_LIBS 8
+
+/* The API directives of a rules file, the driver's values where absent.
+ * Strings point into the rules. */
+typedef struct {
+    const char *dropin, *raising;   /* module names; NULL for a face not made */
+    const char *result, *success;   /* result enum and its success value */
+    const char *error_class;        /* cubind.<error_class> */
+    const char *error_string;       /* NULL when none */
+    int is_library;                 /* a `library` rule: dlsym, no cudaTypedefs.h */
+    const char *libs[CB_API_MAX_LIBS];
+    size_t nlibs;
+    const char *env;                /* NULL when none */
+    const char *wheels[CB_API_MAX_LIBS];
+    size_t nwheels;
+    const char *name_prefix;        /* "" when none */
+    int snake;                      /* python-names ... snake */
+    int int_handles;                /* int-handles: opaque handles are plain ints */
+} cb_api;
+
+/* Fills api from r's API directives (marking them used). */
+void rules_api(const cb_rules *r, cb_api *api);
+/* Whether a directive is one of the API directives above (never reported
+ * as unmatched when the header has what it names). */
+int rules_is_api(const char *directive);
+int rules_api_matches(const cb_model *m, const cb_rule *rule);
+/* Whether any rule of the directive is present (marking it used). */
+int rules_has(const cb_rules *r, const char *directive);
+/* A function's or parameter's Python name under the API's python-names
+ * rule (malloc'ed): its prefix stripped, snake_case when asked. */
+char *rules_python_name(const cb_api *api, const char *name);
 
 #endif

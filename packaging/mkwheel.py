@@ -45,7 +45,7 @@ import zipfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 NAME = "cubind"
-MODULES = ("driver", "_runtime")
+MODULES = ("driver", "_runtime", "nvrtc", "nvjitlink")
 
 # Libraries that are glibc itself (manylinux policy): depending on them keeps
 # a wheel manylinux. Anything else NEEDED makes the tag linux_<arch>.

@@ -186,6 +186,47 @@ int cbs_arg_string(PyObject *o, const char *func, const char *param, PyObject **
     return 0;
 }
 
+int cbs_arg_fill_buffer(PyObject *o, const char *func, const char *param, Py_buffer *view,
+                        void **out, Py_ssize_t *len)
+{
+    *len = -1;
+    if (PyBytes_Check(o)) {
+        *out = PyBytes_AS_STRING(o);
+        *len = PyBytes_GET_SIZE(o);
+        return 0;
+    }
+    if (cbs_arg_buffer(o, 1, func, param, view, out) < 0)
+        return -1;
+    if (view->obj)
+        *len = view->len;
+    return 0;
+}
+
+int cbs_arg_cstring(PyObject *o, const char *func, const char *param, const char **out)
+{
+    Py_ssize_t n;
+    const char *s;
+    if (PyBytes_Check(o)) {
+        s = PyBytes_AS_STRING(o);
+        n = PyBytes_GET_SIZE(o);
+    } else if (PyUnicode_Check(o)) {
+        s = PyUnicode_AsUTF8AndSize(o, &n);
+        if (!s)
+            return -1;
+    } else {
+        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must hold bytes or str, not %.100s",
+                     func, param, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    if (strlen(s) != (size_t)n) {
+        PyErr_Format(PyExc_ValueError, "%s(): argument '%s' holds a string with a NUL character",
+                     func, param);
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
 int cbs_arg_buffer(PyObject *o, int writable, const char *func, const char *param,
                    Py_buffer *view, void **out)
 {

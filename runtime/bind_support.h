@@ -77,6 +77,18 @@ int cbs_arg_string(PyObject *o, const char *func, const char *param, PyObject **
 int cbs_arg_buffer(PyObject *o, int writable, const char *func, const char *param,
                    Py_buffer *view, void **out);
 
+/* A buffer the callee fills (a buffer-size rule): bytes — written into, as
+ * cuda.bindings does with its `char *` arguments (b" " * n) —, any writable
+ * buffer, an int address (*len -1: size unknown) or None (NULL, *len -1).
+ * view->obj is set when a buffer must be released. */
+int cbs_arg_fill_buffer(PyObject *o, const char *func, const char *param, Py_buffer *view,
+                        void **out, Py_ssize_t *len);
+
+/* One string of an input array of strings: bytes or str, without a NUL;
+ * the pointer borrows from o, which the caller keeps alive (the call's
+ * tuple of the sequence). */
+int cbs_arg_cstring(PyObject *o, const char *func, const char *param, const char **out);
+
 /* An address: None (NULL), an int, or an object whose getPtr() gives an
  * int (a cubind or cuda.bindings handle class). */
 int cbs_arg_address(PyObject *o, const char *func, const char *param, void **out);

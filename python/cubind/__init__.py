@@ -21,6 +21,22 @@ _sys.modules[__name__ + ".cu"] = cu
 from cubind.cu import launch  # noqa: E402
 
 
+# The library APIs' exception classes live in their extensions (made at
+# their import): cubind.NVRTCError imports cubind.nvrtc, so that pickle
+# and `except cubind.NVRTCError` find them without importing every module
+# with cubind.
+_LIBRARY_ERRORS = {"NVRTCError": "nvrtc", "nvJitLinkError": "nvjitlink"}
+
+
+def __getattr__(name):
+    module = _LIBRARY_ERRORS.get(name)
+    if module is None:
+        raise AttributeError("module 'cubind' has no attribute %r" % name)
+    import importlib
+
+    return getattr(importlib.import_module("cubind." + module), name)
+
+
 def get_include() -> str:
     """The directory of cubind's C headers (cubind_driver_api.h), for ``-I``."""
     return _os.path.join(_os.path.dirname(__file__), "include")
