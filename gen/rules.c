@@ -62,6 +62,7 @@ static const struct {
     {"library-wheel", 1, 0},
     {"python-names", 2, 0},
     {"int-handles", 0, 0},
+    {"header", 1, 0},
     {"in-place", 2, 0},
     {"buffer-size", 3, 0},
     {"error-log", 4, 0},
@@ -345,7 +346,7 @@ int rules_is_api(const char *d)
 {
     static const char *const api[] = {"module", "result", "error-class", "error-string",
                                       "library", "library-env", "library-wheel", "python-names",
-                                      "int-handles"};
+                                      "int-handles", "header"};
     for (size_t i = 0; i < sizeof api / sizeof *api; i++)
         if (strcmp(api[i], d) == 0)
             return 1;

@@ -145,6 +145,9 @@
  *
  * What the API is — one rules file per API (gen/rules.txt: the driver,
  * gen/nvrtc.rules, gen/nvjitlink.rules). Absent, the driver's values hold:
+ *   header FILE              the header the rules bind, in the CUDA include
+ *                            directory (read by configure and the tests to
+ *                            pair each gen/<api>.rules with its header)
  *   module DROPIN RAISING    the Python modules cubind.DROPIN (status
  *                            tuples) and cubind.RAISING (raising); `-`
  *                            for a face the API does not have
