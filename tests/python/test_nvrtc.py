@@ -286,3 +286,18 @@ def test_loader_order(nvrtc, tmp_path):
     r = run_python(code, CUBIND_LIBNVRTC=None, CUDA_HOME=str(tmp_path / "nothing"), CUDA_PATH=None)
     assert "(True, '%s/%s')" % (wheel, os.path.basename(real)) in r.stdout, r.stdout + r.stderr
     assert "NVRTC_SUCCESS: 0>, 1" in r.stdout  # nvrtcVersion through the wheel copy
+
+
+def test_example_compiles(nvrtc):
+    """examples/nvrtc_launch.py's compile step (its launch needs a GPU:
+    tests/gpu/test_nvrtc_gpu.py): PTX with the kernel, the log on failure."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "examples" / "nvrtc_launch.py"
+    spec = importlib.util.spec_from_file_location("nvrtc_launch", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    assert b".visible .entry axpy(" in example.compile_ptx(example.SOURCE, ARCH)
+    with pytest.raises(cubind.NVRTCError, match="undefined"):
+        example.compile_ptx(b"__global__ void f() { undefined; }", ARCH)
