@@ -153,6 +153,10 @@ cb_model *model_parse(const char *header, char *err, size_t errlen);
  * versioned symbols named NAME), without cudaTypedefs.h and without the
  * driver header's checks; typedefs_header is then "". */
 cb_model *model_parse_api(const char *header, int library, char *err, size_t errlen);
+/* For the ABI tools, which take headers without rules: a header named
+ * cuda.h is the driver's, any other (nvrtc.h, nvJitLink.h) a library's. */
+int model_is_library_header(const char *header);
+cb_model *model_parse_any(const char *header, char *err, size_t errlen);
 void model_free(cb_model *m);
 
 /* Lookups by name; NULL when absent. Linear: the stages call them rarely. */

@@ -494,6 +494,17 @@ cb_model *model_parse(const char *header, char *err, size_t errlen)
     return model_parse_api(header, 0, err, errlen);
 }
 
+int model_is_library_header(const char *header)
+{
+    const char *slash = strrchr(header, '/');
+    return strcmp(slash ? slash + 1 : header, "cuda.h") != 0;
+}
+
+cb_model *model_parse_any(const char *header, char *err, size_t errlen)
+{
+    return model_parse_api(header, model_is_library_header(header), err, errlen);
+}
+
 cb_model *model_parse_api(const char *header, int library, char *err, size_t errlen)
 {
     if (!file_exists(header)) {

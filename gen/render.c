@@ -63,6 +63,19 @@ tv *c_string_literal(const char *s)
     return r;
 }
 
+/* Appends the declaration of `name` (plus suffix) of type `spelling`:
+ * "CUstream hStream", "const char *name", and for a function pointer spelled
+ * out the name inside its "(*)": "int (*callback)(void *, void *)". */
+static void sb_declare(strbuf *sb, const char *spelling, const char *name, const char *suffix)
+{
+    const char *star = strstr(spelling, "(*)");
+    size_t n = strlen(spelling);
+    if (star)
+        sb_printf(sb, "%.*s(*%s%s)%s", (int)(star - spelling), spelling, name, suffix, star + 3);
+    else
+        sb_printf(sb, "%s%s%s%s", spelling, n && spelling[n - 1] == '*' ? "" : " ", name, suffix);
+}
+
 static const char *base_name(const char *path)
 {
     const char *slash = strrchr(path, '/');
@@ -172,17 +185,15 @@ static long long attr_buffer_size(const cb_pclass *pc)
     return n;
 }
 
-/* The declaration of a function pointer parameter's local `<cname>_f`:
- * "CUhostFn fn_f" for a typedef'd type, "int (*callback_f)(void *, void *)"
- * for one spelled out (the name goes inside its "(*)"). */
+/* The declaration of a function pointer parameter's local `<cname>_f`. */
 static void funcptr_decl(tv *p, const cb_pclass *pc)
 {
-    const char *sp = pc->param->type->spelling, *star = strstr(sp, "(*)");
-    if (star)
-        tv_set_strf(p, "funcptr_decl", "%.*s(*%s_f)%s", (int)(star - sp), sp, pc->param->name,
-                    star + 3);
-    else
-        tv_set_strf(p, "funcptr_decl", "%s %s_f", sp, pc->param->name);
+    strbuf sb = {0};
+    sb_declare(&sb, pc->param->type->spelling, pc->param->name, "_f");
+    if (sb.oom)
+        arena_oom();
+    tv_set_str(p, "funcptr_decl", sb.data);
+    sb_free(&sb);
 }
 
 /* A buffer-size rule's size function, for param_size.c.tmpl: its slot,
@@ -319,10 +330,9 @@ static char *c_prototype(const cb_function *f)
     strbuf sb = {0};
     sb_printf(&sb, "%s %s(", f->ret->spelling, f->name);
     for (size_t i = 0; i < f->nparams; i++) {
-        const char *sp = f->params[i].type->spelling;
-        size_t n = strlen(sp);
-        sb_printf(&sb, "%s%s%s%s", i ? ", " : "", sp, n && sp[n - 1] == '*' ? "" : " ",
-                  f->params[i].name);
+        if (i)
+            sb_puts(&sb, ", ");
+        sb_declare(&sb, f->params[i].type->spelling, f->params[i].name, "");
     }
     sb_putc(&sb, ')');
     if (sb.oom)
@@ -554,24 +564,39 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_fclass 
 
 /* ---- the C API (capsule table, consumer header) ------------------------ */
 
+/* "DRIVER", "NVRTC": the module's name in upper case (malloc'ed), for the
+ * C API's macros. */
+static char *capi_prefix(const cb_api *api)
+{
+    const char *module = api->dropin ? api->dropin : api->raising;
+    char *upper = strdup(module);
+    if (!upper)
+        arena_oom();
+    for (char *p = upper; *p; p++)
+        *p = (char)toupper((unsigned char)*p);
+    return upper;
+}
+
 /* One entry per function of the header: its parameter declarations and
  * call arguments as cuda.h spells them, and its ABI signature (abi.h). */
-static tv *capi_value(const cb_model *m, const cb_classes *c)
+static tv *capi_value(const cb_model *m, const cb_classes *c, const cb_api *api)
 {
     char **sigs = abi_signatures(m);
+    char *upper = capi_prefix(api);
     tv *list = tv_list();
     for (size_t i = 0; i < m->nfunctions; i++) {
         const cb_function *f = &m->functions[i];
+        if (f->ret->kind != TY_ENUM && f->ret->kind != TY_POINTER)
+            continue; /* no value to report an exception with */
         int keep_gil = 0;
         for (size_t k = 0; k < c->nfunctions; k++)
             if (c->functions[k].fn == f)
                 keep_gil = c->functions[k].supported && c->functions[k].keep_gil;
         strbuf decl = {0}, args = {0};
         for (size_t k = 0; k < f->nparams; k++) {
-            const char *sp = f->params[k].type->spelling;
-            size_t n = strlen(sp);
-            sb_printf(&decl, "%s%s%s%s", k ? ", " : "", sp, n && sp[n - 1] == '*' ? "" : " ",
-                      f->params[k].name);
+            if (k)
+                sb_puts(&decl, ", ");
+            sb_declare(&decl, f->params[k].type->spelling, f->params[k].name, "");
             sb_printf(&args, "%s%s", k ? ", " : "", f->params[k].name);
         }
         if (!f->nparams)
@@ -586,20 +611,42 @@ static tv *capi_value(const cb_model *m, const cb_classes *c)
         tv_set_str(e, "args", args.data ? args.data : "");
         tv_set(e, "signature", c_string_literal(sigs[i]));
         tv_set_bool(e, "keep_gil", keep_gil);
+        /* the result enum, or a pointer (an error-string function): what
+         * the entry point returns, and when it raised */
+        tv_set_str(e, "ret", f->ret->spelling);
+        if (f->ret->kind == TY_POINTER)
+            tv_set_str(e, "sentinel", "NULL");
+        else
+            tv_set_strf(e, "sentinel", "CUBIND_%s_CAPI_SENTINEL", upper);
         tv_push(list, e);
         sb_free(&decl);
         sb_free(&args);
     }
     abi_signatures_free(sigs, m->nfunctions);
+    free(upper);
     return list;
 }
 
-static tv *consumer_context(const cb_model *m, const cb_classes *c)
+/* What the C API's templates read of the API (capi_types.c.tmpl). */
+static void capi_api_value(tv *root, const cb_model *m, const cb_classes *c, const cb_api *api)
+{
+    char *upper = capi_prefix(api);
+    tv_set_str(root, "capi_prefix", upper);
+    free(upper);
+    tv_set_str(root, "module", api->dropin ? api->dropin : api->raising);
+    tv_set_str(root, "result_type", api->result);
+    tv_set_str(root, "capi_sentinel", api->capi_sentinel);
+    tv *capi = capi_value(m, c, api);
+    tv_set_str(root, "capi_example", m->nfunctions ? m->functions[0].name : "");
+    tv_set(root, "capi", capi);
+}
+
+static tv *consumer_context(const cb_model *m, const cb_classes *c, const cb_api *api)
 {
     tv *root = tv_map();
+    capi_api_value(root, m, c, api);
     tv_set_str(root, "header", base_name(m->header));
     tv_set_int(root, "cuda_version", m->cuda_version);
-    tv_set(root, "capi", capi_value(m, c));
     return root;
 }
 
@@ -769,7 +816,7 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     } else {
         tv_set_bool(root, "launch", 0);
     }
-    tv_set(root, "capi", capi_value(m, c));
+    capi_api_value(root, m, c, &api);
     free(hc);
     return root;
 }
@@ -913,10 +960,13 @@ static int render_library(render_output *out, const tmpl_set *ts, const cb_model
     const char *module = api->dropin ? api->dropin : api->raising;
     snprintf(out->names[0], sizeof out->names[0], "%s.c", module);
     snprintf(out->names[1], sizeof out->names[1], "%s_unsupported.txt", module);
+    snprintf(out->names[2], sizeof out->names[2], "cubind_%s_api.h", module);
     return render_one(out, ts, m, "driver/module.c", out->names[0], driver_context(m, c, rules), 1,
                       err, errlen) < 0 ||
                    render_one(out, ts, m, "report.txt", out->names[1], report_context(m, c), 0,
-                              err, errlen) < 0
+                              err, errlen) < 0 ||
+                   render_one(out, ts, m, "consumer/cubind_driver_api.h", out->names[2],
+                              consumer_context(m, c, api), 1, err, errlen) < 0
                ? -1
                : 0;
 }
@@ -941,7 +991,7 @@ int render_all(render_output *out, const tmpl_set *ts, const cb_model *m, const 
         render_one(out, ts, m, "report.txt", "unsupported.txt", report_context(m, c), 0, err,
                    errlen) < 0 ||
         render_one(out, ts, m, "consumer/cubind_driver_api.h", "cubind_driver_api.h",
-                   consumer_context(m, c), 1, err, errlen) < 0 ||
+                   consumer_context(m, c, &api), 1, err, errlen) < 0 ||
         render_one(out, ts, m, "stubs/module.pyi", "driver.pyi", stub_context(m, c, rules, 0), 0,
                    err, errlen) < 0 ||
         render_one(out, ts, m, "stubs/module.pyi", "cu.pyi", stub_context(m, c, rules, 1), 0,

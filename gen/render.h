@@ -24,7 +24,7 @@ typedef struct {
 typedef struct {
     render_file files[RENDER_MAX_FILES];
     size_t nfiles;
-    char names[2][128];  /* file names computed from the API (a library's) */
+    char names[3][128];  /* file names computed from the API (a library's) */
 } render_output;
 
 /* Renders every output; -1 with "file:line: message" in err. */

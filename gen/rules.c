@@ -63,6 +63,7 @@ static const struct {
     {"python-names", 2, 0},
     {"int-handles", 0, 0},
     {"header", 1, 0},
+    {"capi-sentinel", 1, 0},
     {"in-place", 2, 0},
     {"buffer-size", 3, 0},
     {"error-log", 4, 0},
@@ -346,7 +347,7 @@ int rules_is_api(const char *d)
 {
     static const char *const api[] = {"module", "result", "error-class", "error-string",
                                       "library", "library-env", "library-wheel", "python-names",
-                                      "int-handles", "header"};
+                                      "int-handles", "header", "capi-sentinel"};
     for (size_t i = 0; i < sizeof api / sizeof *api; i++)
         if (strcmp(api[i], d) == 0)
             return 1;
@@ -370,6 +371,7 @@ void rules_api(const cb_rules *r, cb_api *api)
     api->result = "CUresult";
     api->success = "CUDA_SUCCESS";
     api->error_class = "CUDAError";
+    api->capi_sentinel = "CUDA_ERROR_NOT_FOUND";
     api->name_prefix = "";
     for (size_t i = 0; i < r->nrules; i++) {
         cb_rule *rule = &r->rules[i];
@@ -396,6 +398,8 @@ void rules_api(const cb_rules *r, cb_api *api)
         } else if (strcmp(d, "library-wheel") == 0) {
             if (api->nwheels < CB_API_MAX_LIBS)
                 api->wheels[api->nwheels++] = a0;
+        } else if (strcmp(d, "capi-sentinel") == 0) {
+            api->capi_sentinel = a0;
         } else if (strcmp(d, "int-handles") == 0) {
             api->int_handles = 1;
         } else if (strcmp(d, "python-names") == 0) {

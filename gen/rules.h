@@ -171,6 +171,9 @@
  *                            `keep`
  *   int-handles              opaque handles cross as plain ints (addresses),
  *                            not as handle classes
+ *   capi-sentinel VALUE      the result a C API entry point (the capsule
+ *                            cubind.<module>._C_API) returns with a Python
+ *                            exception set (the driver: CUDA_ERROR_NOT_FOUND)
  * Parameters and results:
  *   in-place FUNCTION PARAM  `H *PARAM` of a handle H the call reads and
  *                            clears (a destroy): a handle object is passed
@@ -267,6 +270,7 @@ typedef struct {
     const char *name_prefix;        /* "" when none */
     int snake;                      /* python-names ... snake */
     int int_handles;                /* int-handles: opaque handles are plain ints */
+    const char *capi_sentinel;      /* what a C API entry returns having raised */
 } cb_api;
 
 /* Fills api from r's API directives (marking them used). */

@@ -21,20 +21,23 @@ _sys.modules[__name__ + ".cu"] = cu
 from cubind.cu import launch  # noqa: E402
 
 
-# The library APIs' exception classes live in their extensions (made at
-# their import): cubind.NVRTCError imports cubind.nvrtc, so that pickle
-# and `except cubind.NVRTCError` find them without importing every module
-# with cubind.
-_LIBRARY_ERRORS = {"NVRTCError": "nvrtc", "nvJitLinkError": "nvjitlink"}
+# The library APIs (cubind.nvrtc and its raising face cubind.rtc,
+# cubind.nvjitlink) are imported on first use, not with cubind: their
+# modules, and their exception classes, which live in their extensions
+# (cubind.NVRTCError imports cubind.nvrtc), so that pickle, `except
+# cubind.NVRTCError` and PyCapsule_Import("cubind.nvrtc._C_API") find them.
+_LAZY = {"nvrtc": ("nvrtc", None), "rtc": ("rtc", None), "nvjitlink": ("nvjitlink", None),
+         "NVRTCError": ("nvrtc", "NVRTCError"), "nvJitLinkError": ("nvjitlink", "nvJitLinkError")}
 
 
 def __getattr__(name):
-    module = _LIBRARY_ERRORS.get(name)
-    if module is None:
+    if name not in _LAZY:
         raise AttributeError("module 'cubind' has no attribute %r" % name)
     import importlib
 
-    return getattr(importlib.import_module("cubind." + module), name)
+    module, attr = _LAZY[name]
+    m = importlib.import_module("cubind." + module)
+    return m if attr is None else getattr(m, attr)
 
 
 def get_include() -> str:
