@@ -99,8 +99,9 @@ def build_ext(cfg, outdir, objdir):
     for out, objs in plan:
         subprocess.run([cfg["cc"], "-shared", *SAN, *objs, "-o", str(out), "-ldl", "-pthread"],
                        cwd=ROOT, check=True)
-    shutil.copy(ROOT / "python" / "cubind" / "__init__.py", outdir / "__init__.py")
-    deps.add("python/cubind/__init__.py")
+    for py in sorted((ROOT / "python" / "cubind").glob("*.py")):  # __init__.py, rtc.py
+        shutil.copy(py, outdir / py.name)
+        deps.add("python/cubind/" + py.name)
     return deps
 
 
