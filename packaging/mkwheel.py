@@ -8,7 +8,7 @@ For each PYTHON (an interpreter the extensions were built for; build.ninja
 passes ./configure's `pythons`) it packs, from build/python/cubind/:
 
     cubind/*.py, cubind/*.pyi, cubind/py.typed     (whatever is there)
-    cubind/driver<EXT_SUFFIX>, cubind/_runtime<EXT_SUFFIX>   (that interpreter's)
+    cubind/{driver,_runtime,nvrtc,nvjitlink}<EXT_SUFFIX>      (that interpreter's)
     cubind/include/*.h                             (out/*.h, staged there first)
 
 plus cubind-<version>.dist-info/{METADATA,WHEEL,RECORD}. Nothing else: the

@@ -35,6 +35,11 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"
 PACKAGE = BUILD / "python" / "cubind"
+# The extensions a wheel holds: mkwheel's own list (driver, _runtime, and
+# the library APIs' nvrtc, nvjitlink).
+sys.path.insert(0, str(ROOT / "packaging"))
+from mkwheel import MODULES  # noqa: E402
+sys.path.pop(0)
 FAKE = BUILD / "fakecuda" / "libcuda.so.1"
 
 
@@ -141,7 +146,7 @@ def test_contents_are_the_package_and_nothing_else(python, wheel):
     suffix = info["ext_suffix"]
     with zipfile.ZipFile(ROOT / wheel) as zf:
         names = [n for n in zf.namelist() if n.startswith("cubind/")]
-    expected = {"cubind/driver" + suffix, "cubind/_runtime" + suffix}
+    expected = {"cubind/" + m + suffix for m in MODULES}
     for p in PACKAGE.glob("*.py"):
         expected.add("cubind/" + p.name)
     for p in PACKAGE.glob("*.pyi"):
@@ -192,7 +197,7 @@ def test_platform_tag_is_the_highest_glibc_version(python, wheel):
     suffix = interpreter(python)["ext_suffix"]
     glibc = {"libc.so.6", "libdl.so.2", "libpthread.so.0", "libm.so.6", "librt.so.1"}
     highest = (2, 5)
-    for module in ("driver", "_runtime"):
+    for module in MODULES:
         needed, version = glibc_needs(str(PACKAGE / (module + suffix)))
         assert set(needed) <= glibc, "%s needs %s" % (module, needed)
         assert not [n for n in needed if "python" in n or "cuda" in n]
@@ -212,7 +217,7 @@ def test_wheels_install_where_glibc_is_2_17(python, wheel):
     # glibc 2.17 (scripts/check-old-glibc.sh runs a wheel on glibc 2.31). A new
     # libc call with a newer default version fails here first.
     suffix = interpreter(python)["ext_suffix"]
-    for module in ("driver", "_runtime"):
+    for module in MODULES:
         needed, version = glibc_needs(str(PACKAGE / (module + suffix)))
         assert version <= (2, 17), "%s needs GLIBC_%d.%d" % ((module,) + version)
         assert {"libdl.so.2", "libpthread.so.0"} <= set(needed), (module, needed)
