@@ -66,3 +66,19 @@ def test_the_runtime_is_defined_in_runtime_alone():
     shared = {n for n in (rt & drv) - TOOLCHAIN - PER_MODULE_POINTERS
               if not n.startswith(("Py", "_Py") + TOOLCHAIN_PREFIXES)}
     assert not shared, sorted(shared)
+
+
+@pytest.mark.parametrize("module", ["cubind.nvrtc", "cubind.nvjitlink"])
+def test_library_modules_hold_no_runtime_state(module):
+    """The library APIs' modules reach the runtime through its capsule too;
+    their own loader state (runtime/bind_library.c) is per module: one
+    library each."""
+    import importlib
+
+    rt = defined(cubind._runtime.__file__)
+    lib = defined(importlib.import_module(module).__file__)
+    assert "cbs_library_resolve" in lib  # the check sees the module's own code
+    assert not runtime_names(lib), sorted(runtime_names(lib))
+    shared = {n for n in (rt & lib) - TOOLCHAIN - PER_MODULE_POINTERS
+              if not n.startswith(("Py", "_Py") + TOOLCHAIN_PREFIXES)}
+    assert not shared, sorted(shared)
