@@ -4,13 +4,13 @@ name expressions, a failing program's log, PTX / CUBIN / LTO-IR output,
 bad input, the loader's search order, 8 threads compiling at once."""
 import os
 import pickle
-import subprocess
 import sys
 import threading
 
 import pytest
 
 import cubind
+from conftest import run_python
 from nvrtc_common import ARCH, AXPY, check_cubin, kernel_source, nvrtc  # noqa: F401
 
 CALLED = set()  # the nvrtc functions these tests call (test_every_function_called)
@@ -198,6 +198,7 @@ def test_bad_input(nvrtc):
         n.nvrtcGetErrorString("NVRTC_SUCCESS")
 
 
+@pytest.mark.tsan
 def test_threads_compile_the_same_ptx(nvrtc):
     """8 threads compiling different programs at once give what one thread
     gives (the library runs with the thread state detached)."""
@@ -231,6 +232,32 @@ def test_threads_compile_the_same_ptx(nvrtc):
         assert not sys._is_gil_enabled()  # importing cubind.nvrtc kept it off
 
 
+FIRST_USE = """
+import threading, cubind.nvrtc as n, cubind.nvjitlink as j
+N = 8
+barrier = threading.Barrier(N)
+out = [None] * N
+def body(i):
+    barrier.wait()
+    out[i] = (n.nvrtcVersion()[1:], j.version(), n._library_status(), j._library_status())
+ts = [threading.Thread(target=body, args=(i,)) for i in range(N)]
+[t.start() for t in ts]; [t.join() for t in ts]
+print(len(set(out)), out[0])
+"""
+
+
+@pytest.mark.tsan
+def test_first_use_race(nvrtc):
+    """8 threads of a fresh process make the first call of both library
+    modules at once: one library each, the same answers everywhere."""
+    for _ in range(3):
+        r = run_python(FIRST_USE)
+        assert r.returncode == 0, r.stderr
+        count, first = r.stdout.split(" ", 1)
+        assert count == "1", r.stdout
+        assert "(True, " in first and "libnvrtc" in first and "libnvJitLink" in first
+
+
 def test_every_function_called(nvrtc):
     """Runs last in this file: every nvrtc function of the module was called
     above (the list comes from the module, not from this file)."""
@@ -238,17 +265,6 @@ def test_every_function_called(nvrtc):
              and not isinstance(getattr(nvrtc, name), type)}
     assert len(bound) == 24
     assert bound - CALLED == set()
-
-
-def run_python(code, **env):
-    e = dict(os.environ)
-    for k, v in env.items():
-        if v is None:
-            e.pop(k, None)
-        else:
-            e[k] = v
-    return subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True,
-                          timeout=120)
 
 
 LOAD = ("import cubind.nvrtc as n\n"
@@ -277,13 +293,13 @@ def test_loader_order(nvrtc, tmp_path):
     lib64 = tmp_path / "home" / "lib64"
     lib64.mkdir(parents=True)
     os.symlink(real, lib64 / os.path.basename(real))
-    r = run_python(LOAD, CUBIND_LIBNVRTC=None, CUDA_HOME=str(tmp_path / "home"), CUDA_PATH=None)
+    r = run_python(LOAD, CUBIND_LIBNVRTC="", CUDA_HOME=str(tmp_path / "home"), CUDA_PATH="")
     assert "(True, '%s/%s')" % (lib64, os.path.basename(real)) in r.stdout, r.stdout + r.stderr
     wheel = tmp_path / "site" / "nvidia" / "cu13" / "lib"
     wheel.mkdir(parents=True)
     os.symlink(real, wheel / os.path.basename(real))
     code = "import sys; sys.path.insert(0, %r)\n" % str(tmp_path / "site") + LOAD
-    r = run_python(code, CUBIND_LIBNVRTC=None, CUDA_HOME=str(tmp_path / "nothing"), CUDA_PATH=None)
+    r = run_python(code, CUBIND_LIBNVRTC="", CUDA_HOME=str(tmp_path / "nothing"), CUDA_PATH="")
     assert "(True, '%s/%s')" % (wheel, os.path.basename(real)) in r.stdout, r.stdout + r.stderr
     assert "NVRTC_SUCCESS: 0>, 1" in r.stdout  # nvrtcVersion through the wheel copy
 
