@@ -147,3 +147,25 @@ def build_bindings(gen_dir, include, pkg_root):
 @pytest.fixture(scope="session")
 def python():
     return sys.executable
+
+
+def check_saved_manifest(saved, header, tmp_path):
+    """Regenerating the manifest of a header that did not change gives the
+    saved file byte for byte (a generator change that moves a signature is
+    caught here); a changed header is reported (skip), not failed. Returns
+    the manifest as JSON."""
+    import json
+
+    out = str(tmp_path / "m.json")
+    p = run([CUBIND, "manifest", "--header", header, "--out", out])
+    assert p.returncode == 0, p.stderr
+    with open(saved) as f:
+        old = f.read()
+    with open(out) as f:
+        new = f.read()
+    if json.loads(old)["inputs_fnv1a64"] != json.loads(new)["inputs_fnv1a64"]:
+        pytest.skip("%s differs from the header abi/%s was made from" % (header, os.path.basename(saved)))
+    assert new == old, ("regenerating %s changed it although its header did not change; run "
+                        "`build/cubind manifest --header %s --out %s` only if the change is "
+                        "intended" % (saved, header, saved))
+    return json.loads(new)
