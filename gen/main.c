@@ -52,7 +52,9 @@ static const char usage_dump[] =
     "\n"
     "Prints the model of cuda.h as JSON on stdout: functions (public name,\n"
     "ABI symbol, cuGetProcAddress name and version), enums, records with\n"
-    "sizes and offsets, typedefs, handles, callbacks, integer macros.\n";
+    "sizes and offsets, typedefs, handles, callbacks, integer macros. A\n"
+    "header not named cuda.h is read as a library's (nvrtc.h, nvJitLink.h:\n"
+    "no cudaTypedefs.h; symbols for dlsym).\n";
 
 static const char usage_verify[] =
     "usage: cubind verify FILE...\n"
@@ -131,7 +133,7 @@ static int cmd_dump(int argc, char **argv)
         fprintf(stderr, "cubind dump: --header is required\n%s", usage_dump);
         return 2;
     }
-    cb_model *m = load_model(o.header, 0);
+    cb_model *m = load_model(o.header, model_is_library_header(o.header));
     if (!m)
         return 1;
     int rc = dump_model(stdout, m);
