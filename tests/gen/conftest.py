@@ -102,6 +102,12 @@ def generated(run_cubind, cuda_h, tmp_path_factory):
     return d
 
 
+@pytest.fixture(scope="session")
+def library_rules():
+    """library_apis(), for the tests."""
+    return library_apis()
+
+
 def library_apis():
     """(rules file, header) of each library API: gen/<api>.rules with its
     `header` rule (configure pairs them the same way)."""

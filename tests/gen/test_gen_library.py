@@ -5,8 +5,6 @@ written)."""
 import os
 import re
 
-from conftest import library_apis
-
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -16,8 +14,8 @@ def generate(run_cubind, cuda_include, rules, header, out):
                       rules, "--out", str(out))
 
 
-def test_every_library_function_is_bound(run_cubind, cuda_include, tmp_path):
-    apis = dict((os.path.basename(r)[:-len(".rules")], (r, h)) for r, h in library_apis())
+def test_every_library_function_is_bound(run_cubind, cuda_include, library_rules, tmp_path):
+    apis = dict((os.path.basename(r)[:-len(".rules")], (r, h)) for r, h in library_rules)
     assert set(apis) == {"nvrtc", "nvjitlink"}
     for api, (rules, header) in apis.items():
         p = generate(run_cubind, cuda_include, rules, header, tmp_path / api)
