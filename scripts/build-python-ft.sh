@@ -33,7 +33,8 @@ APTDIR=$CACHE/apt-python
 SRCDIR=$CACHE/src/python3.13
 BUILDROOT=$CACHE/build
 
-MIRROR=http://deb.debian.org/debian
+# The system apt configuration's Debian archive (scripts/apt-mirror.sh).
+MIRROR=$("$(dirname "$0")/apt-mirror.sh")
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 SRC_PKG=python3.13
 SRC_SUITE=trixie

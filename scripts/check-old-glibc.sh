@@ -19,7 +19,8 @@ cd "$(dirname "$0")/.."
 host_py=$1
 CACHE=${CUBIND_CACHE:-$HOME/.cache/cubind}
 ROOT=$CACHE/old-glibc/bullseye
-MIRROR=http://deb.debian.org/debian
+# The system apt configuration's Debian archive (scripts/apt-mirror.sh).
+MIRROR=$(scripts/apt-mirror.sh)
 log() { printf '%s\n' "check-old-glibc: $*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 

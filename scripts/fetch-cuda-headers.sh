@@ -23,7 +23,8 @@ set -eu
 
 CACHE=${CUBIND_CACHE:-$HOME/.cache/cubind}
 HDRS=$CACHE/cuda-headers
-MIRROR=http://deb.debian.org/debian
+# The system apt configuration's Debian archive (scripts/apt-mirror.sh).
+MIRROR=$("$(dirname "$0")/apt-mirror.sh")
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 PKG=nvidia-cuda-dev
 # Members of the package's data.tar that are extracted. cuda.h needs only

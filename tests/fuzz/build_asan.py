@@ -101,6 +101,8 @@ def build_ext(cfg, outdir, objdir):
                        cwd=ROOT, check=True)
     shutil.copy(ROOT / "python" / "cubind" / "__init__.py", outdir / "__init__.py")
     deps.add("python/cubind/__init__.py")
+    shutil.copy(BUILD / "python" / "cubind" / "_version.py", outdir / "_version.py")
+    deps.add("build/python/cubind/_version.py")
     return deps
 
 
