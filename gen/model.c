@@ -21,6 +21,19 @@ void model_free(cb_model *m)
             return &(arr)[i_];                          \
     return NULL
 
+void model_forget_docs(cb_model *m)
+{
+    for (size_t i = 0; i < m->nfunctions; i++)
+        m->functions[i].doc = "";
+    for (size_t i = 0; i < m->nenums; i++) {
+        m->enums[i].doc = "";
+        for (size_t k = 0; k < m->enums[i].nitems; k++)
+            m->enums[i].items[k].doc = "";
+    }
+    for (size_t i = 0; i < m->nrecords; i++)
+        m->records[i].doc = "";
+}
+
 const cb_function *model_function(const cb_model *m, const char *name) { FIND(m->functions, m->nfunctions, name, name); }
 const cb_enum *model_enum(const cb_model *m, const char *name) { FIND(m->enums, m->nenums, name, name); }
 const cb_handle *model_handle(const cb_model *m, const char *name) { FIND(m->handles, m->nhandles, name, name); }

@@ -150,6 +150,11 @@ typedef struct {
 cb_model *model_parse(const char *header, char *err, size_t errlen);
 void model_free(cb_model *m);
 
+/* Empties every documentation comment of the model (functions, enums and
+ * their members, records): what `cubind generate` does unless
+ * --header-docs, so that generated files hold none of the header's prose. */
+void model_forget_docs(cb_model *m);
+
 /* Lookups by name; NULL when absent. Linear: the stages call them rarely. */
 const cb_function *model_function(const cb_model *m, const char *name);
 const cb_enum *model_enum(const cb_model *m, const char *name);

@@ -23,6 +23,7 @@
 #include "abi.h"
 #include "arena.h"
 #include "checksum.h"
+#include "doc_rst.h"
 #include "handles.h"
 #include "render_structs.h"
 #include "render_util.h"
@@ -408,7 +409,7 @@ static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_c
             tv_push(sync, sv);
         }
         if (out) {
-            sb_printf(&outs, ", %s", pc->pyname);
+            sb_printf(&outs, "%s%s", nout ? ", " : "", pc->pyname);
             nout++;
             cache_result &= is_plain_value_output(pc);
             handle_outputs += pc->elem == EK_HANDLE || pc->elem == EK_VALUE_HANDLE;
@@ -444,15 +445,29 @@ static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_c
     tv_set(fn, "registry", registry_value(fc));
     tv_set(fn, "undo", undo_value(fc));
 
-    /* "name(args)\n--\n\n" makes inspect.signature() report (args). */
-    strbuf doc = {0};
-    sb_printf(&doc, "%s(%s)\n--\n\nReturns (CUresult%s).\n\n%s\n\n%s%s", f->name,
-              sig.data ? sig.data : "", outs.data ? outs.data : "", proto,
-              f->deprecated ? "Deprecated.\n\n" : "", f->doc);
-    if (sig.oom || outs.oom || doc.oom)
+    /* The docstrings (templates/driver/docstring.c), one per face: the
+     * signature "name(args)" that inspect.signature() reads, the outputs'
+     * names, and the header's documentation when the model kept it
+     * (`generate --header-docs`; model_forget_docs empties it otherwise). */
+    if (sig.oom || outs.oom)
         arena_oom();
-    tv_set(fn, "doc", c_string_literal(doc.data));
-    sb_free(&doc);
+    tv_set_str(fn, "py_signature", sig.data ? sig.data : "");
+    tv_set_str(fn, "outputs", outs.data ? outs.data : "");
+    tv_set_bool(fn, "deprecated", f->deprecated);
+    tv_set_bool(fn, "has_header_doc", *f->doc != '\0');
+    if (*f->doc) {
+        char *rst = doc_rst(f->doc);
+        tv_set(fn, "header_doc", c_string_literal(rst));
+        free(rst);
+    }
+    tv *faces = tv_list();
+    for (int raising = 0; raising < 2; raising++) {
+        tv *face = tv_map();
+        tv_set_bool(face, "raising", raising);
+        tv_set_str(face, "face_suffix", raising ? "_cu" : "");
+        tv_push(faces, face);
+    }
+    tv_set(fn, "faces", faces);
     sb_free(&sig);
     sb_free(&outs);
     free(proto);
@@ -521,6 +536,7 @@ static tv *enums_value(const cb_model *m)
         tv_set_int(ev, "index", (long long)i);
         tv_set_str(ev, "name", e->name);
         tv_set_int(ev, "nitems", (long long)e->nitems);
+        tv_set_bool(ev, "has_doc", *e->doc != '\0');
         tv_set(ev, "doc", c_string_literal(e->doc));
         tv *items = tv_list();
         for (size_t k = 0; k < e->nitems; k++) {
@@ -712,10 +728,14 @@ static tv *report_context(const cb_model *m, const cb_classes *c)
 
 /* ---- outputs -------------------------------------------------------------- */
 
-/* Renders template `name` into out->files[]: the body, then the generated
- * header with the body's checksum when `with_header`. */
+/* The generated header a file gets (checksum.h: the stamp covers the body
+ * after it): a C comment, or "#" lines for stubs and text files. */
+enum { HEADER_C, HEADER_HASH };
+
+/* Renders template `name` into out->files[]: the generated header with the
+ * body's checksum, then the body. */
 static int render_one(render_output *out, const tmpl_set *ts, const cb_model *m, const char *tmpl,
-                      const char *file, tv *ctx, int with_header, char *err, size_t errlen)
+                      const char *file, tv *ctx, int header, char *err, size_t errlen)
 {
     strbuf body = {0};
     int rc = tmpl_render(ts, tmpl, ctx, &body, err, errlen);
@@ -725,7 +745,7 @@ static int render_one(render_output *out, const tmpl_set *ts, const cb_model *m,
         return -1;
     }
     strbuf whole = {0};
-    if (with_header) {
+    {
         char sum[CHECKSUM_HEX + 1];
         checksum_hex(body.data ? body.data : "", body.len, sum);
         tv *h = tv_map();
@@ -733,7 +753,8 @@ static int render_one(render_output *out, const tmpl_set *ts, const cb_model *m,
         tv_set_str(h, "header", base_name(m->header));
         tv_set_int(h, "cuda_version", m->cuda_version);
         tv_set_str(h, "checksum", sum);
-        rc = tmpl_render(ts, "generated_header", h, &whole, err, errlen);
+        rc = tmpl_render(ts, header == HEADER_C ? "generated_header" : "generated_header_hash", h,
+                         &whole, err, errlen);
         tv_free(h);
         if (rc < 0) {
             sb_free(&body);
@@ -769,17 +790,17 @@ int render_all(render_output *out, const tmpl_set *ts, const cb_model *m, const 
                const cb_rules *rules, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    if (render_one(out, ts, m, "driver/module.c", "driver.c", driver_context(m, c, rules), 1, err,
+    if (render_one(out, ts, m, "driver/module.c", "driver.c", driver_context(m, c, rules), HEADER_C, err,
                    errlen) < 0 ||
         render_one(out, ts, m, "checks/struct_layout.c", "struct_layout_check.c",
-                   layout_context(m), 1, err, errlen) < 0 ||
-        render_one(out, ts, m, "report.txt", "unsupported.txt", report_context(m, c), 0, err,
+                   layout_context(m), HEADER_C, err, errlen) < 0 ||
+        render_one(out, ts, m, "report.txt", "unsupported.txt", report_context(m, c), HEADER_HASH, err,
                    errlen) < 0 ||
         render_one(out, ts, m, "consumer/cubind_driver_api.h", "cubind_driver_api.h",
-                   consumer_context(m, c), 1, err, errlen) < 0 ||
-        render_one(out, ts, m, "stubs/module.pyi", "driver.pyi", stub_context(m, c, rules, 0), 0,
+                   consumer_context(m, c), HEADER_C, err, errlen) < 0 ||
+        render_one(out, ts, m, "stubs/module.pyi", "driver.pyi", stub_context(m, c, rules, 0), HEADER_HASH,
                    err, errlen) < 0 ||
-        render_one(out, ts, m, "stubs/module.pyi", "cu.pyi", stub_context(m, c, rules, 1), 0,
+        render_one(out, ts, m, "stubs/module.pyi", "cu.pyi", stub_context(m, c, rules, 1), HEADER_HASH,
                    err, errlen) < 0) {
         render_output_free(out);
         return -1;

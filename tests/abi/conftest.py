@@ -95,9 +95,11 @@ def header_version(include):
 
 
 def generate(header_dir, out, rules=None):
-    """rules: a rules file in place of gen/rules.txt."""
+    """rules: a rules file in place of gen/rules.txt. Unmatched rules are
+    listed one per line (--list-unmatched) for the tests that look for one."""
     os.makedirs(out, exist_ok=True)
-    p = run([CUBIND, "generate", "--header", os.path.join(header_dir, "cuda.h"), "--out", out]
+    p = run([CUBIND, "generate", "--list-unmatched", "--header",
+             os.path.join(header_dir, "cuda.h"), "--out", out]
             + (["--rules", str(rules)] if rules else []))
     assert p.returncode == 0, "cubind generate failed:\n" + p.stderr[-4000:]
     return p

@@ -115,7 +115,8 @@ def build_gen(cfg, out, objdir):
     for o in link[2]:
         obj = objdir / pathlib.Path(o).name
         cmd = [cfg["cc"], "-std=c11", "-O1", "-g", *SAN, *shlex.split(cfg["clang_cflags"]),
-               "-Igen", "-MMD", "-MF", str(obj) + ".d", "-c", srcs[o], "-o", str(obj)]
+               "-Igen", '-DCUBIND_VERSION="%s"' % cfg["version"],
+               "-MMD", "-MF", str(obj) + ".d", "-c", srcs[o], "-o", str(obj)]
         jobs.append((cmd, srcs[o]))
         depfiles.append(str(obj) + ".d")
         objs.append(str(obj))

@@ -299,6 +299,16 @@ def generate_with_extra_rules(run_cubind, tmp_path, cuda_h, extra):
     rules.write_text("".join(lines + extra))
     p = run_generate(run_cubind, cuda_h, out, "--rules", str(rules))
     assert p.returncode == 0, p.stderr
+    # By default one summary line counts them (they read as errors
+    # otherwise: an older release's header leaves 17-104 unmatched);
+    # --list-unmatched names each.
+    summary = p.stderr
+    assert "matches nothing" not in summary
+    p = run_generate(run_cubind, cuda_h, out, "--rules", str(rules), "--list-unmatched")
+    assert p.returncode == 0, p.stderr
+    n = p.stderr.count("matches nothing")
+    assert n == 0 or "cubind: %d rule%s of %s match%s nothing in %s (" % (
+        n, "s" if n > 1 else "", rules, "" if n > 1 else "es", cuda_h) in summary, summary
 
     def unmatched(k, rule):
         return "%s:%d: rule '%s' matches nothing in %s" % (rules, len(lines) + k, rule, cuda_h)
