@@ -84,8 +84,14 @@ char *doc_rst(const char *doc)
         while (s < end) {
             if ((*s == '\\' || *s == '@') && s + 1 < end && strchr("peb", s[1]) &&
                 s + 2 < end && s[2] == ' ') {
+                /* the argument: up to a space or punctuation ("*dptr",
+                 * "ptr[i]"), a sentence's final '.' excluded */
                 const char *w = s + 3;
-                size_t n = word_len(w);
+                size_t n = 0;
+                while (w + n < end && !strchr(" \t,;:()", w[n]))
+                    n++;
+                while (n && w[n - 1] == '.')
+                    n--;
                 sb_printf(&sb, "%s%.*s%s", s[1] == 'p' ? "``" : "*", (int)n, w,
                           s[1] == 'p' ? "``" : "*");
                 s = w + n;

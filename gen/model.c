@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * model.c — the model's lookups and its arena (model.h), apart from the
  * libclang parser that fills it, so that tools built without libclang (the

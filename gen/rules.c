@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rules.c — reads rules.txt (see rules.h for the directives).
  *

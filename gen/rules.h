@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rules.h — the special cases of rules.txt, the one data file of exceptions
  * to the classifier's general rules. Each line is a directive and its

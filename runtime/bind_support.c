@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bind_support.c — see bind_support.h. Stateless: all objects created here
  * belong to the calling module's state.

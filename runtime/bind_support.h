@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bind_support.h — stateless helpers that generated binding modules call:
  * argument parsing and conversion, enum types, handle types, driver entry

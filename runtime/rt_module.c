@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rt_module.c — the `cubind._runtime` extension module.
  *

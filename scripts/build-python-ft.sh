@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Build a free-threaded CPython 3.13 (./configure --disable-gil) from the
 # upstream tarball of Debian's python3.13 source package (trixie), into
 # $CUBIND_CACHE/python3.13t, and make Debian's pure-Python pytest and

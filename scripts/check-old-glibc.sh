@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # scripts/check-old-glibc.sh PYTHON3.13 — does a wheel built here work on an
 # older glibc than the build machine's? Builds the cp313 wheel with
 # PYTHON3.13 (a CPython 3.13 with the GIL, e.g. pyenv's) from the committed

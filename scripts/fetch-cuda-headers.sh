@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Fetch cuda.h and cudaTypedefs.h of older CUDA releases from Debian's
 # non-free nvidia-cuda-dev package, for `cubind abi-diff` and the ABI tests.
 #

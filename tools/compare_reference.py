@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Compares cubind.driver with the public surface of cuda.bindings.driver
 (../shared/reference JSON or --reference FILE) for the names that exist in
 the header cubind was generated from.

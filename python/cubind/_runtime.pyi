@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Typing stub of cubind._runtime (runtime/rt_module.c), written by hand.
 from typing import Any, Callable
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Fixtures of the ABI tests (tests/abi): the capsule C API, per-release
 generation (11.8, 12.4, 13.0) and the abi-diff / abi-check / manifest tools.
 

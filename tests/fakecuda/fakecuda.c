@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fakecuda.c — a TEST-ONLY fake of the CUDA driver (libcuda.so.1).
  *
  * This is a test double for CI machines without a GPU, loaded by the cubind

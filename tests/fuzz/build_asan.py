@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Builds sanitizer copies of cubind's binaries for tests/fuzz (run by ninja).
 
   build_asan.py ext --stamp S   the extensions of the main interpreter (the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Generator errors: a non-zero exit, "path:LINE: message" on stderr naming
 the offending file, and the output directory exactly as it was before."""
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """out/ is what the generator writes now, generated files carry a checksum
 that catches hand edits, the generator's C holds no emitted code, and every
 template is used."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The generated typing stubs (out/driver.pyi, out/cu.pyi, installed beside
 the extensions) are accepted by a type checker, describe every bound
 function of both faces, and let the checker catch misuse."""

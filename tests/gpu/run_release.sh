@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/run_release.sh OUT_DIR INCLUDE_DIR DEST — compiles bindings that
 # were generated from another CUDA release's header (OUT_DIR, from
 # `cubind generate`) against that release's headers (INCLUDE_DIR) for the

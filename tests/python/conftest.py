@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared fixtures for the Python tests: the test-only fake driver
 (tests/fakecuda, loaded through CUBIND_LIBCUDA by tests/run) and its control
 API through ctypes."""

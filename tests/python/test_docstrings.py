@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Docstrings and integer constants of both faces (cubind.driver, cubind.cu),
 checked against the text of cuda.h itself."""
 import pathlib

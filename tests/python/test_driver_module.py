@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cubind.driver against the test-only fake driver: module shape, enums,
 handles, argument conversion, the raising face, driver loading."""
 import pickle

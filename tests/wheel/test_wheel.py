@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The wheels `ninja` writes into dist/ (packaging/mkwheel.py), one per
 interpreter ./configure found, listed in build/wheels.txt:
 
