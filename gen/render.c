@@ -167,6 +167,10 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
     tv_set(p, "smax", ll_literal(pc->smax));
     tv_set_str(p, "enum_name", pc->enum_index >= 0 ? m->enums[pc->enum_index].name : "");
     tv_set_str(p, "handle_name", pc->handle ? pc->handle : "");
+    /* a class implementing __cuda_stream__: the parameter also takes any
+     * object that does (the stubs' _CudaStreamLike) */
+    int hi = pc->handle ? handles_index(hc, nhc, pc->handle) : -1;
+    tv_set_bool(p, "stream_like", hi >= 0 && hc[hi].stream_protocol);
     /* a handle-cast rule: the other class the parameter takes */
     tv_set_str(p, "cast_handle", pc->cast_from ? pc->cast_from : "");
     tv_set_bool(p, "has_cast", pc->cast_from != NULL);

@@ -14,7 +14,8 @@ interpreter ./configure found, listed in build/wheels.txt:
 
 Run by tests/run with the main interpreter: python3 -m pytest tests/wheel.
 CUBIND_WHEEL_PEP517=all also runs `pip wheel --no-build-isolation` (another
-full build, ~25 s); CUBIND_WHEEL_PEP517=0 skips the PEP 517 builds.
+full build, ~30 s); CUBIND_WHEEL_PEP517=0 skips the PEP 517 builds (here and
+in test_packaging.py).
 """
 import base64
 import csv
@@ -340,20 +341,8 @@ def test_python_suite_against_the_installed_package(venv, tmp_path):
 PEP517 = os.environ.get("CUBIND_WHEEL_PEP517", "1")
 
 
-@pytest.mark.skipif(PEP517 == "0", reason="CUBIND_WHEEL_PEP517=0")
-def test_pip_install_from_the_source_tree(tmp_path):
-    """`pip install .` with build isolation (requires = [], so nothing to
-    download): the in-tree backend configures and builds with Ninja."""
-    python = config("python")
-    env_dir = tmp_path / "venv"
-    run([python, "-m", "venv", env_dir])
-    vpy = env_dir / "bin" / "python"
-    p = run([vpy, "-m", "pip", "install", "--no-index", "-v", ROOT], cwd=tmp_path, timeout=600)
-    assert "Successfully installed cubind-" in p.stdout
-    code = "import cubind, cubind.driver, sys; assert cubind.__file__.startswith(sys.prefix); print('ok')"
-    assert run([vpy, "-c", code], cwd=tmp_path).stdout.strip() == "ok"
-    # The source tree's build/ is untouched: still every interpreter.
-    assert config("pythons").split() == [py for py, _ in WHEELS]
+# `pip wheel .` (twice, compared byte for byte) and `pip install -e .`:
+# tests/wheel/test_packaging.py.
 
 
 @pytest.mark.skipif(PEP517 != "all", reason="set CUBIND_WHEEL_PEP517=all")
