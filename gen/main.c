@@ -244,9 +244,9 @@ static int cmd_generate(int argc, char **argv)
     size_t unmatched = rules_unmatched(rules, m, o.list_unmatched ? stderr : NULL);
     if (unmatched && !o.list_unmatched)
         fprintf(stderr,
-                "cubind: %zu rule%s of %s match%s nothing in %s (rules for other releases; "
-                "--list-unmatched names them)\n",
-                unmatched, unmatched == 1 ? "" : "s", o.rules, unmatched == 1 ? "es" : "", o.header);
+                "cubind: %zu rule%s of %s name%s nothing in %s (rules for other releases; "
+                "--list-unmatched lists them)\n",
+                unmatched, unmatched == 1 ? "" : "s", o.rules, unmatched == 1 ? "s" : "", o.header);
     fprintf(stderr, "cubind: %zu of %zu functions bound; the rest are listed in %s/unsupported.txt\n",
             classes->nsupported, classes->nfunctions, o.out);
     status = 0;

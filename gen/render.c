@@ -758,8 +758,9 @@ static int render_one(render_output *out, const tmpl_set *ts, const cb_model *m,
         tv_set_str(h, "header", base_name(m->header));
         tv_set_int(h, "cuda_version", m->cuda_version);
         tv_set_str(h, "checksum", sum);
-        rc = tmpl_render(ts, header == HEADER_C ? "generated_header" : "generated_header_hash", h,
-                         &whole, err, errlen);
+        rc = header == HEADER_C
+                 ? tmpl_render(ts, "generated_header", h, &whole, err, errlen)
+                 : tmpl_render(ts, "generated_header_hash", h, &whole, err, errlen);
         tv_free(h);
         if (rc < 0) {
             sb_free(&body);
