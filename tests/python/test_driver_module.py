@@ -1,15 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """cubind.driver against the test-only fake driver: module shape, enums,
 handles, argument conversion, the raising face, driver loading."""
-import os
-import pathlib
 import pickle
 
 import sys
 
 import pytest
 
-from conftest import run_python
+from conftest import run_python, symbols_file
 
 
 def test_every_bound_function_is_exported_and_no_other(drv, model, unsupported):
@@ -481,13 +479,8 @@ def test_fast_path_helpers_have_no_out_of_line_copy(drv):
     import subprocess
     if not shutil.which("nm"):
         pytest.skip("nm (binutils) is not installed")
-    # The shipped extension is stripped; its symbols are in the debug file
-    # the build split off (build/debug/, packaging/split-debug.sh), unless
-    # ./configure --debug-info kept them in place.
-    debug = pathlib.Path(__file__).resolve().parents[2] / "build" / "debug" / (
-        os.path.basename(drv.__file__) + ".debug")
-    target = str(debug) if debug.exists() else drv.__file__
-    out = subprocess.run(["nm", target], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(["nm", symbols_file(drv.__file__)], capture_output=True, text=True,
+                         check=True).stdout
     # local symbols of the unstripped build; GCC's clones carry a suffix
     # (proc.constprop.0, cbs_arg_unsigned.part.0)
     defined = {line.split()[-1].split(".")[0] for line in out.splitlines() if line.split()}
