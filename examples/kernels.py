@@ -12,6 +12,17 @@ Written by hand for sm_50 and later (the driver JIT-compiles it for the GPU
 it runs on). The test-only fake driver CI uses runs a kernel of this name on
 the host, so the examples check their results there too.
 """
+from __future__ import annotations
+
+import array
+
+
+def host_vectors(n: int) -> tuple[array.array[float], array.array[float], array.array[float]]:
+    """A, B (0, 1, 2, ... and twice that) and a zeroed C of n floats each."""
+    a = array.array("f", (float(i) for i in range(n)))
+    b = array.array("f", (2.0 * i for i in range(n)))
+    return a, b, array.array("f", bytes(4 * n))
+
 
 VECTOR_ADD_PTX = b"""
 .version 6.0

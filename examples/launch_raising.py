@@ -5,20 +5,17 @@ the kernel itself (cuFuncGetParamInfo).
 
 Run: python3 examples/launch_raising.py
 """
-import array
 
 import cubind
 import cubind.cu as cu
 
-from kernels import VECTOR_ADD_PTX
+from kernels import VECTOR_ADD_PTX, host_vectors
 
 
 def main() -> None:
     n = 4096
     nbytes = n * 4
-    a = array.array("f", (float(i) for i in range(n)))
-    b = array.array("f", (0.5 * i for i in range(n)))
-    c = array.array("f", bytes(nbytes))
+    a, b, c = host_vectors(n)
 
     cu.cuInit(0)
     device = cu.cuDeviceGet(0)

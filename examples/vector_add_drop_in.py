@@ -9,13 +9,12 @@ import line alone:
 
 Run: python3 examples/vector_add_drop_in.py
 """
-import array
 import ctypes
 from typing import Any
 
 from cubind import driver as cuda
 
-from kernels import VECTOR_ADD_PTX
+from kernels import VECTOR_ADD_PTX, host_vectors
 
 
 def check(result: tuple[Any, ...]) -> Any:
@@ -31,9 +30,7 @@ def check(result: tuple[Any, ...]) -> Any:
 def main() -> None:
     n = 50000
     nbytes = n * 4
-    a = array.array("f", (float(i) for i in range(n)))
-    b = array.array("f", (2.0 * i for i in range(n)))
-    c = array.array("f", bytes(nbytes))
+    a, b, c = host_vectors(n)
 
     check(cuda.cuInit(0))
     device = check(cuda.cuDeviceGet(0))
