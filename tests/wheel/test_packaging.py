@@ -222,3 +222,28 @@ def test_import_from_an_interpreter_the_build_did_not_target(tmp_path):
     assert err.startswith("ImportError: cubind's extensions in ")
     assert "built for cpython-399-x86_64-linux-gnu, not for this interpreter" in err
     assert "./configure --user --python %s && ninja" % sys.executable in err
+
+
+# ---------------------------------------------------------------- scripts
+
+def apt_mirror(etc, **env):
+    return subprocess.run([str(ROOT / "scripts" / "apt-mirror.sh")], capture_output=True,
+                          text=True, check=True,
+                          env=dict(clean_env(**env), CUBIND_APT_ETC=str(etc))).stdout.strip()
+
+
+def test_scripts_take_the_mirror_from_the_apt_configuration(tmp_path):
+    # 05a670f's scripts fetched from deb.debian.org whatever apt used.
+    (tmp_path / "sources.list.d").mkdir()
+    assert apt_mirror(tmp_path) == "http://deb.debian.org/debian"      # none configured
+    (tmp_path / "sources.list.d" / "debian.sources").write_text(
+        "Types: deb\nURIs: http://mirror.example/debian-security\nSuites: bookworm-security\n\n"
+        "Types: deb\nURIs: http://mirror.example/debian/\nSuites: bookworm\n")
+    assert apt_mirror(tmp_path) == "http://mirror.example/debian"
+    (tmp_path / "sources.list").write_text(
+        "# comment\ndeb [arch=amd64 signed-by=/k.gpg] http://local.example/debian bookworm main\n")
+    assert apt_mirror(tmp_path) == "http://local.example/debian"      # sources.list first
+    assert apt_mirror(tmp_path, CUBIND_APT_MIRROR="http://x/debian") == "http://x/debian"
+    for script in ("build-python-ft.sh", "fetch-cuda-headers.sh", "check-old-glibc.sh"):
+        text = (ROOT / "scripts" / script).read_text()
+        assert "apt-mirror.sh" in text and "MIRROR=http" not in text, script
