@@ -119,11 +119,13 @@ def compile_consumer(api_dir, include, out_dir):
 def build_bindings(gen_dir, include, pkg_root):
     """Compiles gen_dir/driver.c with the runtime's binding sources against
     `include` into pkg_root/cubind/, beside the built _runtime and
-    __init__.py (the runtime does not depend on the header's release)."""
+    __init__.py and _version.py (the runtime does not depend on the
+    header's release)."""
     pkg = os.path.join(pkg_root, "cubind")
     os.makedirs(pkg, exist_ok=True)
     for name in os.listdir(os.path.join(BUILD_PY, "cubind")):
-        if name.startswith("_runtime") and name.endswith(EXT_SUFFIX) or name == "__init__.py":
+        if (name.startswith("_runtime") and name.endswith(EXT_SUFFIX)
+                or name in ("__init__.py", "_version.py")):
             shutil.copy(os.path.join(BUILD_PY, "cubind", name), pkg)
     sources = [os.path.join(gen_dir, "driver.c")] + [
         os.path.join(REPO, "runtime", s)
