@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """bench/nvrtc_bench.py — issue 29's two numbers for cubind.nvrtc:
 
   import   `import cubind.nvrtc` against `import cuda.bindings.nvrtc`: the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """From CUDA C++ source to a running kernel with cubind alone: compile
 with cubind.nvrtc (its raising face, cubind.rtc), load the PTX with
 cubind.cu, launch with cubind.launch, read the result back. No nvcc and

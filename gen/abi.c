@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * abi.c — ABI sets (abi_set.h): canonical types, signatures (abi.h), the set
  * of a parsed header, and manifests written and read back. Comparing two

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * abi_cmd.c — the commands `cubind manifest`, `cubind abi-diff` and
  * `cubind abi-check` (abi.h): arguments, inputs, outputs and exit statuses;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * classify.c — general rules deciding how each parameter crosses the Python
  * boundary (classify.h), plus the special cases of rules.txt.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * classify.h — how each parameter of each function crosses the Python
  * boundary, decided from the model by general rules plus the special cases

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * macros.c — object-like macros of cuda.h: public names and constants.
  *

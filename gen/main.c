@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * main.c — the `cubind` command line: generate, dump, verify.
  *
@@ -21,8 +22,14 @@
 #include "rules.h"
 #include "tmpl.h"
 
+/* The version of pyproject.toml, passed by the build (build.ninja). */
+#ifndef CUBIND_VERSION
+#error "CUBIND_VERSION is not defined (build with ninja, which passes it)"
+#endif
+
 static const char usage_main[] =
     "usage: cubind COMMAND [options]\n"
+    "       cubind --version\n"
     "\n"
     "commands:\n"
     "  generate --header cuda.h --out DIR   write the bindings' sources into DIR\n"
@@ -36,7 +43,7 @@ static const char usage_main[] =
 
 static const char usage_generate[] =
     "usage: cubind generate --header cuda.h --out DIR [--templates DIR] [--rules FILE]\n"
-    "                       [--depfile FILE]\n"
+    "                       [--depfile FILE] [--header-docs] [--list-unmatched]\n"
     "\n"
     "Parses cuda.h (and cudaTypedefs.h beside it) and writes the generated\n"
     "sources into DIR, which must exist. Every file is rendered first and\n"
@@ -45,7 +52,14 @@ static const char usage_generate[] =
     "  --templates DIR  templates (default: templates/ beside the build dir)\n"
     "  --rules FILE     special cases (default: gen/rules.txt likewise)\n"
     "  --depfile FILE   write the inputs read (headers, templates, rules) as a\n"
-    "                   Makefile-style dependency file for Ninja\n";
+    "                   Makefile-style dependency file for Ninja\n"
+    "  --header-docs    put the header's documentation comments into the\n"
+    "                   docstrings (reST); without it the generated files hold\n"
+    "                   none of the header's prose, only a link to NVIDIA's\n"
+    "                   documentation (use it on your own header, at build time)\n"
+    "  --list-unmatched name every rule that matches nothing in this header\n"
+    "                   (rules written for other releases); without it one\n"
+    "                   summary line counts them\n";
 
 static const char usage_dump[] =
     "usage: cubind dump --header cuda.h\n"
@@ -64,7 +78,7 @@ static const char usage_verify[] =
 
 typedef struct {
     const char *header, *out, *templates, *rules, *depfile;
-    int help;
+    int help, header_docs, list_unmatched;
 } options;
 
 static int parse_options(int argc, char **argv, options *o, const char *usage)
@@ -81,6 +95,15 @@ static int parse_options(int argc, char **argv, options *o, const char *usage)
             o->help = 1;
             fputs(usage, stdout);
             return 0;
+        }
+        /* flags of generate only (its usage names them) */
+        int *flag = usage != usage_generate                ? NULL
+                    : strcmp(a, "--header-docs") == 0    ? &o->header_docs
+                    : strcmp(a, "--list-unmatched") == 0 ? &o->list_unmatched
+                                                         : NULL;
+        if (flag) {
+            *flag = 1;
+            continue;
         }
         if (!slot || i + 1 >= argc) {
             fprintf(stderr, "cubind: %s: %s\n%s", a, slot ? "needs a value" : "unknown option",
@@ -216,6 +239,8 @@ static int cmd_generate(int argc, char **argv)
                  o.header, api.result, o.rules);
         goto report;
     }
+    if (!o.header_docs)
+        model_forget_docs(m);
     classes = classify_model(m, rules);
     if (classify_undo(m, classes, rules, err, sizeof err) < 0)
         goto report;
@@ -227,7 +252,12 @@ static int cmd_generate(int argc, char **argv)
         snprintf(err, sizeof err, "%s:0: cannot write the dependency file", o.depfile);
         goto report;
     }
-    rules_unmatched(rules, m, stderr);
+    size_t unmatched = rules_unmatched(rules, m, o.list_unmatched ? stderr : NULL);
+    if (unmatched && !o.list_unmatched)
+        fprintf(stderr,
+                "cubind: %zu rule%s of %s name%s nothing in %s (rules for other releases; "
+                "--list-unmatched lists them)\n",
+                unmatched, unmatched == 1 ? "" : "s", o.rules, unmatched == 1 ? "s" : "", o.header);
     const char *report = "unsupported.txt";
     for (size_t i = 0; i < out.nfiles; i++)
         if (strstr(out.files[i].name, "unsupported.txt"))
@@ -283,6 +313,10 @@ int main(int argc, char **argv)
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         fputs(usage_main, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("cubind %s\n", CUBIND_VERSION);
+        return 0;
     }
     if (strcmp(argv[1], "generate") == 0)
         return cmd_generate(argc, argv);

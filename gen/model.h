@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * model.h — the plain data model of one cuda.h.
  *
@@ -158,6 +159,11 @@ cb_model *model_parse_api(const char *header, int library, char *err, size_t err
 int model_is_library_header(const char *header);
 cb_model *model_parse_any(const char *header, char *err, size_t errlen);
 void model_free(cb_model *m);
+
+/* Empties every documentation comment of the model (functions, enums and
+ * their members, records): what `cubind generate` does unless
+ * --header-docs, so that generated files hold none of the header's prose. */
+void model_forget_docs(cb_model *m);
 
 /* Lookups by name; NULL when absent. Linear: the stages call them rarely. */
 const cb_function *model_function(const cb_model *m, const char *name);

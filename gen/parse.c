@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * parse.c — cuda.h (and cudaTypedefs.h beside it) → cb_model, with libclang.
  *

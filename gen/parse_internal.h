@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * parse_internal.h — shared state of the parser's modules (parse.c,
  * records.c, pfn.c, macros.c). Not used outside the parser.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * render.c — model + classes → template values → files in the output
  * directory.
@@ -24,6 +25,7 @@
 #include "abi.h"
 #include "arena.h"
 #include "checksum.h"
+#include "doc_rst.h"
 #include "handles.h"
 #include "render_structs.h"
 #include "render_util.h"
@@ -241,6 +243,10 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
     tv_set(p, "smax", ll_literal(pc->smax));
     tv_set_str(p, "enum_name", pc->enum_index >= 0 ? m->enums[pc->enum_index].name : "");
     tv_set_str(p, "handle_name", pc->handle ? pc->handle : "");
+    /* a class implementing __cuda_stream__: the parameter also takes any
+     * object that does (the stubs' _CudaStreamLike) */
+    int hi = pc->handle ? handles_index(hc, nhc, pc->handle) : -1;
+    tv_set_bool(p, "stream_like", hi >= 0 && hc[hi].stream_protocol);
     /* a handle-cast rule: the other class the parameter takes */
     tv_set_str(p, "cast_handle", pc->cast_from ? pc->cast_from : "");
     tv_set_bool(p, "has_cast", pc->cast_from != NULL);
@@ -510,7 +516,7 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_fclass 
             tv_push(sync, sv);
         }
         if (out) {
-            sb_printf(&outs, ", %s", pc->pyname);
+            sb_printf(&outs, "%s%s", nout ? ", " : "", pc->pyname);
             nout++;
             cache_result &= is_plain_value_output(pc);
             handle_outputs += pc->elem == EK_HANDLE || pc->elem == EK_VALUE_HANDLE;
@@ -546,16 +552,32 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_fclass 
     tv_set(fn, "registry", registry_value(fc));
     tv_set(fn, "undo", undo_value(fc));
 
-    /* "name(args)\n--\n\n" makes inspect.signature() report (args). */
-    strbuf doc = {0};
-    sb_printf(&doc, "%s(%s)\n--\n\nReturns (%s%s).\n\n%s\n\n%s%s", pyname,
-              sig.data ? sig.data : "", api->result, outs.data ? outs.data : "", proto,
-              f->deprecated ? "Deprecated.\n\n" : "", f->doc);
-    if (sig.oom || outs.oom || doc.oom)
+    /* The docstrings (templates/driver/docstring.c), one per face: the
+     * signature "name(args)" that inspect.signature() reads, the outputs'
+     * names, and the header's documentation when the model kept it
+     * (`generate --header-docs`; model_forget_docs empties it otherwise). */
+    if (sig.oom || outs.oom)
         arena_oom();
-    tv_set(fn, "doc", c_string_literal(doc.data));
+    tv_set_str(fn, "py_signature", sig.data ? sig.data : "");
+    tv_set_str(fn, "outputs", outs.data ? outs.data : "");
+    tv_set_bool(fn, "deprecated", f->deprecated);
+    tv_set_bool(fn, "has_header_doc", *f->doc != '\0');
+    if (*f->doc) {
+        char *rst = doc_rst(f->doc);
+        tv_set(fn, "header_doc", c_string_literal(rst));
+        free(rst);
+    }
+    tv *faces = tv_list();
+    for (int raising = 0; raising < 2; raising++) {
+        if (!(raising ? api->raising : api->dropin))
+            continue; /* a face the module does not have gets no docstring */
+        tv *face = tv_map();
+        tv_set_bool(face, "raising", raising);
+        tv_set_str(face, "face_suffix", raising ? "_cu" : "");
+        tv_push(faces, face);
+    }
+    tv_set(fn, "faces", faces);
     free(pyname);
-    sb_free(&doc);
     sb_free(&sig);
     sb_free(&outs);
     free(proto);
@@ -667,6 +689,7 @@ static tv *enums_value(const cb_model *m, const cb_api *api)
                                      ? e->name + np
                                      : e->name);
         tv_set_int(ev, "nitems", (long long)e->nitems);
+        tv_set_bool(ev, "has_doc", *e->doc != '\0');
         tv_set(ev, "doc", c_string_literal(e->doc));
         tv *items = tv_list();
         for (size_t k = 0; k < e->nitems; k++) {
@@ -898,10 +921,14 @@ static tv *report_context(const cb_model *m, const cb_classes *c)
 
 /* ---- outputs -------------------------------------------------------------- */
 
-/* Renders template `name` into out->files[]: the body, then the generated
- * header with the body's checksum when `with_header`. */
+/* The generated header a file gets (checksum.h: the stamp covers the body
+ * after it): a C comment, or "#" lines for stubs and text files. */
+enum { HEADER_C, HEADER_HASH };
+
+/* Renders template `name` into out->files[]: the generated header with the
+ * body's checksum, then the body. */
 static int render_one(render_output *out, const tmpl_set *ts, const cb_model *m, const char *tmpl,
-                      const char *file, tv *ctx, int with_header, char *err, size_t errlen)
+                      const char *file, tv *ctx, int header, char *err, size_t errlen)
 {
     strbuf body = {0};
     int rc = tmpl_render(ts, tmpl, ctx, &body, err, errlen);
@@ -911,7 +938,7 @@ static int render_one(render_output *out, const tmpl_set *ts, const cb_model *m,
         return -1;
     }
     strbuf whole = {0};
-    if (with_header) {
+    {
         char sum[CHECKSUM_HEX + 1];
         checksum_hex(body.data ? body.data : "", body.len, sum);
         tv *h = tv_map();
@@ -919,7 +946,9 @@ static int render_one(render_output *out, const tmpl_set *ts, const cb_model *m,
         tv_set_str(h, "header", base_name(m->header));
         tv_set_int(h, "cuda_version", m->cuda_version);
         tv_set_str(h, "checksum", sum);
-        rc = tmpl_render(ts, "generated_header", h, &whole, err, errlen);
+        rc = header == HEADER_C
+                 ? tmpl_render(ts, "generated_header", h, &whole, err, errlen)
+                 : tmpl_render(ts, "generated_header_hash", h, &whole, err, errlen);
         tv_free(h);
         if (rc < 0) {
             sb_free(&body);
@@ -961,12 +990,12 @@ static int render_library(render_output *out, const tmpl_set *ts, const cb_model
     snprintf(out->names[0], sizeof out->names[0], "%s.c", module);
     snprintf(out->names[1], sizeof out->names[1], "%s_unsupported.txt", module);
     snprintf(out->names[2], sizeof out->names[2], "cubind_%s_api.h", module);
-    return render_one(out, ts, m, "driver/module.c", out->names[0], driver_context(m, c, rules), 1,
-                      err, errlen) < 0 ||
-                   render_one(out, ts, m, "report.txt", out->names[1], report_context(m, c), 0,
-                              err, errlen) < 0 ||
+    return render_one(out, ts, m, "driver/module.c", out->names[0], driver_context(m, c, rules),
+                      HEADER_C, err, errlen) < 0 ||
+                   render_one(out, ts, m, "report.txt", out->names[1], report_context(m, c),
+                              HEADER_HASH, err, errlen) < 0 ||
                    render_one(out, ts, m, "consumer/cubind_driver_api.h", out->names[2],
-                              consumer_context(m, c, api), 1, err, errlen) < 0
+                              consumer_context(m, c, api), HEADER_C, err, errlen) < 0
                ? -1
                : 0;
 }
@@ -984,17 +1013,17 @@ int render_all(render_output *out, const tmpl_set *ts, const cb_model *m, const 
         }
         return 0;
     }
-    if (render_one(out, ts, m, "driver/module.c", "driver.c", driver_context(m, c, rules), 1, err,
+    if (render_one(out, ts, m, "driver/module.c", "driver.c", driver_context(m, c, rules), HEADER_C, err,
                    errlen) < 0 ||
         render_one(out, ts, m, "checks/struct_layout.c", "struct_layout_check.c",
-                   layout_context(m), 1, err, errlen) < 0 ||
-        render_one(out, ts, m, "report.txt", "unsupported.txt", report_context(m, c), 0, err,
+                   layout_context(m), HEADER_C, err, errlen) < 0 ||
+        render_one(out, ts, m, "report.txt", "unsupported.txt", report_context(m, c), HEADER_HASH, err,
                    errlen) < 0 ||
         render_one(out, ts, m, "consumer/cubind_driver_api.h", "cubind_driver_api.h",
-                   consumer_context(m, c, &api), 1, err, errlen) < 0 ||
-        render_one(out, ts, m, "stubs/module.pyi", "driver.pyi", stub_context(m, c, rules, 0), 0,
+                   consumer_context(m, c, &api), HEADER_C, err, errlen) < 0 ||
+        render_one(out, ts, m, "stubs/module.pyi", "driver.pyi", stub_context(m, c, rules, 0), HEADER_HASH,
                    err, errlen) < 0 ||
-        render_one(out, ts, m, "stubs/module.pyi", "cu.pyi", stub_context(m, c, rules, 1), 0,
+        render_one(out, ts, m, "stubs/module.pyi", "cu.pyi", stub_context(m, c, rules, 1), HEADER_HASH,
                    err, errlen) < 0) {
         render_output_free(out);
         return -1;

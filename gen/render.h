@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * render.h — renders the templates for one model into memory, then writes
  * every file at once (temporary files renamed into place), so a failed run

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * render_structs.c — template data for the struct and union classes
  * (render_structs.h). Data only: the emitted text is in

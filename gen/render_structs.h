@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * render_structs.h — template data for the struct and union classes of the
  * driver module (templates/driver/structs.c.tmpl, runtime/bind_struct.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rules.c — reads rules.txt (see rules.h for the directives).
  *
@@ -333,12 +334,12 @@ size_t rules_unmatched(const cb_rules *r, const cb_model *m, FILE *out)
         else
             found = rules_function(m, rule->args[0]) != NULL &&
                     (rule->nargs < 2 || function_has_param(m, rule->args[0], rule->args[1]));
-        if (!found) {
+        if (!found && out) {
             fprintf(out, "%s:%u: rule '%s %s%s%s' matches nothing in %s\n", r->path, rule->line,
                     rule->directive, rule->args[0], rule->nargs > 1 ? " " : "",
                     rule->nargs > 1 ? rule->args[1] : "", m->header);
-            n++;
         }
+        n += !found;
     }
     return n;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rules.h — the special cases of rules.txt, the one data file of exceptions
  * to the classifier's general rules. Each line is a directive and its
@@ -249,7 +250,7 @@ const cb_function *rules_function(const cb_model *m, const char *name);
 /* Writes "path:line: rule 'directive name' matches nothing in HEADER" to
  * out for each rule naming a typedef or function the model lacks (by public
  * name or declared symbol; `undo`: either function; `handle-cast`: also its
- * class); returns how many. */
+ * class); returns how many. out NULL: only counts them. */
 size_t rules_unmatched(const cb_rules *r, const cb_model *m, FILE *out);
 
 #define CB_API_MAX_LIBS 8

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bind_library.c — a library API's shared library: search, publication,
  * symbols, and its exception class (bind_library.h states the order and
@@ -229,10 +230,11 @@ PyObject *cbs_library_error_class(PyObject *runtime, const char *name, const cha
     char qualname[128], doc[512];
     snprintf(qualname, sizeof qualname, "cubind.%s", name);
     snprintf(doc, sizeof doc,
-             "%s(result, name, message)\n\n"
+             "%s(result, name, message, func=None)\n\n"
              "A call returned an error %s. `result` is its member, `name` its name,\n"
              "`message` the library's description; `log` the log the library kept\n"
-             "for the failed call (bytes), or None. str(e) is 'NAME (value): message'.",
+             "for the failed call (bytes), or None; `func` the function's name.\n"
+             "str(e) is 'func: NAME (value): message'.",
              name, result_type);
     if (dict && PyDict_SetItemString(dict, "__init__", init) == 0 &&
         PyDict_SetItemString(dict, "__str__", str) == 0 &&

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bind_library.h — a library API's shared library (nvrtc, nvJitLink),
  * found and resolved by dlsym for the modules generated from a rules file

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bind_struct.c — see bind_struct.h. Stateless: the classes and everything
  * they convert to belong to the calling module's state (cbs_tables).

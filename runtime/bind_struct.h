@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bind_struct.h — the classes of a generated module's structs and unions.
  *

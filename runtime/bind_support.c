@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bind_support.c — see bind_support.h. Stateless: all objects created here
  * belong to the calling module's state.
@@ -9,6 +10,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -962,7 +964,7 @@ static int kind_of_type(PyTypeObject *t)
 }
 
 PyTypeObject *cbs_handle_type_create(PyObject *module, const char *qualname, cbs_handle_kind kind,
-                                     unsigned flags)
+                                     unsigned flags, const char *doc)
 {
     int names_kernel = (flags & CBS_HANDLE_CLASS_KERNEL) != 0;
     static newfunc const news[] = {handle_new_pointer, handle_new_i32, handle_new_u32,
@@ -979,6 +981,7 @@ PyTypeObject *cbs_handle_type_create(PyObject *module, const char *qualname, cbs
         {Py_nb_int, (void *)handle_int},
         {Py_nb_index, (void *)handle_int},
         {Py_nb_bool, (void *)handle_bool},
+        {Py_tp_doc, (void *)doc},
         {0, NULL},
     };
     size_t size = names_kernel ? sizeof(cbs_kernel_handle) : sizeof(cbs_handle);
@@ -1042,6 +1045,21 @@ int cbs_arg_handle_cast_slow(PyObject *o, PyTypeObject *t, PyTypeObject *also, c
 
 /* ---- driver entry points -------------------------------------------------- */
 
+/* The loaded driver's release in words ("12.4", from cuDriverGetVersion),
+ * or "of unknown release" when it cannot say. */
+static void driver_release(const cubind_rt_api *rt, char *buf, size_t len)
+{
+    int status = 0, v = 0;
+    void *sym = rt->lookup("cuDriverGetVersion", 2020, &status);
+    CUresult (*get)(int *) = NULL;
+    _Static_assert(sizeof get == sizeof sym, "POSIX: function and object pointers alike");
+    memcpy(&get, &sym, sizeof get);
+    if (sym && get(&v) == CUDA_SUCCESS && v > 0)
+        snprintf(buf, len, "%d.%d", v / 1000, v % 1000 / 10);
+    else
+        snprintf(buf, len, "of unknown release");
+}
+
 void *cbs_resolve(const cubind_rt_api *rt, _Atomic(void *) *slot, const cbs_proc *proc,
                   PyObject *driver_not_found, PyObject *function_not_found)
 {
@@ -1053,10 +1071,15 @@ void *cbs_resolve(const cubind_rt_api *rt, _Atomic(void *) *slot, const cbs_proc
     int status = 0;
     void *fn = rt->lookup(proc->proc_name, proc->version, &status);
     if (!fn) {
+        char driver[32];
+        driver_release(rt, driver, sizeof driver);
         PyErr_Format(function_not_found,
-                     "%s: the CUDA driver at %s has no %s for CUDA version %d (status %d)",
-                     proc->name, rt->driver_path() ? rt->driver_path() : "?", proc->proc_name,
-                     proc->version, status);
+                     "%s: the CUDA driver %s (%s) lacks the %d.%d ABI of %s: %s", proc->name,
+                     driver, rt->driver_path() ? rt->driver_path() : "?", proc->version / 1000,
+                     proc->version % 1000 / 10, proc->proc_name,
+                     status == CUBIND_LOOKUP_VERSION_NOT_SUFFICIENT
+                         ? "version not sufficient (the driver has it only in a later ABI)"
+                         : "symbol absent (it does not have the function)");
         return NULL;
     }
     /* Every racer stores the same pointer: publishing twice is harmless. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bind_support.h — stateless helpers that generated binding modules call:
  * argument parsing and conversion, enum types, handle types, driver entry
@@ -251,9 +252,10 @@ static CBS_ALWAYS_INLINE _Atomic(void *) *cbs_kernel_layout_slot(PyObject *o)
  * (cbs_arg_handle) also take an object implementing that protocol. */
 enum cbs_handle_class_flags { CBS_HANDLE_CLASS_KERNEL = 1, CBS_HANDLE_CLASS_STREAM = 2 };
 
-/* Creates the class `qualname` (static storage) and adds it to module. */
+/* Creates the class `qualname` with docstring `doc` (both of static
+ * storage) and adds it to module. */
 PyTypeObject *cbs_handle_type_create(PyObject *module, const char *qualname, cbs_handle_kind kind,
-                                     unsigned flags);
+                                     unsigned flags, const char *doc);
 /* New handle object of type t holding bits (the C value, zero-extended). */
 PyObject *cbs_handle_new(PyTypeObject *t, unsigned long long bits);
 /* The __init__ of every handle class (and of nothing else): how a handle

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rt_callbacks.c — see rt_callbacks.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rt_callbacks.h — Python callables as CUDA callbacks: host functions
  * (cuLaunchHostFunc), stream callbacks (cuStreamAddCallback) and user-object

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cubind.rtc: the raising face of cubind.nvrtc.
 
 The same functions as cubind.nvrtc, returning their outputs (None, one

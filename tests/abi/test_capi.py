@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The capsule C API: the test-only consumer (tests/consumer) built from
 out/cubind_driver_api.h imports cleanly, calls through the table, sees
 Python exceptions raised inside entry points, and refuses bindings whose

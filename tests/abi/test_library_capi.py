@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The library APIs' capsule C API and ABI tools: the test-only consumer
 built from out/cubind_nvrtc_api.h and out/cubind_nvjitlink_api.h calls the
 real libnvrtc / libnvJitLink through cubind.nvrtc's and cubind.nvjitlink's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """`cubind manifest`, `cubind abi-diff`, `cubind abi-check`, and the saved
 manifests in abi/."""
 import json

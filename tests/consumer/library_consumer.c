@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/consumer/library_consumer.c — TEST-ONLY: a tiny C extension built
  * from the generated consumer headers of the library APIs

@@ -1,9 +1,11 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fakecuda.c — a TEST-ONLY fake of the CUDA driver (libcuda.so.1).
  *
  * This is a test double for CI machines without a GPU, loaded by the cubind
  * bindings through CUBIND_LIBCUDA=/path/to/libcuda.so.1. It implements a small
  * subset of the driver API on the host (device memory is malloc'd host
- * memory, kernels never run), records what it is given, and is inspected and
+ * memory, kernels never run but vectorAdd, for examples/), records what it
+ * is given, and is inspected and
  * driven through the fakecuda_* control API (fakecuda_control.h). It is not,
  * and does not pretend to be, a CUDA implementation; it never ships.
  *
@@ -277,7 +279,7 @@ struct ctx {
     struct stream *nullstream;
 };
 
-enum { W_HOSTFN, W_CALLBACK, W_RECORD, W_WAIT, W_COPY };
+enum { W_HOSTFN, W_CALLBACK, W_RECORD, W_WAIT, W_COPY, W_VECTOR_ADD };
 struct mem;
 struct work {
     struct work *next;
@@ -292,7 +294,11 @@ struct work {
     const void *src;
     size_t n;
     struct mem *m1, *m2;
+    unsigned char kargs[28];      /* W_VECTOR_ADD: its packed parameters */
+    unsigned long long threads;   /* W_VECTOR_ADD: threads the grid has */
 };
+
+static CUresult run_vector_add(const unsigned char *bytes, size_t len, unsigned long long threads);
 
 struct stream {
     struct obj h;
@@ -539,6 +545,9 @@ static void run_work(struct stream *s, struct work *w)
         pthread_cond_broadcast(&g_progress);
         break;
     }
+    case W_VECTOR_ADD:
+        (void)run_vector_add(w->kargs, sizeof w->kargs, w->threads);
+        break;
     case W_WAIT:
         while (!g_shutdown) {
             struct event *ev = (struct event *)reg_find((uintptr_t)w->ev, K_EVENT);
@@ -2521,6 +2530,35 @@ static struct func *func_lookup(CUfunction h, const char **name)
     return NULL;
 }
 
+/* The one kernel the fake runs, so that examples/ can check their results
+ * on it in CI: vectorAdd(const float *A, const float *B, float *C, int n)
+ * writes C[i] = A[i] + B[i] for each i < n that the grid covers, run
+ * on the launch stream, in its order. Its layout applies unless one was set. */
+#define FK_VECTOR_ADD "vectorAdd"
+static const size_t vector_add_off[4] = {0, 8, 16, 24}, vector_add_sz[4] = {8, 8, 8, 4};
+
+/* Runs vectorAdd on its packed parameters (under G, on the stream's worker,
+ * in stream order); CUDA_ERROR_ILLEGAL_ADDRESS, and nothing written, when a
+ * pointer is not in the fake's memory for the n floats. */
+static CUresult run_vector_add(const unsigned char *bytes, size_t len, unsigned long long threads)
+{
+    if (len < 28)
+        return CUDA_ERROR_INVALID_VALUE;
+    uintptr_t p[3];
+    int n;
+    memcpy(p, bytes, sizeof p);
+    memcpy(&n, bytes + 24, sizeof n);
+    size_t count = n < 0 ? 0 : (size_t)n < threads ? (size_t)n : (size_t)threads;
+    for (int i = 0; i < 3; i++)
+        if (count && !mem_containing(p[i], count * sizeof(float)))
+            return CUDA_ERROR_ILLEGAL_ADDRESS;
+    const float *a = (const float *)p[0], *b = (const float *)p[1];
+    float *c = (float *)p[2];
+    for (size_t i = 0; i < count; i++)
+        c[i] = a[i] + b[i];
+    return CUDA_SUCCESS;
+}
+
 /* Effective layout: the function's own, else by name, else none (n = -1). */
 static int layout_of(struct func *f, const char *name, const size_t **off, const size_t **sz)
 {
@@ -2534,6 +2572,11 @@ static int layout_of(struct func *f, const char *name, const size_t **off, const
         *off = l->off;
         *sz = l->sz;
         return l->n;
+    }
+    if (name && strcmp(name, FK_VECTOR_ADD) == 0) {
+        *off = vector_add_off;
+        *sz = vector_add_sz;
+        return 4;
     }
     return -1;
 }
@@ -2700,6 +2743,17 @@ static CUresult launch(CUfunction hf, const unsigned g[3], const unsigned b[3], 
     r->stream = (void *)hStream;
     unsigned d[9] = {g[0], g[1], g[2], b[0], b[1], b[2], shmem, hStream == NULL, 0};
     memcpy(r->dims, d, sizeof d);
+    if (strcmp(name, FK_VECTOR_ADD) == 0 && r->len >= 28) {
+        struct work *w = calloc(1, sizeof *w);
+        if (!w) {
+            e = CUDA_ERROR_OUT_OF_MEMORY;
+            goto out;
+        }
+        w->type = W_VECTOR_ADD;
+        memcpy(w->kargs, r->bytes, sizeof w->kargs);
+        w->threads = (unsigned long long)g[0] * g[1] * g[2] * b[0] * b[1] * b[2];
+        e = stream_enqueue(s, w);
+    }
 out:
     free(bytes);
     UNLOCK();

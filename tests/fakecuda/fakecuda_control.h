@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fakecuda_control.h — control API of the TEST-ONLY fake CUDA driver.
  *
  * The fake driver (tests/fakecuda/fakecuda.c, built as libcuda.so.1) is a test

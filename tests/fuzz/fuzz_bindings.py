@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Property-based fuzz of every generated function (hypothesis), run by
 tests/fuzz/test_fuzz_bindings.py in a process of its own: the extensions
 built under ASan+UBSan (build/asan/python, tests/fuzz/build_asan.py), libasan

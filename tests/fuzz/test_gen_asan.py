@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The generator under ASan+UBSan with leak detection (build/asan/cubind):
 `generate` and `dump` of cuda.h, and every bad-input case of
 tests/gen/test_gen_errors.py, re-run here through this module's run_cubind.

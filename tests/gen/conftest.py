@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared fixtures of the generator tests (tests/gen).
 
 Everything here locates the repository from this file's path, so the tests

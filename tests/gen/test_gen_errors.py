@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Generator errors: a non-zero exit, "path:LINE: message" on stderr naming
 the offending file, and the output directory exactly as it was before."""
 import os
@@ -299,6 +300,16 @@ def generate_with_extra_rules(run_cubind, tmp_path, cuda_h, extra):
     rules.write_text("".join(lines + extra))
     p = run_generate(run_cubind, cuda_h, out, "--rules", str(rules))
     assert p.returncode == 0, p.stderr
+    # By default one summary line counts them (they read as errors
+    # otherwise: an older release's header leaves 17-104 unmatched);
+    # --list-unmatched names each.
+    summary = p.stderr
+    assert "matches nothing" not in summary
+    p = run_generate(run_cubind, cuda_h, out, "--rules", str(rules), "--list-unmatched")
+    assert p.returncode == 0, p.stderr
+    n = p.stderr.count("matches nothing")
+    assert n == 0 or "cubind: %d rule%s of %s name%s nothing in %s (" % (
+        n, "s" if n > 1 else "", rules, "" if n > 1 else "s", cuda_h) in summary, summary
 
     def unmatched(k, rule):
         return "%s:%d: rule '%s' matches nothing in %s" % (rules, len(lines) + k, rule, cuda_h)
@@ -325,7 +336,7 @@ def test_rules_matching_nothing_are_reported_with_their_line(run_cubind, tmp_pat
     assert unmatched(2, "rename-param-in cuInit testsGenNoSuchParam") in stderr
     assert "rename-param-in cuInit Flags" not in stderr
     # the rule that matches renames the Python parameter, not the C prototype
-    assert '"cuInit(testsGenFlags)\\n"' in text
+    assert '"cuInit(testsGenFlags)\\n--\\n\\n"' in text
     assert "CUresult cuInit(unsigned int Flags)" in text
 
 
@@ -344,8 +355,8 @@ def test_rules_name_a_function_by_its_public_name_or_its_declared_symbol(run_cub
     assert "rename-param-in cuMemAlloc_v2" not in stderr
     assert unmatched(2, "rename-param-in cuMemFree_v9 dptr") in stderr
     assert unmatched(3, "handle-cast cuFuncGetAttribute hfunc") in stderr
-    assert '"cuMemAlloc(testsGenBytes)\\n"' in text
-    assert '"cuMemFree(dptr)\\n"' in text
+    assert '"cuMemAlloc(testsGenBytes)\\n--\\n\\n"' in text
+    assert '"cuMemFree(dptr)\\n--\\n\\n"' in text
     assert "cuFuncGetAttribute" not in (tmp_path / "outdir" / "unsupported.txt").read_text()
     assert "static PyObject *impl_cuFuncGetAttribute(" in text
 

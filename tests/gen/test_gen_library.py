@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The generator on a library's header with its rules file (gen/nvrtc.rules,
 gen/nvjitlink.rules): what the API rules decide in the output, and the
 errors of a rules file that does not fit its header (file:line, nothing

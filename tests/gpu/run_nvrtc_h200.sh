@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/run_nvrtc_h200.sh [UPSTREAM_DIR] — issue 29 on the GPU machine:
 # builds the bindings from the committed out/ (no libclang there), then
 #   - tests/gpu/test_nvrtc_gpu.py against cubind, cubind.cu and cuda.bindings

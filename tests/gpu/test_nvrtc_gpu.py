@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """CUDA C++ source -> NVRTC -> the driver -> a launch -> the result read
 back, on a real GPU; and the same through nvJitLink (PTX and LTO-IR linked
 to a cubin). With CUBIND_GPU_IMPL=cubind / cubind.cu: cubind.nvrtc,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared fixtures for the Python tests: the test-only fake driver
 (tests/fakecuda, loaded through CUBIND_LIBCUDA by tests/run) and its control
 API through ctypes."""
@@ -40,6 +41,15 @@ def fake():
 
 
 _fake_modules = []  # modules fake_function loaded: never unloaded
+
+
+def symbols_file(extension):
+    """Where an extension's full symbol table is: the shipped extension is
+    stripped and its symbols are in the debug file the build split off
+    (build/debug/NAME.debug, packaging/split-debug.sh), unless
+    ./configure --debug-info kept them in place."""
+    debug = ROOT / "build" / "debug" / (pathlib.Path(extension).name + ".debug")
+    return str(debug) if debug.exists() else str(extension)
 
 
 def fake_function(drv, name):

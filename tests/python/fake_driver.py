@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The test-only fake driver (tests/fakecuda) through ctypes: its control
 functions with their prototypes. The tests' fake fixture (conftest.py) and
 the fresh interpreters they start (conftest.run_python puts this directory

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Parameter shapes that need more than one C parameter each, checked on the
 test-only fake driver (tests/fakecuda) in both faces: driver-owned arrays
 (cuStreamGetCaptureInfo), a caller's buffer filled up to an in/out size

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Free-threading rule 3 of DESIGN.md, checked on the built extensions: no
 state duplicated across extension modules. The shared runtime (loader,
 registry, deferred queue, callbacks: runtime/rt_*.c) is compiled into
@@ -13,6 +14,7 @@ import pytest
 
 import cubind._runtime
 import cubind.driver
+from conftest import symbols_file
 
 # The runtime's own names: every global function and variable of
 # runtime/rt_*.c starts with one of these (or is static with one of them).
@@ -38,7 +40,8 @@ pytestmark = pytest.mark.skipif(shutil.which("nm") is None, reason="needs binuti
 
 
 def defined(path):
-    out = subprocess.run(["nm", "--defined-only", path], check=True, capture_output=True,
+    out = subprocess.run(["nm", "--defined-only", symbols_file(path)], check=True,
+                         capture_output=True,
                          text=True).stdout
     names = set()
     for line in out.splitlines():

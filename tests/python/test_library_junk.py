@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The junk sweep over cubind.nvrtc, cubind.rtc and cubind.nvjitlink: every
 function called with every combination of junk arguments (up to three, and
 one more than each takes), on the real libraries, in a child process (a

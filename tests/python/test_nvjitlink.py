@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cubind.nvjitlink (cuda.bindings.nvjitlink's face: snake_case functions
 that raise, ints for handles, Result / InputType) on the toolkit's real
 libnvJitLink: PTX and LTO-IR from cubind.nvrtc linked into cubins whose ELF

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cubind.nvrtc (drop-in for cuda.bindings.nvrtc) and cubind.rtc (its
 raising face) on the toolkit's real libnvrtc: every function, options,
 name expressions, a failing program's log, PTX / CUBIN / LTO-IR output,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Struct fields pointing at an array of structs counted by a sibling field
 (`field-count` rules: CUlaunchConfig.attrs / numAttrs and the others). As
 in cuda.bindings, the field takes a list of struct instances, copied into a
