@@ -15,6 +15,7 @@
 #include "abi.h"
 #include "checksum.h"
 #include "classify.h"
+#include "host_bytes.h"
 #include "dump.h"
 #include "model.h"
 #include "render.h"
@@ -205,6 +206,8 @@ static int cmd_generate(int argc, char **argv)
         goto report;
     if (!(m = load_model(o.header)))
         goto done;
+    if (host_bytes_check(m, rules, err, sizeof err) < 0)
+        goto report;
     classes = classify_model(m, rules);
     if (classify_undo(m, classes, rules, err, sizeof err) < 0)
         goto report;
