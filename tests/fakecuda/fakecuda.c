@@ -3146,14 +3146,25 @@ static CUresult fk_GraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 static unsigned long long g_ext_sems[FK_EXT_SEMS_MAX];
 static long long g_ext_sems_n = -1;
 
-static void record_ext_sems(CUexternalSemaphore const *arr, unsigned n)
+/* A signal node of n semaphores for hGraph: recorded, never made. */
+static CUresult signal_node(CUgraph hGraph, CUexternalSemaphore const *arr, const void *params,
+                            unsigned n)
 {
-    g_ext_sems_n = n;
-    for (unsigned i = 0; i < n; i++) {
-        unsigned long long v = (unsigned long long)(uintptr_t)arr[i];
-        if (i < FK_EXT_SEMS_MAX)
-            g_ext_sems[i] = v;
+    if (n && (!arr || !params))
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult e = reg_find((uintptr_t)hGraph, K_GRAPH) ? CUDA_ERROR_NOT_SUPPORTED
+                                                       : CUDA_ERROR_INVALID_HANDLE;
+    if (e == CUDA_ERROR_NOT_SUPPORTED) {
+        g_ext_sems_n = n;
+        for (unsigned i = 0; i < n; i++) {
+            unsigned long long v = (unsigned long long)(uintptr_t)arr[i];
+            if (i < FK_EXT_SEMS_MAX)
+                g_ext_sems[i] = v;
+        }
     }
+    UNLOCK();
+    return e;
 }
 
 static CUresult fk_GraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph,
@@ -3169,15 +3180,7 @@ static CUresult fk_GraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph,
         /* recorded as by cuGraphAddExternalSemaphoresSignalNode: every one
          * of numExtSems read, no node made */
         const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2 *sp = &nodeParams->extSemSignal;
-        if (sp->numExtSems && (!sp->extSemArray || !sp->paramsArray))
-            return CUDA_ERROR_INVALID_VALUE;
-        LOCK();
-        CUresult e = reg_find((uintptr_t)hGraph, K_GRAPH) ? CUDA_ERROR_NOT_SUPPORTED
-                                                           : CUDA_ERROR_INVALID_HANDLE;
-        if (e == CUDA_ERROR_NOT_SUPPORTED)
-            record_ext_sems(sp->extSemArray, sp->numExtSems);
-        UNLOCK();
-        return e;
+        return signal_node(hGraph, sp->extSemArray, sp->paramsArray, sp->numExtSems);
     }
     if (nodeParams->type != CU_GRAPH_NODE_TYPE_KERNEL)
         return CUDA_ERROR_NOT_SUPPORTED; /* the fake has kernel nodes only */
@@ -3195,16 +3198,10 @@ static CUresult fk_GraphAddExternalSemaphoresSignalNode(
     size_t numDependencies, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *nodeParams)
 {
     ENTERI(GraphAddExternalSemaphoresSignalNode);
-    if (!phGraphNode || !nodeParams || (numDependencies && !dependencies) ||
-        (nodeParams->numExtSems && (!nodeParams->extSemArray || !nodeParams->paramsArray)))
+    if (!phGraphNode || !nodeParams || (numDependencies && !dependencies))
         return CUDA_ERROR_INVALID_VALUE;
-    LOCK();
-    CUresult e = reg_find((uintptr_t)hGraph, K_GRAPH) ? CUDA_ERROR_NOT_SUPPORTED
-                                                       : CUDA_ERROR_INVALID_HANDLE;
-    if (e == CUDA_ERROR_NOT_SUPPORTED)
-        record_ext_sems(nodeParams->extSemArray, nodeParams->numExtSems);
-    UNLOCK();
-    return e;
+    return signal_node(hGraph, nodeParams->extSemArray, nodeParams->paramsArray,
+                       nodeParams->numExtSems);
 }
 
 static CUresult fk_GraphKernelNodeSetParams(CUgraphNode hNode,
