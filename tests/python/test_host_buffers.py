@@ -197,6 +197,29 @@ def test_the_copy_struct_is_checked_where_it_is_nested(drv, ctx):
     assert drv.cuGraphDestroy(graph)[0] == 0
 
 
+def test_every_element_of_an_array_of_structs_is_checked(drv, ctx):
+    """cuMemBatchDecompressAsync takes a list of CUmemDecompressParams: each
+    element is checked as a struct passed alone (the fake has no such
+    function: the check comes before the driver is looked up)."""
+    def params(src_len, n):
+        p = drv.CUmemDecompressParams()
+        p.src, p.srcNumBytes = bytearray(src_len), n
+        p.dst, p.dstNumBytes = bytearray(64), 64
+        return p
+    good, short = params(32, 32), params(16, 32)
+    with pytest.raises(ValueError, match=r"cuMemBatchDecompressAsync\(\): argument 'paramsArray': "
+                                         r"CUmemDecompressParams_st.src has 16 bytes, fewer than "
+                                         r"the 32 the call reads"):
+        drv.cuMemBatchDecompressAsync([good, short], 2, 0, None)
+    ro = params(32, 32)
+    ro.dst = bytes(64)
+    with pytest.raises(TypeError, match="CUmemDecompressParams_st.dst is a read-only buffer"):
+        drv.cuMemBatchDecompressAsync([good, ro], 2, 0, None)
+    import cubind
+    with pytest.raises(cubind.FunctionNotFoundError):
+        drv.cuMemBatchDecompressAsync([good, good], 2, 0, None)
+
+
 def test_a_refused_call_leaves_nothing_behind(drv, fake, dptr):
     short, p = bytearray(8), copy2d(drv, bytearray(8), dptr, 16, 1, 16, 16)
 

@@ -61,6 +61,14 @@ for fn in (d.cuGraphGetRootNodes, d.cuGraphGetNodes):
     assert fn(graph, 2) == (0, nodes[:2], 2)
     assert fn(graph, 0) == (0, [], 3)
 
+# the same for an array of structs: CUdevResource groups
+sm = d.CUdevResource()
+sm.type = d.CUdevResourceType.CU_DEV_RESOURCE_TYPE_SM
+sm.sm.smCount = 10
+r, dt = timed(lambda: d.cuDevSmResourceSplitByCount((1 << 32) - 1, sm, 0, 4))
+assert not isinstance(r, BaseException) and r[0] == 0 and len(r[1]) == r[2] == 2, r
+assert dt < 0.5, dt
+
 # counts no machine here can hold: MemoryError before allocating, at once
 for call in (lambda: d.cuGraphGetRootNodes(d.CUgraph(0x1000), (1 << 64) - 1),
              lambda: d.cuModuleEnumerateFunctions((1 << 32) - 1, mod),
