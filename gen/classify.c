@@ -33,6 +33,7 @@
 #include <strings.h>
 
 #include "arena.h"
+#include "host_bytes.h"
 
 int classify_enum_index(const cb_model *m, const char *name)
 {
@@ -542,6 +543,21 @@ static const char *python_param_name(cb_model *m, const cb_rules *rules, const c
     return r;
 }
 
+/* A host-bytes rule on `void *` parameter p: its byte count (a parameter
+ * host_bytes_check found to be an integer) and whether the driver writes
+ * there. */
+static void host_buffer(const cb_rules *rules, const cb_function *f, const cb_param *p,
+                        cb_pclass *pc)
+{
+    cb_rule *r = rules_find_fn(rules, "host-bytes", f, p->name);
+    cb_host_bytes h;
+    char err[256];
+    if (!r || host_bytes_parse(rules, r, &h, err, sizeof err) < 0)
+        return;
+    pc->count_index = param_index(f, h.term[HB_SIZE]);
+    pc->host_writes = h.writes;
+}
+
 static void classify_param(cb_model *m, const cb_rules *rules, const cb_function *f,
                            const cb_param *p, cb_pclass *pc, const char **why)
 {
@@ -551,6 +567,7 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
     pc->record_index = -1;
     pc->count_index = -1;
     pc->params_index = -1;
+    pc->host_writes = -1;
     pc->cast_from = NULL;
     cb_rule *rename = rules_find_fn(rules, "rename-param-in", f, p->name);
     if (rename)
@@ -642,6 +659,7 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
     } else if (pt->kind == TY_VOID) {
         pc->shape = SH_IN_BUFFER;
         pc->elem = EK_POINTER;
+        host_buffer(rules, f, p, pc);
     } else if (is_char(pt) && pt->is_const) {
         pc->shape = SH_IN_STRING;
     } else if (pt->kind == TY_POINTER && is_in) {

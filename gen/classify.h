@@ -89,6 +89,10 @@ typedef struct cb_pclass {
                                  parameter it pairs with (an earlier one:
                                  the call packs it first), else -1 */
     long long fixed_len;      /* SH_*_FIXED: element count */
+    int host_writes;          /* SH_IN_BUFFER with a host-bytes rule: 1 when
+                                 the driver writes the buffer, 0 when it
+                                 only reads it (count_index: its byte
+                                 count); -1 without a rule */
     int count_less;           /* SH_IN_ARRAY: holds count - count_less elements
                                  (a `count F P C-N` rule: globalStrides) */
     int data_index;           /* SH_CALLBACK: index of its SH_CALLBACK_DATA */

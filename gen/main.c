@@ -16,6 +16,7 @@
 #include "abi.h"
 #include "checksum.h"
 #include "classify.h"
+#include "host_bytes.h"
 #include "dump.h"
 #include "model.h"
 #include "render.h"
@@ -241,6 +242,8 @@ static int cmd_generate(int argc, char **argv)
     }
     if (!o.header_docs)
         model_forget_docs(m);
+    if (host_bytes_check(m, rules, err, sizeof err) < 0)
+        goto report;
     classes = classify_model(m, rules);
     if (classify_undo(m, classes, rules, err, sizeof err) < 0)
         goto report;

@@ -288,7 +288,11 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
     tv_set_str(p, "trampoline", pc->shape == SH_SYNC_CALLBACK ? pc->trampoline : "");
     tv_set_bool(p, "optional", pc->optional);
     size_value(p, fc, pc);
-    tv_set_bool(p, "writable", pc->shape == SH_IN_BUFFER && !pc->param->type->pointee->is_const);
+    /* a host-bytes rule says whether the driver writes; else the constness */
+    int writable = pc->shape == SH_IN_BUFFER &&
+                   (pc->host_writes >= 0 ? pc->host_writes : !pc->param->type->pointee->is_const);
+    tv_set_bool(p, "writable", writable);
+    tv_set_str(p, "host_access", writable ? "writes" : "reads");
     set_shape_flags(p, pc, pc->handle && handles_is_pointer(hc, nhc, pc->handle));
     int attr = pc->shape == SH_ATTR_OUT || pc->shape == SH_ATTR_IN ||
                pc->shape == SH_ATTR_OUT_ARRAY;
@@ -500,7 +504,7 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_fclass 
     char *proto = c_prototype(f);
     tv_set_str(fn, "c_prototype", proto);
 
-    tv *params = tv_list(), *inputs = tv_list(), *sync = tv_list();
+    tv *params = tv_list(), *inputs = tv_list(), *sync = tv_list(), *probes = tv_list();
     strbuf sig = {0}, outs = {0};
     int nin = 0, nout = fc->returns_string, nrequired = 0, cache_result = !fc->returns_string,
         handle_outputs = 0;
@@ -510,10 +514,10 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_fclass 
         const cb_pclass *pc = &fc->params[i];
         int in = classify_is_input(pc), out = classify_is_output(pc);
         tv_push(params, param_value(m, fc, pc, in ? nin : -1, out ? nout : -1, hc, nhc));
-        if (pc->shape == SH_SYNC_CALLBACK) {
+        if (pc->shape == SH_SYNC_CALLBACK || pc->shape == SH_COUNT_INOUT) {
             tv *sv = tv_map();
             tv_set_str(sv, "cname", pc->param->name);
-            tv_push(sync, sv);
+            tv_push(pc->shape == SH_SYNC_CALLBACK ? sync : probes, sv);
         }
         if (out) {
             sb_printf(&outs, "%s%s", nout ? ", " : "", pc->pyname);
@@ -537,6 +541,9 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_fclass 
     /* sync-callback parameters: the call site enters their context */
     tv_set_bool(fn, "has_sync_callback", tv_len(sync) > 0);
     tv_set(fn, "sync_callbacks", sync);
+    /* in/out counts of output arrays: a count far above what exists is
+     * first asked of the driver (function.c.tmpl) */
+    tv_set(fn, "count_probes", probes);
     tv_set_int(fn, "nin", nin);
     tv_set_int(fn, "nout", nout);
     tv_set_bool(fn, "has_inputs", nin > 0);

@@ -4,7 +4,8 @@
  *
  * Invariant: every loaded rule has a known directive and a number of
  * arguments within that directive's range (exactly one number for all but
- * `undo`, whose undo call takes any number of arguments up to the limit).
+ * `undo`, whose undo call takes one to six arguments, and `host-bytes`,
+ * whose optional terms go up to the limit).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "rules.h"
@@ -68,6 +69,7 @@ static const struct {
     {"in-place", 2, 0},
     {"buffer-size", 3, 0},
     {"error-log", 4, 0},
+    {"host-bytes", 4, CB_RULE_MAX_ARGS},
 };
 
 /* The index of directive d in directives[], -1 when unknown. */
@@ -257,8 +259,7 @@ static int names_handle(const cb_model *m, const char *name)
     return names_typedef(m, name);
 }
 
-/* The field `field` of a record named `record` (tag or typedef), or NULL. */
-static const cb_field *record_field(const cb_model *m, const char *record, const char *field)
+const cb_field *rules_record_field(const cb_model *m, const char *record, const char *field)
 {
     for (size_t i = 0; i < m->nrecords; i++) {
         const cb_record *rec = &m->records[i];
@@ -274,7 +275,7 @@ static const cb_field *record_field(const cb_model *m, const char *record, const
 
 static int record_has_field(const cb_model *m, const char *record, const char *field)
 {
-    return record_field(m, record, field) != NULL;
+    return rules_record_field(m, record, field) != NULL;
 }
 
 /* Whether integer typedef `name` is a handle class: a value-handle or
@@ -291,8 +292,8 @@ static int names_value_handle(const cb_rules *r, const char *name)
  * bit-field). */
 static int field_count_matches(const cb_rules *r, const cb_model *m, const cb_rule *rule)
 {
-    const cb_field *a = record_field(m, rule->args[0], rule->args[1]);
-    const cb_field *c = record_field(m, rule->args[0], rule->args[2]);
+    const cb_field *a = rules_record_field(m, rule->args[0], rule->args[1]);
+    const cb_field *c = rules_record_field(m, rule->args[0], rule->args[2]);
     const cb_type *e = a && a->type->kind == TY_POINTER ? a->type->pointee : NULL;
     int record = e && e->kind == TY_RECORD &&
                  ((e->name && model_record(m, e->name)) ||
@@ -320,6 +321,9 @@ size_t rules_unmatched(const cb_rules *r, const cb_model *m, FILE *out)
             found = record_has_field(m, rule->args[0], rule->args[1]);
         else if (strcmp(rule->directive, "field-count") == 0)
             found = field_count_matches(r, m, rule);
+        else if (strcmp(rule->directive, "host-bytes") == 0)
+            found = function_has_param(m, rule->args[0], rule->args[1]) ||
+                    record_has_field(m, rule->args[0], rule->args[1]);
         else if (strcmp(rule->directive, "undo") == 0)
             found = rules_function(m, rule->args[0]) != NULL &&
                     rules_function(m, rule->args[1]) != NULL;

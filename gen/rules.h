@@ -190,6 +190,30 @@
  *                            when FUNCTION fails, the raising face's
  *                            exception carries in `log` what LOGFN(PARAM,
  *                            buffer) writes (SIZEFN(PARAM, &size) bytes)
+ *
+ *   host-bytes OWNER BUFFER ACCESS SIZE [KEY=NAME...]
+ *                            the `void *BUFFER` parameter of function
+ *                            OWNER, or field of record OWNER (tag or
+ *                            typedef), is host memory the driver `reads`
+ *                            or `writes` (ACCESS) through: given a Python
+ *                            buffer, the binding checks before the call
+ *                            that it holds the bytes the call touches, and
+ *                            that it is writable for `writes` (an int
+ *                            address stays unchecked, as in C). SIZE (a
+ *                            parameter or field) is the bytes of one row;
+ *                            for a field the optional terms, fields of the
+ *                            same record, give a box: rows= (rows of SIZE
+ *                            bytes), depth= (slices), pitch= (bytes from
+ *                            row to row), slice= (rows from slice to
+ *                            slice), x= y= z= (the first byte, row and
+ *                            slice), when=FIELD:ENUMERATOR (checked only
+ *                            while that enum field holds it). The bytes
+ *                            needed are ((z + depth - 1) * slice + y +
+ *                            rows - 1) * pitch + x + SIZE, none when SIZE,
+ *                            rows or depth is 0 (absent: rows and depth
+ *                            1, the rest 0). Checked by host_bytes_check
+ *                            (gen/host_bytes.h): a path:line error where
+ *                            the owner exists but the rule does not fit it
  */
 #ifndef CUBIND_RULES_H
 #define CUBIND_RULES_H
@@ -199,9 +223,9 @@
 
 #include "model.h"
 
-/* The most arguments a directive takes (`undo`: FUNCTION, UNDO and up to
- * six arguments of UNDO). */
-#define CB_RULE_MAX_ARGS 8
+/* The most arguments a directive takes (`host-bytes`: OWNER, BUFFER,
+ * ACCESS, SIZE and up to eight KEY=NAME terms). */
+#define CB_RULE_MAX_ARGS 12
 
 typedef struct {
     char *directive;
@@ -247,6 +271,9 @@ int rules_names_function(const char *name, const cb_function *f);
 /* The function a rule's name names (public name first, then declared
  * symbol), or NULL. */
 const cb_function *rules_function(const cb_model *m, const char *name);
+/* The field `field` of a record named `record` (tag, name or typedef), or
+ * NULL: a rule's RECORD FIELD arguments. */
+const cb_field *rules_record_field(const cb_model *m, const char *record, const char *field);
 /* Writes "path:line: rule 'directive name' matches nothing in HEADER" to
  * out for each rule naming a typedef or function the model lacks (by public
  * name or declared symbol; `undo`: either function; `handle-cast`: also its

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- arguments ---------------------------------------------------------- */
 
@@ -267,6 +268,36 @@ int cbs_arg_buffer(PyObject *o, int writable, const char *func, const char *para
                  "%s(): argument '%s' must be an int address, None or a %sbuffer, not %.100s",
                  func, param, writable ? "writable " : "", Py_TYPE(o)->tp_name);
     return -1;
+}
+
+/* ---- output arrays ---------------------------------------------------------- */
+
+/* Bytes of physical memory (sysconf), or ULLONG_MAX when unknown. */
+static unsigned long long physical_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0 || (unsigned long long)pages > ULLONG_MAX / (unsigned long long)page)
+        return ULLONG_MAX;
+    return (unsigned long long)pages * (unsigned long long)page;
+}
+
+void *cbs_out_array(unsigned long long n, size_t size, size_t result, const char *func,
+                    const char *param)
+{
+    unsigned long long per = (unsigned long long)size + result, need;
+    int overflow = __builtin_mul_overflow(n, per, &need);
+    /* small arrays (under 1 MiB) skip the system query */
+    if (overflow || need > PY_SSIZE_T_MAX || (need >= (1ULL << 20) && need > physical_memory())) {
+        PyErr_Format(PyExc_MemoryError,
+                     "%s(): argument '%s' = %llu asks for %s%llu bytes, more than this machine's "
+                     "memory", func, param, n, overflow ? "over " : "",
+                     overflow ? ULLONG_MAX : need);
+        return NULL;
+    }
+    void *p = PyMem_RawCalloc((size_t)n, size);
+    if (!p)
+        PyErr_NoMemory();
+    return p;
 }
 
 int cbs_arg_address(PyObject *o, const char *func, const char *param, void **out)

@@ -94,6 +94,31 @@ int cbs_arg_cstring(PyObject *o, const char *func, const char *param, const char
  * int (a cubind or cuda.bindings handle class). */
 int cbs_arg_address(PyObject *o, const char *func, const char *param, void **out);
 
+/* ---- output arrays ---------------------------------------------------------- */
+
+/* An in/out count above this many entries is first asked of the driver
+ * with the output arrays NULL (what it counts bounds them): the driver
+ * zeroes every entry past those it fills, and a count far above what
+ * exists would have it write that much memory. */
+#define CBS_COUNT_PROBE_ABOVE 65536u
+
+/* What one entry of a result list costs beside the C element: its list
+ * slot and one small object (a handle, an int), for cbs_out_array. */
+#define CBS_RESULT_ENTRY_BYTES (sizeof(PyObject *) + 48)
+
+/* Zeroed storage for n elements of `size` bytes that a driver call fills
+ * (an output array sized by a count argument), of which the result then
+ * builds `result` bytes per element (0 where the result holds only what
+ * the driver reports it filled). Refused before anything is allocated,
+ * with MemoryError naming func/param, when n * (size + result) exceeds
+ * this machine's physical memory (the count cannot be held); MemoryError
+ * when the allocation fails. A large block comes zero-filled from the
+ * system, untouched until written (PyMem_RawCalloc: calloc), so a count
+ * larger than what the driver fills costs address space, not memory.
+ * n > 0; release with PyMem_RawFree. */
+void *cbs_out_array(unsigned long long n, size_t size, size_t result, const char *func,
+                    const char *param);
+
 /* ---- cubind.launch -------------------------------------------------------- */
 
 /* launch(f, grid, block, /, *args, stream=None, shared_mem=0), parsed: what

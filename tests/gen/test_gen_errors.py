@@ -393,3 +393,45 @@ def test_field_count_rules_on_handles_make_handle_arrays(run_cubind, tmp_path, c
     assert re.search(r'\{"phGraph_out", \d+, 8, CBS_F_HANDLE_ARRAY, \d+, 0, -1, 0, \d+, 8\}',
                      text)
     assert re.search(r'\{"extra", \d+, 8, CBS_F_KERNEL_EXTRA, -1, 0, -1, 0, -1, 0\}', text)
+
+
+@pytest.mark.parametrize("rule, message", [
+    ("host-bytes cuMemcpyDtoH dstHost copies ByteCount", "ACCESS must be reads or writes"),
+    ("host-bytes cuMemcpyHtoD srcHost writes ByteCount", "is const: the driver cannot write it"),
+    ("host-bytes cuMemcpyHtoD dstDevice reads ByteCount", "is not a void pointer"),
+    ("host-bytes cuMemcpyHtoD srcHost reads testsGenNoCount", "'testsGenNoCount' is not an integer"),
+    ("host-bytes cuMemcpyHtoD srcHost reads ByteCount rows=ByteCount",
+     "a function parameter takes only SIZE"),
+    ("host-bytes CUDA_MEMCPY2D_st srcHost reads WidthInBytes rows=srcMemoryType",
+     "'srcMemoryType' is not an integer field"),
+    ("host-bytes CUDA_MEMCPY2D_st srcHost reads WidthInBytes colour=Height", "is not rows="),
+    ("host-bytes CUDA_MEMCPY2D_st srcHost reads WidthInBytes rows=Height rows=Height",
+     "given twice"),
+    ("host-bytes CUDA_MEMCPY2D_st srcHost reads WidthInBytes when=Height:CU_MEMORYTYPE_HOST",
+     "when= needs an enum field"),
+    ("host-bytes CUDA_MEMCPY2D_st srcHost reads WidthInBytes when=srcMemoryType:CU_JIT_INPUT_PTX",
+     "when= needs an enum field"),
+])
+def test_host_bytes_rules_that_do_not_fit_are_errors(run_cubind, tmp_path, cuda_h, rule,
+                                                     message):
+    """A host-bytes rule whose owner exists but which does not fit it is a
+    path:line error (the output left as it was); one naming a function or
+    record the header lacks is only reported."""
+    with open(RULES) as f:
+        lines = f.read().splitlines(True)
+    lines.append(rule + "\n")
+    rules = tmp_path / "rules.txt"
+    rules.write_text("".join(lines))
+    p = generate_fails(run_cubind, tmp_path, cuda_h, rules, len(lines), "--rules", str(rules))
+    assert message in p.stderr
+
+
+def test_host_bytes_rules_naming_nothing_are_reported(run_cubind, tmp_path, cuda_h):
+    stderr, unmatched, text = generate_with_extra_rules(
+        run_cubind, tmp_path, cuda_h,
+        ["host-bytes cuTestsGenNoSuchCopy dst writes n\n",
+         "host-bytes CUDA_MEMCPY2D_st testsGenNoField reads WidthInBytes\n"])
+    assert unmatched(1, "host-bytes cuTestsGenNoSuchCopy dst") in stderr
+    assert unmatched(2, "host-bytes CUDA_MEMCPY2D_st testsGenNoField") in stderr
+    # the repository's rules made the copy structs' extents
+    assert "static const cbs_host_extent struct_extents_" in text

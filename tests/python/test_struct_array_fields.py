@@ -35,8 +35,6 @@ class Buf(bytearray):
 def lib(fake):
     fake.fakecuda_last_launch_attrs.restype = ctypes.c_longlong
     fake.fakecuda_last_launch_attrs.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-    fake.fakecuda_last_ext_sems.restype = ctypes.c_longlong
-    fake.fakecuda_last_ext_sems.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
     return fake
 
 
