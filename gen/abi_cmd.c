@@ -82,10 +82,11 @@ int abi_cmd_manifest(int argc, char **argv)
         return 2;
     }
     char err[2048];
-    cb_model *m = model_parse(header, err, sizeof err);
+    int refused;
+    cb_model *m = model_parse(header, err, sizeof err, &refused);
     if (!m) {
         fprintf(stderr, "%s\n", err);
-        return 1;
+        return refused ? 2 : 1;
     }
     aset s = {0};
     aset_from_model(&s, m, header);

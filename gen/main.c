@@ -2,7 +2,10 @@
  * main.c — the `cubind` command line: generate, dump, verify.
  *
  * Errors go to stderr as "file:line: message" with exit status 1; usage
- * errors exit with 2. Nothing is written unless everything rendered.
+ * errors, and a header refused for lacking what the bindings need (not a
+ * driver header: no cuInit, no CUresult enum, no CUDA_VERSION), exit with
+ * 2. Nothing is written unless everything rendered, and then the whole set
+ * of outputs replaces the old one or none of it does (render_write).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <limits.h>
@@ -111,12 +114,17 @@ static void source_path(const char *rel, char *out, size_t cap)
         snprintf(out, cap, "%s", rel);
 }
 
-static cb_model *load_model(const char *header)
+/* NULL after reporting the error; *status is then the exit status (2: the
+ * header was refused as not a driver header, 1: any other failure). */
+static cb_model *load_model(const char *header, int *status)
 {
     char err[2048];
-    cb_model *m = model_parse(header, err, sizeof err);
-    if (!m)
+    int refused;
+    cb_model *m = model_parse(header, err, sizeof err, &refused);
+    if (!m) {
         fprintf(stderr, "%s\n", err);
+        *status = refused ? 2 : 1;
+    }
     return m;
 }
 
@@ -131,9 +139,10 @@ static int cmd_dump(int argc, char **argv)
         fprintf(stderr, "cubind dump: --header is required\n%s", usage_dump);
         return 2;
     }
-    cb_model *m = load_model(o.header);
+    int status;
+    cb_model *m = load_model(o.header, &status);
     if (!m)
-        return 1;
+        return status;
     int rc = dump_model(stdout, m);
     model_free(m);
     if (rc < 0 || fflush(stdout) != 0) {
@@ -203,7 +212,7 @@ static int cmd_generate(int argc, char **argv)
         goto report;
     if (!(rules = rules_load(o.rules, err, sizeof err)))
         goto report;
-    if (!(m = load_model(o.header)))
+    if (!(m = load_model(o.header, &status)))
         goto done;
     classes = classify_model(m, rules);
     if (classify_undo(m, classes, rules, err, sizeof err) < 0)

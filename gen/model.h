@@ -146,8 +146,12 @@ typedef struct {
 } cb_model;
 
 /* Parses `header` (cuda.h) and cudaTypedefs.h beside it. Returns NULL and
- * writes "file:line: message" into err on failure. */
-cb_model *model_parse(const char *header, char *err, size_t errlen);
+ * writes "file:line: message" into err on failure; *refused (when not NULL)
+ * is then 1 if the header parsed but lacks what the bindings need (not a
+ * driver header: no cuInit, no CUresult enum, no CUDA_VERSION...), which
+ * the commands report with exit status 2, and 0 for any other failure
+ * (unreadable, does not parse). */
+cb_model *model_parse(const char *header, char *err, size_t errlen, int *refused);
 void model_free(cb_model *m);
 
 /* Lookups by name; NULL when absent. Linear: the stages call them rarely. */

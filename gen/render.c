@@ -6,8 +6,9 @@
  * indices, ranges, literal spellings of numbers and strings); the text of
  * the generated code is all in templates/. Every output is rendered into
  * memory first; only when all rendered does render_write() write them, each
- * to a temporary file renamed over the old one, so a failed run leaves the
- * previous output untouched.
+ * to a temporary file renamed over the old one, the old ones kept (linked)
+ * until every rename succeeded and renamed back if one failed: a failed run
+ * leaves the previous set of outputs untouched, never half of each.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "render.h"
@@ -806,14 +807,30 @@ static int write_all(const char *path, const char *data, size_t len)
     return bad ? -1 : 0;
 }
 
+/* Puts the previous outputs back after renames [0, done) succeeded: what
+ * existed is renamed back from its kept link, what did not is removed. */
+static void render_roll_back(size_t done, char final[][4096], char kept[][4096], const int *had)
+{
+    for (size_t i = 0; i < done; i++) {
+        if (had[i])
+            rename(kept[i], final[i]);
+        else
+            unlink(final[i]);
+    }
+}
+
 int render_write(const render_output *out, const char *dir, char *err, size_t errlen)
 {
-    char tmp[RENDER_MAX_FILES][4096], final[RENDER_MAX_FILES][4096];
+    char tmp[RENDER_MAX_FILES][4096], final[RENDER_MAX_FILES][4096],
+        kept[RENDER_MAX_FILES][4096];
+    int had[RENDER_MAX_FILES] = {0};
     size_t written = 0;
     for (; written < out->nfiles; written++) {
         const render_file *f = &out->files[written];
         snprintf(final[written], sizeof final[written], "%s/%s", dir, f->name);
         snprintf(tmp[written], sizeof tmp[written], "%s/.%s.tmp.%ld", dir, f->name, (long)getpid());
+        snprintf(kept[written], sizeof kept[written], "%s/.%s.old.%ld", dir, f->name,
+                 (long)getpid());
         if (write_all(tmp[written], f->data, f->len) < 0) {
             snprintf(err, errlen, "%s:0: cannot write: %s", final[written], strerror(errno));
             unlink(tmp[written]);
@@ -826,24 +843,54 @@ int render_write(const render_output *out, const char *dir, char *err, size_t er
         return -1;
     }
     /* A directory in an output's place would fail its rename after the
-     * earlier ones were renamed: refuse before replacing anything. */
-    for (size_t i = 0; i < out->nfiles; i++) {
+     * earlier ones were renamed: refuse before replacing anything. Every
+     * previous output is kept as a second link, so that a rename failing
+     * part-way (for any other reason) can put the old set back: the
+     * directory then holds the whole new set or the whole old one. */
+    size_t nkept = 0;
+    const char *why = NULL;
+    for (; nkept < out->nfiles; nkept++) {
         struct stat st;
-        if (lstat(final[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-            snprintf(err, errlen, "%s:0: cannot replace: is a directory", final[i]);
-            for (size_t k = 0; k < out->nfiles; k++)
-                unlink(tmp[k]);
-            return -1;
+        if (lstat(final[nkept], &st) < 0)
+            continue;
+        if (S_ISDIR(st.st_mode)) {
+            why = "cannot replace: is a directory";
+            break;
         }
+        unlink(kept[nkept]);
+        if (link(final[nkept], kept[nkept]) < 0) {
+            snprintf(err, errlen, "%s:0: cannot keep the previous version while replacing it: %s",
+                     final[nkept], strerror(errno));
+            why = "";
+            break;
+        }
+        had[nkept] = 1;
+    }
+    if (why) {
+        if (*why)
+            snprintf(err, errlen, "%s:0: %s", final[nkept], why);
+        for (size_t k = 0; k < out->nfiles; k++) {
+            unlink(tmp[k]);
+            if (had[k])
+                unlink(kept[k]);
+        }
+        return -1;
     }
     /* Every temporary exists: renaming cannot run out of space. */
     for (size_t i = 0; i < out->nfiles; i++) {
         if (rename(tmp[i], final[i]) < 0) {
             snprintf(err, errlen, "%s:0: cannot rename into place: %s", final[i], strerror(errno));
-            for (size_t k = i; k < out->nfiles; k++)
+            render_roll_back(i, final, kept, had);
+            for (size_t k = 0; k < out->nfiles; k++) {
                 unlink(tmp[k]);
+                if (had[k])
+                    unlink(kept[k]);
+            }
             return -1;
         }
     }
+    for (size_t i = 0; i < out->nfiles; i++)
+        if (had[i])
+            unlink(kept[i]);
     return 0;
 }
