@@ -25,6 +25,11 @@
 
 /* ---- arguments ---------------------------------------------------------- */
 
+/* 1 when the str `key` is exactly name[0..len) (len = strlen(name)), 0
+ * otherwise: the whole string, so a key with an embedded NUL never matches
+ * its prefix. */
+int cbs_keyword_is(PyObject *key, const char *name, Py_ssize_t len);
+
 /* Collects a vectorcall's arguments into out[0..nnames) in declaration
  * order (borrowed references, valid for the call). The first nrequired
  * are required; a missing optional one is left NULL (its default). */
@@ -71,11 +76,28 @@ int cbs_arg_double(PyObject *o, const char *func, const char *param, double *out
 int cbs_arg_string(PyObject *o, const char *func, const char *param, PyObject **holder,
                    const char **out);
 
+/* After a failed PyObject_GetBuffer: a pending BufferError (a buffer of the
+ * wrong kind: read-only, not contiguous, ...) becomes TypeError("<what>
+ * must be <want> (<the BufferError>)"), the BufferError its cause; any other
+ * exception is left as it is. */
+void cbs_buffer_error_as_type_error(const char *what, const char *want);
+
 /* Host memory (`void *`): None (NULL), an int address, or an object with
  * the buffer protocol (writable when `writable`), whose buffer the caller
  * releases (view->obj != NULL) after the call. */
 int cbs_arg_buffer(PyObject *o, int writable, const char *func, const char *param,
                    Py_buffer *view, void **out);
+
+/* A C function pointer argument: None (NULL), an int address, or a ctypes
+ * function pointer (CFUNCTYPE instance). Nothing else: not a handle, whose
+ * value is no function (cbs_arg_address would read it). value: 1 with *out
+ * set, 0 when o is none of those (no exception), -1 with an exception (an
+ * int out of range). arg: the same, but 0 means a Python callable was given
+ * (only when callable_too: the caller wraps it), and anything else raises
+ * TypeError naming the parameter (-1). */
+int cbs_funcptr_value(PyObject *o, const char *func, const char *param, void **out);
+int cbs_arg_funcptr(PyObject *o, int callable_too, const char *func, const char *param,
+                    void **out);
 
 /* An address: None (NULL), an int, or an object whose getPtr() gives an
  * int (a cubind or cuda.bindings handle class). */
