@@ -502,12 +502,69 @@ static tv *capi_value(const cb_model *m, const cb_classes *c)
     return list;
 }
 
+/* ---- struct layout checks -------------------------------------------------- */
+
+/* Appends {path, offset} for every named, non-bit-field member reachable
+ * from record r without crossing an array, offsets relative to the top. */
+static void layout_fields(const cb_model *m, const cb_record *r, const char *prefix,
+                          long long base, tv *out, long long *count)
+{
+    for (size_t i = 0; i < r->nfields; i++) {
+        const cb_field *f = &r->fields[i];
+        if (f->bit_width >= 0 || f->offset < 0)
+            continue;
+        char path[512];
+        if (*f->name)
+            snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", f->name);
+        else
+            snprintf(path, sizeof path, "%s", prefix);
+        if (*f->name) {
+            tv *fv = tv_map();
+            tv_set_str(fv, "path", path);
+            tv_set_int(fv, "offset", base + f->offset);
+            tv_push(out, fv);
+            (*count)++;
+        }
+        if (f->nested >= 0 && f->type->kind == TY_RECORD)
+            layout_fields(m, &m->records[f->nested], path, base + f->offset, out, count);
+    }
+}
+
+/* Every top-level record with a known layout: {ctype, size, align,
+ * fields: [{path, offset}]}; counts added to *nrecords and *nfields. The
+ * struct layout check asserts these values; the C API's layout hashes
+ * (capi_layouts partial) are computed from the same list by the compiler. */
+static tv *layout_records(const cb_model *m, long long *nrecords, long long *nfields)
+{
+    tv *records = tv_list();
+    for (size_t i = 0; i < m->nrecords; i++) {
+        const cb_record *r = &m->records[i];
+        if (r->is_nested || r->size <= 0)
+            continue;
+        tv *rv = tv_map();
+        if (r->naliases)
+            tv_set_str(rv, "ctype", r->aliases[0]);
+        else
+            tv_set_strf(rv, "ctype", "%s %s", r->is_union ? "union" : "struct", r->tag);
+        tv_set_int(rv, "size", r->size);
+        tv_set_int(rv, "align", r->align);
+        tv *fields = tv_list();
+        layout_fields(m, r, "", 0, fields, nfields);
+        tv_set(rv, "fields", fields);
+        tv_push(records, rv);
+        (*nrecords)++;
+    }
+    return records;
+}
+
 static tv *consumer_context(const cb_model *m, const cb_classes *c)
 {
     tv *root = tv_map();
     tv_set_str(root, "header", base_name(m->header));
     tv_set_int(root, "cuda_version", m->cuda_version);
     tv_set(root, "capi", capi_value(m, c));
+    long long nrecords = 0, nfields = 0;
+    tv_set(root, "layouts", layout_records(m, &nrecords, &nfields));
     return root;
 }
 
@@ -632,61 +689,17 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
         tv_set_bool(root, "launch", 0);
     }
     tv_set(root, "capi", capi_value(m, c));
+    long long nrecords = 0, nfields = 0;
+    tv_set(root, "layouts", layout_records(m, &nrecords, &nfields));
     free(hc);
     return root;
-}
-
-/* ---- struct layout checks -------------------------------------------------- */
-
-/* Appends {path, offset} for every named, non-bit-field member reachable
- * from record r without crossing an array, offsets relative to the top. */
-static void layout_fields(const cb_model *m, const cb_record *r, const char *prefix,
-                          long long base, tv *out, long long *count)
-{
-    for (size_t i = 0; i < r->nfields; i++) {
-        const cb_field *f = &r->fields[i];
-        if (f->bit_width >= 0 || f->offset < 0)
-            continue;
-        char path[512];
-        if (*f->name)
-            snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", f->name);
-        else
-            snprintf(path, sizeof path, "%s", prefix);
-        if (*f->name) {
-            tv *fv = tv_map();
-            tv_set_str(fv, "path", path);
-            tv_set_int(fv, "offset", base + f->offset);
-            tv_push(out, fv);
-            (*count)++;
-        }
-        if (f->nested >= 0 && f->type->kind == TY_RECORD)
-            layout_fields(m, &m->records[f->nested], path, base + f->offset, out, count);
-    }
 }
 
 static tv *layout_context(const cb_model *m)
 {
     tv *root = tv_map();
-    tv *records = tv_list();
     long long nfields = 0, nrecords = 0;
-    for (size_t i = 0; i < m->nrecords; i++) {
-        const cb_record *r = &m->records[i];
-        if (r->is_nested || r->size <= 0)
-            continue;
-        tv *rv = tv_map();
-        if (r->naliases)
-            tv_set_str(rv, "ctype", r->aliases[0]);
-        else
-            tv_set_strf(rv, "ctype", "%s %s", r->is_union ? "union" : "struct", r->tag);
-        tv_set_int(rv, "size", r->size);
-        tv_set_int(rv, "align", r->align);
-        tv *fields = tv_list();
-        layout_fields(m, r, "", 0, fields, &nfields);
-        tv_set(rv, "fields", fields);
-        tv_push(records, rv);
-        nrecords++;
-    }
-    tv_set(root, "records", records);
+    tv_set(root, "records", layout_records(m, &nrecords, &nfields));
     tv_set_int(root, "nrecords", nrecords);
     tv_set_int(root, "nfields", nfields);
     return root;
