@@ -30,8 +30,7 @@ from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 import cubind.cu as cu
 import cubind.driver as drv
-from fuzz_params import (ALLOWED, Kinds, Pool, big, classify, funcptr_typedefs, generated_raw,
-                         is_function, rules)
+from fuzz_params import ALLOWED, Pool, big, classifier, is_function
 
 
 # ---- strategies -----------------------------------------------------------------
@@ -244,10 +243,7 @@ def main():
     a = ap.parse_args()
     shard, nshards = map(int, a.shard.split("/"))
 
-    kinds = Kinds()
-    fpt = funcptr_typedefs()
-    renames, raw_rules = rules()
-    raw_gen = generated_raw()
+    kinds, params = classifier()
     pool = Pool()
     pool.refresh()
     S = strategies(kinds, pool)
@@ -261,7 +257,7 @@ def main():
                   ("cuLaunchHostFunc", "fn"), ("cuStreamAddCallback", "callback"),
                   ("cuUserObjectCreate", "destroy"), ("cuMemFreeHost", "p"),
                   ("cuModuleLoadData", "image"), ("cuLibraryLoadData", "code")]:
-        k = classify(kinds, fpt, renames, raw_rules, raw_gen, fn, getattr(drv, fn))[1][p]
+        k = params(fn, getattr(drv, fn))[1][p]
         assert k == ("raw",), (fn, p, k)
 
     names = sorted(n for n in dir(drv) if is_function(drv, n))
@@ -278,7 +274,7 @@ def main():
     raw_params = 0
 
     for name in names:
-        sig, kinds_of = classify(kinds, fpt, renames, raw_rules, raw_gen, name, getattr(drv, name))
+        sig, kinds_of = params(name, getattr(drv, name))
         raw_params += sum(1 for k in kinds_of.values() if k[0] == "raw")
         pnames = list(sig.parameters)
         pool.refresh()

@@ -196,3 +196,17 @@ def is_function(module, n):
     (cuuint32_t and friends are types)."""
     o = getattr(module, n)
     return n.startswith("cu") and callable(o) and not isinstance(o, type)
+
+
+def classifier():
+    """(kinds, params): the module's classes by kind, and params(name, fn)
+    -> (signature, {parameter: kind}) as classify() gives them."""
+    kinds = Kinds()
+    fpt = funcptr_typedefs()
+    renames, raw_rules = rules()
+    raw_gen = generated_raw()
+
+    def params(name, fn):
+        return classify(kinds, fpt, renames, raw_rules, raw_gen, name, fn)
+
+    return kinds, params

@@ -36,8 +36,7 @@ import traceback
 
 import cubind.cu as cu
 import cubind.driver as drv
-from fuzz_params import (ALLOWED, Kinds, Pool, big, classify, funcptr_typedefs, generated_raw,
-                         rules)
+from fuzz_params import ALLOWED, Pool, big, classifier
 
 MODULES = (("cubind.driver", drv), ("cubind.cu", cu))
 
@@ -221,17 +220,11 @@ def main():
     faulthandler.enable()
     logfd = os.open(a.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
 
-    kinds = Kinds()
-    fpt = funcptr_typedefs()
-    renames, raw_rules = rules()
-    raw_gen = generated_raw()
+    kinds, params = classifier()
     pool = Pool()
     pool.refresh()
     junk = Junk(kinds, pool)
     sw = Sweep(logfd, a.seed, a.calls)
-
-    def params(name, f):
-        return classify(kinds, fpt, renames, raw_rules, raw_gen, name, f)
 
     exported = {}
     for modname, mod in MODULES:

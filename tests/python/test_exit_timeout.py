@@ -13,12 +13,16 @@ import time
 
 from conftest import run_python
 
-STUCK_SCRIPT = r"""
+# A fresh interpreter with a stream `s` on device 0's primary context `ctx`.
+WITH_A_STREAM = r"""
 import time
 import cubind.driver as d
 d.cuInit(0)
 r, ctx = d.cuDevicePrimaryCtxRetain(0); d.cuCtxSetCurrent(ctx)
 r, s = d.cuStreamCreate(0)
+"""
+
+STUCK_SCRIPT = WITH_A_STREAM + r"""
 started = []
 def never_returns(data):
     d.cuCtxSetCurrent(ctx)
@@ -89,12 +93,7 @@ def test_sigint_ends_the_wait():
 def test_a_callable_that_returns_in_time_is_waited_for():
     """A host function still running at exit that returns before the
     deadline finishes: no line, nothing skipped."""
-    code = r"""
-import time
-import cubind.driver as d
-d.cuInit(0)
-r, ctx = d.cuDevicePrimaryCtxRetain(0); d.cuCtxSetCurrent(ctx)
-r, s = d.cuStreamCreate(0)
+    code = WITH_A_STREAM + r"""
 def slow(data):
     time.sleep(0.5)
     print("slow done", flush=True)
