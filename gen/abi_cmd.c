@@ -28,7 +28,9 @@ static const char usage_manifest[] =
     "\n"
     "Writes the ABI manifest of cuda.h (and cudaTypedefs.h beside it) as JSON:\n"
     "every function with its signature string and the records it reaches,\n"
-    "every record's layout, every enum's members. On stdout unless --out.\n";
+    "every record's layout, every enum's members. On stdout unless --out.\n"
+    "Exit status 2 on a usage error or a header refused as not a driver header\n"
+    "(no cuInit, no CUresult enum, no CUDA_VERSION), 1 on any other error.\n";
 
 static const char usage_diff[] =
     "usage: cubind abi-diff OLD NEW [--json]\n"
