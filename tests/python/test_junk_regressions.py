@@ -3,6 +3,8 @@ fails on 05a670f): enum tables written from Python, keywords with an
 embedded NUL, enum constructors given floats or str, buffers of the wrong
 kind in char/bytes struct fields, handles given as C function pointers."""
 import ctypes
+import operator
+import sys
 
 import pytest
 
@@ -136,4 +138,34 @@ def test_a_ctypes_function_pointer_is_called_directly(drv, fake, ctx):
     assert drv.cuLaunchHostFunc(s, cfn, ctypes.addressof(box))[0] == 0
     assert drv.cuStreamSynchronize(s)[0] == 0
     assert hits == [(ctypes.addressof(box), 1)]  # 1: a stream worker of the fake
+    assert drv.cuStreamDestroy(s)[0] == 0
+
+
+def test_refused_calls_leave_nothing_behind(drv, ctx):
+    """Each refusal above, repeated: no growth of the interpreter's blocks,
+    and the next valid call succeeds."""
+    err, s = drv.cuStreamCreate(0)
+    assert err == 0
+    u = drv.CUuuid()
+    strided = memoryview(b"abcdefgh")[::2]
+
+    def refusals():
+        for call in (lambda: drv.cuDeviceGet(**{"ordinal\0x": 0}),
+                     lambda: drv.CUDA_MEMCPY2D(**{"srcY\0x": 3}),
+                     lambda: drv.CUresult(0.5),
+                     lambda: setattr(u, "bytes", strided),
+                     lambda: drv.cuLaunchHostFunc(s, s, None),
+                     lambda: operator.setitem(drv.CUresult._value2name_, 0, 5)):
+            with pytest.raises(TypeError):
+                call()
+
+    for _ in range(50):  # warm up caches (interned names, exception types)
+        refusals()
+    before = sys.getallocatedblocks()
+    for _ in range(500):
+        refusals()
+    grown = sys.getallocatedblocks() - before
+    assert grown < 50, grown
+    assert drv.cuDeviceGet(ordinal=0)[0] == 0
+    assert drv.cuStreamSynchronize(s)[0] == 0
     assert drv.cuStreamDestroy(s)[0] == 0
