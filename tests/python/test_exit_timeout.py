@@ -75,7 +75,7 @@ def test_sigint_ends_the_wait():
                          stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert p.stdout.readline().strip() == "exiting"
-        time.sleep(0.5)  # the script has ended: the interpreter waits
+        time.sleep(1.0)  # the script has ended: the interpreter waits
         t0 = time.monotonic()
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=60)
