@@ -824,19 +824,23 @@ static int wait_left(rt_interp *s, long long deadline)
 }
 
 /* What s's runner is running, for the message: "host function <repr>"
- * (a new str), or NULL when it is between callables. Marks s abandoned:
- * no later stop waits for it again. Attached; never raises. */
-static PyObject *abandon(rt_interp *s)
+ * (a new str; NULL when out of memory, or when the runner has left its
+ * loop after all: *left is then set). Marks s abandoned: no later stop
+ * waits for it again. Attached; never raises. */
+static PyObject *abandon(rt_interp *s, int *left)
 {
     pthread_mutex_lock(&s->mu);
     s->abandoned = 1;
+    *left = s->exited;
     PyObject *callable = NULL;
     int kind = 0;
-    if (s->running) {
+    if (s->running && !*left) {
         callable = Py_NewRef(s->running->p->callable);
         kind = s->running->p->kind;
     }
     pthread_mutex_unlock(&s->mu);
+    if (*left)
+        return NULL;
     if (!callable) {
         /* Not in a host function or stream callback: in the deferred work
          * it drains between them. */
@@ -888,11 +892,13 @@ static int stop_one(rt_interp *s, int own, long long deadline, PyObject *stuck)
     if (outcome != LEFT) {
         if (outcome == INTERRUPTED)
             PyErr_Clear();
-        PyObject *what = abandon(s);
+        int left;
+        PyObject *what = abandon(s, &left);
         if (what && stuck && PyList_Append(stuck, what) < 0)
             PyErr_Clear();
         Py_XDECREF(what);
-        return outcome;
+        if (!left)
+            return outcome;
     }
     PyObject *h = NULL;
     if (own) {
@@ -910,7 +916,7 @@ static int stop_one(rt_interp *s, int own, long long deadline, PyObject *stuck)
         Py_XDECREF(r);
         Py_DECREF(h);
     }
-    return LEFT;
+    return outcome == INTERRUPTED ? INTERRUPTED : LEFT;
 }
 
 /* One line on stderr naming the callables shutdown stopped waiting for. */
