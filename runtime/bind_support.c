@@ -295,12 +295,21 @@ static int ctypes_funcptr(PyObject *o, void **out)
     return is;
 }
 
-int cbs_funcptr_value(PyObject *o, const char *func, const char *param, void **out)
+int cbs_funcptr_value(PyObject *o, PyTypeObject *own, const char *func, const char *param,
+                      void **out)
 {
     if (o == Py_None) {
         *out = NULL;
         return 1;
     }
+    if (own && PyObject_TypeCheck(o, own)) {
+        *out = (void *)(uintptr_t)cbs_handle_bits((const cbs_handle *)o);
+        return 1;
+    }
+    /* Another module's class of the same name (cuda.bindings' CUhostFn):
+     * its getPtr() is the address of the function pointer it holds. */
+    if (own && strcmp(cbs_short_name(Py_TYPE(o)), cbs_short_name(own)) == 0)
+        return cbs_arg_address(o, func, param, out) < 0 ? -1 : 1;
     if (PyLong_Check(o)) {
         unsigned long long bits;
         if (cbs_arg_unsigned(o, (unsigned long long)UINTPTR_MAX, func, param, "a function pointer",
@@ -312,15 +321,16 @@ int cbs_funcptr_value(PyObject *o, const char *func, const char *param, void **o
     return ctypes_funcptr(o, out);
 }
 
-int cbs_arg_funcptr(PyObject *o, int callable_too, const char *func, const char *param,
-                    void **out)
+int cbs_arg_funcptr(PyObject *o, PyTypeObject *own, int callable_too, const char *func,
+                    const char *param, void **out)
 {
-    int rc = cbs_funcptr_value(o, func, param, out);
+    int rc = cbs_funcptr_value(o, own, func, param, out);
     if (rc == 0 && !(callable_too && PyCallable_Check(o))) {
         PyErr_Format(PyExc_TypeError,
-                     "%s(): argument '%s' must be %san int address, a ctypes function pointer or "
-                     "None, not %.100s",
-                     func, param, callable_too ? "a Python callable, " : "", Py_TYPE(o)->tp_name);
+                     "%s(): argument '%s' must be %san int address, %s, a ctypes function "
+                     "pointer or None, not %.100s",
+                     func, param, callable_too ? "a Python callable, " : "",
+                     own ? cbs_short_name(own) : "a function pointer", Py_TYPE(o)->tp_name);
         return -1;
     }
     return rc;

@@ -88,16 +88,21 @@ void cbs_buffer_error_as_type_error(const char *what, const char *want);
 int cbs_arg_buffer(PyObject *o, int writable, const char *func, const char *param,
                    Py_buffer *view, void **out);
 
-/* A C function pointer argument: None (NULL), an int address, or a ctypes
- * function pointer (CFUNCTYPE instance). Nothing else: not a handle, whose
- * value is no function (cbs_arg_address would read it). value: 1 with *out
- * set, 0 when o is none of those (no exception), -1 with an exception (an
- * int out of range). arg: the same, but 0 means a Python callable was given
- * (only when callable_too: the caller wraps it), and anything else raises
- * TypeError naming the parameter (-1). */
-int cbs_funcptr_value(PyObject *o, const char *func, const char *param, void **out);
-int cbs_arg_funcptr(PyObject *o, int callable_too, const char *func, const char *param,
-                    void **out);
+/* A C function pointer argument: None (NULL), an int address, an instance
+ * of the parameter's own function-pointer class `own` (CUhostFn for a
+ * CUhostFn parameter, as cuda.bindings takes; NULL: none) or of a class of
+ * the same name of another module (cuda.bindings': read through its
+ * getPtr()), or a ctypes function pointer (CFUNCTYPE instance). Nothing
+ * else: not another handle
+ * (a CUstream), whose value is no function (cbs_arg_address would read
+ * it). value: 1 with *out set, 0 when o is none of those (no exception),
+ * -1 with an exception (an int out of range). arg: the same, but 0 means a
+ * Python callable was given (only when callable_too: the caller wraps it),
+ * and anything else raises TypeError naming the parameter (-1). */
+int cbs_funcptr_value(PyObject *o, PyTypeObject *own, const char *func, const char *param,
+                      void **out);
+int cbs_arg_funcptr(PyObject *o, PyTypeObject *own, int callable_too, const char *func,
+                    const char *param, void **out);
 
 /* An address: None (NULL), an int, or an object whose getPtr() gives an
  * int (a cubind or cuda.bindings handle class). */

@@ -76,7 +76,8 @@ def generated_raw():
     int address)."""
     text = (ROOT / "out" / "driver.c").read_text(errors="replace")
     return set(re.findall(
-        r'cbs_arg_(?:address|buffer|funcptr)\(args\[\d+\], (?:\d, )?"(\w+)", "(\w+)"', text))
+        r'cbs_arg_(?:address|buffer|funcptr)\(args\[\d+\], (?:st->handles\[\w+\], )?(?:\d, )?'
+        r'"(\w+)", "(\w+)"', text))
 
 
 def c_params(fn_name, doc):

@@ -95,8 +95,8 @@ for fn in (s, ev, d.CUdeviceptr(s.getPtr()), d.CUstream(0), 1.5, "f"):
     try:
         d.cuLaunchHostFunc(s, fn, None)
     except TypeError as e:
-        assert "'fn' must be a Python callable, an int address, a ctypes function pointer" \
-            in str(e), e
+        assert "'fn' must be a Python callable, an int address, CUhostFn, a ctypes function " \
+            "pointer or None" in str(e), e
         continue
     d.cuStreamSynchronize(s)
     print("taken", type(fn).__name__)
@@ -105,8 +105,8 @@ for fn in (s, d.CUdeviceptr(8)):
     try:
         d.cuLogsRegisterCallback(fn, None)
     except TypeError as e:
-        assert "'callbackFunc' must be an int address, a ctypes function pointer or None" \
-            in str(e), e
+        assert "'callbackFunc' must be an int address, CUlogsCallback, a ctypes function " \
+            "pointer or None" in str(e), e
         continue
     except Exception as e:  # taken, then refused by the fake, which lacks it
         pass
@@ -127,7 +127,10 @@ def test_a_handle_is_no_function_pointer():
 
 def test_a_ctypes_function_pointer_is_called_directly(drv, fake, ctx):
     """A CFUNCTYPE instance is a C function pointer: the driver's thread
-    calls it with userData (not cubind's runner with a Python payload)."""
+    calls it with userData (not cubind's runner with a Python payload). So
+    is the parameter's own function-pointer class holding its address
+    (CUhostFn(address), the form cuda.bindings takes), and a class of that
+    name of another module (cuda.bindings' own), read through getPtr()."""
     fake.fakecuda_thread_kind.restype = ctypes.c_int
     CB = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
     hits = []
@@ -136,8 +139,21 @@ def test_a_ctypes_function_pointer_is_called_directly(drv, fake, ctx):
     err, s = drv.cuStreamCreate(0)
     assert err == 0
     assert drv.cuLaunchHostFunc(s, cfn, ctypes.addressof(box))[0] == 0
+    address = ctypes.cast(cfn, ctypes.c_void_p).value
+    assert drv.cuLaunchHostFunc(s, drv.CUhostFn(address), ctypes.addressof(box))[0] == 0
+
+    class CUhostFn:
+        """cuda.bindings' kind: getPtr() is where the function pointer is."""
+
+        def __init__(self, address):
+            self.cell = ctypes.c_void_p(address)
+
+        def getPtr(self):
+            return ctypes.addressof(self.cell)
+
+    assert drv.cuLaunchHostFunc(s, CUhostFn(address), ctypes.addressof(box))[0] == 0
     assert drv.cuStreamSynchronize(s)[0] == 0
-    assert hits == [(ctypes.addressof(box), 1)]  # 1: a stream worker of the fake
+    assert hits == [(ctypes.addressof(box), 1)] * 3  # 1: a stream worker of the fake
     assert drv.cuStreamDestroy(s)[0] == 0
 
 
