@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <time.h>
 
 #include <cuda.h>
@@ -782,17 +783,21 @@ static long long exit_timeout_ms(void)
     return whole * 1000 + frac;
 }
 
-static long long monotonic_ms(void)
+/* The time of day in milliseconds. gettimeofday, not clock_gettime: the
+ * latter's default version is GLIBC_2.17 (older glibc has it in librt
+ * only), which would raise the wheels' manylinux tag (glibc_pins.h). A
+ * clock step during the wait shifts its end by as much. */
+static long long now_ms(void)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+    struct timeval t;
+    gettimeofday(&t, NULL);
+    return (long long)t.tv_sec * 1000 + t.tv_usec / 1000;
 }
 
 enum { LEFT, TIMED_OUT, INTERRUPTED };
 
 /* Waits (attached on entry and return) until s's runner has left its
- * loop, or until `deadline` (monotonic_ms) passes, in slices of 50 ms with
+ * loop, or until `deadline` (now_ms) passes, in slices of 50 ms with
  * the thread state detached; between slices the main thread runs signal
  * handlers, so SIGINT ends the wait (INTERRUPTED, the KeyboardInterrupt
  * set). */
@@ -801,13 +806,8 @@ static int wait_left(rt_interp *s, long long deadline)
     for (;;) {
         int exited;
         Py_BEGIN_ALLOW_THREADS
-        struct timespec slice;
-        clock_gettime(CLOCK_REALTIME, &slice);
-        slice.tv_nsec += 50 * 1000000L;
-        if (slice.tv_nsec >= 1000000000L) {
-            slice.tv_sec++;
-            slice.tv_nsec -= 1000000000L;
-        }
+        long long end = now_ms() + 50;
+        struct timespec slice = {(time_t)(end / 1000), (long)(end % 1000) * 1000000L};
         pthread_mutex_lock(&s->mu);
         if (!s->exited)
             pthread_cond_timedwait(&s->done, &s->mu, &slice);
@@ -818,7 +818,7 @@ static int wait_left(rt_interp *s, long long deadline)
             return LEFT;
         if (PyErr_CheckSignals() < 0)
             return INTERRUPTED;
-        if (monotonic_ms() >= deadline)
+        if (now_ms() >= deadline)
             return TIMED_OUT;
     }
 }
@@ -956,7 +956,7 @@ static void report_stuck(PyObject *stuck, int interrupted, long long waited_ms)
 void rt_cb_runner_stop(void)
 {
     int64_t id = current_id();
-    long long start = monotonic_ms(), deadline = start + exit_timeout_ms();
+    long long start = now_ms(), deadline = start + exit_timeout_ms();
     PyObject *stuck = PyList_New(0);
     if (!stuck)
         PyErr_Clear(); /* the wait stays bounded; only the names are lost */
@@ -980,7 +980,7 @@ void rt_cb_runner_stop(void)
                 interrupted = 1;
     }
     if (stuck && PyList_GET_SIZE(stuck))
-        report_stuck(stuck, interrupted, monotonic_ms() - start);
+        report_stuck(stuck, interrupted, now_ms() - start);
     Py_XDECREF(stuck);
 }
 
