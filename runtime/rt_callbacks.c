@@ -922,7 +922,7 @@ static int stop_one(rt_interp *s, int own, long long deadline, PyObject *stuck)
 /* One line on stderr naming the callables shutdown stopped waiting for. */
 static void report_stuck(PyObject *stuck, int interrupted, long long waited_ms)
 {
-    Py_ssize_t n = PyList_GET_SIZE(stuck);
+    Py_ssize_t n = PyList_Size(stuck);
     PyObject *sep = PyUnicode_FromString(", ");
     PyObject *names = sep ? PyUnicode_Join(sep, stuck) : NULL;
     PyObject *line =
@@ -979,7 +979,7 @@ void rt_cb_runner_stop(void)
             if (stop_one(s, s->id == id, interrupted ? 0 : deadline, stuck) == INTERRUPTED)
                 interrupted = 1;
     }
-    if (stuck && PyList_GET_SIZE(stuck))
+    if (stuck && PyList_Size(stuck))
         report_stuck(stuck, interrupted, now_ms() - start);
     Py_XDECREF(stuck);
 }
