@@ -554,7 +554,7 @@ int aset_load(aset *s, const char *path, char *err, size_t errlen)
         return rc;
     }
     sb_free(&text);
-    cb_model *m = model_parse_any(path, err, errlen);
+    cb_model *m = model_parse_any(path, err, errlen, NULL);
     if (!m)
         return -1;
     aset_from_model(s, m, path);

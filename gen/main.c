@@ -3,7 +3,10 @@
  * main.c — the `cubind` command line: generate, dump, verify.
  *
  * Errors go to stderr as "file:line: message" with exit status 1; usage
- * errors exit with 2. Nothing is written unless everything rendered.
+ * errors, and a header refused for lacking what the bindings need (not a
+ * driver header: no cuInit, no CUresult enum, no CUDA_VERSION), exit with
+ * 2. Nothing is written unless everything rendered, and then the whole set
+ * of outputs replaces the old one or none of it does (render_write).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <limits.h>
@@ -49,7 +52,9 @@ static const char usage_generate[] =
     "Parses cuda.h (and cudaTypedefs.h beside it) and writes the generated\n"
     "sources into DIR, which must exist. Every file is rendered first and\n"
     "renamed into place only when all succeeded. Functions not bound yet are\n"
-    "listed in DIR/unsupported.txt and counted on stderr.\n"
+    "listed in DIR/unsupported.txt and counted on stderr. Exit status 2 on a\n"
+    "usage error or a header refused as not a driver header (no cuInit, no\n"
+    "CUresult enum, no CUDA_VERSION), 1 on any other error.\n"
     "  --templates DIR  templates (default: templates/ beside the build dir)\n"
     "  --rules FILE     special cases (default: gen/rules.txt likewise)\n"
     "  --depfile FILE   write the inputs read (headers, templates, rules) as a\n"
@@ -137,12 +142,17 @@ static void source_path(const char *rel, char *out, size_t cap)
         snprintf(out, cap, "%s", rel);
 }
 
-static cb_model *load_model(const char *header, int library)
+/* NULL after reporting the error; *status is then the exit status (2: the
+ * header was refused as not a driver header, 1: any other failure). */
+static cb_model *load_model(const char *header, int library, int *status)
 {
     char err[2048];
-    cb_model *m = model_parse_api(header, library, err, sizeof err);
-    if (!m)
+    int refused;
+    cb_model *m = model_parse_api(header, library, err, sizeof err, &refused);
+    if (!m) {
         fprintf(stderr, "%s\n", err);
+        *status = refused ? 2 : 1;
+    }
     return m;
 }
 
@@ -157,9 +167,10 @@ static int cmd_dump(int argc, char **argv)
         fprintf(stderr, "cubind dump: --header is required\n%s", usage_dump);
         return 2;
     }
-    cb_model *m = load_model(o.header, model_is_library_header(o.header));
+    int status;
+    cb_model *m = load_model(o.header, model_is_library_header(o.header), &status);
     if (!m)
-        return 1;
+        return status;
     int rc = dump_model(stdout, m);
     model_free(m);
     if (rc < 0 || fflush(stdout) != 0) {
@@ -233,7 +244,7 @@ static int cmd_generate(int argc, char **argv)
         goto report;
     cb_api api;
     rules_api(rules, &api);
-    if (!(m = load_model(o.header, api.is_library)))
+    if (!(m = load_model(o.header, api.is_library, &status)))
         goto done;
     if (!model_enum(m, api.result)) {
         snprintf(err, sizeof err, "%s:0: no enum %s (the result enum its rules file %s names)",

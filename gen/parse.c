@@ -490,9 +490,9 @@ static int first_error(CXTranslationUnit tu, char *err, size_t errlen)
     return 0;
 }
 
-cb_model *model_parse(const char *header, char *err, size_t errlen)
+cb_model *model_parse(const char *header, char *err, size_t errlen, int *refused)
 {
-    return model_parse_api(header, 0, err, errlen);
+    return model_parse_api(header, 0, err, errlen, refused);
 }
 
 int model_is_library_header(const char *header)
@@ -501,13 +501,18 @@ int model_is_library_header(const char *header)
     return strcmp(slash ? slash + 1 : header, "cuda.h") != 0;
 }
 
-cb_model *model_parse_any(const char *header, char *err, size_t errlen)
+cb_model *model_parse_any(const char *header, char *err, size_t errlen, int *refused)
 {
-    return model_parse_api(header, model_is_library_header(header), err, errlen);
+    return model_parse_api(header, model_is_library_header(header), err, errlen, refused);
 }
 
-cb_model *model_parse_api(const char *header, int library, char *err, size_t errlen)
+cb_model *model_parse_api(const char *header, int library, char *err, size_t errlen,
+                          int *refused)
 {
+    int dummy;
+    if (!refused)
+        refused = &dummy;
+    *refused = 0;
     if (!file_exists(header)) {
         snprintf(err, errlen, "%s:0: cannot open the header", header);
         return NULL;
@@ -570,8 +575,11 @@ cb_model *model_parse_api(const char *header, int library, char *err, size_t err
         free(top);
         macro_resolve_pending(&P);
         macro_apply_names(&P);
-        ok = library || (pfn_assign_versions(&P, err, errlen) == 0 &&
-                         px_check_model(&P, err, errlen) == 0);
+        ok = library || pfn_assign_versions(&P, err, errlen) == 0;
+        if (ok && !library && px_check_model(&P, err, errlen) < 0) {
+            ok = 0;
+            *refused = 1;
+        }
     }
     free(P.enums_seen);
     free(P.records_seen);
@@ -611,6 +619,20 @@ int px_check_model(parser *P, char *err, size_t errlen)
                  "%s:%u: not a CUDA driver header: no CUresult enum (the return type of cuInit, "
                  "declared here)",
                  init->file, init->line);
+        return -1;
+    }
+    /* The release is stamped into the module, the capsule table and the
+     * manifest: a header that does not say which it is is refused. */
+    if (!P->cuda_version_line) {
+        snprintf(err, errlen, "%s:0: not a CUDA driver header: no CUDA_VERSION macro",
+                 P->model->header);
+        return -1;
+    }
+    if (!P->cuda_version_known || P->model->cuda_version <= 0) {
+        snprintf(err, errlen,
+                 "%s:%u: not a CUDA driver header: CUDA_VERSION is not a positive integer "
+                 "constant",
+                 P->model->header, P->cuda_version_line);
         return -1;
     }
     return 0;

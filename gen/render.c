@@ -7,8 +7,9 @@
  * indices, ranges, literal spellings of numbers and strings); the text of
  * the generated code is all in templates/. Every output is rendered into
  * memory first; only when all rendered does render_write() write them, each
- * to a temporary file renamed over the old one, so a failed run leaves the
- * previous output untouched.
+ * to a temporary file renamed over the old one, the old ones kept (linked)
+ * until every rename succeeded and renamed back if one failed: a failed run
+ * leaves the previous set of outputs untouched, never half of each.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "render.h"
@@ -235,6 +236,10 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
     tv_set_str(p, "fname", f->name);
     tv_set_str(p, "ptype", pc->param->type->spelling);
     funcptr_decl(p, pc);
+    /* a function-pointer parameter also takes its own class (CUhostFn)
+     * where its type is one; a bare pointer type (nvrtc's) has none */
+    tv_set_bool(p, "funcptr_class",
+                pc->shape == SH_IN_FUNCPTR && handles_index(hc, nhc, pc->param->type->spelling) >= 0);
     tv_set_str(p, "ctype", unqualified(pc->value));
     tv_set_int(p, "in_index", in_index);
     tv_set_int(p, "out_index", out_index);
@@ -656,6 +661,61 @@ static tv *capi_value(const cb_model *m, const cb_classes *c, const cb_api *api)
     return list;
 }
 
+/* ---- struct layout checks -------------------------------------------------- */
+
+/* Appends {path, offset} for every named, non-bit-field member reachable
+ * from record r without crossing an array, offsets relative to the top. */
+static void layout_fields(const cb_model *m, const cb_record *r, const char *prefix,
+                          long long base, tv *out, long long *count)
+{
+    for (size_t i = 0; i < r->nfields; i++) {
+        const cb_field *f = &r->fields[i];
+        if (f->bit_width >= 0 || f->offset < 0)
+            continue;
+        char path[512];
+        if (*f->name)
+            snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", f->name);
+        else
+            snprintf(path, sizeof path, "%s", prefix);
+        if (*f->name) {
+            tv *fv = tv_map();
+            tv_set_str(fv, "path", path);
+            tv_set_int(fv, "offset", base + f->offset);
+            tv_push(out, fv);
+            (*count)++;
+        }
+        if (f->nested >= 0 && f->type->kind == TY_RECORD)
+            layout_fields(m, &m->records[f->nested], path, base + f->offset, out, count);
+    }
+}
+
+/* Every top-level record with a known layout: {ctype, size, align,
+ * fields: [{path, offset}]}; counts added to *nrecords and *nfields. The
+ * struct layout check asserts these values; the C API's layout hashes
+ * (capi_layouts partial) are computed from the same list by the compiler. */
+static tv *layout_records(const cb_model *m, long long *nrecords, long long *nfields)
+{
+    tv *records = tv_list();
+    for (size_t i = 0; i < m->nrecords; i++) {
+        const cb_record *r = &m->records[i];
+        if (r->is_nested || r->size <= 0)
+            continue;
+        tv *rv = tv_map();
+        if (r->naliases)
+            tv_set_str(rv, "ctype", r->aliases[0]);
+        else
+            tv_set_strf(rv, "ctype", "%s %s", r->is_union ? "union" : "struct", r->tag);
+        tv_set_int(rv, "size", r->size);
+        tv_set_int(rv, "align", r->align);
+        tv *fields = tv_list();
+        layout_fields(m, r, "", 0, fields, nfields);
+        tv_set(rv, "fields", fields);
+        tv_push(records, rv);
+        (*nrecords)++;
+    }
+    return records;
+}
+
 /* What the C API's templates read of the API (capi_types.c.tmpl). */
 static void capi_api_value(tv *root, const cb_model *m, const cb_classes *c, const cb_api *api)
 {
@@ -668,6 +728,8 @@ static void capi_api_value(tv *root, const cb_model *m, const cb_classes *c, con
     tv *capi = capi_value(m, c, api);
     tv_set_str(root, "capi_example", m->nfunctions ? m->functions[0].name : "");
     tv_set(root, "capi", capi);
+    long long nrecords = 0, nfields = 0;
+    tv_set(root, "layouts", layout_records(m, &nrecords, &nfields));
 }
 
 static tv *consumer_context(const cb_model *m, const cb_classes *c, const cb_api *api)
@@ -851,57 +913,11 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     return root;
 }
 
-/* ---- struct layout checks -------------------------------------------------- */
-
-/* Appends {path, offset} for every named, non-bit-field member reachable
- * from record r without crossing an array, offsets relative to the top. */
-static void layout_fields(const cb_model *m, const cb_record *r, const char *prefix,
-                          long long base, tv *out, long long *count)
-{
-    for (size_t i = 0; i < r->nfields; i++) {
-        const cb_field *f = &r->fields[i];
-        if (f->bit_width >= 0 || f->offset < 0)
-            continue;
-        char path[512];
-        if (*f->name)
-            snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", f->name);
-        else
-            snprintf(path, sizeof path, "%s", prefix);
-        if (*f->name) {
-            tv *fv = tv_map();
-            tv_set_str(fv, "path", path);
-            tv_set_int(fv, "offset", base + f->offset);
-            tv_push(out, fv);
-            (*count)++;
-        }
-        if (f->nested >= 0 && f->type->kind == TY_RECORD)
-            layout_fields(m, &m->records[f->nested], path, base + f->offset, out, count);
-    }
-}
-
 static tv *layout_context(const cb_model *m)
 {
     tv *root = tv_map();
-    tv *records = tv_list();
     long long nfields = 0, nrecords = 0;
-    for (size_t i = 0; i < m->nrecords; i++) {
-        const cb_record *r = &m->records[i];
-        if (r->is_nested || r->size <= 0)
-            continue;
-        tv *rv = tv_map();
-        if (r->naliases)
-            tv_set_str(rv, "ctype", r->aliases[0]);
-        else
-            tv_set_strf(rv, "ctype", "%s %s", r->is_union ? "union" : "struct", r->tag);
-        tv_set_int(rv, "size", r->size);
-        tv_set_int(rv, "align", r->align);
-        tv *fields = tv_list();
-        layout_fields(m, r, "", 0, fields, &nfields);
-        tv_set(rv, "fields", fields);
-        tv_push(records, rv);
-        nrecords++;
-    }
-    tv_set(root, "records", records);
+    tv_set(root, "records", layout_records(m, &nrecords, &nfields));
     tv_set_int(root, "nrecords", nrecords);
     tv_set_int(root, "nfields", nfields);
     return root;
@@ -1057,14 +1073,30 @@ static int write_all(const char *path, const char *data, size_t len)
     return bad ? -1 : 0;
 }
 
+/* Puts the previous outputs back after renames [0, done) succeeded: what
+ * existed is renamed back from its kept link, what did not is removed. */
+static void render_roll_back(size_t done, char final[][4096], char kept[][4096], const int *had)
+{
+    for (size_t i = 0; i < done; i++) {
+        if (had[i])
+            rename(kept[i], final[i]);
+        else
+            unlink(final[i]);
+    }
+}
+
 int render_write(const render_output *out, const char *dir, char *err, size_t errlen)
 {
-    char tmp[RENDER_MAX_FILES][4096], final[RENDER_MAX_FILES][4096];
+    char tmp[RENDER_MAX_FILES][4096], final[RENDER_MAX_FILES][4096],
+        kept[RENDER_MAX_FILES][4096];
+    int had[RENDER_MAX_FILES] = {0};
     size_t written = 0;
     for (; written < out->nfiles; written++) {
         const render_file *f = &out->files[written];
         snprintf(final[written], sizeof final[written], "%s/%s", dir, f->name);
         snprintf(tmp[written], sizeof tmp[written], "%s/.%s.tmp.%ld", dir, f->name, (long)getpid());
+        snprintf(kept[written], sizeof kept[written], "%s/.%s.old.%ld", dir, f->name,
+                 (long)getpid());
         if (write_all(tmp[written], f->data, f->len) < 0) {
             snprintf(err, errlen, "%s:0: cannot write: %s", final[written], strerror(errno));
             unlink(tmp[written]);
@@ -1077,24 +1109,54 @@ int render_write(const render_output *out, const char *dir, char *err, size_t er
         return -1;
     }
     /* A directory in an output's place would fail its rename after the
-     * earlier ones were renamed: refuse before replacing anything. */
-    for (size_t i = 0; i < out->nfiles; i++) {
+     * earlier ones were renamed: refuse before replacing anything. Every
+     * previous output is kept as a second link, so that a rename failing
+     * part-way (for any other reason) can put the old set back: the
+     * directory then holds the whole new set or the whole old one. */
+    size_t nkept = 0;
+    const char *why = NULL;
+    for (; nkept < out->nfiles; nkept++) {
         struct stat st;
-        if (lstat(final[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-            snprintf(err, errlen, "%s:0: cannot replace: is a directory", final[i]);
-            for (size_t k = 0; k < out->nfiles; k++)
-                unlink(tmp[k]);
-            return -1;
+        if (lstat(final[nkept], &st) < 0)
+            continue;
+        if (S_ISDIR(st.st_mode)) {
+            why = "cannot replace: is a directory";
+            break;
         }
+        unlink(kept[nkept]);
+        if (link(final[nkept], kept[nkept]) < 0) {
+            snprintf(err, errlen, "%s:0: cannot keep the previous version while replacing it: %s",
+                     final[nkept], strerror(errno));
+            why = "";
+            break;
+        }
+        had[nkept] = 1;
+    }
+    if (why) {
+        if (*why)
+            snprintf(err, errlen, "%s:0: %s", final[nkept], why);
+        for (size_t k = 0; k < out->nfiles; k++) {
+            unlink(tmp[k]);
+            if (had[k])
+                unlink(kept[k]);
+        }
+        return -1;
     }
     /* Every temporary exists: renaming cannot run out of space. */
     for (size_t i = 0; i < out->nfiles; i++) {
         if (rename(tmp[i], final[i]) < 0) {
             snprintf(err, errlen, "%s:0: cannot rename into place: %s", final[i], strerror(errno));
-            for (size_t k = i; k < out->nfiles; k++)
+            render_roll_back(i, final, kept, had);
+            for (size_t k = 0; k < out->nfiles; k++) {
                 unlink(tmp[k]);
+                if (had[k])
+                    unlink(kept[k]);
+            }
             return -1;
         }
     }
+    for (size_t i = 0; i < out->nfiles; i++)
+        if (had[i])
+            unlink(kept[i]);
     return 0;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * render.h — renders the templates for one model into memory, then writes
- * every file at once (temporary files renamed into place), so a failed run
- * never leaves a half-written output directory.
+ * every file at once (temporary files renamed into place, the old ones put
+ * back if any rename fails), so a failed run never leaves a half-written
+ * output directory nor a mix of old and new outputs.
  */
 #ifndef CUBIND_RENDER_H
 #define CUBIND_RENDER_H

@@ -931,8 +931,12 @@ static int convert(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsigned 
             return -1;
         }
         Py_buffer b;
-        if (PyObject_GetBuffer(v, &b, PyBUF_SIMPLE) < 0)
+        if (PyObject_GetBuffer(v, &b, PyBUF_SIMPLE) < 0) {
+            char what[256];
+            snprintf(what, sizeof what, "%s.%s", cbs_short_name(Py_TYPE(s)), f->name);
+            cbs_buffer_error_as_type_error(what, "bytes");
             return -1;
+        }
         int bad = f->kind == CBS_F_CHARS ? (size_t)b.len > n : (size_t)b.len != n;
         if (bad) {
             PyErr_Format(PyExc_ValueError, "%s.%s takes %s%zu bytes, not %zd",
@@ -1106,17 +1110,21 @@ static int struct_init(PyObject *self, PyObject *args, PyObject *kwds)
     PyObject *key, *value;
     Py_ssize_t pos = 0;
     while (PyDict_Next(kwds, &pos, &key, &value)) {
-        const char *name = PyUnicode_AsUTF8(key);
-        if (!name)
+        if (!PyUnicode_Check(key)) {
+            PyErr_Format(PyExc_TypeError, "%s() keywords must be strings",
+                         cbs_short_name(Py_TYPE(self)));
             return -1;
-        if (strcmp(name, "_ptr") == 0)
+        }
+        if (cbs_keyword_is(key, "_ptr", 4))
             continue;
         size_t i = 0;
-        while (i < s->def->nfields && strcmp(s->def->fields[i].name, name) != 0)
+        while (i < s->def->nfields &&
+               !cbs_keyword_is(key, s->def->fields[i].name,
+                               (Py_ssize_t)strlen(s->def->fields[i].name)))
             i++;
         if (i == s->def->nfields) {
-            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%s'",
-                         cbs_short_name(Py_TYPE(self)), name);
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument %R",
+                         cbs_short_name(Py_TYPE(self)), key);
             return -1;
         }
         if (cbs_struct_set(self, value, (void *)&s->def->fields[i]) < 0)

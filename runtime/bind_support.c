@@ -17,6 +17,16 @@
 
 /* ---- arguments ---------------------------------------------------------- */
 
+/* 1 when the keyword `key` is the ASCII name[0..len): a call site's
+ * keywords are compact ASCII strings, compared here without a call. The
+ * whole string is compared: a key with an embedded NUL is not its prefix. */
+int cbs_keyword_is(PyObject *key, const char *name, Py_ssize_t len)
+{
+    if (PyUnicode_IS_COMPACT_ASCII(key))
+        return PyUnicode_GET_LENGTH(key) == len && memcmp(PyUnicode_DATA(key), name, (size_t)len) == 0;
+    return PyUnicode_CompareWithASCIIString(key, name) == 0;
+}
+
 int cbs_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                    const char *const *names, Py_ssize_t nnames, Py_ssize_t nrequired,
                    PyObject **out)
@@ -31,20 +41,17 @@ int cbs_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, Py
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     for (Py_ssize_t k = 0; k < nkw; k++) {
         PyObject *key = PyTuple_GET_ITEM(kwnames, k);
-        const char *kname = PyUnicode_AsUTF8(key);
-        if (!kname)
-            return -1;
         Py_ssize_t i = 0;
-        while (i < nnames && strcmp(names[i], kname) != 0)
+        while (i < nnames && !cbs_keyword_is(key, names[i], (Py_ssize_t)strlen(names[i])))
             i++;
         if (i == nnames) {
-            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%s'", func,
-                         kname);
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument %R", func,
+                         key);
             return -1;
         }
         if (out[i]) {
             PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", func,
-                         kname);
+                         names[i]);
             return -1;
         }
         out[i] = args[nargs + k];
@@ -230,6 +237,18 @@ int cbs_arg_cstring(PyObject *o, const char *func, const char *param, const char
     return 0;
 }
 
+void cbs_buffer_error_as_type_error(const char *what, const char *want)
+{
+    if (!PyErr_ExceptionMatches(PyExc_BufferError))
+        return;
+    /* Name what was given; the buffer's own error stays the cause. */
+    PyObject *cause = cbs_take_exception();
+    PyErr_Format(PyExc_TypeError, "%s must be %s (%S)", what, want, cause);
+    PyObject *exc = cbs_take_exception();
+    PyException_SetCause(exc, cause);
+    cbs_raise_exception(exc);
+}
+
 int cbs_arg_buffer(PyObject *o, int writable, const char *func, const char *param,
                    Py_buffer *view, void **out)
 {
@@ -250,15 +269,9 @@ int cbs_arg_buffer(PyObject *o, int writable, const char *func, const char *para
     if (PyObject_CheckBuffer(o)) {
         if (PyObject_GetBuffer(o, view, writable ? PyBUF_WRITABLE : PyBUF_SIMPLE) < 0) {
             view->obj = NULL;
-            if (PyErr_ExceptionMatches(PyExc_BufferError)) {
-                /* Name the parameter; the buffer's own error stays the cause. */
-                PyObject *cause = cbs_take_exception();
-                PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be a %sbuffer (%S)",
-                             func, param, writable ? "writable " : "", cause);
-                PyObject *exc = cbs_take_exception();
-                PyException_SetCause(exc, cause);
-                cbs_raise_exception(exc);
-            }
+            char what[256];
+            snprintf(what, sizeof what, "%s(): argument '%s'", func, param);
+            cbs_buffer_error_as_type_error(what, writable ? "a writable buffer" : "a buffer");
             return -1;
         }
         *out = view->buf;
@@ -337,6 +350,66 @@ int cbs_arg_address(PyObject *o, const char *func, const char *param, void **out
     return rc;
 }
 
+/* A ctypes function pointer (a CFUNCTYPE instance): its buffer, of the
+ * PEP 3118 format "X{}" (a function), holds the C address. 1 with *out
+ * set, 0 when o is not one (no exception left), -1 with an exception. */
+static int ctypes_funcptr(PyObject *o, void **out)
+{
+    if (!PyObject_CheckBuffer(o))
+        return 0;
+    Py_buffer b;
+    if (PyObject_GetBuffer(o, &b, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    int is = b.format && strncmp(b.format, "X{", 2) == 0 && b.len == (Py_ssize_t)sizeof *out;
+    if (is)
+        memcpy(out, b.buf, sizeof *out);
+    PyBuffer_Release(&b);
+    return is;
+}
+
+int cbs_funcptr_value(PyObject *o, PyTypeObject *own, const char *func, const char *param,
+                      void **out)
+{
+    if (o == Py_None) {
+        *out = NULL;
+        return 1;
+    }
+    if (own && PyObject_TypeCheck(o, own)) {
+        *out = (void *)(uintptr_t)cbs_handle_bits((const cbs_handle *)o);
+        return 1;
+    }
+    /* Another module's class of the same name (cuda.bindings' CUhostFn):
+     * its getPtr() is the address of the function pointer it holds. */
+    if (own && strcmp(cbs_short_name(Py_TYPE(o)), cbs_short_name(own)) == 0)
+        return cbs_arg_address(o, func, param, out) < 0 ? -1 : 1;
+    if (PyLong_Check(o)) {
+        unsigned long long bits;
+        if (cbs_arg_unsigned(o, (unsigned long long)UINTPTR_MAX, func, param, "a function pointer",
+                             &bits) < 0)
+            return -1;
+        *out = (void *)(uintptr_t)bits;
+        return 1;
+    }
+    return ctypes_funcptr(o, out);
+}
+
+int cbs_arg_funcptr(PyObject *o, PyTypeObject *own, int callable_too, const char *func,
+                    const char *param, void **out)
+{
+    int rc = cbs_funcptr_value(o, own, func, param, out);
+    if (rc == 0 && !(callable_too && PyCallable_Check(o))) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s(): argument '%s' must be %san int address, %s, a ctypes function "
+                     "pointer or None, not %.100s",
+                     func, param, callable_too ? "a Python callable, " : "",
+                     own ? cbs_short_name(own) : "a function pointer", Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    return rc;
+}
+
 /* ---- cubind.launch -------------------------------------------------------- */
 
 /* launch()'s grid or block into dims[3]: an int, or a tuple or list of one
@@ -381,15 +454,6 @@ done:
     return rc;
 }
 
-/* 1 when the keyword `key` is the ASCII name[0..len): a call site's
- * keywords are compact ASCII strings, compared here without a call. */
-static int keyword_is(PyObject *key, const char *name, Py_ssize_t len)
-{
-    if (PyUnicode_IS_COMPACT_ASCII(key))
-        return PyUnicode_GET_LENGTH(key) == len && memcmp(PyUnicode_DATA(key), name, (size_t)len) == 0;
-    return PyUnicode_CompareWithASCIIString(key, name) == 0;
-}
-
 int cbs_parse_launch(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                      cbs_launch_args *out)
 {
@@ -412,9 +476,9 @@ int cbs_parse_launch(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     for (Py_ssize_t k = 0; k < nkw; k++) {
         PyObject *key = PyTuple_GET_ITEM(kwnames, k), *value = args[nargs + k];
-        if (keyword_is(key, "stream", 6)) {
+        if (cbs_keyword_is(key, "stream", 6)) {
             out->stream = value;
-        } else if (keyword_is(key, "shared_mem", 10)) {
+        } else if (cbs_keyword_is(key, "shared_mem", 10)) {
             unsigned long long v;
             if (cbs_arg_unsigned(value, UINT_MAX, "launch", "shared_mem", "unsigned int", &v) < 0)
                 return -1;
@@ -498,6 +562,20 @@ static PyObject *enum_names(PyTypeObject *type)
     return cbs_attr((PyObject *)type, "_value2name_");
 }
 
+/* table[key] of one of an enum class's tables (read-only mappingproxy
+ * objects: Python cannot change them): 1 with a new reference in *out, 0
+ * when absent, -1 with an exception. */
+static int enum_table_get(PyObject *table, PyObject *key, PyObject **out)
+{
+    *out = PyObject_GetItem(table, key);
+    if (*out)
+        return 1;
+    if (!PyErr_ExceptionMatches(PyExc_KeyError))
+        return -1;
+    PyErr_Clear();
+    return 0;
+}
+
 static PyObject *enum_get_name(PyObject *self, void *closure)
 {
     (void)closure;
@@ -510,7 +588,7 @@ static PyObject *enum_get_name(PyObject *self, void *closure)
         return NULL;
     }
     PyObject *name = NULL;
-    int found = cbs_dict_get_ref(names, key, &name);
+    int found = enum_table_get(names, key, &name);
     Py_DECREF(key);
     Py_DECREF(names);
     if (found < 0)
@@ -553,12 +631,19 @@ static PyObject *enum_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     }
     if (!PyArg_UnpackTuple(args, cbs_short_name(type), 1, 1, &value))
         return NULL;
+    /* An int (or an object with __index__), as for any int parameter: a
+     * float or a str is not a value of this enum. */
+    if (!PyIndex_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "%s() argument must be an int, not %.100s",
+                     cbs_short_name(type), Py_TYPE(value)->tp_name);
+        return NULL;
+    }
     PyObject *map = cbs_attr((PyObject *)type, "_value2member_map_");
     if (!map)
         return NULL;
-    PyObject *key = PyNumber_Long(value);
+    PyObject *key = PyNumber_Index(value);
     PyObject *member = NULL;
-    int found = key ? cbs_dict_get_ref(map, key, &member) : -1;
+    int found = key ? enum_table_get(map, key, &member) : -1;
     Py_DECREF(map);
     if (found == 0)
         PyErr_Format(PyExc_ValueError, "%R is not a valid %s", key, cbs_short_name(type));
@@ -662,6 +747,15 @@ done:
     return rc;
 }
 
+/* dict[name] = a read-only view of table. */
+static int enum_set_table(PyObject *dict, const char *name, PyObject *table)
+{
+    PyObject *view = PyDictProxy_New(table);
+    int rc = view ? PyDict_SetItemString(dict, name, view) : -1;
+    Py_XDECREF(view);
+    return rc;
+}
+
 int cbs_enum_create(PyObject *module, const cbs_enum_def *def, cbs_enum *e)
 {
     memset(e, 0, sizeof *e);
@@ -689,13 +783,15 @@ int cbs_enum_create(PyObject *module, const cbs_enum_def *def, cbs_enum *e)
         PyErr_NoMemory();
         goto done;
     }
-    /* The type is immutable once created: fill its dict directly. */
+    /* The type is immutable once created: fill its dict directly. The
+     * tables are filled here and shown to Python read-only (mappingproxy),
+     * so what repr, .name and the constructor read from them is always
+     * what was put there: a str name, a member of this class. */
     PyObject *dict = e->type->tp_dict;
-    if (PyDict_SetItemString(dict, "__members__", by_name) < 0 ||
-        PyDict_SetItemString(dict, "_value2member_map_", v2m) < 0 ||
-        PyDict_SetItemString(dict, "_value2name_", v2n) < 0)
-        goto done;
-    if (enum_populate(e, def, by_name, v2m, v2n, dict) < 0)
+    if (enum_populate(e, def, by_name, v2m, v2n, dict) < 0 ||
+        enum_set_table(dict, "__members__", by_name) < 0 ||
+        enum_set_table(dict, "_value2member_map_", v2m) < 0 ||
+        enum_set_table(dict, "_value2name_", v2n) < 0)
         goto done;
     PyType_Modified(e->type);
     rc = PyModule_AddObjectRef(module, cbs_short_name(e->type), (PyObject *)e->type);

@@ -26,6 +26,11 @@
 
 /* ---- arguments ---------------------------------------------------------- */
 
+/* 1 when the str `key` is exactly name[0..len) (len = strlen(name)), 0
+ * otherwise: the whole string, so a key with an embedded NUL never matches
+ * its prefix. */
+int cbs_keyword_is(PyObject *key, const char *name, Py_ssize_t len);
+
 /* Collects a vectorcall's arguments into out[0..nnames) in declaration
  * order (borrowed references, valid for the call). The first nrequired
  * are required; a missing optional one is left NULL (its default). */
@@ -72,6 +77,12 @@ int cbs_arg_double(PyObject *o, const char *func, const char *param, double *out
 int cbs_arg_string(PyObject *o, const char *func, const char *param, PyObject **holder,
                    const char **out);
 
+/* After a failed PyObject_GetBuffer: a pending BufferError (a buffer of the
+ * wrong kind: read-only, not contiguous, ...) becomes TypeError("<what>
+ * must be <want> (<the BufferError>)"), the BufferError its cause; any other
+ * exception is left as it is. */
+void cbs_buffer_error_as_type_error(const char *what, const char *want);
+
 /* Host memory (`void *`): None (NULL), an int address, or an object with
  * the buffer protocol (writable when `writable`), whose buffer the caller
  * releases (view->obj != NULL) after the call. */
@@ -89,6 +100,22 @@ int cbs_arg_fill_buffer(PyObject *o, const char *func, const char *param, Py_buf
  * the pointer borrows from o, which the caller keeps alive (the call's
  * tuple of the sequence). */
 int cbs_arg_cstring(PyObject *o, const char *func, const char *param, const char **out);
+
+/* A C function pointer argument: None (NULL), an int address, an instance
+ * of the parameter's own function-pointer class `own` (CUhostFn for a
+ * CUhostFn parameter, as cuda.bindings takes; NULL: none) or of a class of
+ * the same name of another module (cuda.bindings': read through its
+ * getPtr()), or a ctypes function pointer (CFUNCTYPE instance). Nothing
+ * else: not another handle
+ * (a CUstream), whose value is no function (cbs_arg_address would read
+ * it). value: 1 with *out set, 0 when o is none of those (no exception),
+ * -1 with an exception (an int out of range). arg: the same, but 0 means a
+ * Python callable was given (only when callable_too: the caller wraps it),
+ * and anything else raises TypeError naming the parameter (-1). */
+int cbs_funcptr_value(PyObject *o, PyTypeObject *own, const char *func, const char *param,
+                      void **out);
+int cbs_arg_funcptr(PyObject *o, PyTypeObject *own, int callable_too, const char *func,
+                    const char *param, void **out);
 
 /* An address: None (NULL), an int, or an object whose getPtr() gives an
  * int (a cubind or cuda.bindings handle class). */

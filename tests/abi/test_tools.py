@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import (BUILD_PY, CUBIND, EXT_SUFFIX, REPO, check_saved_manifest, header_version,
+from conftest import (BUILD_PY, CUBIND, EXT_SUFFIX, FAKE, REPO, check_saved_manifest, header_version,
                       release_include, run)
 
 ABI = os.path.join(REPO, "abi")
@@ -165,3 +165,20 @@ def test_abi_check(cuda_include):
     assert run([CUBIND, "abi-check", so]).returncode == 2
     assert run([CUBIND, "abi-check", "no.such.module", "--header", header,
                 "--python", sys.executable]).returncode == 2
+
+
+@pytest.mark.parametrize("what", ["no.such.module", "json", "README.md", "fake-driver"])
+def test_abi_check_on_a_non_module_prints_one_error_line(cuda_include, what):
+    """Not a cubind module (absent, a module without _abi_signatures, a
+    file, a shared library that is not a module): exit 2 and one line
+    "MODULE:0: could not read ... (ExceptionType: message)", no traceback
+    (05a670f let the child's traceback through before that line)."""
+    header = header_of("13.0", cuda_include)
+    module = {"README.md": os.path.join(REPO, "README.md"), "fake-driver": FAKE}.get(what, what)
+    p = run([CUBIND, "abi-check", module, "--header", header, "--python", sys.executable])
+    assert p.returncode == 2, p.stdout + p.stderr
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1, p.stderr
+    assert lines[0].startswith(module + ":0: could not read the module's table with "), lines
+    assert re.search(r"\((ModuleNotFoundError|AttributeError|ImportError): .+\)$", lines[0]), lines
+    assert "Traceback" not in p.stderr and not p.stdout
