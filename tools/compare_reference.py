@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Compares cubind.driver with the public surface of cuda.bindings.driver
-(../shared/reference JSON or --reference FILE) for the names that exist in
+(tests/data/cuda_bindings_driver_13.3.1.json or --reference FILE) for the names that exist in
 the header cubind was generated from.
 
 For each function: parameter names and order (ours from inspect.signature;
@@ -27,7 +27,7 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-DEFAULT_REFERENCE = ROOT.parent / "shared" / "reference" / "cuda_bindings_driver_13.3.1.json"
+DEFAULT_REFERENCE = ROOT / "tests" / "data" / "cuda_bindings_driver_13.3.1.json"
 
 
 def header_names(header):
