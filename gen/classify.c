@@ -385,8 +385,9 @@ static cb_ekind attribute_elem(cb_model *m, const cb_rules *rules, const char *s
 }
 
 /* The attribute parameter of an attribute-output rule: an enum by value, or
- * (array: 1) a pointer to enums, counted, beside a `void **` of values and
- * a pointer to their sizes. NULL when neither. */
+ * (array: 1) a pointer to enums, counted, beside a `void **` of values and,
+ * when a count rule pairs one with it, a pointer to their sizes. NULL when
+ * neither. */
 static const cb_enum *attribute_enum(const cb_model *m, const cb_function *f,
                                      const cb_pclass *pc, int *array)
 {
@@ -394,8 +395,10 @@ static const cb_enum *attribute_enum(const cb_model *m, const cb_function *f,
     const cb_type *dt = pc->param->type;
     *array = t->kind == TY_POINTER;
     if (*array) {
-        int sized = pc->count_index >= 0 && f->params[pc->count_index].type->kind == TY_POINTER;
-        if (!sized || dt->kind != TY_POINTER || dt->pointee->kind != TY_POINTER ||
+        /* an array of sizes is optional: without one each value has a
+         * fixed-size slot (and array-valued attributes are left out) */
+        int unsized = pc->count_index >= 0 && f->params[pc->count_index].type->kind != TY_POINTER;
+        if (unsized || dt->kind != TY_POINTER || dt->pointee->kind != TY_POINTER ||
             dt->pointee->pointee->kind != TY_VOID)
             return NULL;
         t = t->pointee;
@@ -646,15 +649,16 @@ static void mark_counts(cb_fclass *fc)
     }
 }
 
-/* An array of attribute values needs its attributes and their sizes as
- * input arrays (the attributes' count is the number of values). */
+/* An array of attribute values needs its attributes and, when it has
+ * them, their sizes as input arrays (the attributes' count is the number
+ * of values). */
 static void check_attribute_arrays(cb_fclass *fc)
 {
     for (size_t i = 0; i < fc->fn->nparams; i++) {
         cb_pclass *pc = &fc->params[i];
         if (pc->shape == SH_ATTR_OUT_ARRAY &&
             (fc->params[pc->attr_index].shape != SH_IN_ARRAY ||
-             fc->params[pc->count_index].shape != SH_IN_ARRAY))
+             (pc->count_index >= 0 && fc->params[pc->count_index].shape != SH_IN_ARRAY)))
             pc->shape = SH_UNSUPPORTED;
     }
 }

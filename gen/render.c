@@ -214,7 +214,9 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
     tv_set(p, "attr_count_value", pc->shape == SH_ATTR_OUT_ARRAY
                                       ? count_value(fc, &fc->params[pc->attr_index])
                                       : tv_str("0"));
-    tv_set_str(p, "attr_sizes_cname", pc->shape == SH_ATTR_OUT_ARRAY ? f->params[pc->count_index].name : "");
+    int sizes = pc->shape == SH_ATTR_OUT_ARRAY && pc->count_index >= 0;
+    tv_set_str(p, "attr_sizes_cname", sizes ? f->params[pc->count_index].name : "");
+    tv_set_bool(p, "attr_sized_slots", sizes);
     tv_set_int(p, "attr_buf_size", attr_buffer_size(pc));
     /* the byte size the binding passes for an attribute value (SH_ATTR_SIZE) */
     int sized = attr && pc->count_index >= 0 && fc->params[pc->count_index].shape == SH_ATTR_SIZE;
