@@ -544,7 +544,7 @@ int aset_load(aset *s, const char *path, char *err, size_t errlen)
         return rc;
     }
     sb_free(&text);
-    cb_model *m = model_parse(path, err, errlen);
+    cb_model *m = model_parse(path, NULL, err, errlen);
     if (!m)
         return -1;
     aset_from_model(s, m, path);

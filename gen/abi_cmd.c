@@ -82,7 +82,7 @@ int abi_cmd_manifest(int argc, char **argv)
         return 2;
     }
     char err[2048];
-    cb_model *m = model_parse(header, err, sizeof err);
+    cb_model *m = model_parse(header, NULL, err, sizeof err);
     if (!m) {
         fprintf(stderr, "%s\n", err);
         return 1;

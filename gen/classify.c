@@ -46,7 +46,8 @@ int classify_enum_index(const cb_model *m, const char *name)
 int classify_is_input(const cb_pclass *pc)
 {
     switch (pc->shape) {
-    case SH_VALUE: case SH_IN_PTR: case SH_IN_ARRAY: case SH_IN_STRING: case SH_IN_BUFFER:
+    case SH_VALUE: case SH_IN_PTR: case SH_IN_HANDLE_PTR: case SH_IN_ARRAY: case SH_IN_STRING:
+    case SH_IN_BUFFER:
     case SH_IN_FUNCPTR: case SH_INOUT: case SH_IN_FIXED: case SH_COUNT_INOUT:
     case SH_KERNEL_PARAMS: case SH_KERNEL_EXTRA: case SH_CALLBACK: case SH_CALLBACK_DATA:
     case SH_ATTR_IN: case SH_SYNC_CALLBACK:
@@ -468,7 +469,8 @@ static int has_count_for(const cb_function *f, const cb_rules *rules, const cb_p
 }
 
 /* A pointer to what the caller provides: an array when a count pairs with
- * it, else one struct; other pointees are not covered. */
+ * it, else one struct or one opaque handle (its object's value); other
+ * pointees are not covered. */
 static void provided_input(cb_model *m, const cb_rules *rules, const cb_function *f,
                            const cb_param *p, const cb_type *pt, cb_pclass *pc)
 {
@@ -480,6 +482,8 @@ static void provided_input(cb_model *m, const cb_rules *rules, const cb_function
         pc->shape = SH_IN_ARRAY;
     else if (pc->elem == EK_STRUCT)
         pc->shape = SH_IN_PTR, pc->count_index = -1;
+    else if (pc->elem == EK_HANDLE)
+        pc->shape = SH_IN_HANDLE_PTR, pc->count_index = -1;
     else
         pc->shape = SH_UNSUPPORTED;
 }

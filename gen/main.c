@@ -111,10 +111,13 @@ static void source_path(const char *rel, char *out, size_t cap)
         snprintf(out, cap, "%s", rel);
 }
 
+/* cuda.h with the interop headers beside it, read with the shim headers
+ * of the source tree's runtime/interop (cubind_interop.h). */
 static cb_model *load_model(const char *header)
 {
-    char err[2048];
-    cb_model *m = model_parse(header, err, sizeof err);
+    char err[2048], interop[PATH_MAX];
+    source_path("runtime/interop", interop, sizeof interop);
+    cb_model *m = model_parse(header, interop, err, sizeof err);
     if (!m)
         fprintf(stderr, "%s\n", err);
     return m;
@@ -153,6 +156,16 @@ static int write_depfile(const char *path, const char *outdir, const cb_model *m
         return -1;
     fprintf(f, "%s/driver.c:", outdir);
     fprintf(f, " \\\n  %s \\\n  %s \\\n  %s", m->header, m->typedefs_header, rules);
+    /* the shim in its directory, the interop headers beside cuda.h */
+    const char *slash = strrchr(m->header, '/');
+    int dirlen = slash ? (int)(slash - m->header + 1) : 0;
+    for (size_t i = 0; i < m->ninterop_includes; i++) {
+        const char *h = m->interop_includes[i];
+        if (strcmp(h, "cubind_interop.h") == 0)
+            fprintf(f, " \\\n  %s/%s", m->interop_dir, h);
+        else if (strcmp(h, "cudaTypedefs.h") != 0) /* listed above */
+            fprintf(f, " \\\n  %.*s%s", dirlen, m->header, h);
+    }
     for (size_t i = 0; i < tmpl_count(ts); i++)
         fprintf(f, " \\\n  %s", tmpl_origin(ts, i));
     fputc('\n', f);

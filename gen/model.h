@@ -56,6 +56,7 @@ typedef struct {
     size_t nparams;
     const char *doc;       /* doc comment text, markers stripped; "" if none */
     int deprecated;
+    int interop;           /* declared by an interop header, not cuda.h */
     const char *file;      /* header file and line of the declaration */
     unsigned line;
 } cb_function;
@@ -134,6 +135,15 @@ typedef struct cb_arena cb_arena;
 typedef struct {
     const char *header;    /* path of cuda.h as given */
     const char *typedefs_header; /* path of cudaTypedefs.h used */
+    /* Interop headers bound with cuda.h (cudaProfiler.h, cudaGL.h,
+     * cudaEGL.h, cudaVDPAU.h: those beside it, in that order) and the
+     * cubind_interop.h shim they were read with; none when model_parse was
+     * given no interop directory. Names as included ("cudaGL.h"). */
+    const char **interop_headers; size_t ninterop;
+    const char *interop_dir;   /* the shim's directory, or NULL */
+    /* What generated C includes after cuda.h to see the same declarations,
+     * in order: the shim, the interop headers, cudaTypedefs.h, theirs. */
+    const char **interop_includes; size_t ninterop_includes;
     long long cuda_version;/* CUDA_VERSION from the header (reported, never used for ABI) */
     cb_function *functions; size_t nfunctions;
     cb_enum *enums;         size_t nenums;
@@ -145,9 +155,11 @@ typedef struct {
     cb_arena *arena;
 } cb_model;
 
-/* Parses `header` (cuda.h) and cudaTypedefs.h beside it. Returns NULL and
- * writes "file:line: message" into err on failure. */
-cb_model *model_parse(const char *header, char *err, size_t errlen);
+/* Parses `header` (cuda.h) and cudaTypedefs.h beside it, and when
+ * interop_dir (the directory of cubind_interop.h) is not NULL the interop
+ * headers beside it with their *Typedefs.h. Returns NULL and writes
+ * "file:line: message" into err on failure. */
+cb_model *model_parse(const char *header, const char *interop_dir, char *err, size_t errlen);
 void model_free(cb_model *m);
 
 /* Lookups by name; NULL when absent. Linear: the stages call them rarely. */

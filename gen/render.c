@@ -88,6 +88,7 @@ static void set_shape_flags(tv *p, const cb_pclass *pc, int pointer_handle)
         cb_shape shape;
     } shapes[] = {
         {"sh_value", SH_VALUE},         {"sh_in_ptr", SH_IN_PTR},
+        {"sh_in_handle_ptr", SH_IN_HANDLE_PTR},
         {"sh_in_array", SH_IN_ARRAY},   {"sh_in_string", SH_IN_STRING},
         {"sh_in_buffer", SH_IN_BUFFER}, {"sh_in_funcptr", SH_IN_FUNCPTR},
         {"sh_out", SH_OUT},             {"sh_inout", SH_INOUT},
@@ -465,12 +466,27 @@ static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_c
 
 /* One entry per function of the header: its parameter declarations and
  * call arguments as cuda.h spells them, and its ABI signature (abi.h). */
+/* The headers generated C includes after cuda.h when interop headers are
+ * bound (model.h: interop_includes), each {name}; an empty list without. */
+static tv *interop_includes_value(const cb_model *m)
+{
+    tv *list = tv_list();
+    for (size_t i = 0; i < m->ninterop_includes; i++) {
+        tv *h = tv_map();
+        tv_set_str(h, "name", m->interop_includes[i]);
+        tv_push(list, h);
+    }
+    return list;
+}
+
 static tv *capi_value(const cb_model *m, const cb_classes *c)
 {
     char **sigs = abi_signatures(m);
     tv *list = tv_list();
     for (size_t i = 0; i < m->nfunctions; i++) {
         const cb_function *f = &m->functions[i];
+        if (f->interop)
+            continue; /* the C API is cuda.h's: a consumer includes nothing else */
         int keep_gil = 0;
         for (size_t k = 0; k < c->nfunctions; k++)
             if (c->functions[k].fn == f)
@@ -580,6 +596,7 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     tv *root = tv_map();
     tv_set_str(root, "header", base_name(m->header));
     tv_set_int(root, "cuda_version", m->cuda_version);
+    tv_set(root, "interop_includes", interop_includes_value(m));
     tv_set(root, "enums", enums_value(m));
     tv_set_int(root, "nenums", (long long)m->nenums);
 
@@ -668,6 +685,7 @@ static void layout_fields(const cb_model *m, const cb_record *r, const char *pre
 static tv *layout_context(const cb_model *m)
 {
     tv *root = tv_map();
+    tv_set(root, "interop_includes", interop_includes_value(m));
     tv *records = tv_list();
     long long nfields = 0, nrecords = 0;
     for (size_t i = 0; i < m->nrecords; i++) {

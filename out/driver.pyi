@@ -1211,6 +1211,154 @@ class CUlogLevel(_Enum):
     CU_LOG_LEVEL_WARNING: CUlogLevel
     def __new__(cls, value: int) -> CUlogLevel: ...
 
+class CUoutput_mode(_Enum):
+    CU_OUT_KEY_VALUE_PAIR: CUoutput_mode
+    CU_OUT_CSV: CUoutput_mode
+    def __new__(cls, value: int) -> CUoutput_mode: ...
+
+class CUGLDeviceList(_Enum):
+    CU_GL_DEVICE_LIST_ALL: CUGLDeviceList
+    CU_GL_DEVICE_LIST_CURRENT_FRAME: CUGLDeviceList
+    CU_GL_DEVICE_LIST_NEXT_FRAME: CUGLDeviceList
+    def __new__(cls, value: int) -> CUGLDeviceList: ...
+
+class CUGLmap_flags(_Enum):
+    CU_GL_MAP_RESOURCE_FLAGS_NONE: CUGLmap_flags
+    CU_GL_MAP_RESOURCE_FLAGS_READ_ONLY: CUGLmap_flags
+    CU_GL_MAP_RESOURCE_FLAGS_WRITE_DISCARD: CUGLmap_flags
+    def __new__(cls, value: int) -> CUGLmap_flags: ...
+
+class CUeglFrameType(_Enum):
+    CU_EGL_FRAME_TYPE_ARRAY: CUeglFrameType
+    CU_EGL_FRAME_TYPE_PITCH: CUeglFrameType
+    def __new__(cls, value: int) -> CUeglFrameType: ...
+
+class CUeglResourceLocationFlags(_Enum):
+    CU_EGL_RESOURCE_LOCATION_SYSMEM: CUeglResourceLocationFlags
+    CU_EGL_RESOURCE_LOCATION_VIDMEM: CUeglResourceLocationFlags
+    def __new__(cls, value: int) -> CUeglResourceLocationFlags: ...
+
+class CUeglColorFormat(_Enum):
+    CU_EGL_COLOR_FORMAT_YUV420_PLANAR: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YUV422_PLANAR: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YUV422_SEMIPLANAR: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_RGB: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BGR: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_ARGB: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_RGBA: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_L: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_R: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YUV444_PLANAR: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YUV444_SEMIPLANAR: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YUYV_422: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_UYVY_422: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_ABGR: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BGRA: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_A: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_RG: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_AYUV: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YVU444_SEMIPLANAR: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YVU422_SEMIPLANAR: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_VYUY_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_UYVY_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YUYV_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YVYU_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YUV_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YUVA_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_AYUV_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YUV444_PLANAR_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YUV422_PLANAR_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YUV420_PLANAR_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YUV444_SEMIPLANAR_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YUV422_SEMIPLANAR_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YVU444_PLANAR_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YVU422_PLANAR_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YVU420_PLANAR_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YVU444_SEMIPLANAR_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YVU422_SEMIPLANAR_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER_RGGB: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER_BGGR: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER_GRBG: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER_GBRG: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER10_RGGB: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER10_BGGR: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER10_GRBG: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER10_GBRG: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER12_RGGB: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER12_BGGR: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER12_GRBG: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER12_GBRG: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER14_RGGB: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER14_BGGR: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER14_GRBG: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER14_GBRG: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER20_RGGB: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER20_BGGR: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER20_GRBG: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER20_GBRG: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YVU444_PLANAR: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YVU422_PLANAR: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YVU420_PLANAR: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER_ISP_RGGB: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER_ISP_BGGR: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER_ISP_GRBG: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER_ISP_GBRG: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER_BCCR: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER_RCCB: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER_CRBC: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER_CBRC: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER10_CCCC: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER12_BCCR: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER12_RCCB: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER12_CRBC: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER12_CBRC: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_BAYER12_CCCC: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_Y: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_2020: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_2020: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YUV420_PLANAR_2020: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YVU420_PLANAR_2020: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_709: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_709: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YUV420_PLANAR_709: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YVU420_PLANAR_709: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_709: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_2020: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR_2020: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR_709: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_Y_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_Y_709_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_Y10_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_Y10_709_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_Y12_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_Y12_709_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YUVA: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YUV: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_YVYU: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_VYUY: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_709_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR_709_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR_709_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR_709_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_UYVY_709: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_UYVY_709_ER: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_UYVY_2020: CUeglColorFormat
+    CU_EGL_COLOR_FORMAT_MAX: CUeglColorFormat
+    def __new__(cls, value: int) -> CUeglColorFormat: ...
+
 CUkernelNodeAttrID = CUlaunchAttributeID
 CUstreamAttrID = CUlaunchAttributeID
 
@@ -1246,11 +1394,16 @@ class CUgreenCtx(_Handle): ...
 class CUlinkState(_Handle): ...
 class CUdevResourceDesc(_Handle): ...
 class CUlogsCallbackHandle(_Handle): ...
+class EGLImageKHR(_Handle): ...
+class EGLStreamKHR(_Handle): ...
+class EGLSyncKHR(_Handle): ...
+class CUeglStreamConnection(_Handle): ...
 class CUasyncCallback(_Handle): ...
 class CUhostFn(_Handle): ...
 class CUstreamCallback(_Handle): ...
 class CUoccupancyB2DSize(_Handle): ...
 class CUlogsCallback(_Handle): ...
+class VdpGetProcAddress(_Handle): ...
 class CUdevice(_Handle): ...
 class CUdevice_v1(_Handle): ...
 class CUdeviceptr(_Handle): ...
@@ -1265,6 +1418,12 @@ class CUgraphConditionalHandle(_Handle): ...
 class CUlogIterator(_Handle): ...
 class cuuint32_t(_Handle): ...
 class cuuint64_t(_Handle): ...
+class GLenum(_Handle): ...
+class GLuint(_Handle): ...
+class EGLint(_Handle): ...
+class VdpDevice(_Handle): ...
+class VdpVideoSurface(_Handle): ...
+class VdpOutputSurface(_Handle): ...
 
 class _Struct:
     def __init__(self, _ptr: int = ..., **fields: Any) -> None: ...
@@ -2150,6 +2309,24 @@ class CUdevResource_st(_Struct):
     _oversize: Any
     pass
 
+class CUeglFrame_st(_Struct):
+    frame: Any
+    width: Any
+    height: Any
+    depth: Any
+    pitch: Any
+    planeCount: Any
+    numChannels: Any
+    frameType: Any
+    eglColorFormat: Any
+    cuFormat: Any
+    pass
+
+class anon_union15(_Struct):
+    pArray: Any
+    pPitch: Any
+    pass
+
 CUuuid = CUuuid_st
 CUmemFabricHandle_v1 = CUmemFabricHandle_st
 CUmemFabricHandle = CUmemFabricHandle_st
@@ -2281,6 +2458,8 @@ CUmemDecompressParams = CUmemDecompressParams_st
 CUdevSmResource = CUdevSmResource_st
 CUdevResource_v1 = CUdevResource_st
 CUdevResource = CUdevResource_st
+CUeglFrame_v1 = CUeglFrame_st
+CUeglFrame = CUeglFrame_st
 
 CUDA_VERSION: int
 CU_IPC_HANDLE_SIZE: int
@@ -2339,6 +2518,8 @@ CU_DEVICE_CPU: int
 CU_DEVICE_INVALID: int
 RESOURCE_ABI_VERSION: int
 RESOURCE_ABI_EXTERNAL_BYTES: int
+MAX_PLANES: int
+CUDA_EGL_INFINITE_TIMEOUT: int
 CU_KERNEL_NODE_ATTRIBUTE_ACCESS_POLICY_WINDOW: int
 CU_KERNEL_NODE_ATTRIBUTE_COOPERATIVE: int
 CU_KERNEL_NODE_ATTRIBUTE_CLUSTER_DIMENSION: int
@@ -2807,3 +2988,34 @@ def cuCheckpointProcessLock(pid: int, args: CUcheckpointLockArgs_st | None, ) ->
 def cuCheckpointProcessCheckpoint(pid: int, args: CUcheckpointCheckpointArgs_st | None, ) -> tuple[CUresult]: ...
 def cuCheckpointProcessRestore(pid: int, args: CUcheckpointRestoreArgs_st | None, ) -> tuple[CUresult]: ...
 def cuCheckpointProcessUnlock(pid: int, args: CUcheckpointUnlockArgs_st | None, ) -> tuple[CUresult]: ...
+def cuProfilerInitialize(configFile: bytes | str, outputFile: bytes | str, outputMode: CUoutput_mode | int, ) -> tuple[CUresult]: ...
+def cuProfilerStart() -> tuple[CUresult]: ...
+def cuProfilerStop() -> tuple[CUresult]: ...
+def cuGraphicsGLRegisterBuffer(buffer: int, Flags: int, ) -> tuple[CUresult, CUgraphicsResource | None]: ...
+def cuGraphicsGLRegisterImage(image: int, target: int, Flags: int, ) -> tuple[CUresult, CUgraphicsResource | None]: ...
+def cuGLGetDevices(cudaDeviceCount: int, deviceList: CUGLDeviceList | int, ) -> tuple[CUresult, int | None, CUdevice | None]: ...
+def cuGLCtxCreate(Flags: int, device: CUdevice | int, ) -> tuple[CUresult, CUcontext | None]: ...
+def cuGLInit() -> tuple[CUresult]: ...
+def cuGLRegisterBufferObject(buffer: int, ) -> tuple[CUresult]: ...
+def cuGLMapBufferObject(buffer: int, ) -> tuple[CUresult, CUdeviceptr | None, int | None]: ...
+def cuGLUnmapBufferObject(buffer: int, ) -> tuple[CUresult]: ...
+def cuGLUnregisterBufferObject(buffer: int, ) -> tuple[CUresult]: ...
+def cuGLSetBufferObjectMapFlags(buffer: int, Flags: int, ) -> tuple[CUresult]: ...
+def cuGLMapBufferObjectAsync(buffer: int, hStream: CUstream | int | None, ) -> tuple[CUresult, CUdeviceptr | None, int | None]: ...
+def cuGLUnmapBufferObjectAsync(buffer: int, hStream: CUstream | int | None, ) -> tuple[CUresult]: ...
+def cuGraphicsEGLRegisterImage(image: EGLImageKHR | int | None, flags: int, ) -> tuple[CUresult, CUgraphicsResource | None]: ...
+def cuEGLStreamConsumerConnect(stream: EGLStreamKHR | int | None, ) -> tuple[CUresult, CUeglStreamConnection | None]: ...
+def cuEGLStreamConsumerConnectWithFlags(stream: EGLStreamKHR | int | None, flags: int, ) -> tuple[CUresult, CUeglStreamConnection | None]: ...
+def cuEGLStreamConsumerDisconnect(conn: CUeglStreamConnection | None, ) -> tuple[CUresult]: ...
+def cuEGLStreamConsumerAcquireFrame(conn: CUeglStreamConnection | None, pCudaResource: CUgraphicsResource | None, pStream: CUstream | None, timeout: int, ) -> tuple[CUresult]: ...
+def cuEGLStreamConsumerReleaseFrame(conn: CUeglStreamConnection | None, pCudaResource: CUgraphicsResource | int | None, pStream: CUstream | None, ) -> tuple[CUresult]: ...
+def cuEGLStreamProducerConnect(stream: EGLStreamKHR | int | None, width: int, height: int, ) -> tuple[CUresult, CUeglStreamConnection | None]: ...
+def cuEGLStreamProducerDisconnect(conn: CUeglStreamConnection | None, ) -> tuple[CUresult]: ...
+def cuEGLStreamProducerPresentFrame(conn: CUeglStreamConnection | None, eglframe: CUeglFrame_st, pStream: CUstream | None, ) -> tuple[CUresult]: ...
+def cuEGLStreamProducerReturnFrame(conn: CUeglStreamConnection | None, eglframe: CUeglFrame_st | None, pStream: CUstream | None, ) -> tuple[CUresult]: ...
+def cuGraphicsResourceGetMappedEglFrame(resource: CUgraphicsResource | int | None, index: int, mipLevel: int, ) -> tuple[CUresult, CUeglFrame_st | None]: ...
+def cuEventCreateFromEGLSync(eglSync: EGLSyncKHR | int | None, flags: int, ) -> tuple[CUresult, CUevent | None]: ...
+def cuVDPAUGetDevice(vdpDevice: int, vdpGetProcAddress: Any, ) -> tuple[CUresult, CUdevice | None]: ...
+def cuVDPAUCtxCreate(flags: int, device: CUdevice | int, vdpDevice: int, vdpGetProcAddress: Any, ) -> tuple[CUresult, CUcontext | None]: ...
+def cuGraphicsVDPAURegisterVideoSurface(vdpSurface: int, flags: int, ) -> tuple[CUresult, CUgraphicsResource | None]: ...
+def cuGraphicsVDPAURegisterOutputSurface(vdpSurface: int, flags: int, ) -> tuple[CUresult, CUgraphicsResource | None]: ...

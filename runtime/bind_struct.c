@@ -869,31 +869,38 @@ static int kernel_field(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsi
  * does); zero-padded like bytes. It reads back as bytes (0..255). */
 static int chars_from_ints(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsigned char *buf)
 {
-    Py_ssize_t len = PySequence_Fast_GET_SIZE(v);
+    PyObject *items = PySequence_Tuple(v); /* a list may change while it is read */
+    if (!items)
+        return -1;
+    Py_ssize_t len = PyTuple_GET_SIZE(items);
+    int rc = -1;
     if ((size_t)len > f->count) {
         PyErr_Format(PyExc_ValueError, "%s.%s takes at most %zu items, not %zd",
                      cbs_short_name(Py_TYPE(s)), f->name, f->count, len);
-        return -1;
+        goto done;
     }
     memset(buf, 0, f->count);
     for (Py_ssize_t i = 0; i < len; i++) {
-        PyObject *item = PySequence_Fast_GET_ITEM(v, i);
+        PyObject *item = PyTuple_GET_ITEM(items, i);
         if (!PyLong_Check(item)) {
             field_type_error(s, f, "bytes or a sequence of ints", item);
-            return -1;
+            goto done;
         }
         int overflow;
         long long x = PyLong_AsLongLongAndOverflow(item, &overflow);
         if (x == -1 && PyErr_Occurred())
-            return -1;
+            goto done;
         if (overflow || x < -128 || x > 255) {
             PyErr_Format(PyExc_OverflowError, "%s.%s[%zd] = %R is not in -128..255",
                          cbs_short_name(Py_TYPE(s)), f->name, i, item);
-            return -1;
+            goto done;
         }
         buf[i] = (unsigned char)(x & 0xff);
     }
-    return 0;
+    rc = 0;
+done:
+    Py_DECREF(items);
+    return rc;
 }
 
 static int convert(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsigned char *buf,

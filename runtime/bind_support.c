@@ -1043,9 +1043,9 @@ PyObject *cbs_handle_new(PyTypeObject *t, unsigned long long bits)
 /* cuda.bindings' module, whose classes cubind's stand in for. */
 #define CBS_FOREIGN_MODULE "cuda.bindings.driver"
 
-/* The module name of class t (its __module__), or NULL without an
- * exception when it has none that is a str. Borrowed from t's dict for a
- * heap type, from tp_name for a static one (Cython's classes). */
+/* Whether class t belongs to cuda.bindings.driver: its tp_name's module
+ * part for a static type (Cython's classes), its __module__ for a heap
+ * type. Never raises. */
 static int foreign_module(PyTypeObject *t)
 {
     if (!(t->tp_flags & Py_TPFLAGS_HEAPTYPE)) {
@@ -1053,8 +1053,14 @@ static int foreign_module(PyTypeObject *t)
         return dot && (size_t)(dot - t->tp_name) == strlen(CBS_FOREIGN_MODULE) &&
                strncmp(t->tp_name, CBS_FOREIGN_MODULE, strlen(CBS_FOREIGN_MODULE)) == 0;
     }
-    PyObject *m = PyDict_GetItemString(t->tp_dict, "__module__"); /* borrowed */
-    return m && PyUnicode_Check(m) && PyUnicode_CompareWithASCIIString(m, CBS_FOREIGN_MODULE) == 0;
+    PyObject *m = NULL;
+    if (cbs_optional_attr((PyObject *)t, "__module__", &m) <= 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    int yes = PyUnicode_Check(m) && PyUnicode_CompareWithASCIIString(m, CBS_FOREIGN_MODULE) == 0;
+    Py_DECREF(m);
+    return yes;
 }
 
 int cbs_is_foreign_twin(PyTypeObject *t, PyTypeObject *ours)
@@ -1066,6 +1072,31 @@ int cbs_is_foreign_handle(PyTypeObject *t)
 {
     return foreign_module(t) && PyObject_HasAttrString((PyObject *)t, "getPtr") &&
            (t->tp_as_number && (t->tp_as_number->nb_int || t->tp_as_number->nb_index));
+}
+
+int cbs_arg_handle_ref(PyObject *o, PyTypeObject *t, const char *func, const char *param,
+                       void **ptr)
+{
+    if (o == Py_None) {
+        *ptr = NULL;
+        return 0;
+    }
+    if (Py_IS_TYPE(o, t)) {
+        *ptr = &((cbs_handle *)o)->value;
+        return 0;
+    }
+    if (cbs_is_foreign_twin(Py_TYPE(o), t)) {
+        PyObject *addr = PyObject_CallMethod(o, "getPtr", NULL);
+        if (!addr)
+            return -1;
+        *ptr = PyLong_Check(addr) ? PyLong_AsVoidPtr(addr) : NULL;
+        Py_DECREF(addr);
+        if (*ptr || PyErr_Occurred())
+            return *ptr ? 0 : -1;
+    }
+    PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s or None, not %.100s", func, param,
+                 cbs_short_name(t), Py_TYPE(o)->tp_name);
+    return -1;
 }
 
 static int arg_handle(PyObject *o, PyTypeObject *t, PyTypeObject *also, const char *func,

@@ -289,6 +289,14 @@ static CBS_ALWAYS_INLINE PyObject *cbs_handle_reuse(PyObject *prev, PyTypeObject
     return cbs_handle_new(t, bits);
 }
 
+/* A `T *` parameter to one handle of class t (SH_IN_HANDLE_PTR): *ptr is
+ * the address of the value an instance of exactly t holds (the driver may
+ * rewrite it: the caller's object changes, as cuda.bindings' does), or the
+ * address cuda.bindings' handle of that class gives through getPtr();
+ * None gives NULL. The object must outlive the call (it is an argument).
+ * TypeError naming the parameter otherwise. */
+int cbs_arg_handle_ref(PyObject *o, PyTypeObject *t, const char *func, const char *param,
+                       void **ptr);
 /* Mixed code bases: 1 when class t is cuda.bindings.driver's class of the
  * same name as cubind's class `ours` (its __module__ and name), whose
  * objects cubind takes where it takes its own; never raises. */

@@ -19,6 +19,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <cuda.h>
 #include <cudaTypedefs.h>
+#include <cudaProfilerTypedefs.h> /* cuProfilerStart/Stop (no GL/EGL types needed) */
 
 #include <errno.h>
 #include <pthread.h>
@@ -79,7 +80,7 @@ FK_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
     X(GraphClone) X(GraphInstantiateWithFlags) X(GraphLaunch) X(GraphExecDestroy) \
     X(LaunchCooperativeKernelMultiDevice) X(OccupancyMaxPotentialBlockSize)    \
     X(OccupancyMaxPotentialBlockSizeWithFlags) X(GraphAddExternalSemaphoresSignalNode) \
-    X(PointerGetAttributes)
+    X(PointerGetAttributes) X(ProfilerStart) X(ProfilerStop)
 
 enum {
 #define FK_ENUM(n) FN_##n,
@@ -2184,6 +2185,21 @@ static CUresult fk_PointerGetAttribute(void *data, CUpointer_attribute attribute
     return e;
 }
 
+/* cudaProfiler.h: nothing to profile; only counted (fakecuda_call_count)
+ * and checked for cuInit. The fake has no GL, EGL or VDPAU interop:
+ * those lookups answer CUDA_ERROR_NOT_FOUND. */
+static CUresult fk_ProfilerStart(void)
+{
+    ENTERI(ProfilerStart);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_ProfilerStop(void)
+{
+    ENTERI(ProfilerStop);
+    return CUDA_SUCCESS;
+}
+
 /* The list form: like the driver, a pointer that is no allocation gets
  * default values (0; -2, CU_DEVICE_INVALID, for the device ordinal) and
  * CUDA_SUCCESS. Each data[i] has room for the value of attributes[i]. */
@@ -3612,6 +3628,8 @@ static CUresult fk_DevSmResourceSplitByCount(CUdevResource *result, unsigned int
     P(MemGetInfo, 3020, fk_MemGetInfo_v2, PFN_cuMemGetInfo_v3020)                       \
     P(PointerGetAttribute, 4000, fk_PointerGetAttribute, PFN_cuPointerGetAttribute_v4000) \
     P(PointerGetAttributes, 7000, fk_PointerGetAttributes, PFN_cuPointerGetAttributes_v7000) \
+    P(ProfilerStart, 4000, fk_ProfilerStart, PFN_cuProfilerStart_v4000)                 \
+    P(ProfilerStop, 4000, fk_ProfilerStop, PFN_cuProfilerStop_v4000)                    \
     P(GetErrorName, 6000, fk_GetErrorName, PFN_cuGetErrorName_v6000)                    \
     P(GetErrorString, 6000, fk_GetErrorString, PFN_cuGetErrorString_v6000)              \
     P(UserObjectCreate, 11030, fk_UserObjectCreate, PFN_cuUserObjectCreate_v11030)      \

@@ -243,3 +243,68 @@ def test_cuda_bindings_enum_members_are_taken(drv, ctx):
     fmt = enum.IntEnum("CUarray_format", {"CU_AD_FORMAT_FLOAT": 0x20}, module="cuda.bindings.driver")
     d.Format = fmt.CU_AD_FORMAT_FLOAT
     assert d.Format is drv.CUarray_format.CU_AD_FORMAT_FLOAT
+
+
+# ---- interop headers (cudaProfiler.h, cudaGL.h, cudaEGL.h, cudaVDPAU.h) ------------
+
+INTEROP = ["cuProfilerStart", "cuProfilerStop", "cuGraphicsGLRegisterBuffer",
+           "cuGraphicsGLRegisterImage", "cuGLGetDevices", "cuGraphicsEGLRegisterImage",
+           "cuEGLStreamConsumerConnect", "cuEGLStreamConsumerConnectWithFlags",
+           "cuEGLStreamConsumerDisconnect", "cuEGLStreamConsumerAcquireFrame",
+           "cuEGLStreamConsumerReleaseFrame", "cuEGLStreamProducerConnect",
+           "cuEGLStreamProducerDisconnect", "cuEGLStreamProducerPresentFrame",
+           "cuEGLStreamProducerReturnFrame", "cuGraphicsResourceGetMappedEglFrame",
+           "cuEventCreateFromEGLSync", "cuVDPAUGetDevice", "cuVDPAUCtxCreate",
+           "cuGraphicsVDPAURegisterVideoSurface", "cuGraphicsVDPAURegisterOutputSurface"]
+
+
+def test_interop_functions_and_types_are_bound(drv, model):
+    import cubind.cu as cu
+    for name in INTEROP:
+        assert callable(getattr(drv, name)) and callable(getattr(cu, name)), name
+    declared = {f["name"] for f in model["functions"] if f.get("interop")}
+    assert set(INTEROP) <= declared
+    for name in ("GLenum", "GLuint", "EGLint", "VdpDevice", "VdpVideoSurface", "VdpOutputSurface"):
+        cls = getattr(drv, name)
+        assert int(cls(7)) == 7 and repr(cls(7)) == "<%s 7>" % name
+    for name in ("EGLImageKHR", "EGLStreamKHR", "EGLSyncKHR", "CUeglStreamConnection", "VdpGetProcAddress"):
+        assert int(getattr(drv, name)(0x10)) == 0x10
+    assert drv.MAX_PLANES == 3 and drv.CUDA_EGL_INFINITE_TIMEOUT == 0xFFFFFFFF
+    assert list(drv.CUGLDeviceList)[0].name == "CU_GL_DEVICE_LIST_ALL"
+
+
+def test_profiler(drv, ctx):
+    assert drv.cuProfilerStart() == (0,) and drv.cuProfilerStop() == (0,)
+
+
+def test_interop_missing_from_the_driver_raises_when_called(drv, ctx):
+    import cubind
+    import cubind.cu as cu
+    with pytest.raises(cubind.FunctionNotFoundError, match="cuGraphicsGLRegisterBuffer"):
+        drv.cuGraphicsGLRegisterBuffer(drv.GLuint(1), 0)
+    with pytest.raises(cubind.FunctionNotFoundError, match="cuVDPAUGetDevice"):
+        cu.cuVDPAUGetDevice(1, 0)
+    # arguments are checked first: TypeError / OverflowError name them
+    with pytest.raises(TypeError, match="'conn'"):
+        drv.cuEGLStreamConsumerDisconnect(5)
+    with pytest.raises(OverflowError, match="buffer"):
+        drv.cuGraphicsGLRegisterBuffer(-1, 0)
+    with pytest.raises(cubind.FunctionNotFoundError):
+        drv.cuEGLStreamConsumerDisconnect(drv.CUeglStreamConnection())
+    assert drv.cuProfilerStart() == (0,)  # the process stays usable
+
+
+def test_egl_frame():
+    import cubind.driver as cuda
+    val = cuda.CUeglFrame()
+    assert [int(a) for a in val.frame.pArray] == [0, 0, 0]
+    val.frame.pArray = [1, 2, 3]
+    assert [int(a) for a in val.frame.pArray] == [1, 2, 3]
+    val.frame.pArray = [cuda.CUarray(4), 2, 3]
+    assert [type(a) for a in val.frame.pArray] == [cuda.CUarray] * 3
+    assert [int(a) for a in val.frame.pArray] == [4, 2, 3]
+    val.frame.pPitch = [4, 2, 3]  # a union: pPitch shares pArray's bytes
+    assert val.frame.pPitch == [4, 2, 3] and int(val.frame.pArray[0]) == 4
+    with pytest.raises(ValueError, match="pArray"):
+        val.frame.pArray = [1, 2]
+    assert "frame :\n    pArray : [<CUarray 0x4>" in repr(val)

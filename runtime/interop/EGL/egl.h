@@ -1,0 +1,2 @@
+/* EGL/egl.h — stands in for the system header: cubind_interop.h says why. */
+#include "../cubind_interop.h"
