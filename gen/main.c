@@ -111,12 +111,18 @@ static void source_path(const char *rel, char *out, size_t cap)
         snprintf(out, cap, "%s", rel);
 }
 
+static int is_directory(const char *path);
+
 /* cuda.h with the interop headers beside it, read with the shim headers
- * of the source tree's runtime/interop (cubind_interop.h). */
+ * of the source tree's runtime/interop (cubind_interop.h): beside the
+ * executable's directory (build/cubind), or one level up for a build in a
+ * subdirectory (build/asan/cubind). */
 static cb_model *load_model(const char *header)
 {
     char err[2048], interop[PATH_MAX];
     source_path("runtime/interop", interop, sizeof interop);
+    if (!is_directory(interop))
+        source_path("../runtime/interop", interop, sizeof interop);
     cb_model *m = model_parse(header, interop, err, sizeof err);
     if (!m)
         fprintf(stderr, "%s\n", err);

@@ -419,13 +419,13 @@ int cbs_small_ints_init(PyObject **small)
 
 /* ---- enums ---------------------------------------------------------------- */
 
-/* A member's name: `_member_names_` maps the address of each member (every
+/* A member's name: `_names_by_address_` maps the address of each member (every
  * name, aliases included, has its own member object) to its name; an
  * instance that is no member (a value this header lacks) has none. */
 static PyObject *enum_get_name(PyObject *self, void *closure)
 {
     (void)closure;
-    PyObject *names = cbs_attr((PyObject *)Py_TYPE(self), "_member_names_");
+    PyObject *names = cbs_attr((PyObject *)Py_TYPE(self), "_names_by_address_");
     if (!names)
         return NULL;
     PyObject *key = PyLong_FromVoidPtr(self);
@@ -606,7 +606,7 @@ static int cmp_item_value(const void *a, const void *b)
 }
 
 /* Makes one member per name in declaration order into __members__ (and the
- * class dict, and _member_names_), the last name of each value into
+ * class dict, and _names_by_address_), the last name of each value into
  * _value2member_map_, and the sorted canonical arrays of e. */
 static int enum_populate(cbs_enum *e, const cbs_enum_def *def, PyObject *members_by_name,
                          PyObject *value2member, PyObject *names, PyObject *type_dict)
@@ -693,7 +693,7 @@ int cbs_enum_create(PyObject *module, PyTypeObject *meta, const cbs_enum_def *de
     if (PyDict_SetItemString(dict, "__members__", by_name) < 0 ||
         PyDict_SetItemString(dict, "_value2member_map_", v2m) < 0 ||
         PyDict_SetItemString(dict, "__singletons__", v2m) < 0 ||
-        PyDict_SetItemString(dict, "_member_names_", names) < 0)
+        PyDict_SetItemString(dict, "_names_by_address_", names) < 0)
         goto done;
     if (enum_populate(e, def, by_name, v2m, names, dict) < 0)
         goto done;

@@ -167,7 +167,7 @@ PyTypeObject *cbs_enum_meta_create(PyObject *module);
 /* Creates the int subclass for def, of metaclass meta, its members as class
  * attributes, `__members__` (name → member in declaration order, one
  * member per name), `_value2member_map_` (also `__singletons__`: value →
- * canonical member) and `_member_names_`; adds the type to module. */
+ * canonical member) and `_names_by_address_`; adds the type to module. */
 int cbs_enum_create(PyObject *module, PyTypeObject *meta, const cbs_enum_def *def, cbs_enum *out);
 void cbs_enum_clear(cbs_enum *e);
 /* New reference to the member for value; a value the header did not know
