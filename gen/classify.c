@@ -48,7 +48,8 @@ int classify_enum_index(const cb_model *m, const char *name)
 int classify_is_input(const cb_pclass *pc)
 {
     switch (pc->shape) {
-    case SH_VALUE: case SH_IN_PTR: case SH_IN_ARRAY: case SH_IN_STRING: case SH_IN_BUFFER:
+    case SH_VALUE: case SH_IN_PTR: case SH_IN_HANDLE_PTR: case SH_IN_ARRAY: case SH_IN_STRING:
+    case SH_IN_BUFFER:
     case SH_IN_FUNCPTR: case SH_INOUT: case SH_IN_FIXED: case SH_COUNT_INOUT:
     case SH_KERNEL_PARAMS: case SH_KERNEL_EXTRA: case SH_CALLBACK: case SH_CALLBACK_DATA:
     case SH_ATTR_IN: case SH_SYNC_CALLBACK: case SH_IN_PLACE: case SH_OUT_BUFFER:
@@ -404,8 +405,9 @@ static cb_ekind attribute_elem(cb_model *m, const cb_rules *rules, const char *s
 }
 
 /* The attribute parameter of an attribute-output rule: an enum by value, or
- * (array: 1) a pointer to enums, counted, beside a `void **` of values and
- * a pointer to their sizes. NULL when neither. */
+ * (array: 1) a pointer to enums, counted, beside a `void **` of values and,
+ * when a count rule pairs one with it, a pointer to their sizes. NULL when
+ * neither. */
 static const cb_enum *attribute_enum(const cb_model *m, const cb_function *f,
                                      const cb_pclass *pc, int *array)
 {
@@ -413,8 +415,10 @@ static const cb_enum *attribute_enum(const cb_model *m, const cb_function *f,
     const cb_type *dt = pc->param->type;
     *array = t->kind == TY_POINTER;
     if (*array) {
-        int sized = pc->count_index >= 0 && f->params[pc->count_index].type->kind == TY_POINTER;
-        if (!sized || dt->kind != TY_POINTER || dt->pointee->kind != TY_POINTER ||
+        /* an array of sizes is optional: without one each value has a
+         * fixed-size slot (and array-valued attributes are left out) */
+        int unsized = pc->count_index >= 0 && f->params[pc->count_index].type->kind != TY_POINTER;
+        if (unsized || dt->kind != TY_POINTER || dt->pointee->kind != TY_POINTER ||
             dt->pointee->pointee->kind != TY_VOID)
             return NULL;
         t = t->pointee;
@@ -484,7 +488,8 @@ static int has_count_for(const cb_function *f, const cb_rules *rules, const cb_p
 }
 
 /* A pointer to what the caller provides: an array when a count pairs with
- * it, else one struct; other pointees are not covered. */
+ * it, else one struct or one opaque handle (its object's value); other
+ * pointees are not covered. */
 static void provided_input(cb_model *m, const cb_rules *rules, const cb_function *f,
                            const cb_param *p, const cb_type *pt, cb_pclass *pc)
 {
@@ -496,6 +501,8 @@ static void provided_input(cb_model *m, const cb_rules *rules, const cb_function
         pc->shape = SH_IN_ARRAY;
     else if (pc->elem == EK_STRUCT)
         pc->shape = SH_IN_PTR, pc->count_index = -1;
+    else if (pc->elem == EK_HANDLE)
+        pc->shape = SH_IN_HANDLE_PTR, pc->count_index = -1;
     else
         pc->shape = SH_UNSUPPORTED;
 }
@@ -742,15 +749,16 @@ static void mark_counts(cb_fclass *fc)
     }
 }
 
-/* An array of attribute values needs its attributes and their sizes as
- * input arrays (the attributes' count is the number of values). */
+/* An array of attribute values needs its attributes and, when it has
+ * them, their sizes as input arrays (the attributes' count is the number
+ * of values). */
 static void check_attribute_arrays(cb_fclass *fc)
 {
     for (size_t i = 0; i < fc->fn->nparams; i++) {
         cb_pclass *pc = &fc->params[i];
         if (pc->shape == SH_ATTR_OUT_ARRAY &&
             (fc->params[pc->attr_index].shape != SH_IN_ARRAY ||
-             fc->params[pc->count_index].shape != SH_IN_ARRAY))
+             (pc->count_index >= 0 && fc->params[pc->count_index].shape != SH_IN_ARRAY)))
             pc->shape = SH_UNSUPPORTED;
     }
 }

@@ -35,6 +35,9 @@ typedef enum {
 typedef enum {
     SH_VALUE,          /* input by value */
     SH_IN_PTR,         /* input const T * to one struct; None gives NULL */
+    SH_IN_HANDLE_PTR,  /* T * to one opaque handle the caller provides (an `in`
+                          rule): the address of the handle object's value,
+                          which the driver may rewrite; None gives NULL */
     SH_IN_ARRAY,       /* input const T * of `count` elements: a sequence */
     SH_IN_STRING,      /* input const char *: bytes or str */
     SH_IN_BUFFER,      /* input void *: an int address, None or a buffer */

@@ -89,6 +89,8 @@ static void dump_functions(FILE *o, const cb_model *m)
         jstr(o, f->proc_name);
         fprintf(o, ", \"proc_version\": %d, \"per_thread_variant\": %s, \"deprecated\": %s",
                 f->proc_version, f->has_ptds ? "true" : "false", f->deprecated ? "true" : "false");
+        if (f->interop)
+            fputs(", \"interop\": true", o);
         fputs(", \"line\": ", o);
         fprintf(o, "%u, \"returns\": ", f->line);
         jtype(o, f->ret);
@@ -222,7 +224,17 @@ int dump_model(FILE *o, const cb_model *m)
     jstr(o, m->header);
     fputs(",\n  \"typedefs_header\": ", o);
     jstr(o, m->typedefs_header);
-    fprintf(o, ",\n  \"cuda_version\": %lld,\n", m->cuda_version);
+    fputs(",\n  \"interop_dir\": ", o);
+    if (m->interop_dir)
+        jstr(o, m->interop_dir);
+    else
+        fputs("null", o);
+    fputs(",\n  \"interop_includes\": [", o);
+    for (size_t i = 0; i < m->ninterop_includes; i++) {
+        fputs(i ? ", " : "", o);
+        jstr(o, m->interop_includes[i]);
+    }
+    fprintf(o, "],\n  \"cuda_version\": %lld,\n", m->cuda_version);
     dump_functions(o, m);
     dump_enums(o, m);
     dump_records(o, m);

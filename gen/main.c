@@ -142,13 +142,23 @@ static void source_path(const char *rel, char *out, size_t cap)
         snprintf(out, cap, "%s", rel);
 }
 
-/* NULL after reporting the error; *status is then the exit status (2: the
+static int is_directory(const char *path);
+
+/* A library's header alone; cuda.h with the interop headers beside it,
+ * read with the shim headers of the source tree's runtime/interop
+ * (cubind_interop.h): beside the executable's directory (build/cubind), or
+ * one level up for a build in a subdirectory (build/asan/cubind).
+ * NULL after reporting the error; *status is then the exit status (2: the
  * header was refused as not a driver header, 1: any other failure). */
 static cb_model *load_model(const char *header, int library, int *status)
 {
-    char err[2048];
+    char err[2048], interop[PATH_MAX];
+    source_path("runtime/interop", interop, sizeof interop);
+    if (!is_directory(interop))
+        source_path("../runtime/interop", interop, sizeof interop);
     int refused;
-    cb_model *m = model_parse_api(header, library, err, sizeof err, &refused);
+    cb_model *m = model_parse_api(header, library, library ? NULL : interop, err, sizeof err,
+                                  &refused);
     if (!m) {
         fprintf(stderr, "%s\n", err);
         *status = refused ? 2 : 1;
@@ -192,6 +202,16 @@ static int write_depfile(const char *path, const char *outdir, const char *first
     fprintf(f, " \\\n  %s \\\n  %s", m->header, rules);
     if (*m->typedefs_header)
         fprintf(f, " \\\n  %s", m->typedefs_header);
+    /* the shim in its directory, the interop headers beside cuda.h */
+    const char *slash = strrchr(m->header, '/');
+    int dirlen = slash ? (int)(slash - m->header + 1) : 0;
+    for (size_t i = 0; i < m->ninterop_includes; i++) {
+        const char *h = m->interop_includes[i];
+        if (strcmp(h, "cubind_interop.h") == 0)
+            fprintf(f, " \\\n  %s/%s", m->interop_dir, h);
+        else if (strcmp(h, "cudaTypedefs.h") != 0) /* listed above */
+            fprintf(f, " \\\n  %.*s%s", dirlen, m->header, h);
+    }
     for (size_t i = 0; i < tmpl_count(ts); i++)
         fprintf(f, " \\\n  %s", tmpl_origin(ts, i));
     fputc('\n', f);

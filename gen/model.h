@@ -57,6 +57,7 @@ typedef struct {
     size_t nparams;
     const char *doc;       /* doc comment text, markers stripped; "" if none */
     int deprecated;
+    int interop;           /* declared by an interop header, not cuda.h */
     const char *file;      /* header file and line of the declaration */
     unsigned line;
 } cb_function;
@@ -97,6 +98,7 @@ typedef struct {
     const char *tag;       /* "" if anonymous */
     int is_union;
     int is_nested;         /* defined inside another record */
+    int interop;           /* declared by an interop header, not cuda.h */
     long long size, align;
     cb_field *fields;
     size_t nfields;
@@ -135,6 +137,15 @@ typedef struct cb_arena cb_arena;
 typedef struct {
     const char *header;    /* path of cuda.h as given */
     const char *typedefs_header; /* path of cudaTypedefs.h used */
+    /* Interop headers bound with cuda.h (cudaProfiler.h, cudaGL.h,
+     * cudaEGL.h, cudaVDPAU.h: those beside it, in that order) and the
+     * cubind_interop.h shim they were read with; none when model_parse was
+     * given no interop directory. Names as included ("cudaGL.h"). */
+    const char **interop_headers; size_t ninterop;
+    const char *interop_dir;   /* the shim's directory, or NULL */
+    /* What generated C includes after cuda.h to see the same declarations,
+     * in order: the shim, the interop headers, cudaTypedefs.h, theirs. */
+    const char **interop_includes; size_t ninterop_includes;
     long long cuda_version;/* CUDA_VERSION from the header (reported, never used for ABI) */
     cb_function *functions; size_t nfunctions;
     cb_enum *enums;         size_t nenums;
@@ -146,21 +157,25 @@ typedef struct {
     cb_arena *arena;
 } cb_model;
 
-/* Parses `header` (cuda.h) and cudaTypedefs.h beside it. Returns NULL and
- * writes "file:line: message" into err on failure; *refused (when not NULL)
- * is then 1 if the header parsed but lacks what the bindings need (not a
+/* Parses `header` (cuda.h) and cudaTypedefs.h beside it, and when
+ * interop_dir (the directory of cubind_interop.h) is not NULL the interop
+ * headers beside it with their *Typedefs.h. Returns NULL and writes
+ * "file:line: message" into err on failure; *refused (when not NULL) is
+ * then 1 if the header parsed but lacks what the bindings need (not a
  * driver header: no cuInit, no CUresult enum, no CUDA_VERSION...), which
  * the commands report with exit status 2, and 0 for any other failure
  * (unreadable, does not parse). */
-cb_model *model_parse(const char *header, char *err, size_t errlen, int *refused);
+cb_model *model_parse(const char *header, const char *interop_dir, char *err, size_t errlen,
+                      int *refused);
 /* The same for any header; library != 0: a shared library's header (the
  * functions declared, their symbols for dlsym, `__NAME_<maj>_<min>`
- * versioned symbols named NAME), without cudaTypedefs.h and without the
- * driver header's checks; typedefs_header is then "". */
-cb_model *model_parse_api(const char *header, int library, char *err, size_t errlen,
-                          int *refused);
+ * versioned symbols named NAME), without cudaTypedefs.h, interop headers
+ * and the driver header's checks; typedefs_header is then "". */
+cb_model *model_parse_api(const char *header, int library, const char *interop_dir, char *err,
+                          size_t errlen, int *refused);
 /* For the ABI tools, which take headers without rules: a header named
- * cuda.h is the driver's, any other (nvrtc.h, nvJitLink.h) a library's. */
+ * cuda.h is the driver's (read without the interop headers), any other
+ * (nvrtc.h, nvJitLink.h) a library's. */
 int model_is_library_header(const char *header);
 cb_model *model_parse_any(const char *header, char *err, size_t errlen, int *refused);
 void model_free(cb_model *m);

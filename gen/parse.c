@@ -13,6 +13,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "parse_internal.h"
+#include "strbuf.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -140,8 +141,9 @@ void px_location(parser *P, CXCursor c, const char **file, unsigned *line)
     *line = l;
 }
 
-/* Which of the two headers a cursor was declared in. */
-static enum { IN_OTHER, IN_CUDA_H, IN_TYPEDEFS_H } where(CXCursor c, const parser *P)
+/* Which kind of header a cursor was declared in: cuda.h, an interop
+ * header or the shim (IN_INTEROP: bound like cuda.h), a *Typedefs.h. */
+static enum { IN_OTHER, IN_CUDA_H, IN_INTEROP, IN_TYPEDEFS_H } where(CXCursor c, const parser *P)
 {
     CXFile f;
     clang_getSpellingLocation(clang_getCursorLocation(c), &f, NULL, NULL, NULL);
@@ -151,6 +153,12 @@ static enum { IN_OTHER, IN_CUDA_H, IN_TYPEDEFS_H } where(CXCursor c, const parse
         return IN_CUDA_H;
     if (P->typedefs_h && clang_File_isEqual(f, P->typedefs_h))
         return IN_TYPEDEFS_H;
+    for (size_t i = 0; i < P->nbound; i++)
+        if (clang_File_isEqual(f, P->bound[i]))
+            return IN_INTEROP;
+    for (size_t i = 0; i < P->npfn_files; i++)
+        if (clang_File_isEqual(f, P->pfn_files[i]))
+            return IN_TYPEDEFS_H;
     return IN_OTHER;
 }
 
@@ -429,10 +437,14 @@ static void visit_top(parser *P, CXCursor c)
             pfn_collect(P, c);
         return;
     }
-    if (w != IN_CUDA_H)
+    if (w != IN_CUDA_H && w != IN_INTEROP)
         return;
     switch (k) {
-    case CXCursor_FunctionDecl: parse_function(P, c); break;
+    case CXCursor_FunctionDecl:
+        parse_function(P, c);
+        if (w == IN_INTEROP && P->model->nfunctions)
+            P->model->functions[P->model->nfunctions - 1].interop = 1;
+        break;
     case CXCursor_EnumDecl: parse_enum(P, c); break;
     case CXCursor_StructDecl:
     case CXCursor_UnionDecl:
@@ -490,9 +502,71 @@ static int first_error(CXTranslationUnit tu, char *err, size_t errlen)
     return 0;
 }
 
-cb_model *model_parse(const char *header, char *err, size_t errlen, int *refused)
+/* The interop headers bound with cuda.h when they are beside it, in the
+ * order they are included, and the header of each one's PFN typedefs. */
+static const char *const interop_names[PX_MAX_INTEROP][2] = {
+    {"cudaProfiler.h", "cudaProfilerTypedefs.h"},
+    {"cudaGL.h", "cudaGLTypedefs.h"},
+    {"cudaEGL.h", "cudaEGLTypedefs.h"},
+    {"cudaVDPAU.h", "cudaVDPAUTypedefs.h"},
+};
+
+/* dir/name in the arena, or NULL when no such file exists. */
+static const char *beside(cb_arena *arena, const char *dir, const char *name)
 {
-    return model_parse_api(header, 0, err, errlen, refused);
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *path = arena_alloc(arena, n);
+    snprintf(path, n, "%s/%s", dir, name);
+    return file_exists(path) ? path : NULL;
+}
+
+/* The virtual main file: cuda.h, the shim and the interop headers present
+ * (none, and no shim, when there are none), cudaTypedefs.h and the interop
+ * headers' typedef headers; *pfn_paths gets the latter (PX_MAX_INTEROP
+ * entries, NULL where absent). */
+static char *main_text_for(cb_model *m, const char *header, const char *typedefs,
+                           const char *dir, const char **pfn_paths)
+{
+    strbuf sb;
+    sb_init(&sb);
+    sb_printf(&sb, "#include \"%s\"\n", header);
+    const char *shim = m->interop_dir ? beside(m->arena, m->interop_dir, "cubind_interop.h") : NULL;
+    int any = 0; /* the shim only with an interop header to read */
+    for (size_t i = 0; shim && i < PX_MAX_INTEROP; i++)
+        any |= beside(m->arena, dir, interop_names[i][0]) != NULL;
+    if (!any)
+        shim = NULL;
+    const char **inc = NULL;
+    if (shim) {
+        sb_printf(&sb, "#include \"%s\"\n", shim);
+        m->interop_headers = arena_alloc(m->arena, PX_MAX_INTEROP * sizeof *m->interop_headers);
+        inc = arena_alloc(m->arena, (2 * PX_MAX_INTEROP + 2) * sizeof *inc);
+        inc[m->ninterop_includes++] = "cubind_interop.h";
+        for (size_t i = 0; i < PX_MAX_INTEROP; i++) {
+            const char *h = beside(m->arena, dir, interop_names[i][0]);
+            pfn_paths[i] = h ? beside(m->arena, dir, interop_names[i][1]) : NULL;
+            if (h) {
+                sb_printf(&sb, "#include \"%s\"\n", h);
+                m->interop_headers[m->ninterop++] = interop_names[i][0];
+                inc[m->ninterop_includes++] = interop_names[i][0];
+            }
+        }
+        inc[m->ninterop_includes++] = "cudaTypedefs.h";
+    }
+    sb_printf(&sb, "#include \"%s\"\n", typedefs);
+    for (size_t i = 0; shim && i < PX_MAX_INTEROP; i++)
+        if (pfn_paths[i]) {
+            sb_printf(&sb, "#include \"%s\"\n", pfn_paths[i]);
+            inc[m->ninterop_includes++] = interop_names[i][1];
+        }
+    m->interop_includes = inc;
+    return sb.data ? sb.data : strdup("");
+}
+
+cb_model *model_parse(const char *header, const char *interop_dir, char *err, size_t errlen,
+                      int *refused)
+{
+    return model_parse_api(header, 0, interop_dir, err, errlen, refused);
 }
 
 int model_is_library_header(const char *header)
@@ -503,11 +577,11 @@ int model_is_library_header(const char *header)
 
 cb_model *model_parse_any(const char *header, char *err, size_t errlen, int *refused)
 {
-    return model_parse_api(header, model_is_library_header(header), err, errlen, refused);
+    return model_parse_api(header, model_is_library_header(header), NULL, err, errlen, refused);
 }
 
-cb_model *model_parse_api(const char *header, int library, char *err, size_t errlen,
-                          int *refused)
+cb_model *model_parse_api(const char *header, int library, const char *interop_dir, char *err,
+                          size_t errlen, int *refused)
 {
     int dummy;
     if (!refused)
@@ -538,23 +612,28 @@ cb_model *model_parse_api(const char *header, int library, char *err, size_t err
     m->arena = arena;
     m->header = arena_strdup(arena, header);
     m->typedefs_header = arena_strdup(arena, library ? "" : typedefs);
+    m->interop_dir = interop_dir ? arena_strdup(arena, interop_dir) : NULL;
 
-    /* A virtual main file includes both headers in one translation unit. */
-    size_t mlen = strlen(header) + strlen(typedefs) + 64;
-    char *main_text = malloc(mlen);
+    /* A virtual main file includes every header in one translation unit;
+     * the shim's directory stands in for the GL/EGL include paths. */
+    const char *pfn_paths[PX_MAX_INTEROP] = {0};
+    char *main_text = main_text_for(m, header, typedefs, dir, pfn_paths);
     size_t ilen = strlen(dir) + 3;
     char *include_flag = malloc(ilen);
-    if (!main_text || !include_flag)
+    size_t slen = (interop_dir ? strlen(interop_dir) : 0) + 3;
+    char *shim_flag = malloc(slen);
+    if (!main_text || !include_flag || !shim_flag)
         arena_oom();
-    snprintf(main_text, mlen, "#include \"%s\"\n#include \"%s\"\n", header, typedefs);
     snprintf(include_flag, ilen, "-I%s", dir);
-    const char *args[] = {"-x", "c", "-std=c11", include_flag, "-ferror-limit=1"};
+    snprintf(shim_flag, slen, "-I%s", interop_dir ? interop_dir : ".");
+    const char *args[] = {"-x", "c", "-std=c11", include_flag, "-ferror-limit=1", shim_flag};
+    int nargs = (int)(sizeof args / sizeof *args) - (interop_dir ? 0 : 1);
     struct CXUnsavedFile unsaved = {"cubind_main.c", main_text, (unsigned long)strlen(main_text)};
 
     CXIndex index = clang_createIndex(0, 0);
     CXTranslationUnit tu = NULL;
     enum CXErrorCode rc = clang_parseTranslationUnit2(
-        index, "cubind_main.c", args, (int)(sizeof args / sizeof *args), &unsaved, 1,
+        index, "cubind_main.c", args, nargs, &unsaved, 1,
         CXTranslationUnit_DetailedPreprocessingRecord | CXTranslationUnit_SkipFunctionBodies,
         &tu);
     parser P = {0};
@@ -568,6 +647,14 @@ cb_model *model_parse_api(const char *header, int library, char *err, size_t err
         P.cuda_h = clang_getFile(tu, header);
         P.typedefs_h = library ? NULL : clang_getFile(tu, typedefs);
         P.library = library;
+        if (m->ninterop) {
+            P.bound[P.nbound++] = clang_getFile(tu, beside(arena, interop_dir, "cubind_interop.h"));
+            for (size_t i = 0; i < m->ninterop; i++)
+                P.bound[P.nbound++] = clang_getFile(tu, beside(arena, dir, m->interop_headers[i]));
+            for (size_t i = 0; i < PX_MAX_INTEROP; i++)
+                if (pfn_paths[i])
+                    P.pfn_files[P.npfn_files++] = clang_getFile(tu, pfn_paths[i]);
+        }
         CXCursor *top = NULL;
         size_t ntop = px_children(&P, clang_getTranslationUnitCursor(tu), &top);
         for (size_t i = 0; i < ntop; i++)
@@ -591,6 +678,7 @@ cb_model *model_parse_api(const char *header, int library, char *err, size_t err
     clang_disposeIndex(index);
     free(main_text);
     free(include_flag);
+    free(shim_flag);
     free(dir);
     free(typedefs);
     if (!ok) {

@@ -34,12 +34,19 @@ typedef struct {
     unsigned begin, end;
 } comment_span;
 
+/* Interop headers model_parse knows: interop_names in parse.c. */
+#define PX_MAX_INTEROP 4
+
 typedef struct {
     cb_arena *arena;
     cb_model *model;
     CXTranslationUnit tu;
     CXFile cuda_h, typedefs_h; /* typedefs_h NULL for a library */
     int library;               /* model_parse_api's library */
+    /* the interop headers and the shim (bound like cuda.h), and their
+     * *Typedefs.h (read for PFN versions like cudaTypedefs.h) */
+    CXFile bound[PX_MAX_INTEROP + 1], pfn_files[PX_MAX_INTEROP];
+    size_t nbound, npfn_files;
     /* capacities of the model's growable arrays */
     size_t cap_functions, cap_enums, cap_records, cap_typedefs, cap_handles,
            cap_callbacks, cap_macros;

@@ -91,6 +91,11 @@ int px_record(parser *P, CXCursor c, const char *outer_name)
     P->records_seen[idx] = clang_getCanonicalCursor(c);
     r->is_union = clang_getCursorKind(c) == CXCursor_UnionDecl;
     r->is_nested = outer_name != NULL;
+    {
+        CXFile file;
+        clang_getSpellingLocation(clang_getCursorLocation(c), &file, NULL, NULL, NULL);
+        r->interop = !file || !clang_File_isEqual(file, P->cuda_h);
+    }
     r->tag = clang_Cursor_isAnonymous(c) ? "" : px_str(P, clang_getCursorSpelling(c));
     if (strncmp(r->tag, "struct (", 8) == 0 || strncmp(r->tag, "union (", 7) == 0)
         r->tag = "";

@@ -126,6 +126,7 @@ static void set_shape_flags(tv *p, const cb_pclass *pc, int pointer_handle)
         cb_shape shape;
     } shapes[] = {
         {"sh_value", SH_VALUE},         {"sh_in_ptr", SH_IN_PTR},
+        {"sh_in_handle_ptr", SH_IN_HANDLE_PTR},
         {"sh_in_array", SH_IN_ARRAY},   {"sh_in_string", SH_IN_STRING},
         {"sh_in_buffer", SH_IN_BUFFER}, {"sh_in_funcptr", SH_IN_FUNCPTR},
         {"sh_out", SH_OUT},             {"sh_inout", SH_INOUT},
@@ -306,7 +307,9 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
     tv_set(p, "attr_count_value", pc->shape == SH_ATTR_OUT_ARRAY
                                       ? count_value(fc, &fc->params[pc->attr_index])
                                       : tv_str("0"));
-    tv_set_str(p, "attr_sizes_cname", pc->shape == SH_ATTR_OUT_ARRAY ? f->params[pc->count_index].name : "");
+    int sizes = pc->shape == SH_ATTR_OUT_ARRAY && pc->count_index >= 0;
+    tv_set_str(p, "attr_sizes_cname", sizes ? f->params[pc->count_index].name : "");
+    tv_set_bool(p, "attr_sized_slots", sizes);
     tv_set_int(p, "attr_buf_size", attr_buffer_size(pc));
     /* the byte size the binding passes for an attribute value (SH_ATTR_SIZE) */
     int sized = attr && pc->count_index >= 0 && fc->params[pc->count_index].shape == SH_ATTR_SIZE;
@@ -613,6 +616,19 @@ static char *capi_prefix(const cb_api *api)
 
 /* One entry per function of the header: its parameter declarations and
  * call arguments as cuda.h spells them, and its ABI signature (abi.h). */
+/* The headers generated C includes after cuda.h when interop headers are
+ * bound (model.h: interop_includes), each {name}; an empty list without. */
+static tv *interop_includes_value(const cb_model *m)
+{
+    tv *list = tv_list();
+    for (size_t i = 0; i < m->ninterop_includes; i++) {
+        tv *h = tv_map();
+        tv_set_str(h, "name", m->interop_includes[i]);
+        tv_push(list, h);
+    }
+    return list;
+}
+
 static tv *capi_value(const cb_model *m, const cb_classes *c, const cb_api *api)
 {
     char **sigs = abi_signatures(m);
@@ -622,6 +638,8 @@ static tv *capi_value(const cb_model *m, const cb_classes *c, const cb_api *api)
         const cb_function *f = &m->functions[i];
         if (f->ret->kind != TY_ENUM && f->ret->kind != TY_POINTER)
             continue; /* no value to report an exception with */
+        if (f->interop)
+            continue; /* the C API is cuda.h's: a consumer includes nothing else */
         int keep_gil = 0;
         for (size_t k = 0; k < c->nfunctions; k++)
             if (c->functions[k].fn == f)
@@ -692,13 +710,17 @@ static void layout_fields(const cb_model *m, const cb_record *r, const char *pre
 /* Every top-level record with a known layout: {ctype, size, align,
  * fields: [{path, offset}]}; counts added to *nrecords and *nfields. The
  * struct layout check asserts these values; the C API's layout hashes
- * (capi_layouts partial) are computed from the same list by the compiler. */
-static tv *layout_records(const cb_model *m, long long *nrecords, long long *nfields)
+ * (capi_layouts partial) are computed from the same list by the compiler.
+ * with_interop: also the records of the interop headers (the layout
+ * check, which includes them). */
+static tv *layout_records(const cb_model *m, int with_interop, long long *nrecords,
+                          long long *nfields)
 {
     tv *records = tv_list();
     for (size_t i = 0; i < m->nrecords; i++) {
         const cb_record *r = &m->records[i];
-        if (r->is_nested || r->size <= 0)
+        /* the C API's layouts are cuda.h's: a consumer includes nothing else */
+        if (r->is_nested || r->size <= 0 || (r->interop && !with_interop))
             continue;
         tv *rv = tv_map();
         if (r->naliases)
@@ -729,7 +751,7 @@ static void capi_api_value(tv *root, const cb_model *m, const cb_classes *c, con
     tv_set_str(root, "capi_example", m->nfunctions ? m->functions[0].name : "");
     tv_set(root, "capi", capi);
     long long nrecords = 0, nfields = 0;
-    tv_set(root, "layouts", layout_records(m, &nrecords, &nfields));
+    tv_set(root, "layouts", layout_records(m, 0, &nrecords, &nfields));
 }
 
 static tv *consumer_context(const cb_model *m, const cb_classes *c, const cb_api *api)
@@ -856,6 +878,7 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     tv_set_int(root, "error_string_proc_version", es ? es->proc_version : 0);
     tv_set_str(root, "header", base_name(m->header));
     tv_set_int(root, "cuda_version", m->cuda_version);
+    tv_set(root, "interop_includes", interop_includes_value(m));
     tv_set(root, "enums", enums_value(m, &api));
     tv_set_int(root, "nenums", (long long)m->nenums);
 
@@ -916,8 +939,9 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
 static tv *layout_context(const cb_model *m)
 {
     tv *root = tv_map();
+    tv_set(root, "interop_includes", interop_includes_value(m));
     long long nfields = 0, nrecords = 0;
-    tv_set(root, "records", layout_records(m, &nrecords, &nfields));
+    tv_set(root, "records", layout_records(m, 1, &nrecords, &nfields));
     tv_set_int(root, "nrecords", nrecords);
     tv_set_int(root, "nfields", nfields);
     return root;

@@ -183,6 +183,7 @@ static int pointee_record(const cb_model *m, const cb_field *f)
  * integer field COUNT becomes CBS_F_RECORD_ARRAY when T is a struct or
  * union of the header (ref: its record), CBS_F_HANDLE_ARRAY when T is a
  * handle class (ref: its class, *elem_size: the bytes of one handle);
+ * field-count-out rules: CBS_F_HANDLE_OUT (T a handle class, as above);
  * aux is the count field's index in top's table (bind_struct.h). A rule
  * whose fields are not of those types changes nothing here;
  * rules_unmatched reports it. */
@@ -192,15 +193,18 @@ static void array_field(const struct_env *env, const cb_record *top, const cb_fi
     const cb_model *m = env->m;
     const cb_rules *rules = env->rules;
     cb_rule *fc = top ? field_rule(rules, "field-count", top, f->name) : NULL;
+    cb_rule *out = top && !fc ? field_rule(rules, "field-count-out", top, f->name) : NULL;
+    if (out)
+        fc = out;
     if (!fc || f->type->kind != TY_POINTER || !f->type->pointee)
         return;
     long long count = field_index(m, top, fc->args[2]);
-    int elem = pointee_record(m, f);
+    int elem = out ? -1 : pointee_record(m, f);
     field_shape es = shape_of(env, f->type->pointee, -1);
     int handle = strcmp(es.kind, "CBS_F_HANDLE") == 0 || strcmp(es.kind, "CBS_F_VALUE_HANDLE") == 0;
     if (count < 0 || (elem < 0 && !handle))
         return;
-    s->kind = elem >= 0 ? "CBS_F_RECORD_ARRAY" : "CBS_F_HANDLE_ARRAY";
+    s->kind = elem >= 0 ? "CBS_F_RECORD_ARRAY" : out ? "CBS_F_HANDLE_OUT" : "CBS_F_HANDLE_ARRAY";
     s->ref = elem >= 0 ? elem : es.ref;
     *elem_size = elem >= 0 ? 0 : es.size;
     *aux = count;
@@ -236,8 +240,9 @@ static void add_fields(const struct_env *env, const cb_record *r, const cb_recor
         kernel_field(m, env->rules, top, f, &s, &aux);
         array_field(env, top, f, &s, &aux, &elem_size);
         int records = strcmp(s.kind, "CBS_F_RECORD_ARRAY") == 0;
-        int handles = strcmp(s.kind, "CBS_F_HANDLE_ARRAY") == 0;
-        *counted |= records || handles;
+        int driver_handles = strcmp(s.kind, "CBS_F_HANDLE_OUT") == 0;
+        int handles = driver_handles || strcmp(s.kind, "CBS_F_HANDLE_ARRAY") == 0;
+        *counted |= records || (handles && !driver_handles);
         tv *fv = tv_map();
         tv_set_bool(fv, "record_array", records || handles);
         tv_set_str(fv, "elem_class", records   ? class_names[s.ref]

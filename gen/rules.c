@@ -46,6 +46,7 @@ static const struct {
     {"kernel-params-field", 4, 0},
     {"kernel-extra-field", 2, 0},
     {"field-count", 3, 0},
+    {"field-count-out", 3, 0},
     {"registry-kind", 2, 0},
     {"registry-create", 3, 0},
     {"registry-owned", 3, 0},
@@ -285,12 +286,13 @@ static int names_value_handle(const cb_rules *r, const char *name)
     return name && (rules_find(r, "value-handle", name) || rules_find(r, "value-class", name));
 }
 
-/* Whether `field-count RECORD FIELD COUNT` describes the header: FIELD of
- * RECORD points at a struct or union of the header or at a handle (an
- * opaque handle of the header, an integer handle of a value-handle /
- * value-class rule), COUNT is an integer field of RECORD (not a
- * bit-field). */
-static int field_count_matches(const cb_rules *r, const cb_model *m, const cb_rule *rule)
+/* Whether `field-count RECORD FIELD COUNT` (or field-count-out: records
+ * 0) describes the header: FIELD of RECORD points at a struct or union of
+ * the header (when records) or at a handle (an opaque handle of the
+ * header, an integer handle of a value-handle / value-class rule), COUNT
+ * is an integer field of RECORD (not a bit-field). */
+static int field_count_matches(const cb_rules *r, const cb_model *m, const cb_rule *rule,
+                               int records)
 {
     const cb_field *a = rules_record_field(m, rule->args[0], rule->args[1]);
     const cb_field *c = rules_record_field(m, rule->args[0], rule->args[2]);
@@ -301,7 +303,7 @@ static int field_count_matches(const cb_rules *r, const cb_model *m, const cb_ru
     int handle = e && e->name &&
                  ((e->kind == TY_HANDLE && names_handle(m, e->name)) ||
                   (e->kind == TY_INT && names_value_handle(r, e->name)));
-    return (record || handle) && c && c->type->kind == TY_INT && c->bit_width < 0;
+    return ((records && record) || handle) && c && c->type->kind == TY_INT && c->bit_width < 0;
 }
 
 size_t rules_unmatched(const cb_rules *r, const cb_model *m, FILE *out)
@@ -320,7 +322,9 @@ size_t rules_unmatched(const cb_rules *r, const cb_model *m, FILE *out)
                  strcmp(rule->directive, "kernel-extra-field") == 0)
             found = record_has_field(m, rule->args[0], rule->args[1]);
         else if (strcmp(rule->directive, "field-count") == 0)
-            found = field_count_matches(r, m, rule);
+            found = field_count_matches(r, m, rule, 1);
+        else if (strcmp(rule->directive, "field-count-out") == 0)
+            found = field_count_matches(r, m, rule, 0);
         else if (strcmp(rule->directive, "host-bytes") == 0)
             found = function_has_param(m, rule->args[0], rule->args[1]) ||
                     record_has_field(m, rule->args[0], rule->args[1]);

@@ -107,6 +107,14 @@
  *                            passed to a call (bind_struct.h). Reported
  *                            when FIELD is not a pointer to a record or a
  *                            handle, or COUNT not an integer
+ *   field-count-out RECORD FIELD COUNT
+ *                            the `T *FIELD` of RECORD points at an array of
+ *                            COUNT handles T that the driver owns and
+ *                            writes (phGraph_out): set like any pointer
+ *                            field, it reads back as a list of COUNT
+ *                            handles read from that array, zero handles
+ *                            while it is NULL. Reported when FIELD is not
+ *                            a pointer to a handle or COUNT not an integer
  *   registry-kind HANDLE CONSTANT
  *                            handles of type HANDLE are registered in the
  *                            shared registry under kind CONSTANT (cubind_rt.h)

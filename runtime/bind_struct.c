@@ -407,6 +407,37 @@ static PyObject *load_array(cbs_struct *s, const cbs_field_def *f, cbs_tables *t
     return list;
 }
 
+/* The value of integer field c of s, negative values as 0. */
+static unsigned long long count_of(cbs_struct *s, const cbs_field_def *c)
+{
+    const unsigned char *p = s->data + c->offset;
+    if (c->kind == CBS_F_SIGNED) {
+        long long n = read_s(p, c->size);
+        return n > 0 ? (unsigned long long)n : 0;
+    }
+    return read_u(p, c->size);
+}
+
+/* A CBS_F_HANDLE_OUT field: its count field's number of handles of class
+ * t, read from the array the field points at (zeros while it is NULL). */
+static PyObject *load_driver_handles(cbs_struct *s, const cbs_field_def *f, PyTypeObject *t)
+{
+    const unsigned char *a =
+        (const unsigned char *)(uintptr_t)read_u(s->data + f->offset, f->size);
+    unsigned long long n = count_of(s, &s->def->fields[f->aux]);
+    if (n > (unsigned long long)PY_SSIZE_T_MAX / f->elem_size)
+        return PyErr_NoMemory();
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    for (Py_ssize_t i = 0; list && i < (Py_ssize_t)n; i++) {
+        PyObject *h = cbs_handle_new(t, a ? read_u(a + (size_t)i * f->elem_size, f->elem_size) : 0);
+        if (!h)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, i, h);
+    }
+    return list;
+}
+
 /* One element of field f at p. */
 static PyObject *load(cbs_struct *s, const cbs_field_def *f, unsigned char *p, cbs_tables *tb)
 {
@@ -438,6 +469,10 @@ static PyObject *load(cbs_struct *s, const cbs_field_def *f, unsigned char *p, c
     case CBS_F_KERNEL_EXTRA: return PyLong_FromUnsignedLongLong(read_u(p, f->size));
     case CBS_F_RECORD_ARRAY:
     case CBS_F_HANDLE_ARRAY: return load_array(s, f, tb);
+    case CBS_F_HANDLE_OUT:
+        if (!tb->handles[f->index])
+            break;
+        return load_driver_handles(s, f, tb->handles[f->index]);
     case CBS_F_CHARS: return PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)f->count);
     case CBS_F_BYTES: return PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)f->size);
     }
@@ -538,7 +573,7 @@ static int to_enum(cbs_struct *s, const cbs_field_def *f, PyObject *v, const cbs
     PyTypeObject *t = Py_TYPE(v);
     if (!PyLong_Check(v) ||
         (t != e->type && t != &PyLong_Type && !PyBool_Check(v) &&
-         cbs_has_attr((PyObject *)t, "_value2member_map_"))) {
+         cbs_has_attr((PyObject *)t, "_value2member_map_") && !cbs_is_foreign_twin(t, e->type))) {
         char want[160];
         snprintf(want, sizeof want, "%s or int", cbs_short_name(e->type));
         field_type_error(s, f, want, v);
@@ -846,6 +881,45 @@ static int kernel_field(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsi
 /* Converts v into buf (f->size bytes) for one element of f. *entries gets
  * the kept objects that go with the bytes, as a list of (offset relative to
  * the element, object), or stays NULL. */
+/* A char array from a list or tuple of at most `count` ints, each a signed
+ * or an unsigned char (-128..255, stored modulo 256 as cuda.bindings
+ * does); zero-padded like bytes. It reads back as bytes (0..255). */
+static int chars_from_ints(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsigned char *buf)
+{
+    PyObject *items = PySequence_Tuple(v); /* a list may change while it is read */
+    if (!items)
+        return -1;
+    Py_ssize_t len = PyTuple_GET_SIZE(items);
+    int rc = -1;
+    if ((size_t)len > f->count) {
+        PyErr_Format(PyExc_ValueError, "%s.%s takes at most %zu items, not %zd",
+                     cbs_short_name(Py_TYPE(s)), f->name, f->count, len);
+        goto done;
+    }
+    memset(buf, 0, f->count);
+    for (Py_ssize_t i = 0; i < len; i++) {
+        PyObject *item = PyTuple_GET_ITEM(items, i);
+        if (!PyLong_Check(item)) {
+            field_type_error(s, f, "bytes or a sequence of ints", item);
+            goto done;
+        }
+        int overflow;
+        long long x = PyLong_AsLongLongAndOverflow(item, &overflow);
+        if (x == -1 && PyErr_Occurred())
+            goto done;
+        if (overflow || x < -128 || x > 255) {
+            PyErr_Format(PyExc_OverflowError, "%s.%s[%zd] = %R is not in -128..255",
+                         cbs_short_name(Py_TYPE(s)), f->name, i, item);
+            goto done;
+        }
+        buf[i] = (unsigned char)(x & 0xff);
+    }
+    rc = 0;
+done:
+    Py_DECREF(items);
+    return rc;
+}
+
 static int convert(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsigned char *buf,
                    cbs_tables *tb, PyObject **entries)
 {
@@ -908,7 +982,8 @@ static int convert(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsigned 
     case CBS_F_POINTER:
     case CBS_F_FUNCPTR:
     case CBS_F_RECORD_ARRAY:
-    case CBS_F_HANDLE_ARRAY: {
+    case CBS_F_HANDLE_ARRAY:
+    case CBS_F_HANDLE_OUT: {
         PyObject *keep;
         if (to_pointer(s, f, v, &bits, &keep) < 0)
             return -1;
@@ -926,6 +1001,8 @@ static int convert(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsigned 
     case CBS_F_CHARS:
     case CBS_F_BYTES: {
         size_t n = f->kind == CBS_F_CHARS ? f->count : f->size;
+        if (f->kind == CBS_F_CHARS && (PyList_Check(v) || PyTuple_Check(v)))
+            return chars_from_ints(s, f, v, buf);
         if (!PyObject_CheckBuffer(v) || PyUnicode_Check(v)) {
             field_type_error(s, f, "bytes", v);
             return -1;
@@ -973,7 +1050,8 @@ static int set_bitfield(cbs_struct *s, const cbs_field_def *f, PyObject *v, cbs_
 static int carries_keep(cbs_field_kind k)
 {
     return k == CBS_F_RECORD || k == CBS_F_POINTER || k == CBS_F_FUNCPTR ||
-           k == CBS_F_RECORD_ARRAY || k == CBS_F_HANDLE_ARRAY || k == CBS_F_KERNEL_PARAMS ||
+           k == CBS_F_RECORD_ARRAY || k == CBS_F_HANDLE_ARRAY || k == CBS_F_HANDLE_OUT ||
+           k == CBS_F_KERNEL_PARAMS ||
            k == CBS_F_KERNEL_EXTRA;
 }
 
@@ -991,7 +1069,8 @@ int cbs_struct_set(PyObject *self, PyObject *value, void *closure)
     if (f->bit_width >= 0)
         return set_bitfield(s, f, value, tb);
     if (f->count == 0 && (f->kind == CBS_F_POINTER || f->kind == CBS_F_FUNCPTR ||
-                          f->kind == CBS_F_RECORD_ARRAY || f->kind == CBS_F_HANDLE_ARRAY))
+                          f->kind == CBS_F_RECORD_ARRAY || f->kind == CBS_F_HANDLE_ARRAY ||
+                          f->kind == CBS_F_HANDLE_OUT))
         return set_pointer(s, f, value, tb);
 
     int scalar = f->count == 0 || f->kind == CBS_F_CHARS;
@@ -1133,32 +1212,63 @@ static int struct_init(PyObject *self, PyObject *args, PyObject *kwds)
     return 0;
 }
 
+/* One line of a repr: "name : text", a nested record's lines indented by
+ * four spaces under "name :". Pointers print in hex, as cuda.bindings'. */
+static PyObject *repr_line(PyObject *self, const cbs_field_def *f)
+{
+    PyObject *v = cbs_struct_get(self, (void *)f);
+    if (!v) {
+        if (!PyErr_ExceptionMatches(PyExc_ValueError))
+            return NULL;
+        PyErr_Clear(); /* cuda.bindings prints a field it cannot read so */
+        return PyUnicode_FromFormat("%s : <ValueError()>", f->name);
+    }
+    PyObject *text = NULL;
+    if (f->count == 0 && f->bit_width < 0 && (f->kind == CBS_F_POINTER || f->kind == CBS_F_FUNCPTR))
+        text = PyNumber_ToBase(v, 16);
+    else
+        text = PyObject_Str(v);
+    Py_DECREF(v);
+    if (!text)
+        return NULL;
+    PyObject *line = NULL;
+    if (f->kind == CBS_F_RECORD && f->count == 0) {
+        PyObject *lines = PyUnicode_Splitlines(text, 0);
+        PyObject *sep = PyUnicode_FromString("\n    ");
+        PyObject *body = lines && sep ? PyUnicode_Join(sep, lines) : NULL;
+        if (body)
+            line = PyUnicode_GET_LENGTH(body) ? PyUnicode_FromFormat("%s :\n    %U", f->name, body)
+                                              : PyUnicode_FromFormat("%s :", f->name);
+        Py_XDECREF(lines);
+        Py_XDECREF(sep);
+        Py_XDECREF(body);
+    } else {
+        line = PyUnicode_FromFormat("%s : %U", f->name, text);
+    }
+    Py_DECREF(text);
+    return line;
+}
+
+/* cuda.bindings' format: one "field : value" line per field. */
 static PyObject *struct_repr(PyObject *self)
 {
     cbs_struct *s = (cbs_struct *)self;
-    PyObject *parts = PyList_New(0);
-    if (!parts)
+    PyObject *lines = PyList_New(0);
+    if (!lines)
         return NULL;
     for (size_t i = 0; i < s->def->nfields; i++) {
-        const cbs_field_def *f = &s->def->fields[i];
-        PyObject *v = cbs_struct_get(self, (void *)f);
-        PyObject *part = v ? PyUnicode_FromFormat("%s=%R", f->name, v) : NULL;
-        Py_XDECREF(v);
-        if (!part || PyList_Append(parts, part) < 0) {
-            Py_XDECREF(part);
-            Py_DECREF(parts);
+        PyObject *line = repr_line(self, &s->def->fields[i]);
+        if (!line || PyList_Append(lines, line) < 0) {
+            Py_XDECREF(line);
+            Py_DECREF(lines);
             return NULL;
         }
-        Py_DECREF(part);
+        Py_DECREF(line);
     }
-    PyObject *sep = PyUnicode_FromString(", ");
-    PyObject *body = sep ? PyUnicode_Join(sep, parts) : NULL;
+    PyObject *sep = PyUnicode_FromString("\n");
+    PyObject *r = sep ? PyUnicode_Join(sep, lines) : NULL;
     Py_XDECREF(sep);
-    Py_DECREF(parts);
-    if (!body)
-        return NULL;
-    PyObject *r = PyUnicode_FromFormat("%s(%U)", cbs_short_name(Py_TYPE(self)), body);
-    Py_DECREF(body);
+    Py_DECREF(lines);
     return r;
 }
 
@@ -1197,7 +1307,8 @@ static int check_fields(const cbs_tables *tb, const cbs_struct_def *def)
             bad |= f->index < 0 || (size_t)f->index >= def->nfields ||
                    f->aux >= (int)def->nfields || f->aux < -1 || f->size != sizeof(void *);
         bad |= f->kind == CBS_F_KERNEL_EXTRA && f->size != sizeof(void *);
-        if (f->kind == CBS_F_RECORD_ARRAY || f->kind == CBS_F_HANDLE_ARRAY) {
+        if (f->kind == CBS_F_RECORD_ARRAY || f->kind == CBS_F_HANDLE_ARRAY ||
+            f->kind == CBS_F_HANDLE_OUT) {
             size_t ntab = f->kind == CBS_F_RECORD_ARRAY ? tb->nstructs : tb->nhandles;
             size_t es = f->elem_size;
             const cbs_field_def *c = f->aux >= 0 && (size_t)f->aux < def->nfields
@@ -1205,6 +1316,7 @@ static int check_fields(const cbs_tables *tb, const cbs_struct_def *def)
                                          : NULL;
             bad |= f->index < 0 || (size_t)f->index >= ntab || f->size != sizeof(void *) ||
                    f->count != 0 || f->aux < -1 || (size_t)f->aux >= def->nfields ||
+                   (f->kind == CBS_F_HANDLE_OUT && !c) ||
                    (c && ((c->kind != CBS_F_SIGNED && c->kind != CBS_F_UNSIGNED) || c->count ||
                           c->bit_width >= 0 || c->size > 8));
             bad |= f->kind == CBS_F_RECORD_ARRAY

@@ -60,6 +60,12 @@
  * elements of the record arrays it owns, so the same struct is checked
  * when nested (CUgraphNodeParams.extSemSignal) as when passed directly;
  * messages name the path (CUgraphNodeParams_st.extSemSignal.numExtSems).
+ *
+ * Driver-filled handle arrays (CBS_F_HANDLE_OUT, phGraph_out): the field
+ * is the driver's to set (cuGraphAddNode writes it into the struct passed);
+ * reading it gives its count field's number of handles read from where it
+ * points, as cuda.bindings gives. Like C, reading trusts that address: a
+ * garbage address the caller wrote there is the caller's fault.
  * Pointer fields set from Python objects keep those objects alive: the
  * root instance (the owner of the bytes) has a dict `keep` from the field's
  * byte offset in the root to the object; writing the field again replaces
@@ -111,9 +117,15 @@ typedef enum {
     CBS_F_RECORD_ARRAY,  /* T *: a pointer field that also takes a list of
                             records tables.structs[index] (field-count rules);
                             aux: the integer field counting them, or -1 */
-    CBS_F_HANDLE_ARRAY   /* T *: a pointer field that also takes a list of
+    CBS_F_HANDLE_ARRAY,  /* T *: a pointer field that also takes a list of
                             handles tables.handles[index] of elem_size bytes
                             each (field-count rules); aux as above */
+    CBS_F_HANDLE_OUT     /* T *: a pointer to an array of handles that the
+                            driver owns and fills (field-count-out rules):
+                            set like CBS_F_POINTER; reads as a list of as
+                            many handles tables.handles[index] (elem_size
+                            bytes each) as integer field aux says, read
+                            from the array, or zero handles while NULL */
 } cbs_field_kind;
 
 typedef struct {

@@ -557,11 +557,6 @@ int cbs_small_ints_init(PyObject **small)
 
 /* ---- enums ---------------------------------------------------------------- */
 
-static PyObject *enum_names(PyTypeObject *type)
-{
-    return cbs_attr((PyObject *)type, "_value2name_");
-}
-
 /* table[key] of one of an enum class's tables (read-only mappingproxy
  * objects: Python cannot change them): 1 with a new reference in *out, 0
  * when absent, -1 with an exception. */
@@ -576,13 +571,16 @@ static int enum_table_get(PyObject *table, PyObject *key, PyObject **out)
     return 0;
 }
 
+/* A member's name: `_names_by_address_` maps the address of each member (every
+ * name, aliases included, has its own member object) to its name; an
+ * instance that is no member (a value this header lacks) has none. */
 static PyObject *enum_get_name(PyObject *self, void *closure)
 {
     (void)closure;
-    PyObject *names = enum_names(Py_TYPE(self));
+    PyObject *names = cbs_attr((PyObject *)Py_TYPE(self), "_names_by_address_");
     if (!names)
         return NULL;
-    PyObject *key = PyNumber_Long(self);
+    PyObject *key = PyLong_FromVoidPtr(self);
     if (!key) {
         Py_DECREF(names);
         return NULL;
@@ -688,62 +686,51 @@ static PyObject *enum_instance(PyTypeObject *type, long long value)
     return r;
 }
 
-static int cmp_item_value(const void *a, const void *b)
+/* ---- the enum classes' metaclass ---------------------------------------- */
+
+/* The class protocol of cuda.bindings' enums: len() counts the names,
+ * iteration gives one member per name in declaration order (aliases
+ * included), `in` looks a value up among the canonical members. */
+static PyObject *meta_members(PyObject *cls)
 {
-    long long x = ((const cbs_enum_item *)a)->value, y = ((const cbs_enum_item *)b)->value;
-    return (x > y) - (x < y);
+    return cbs_attr(cls, "__members__");
 }
 
-/* Fills the sorted member arrays and the class attributes. */
-static int enum_populate(cbs_enum *e, const cbs_enum_def *def, PyObject *members_by_name,
-                         PyObject *value2member, PyObject *value2name, PyObject *type_dict)
+static Py_ssize_t meta_len(PyObject *cls)
 {
-    cbs_enum_item *sorted = PyMem_Malloc((def->nitems ? def->nitems : 1) * sizeof *sorted);
-    if (!sorted) {
-        PyErr_NoMemory();
+    PyObject *m = meta_members(cls);
+    if (!m)
         return -1;
+    Py_ssize_t n = PyObject_Size(m);
+    Py_DECREF(m);
+    return n;
+}
+
+static PyObject *meta_iter(PyObject *cls)
+{
+    PyObject *m = meta_members(cls);
+    if (!m)
+        return NULL;
+    PyObject *values = PyMapping_Values(m);
+    Py_DECREF(m);
+    if (!values)
+        return NULL;
+    PyObject *it = PyObject_GetIter(values);
+    Py_DECREF(values);
+    return it;
+}
+
+static int meta_contains(PyObject *cls, PyObject *item)
+{
+    PyObject *map = cbs_attr(cls, "_value2member_map_");
+    if (!map)
+        return -1;
+    int rc = PySequence_Contains(map, item);
+    Py_DECREF(map);
+    if (rc < 0 && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear(); /* an unhashable item is no value of the enum */
+        rc = 0;
     }
-    memcpy(sorted, def->items, def->nitems * sizeof *sorted);
-    /* Stable order for aliases: the first declared name of a value wins. */
-    for (size_t i = 1; i < def->nitems; i++)
-        for (size_t j = i; j > 0 && cmp_item_value(&sorted[j - 1], &sorted[j]) > 0; j--) {
-            cbs_enum_item t = sorted[j];
-            sorted[j] = sorted[j - 1];
-            sorted[j - 1] = t;
-        }
-    int rc = -1;
-    for (size_t i = 0; i < def->nitems; i++) {
-        const cbs_enum_item *it = &sorted[i];
-        PyObject *member;
-        if (e->n > 0 && e->values[e->n - 1] == it->value) {
-            member = Py_NewRef(e->members[e->n - 1]);
-        } else {
-            member = enum_instance(e->type, it->value);
-            if (!member)
-                goto done;
-            PyObject *key = PyLong_FromLongLong(it->value);
-            PyObject *name = PyUnicode_FromString(it->name);
-            int bad = !key || !name || PyDict_SetItem(value2member, key, member) < 0 ||
-                      PyDict_SetItem(value2name, key, name) < 0;
-            Py_XDECREF(key);
-            Py_XDECREF(name);
-            if (bad) {
-                Py_DECREF(member);
-                goto done;
-            }
-            e->values[e->n] = it->value;
-            e->members[e->n] = Py_NewRef(member);
-            e->n++;
-        }
-        int bad = PyDict_SetItemString(members_by_name, it->name, member) < 0 ||
-                  PyDict_SetItemString(type_dict, it->name, member) < 0;
-        Py_DECREF(member);
-        if (bad)
-            goto done;
-    }
-    rc = 0;
-done:
-    PyMem_Free(sorted);
     return rc;
 }
 
@@ -756,7 +743,86 @@ static int enum_set_table(PyObject *dict, const char *name, PyObject *table)
     return rc;
 }
 
-int cbs_enum_create(PyObject *module, const cbs_enum_def *def, cbs_enum *e)
+static PyObject *meta_repr(PyObject *cls)
+{
+    return PyUnicode_FromFormat("<enum '%s'>", cbs_short_name((PyTypeObject *)cls));
+}
+
+PyTypeObject *cbs_enum_meta_create(PyObject *module)
+{
+    PyType_Slot slots[] = {
+        {Py_sq_length, (void *)meta_len},
+        {Py_tp_iter, (void *)meta_iter},
+        {Py_sq_contains, (void *)meta_contains},
+        {Py_tp_repr, (void *)meta_repr},
+        {0, NULL},
+    };
+    PyType_Spec spec = {"cubind._EnumMeta", 0, 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+                        slots};
+    return (PyTypeObject *)PyType_FromModuleAndSpec(module, &spec, (PyObject *)&PyType_Type);
+}
+
+static int cmp_item_value(const void *a, const void *b)
+{
+    const cbs_enum_item *x = *(const cbs_enum_item *const *)a, *y = *(const cbs_enum_item *const *)b;
+    /* by value; among aliases the later declared first, so that the first
+     * of a run of equal values is the canonical member (the last name
+     * declared, as cuda.bindings' __singletons__) */
+    if (x->value != y->value)
+        return (x->value > y->value) - (x->value < y->value);
+    return (x < y) - (x > y);
+}
+
+/* Makes one member per name in declaration order into __members__ (and the
+ * class dict, and _names_by_address_), the last name of each value into
+ * _value2member_map_, and the sorted canonical arrays of e. */
+static int enum_populate(cbs_enum *e, const cbs_enum_def *def, PyObject *members_by_name,
+                         PyObject *value2member, PyObject *names, PyObject *type_dict)
+{
+    PyObject **all = PyMem_Calloc(def->nitems ? def->nitems : 1, sizeof *all);
+    const cbs_enum_item **order = PyMem_Malloc((def->nitems ? def->nitems : 1) * sizeof *order);
+    int rc = -1;
+    if (!all || !order) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (size_t i = 0; i < def->nitems; i++) {
+        const cbs_enum_item *it = &def->items[i];
+        order[i] = it;
+        all[i] = enum_instance(e->type, it->value);
+        if (!all[i])
+            goto done;
+        PyObject *key = PyLong_FromLongLong(it->value);
+        PyObject *addr = PyLong_FromVoidPtr(all[i]);
+        PyObject *name = PyUnicode_FromString(it->name);
+        int bad = !key || !addr || !name || PyDict_SetItem(value2member, key, all[i]) < 0 ||
+                  PyDict_SetItem(names, addr, name) < 0 ||
+                  PyDict_SetItem(members_by_name, name, all[i]) < 0 ||
+                  PyDict_SetItem(type_dict, name, all[i]) < 0;
+        Py_XDECREF(key);
+        Py_XDECREF(addr);
+        Py_XDECREF(name);
+        if (bad)
+            goto done;
+    }
+    qsort(order, def->nitems, sizeof *order, cmp_item_value);
+    for (size_t i = 0; i < def->nitems; i++) {
+        if (e->n > 0 && e->values[e->n - 1] == order[i]->value)
+            continue;
+        e->values[e->n] = order[i]->value;
+        e->members[e->n] = Py_NewRef(all[order[i] - def->items]);
+        e->n++;
+    }
+    rc = 0;
+done:
+    for (size_t i = 0; all && i < def->nitems; i++)
+        Py_XDECREF(all[i]);
+    PyMem_Free(all);
+    PyMem_Free(order);
+    return rc;
+}
+
+int cbs_enum_create(PyObject *module, PyTypeObject *meta, const cbs_enum_def *def, cbs_enum *e)
 {
     memset(e, 0, sizeof *e);
     PyType_Slot slots[] = {
@@ -775,30 +841,38 @@ int cbs_enum_create(PyObject *module, const cbs_enum_def *def, cbs_enum *e)
     Py_DECREF(bases);
     if (!e->type)
         return -1;
+    /* The class's class becomes meta (a heap subclass of type adding no
+     * fields, so the layout is type's): what a class statement with
+     * metaclass=meta makes, without PyType_FromMetaclass (3.12+). Nothing
+     * has seen the new class yet. The class holds a reference to meta,
+     * dropped by meta's dealloc (subtype_dealloc) with the class. */
+    Py_SET_TYPE((PyObject *)e->type, (PyTypeObject *)Py_NewRef(meta));
     e->values = PyMem_Calloc(def->nitems ? def->nitems : 1, sizeof *e->values);
     e->members = PyMem_Calloc(def->nitems ? def->nitems : 1, sizeof *e->members);
-    PyObject *by_name = PyDict_New(), *v2m = PyDict_New(), *v2n = PyDict_New();
+    PyObject *by_name = PyDict_New(), *v2m = PyDict_New(), *names = PyDict_New();
     int rc = -1;
-    if (!e->values || !e->members || !by_name || !v2m || !v2n) {
+    if (!e->values || !e->members || !by_name || !v2m || !names) {
         PyErr_NoMemory();
         goto done;
     }
     /* The type is immutable once created: fill its dict directly. The
-     * tables are filled here and shown to Python read-only (mappingproxy),
-     * so what repr, .name and the constructor read from them is always
-     * what was put there: a str name, a member of this class. */
+     * tables are shown to Python read-only (mappingproxy views of the
+     * dicts filled here), so what repr, .name and the constructor read
+     * from them is always what was put there: a str name, a member of
+     * this class. __singletons__ is cuda.bindings' name of the value map. */
     PyObject *dict = e->type->tp_dict;
-    if (enum_populate(e, def, by_name, v2m, v2n, dict) < 0 ||
+    if (enum_populate(e, def, by_name, v2m, names, dict) < 0 ||
         enum_set_table(dict, "__members__", by_name) < 0 ||
         enum_set_table(dict, "_value2member_map_", v2m) < 0 ||
-        enum_set_table(dict, "_value2name_", v2n) < 0)
+        enum_set_table(dict, "__singletons__", v2m) < 0 ||
+        enum_set_table(dict, "_names_by_address_", names) < 0)
         goto done;
     PyType_Modified(e->type);
     rc = PyModule_AddObjectRef(module, cbs_short_name(e->type), (PyObject *)e->type);
 done:
     Py_XDECREF(by_name);
     Py_XDECREF(v2m);
-    Py_XDECREF(v2n);
+    Py_XDECREF(names);
     return rc;
 }
 
@@ -835,8 +909,10 @@ int cbs_arg_enum_slow(PyObject *o, const cbs_enum *e, long long min, long long m
     PyTypeObject *t = Py_TYPE(o);
     if (t != e->type && t != &PyLong_Type && !PyObject_TypeCheck(o, e->type)) {
         /* A member of another enum type is an int subclass too: refuse it
-         * unless it is a plain int subclass that is not an enum. */
-        if (!PyLong_Check(o) || cbs_has_attr((PyObject *)t, "_value2member_map_")) {
+         * unless it is a plain int subclass that is not an enum, or a
+         * member of cuda.bindings' enum of the same name. */
+        if (!PyLong_Check(o) || (cbs_has_attr((PyObject *)t, "_value2member_map_") &&
+                                 !cbs_is_foreign_twin(t, e->type))) {
             PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s or int, not %.100s",
                          func, param, cbs_short_name(e->type), t->tp_name);
             return -1;
@@ -1135,6 +1211,65 @@ PyObject *cbs_handle_new(PyTypeObject *t, unsigned long long bits)
 
 /* cbs_arg_handle_slow and cbs_arg_handle_cast_slow: `also` is the class a
  * handle-cast rule adds, or NULL. */
+/* cuda.bindings' module, whose classes cubind's stand in for. */
+#define CBS_FOREIGN_MODULE "cuda.bindings.driver"
+
+/* Whether class t belongs to cuda.bindings.driver: its tp_name's module
+ * part for a static type (Cython's classes), its __module__ for a heap
+ * type. Never raises. */
+static int foreign_module(PyTypeObject *t)
+{
+    if (!(t->tp_flags & Py_TPFLAGS_HEAPTYPE)) {
+        const char *dot = strrchr(t->tp_name, '.');
+        return dot && (size_t)(dot - t->tp_name) == strlen(CBS_FOREIGN_MODULE) &&
+               strncmp(t->tp_name, CBS_FOREIGN_MODULE, strlen(CBS_FOREIGN_MODULE)) == 0;
+    }
+    PyObject *m = NULL;
+    if (cbs_optional_attr((PyObject *)t, "__module__", &m) <= 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    int yes = PyUnicode_Check(m) && PyUnicode_CompareWithASCIIString(m, CBS_FOREIGN_MODULE) == 0;
+    Py_DECREF(m);
+    return yes;
+}
+
+int cbs_is_foreign_twin(PyTypeObject *t, PyTypeObject *ours)
+{
+    return t != ours && strcmp(cbs_short_name(t), cbs_short_name(ours)) == 0 && foreign_module(t);
+}
+
+int cbs_is_foreign_handle(PyTypeObject *t)
+{
+    return foreign_module(t) && PyObject_HasAttrString((PyObject *)t, "getPtr") &&
+           (t->tp_as_number && (t->tp_as_number->nb_int || t->tp_as_number->nb_index));
+}
+
+int cbs_arg_handle_ref(PyObject *o, PyTypeObject *t, const char *func, const char *param,
+                       void **ptr)
+{
+    if (o == Py_None) {
+        *ptr = NULL;
+        return 0;
+    }
+    if (Py_IS_TYPE(o, t)) {
+        *ptr = &((cbs_handle *)o)->value;
+        return 0;
+    }
+    if (cbs_is_foreign_twin(Py_TYPE(o), t)) {
+        PyObject *addr = PyObject_CallMethod(o, "getPtr", NULL);
+        if (!addr)
+            return -1;
+        *ptr = PyLong_Check(addr) ? PyLong_AsVoidPtr(addr) : NULL;
+        Py_DECREF(addr);
+        if (*ptr || PyErr_Occurred())
+            return *ptr ? 0 : -1;
+    }
+    PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s or None, not %.100s", func, param,
+                 cbs_short_name(t), Py_TYPE(o)->tp_name);
+    return -1;
+}
+
 static int arg_handle(PyObject *o, PyTypeObject *t, PyTypeObject *also, const char *func,
                       const char *param, unsigned long long *bits)
 {
@@ -1147,8 +1282,20 @@ static int arg_handle(PyObject *o, PyTypeObject *t, PyTypeObject *also, const ch
         *bits = cbs_handle_bits((const cbs_handle *)o);
         return 0;
     }
-    if (cbs_is_handle(o) || (PyLong_Check(o) && ot != &PyLong_Type && !PyBool_Check(o) &&
-                               cbs_has_attr((PyObject *)ot, "_value2member_map_"))) {
+    /* cuda.bindings' handle object of this class (or of the cast class):
+     * its value through int(), as cuda.bindings reads its own. */
+    if (!PyLong_Check(o) && (cbs_is_foreign_twin(ot, t) || (also && cbs_is_foreign_twin(ot, also)))) {
+        PyObject *n = PyNumber_Long(o);
+        if (!n)
+            return -1;
+        int rc = handle_from_int(n, (cbs_handle_kind)kind_of_type(t), func, param,
+                                 cbs_short_name(t), bits);
+        Py_DECREF(n);
+        return rc;
+    }
+    /* Any int is a handle's value, int subclasses (enum members) included,
+     * as cuda.bindings takes them; a handle of another class is refused. */
+    if (cbs_is_handle(o) || (!PyLong_Check(o) && cbs_is_foreign_handle(ot))) {
         PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s%s%s, int%s or None, not %.100s",
                      func, param, cbs_short_name(t), also ? ", " : "",
                      also ? cbs_short_name(also) : "",

@@ -215,9 +215,10 @@ typedef struct {
     size_t nitems;
 } cbs_enum_def;
 
-/* An enum type of one module: members sorted by value for lookups.
- * Invariant: values[i] < values[i+1]; members[i] is the singleton whose
- * int value is values[i] (aliases share their first name's member). */
+/* An enum type of one module: canonical members sorted by value for
+ * lookups. Invariant: values[i] < values[i+1]; members[i] is the singleton
+ * whose int value is values[i]: of aliases (names of one value, each its
+ * own member object), the last declared, as in cuda.bindings. */
 typedef struct {
     PyTypeObject *type;
     long long *values;
@@ -225,10 +226,14 @@ typedef struct {
     size_t n;
 } cbs_enum;
 
-/* Creates the int subclass for def, its singleton members as class
- * attributes, `__members__` (name → member, aliases included) and
- * `_value2member_map_`; adds the type to module. */
-int cbs_enum_create(PyObject *module, const cbs_enum_def *def, cbs_enum *out);
+/* The metaclass of a module's enum classes (iteration, len(), `in`, repr:
+ * cuda.bindings' enum class protocol); a new reference. */
+PyTypeObject *cbs_enum_meta_create(PyObject *module);
+/* Creates the int subclass for def, of metaclass meta, its members as class
+ * attributes, `__members__` (name → member in declaration order, one
+ * member per name), `_value2member_map_` (also `__singletons__`: value →
+ * canonical member) and `_names_by_address_`; adds the type to module. */
+int cbs_enum_create(PyObject *module, PyTypeObject *meta, const cbs_enum_def *def, cbs_enum *out);
 void cbs_enum_clear(cbs_enum *e);
 /* New reference to the member for value; a value the header did not know
  * (a newer driver) gives a new instance whose .name is None. */
@@ -350,7 +355,24 @@ static CBS_ALWAYS_INLINE PyObject *cbs_handle_reuse(PyObject *prev, PyTypeObject
     return cbs_handle_new(t, bits);
 }
 
-/* Accepts None (0), an instance of t, or an int in the C type's range,
+/* A `T *` parameter to one handle of class t (SH_IN_HANDLE_PTR): *ptr is
+ * the address of the value an instance of exactly t holds (the driver may
+ * rewrite it: the caller's object changes, as cuda.bindings' does), or the
+ * address cuda.bindings' handle of that class gives through getPtr();
+ * None gives NULL. The object must outlive the call (it is an argument).
+ * TypeError naming the parameter otherwise. */
+int cbs_arg_handle_ref(PyObject *o, PyTypeObject *t, const char *func, const char *param,
+                       void **ptr);
+/* Mixed code bases: 1 when class t is cuda.bindings.driver's class of the
+ * same name as cubind's class `ours` (its __module__ and name), whose
+ * objects cubind takes where it takes its own; never raises. */
+int cbs_is_foreign_twin(PyTypeObject *t, PyTypeObject *ours);
+/* 1 when t is a handle class of cuda.bindings.driver (getPtr and int()). */
+int cbs_is_foreign_handle(PyTypeObject *t);
+
+/* Accepts None (0), an instance of t, any int (int subclasses such as
+ * enum members included) in the C type's range, cuda.bindings' handle of
+ * the same class name (read through int()),
  * and for a stream class an object implementing the CUDA stream protocol;
  * an instance of another handle class is a TypeError. Inline: an instance
  * of exactly t without a call. */

@@ -24,9 +24,7 @@ import cubind.driver as cubind_driver
 from cuda.bindings import driver as nv_driver
 
 # Special methods cubind does not have on purpose (docs/compatibility.md).
-KNOWN_MISSING = {
-    "__singletons__": "an attribute of cuda.bindings' own enum implementation",
-}
+KNOWN_MISSING = {}
 
 # Defined by every class or by the machinery, not a protocol of the class.
 ORDINARY = {"__doc__", "__module__", "__dict__", "__weakref__", "__slots__", "__init__",

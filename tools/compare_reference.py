@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """Compares cubind.driver with the public surface of cuda.bindings.driver
-(../shared/reference JSON or --reference FILE) for the names that exist in
-the header cubind was generated from.
+(tests/data/cuda_bindings_driver_13.3.1.json or --reference FILE) for the names that exist in
+the headers cubind was generated from (cuda.h and the interop headers bound with it:
+cudaProfiler.h, cudaGL.h, cudaEGL.h, cudaVDPAU.h).
 
 For each function: parameter names and order (ours from inspect.signature;
 the reference's from its recorded "signature", which is what
@@ -28,7 +29,7 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-DEFAULT_REFERENCE = ROOT.parent / "shared" / "reference" / "cuda_bindings_driver_13.3.1.json"
+DEFAULT_REFERENCE = ROOT / "tests" / "data" / "cuda_bindings_driver_13.3.1.json"
 
 
 def header_names(header):
@@ -175,10 +176,14 @@ def compare_classes(drv, ref, model):
     return total, differ, missing_attrs
 
 
-def header_defines(header):
-    """Names cuda.h itself #defines, read from its text (not from the model,
-    so a macro the generator failed to evaluate still counts as existing)."""
-    text = pathlib.Path(header).read_text()
+def header_defines(header, model):
+    """Names cuda.h and the interop headers bound with it (cudaEGL.h, ...)
+    #define, read from their text (not from the model, so a macro the
+    generator failed to evaluate still counts as existing)."""
+    d = pathlib.Path(header).parent
+    names = [pathlib.Path(header)] + [d / h for h in model.get("interop_includes", [])
+                                      if h != "cubind_interop.h" and "Typedefs" not in h]
+    text = "".join(p.read_text() for p in names)
     return set(re.findall(r"^[ \t]*#[ \t]*define[ \t]+(\w+)", text, re.M))
 
 
@@ -216,7 +221,7 @@ def main():
     enums_compared, de = compare_enums(drv, ref, model)
     ne = len(enums_compared)
     nc, dc, missing_attrs = compare_classes(drv, ref, model)
-    nk, dk = compare_constants(drv, ref, header_defines(header))
+    nk, dk = compare_constants(drv, ref, header_defines(header, model))
     nf = len(f["match"]) + len(f["params_only"]) + len(f["missing"]) + len(f["differ"])
     rate = len(f["match"]) / nf if nf else 0.0
     if args.json:

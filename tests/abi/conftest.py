@@ -136,7 +136,8 @@ def build_bindings(gen_dir, include, pkg_root):
     def cc(src):
         obj = os.path.join(gen_dir, os.path.basename(src)[:-2] + ".o")
         p = run(["gcc", "-std=c11", "-O0"] + WARN + ["-fvisibility=hidden", "-fPIC",
-                 "-I" + os.path.join(REPO, "runtime"), "-I" + PY_INCLUDE, "-I" + include,
+                 "-I" + os.path.join(REPO, "runtime"), "-I" + os.path.join(REPO, "runtime", "interop"),
+                 "-I" + PY_INCLUDE, "-I" + include,
                  "-c", src, "-o", obj])
         assert p.returncode == 0, "compiling %s failed:\n%s" % (src, p.stderr[-4000:])
         return obj

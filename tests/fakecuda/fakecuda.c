@@ -21,6 +21,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <cuda.h>
 #include <cudaTypedefs.h>
+#include <cudaProfilerTypedefs.h> /* cuProfilerStart/Stop (no GL/EGL types needed) */
 
 #include <errno.h>
 #include <pthread.h>
@@ -82,7 +83,8 @@ FK_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
     X(LaunchCooperativeKernelMultiDevice) X(OccupancyMaxPotentialBlockSize)    \
     X(OccupancyMaxPotentialBlockSizeWithFlags) X(GraphAddExternalSemaphoresSignalNode) \
     X(Memcpy2D) X(Memcpy2DUnaligned) X(Memcpy3D) X(GraphGetNodes) X(GraphGetRootNodes) \
-    X(GraphGetEdges)
+    X(GraphGetEdges) \
+    X(PointerGetAttributes) X(ProfilerStart) X(ProfilerStop)
 
 enum {
 #define FK_ENUM(n) FN_##n,
@@ -2242,50 +2244,98 @@ static CUresult fk_MemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N
     return e;
 }
 
+/* One pointer attribute of allocation m (under G). */
+static CUresult pointer_attribute(struct mem *m, CUpointer_attribute attribute, CUdeviceptr ptr,
+                                  void *data)
+{
+    CUresult e = CUDA_SUCCESS;
+    switch (attribute) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT:
+        *(CUcontext *)data = (CUcontext)(void *)m->h.owner;
+        break;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+        *(unsigned int *)data =
+            m->h.kind == K_DMEM ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+        break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+        *(CUdeviceptr *)data = ptr;
+        break;
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+        if (m->h.kind == K_HMEM)
+            *(void **)data = DP(ptr);
+        else
+            e = CUDA_ERROR_INVALID_VALUE;
+        break;
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+        *(unsigned long long *)data = (unsigned long long)m->h.id;
+        break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+        *(int *)data = m->dev;
+        break;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+        *(CUdeviceptr *)data = (CUdeviceptr)m->h.key;
+        break;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+        *(size_t *)data = m->size;
+        break;
+    default:
+        e = CUDA_ERROR_NOT_SUPPORTED; /* not modelled by the fake */
+        break;
+    }
+    return e;
+}
+
 static CUresult fk_PointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
 {
     ENTERI(PointerGetAttribute);
     if (!data || (int)attribute < 1 || (int)attribute > 21)
         return CUDA_ERROR_INVALID_VALUE;
     LOCK();
+    struct mem *m = mem_containing((uintptr_t)ptr, 0);
+    CUresult e = m ? pointer_attribute(m, attribute, ptr, data) : CUDA_ERROR_INVALID_VALUE;
+    UNLOCK();
+    return e;
+}
+
+/* cudaProfiler.h: nothing to profile; only counted (fakecuda_call_count)
+ * and checked for cuInit. The fake has no GL, EGL or VDPAU interop:
+ * those lookups answer CUDA_ERROR_NOT_FOUND. */
+static CUresult fk_ProfilerStart(void)
+{
+    ENTERI(ProfilerStart);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_ProfilerStop(void)
+{
+    ENTERI(ProfilerStop);
+    return CUDA_SUCCESS;
+}
+
+/* The list form: like the driver, a pointer that is no allocation gets
+ * default values (0; -2, CU_DEVICE_INVALID, for the device ordinal) and
+ * CUDA_SUCCESS. Each data[i] has room for the value of attributes[i]. */
+static CUresult fk_PointerGetAttributes(unsigned int numAttributes,
+                                        CUpointer_attribute *attributes, void **data,
+                                        CUdeviceptr ptr)
+{
+    ENTERI(PointerGetAttributes);
+    if (!numAttributes || !attributes || !data)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned int i = 0; i < numAttributes; i++)
+        if (!data[i] || (int)attributes[i] < 1 || (int)attributes[i] > 21)
+            return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
     CUresult e = CUDA_SUCCESS;
     struct mem *m = mem_containing((uintptr_t)ptr, 0);
-    if (!m)
-        e = CUDA_ERROR_INVALID_VALUE;
-    else
-        switch (attribute) {
-        case CU_POINTER_ATTRIBUTE_CONTEXT:
-            *(CUcontext *)data = (CUcontext)(void *)m->h.owner;
-            break;
-        case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-            *(unsigned int *)data =
-                m->h.kind == K_DMEM ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
-            break;
-        case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
-            *(CUdeviceptr *)data = ptr;
-            break;
-        case CU_POINTER_ATTRIBUTE_HOST_POINTER:
-            if (m->h.kind == K_HMEM)
-                *(void **)data = DP(ptr);
-            else
-                e = CUDA_ERROR_INVALID_VALUE;
-            break;
-        case CU_POINTER_ATTRIBUTE_BUFFER_ID:
-            *(unsigned long long *)data = (unsigned long long)m->h.id;
-            break;
-        case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
-            *(int *)data = m->dev;
-            break;
-        case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
-            *(CUdeviceptr *)data = (CUdeviceptr)m->h.key;
-            break;
-        case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
-            *(size_t *)data = m->size;
-            break;
-        default:
-            e = CUDA_ERROR_NOT_SUPPORTED; /* not modelled by the fake */
-            break;
-        }
+    for (unsigned int i = 0; e == CUDA_SUCCESS && i < numAttributes; i++) {
+        if (m)
+            e = pointer_attribute(m, attributes[i], ptr, data[i]);
+        else if (attributes[i] == CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)
+            *(int *)data[i] = -2;
+        else
+            memset(data[i], 0, sizeof(unsigned long long));
+    }
     UNLOCK();
     return e;
 }
@@ -3221,6 +3271,56 @@ static CUresult signal_node(CUgraph hGraph, CUexternalSemaphore const *arr, cons
     return e;
 }
 
+/* Conditional nodes (cuGraphAddNode): the driver makes `size` body graphs
+ * and writes its own array of them into the caller's phGraph_out. The
+ * fake's arrays are FK_COND_SLOTS fixed slots reused in turn (an array
+ * stays valid for that many later nodes; the bodies are registered graphs,
+ * freed by fakecuda_reset like any). The node is recorded as a kernel node
+ * named "conditional" that is never launched with parameters. */
+#define FK_COND_MAX 8
+#define FK_COND_SLOTS 64
+static CUgraph g_cond_bodies[FK_COND_SLOTS][FK_COND_MAX];
+static unsigned g_cond_next; /* under G */
+
+static CUresult conditional_add(CUgraph hGraph, CUDA_CONDITIONAL_NODE_PARAMS *c, CUgraphNode *out)
+{
+    if (c->size == 0 || c->size > FK_COND_MAX ||
+        (c->type == CU_GRAPH_COND_TYPE_IF && c->size > 2) ||
+        (c->type == CU_GRAPH_COND_TYPE_WHILE && c->size != 1))
+        return CUDA_ERROR_INVALID_VALUE;
+    struct gnode *n = calloc(1, sizeof *n);
+    struct graph *bodies[FK_COND_MAX] = {0};
+    int ok = n != NULL;
+    for (unsigned i = 0; ok && i < c->size; i++)
+        ok = (bodies[i] = calloc(1, sizeof *bodies[i])) != NULL;
+    if (ok)
+        ok = (n->k.name = fk_strdup("conditional")) != NULL;
+    LOCK();
+    struct graph *g = (struct graph *)reg_find((uintptr_t)hGraph, K_GRAPH);
+    struct gnode **more = ok && g ? realloc(g->nodes, (g->nn + 1) * sizeof *more) : NULL;
+    if (!g || !more) {
+        UNLOCK();
+        for (unsigned i = 0; i < FK_COND_MAX; i++)
+            free(bodies[i]);
+        if (n)
+            free(n->k.name);
+        free(n);
+        return !g ? CUDA_ERROR_INVALID_HANDLE : CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    g->nodes = more;
+    CUgraph *slot = g_cond_bodies[g_cond_next++ % FK_COND_SLOTS];
+    for (unsigned i = 0; i < c->size; i++) {
+        reg_add(&bodies[i]->h, K_GRAPH, 0, NULL);
+        slot[i] = (CUgraph)(void *)bodies[i];
+    }
+    reg_add(&n->h, K_GNODE, 0, NULL);
+    g->nodes[g->nn++] = n;
+    c->phGraph_out = slot;
+    *out = (CUgraphNode)(void *)n;
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
 static CUresult fk_GraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph,
                                 const CUgraphNode *dependencies,
                                 const CUgraphEdgeData *dependencyData, size_t numDependencies,
@@ -3236,8 +3336,10 @@ static CUresult fk_GraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph,
         const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2 *sp = &nodeParams->extSemSignal;
         return signal_node(hGraph, sp->extSemArray, sp->paramsArray, sp->numExtSems);
     }
+    if (nodeParams->type == CU_GRAPH_NODE_TYPE_CONDITIONAL)
+        return conditional_add(hGraph, &nodeParams->conditional, phGraphNode);
     if (nodeParams->type != CU_GRAPH_NODE_TYPE_KERNEL)
-        return CUDA_ERROR_NOT_SUPPORTED; /* the fake has kernel nodes only */
+        return CUDA_ERROR_NOT_SUPPORTED; /* kernel and conditional nodes only */
     CUDA_KERNEL_NODE_PARAMS_v2 p;
     memcpy(&p, &nodeParams->kernel, sizeof p); /* v3 has v2's layout */
     LOCK();
@@ -3759,6 +3861,9 @@ static CUresult fk_DevSmResourceSplitByCount(CUdevResource *result, unsigned int
     P(MemFreeHost, 2000, fk_MemFreeHost, PFN_cuMemFreeHost_v2000)                       \
     P(MemGetInfo, 3020, fk_MemGetInfo_v2, PFN_cuMemGetInfo_v3020)                       \
     P(PointerGetAttribute, 4000, fk_PointerGetAttribute, PFN_cuPointerGetAttribute_v4000) \
+    P(PointerGetAttributes, 7000, fk_PointerGetAttributes, PFN_cuPointerGetAttributes_v7000) \
+    P(ProfilerStart, 4000, fk_ProfilerStart, PFN_cuProfilerStart_v4000)                 \
+    P(ProfilerStop, 4000, fk_ProfilerStop, PFN_cuProfilerStop_v4000)                    \
     P(GetErrorName, 6000, fk_GetErrorName, PFN_cuGetErrorName_v6000)                    \
     P(GetErrorString, 6000, fk_GetErrorString, PFN_cuGetErrorString_v6000)              \
     P(UserObjectCreate, 11030, fk_UserObjectCreate, PFN_cuUserObjectCreate_v11030)      \

@@ -90,7 +90,7 @@ def build_ext(cfg, outdir, objdir):
             src, inc = srcs[o]
             obj = objdir / (pathlib.Path(o).name)
             cmd = [cfg["cc"], "-std=c11", "-O1", "-g", "-fPIC", "-fvisibility=hidden", *SAN, *FAULTS,
-                   "-Iruntime", *shlex.split(inc), "-I" + cfg["cuda_include"],
+                   "-Iruntime", "-Iruntime/interop", *shlex.split(inc), "-I" + cfg["cuda_include"],
                    "-MMD", "-MF", str(obj) + ".d", "-c", src, "-o", str(obj)]
             jobs.append((cmd, src))
             depfiles.append(str(obj) + ".d")

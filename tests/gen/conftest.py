@@ -133,7 +133,8 @@ def pytest_terminal_summary(terminalreporter):
 # ---- clang's AST of cuda.h -------------------------------------------------
 
 class ClangFacts:
-    """What clang's JSON AST says about declarations located in cuda.h."""
+    """What clang's JSON AST says about declarations located in cuda.h and
+    the interop headers the generator binds with it."""
 
     def __init__(self):
         self.functions = {}       # name -> {"deprecated", "has_doc", "count"}
@@ -143,7 +144,7 @@ class ClangFacts:
                                   # enum (through any typedefs), in order
 
 
-def _walk_ast(root, header):
+def _walk_ast(root, headers):
     """Walks the JSON AST in document order.
 
     The JSON dumper writes a location's "file" only when it differs from the
@@ -170,8 +171,10 @@ def _walk_ast(root, header):
             return bare(loc["expansionLoc"])
         return bare(loc)
 
+    wanted = {os.path.realpath(h) for h in headers}
+
     def same(path):
-        return path is not None and os.path.realpath(path) == os.path.realpath(header)
+        return path is not None and os.path.realpath(path) in wanted
 
     stack = [root]
     # Iterative pre-order walk; children pushed reversed to keep document order.
@@ -209,15 +212,29 @@ def _walk_ast(root, header):
 
 
 @pytest.fixture(scope="session")
-def clang_facts(cuda_h, cuda_include):
+def interop(dump, cuda_include):
+    """What the generator read besides cuda.h: the flags that find the shim
+    (runtime/interop) and the headers it includes after cuda.h, in order;
+    the bound ones (interop headers and shim) as paths."""
+    names = dump["interop_includes"]
+    flags = ["-I" + dump["interop_dir"]] if dump["interop_dir"] else []
+    bound = [os.path.join(dump["interop_dir"], n) if n == "cubind_interop.h"
+             else os.path.join(cuda_include, n) for n in names if "Typedefs" not in n]
+    return {"flags": flags, "includes": names, "bound": bound}
+
+
+@pytest.fixture(scope="session")
+def clang_facts(cuda_h, cuda_include, interop, tmp_path_factory):
+    main = tmp_path_factory.mktemp("ast") / "main.c"
+    main.write_text("".join('#include "%s"\n' % h for h in [cuda_h] + interop["bound"]))
     cmd = ["clang", "-Xclang", "-ast-dump=json", "-fsyntax-only", "-x", "c",
-           "-I" + cuda_include, cuda_h]
+           "-I" + cuda_include, *interop["flags"], str(main)]
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
     except FileNotFoundError:
         pytest.fail("clang is not installed (./configure installs it)", pytrace=False)
     assert p.returncode == 0, "%s failed:\n%s" % (" ".join(cmd), p.stderr.decode()[-4000:])
-    facts = _walk_ast(json.loads(p.stdout), cuda_h)
+    facts = _walk_ast(json.loads(p.stdout), [cuda_h] + interop["bound"])
     # A walk that lost track of files would find nothing: fail loudly.
     assert facts.function_decls > 0 and facts.enum_constants, \
         "found no FunctionDecl/EnumConstantDecl of cuda.h in clang's AST"
@@ -225,15 +242,18 @@ def clang_facts(cuda_h, cuda_include):
 
 
 @pytest.fixture(scope="session")
-def compile_and_run(tmp_path_factory, cuda_include):
-    """compile_and_run(source) -> stdout of the program gcc built from it."""
+def compile_and_run(tmp_path_factory, cuda_include, interop):
+    """compile_and_run(source) -> stdout of the program gcc built from it,
+    the headers the generator read besides cuda.h included first."""
 
     def go(source, name="prog"):
         d = tmp_path_factory.mktemp(name)
         src, exe = str(d / (name + ".c")), str(d / name)
         with open(src, "w") as f:
             f.write(source)
-        p = subprocess.run(["gcc", "-std=gnu11", "-w", "-I" + cuda_include, src, "-o", exe],
+        first = ["-include" + h for h in ["cuda.h"] + interop["includes"]]
+        p = subprocess.run(["gcc", "-std=gnu11", "-w", "-I" + cuda_include, *interop["flags"],
+                            *first, src, "-o", exe],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            universal_newlines=True)
         assert p.returncode == 0, "gcc failed on %s:\n%s" % (src, p.stderr[-6000:])

@@ -13,10 +13,12 @@ import cubind.cu as cu
 from conftest import run_python
 
 
-@pytest.mark.parametrize("table", ["_value2name_", "_value2member_map_", "__members__"])
+@pytest.mark.parametrize("table", ["_names_by_address_", "_value2member_map_", "__singletons__",
+                                   "__members__"])
 def test_enum_tables_are_read_only(drv, table):
     """05a670f: CUresult._value2name_[0] = 5 was taken, and repr then read
-    the int as a str (garbage from the heap)."""
+    the int as a str (garbage from the heap). The name table is now keyed
+    by member address (_names_by_address_), as read-only as the others."""
     t = getattr(drv.CUresult, table)
     with pytest.raises(TypeError):
         t[0] = 5
@@ -28,7 +30,8 @@ def test_enum_tables_are_read_only(drv, table):
     assert drv.CUresult(0) is drv.CUresult.CUDA_SUCCESS
     assert drv.CUresult.CUDA_SUCCESS.name == "CUDA_SUCCESS"
     # still read like the dicts they were
-    assert dict(drv.CUresult._value2name_)[0] == "CUDA_SUCCESS"
+    success = drv.CUresult.CUDA_SUCCESS
+    assert dict(drv.CUresult._names_by_address_)[id(success)] == "CUDA_SUCCESS"
     assert drv.CUresult.__members__["CUDA_SUCCESS"] is drv.CUresult.CUDA_SUCCESS
     assert drv.CUresult._value2member_map_.get(0) is drv.CUresult.CUDA_SUCCESS
 
@@ -172,7 +175,7 @@ def test_refused_calls_leave_nothing_behind(drv, ctx):
                      lambda: drv.CUresult(0.5),
                      lambda: setattr(u, "bytes", strided),
                      lambda: drv.cuLaunchHostFunc(s, s, None),
-                     lambda: operator.setitem(drv.CUresult._value2name_, 0, 5)):
+                     lambda: operator.setitem(drv.CUresult._names_by_address_, 0, 5)):
             with pytest.raises(TypeError):
                 call()
 

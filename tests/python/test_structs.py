@@ -175,6 +175,11 @@ def test_nested_classes_use_cuda_bindings_names(d):
 # ---- layout --------------------------------------------------------------------
 
 
+# Fields of the field-count-out rules (gen/rules.txt): pointers to arrays the
+# driver fills, read back as a list of as many handles as their count says.
+DRIVER_FILLED = {"phGraph_out"}
+
+
 def test_every_field_writes_its_bytes_at_the_model_offset(d, model, records, value_handles):
     checked = 0
     for r in top_level(model):
@@ -193,6 +198,10 @@ def test_every_field_writes_its_bytes_at_the_model_offset(d, model, records, val
             got = ctypes.string_at(inst.getPtr(), size)
             expected = bytes(off) + raw + bytes(size - off - len(raw))
             assert got == expected, (r["name"], path, off)
+            if path[-1] in DRIVER_FILLED:
+                # its count field is 0: no handle is read from the address
+                assert getattr(target, path[-1]) == [], (r["name"], path)
+                continue
             assert check(getattr(target, path[-1])), (r["name"], path)
             # The same field read afresh from the top.
             assert check(getattr(navigate(inst, path), path[-1])), (r["name"], path)
@@ -269,7 +278,7 @@ def test_ptr_wraps_foreign_memory(d):
 def test_keyword_initialisers_repr_eq_and_hash(d):
     m = d.CUDA_MEMCPY2D(Height=3, WidthInBytes=4)
     assert (m.Height, m.WidthInBytes) == (3, 4)
-    assert "Height=3" in repr(m) and repr(m).startswith("CUDA_MEMCPY2D_st(")
+    assert "Height : 3" in repr(m).split("\n") and repr(m).startswith("srcXInBytes : 0\n")
     assert m == d.CUDA_MEMCPY2D(WidthInBytes=4, Height=3)
     assert m != d.CUDA_MEMCPY2D(Height=4)
     with pytest.raises(TypeError):

@@ -1,0 +1,3 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* GL/gl.h — stands in for the system header: cubind_interop.h says why. */
+#include "../cubind_interop.h"

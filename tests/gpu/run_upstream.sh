@@ -1,0 +1,43 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# tests/gpu/run_upstream.sh DIR — cuda-python's own tuple-API driver tests
+# (NVIDIA's test_cuda.py and legacy_api/test_legacy_kernelParams.py, kept
+# in DIR outside the repository, never committed or edited) run against
+# cuda.bindings.driver and against cubind.driver (the module redirected by
+# tests/gpu/upstream_conftest.py), then a summary: which tests pass on each
+# and every test that passes on cuda.bindings but not on cubind.
+# On the GPU machine, after building the bindings (tests/gpu/run_h200.sh
+# builds them; or ./configure --no-generator --no-install && ninja bindings).
+# Logs and JUnit XML go to $OUT.
+set -u
+cd "$(dirname "$0")/../.."
+src=${1:?usage: tests/gpu/run_upstream.sh DIR (the upstream test files)}
+[ -f "$src/test_cuda.py" ] || { echo "no test_cuda.py in $src" >&2; exit 2; }
+OUT=${OUT:-/tmp/cubind-gpu-out}
+mkdir -p "$OUT"
+py=${PYTHON:-$(command -v python3)}
+repo=$(pwd)
+[ -d build/python/cubind ] || { ./configure --no-generator --no-install --python "$py" && ninja bindings; } || exit 1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cp -R "$src"/. "$work"/
+rm -f "$work/conftest.py" "$work/legacy_api/conftest.py" "$work/pytest.ini"
+cp tests/gpu/upstream_conftest.py "$work/conftest.py"
+mkdir -p "$work/cuda_python_test_helpers"
+: > "$work/cuda_python_test_helpers/__init__.py"
+cp tests/gpu/upstream_managed_memory.py "$work/cuda_python_test_helpers/managed_memory.py"
+files="test_cuda.py"
+[ -f "$work/legacy_api/test_legacy_kernelParams.py" ] && files="$files legacy_api/test_legacy_kernelParams.py"
+{
+    echo "## $(date -u +%Y-%m-%dT%H:%MZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
+    echo "cubind commit ${CUBIND_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+    "$py" -c 'import sys, cuda.bindings; print("python", sys.version.split()[0], "cuda-bindings", cuda.bindings.__version__)'
+    echo "upstream files: $files ($(cd "$work" && sha256sum $files | cut -c1-12 | tr '\n' ' '))"
+    for impl in cuda.bindings cubind; do
+        echo "### $impl"
+        (cd "$work" && CUBIND_UPSTREAM_IMPL=$impl PYTHONPATH="$work:$repo/build/python${PYTHONPATH:+:$PYTHONPATH}" \
+            "$py" -m pytest -p no:cacheprovider -q -rfEs --rootdir "$work" \
+            --junitxml "$OUT/upstream-$impl.xml" $files)
+    done
+    "$py" tests/gpu/upstream_summary.py "$OUT/upstream-cuda.bindings.xml" "$OUT/upstream-cubind.xml"
+} 2>&1 | tee "$OUT/upstream.log"

@@ -1,0 +1,311 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Behaviour as cuda.bindings.driver's, beyond signatures (issue 25), on the
+fake driver: enum classes as a class protocol, struct repr, char arrays from
+ints, driver-filled handle arrays (phGraph_out), cuPointerGetAttributes
+typed per attribute, and objects of cuda.bindings (stand-ins here: classes
+whose module is cuda.bindings.driver) accepted where cubind takes its own.
+tests/gpu/test_dropin_gpu.py checks the same on the real driver, against
+the installed cuda.bindings where it can."""
+import enum
+
+import pytest
+
+
+# ---- enums ------------------------------------------------------------------
+
+def declared(model, name):
+    return [(v["name"], v["value"]) for v in next(e for e in model["enums"] if e["name"] == name)["values"]]
+
+
+def test_enum_class_protocol(drv, model):
+    for e in model["enums"]:
+        cls = getattr(drv, e["name"])
+        names = [v["name"] for v in e["values"]]
+        members = list(cls)
+        assert [m.name for m in members] == names, e["name"]  # declaration order, aliases too
+        assert len(cls) == len(names)
+        assert [int(m) for m in members] == [v["value"] for v in e["values"]]
+        assert list(cls.__members__) == names
+        assert all(isinstance(m, cls) and m in cls and int(m) in cls for m in members)
+        assert repr(cls) == "<enum '%s'>" % e["name"]
+    assert int(max(drv.CUresult)) == max(v for _, v in declared(model, "CUresult"))
+    assert "CUDA_SUCCESS" not in drv.CUresult and [] not in drv.CUresult and 123456 not in drv.CUresult
+
+
+def test_enum_aliases_are_members_of_their_own(drv, model):
+    """Names of one value are distinct members (each its own name); the
+    value's member is the last declared, as cuda.bindings' __singletons__."""
+    seen = 0
+    for e in model["enums"]:
+        cls = getattr(drv, e["name"])
+        last = {}
+        for name, value in ((v["name"], v["value"]) for v in e["values"]):
+            last[value] = name
+        for name, value in ((v["name"], v["value"]) for v in e["values"]):
+            m = getattr(cls, name)
+            assert m.name == name and m == value and cls.__members__[name] is m
+            assert cls(value).name == last[value]
+            assert cls(value) is cls.__singletons__[value] is cls._value2member_map_[value]
+            seen += name != last[value]
+    assert seen > 0  # cuda.h 13.0 has aliases (CU_CTX_BLOCKING_SYNC, ...)
+    a, b = drv.CUctx_flags.CU_CTX_SCHED_BLOCKING_SYNC, drv.CUctx_flags.CU_CTX_BLOCKING_SYNC
+    assert a == b and a is not b and drv.CUctx_flags(4) is b and repr(a) == "<CUctx_flags.CU_CTX_SCHED_BLOCKING_SYNC: 4>"
+
+
+def test_enum_lookup_by_value_and_name(drv):
+    assert drv.CUresult(1) is drv.CUresult.CUDA_ERROR_INVALID_VALUE
+    assert drv.CUresult.__members__["CUDA_ERROR_INVALID_VALUE"] is drv.CUresult(1)
+    assert getattr(drv.CUresult, "CUDA_ERROR_INVALID_VALUE") is drv.CUresult(1)
+    with pytest.raises(ValueError):
+        drv.CUresult(-5)
+    with pytest.raises(TypeError):
+        drv.CUresult(value=1)
+    import cubind.cu
+    assert cubind.cu.CUresult is drv.CUresult
+
+
+# ---- struct repr ------------------------------------------------------------
+
+def test_struct_repr_format(drv):
+    r = repr(drv.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS())
+    assert r.split("\n")[:4] == ["params :", "    fence :", "        value : 0", "    nvSciSync :"]
+    assert "        fence : 0x0\n        reserved : 0\n    keyedMutex :\n        key : 0" in r
+    assert r.endswith("flags : 0\nreserved : [%s]" % ", ".join(["0"] * 16))
+    k = drv.CUDA_KERNEL_NODE_PARAMS_st()
+    k.gridDimX, k.func = 7, drv.CUfunction(0x20)
+    lines = repr(k).split("\n")
+    assert lines[0] == "func : <CUfunction 0x20>" and lines[1] == "gridDimX : 7"
+    assert "kernelParams : 0" in lines and "extra : 0" in lines
+    h = drv.CUDA_HOST_NODE_PARAMS()
+    h.userData = 255
+    assert "userData : 0xff" in repr(h).split("\n")
+    assert str(drv.CUlaunchAttributeValue())  # every field of a union readable
+
+
+# ---- char arrays --------------------------------------------------------------
+
+def test_char_array_from_ints(drv):
+    v = drv.CUipcMemHandle_st()
+    for x in (-128, -1, 0, 1, 127, 128, 255):
+        v.reserved = [x] * 64
+        assert v.reserved[0] == x % 256 and v.reserved == bytes([x % 256]) * 64
+    v.reserved = (1, 2, 3)
+    assert v.reserved[:4] == b"\x01\x02\x03\x00" and len(v.reserved) == 64
+    v.reserved = b"\xff" * 64
+    assert v.reserved == b"\xff" * 64
+
+
+@pytest.mark.parametrize("value, exc", [([256] * 64, OverflowError), ([-129], OverflowError),
+                                        ([1 << 70], OverflowError), (["a"] * 64, TypeError),
+                                        ([1.0], TypeError), ([0] * 65, ValueError), ("ab", TypeError)])
+def test_char_array_bad_input_changes_nothing(drv, value, exc):
+    v = drv.CUipcMemHandle_st()
+    v.reserved = [7] * 64
+    with pytest.raises(exc, match="reserved"):
+        v.reserved = value
+    assert v.reserved == b"\x07" * 64
+
+
+# ---- driver-filled handle arrays ----------------------------------------------
+
+def test_phgraph_out_is_sized_by_size_and_filled_by_the_driver(drv, ctx):
+    err, graph = drv.cuGraphCreate(0)
+    assert err == 0
+    params = drv.CUgraphNodeParams()
+    params.type = drv.CUgraphNodeType.CU_GRAPH_NODE_TYPE_CONDITIONAL
+    params.conditional.type = drv.CUgraphConditionalNodeType.CU_GRAPH_COND_TYPE_IF
+    assert params.conditional.phGraph_out == []
+    params.conditional.size = 2
+    out = params.conditional.phGraph_out
+    assert len(out) == 2 and all(isinstance(g, drv.CUgraph) and int(g) == 0 for g in out)
+    err, node = drv.cuGraphAddNode(graph, None, None, 0, params)
+    assert err == 0
+    out = params.conditional.phGraph_out
+    assert len(out) == 2 and all(isinstance(g, drv.CUgraph) for g in out)
+    assert 0 not in {int(g) for g in out} and int(out[0]) != int(out[1])
+    assert "phGraph_out : [<CUgraph 0x" in repr(params.conditional)
+    assert drv.cuGraphDestroy(graph) == (0,)
+
+
+def test_phgraph_out_bad_input(drv):
+    c = drv.CUDA_CONDITIONAL_NODE_PARAMS()
+    with pytest.raises(TypeError, match="phGraph_out"):
+        c.phGraph_out = "x"
+    with pytest.raises(OverflowError, match="phGraph_out"):
+        c.phGraph_out = -1
+    c.phGraph_out = None
+    assert c.phGraph_out == []
+
+
+# ---- cuPointerGetAttributes ---------------------------------------------------
+
+POINTER_ATTRS = ["CU_POINTER_ATTRIBUTE_CONTEXT", "CU_POINTER_ATTRIBUTE_MEMORY_TYPE",
+                 "CU_POINTER_ATTRIBUTE_DEVICE_POINTER", "CU_POINTER_ATTRIBUTE_BUFFER_ID",
+                 "CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL", "CU_POINTER_ATTRIBUTE_RANGE_START_ADDR",
+                 "CU_POINTER_ATTRIBUTE_RANGE_SIZE"]
+
+
+def test_pointer_get_attributes_typed_as_the_single_call(drv, ctx):
+    attrs = [getattr(drv.CUpointer_attribute, a) for a in POINTER_ATTRS]
+    err, ptr = drv.cuMemAlloc(4096)
+    assert err == 0
+    single = [drv.cuPointerGetAttribute(a, ptr) for a in attrs]
+    assert all(e == 0 for e, _ in single)
+    err, values = drv.cuPointerGetAttributes(len(attrs), attrs, ptr)
+    assert err == 0 and len(values) == len(attrs)
+    assert [str(v) for v in values] == [str(v) for _, v in single]
+    assert [type(v) for v in values] == [type(v) for _, v in single]
+    assert isinstance(values[0], drv.CUcontext) and int(values[2]) == int(ptr)
+    assert values[6] == 4096
+    # fewer values than attributes given: only the first n
+    err, two = drv.cuPointerGetAttributes(2, attrs, ptr)
+    assert err == 0 and [str(v) for v in two] == [str(v) for _, v in single[:2]]
+    assert drv.cuMemFree(ptr) == (0,)
+
+
+def test_pointer_get_attributes_device_ordinal_of_no_allocation(drv, ctx):
+    attrs = [drv.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL]
+    err, values = drv.cuPointerGetAttributes(len(attrs), attrs, 0)
+    assert err == 0 and values == [-2]
+
+
+def test_pointer_get_attributes_bad_input(drv, ctx):
+    a = drv.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+    with pytest.raises(ValueError, match="attributes"):
+        drv.cuPointerGetAttributes(2, [a], 0)
+    with pytest.raises(TypeError, match="attributes"):
+        drv.cuPointerGetAttributes(1, [drv.CUresult.CUDA_SUCCESS], 0)
+    with pytest.raises(TypeError, match="attributes"):
+        drv.cuPointerGetAttributes(1, 5, 0)
+    with pytest.raises(OverflowError, match="numAttributes"):
+        drv.cuPointerGetAttributes(-1, [a], 0)
+    assert drv.cuPointerGetAttributes(1, [a], 0)[0] == 0  # still usable
+
+
+# ---- mixed code bases: cuda.bindings' objects ----------------------------------
+
+def foreign(name, base=object, **body):
+    """A stand-in for cuda.bindings.driver's class `name`."""
+    return type(name, (base,), dict(body, __module__="cuda.bindings.driver"))
+
+
+def foreign_handle(name):
+    def init(self, value=0):
+        self._v = value
+    return foreign(name, __init__=init, __int__=lambda self: self._v,
+                   __index__=lambda self: self._v, getPtr=lambda self: id(self))
+
+
+def test_int_subclasses_are_handle_values(drv, ctx):
+    """A widely used client passes CUstream_flags.CU_STREAM_DEFAULT as a stream."""
+    err, ptr = drv.cuMemAlloc(64)
+    assert err == 0
+    data = bytearray(64)
+    assert drv.cuMemcpyHtoDAsync(ptr, data, 64, drv.CUstream_flags.CU_STREAM_DEFAULT) == (0,)
+    assert drv.cuStreamSynchronize(drv.CUstream_flags.CU_STREAM_DEFAULT) == (0,)
+    assert drv.cuMemFree(ptr) == (0,)
+
+
+def test_cuda_bindings_handles_are_taken(drv, ctx):
+    CUdeviceptr, CUstream, CUcontext = (foreign_handle(n) for n in ("CUdeviceptr", "CUstream", "CUcontext"))
+    err, ptr = drv.cuMemAlloc(64)
+    assert err == 0
+    src = bytearray(range(64))
+    back = bytearray(64)
+    assert drv.cuMemcpyHtoDAsync(CUdeviceptr(int(ptr)), src, 64, CUstream(0)) == (0,)
+    assert drv.cuStreamSynchronize(CUstream(0)) == (0,)
+    assert drv.cuMemcpyDtoH(back, CUdeviceptr(int(ptr)), 64) == (0,)
+    assert back == src
+    assert drv.cuCtxSetCurrent(CUcontext(int(ctx))) == (0,)
+    # a struct field of the class takes it too
+    p = drv.CUDA_MEMCPY2D()
+    p.srcDevice = CUdeviceptr(int(ptr))
+    assert int(p.srcDevice) == int(ptr)
+    # another class of cuda.bindings is refused, naming the parameter
+    with pytest.raises(TypeError, match="'hStream'"):
+        drv.cuStreamSynchronize(CUcontext(0))
+    with pytest.raises(OverflowError, match="dptr"):
+        drv.cuMemFree(CUdeviceptr(-1))
+    # a class of that name from elsewhere is no handle
+    with pytest.raises(TypeError, match="dptr"):
+        drv.cuMemFree(type("CUdeviceptr", (), {"__int__": lambda self: 0})())
+    assert drv.cuMemFree(CUdeviceptr(int(ptr))) == (0,)
+
+
+def test_cuda_bindings_enum_members_are_taken(drv, ctx):
+    ForeignAttr = enum.IntEnum("CUdevice_attribute", {"CU_DEVICE_ATTRIBUTE_WARP_SIZE": 10},
+                               module="cuda.bindings.driver")
+    Other = enum.IntEnum("CUresult", {"X": 10}, module="cuda.bindings.driver")
+    want = drv.cuDeviceGetAttribute(drv.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_WARP_SIZE, 0)
+    assert drv.cuDeviceGetAttribute(ForeignAttr.CU_DEVICE_ATTRIBUTE_WARP_SIZE, 0) == want
+    with pytest.raises(TypeError, match="attrib"):
+        drv.cuDeviceGetAttribute(Other.X, 0)
+    d = drv.CUDA_ARRAY_DESCRIPTOR()
+    fmt = enum.IntEnum("CUarray_format", {"CU_AD_FORMAT_FLOAT": 0x20}, module="cuda.bindings.driver")
+    d.Format = fmt.CU_AD_FORMAT_FLOAT
+    assert d.Format is drv.CUarray_format.CU_AD_FORMAT_FLOAT
+
+
+# ---- interop headers (cudaProfiler.h, cudaGL.h, cudaEGL.h, cudaVDPAU.h) ------------
+
+INTEROP = ["cuProfilerStart", "cuProfilerStop", "cuGraphicsGLRegisterBuffer",
+           "cuGraphicsGLRegisterImage", "cuGLGetDevices", "cuGraphicsEGLRegisterImage",
+           "cuEGLStreamConsumerConnect", "cuEGLStreamConsumerConnectWithFlags",
+           "cuEGLStreamConsumerDisconnect", "cuEGLStreamConsumerAcquireFrame",
+           "cuEGLStreamConsumerReleaseFrame", "cuEGLStreamProducerConnect",
+           "cuEGLStreamProducerDisconnect", "cuEGLStreamProducerPresentFrame",
+           "cuEGLStreamProducerReturnFrame", "cuGraphicsResourceGetMappedEglFrame",
+           "cuEventCreateFromEGLSync", "cuVDPAUGetDevice", "cuVDPAUCtxCreate",
+           "cuGraphicsVDPAURegisterVideoSurface", "cuGraphicsVDPAURegisterOutputSurface"]
+
+
+def test_interop_functions_and_types_are_bound(drv, model):
+    import cubind.cu as cu
+    for name in INTEROP:
+        assert callable(getattr(drv, name)) and callable(getattr(cu, name)), name
+    declared = {f["name"] for f in model["functions"] if f.get("interop")}
+    assert set(INTEROP) <= declared
+    for name in ("GLenum", "GLuint", "EGLint", "VdpDevice", "VdpVideoSurface", "VdpOutputSurface"):
+        cls = getattr(drv, name)
+        assert int(cls(7)) == 7 and repr(cls(7)) == "<%s 7>" % name
+    for name in ("EGLImageKHR", "EGLStreamKHR", "EGLSyncKHR", "CUeglStreamConnection", "VdpGetProcAddress"):
+        assert int(getattr(drv, name)(0x10)) == 0x10
+    assert drv.MAX_PLANES == 3 and drv.CUDA_EGL_INFINITE_TIMEOUT == 0xFFFFFFFF
+    assert list(drv.CUGLDeviceList)[0].name == "CU_GL_DEVICE_LIST_ALL"
+
+
+def test_profiler(drv, ctx):
+    assert drv.cuProfilerStart() == (0,) and drv.cuProfilerStop() == (0,)
+
+
+def test_interop_missing_from_the_driver_raises_when_called(drv, ctx):
+    import cubind
+    import cubind.cu as cu
+    with pytest.raises(cubind.FunctionNotFoundError, match="cuGraphicsGLRegisterBuffer"):
+        drv.cuGraphicsGLRegisterBuffer(drv.GLuint(1), 0)
+    with pytest.raises(cubind.FunctionNotFoundError, match="cuVDPAUGetDevice"):
+        cu.cuVDPAUGetDevice(1, 0)
+    # arguments are checked first: TypeError / OverflowError name them
+    with pytest.raises(TypeError, match="'conn'"):
+        drv.cuEGLStreamConsumerDisconnect(5)
+    with pytest.raises(OverflowError, match="buffer"):
+        drv.cuGraphicsGLRegisterBuffer(-1, 0)
+    with pytest.raises(cubind.FunctionNotFoundError):
+        drv.cuEGLStreamConsumerDisconnect(drv.CUeglStreamConnection())
+    assert drv.cuProfilerStart() == (0,)  # the process stays usable
+
+
+def test_egl_frame():
+    import cubind.driver as cuda
+    val = cuda.CUeglFrame()
+    assert [int(a) for a in val.frame.pArray] == [0, 0, 0]
+    val.frame.pArray = [1, 2, 3]
+    assert [int(a) for a in val.frame.pArray] == [1, 2, 3]
+    val.frame.pArray = [cuda.CUarray(4), 2, 3]
+    assert [type(a) for a in val.frame.pArray] == [cuda.CUarray] * 3
+    assert [int(a) for a in val.frame.pArray] == [4, 2, 3]
+    val.frame.pPitch = [4, 2, 3]  # a union: pPitch shares pArray's bytes
+    assert val.frame.pPitch == [4, 2, 3] and int(val.frame.pArray[0]) == 4
+    with pytest.raises(ValueError, match="pArray"):
+        val.frame.pArray = [1, 2]
+    assert "frame :\n    pArray : [<CUarray 0x4>" in repr(val)
