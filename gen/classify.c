@@ -719,6 +719,9 @@ cb_classes *classify_model(cb_model *m, const cb_rules *rules)
         fc->why = why ? why : "";
         fc->keep_gil = rules_find_fn(rules, "keep-gil", f, NULL) != NULL;
         fc->unloads_kernels = rules_find_fn(rules, "unloads-kernels", f, NULL) != NULL;
+        const cb_rule *code = rules_find_fn(rules, "kernel-code", f, NULL);
+        fc->code_before = code && strcmp(code->args[1], "before") == 0;
+        fc->code_after = code && strcmp(code->args[1], "after") == 0;
         classify_registry(m, rules, fc);
         if (fc->supported)
             c->nsupported++;

@@ -144,6 +144,7 @@ typedef struct {
     const char *why;          /* first reason it is not, "" when supported */
     int keep_gil;             /* a trivial getter: the call does not detach */
     int unloads_kernels;      /* success invalidates cached kernel layouts */
+    int code_before, code_after; /* kernel-code hooks (bind_kernel_code.h) */
 } cb_fclass;
 
 typedef struct {

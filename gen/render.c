@@ -441,6 +441,8 @@ static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_c
     tv_set_bool(fn, "many_outputs", nout > 1);
     tv_set_bool(fn, "keep_gil", fc->keep_gil);
     tv_set_bool(fn, "unloads_kernels", fc->unloads_kernels);
+    tv_set_bool(fn, "code_before", fc->code_before);
+    tv_set_bool(fn, "code_after", fc->code_after);
     tv_set(fn, "registry", registry_value(fc));
     tv_set(fn, "undo", undo_value(fc));
 
@@ -613,6 +615,10 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     tv_set_int(root, "error_string_version", gs ? gs->proc_version : 0);
     tv_set_bool(root, "has_func_get_param_info", model_function(m, "cuFuncGetParamInfo") != NULL);
     tv_set_bool(root, "has_kernel_get_param_info", model_function(m, "cuKernelGetParamInfo") != NULL);
+    tv_set_bool(root, "has_func_get_name", model_function(m, "cuFuncGetName") != NULL);
+    tv_set_bool(root, "has_kernel_get_name", model_function(m, "cuKernelGetName") != NULL);
+    tv_set_bool(root, "has_func_get_module", model_function(m, "cuFuncGetModule") != NULL);
+    tv_set_bool(root, "has_kernel_get_library", model_function(m, "cuKernelGetLibrary") != NULL);
     /* cubind.launch: cuLaunchKernel's entry point, when the header has it,
      * and the other class its kernel parameter takes (a handle-cast rule). */
     const cb_function *lk = model_function(m, "cuLaunchKernel");

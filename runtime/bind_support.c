@@ -332,6 +332,7 @@ int cbs_parse_launch(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
     out->nvalues = (size_t)(nargs - 3);
     out->stream = NULL;
     out->shared_mem = 0;
+    out->argtypes = NULL;
     if (launch_dims(args[1], "grid", grid_names, out->grid) < 0 ||
         launch_dims(args[2], "block", block_names, out->block) < 0)
         return -1;
@@ -340,6 +341,8 @@ int cbs_parse_launch(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
         PyObject *key = PyTuple_GET_ITEM(kwnames, k), *value = args[nargs + k];
         if (keyword_is(key, "stream", 6)) {
             out->stream = value;
+        } else if (keyword_is(key, "argtypes", 8)) {
+            out->argtypes = value == Py_None ? NULL : value;
         } else if (keyword_is(key, "shared_mem", 10)) {
             unsigned long long v;
             if (cbs_arg_unsigned(value, UINT_MAX, "launch", "shared_mem", "unsigned int", &v) < 0)

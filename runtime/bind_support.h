@@ -83,7 +83,8 @@ int cbs_arg_address(PyObject *o, const char *func, const char *param, void **out
 
 /* ---- cubind.launch -------------------------------------------------------- */
 
-/* launch(f, grid, block, /, *args, stream=None, shared_mem=0), parsed: what
+/* launch(f, grid, block, /, *args, stream=None, shared_mem=0, argtypes=None),
+ * parsed: what
  * the generated function converts with the module's own types (f, stream)
  * is left as objects. Every pointer borrows from the call's arguments. */
 typedef struct {
@@ -93,6 +94,7 @@ typedef struct {
     unsigned int shared_mem;
     PyObject *const *values;        /* args: the kernel's arguments */
     size_t nvalues;
+    PyObject *argtypes;             /* argtypes=: NULL when not given */
 } cbs_launch_args;
 
 /* 0, or -1 with TypeError / OverflowError naming the argument ("launch():
