@@ -397,7 +397,7 @@ static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_c
 
     tv *params = tv_list(), *inputs = tv_list(), *sync = tv_list();
     strbuf sig = {0}, outs = {0};
-    int nin = 0, nout = 0, nrequired = 0, cache_result = 1, handle_outputs = 0;
+    int nin = 0, nout = 0, nrequired = 0, cache_result = 1, handle_outputs = 0, kparams = 0;
     for (size_t i = 0; i < f->nparams; i++) {
         const cb_pclass *pc = &fc->params[i];
         int in = classify_is_input(pc), out = classify_is_output(pc);
@@ -413,6 +413,7 @@ static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_c
             cache_result &= is_plain_value_output(pc);
             handle_outputs += pc->elem == EK_HANDLE || pc->elem == EK_VALUE_HANDLE;
         }
+        kparams |= pc->shape == SH_KERNEL_PARAMS;
         if (in) {
             tv *iv = tv_map();
             tv_set_str(iv, "pyname", pc->pyname);
@@ -423,6 +424,9 @@ static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_c
                 nrequired = nin;
         }
     }
+    if (kparams) /* a keyword-only argtypes= (function.c.tmpl) */
+        sb_printf(&sig, ", *, argtypes=None");
+    tv_set_bool(fn, "has_kernel_params", kparams);
     tv_set_int(fn, "nrequired", nrequired);
     tv_set(fn, "params", params);
     tv_set(fn, "inputs", inputs);

@@ -850,7 +850,8 @@ static int kfail(PyObject *exc, const char *fname, const cbs_pack_layout *l, Py_
 
 /* An integer parameter's range: signed, unsigned, either (PTX's .uN and
  * .bN: nvcc declares an int .u32) or bool. */
-static int known_int_range(cbs_kt_kind k, size_t size, long long *min, unsigned long long *max)
+static CBS_ALWAYS_INLINE int known_int_range(cbs_kt_kind k, size_t size, long long *min,
+                                             unsigned long long *max)
 {
     if (!is_int_size(size))
         return -1;
@@ -971,6 +972,50 @@ static int known_from_index(PyObject *v, int exact, cbs_ktype t, size_t size, un
 static int is_numpy_scalar(PyObject *v)
 {
     return strncmp(Py_TYPE(v)->tp_name, "numpy.", 6) == 0;
+}
+
+/* The values nearly every typed launch passes, written without a call (as
+ * put_plain_common for unknown types): a small int into an integer or
+ * pointer parameter in its range, a float into a float or double, a handle
+ * into a pointer or 8-byte integer. 1 when v was written exactly as
+ * put_known writes it; 0 when v needs put_known (which names errors). */
+static CBS_ALWAYS_INLINE int put_known_common(PyObject *v, cbs_ktype t, size_t size,
+                                              unsigned char *dst)
+{
+    cbs_kt_kind k = CBS_KT_KIND(t);
+    long long small, min;
+    unsigned long long max;
+    if (cbs_compact_int(v, &small)) {
+        if (k == CBS_KT_PTR ? small < 0 || size != 8
+                            : k == CBS_KT_FLOAT || k == CBS_KT_BLOB ||
+                                  known_int_range(k, size, &min, &max) < 0 ||
+                                  !signed_fits(small, min, max))
+            return 0;
+        store_bits(dst, size, (unsigned long long)small);
+        return 1;
+    }
+    if (PyFloat_CheckExact(v)) {
+        if (k != CBS_KT_FLOAT)
+            return 0;
+        double d = PyFloat_AS_DOUBLE(v);
+        if (size == 8) {
+            memcpy(dst, &d, 8);
+            return 1;
+        }
+        if (size == 4 && !(fabs(d) > FLT_MAX && isfinite(d))) {
+            float f = (float)d;
+            memcpy(dst, &f, 4);
+            return 1;
+        }
+        return 0;
+    }
+    if (size == 8 && (k == CBS_KT_PTR || k == CBS_KT_BITS || k == CBS_KT_UINT) &&
+        cbs_is_handle(v) && ((const cbs_handle *)v)->kind != CBS_HANDLE_I32) {
+        uint64_t bits = cbs_handle_bits((const cbs_handle *)v);
+        memcpy(dst, &bits, 8);
+        return 1;
+    }
+    return 0;
 }
 
 /* Parameter i of known type t (bind_packer.c's header: the rules). */
@@ -1333,7 +1378,8 @@ static CBS_ALWAYS_INLINE int pack_items(cbs_tables *tb, int kind, PyObject *cons
         PyObject *v = items[k];
         unsigned char *dst = out->data + l->off[k];
         if (types && CBS_KT_KIND(types[k]) != CBS_KT_UNKNOWN) {
-            if (put_known(v, types[k], l, k, dst, fname) < 0)
+            if (!put_known_common(v, types[k], l->size[k], dst) &&
+                put_known(v, types[k], l, k, dst, fname) < 0)
                 goto done;
         } else if (!put_plain_common(v, l->size[k], dst) &&
                    put_plain(v, l->size[k], dst, fname, (Py_ssize_t)k) < 0) {

@@ -316,6 +316,35 @@ static int keyword_is(PyObject *key, const char *name, Py_ssize_t len)
     return PyUnicode_CompareWithASCIIString(key, name) == 0;
 }
 
+int cbs_take_keyword(PyObject *const **args, Py_ssize_t nargs, PyObject **kwnames,
+                     const char *name, PyObject **buf, Py_ssize_t cap, PyObject **value,
+                     PyObject **owned)
+{
+    Py_ssize_t nkw = PyTuple_GET_SIZE(*kwnames), at = -1;
+    for (Py_ssize_t k = 0; k < nkw && at < 0; k++)
+        if (keyword_is(PyTuple_GET_ITEM(*kwnames, k), name, (Py_ssize_t)strlen(name)))
+            at = k;
+    if (at < 0 || nargs + nkw - 1 > cap)
+        return 0;
+    PyObject *rest = nkw > 1 ? PyTuple_New(nkw - 1) : NULL;
+    if (nkw > 1 && !rest)
+        return -1;
+    *value = (*args)[nargs + at];
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        buf[i] = (*args)[i];
+    for (Py_ssize_t k = 0, j = 0; k < nkw; k++) {
+        if (k == at)
+            continue;
+        buf[nargs + j] = (*args)[nargs + k];
+        PyTuple_SET_ITEM(rest, j, Py_NewRef(PyTuple_GET_ITEM(*kwnames, k)));
+        j++;
+    }
+    *args = buf;
+    *kwnames = rest;
+    *owned = rest;
+    return 0;
+}
+
 int cbs_parse_launch(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                      cbs_launch_args *out)
 {

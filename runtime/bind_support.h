@@ -81,6 +81,17 @@ int cbs_arg_buffer(PyObject *o, int writable, const char *func, const char *para
  * int (a cubind or cuda.bindings handle class). */
 int cbs_arg_address(PyObject *o, const char *func, const char *param, void **out);
 
+/* Takes keyword `name` out of a vectorcall's keywords (the launch functions'
+ * argtypes=, which their generated parsers do not list): when kwnames
+ * holds it, *value = its argument (borrowed), the other arguments are
+ * copied into buf (cap items; when they do not fit nothing is taken: the
+ * parser then reports the call) and *args / *kwnames name them, *kwnames
+ * a new tuple (also stored in *owned, to release) or NULL. 0, or -1 with
+ * an exception. */
+int cbs_take_keyword(PyObject *const **args, Py_ssize_t nargs, PyObject **kwnames,
+                     const char *name, PyObject **buf, Py_ssize_t cap, PyObject **value,
+                     PyObject **owned);
+
 /* ---- cubind.launch -------------------------------------------------------- */
 
 /* launch(f, grid, block, /, *args, stream=None, shared_mem=0, argtypes=None),

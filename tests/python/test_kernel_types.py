@@ -309,6 +309,43 @@ def test_exact_only_for_other_numbers(kernel):
         k.expect(struct.pack("<f", 2**40 + 1), struct.pack("<d", 0))
 
 
+@pytest.mark.parametrize("face", ["driver", "cu"])
+def test_argtypes_of_the_launch_functions(kernel, dptr, face):
+    """argtypes= (keyword-only) of cuLaunchKernel, cuLaunchCooperativeKernel
+    and cuLaunchKernelEx, on both faces, among other keywords or alone."""
+    import cubind.driver as d
+    mod = d if face == "driver" else cu
+
+    def ok(r):
+        assert r is None or r[0] == 0, r
+
+    k = kernel(fresh("lk"), AXPY)
+    want = struct.pack("<Qif", int(dptr), 1024, 2.0)
+    types = ("p", "i4", "f4")
+    ok(mod.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, (dptr, 1024, 2), None, argtypes=types))
+    assert k.recorded() == want
+    ok(mod.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, extra=None, argtypes=types,
+                          kernelParams=(dptr, 1024, 3)))
+    assert k.recorded() == struct.pack("<Qif", int(dptr), 1024, 3.0)
+    ok(mod.cuLaunchCooperativeKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, (dptr, 1024, 2),
+                                     argtypes=types))
+    assert k.recorded() == want
+    config = mod.CUlaunchConfig()
+    config.gridDimX = config.gridDimY = config.gridDimZ = 1
+    config.blockDimX = config.blockDimY = config.blockDimZ = 1
+    ok(mod.cuLaunchKernelEx(config, k.f, (dptr, 1024, 2), None, argtypes=types))
+    assert k.recorded() == want
+    # without argtypes=, by size (extern "C" in a cubin)
+    ok(mod.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, (dptr, 1024, 2), None, argtypes=None))
+    assert k.recorded() == struct.pack("<QiI", int(dptr), 1024, 2)
+    with pytest.raises(TypeError, match="cuLaunchKernel\\(\\): kernel parameter 2"):
+        mod.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, (dptr, 1024, dptr), None,
+                           argtypes=types)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'argtype'"):
+        mod.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, (dptr, 1024, 2), None, argtype=types)
+    assert "argtypes=None" in mod.cuLaunchKernel.__text_signature__
+
+
 def test_argtypes_misaligned_offsets(kernel):
     """Parameters where the driver says, however odd: bytes at 0, 1, 5."""
     k = kernel(fresh("mis"), [1, 4, 8], offsets=[0, 1, 5])
