@@ -589,3 +589,49 @@ def test_kernel_params_field_plain_values_typed(kernel, dptr):
     assert ctypes.c_float.from_address(raw[2]).value == 2.0
     with pytest.raises(TypeError, match="parameter 1:"):
         p.kernelParams = (dptr, 3.5, 2)
+
+
+# ---- nvcc's own output (where nvcc is installed) ------------------------------------
+
+@pytest.fixture(scope="module")
+def nvcc_images(tmp_path_factory):
+    import pathlib
+    import shutil
+    import subprocess
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    if not pathlib.Path(nvcc).exists():
+        pytest.skip("nvcc not found")
+    src = pathlib.Path(__file__).resolve().parents[1] / "gpu" / "kernel_types_kernels.cu"
+    d = tmp_path_factory.mktemp("nvcc")
+    subprocess.run([nvcc, "-ptx", "-arch=sm_90", str(src), "-o", str(d / "k.ptx")], check=True)
+    subprocess.run([nvcc, "-fatbin", "-no-compress", "-gencode",
+                    "arch=compute_90,code=[sm_90,compute_90]", str(src), "-o", str(d / "k.fatbin")],
+                   check=True)
+    return {"ptx": (d / "k.ptx").read_bytes() + b"\0", "fatbin": (d / "k.fatbin").read_bytes()}
+
+
+@pytest.mark.parametrize("image", ["ptx", "fatbin"])
+def test_nvcc_output_types(fake, ctx, dptr, nvcc_images, image):
+    """The PTX nvcc writes (text, and in a -no-compress fat binary) types
+    the fake kernels of the same names: kt_axpy(u64 *, int, float) and the
+    struct kernel (char, S3 by value, float)."""
+    img = nvcc_images[image]
+    mod = cu.cuModuleLoadData(img)
+    _keep.append(mod)
+    for name, sizes, offsets in [(b"kt_axpy", [8, 4, 4], [0, 8, 12]),
+                                 (b"_Z9kt_structPyc2S3f", [8, 1, 16, 4], [0, 8, 16, 32])]:
+        n = len(sizes)
+        fake.fakecuda_set_param_layout(None, name, n, (ctypes.c_size_t * n)(*offsets),
+                                       (ctypes.c_size_t * n)(*sizes))
+    f = cu.cuModuleGetFunction(mod, b"kt_axpy")
+    cubind.launch(f, 1, 1, dptr, 7, 2)
+    buf = ctypes.create_string_buffer(64)
+    n = fake.fakecuda_last_launch_params(b"kt_axpy", buf, 64)
+    assert buf.raw[:n] == struct.pack("<Qif", int(dptr), 7, 2.0)
+    with pytest.raises(TypeError, match="kernel parameter 1: 'kt_axpy' declares"):
+        cubind.launch(f, 1, 1, dptr, 7.5, 2)
+    f = cu.cuModuleGetFunction(mod, b"_Z9kt_structPyc2S3f")
+    s = struct.pack("<ifd", -9, 0.25, 1e100)
+    cubind.launch(f, 1, 1, dptr, 113, s, 3)
+    n = fake.fakecuda_last_launch_params(b"_Z9kt_structPyc2S3f", buf, 64)
+    assert buf.raw[:n] == struct.pack("<QB7x16sf", int(dptr), 113, s, 3.0)
