@@ -80,7 +80,8 @@ FK_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
     X(LaunchCooperativeKernelMultiDevice) X(OccupancyMaxPotentialBlockSize)    \
     X(OccupancyMaxPotentialBlockSizeWithFlags) X(GraphAddExternalSemaphoresSignalNode) \
     X(FuncGetName) X(KernelGetName) X(FuncGetModule) X(KernelGetLibrary)       \
-    X(LinkCreate) X(LinkAddData) X(LinkAddFile) X(LinkComplete) X(LinkDestroy)
+    X(LinkCreate) X(LinkAddData) X(LinkAddFile) X(LinkComplete) X(LinkDestroy) \
+    X(ModuleLoad) X(LibraryLoadFromFile)
 
 enum {
 #define FK_ENUM(n) FN_##n,
@@ -2395,6 +2396,23 @@ static CUresult fk_ModuleLoadDataEx(CUmodule *module, const void *image, unsigne
     return module_load(module, image);
 }
 
+/* A file the fake loads code from: it must exist; its path is the image. */
+static CUresult code_file(const char *path)
+{
+    FILE *f = path ? fopen(path, "rb") : NULL;
+    if (!f)
+        return path ? CUDA_ERROR_FILE_NOT_FOUND : CUDA_ERROR_INVALID_VALUE;
+    fclose(f);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_ModuleLoad(CUmodule *module, const char *fname)
+{
+    ENTERI(ModuleLoad);
+    CUresult e = code_file(fname);
+    return e != CUDA_SUCCESS ? e : module_load(module, fname);
+}
+
 static CUresult fk_ModuleUnload(CUmodule hmod)
 {
     ENTERI(ModuleUnload);
@@ -2434,12 +2452,13 @@ static CUresult fk_ModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const cha
     return e;
 }
 
-static CUresult fk_LibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions,
-                                   void **jitOptionsValues, unsigned int numJitOptions,
-                                   CUlibraryOption *libraryOptions, void **libraryOptionValues,
-                                   unsigned int numLibraryOptions)
+/* cuLibraryLoadData's and cuLibraryLoadFromFile's body (code: the image,
+ * or the file's path). */
+static CUresult library_load(CUlibrary *library, const void *code, CUjit_option *jitOptions,
+                             void **jitOptionsValues, unsigned int numJitOptions,
+                             CUlibraryOption *libraryOptions, void **libraryOptionValues,
+                             unsigned int numLibraryOptions)
 {
-    ENTERI(LibraryLoadData);
     if (!library || !code || (numJitOptions && (!jitOptions || !jitOptionsValues)) ||
         (numLibraryOptions && (!libraryOptions || !libraryOptionValues)))
         return CUDA_ERROR_INVALID_VALUE;
@@ -2452,6 +2471,29 @@ static CUresult fk_LibraryLoadData(CUlibrary *library, const void *code, CUjit_o
     *library = (CUlibrary)(void *)l;
     UNLOCK();
     return CUDA_SUCCESS;
+}
+
+static CUresult fk_LibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions,
+                                   void **jitOptionsValues, unsigned int numJitOptions,
+                                   CUlibraryOption *libraryOptions, void **libraryOptionValues,
+                                   unsigned int numLibraryOptions)
+{
+    ENTERI(LibraryLoadData);
+    return library_load(library, code, jitOptions, jitOptionsValues, numJitOptions,
+                        libraryOptions, libraryOptionValues, numLibraryOptions);
+}
+
+static CUresult fk_LibraryLoadFromFile(CUlibrary *library, const char *fileName,
+                                       CUjit_option *jitOptions, void **jitOptionsValues,
+                                       unsigned int numJitOptions, CUlibraryOption *libraryOptions,
+                                       void **libraryOptionValues, unsigned int numLibraryOptions)
+{
+    ENTERI(LibraryLoadFromFile);
+    CUresult e = code_file(fileName);
+    return e != CUDA_SUCCESS ? e
+                             : library_load(library, fileName, jitOptions, jitOptionsValues,
+                                            numJitOptions, libraryOptions, libraryOptionValues,
+                                            numLibraryOptions);
 }
 
 static CUresult fk_LibraryUnload(CUlibrary library)
@@ -3246,11 +3288,8 @@ static CUresult fk_LinkAddFile(CUlinkState state, CUjitInputType type, const cha
     (void)type;
     if (!path || (numOptions && (!options || !optionValues)))
         return CUDA_ERROR_INVALID_VALUE;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return CUDA_ERROR_FILE_NOT_FOUND;
-    fclose(f);
-    return link_check(state);
+    CUresult e = code_file(path);
+    return e != CUDA_SUCCESS ? e : link_check(state);
 }
 
 static CUresult fk_LinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut)
@@ -3683,6 +3722,8 @@ static CUresult fk_DevSmResourceSplitByCount(CUdevResource *result, unsigned int
     P(GraphReleaseUserObject, 11030, fk_GraphReleaseUserObject,                         \
       PFN_cuGraphReleaseUserObject_v11030)                                              \
     P(ModuleLoadData, 2000, fk_ModuleLoadData, PFN_cuModuleLoadData_v2000)              \
+    P(ModuleLoad, 2000, fk_ModuleLoad, PFN_cuModuleLoad_v2000)                          \
+    P(LibraryLoadFromFile, 12000, fk_LibraryLoadFromFile, PFN_cuLibraryLoadFromFile_v12000) \
     P(ModuleLoadDataEx, 2010, fk_ModuleLoadDataEx, PFN_cuModuleLoadDataEx_v2010)        \
     P(ModuleUnload, 2000, fk_ModuleUnload, PFN_cuModuleUnload_v2000)                    \
     P(ModuleGetFunction, 2000, fk_ModuleGetFunction, PFN_cuModuleGetFunction_v2000)     \

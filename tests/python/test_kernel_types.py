@@ -218,6 +218,35 @@ def test_ptx_through_fatbin_library_and_link(kernel, dptr, fake):
     _keep.append(mod)
 
 
+def test_ptx_files(fake, ctx, dptr, tmp_path):
+    """PTX read from files: cuModuleLoad, cuLibraryLoadFromFile, cuLinkAddFile."""
+    names = [fresh("fm"), fresh("fl"), fresh("fk")]
+    for name in names:
+        fake.fakecuda_set_param_layout(None, name.encode(), 2, (ctypes.c_size_t * 2)(0, 8),
+                                       (ctypes.c_size_t * 2)(8, 4))
+    paths = []
+    for name in names:
+        path = tmp_path / f"{name}.ptx"
+        path.write_bytes(ptx_entry(name, [".u64", ".f32"])[:-1])
+        paths.append(str(path).encode())
+    mod = cu.cuModuleLoad(paths[0])
+    lib = cu.cuLibraryLoadFromFile(paths[1], None, None, 0, None, None, 0)
+    state = cu.cuLinkCreate(0, None, None)
+    cu.cuLinkAddFile(state, cu.CUjitInputType.CU_JIT_INPUT_PTX, paths[2], 0, None, None)
+    image, _ = cu.cuLinkComplete(state)
+    linked = cu.cuModuleLoadData(image)
+    _keep.extend([mod, lib, linked])
+    fns = [cu.cuModuleGetFunction(mod, names[0].encode()),
+           cu.cuLibraryGetKernel(lib, names[1].encode()),
+           cu.cuModuleGetFunction(linked, names[2].encode())]
+    buf = ctypes.create_string_buffer(64)
+    for name, f in zip(names, fns):
+        cubind.launch(f, 1, 1, dptr, 6)
+        n = fake.fakecuda_last_launch_params(name.encode(), buf, 64)
+        assert buf.raw[:n] == struct.pack("<Qf", int(dptr), 6.0), name
+    cu.cuLinkDestroy(state)
+
+
 def test_unload_forgets_ptx_types(kernel, dptr):
     rt = sys.modules["cubind._runtime"]
     base = rt._registry_counts()["code_module"]
