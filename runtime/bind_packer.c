@@ -689,6 +689,23 @@ static int pointer_of(PyObject *o, const char *fname, Py_ssize_t i, int depth,
 
 /* ---- plain values, typed by the kernel ----------------------------------- */
 
+/* A float into a 4- or 8-byte floating parameter, without a call: 1 when
+ * written, 0 when put_float must name the error (out of float's range, or
+ * another size). */
+static CBS_ALWAYS_INLINE int put_float_common(double d, size_t size, unsigned char *dst)
+{
+    if (size == 8) {
+        memcpy(dst, &d, 8);
+        return 1;
+    }
+    if (size == 4 && !(fabs(d) > FLT_MAX && isfinite(d))) {
+        float f = (float)d;
+        memcpy(dst, &f, 4);
+        return 1;
+    }
+    return 0;
+}
+
 /* The values nearly every launch passes, written without a call: an int
  * (of one digit or so: cbs_compact_int) in a 4- or 8-byte parameter, a
  * float in a 4- or 8-byte one, a handle in an 8-byte one. 1 when v was
@@ -710,19 +727,8 @@ static CBS_ALWAYS_INLINE int put_plain_common(PyObject *v, size_t size, unsigned
         }
         return 0;
     }
-    if (PyFloat_CheckExact(v)) {
-        double d = PyFloat_AS_DOUBLE(v);
-        if (size == 8) {
-            memcpy(dst, &d, 8);
-            return 1;
-        }
-        if (size == 4 && !(fabs(d) > FLT_MAX && isfinite(d))) {
-            float f = (float)d;
-            memcpy(dst, &f, 4);
-            return 1;
-        }
-        return 0;
-    }
+    if (PyFloat_CheckExact(v))
+        return put_float_common(PyFloat_AS_DOUBLE(v), size, dst);
     if (size == 8 && cbs_is_handle(v)) {
         uint64_t bits = cbs_handle_bits((const cbs_handle *)v);
         memcpy(dst, &bits, 8);
@@ -994,21 +1000,8 @@ static CBS_ALWAYS_INLINE int put_known_common(PyObject *v, cbs_ktype t, size_t s
         store_bits(dst, size, (unsigned long long)small);
         return 1;
     }
-    if (PyFloat_CheckExact(v)) {
-        if (k != CBS_KT_FLOAT)
-            return 0;
-        double d = PyFloat_AS_DOUBLE(v);
-        if (size == 8) {
-            memcpy(dst, &d, 8);
-            return 1;
-        }
-        if (size == 4 && !(fabs(d) > FLT_MAX && isfinite(d))) {
-            float f = (float)d;
-            memcpy(dst, &f, 4);
-            return 1;
-        }
-        return 0;
-    }
+    if (PyFloat_CheckExact(v))
+        return k == CBS_KT_FLOAT && put_float_common(PyFloat_AS_DOUBLE(v), size, dst);
     if (size == 8 && (k == CBS_KT_PTR || k == CBS_KT_BITS || k == CBS_KT_UINT) &&
         cbs_is_handle(v) && ((const cbs_handle *)v)->kind != CBS_HANDLE_I32) {
         uint64_t bits = cbs_handle_bits((const cbs_handle *)v);
