@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """bench.py — times the same driver calls through every binding available.
 
 Implementations (each measured in its own child process, so one that crashes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* c_bench.c — the benchmark cases of bench/ called from plain C: the floor
  * the Python bindings are compared with.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Probe: per-call cost of the two faces and of tuple creation, interleaved
 in one process (diagnoses a difference seen between separate processes)."""
 import gc

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * floor_ext.c — the benchmark's floor: `_bench_floor`, a CPython extension
  * whose functions do nothing, called the way cubind's functions are called.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Free-threaded scaling: million calls per second over 1, 2, 4 and 8
 threads of cuDeviceGetAttribute, cuPointerGetAttribute and empty-kernel
 launches (one stream per thread), through cubind on a free-threaded CPython.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # bench/ft_threads_h200.sh ORIG_TARBALL — on the GPU machine: builds
 # free-threaded CPython 3.13 from Debian's python3.13 orig tarball (carried
 # there; the machine reaches no registry), builds cubind for it from the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kernels.cu — the kernels the launch cases of the benchmark suite launch.
  *
  * Compiled on the GPU machine by bench/run_h200.sh with

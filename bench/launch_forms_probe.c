@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * launch_forms_probe.c — what the driver itself charges for the two ways a
  * launch can carry its arguments: `kernelParams` (an array of pointers, one

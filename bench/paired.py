@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """paired.py — every implementation timed in the same process, loop after loop.
 
 bench.py measures each implementation in its own child process; on a shared

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """process_probe.py — one process's cost of the same calls through both
 cubind faces (and of a loop calling len(())), one line per run.
 

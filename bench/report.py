@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """report.py — turns one benchmark run into the markdown for BENCHMARKS.md.
 
   report.py machine [--command CMD]   one JSON line on stdout describing this

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # run_h200.sh — the benchmark suite in one command, on the GPU machine, from
 # the repository root:
 #

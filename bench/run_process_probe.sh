@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # run_process_probe.sh — how much one call's cost moves between processes on
 # the GPU machine: c_bench (calls only) and bench/process_probe.py, each run
 # in K fresh processes (default 8), each process pinned to its own CPU.

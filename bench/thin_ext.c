@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * thin_ext.c — `_bench_thin`: the thinnest binding of the benchmark's
  * driver calls, written by hand. What a CPython extension that converts

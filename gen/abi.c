@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * abi.c — ABI sets (abi_set.h): canonical types, signatures (abi.h), the set
  * of a parsed header, and manifests written and read back. Comparing two
@@ -221,7 +222,15 @@ static void build_function(aset *s, const cb_model *m, size_t k, char *marks, co
     f->version = mf->proc_version;
     memset(marks, 0, m->nrecords + 1);
     strbuf sb = {0};
-    sb_printf(&sb, "CUresult %s(", mf->abi);
+    /* the result type by its name (CUresult, nvrtcResult), else spelled out */
+    if (mf->ret->name) {
+        sb_puts(&sb, mf->ret->name);
+    } else {
+        cb_type r = *mf->ret;
+        r.is_const = 0;
+        tname(&sb, m, &r, -1);
+    }
+    sb_printf(&sb, " %s(", mf->abi);
     for (size_t i = 0; i < mf->nparams; i++) {
         cb_type t = *mf->params[i].type;
         t.is_const = 0; /* top-level qualifiers are not part of a function's type */
@@ -267,7 +276,8 @@ void aset_from_model(aset *s, const cb_model *m, const char *source)
     s->header = arena_strdup(s->a, base_name(m->header));
     s->cuda_version = m->cuda_version;
     strbuf in = {0};
-    if (read_file(m->header, &in) == 0 && read_file(m->typedefs_header, &in) == 0) {
+    if (read_file(m->header, &in) == 0 &&
+        (!*m->typedefs_header || read_file(m->typedefs_header, &in) == 0)) {
         char hex[CHECKSUM_HEX + 1];
         checksum_hex(in.data ? in.data : "", in.len, hex);
         s->inputs_hash = arena_strdup(s->a, hex);
@@ -544,7 +554,7 @@ int aset_load(aset *s, const char *path, char *err, size_t errlen)
         return rc;
     }
     sb_free(&text);
-    cb_model *m = model_parse(path, err, errlen);
+    cb_model *m = model_parse_any(path, err, errlen, NULL);
     if (!m)
         return -1;
     aset_from_model(s, m, path);

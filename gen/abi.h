@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * abi.h — ABI signatures, manifests and drift reports.
  *

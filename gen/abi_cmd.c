@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * abi_cmd.c — the commands `cubind manifest`, `cubind abi-diff` and
  * `cubind abi-check` (abi.h): arguments, inputs, outputs and exit statuses;
@@ -28,7 +29,9 @@ static const char usage_manifest[] =
     "\n"
     "Writes the ABI manifest of cuda.h (and cudaTypedefs.h beside it) as JSON:\n"
     "every function with its signature string and the records it reaches,\n"
-    "every record's layout, every enum's members. On stdout unless --out.\n";
+    "every record's layout, every enum's members. On stdout unless --out.\n"
+    "Exit status 2 on a usage error or a header refused as not a driver header\n"
+    "(no cuInit, no CUresult enum, no CUDA_VERSION), 1 on any other error.\n";
 
 static const char usage_diff[] =
     "usage: cubind abi-diff OLD NEW [--json]\n"
@@ -82,10 +85,11 @@ int abi_cmd_manifest(int argc, char **argv)
         return 2;
     }
     char err[2048];
-    cb_model *m = model_parse(header, err, sizeof err);
+    int refused;
+    cb_model *m = model_parse_any(header, err, sizeof err, &refused);
     if (!m) {
         fprintf(stderr, "%s\n", err);
-        return 1;
+        return refused ? 2 : 1;
     }
     aset s = {0};
     aset_from_model(&s, m, header);
@@ -169,11 +173,17 @@ int abi_cmd_diff(int argc, char **argv)
 /* Runs PYTHON -c CODE ROOT NAME and reads its stdout. */
 static int run_python(const char *python, const char *root, const char *name, strbuf *out)
 {
+    /* A failure is one line on stdout ("error: ...", exit 3), never a
+     * traceback: the caller makes it its one error line. */
     static const char code[] =
         "import importlib, json, sys\n"
         "if sys.argv[1]: sys.path.insert(0, sys.argv[1])\n"
-        "m = importlib.import_module(sys.argv[2])\n"
-        "print(json.dumps(m._abi_signatures(), sort_keys=True))\n";
+        "try:\n"
+        "    s = importlib.import_module(sys.argv[2])._abi_signatures()\n"
+        "except BaseException as e:\n"
+        "    print('error: %s: %s' % (type(e).__name__, str(e).splitlines()[0] if str(e) else ''))\n"
+        "    sys.exit(3)\n"
+        "print(json.dumps(s, sort_keys=True))\n";
     int fds[2];
     if (pipe(fds) < 0)
         return -1;
@@ -203,6 +213,18 @@ static int run_python(const char *python, const char *root, const char *name, st
         if (errno != EINTR)
             return -1;
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 && !out->oom ? 0 : 1;
+}
+
+/* The child's "error: ..." line, without its newline (empty if none). */
+static void child_error(const strbuf *out, char *why, size_t cap)
+{
+    const char *p = out->data && !out->oom ? strstr(out->data, "error: ") : NULL;
+    if (!p) {
+        snprintf(why, cap, "the import or _abi_signatures() failed");
+        return;
+    }
+    p += 7;
+    snprintf(why, cap, "%.*s", (int)strcspn(p, "\n"), p);
 }
 
 /* The module's functions and signatures, as a set without records/enums. */
@@ -250,8 +272,13 @@ static int load_module(aset *s, const char *what, const char *python, char *err,
     strbuf out = {0};
     int rc = run_python(python, root, name, &out);
     if (rc != 0) {
+        char why[512];
+        if (rc < 0)
+            snprintf(why, sizeof why, "%s", strerror(errno));
+        else
+            child_error(&out, why, sizeof why);
         snprintf(err, errlen, "%s:0: could not read the module's table with %s (%s)", what, python,
-                 rc < 0 ? strerror(errno) : "the import or _abi_signatures() failed, see above");
+                 why);
         sb_free(&out);
         return -1;
     }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * abi_diff.c — what changed between two ABI sets, and the reports (abi_diff.h).
  *

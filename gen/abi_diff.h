@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * abi_diff.h — comparing two ABI sets (abi_set.h) and reporting the result
  * as text or JSON; internal to the generator's ABI tools.

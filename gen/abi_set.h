@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * abi_set.h — the ABI set shared by abi.c (building, manifests),
  * abi_diff.c (comparing two sets) and abi_cmd.c (the commands); internal to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * arena.c — the model's allocator: bump allocation in large blocks, all
  * freed at once by model_free().

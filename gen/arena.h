@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * arena.h — bump allocator owning everything a cb_model points to.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* checksum.c — see checksum.h. */
 #include "checksum.h"
 
@@ -15,7 +16,9 @@ void checksum_hex(const char *data, size_t len, char out[CHECKSUM_HEX + 1])
     snprintf(out, CHECKSUM_HEX + 1, "%016llx", (unsigned long long)h);
 }
 
-/* The header comment ends at the first "*" "/" line break after the tag. */
+/* The header ends at the first "*" "/" line break after the tag, or, when
+ * the tag's line is a "#" comment (stubs, text files), at the end of that
+ * line. */
 int checksum_verify(const char *data, size_t len, const char **why)
 {
     const char *tag = NULL;
@@ -31,12 +34,20 @@ int checksum_verify(const char *data, size_t len, const char **why)
     }
     const char *stamp = tag + tlen;
     const char *end = data + len;
+    const char *line = tag;
+    while (line > data && line[-1] != '\n')
+        line--;
     const char *close = NULL;
-    for (const char *p = stamp; p + 3 <= end; p++)
-        if (p[0] == '*' && p[1] == '/' && p[2] == '\n') {
-            close = p + 3;
-            break;
-        }
+    if (*line == '#') {
+        const char *nl = memchr(stamp, '\n', (size_t)(end - stamp));
+        close = nl ? nl + 1 : NULL;
+    } else {
+        for (const char *p = stamp; p + 3 <= end; p++)
+            if (p[0] == '*' && p[1] == '/' && p[2] == '\n') {
+                close = p + 3;
+                break;
+            }
+    }
     if (!close || end - stamp < CHECKSUM_HEX) {
         *why = "malformed generated header";
         return 0;

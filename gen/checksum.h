@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * checksum.h — the checksum stamped into generated files (like Argument
  * Clinic's), so a hand edit of out/ is caught: FNV-1a, 64 bits, of the file

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * classify.c — general rules deciding how each parameter crosses the Python
  * boundary (classify.h), plus the special cases of rules.txt.
@@ -32,6 +33,7 @@
 #include <strings.h>
 
 #include "arena.h"
+#include "host_bytes.h"
 
 int classify_enum_index(const cb_model *m, const char *name)
 {
@@ -49,7 +51,7 @@ int classify_is_input(const cb_pclass *pc)
     case SH_VALUE: case SH_IN_PTR: case SH_IN_ARRAY: case SH_IN_STRING: case SH_IN_BUFFER:
     case SH_IN_FUNCPTR: case SH_INOUT: case SH_IN_FIXED: case SH_COUNT_INOUT:
     case SH_KERNEL_PARAMS: case SH_KERNEL_EXTRA: case SH_CALLBACK: case SH_CALLBACK_DATA:
-    case SH_ATTR_IN: case SH_SYNC_CALLBACK:
+    case SH_ATTR_IN: case SH_SYNC_CALLBACK: case SH_IN_PLACE: case SH_OUT_BUFFER:
         return 1;
     default:
         return 0;
@@ -124,6 +126,8 @@ static cb_ekind elem_kind(const cb_model *m, const cb_rules *rules, const cb_typ
         set_range(pc, t);
         return EK_ENUM;
     case TY_HANDLE:
+        if (rules_has(rules, "int-handles"))
+            return EK_POINTER; /* the API's handles are plain ints */
         pc->handle = t->name;
         return EK_HANDLE;
     case TY_RECORD:
@@ -242,6 +246,21 @@ static cb_shape pointer_to_pointer(const cb_model *m, const cb_rules *rules, con
 {
     const cb_type *inner = p->type->pointee;   /* T * */
     const cb_type *target = inner->pointee;    /* T */
+    if (inner->is_const && is_char(target) && target->is_const) {
+        /* const char *const *: an input array of strings when counted */
+        pc->count_index = paired_count(f, rules, p);
+        if (pc->count_index < 0 || f->params[pc->count_index].type->kind != TY_INT) {
+            pc->count_index = -1;
+            return SH_UNSUPPORTED;
+        }
+        cb_type *elem = model_alloc((cb_model *)m, sizeof *elem);
+        *elem = *inner;
+        elem->is_const = 0;
+        elem->spelling = "const char *";
+        pc->value = elem;
+        pc->elem = EK_CSTRING;
+        return SH_IN_ARRAY;
+    }
     if (p->type->pointee->is_const)
         return SH_UNSUPPORTED;
     if (is_char(target) && target->is_const) {
@@ -481,6 +500,64 @@ static void provided_input(cb_model *m, const cb_rules *rules, const cb_function
         pc->shape = SH_UNSUPPORTED;
 }
 
+/* A buffer-size rule's parameter: the caller's buffer (char * / void *),
+ * or an output array of as many T as the size function gives. The size
+ * function takes the parameters before p, each a value, then a pointer to
+ * an integer size. */
+static void classify_sized(cb_model *m, const cb_rules *rules, const cb_function *f,
+                           const cb_param *p, cb_rule *r, cb_pclass *pc, const char **why)
+{
+    const cb_type *pt = p->type->pointee;
+    const cb_function *sf = rules_function(m, r->args[2]);
+    size_t k = (size_t)(p - f->params);
+    int ok = sf && sf->nparams == k + 1 && sf->params[k].type->kind == TY_POINTER &&
+             sf->params[k].type->pointee->kind == TY_INT;
+    for (size_t i = 0; ok && i < k; i++)
+        ok = f->params[i].type->kind != TY_POINTER &&
+             strcmp(f->params[i].type->canon, sf->params[i].type->canon) == 0;
+    pc->size_fn = sf;
+    if (ok && (pt->kind == TY_VOID || is_char(pt))) {
+        pc->shape = SH_OUT_BUFFER;
+        pc->elem = EK_POINTER;
+        return;
+    }
+    pc->elem = ok ? elem_kind(m, rules, pt, pc) : EK_NONE;
+    pc->shape = pc->elem == EK_INT || pc->elem == EK_ENUM ? SH_OUT_ARRAY : SH_UNSUPPORTED;
+    if (pc->shape == SH_UNSUPPORTED)
+        *why = reason(m, p, "a buffer-size rule needs a char/void/integer pointer and a size "
+                            "function taking the parameters before it and a size pointer");
+}
+
+/* A parameter's Python name under the API's python-names rule (snake_case
+ * for nvJitLink: numOptions -> num_options); the C name otherwise. */
+static const char *python_param_name(cb_model *m, const cb_rules *rules, const char *name)
+{
+    cb_api api;
+    rules_api(rules, &api);
+    if (!api.snake)
+        return name;
+    api.name_prefix = "";
+    char *py = rules_python_name(&api, name);
+    const char *r = model_strdup(m, py);
+    free(py);
+    return r;
+}
+
+/* A host-bytes rule on `void *` parameter p: its byte count (a parameter
+ * host_bytes_check found to be an integer) and whether the driver writes
+ * there. */
+static void host_buffer(const cb_rules *rules, const cb_function *f, const cb_param *p,
+                        cb_pclass *pc)
+{
+    cb_rule *r = rules_find_fn(rules, "host-bytes", f, p->name);
+    cb_host_bytes h;
+    char err[256];
+    if (!r || host_bytes_parse(rules, r, &h, err, sizeof err) < 0)
+        return;
+    pc->count_index = param_index(f, h.term[HB_SIZE]);
+    pc->host_writes = h.writes;
+}
+
 static void classify_param(cb_model *m, const cb_rules *rules, const cb_function *f,
                            const cb_param *p, cb_pclass *pc, const char **why)
 {
@@ -490,6 +567,7 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
     pc->record_index = -1;
     pc->count_index = -1;
     pc->params_index = -1;
+    pc->host_writes = -1;
     pc->cast_from = NULL;
     cb_rule *rename = rules_find_fn(rules, "rename-param-in", f, p->name);
     if (rename)
@@ -497,7 +575,7 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
     else if ((rename = rules_find(rules, "rename-param", p->name)))
         pc->pyname = rename->args[1];
     else
-        pc->pyname = p->name;
+        pc->pyname = python_param_name(m, rules, p->name);
     const cb_type *t = p->type;
     if (classify_callback(rules, f, p, pc) || classify_attribute_output(m, rules, f, pc, why))
         return;
@@ -516,7 +594,10 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
     }
     if (t->kind != TY_POINTER) {
         pc->elem = elem_kind(m, rules, t, pc);
-        pc->shape = pc->elem == EK_NONE || pc->elem == EK_POINTER ? SH_UNSUPPORTED : SH_VALUE;
+        /* an address by value only as an int-handles API's handle */
+        pc->shape = pc->elem == EK_NONE || (pc->elem == EK_POINTER && t->kind != TY_HANDLE)
+                        ? SH_UNSUPPORTED
+                        : SH_VALUE;
         if (pc->shape == SH_UNSUPPORTED)
             *why = reason(m, p, "no general rule for this type by value");
         cb_rule *cast = rules_find_fn(rules, "handle-cast", f, p->name);
@@ -534,6 +615,20 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
     }
 
     const cb_type *pt = t->pointee;
+    if (rules_find_fn(rules, "in-place", f, p->name)) {
+        pc->elem = elem_kind(m, rules, pt, pc);
+        pc->shape = pc->elem == EK_HANDLE || (pc->elem == EK_POINTER && pt->kind == TY_HANDLE)
+                        ? SH_IN_PLACE
+                        : SH_UNSUPPORTED;
+        if (pc->shape == SH_UNSUPPORTED)
+            *why = reason(m, p, "an in-place rule needs a pointer to a handle");
+        return;
+    }
+    cb_rule *sized = rules_find_fn(rules, "buffer-size", f, p->name);
+    if (sized) {
+        classify_sized(m, rules, f, p, sized, pc, why);
+        return;
+    }
     cb_rule *kp = rules_find_fn(rules, "kernel-params", f, p->name);
     if (kp) {
         for (size_t i = 0; i < f->nparams; i++)
@@ -564,6 +659,7 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
     } else if (pt->kind == TY_VOID) {
         pc->shape = SH_IN_BUFFER;
         pc->elem = EK_POINTER;
+        host_buffer(rules, f, p, pc);
     } else if (is_char(pt) && pt->is_const) {
         pc->shape = SH_IN_STRING;
     } else if (pt->kind == TY_POINTER && is_in) {
@@ -683,8 +779,39 @@ static const char *first_unsupported(const cb_fclass *fc)
 
 static void classify_registry(cb_model *m, const cb_rules *rules, cb_fclass *fc);
 
+/* The error-log rule of fc, resolved: PARAM a handle value, SIZEFN(handle,
+ * size_t *) and LOGFN(handle, char *) functions of the header. */
+static void classify_error_log(cb_model *m, const cb_rules *rules, cb_fclass *fc)
+{
+    cb_rule *r = rules_find_fn(rules, "error-log", fc->fn, NULL);
+    fc->log_param = -1;
+    if (!r)
+        return;
+    fc->log_param = param_index(fc->fn, r->args[1]);
+    fc->log_size_fn = rules_function(m, r->args[2]);
+    fc->log_fn = rules_function(m, r->args[3]);
+    if (fc->log_param < 0 || fc->params[fc->log_param].shape != SH_VALUE ||
+        fc->params[fc->log_param].param->type->kind != TY_HANDLE || !fc->log_size_fn || !fc->log_fn ||
+        fc->log_size_fn->nparams != 2 || fc->log_fn->nparams != 2) {
+        fc->supported = 0;
+        fc->why = model_strdup(m, "its error-log rule does not name a handle parameter and "
+                                  "two functions (handle, size_t *) and (handle, char *)");
+    }
+}
+
+/* Whether f is the error-string function: `const char *f(RESULT)`. */
+static int is_error_string(const cb_model *m, const cb_api *api, const cb_function *f)
+{
+    return api->error_string && rules_names_function(api->error_string, f) &&
+           f->ret->kind == TY_POINTER && is_char(f->ret->pointee) && f->nparams == 1 &&
+           f->params[0].type->kind == TY_ENUM &&
+           enum_of(m, f->params[0].type) == classify_enum_index(m, api->result);
+}
+
 cb_classes *classify_model(cb_model *m, const cb_rules *rules)
 {
+    cb_api api;
+    rules_api(rules, &api);
     cb_classes *c = calloc(1, sizeof *c);
     if (!c)
         arena_oom();
@@ -696,8 +823,13 @@ cb_classes *classify_model(cb_model *m, const cb_rules *rules)
         fc->fn = f;
         fc->params = model_alloc(m, (f->nparams ? f->nparams : 1) * sizeof *fc->params);
         const char *why = NULL;
-        if (f->ret->kind != TY_ENUM || classify_enum_index(m, "CUresult") != enum_of(m, f->ret))
-            why = model_strdup(m, "does not return CUresult");
+        fc->returns_string = is_error_string(m, &api, f);
+        if (!fc->returns_string &&
+            (f->ret->kind != TY_ENUM || classify_enum_index(m, api.result) != enum_of(m, f->ret))) {
+            char buf[128];
+            snprintf(buf, sizeof buf, "does not return %s", api.result);
+            why = model_strdup(m, buf);
+        }
         for (size_t k = 0; k < f->nparams; k++) {
             const char *pwhy = NULL;
             classify_param(m, rules, f, &f->params[k], &fc->params[k], &pwhy);
@@ -711,18 +843,22 @@ cb_classes *classify_model(cb_model *m, const cb_rules *rules)
             fc->nin += (size_t)classify_is_input(&fc->params[k]);
             fc->nout += (size_t)classify_is_output(&fc->params[k]);
         }
+        fc->nout += (size_t)fc->returns_string;
         if (!why && first_unsupported(fc))
             why = model_strdup(m, "a parameter is unsupported");
-        if (!f->proc_version && !why)
+        if (!f->proc_version && !api.is_library && !why)
             why = model_strdup(m, "no PFN typedef in cudaTypedefs.h matches its prototype");
         fc->supported = why == NULL;
         fc->why = why ? why : "";
         fc->keep_gil = rules_find_fn(rules, "keep-gil", f, NULL) != NULL;
         fc->unloads_kernels = rules_find_fn(rules, "unloads-kernels", f, NULL) != NULL;
-        const cb_rule *code = rules_find_fn(rules, "kernel-code", f, NULL);
+        /* kernel-code hooks live in the driver's module (bind_kernel_code.c):
+         * a library API has no modules or kernels to type. */
+        const cb_rule *code = api.is_library ? NULL : rules_find_fn(rules, "kernel-code", f, NULL);
         fc->code_before = code && strcmp(code->args[1], "before") == 0;
         fc->code_after = code && strcmp(code->args[1], "after") == 0;
         classify_registry(m, rules, fc);
+        classify_error_log(m, rules, fc);
         if (fc->supported)
             c->nsupported++;
     }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * classify.h — how each parameter of each function crosses the Python
  * boundary, decided from the model by general rules plus the special cases
@@ -25,7 +26,9 @@ typedef enum {
     EK_STRUCT,         /* a struct/union: an instance of its class */
     EK_POINTER,        /* void *: an int address or None */
     EK_BOOL,           /* a one-byte truth value: a bool (any object as input) */
-    EK_STRING          /* a NUL-terminated char[fixed_len]: bytes (or str in) */
+    EK_STRING,         /* a NUL-terminated char[fixed_len]: bytes (or str in) */
+    EK_CSTRING         /* a const char * (an element of an input array of
+                          strings): bytes or str, held by the call's tuple */
 } cb_ekind;
 
 /* How a parameter crosses the boundary. */
@@ -61,6 +64,11 @@ typedef enum {
                           the binding from the attribute's type: no Python value */
     SH_OUT_BORROWED,   /* const T ** set to a driver-owned array of `count`
                           elements (count: an output): returned as a list of copies */
+    SH_IN_PLACE,       /* H * of a handle read and cleared (in-place rule): a
+                          handle object's value is written back after the call */
+    SH_OUT_BUFFER,     /* char * / void * the library fills: the caller's buffer
+                          (bytes or writable buffer, or an address), checked
+                          against its buffer-size function; no output */
     SH_UNSUPPORTED
 } cb_shape;
 
@@ -81,6 +89,10 @@ typedef struct cb_pclass {
                                  parameter it pairs with (an earlier one:
                                  the call packs it first), else -1 */
     long long fixed_len;      /* SH_*_FIXED: element count */
+    int host_writes;          /* SH_IN_BUFFER with a host-bytes rule: 1 when
+                                 the driver writes the buffer, 0 when it
+                                 only reads it (count_index: its byte
+                                 count); -1 without a rule */
     int count_less;           /* SH_IN_ARRAY: holds count - count_less elements
                                  (a `count F P C-N` rule: globalStrides) */
     int data_index;           /* SH_CALLBACK: index of its SH_CALLBACK_DATA */
@@ -100,6 +112,10 @@ typedef struct cb_pclass {
     struct cb_pclass *attr_cases;
     const char **attr_names;
     size_t nattr_cases;
+    /* buffer-size rule: the function giving the size of an SH_OUT_BUFFER
+     * (bytes) or of an SH_OUT_ARRAY (elements), called with the parameters
+     * before this one (each an SH_VALUE) and a pointer to the size */
+    const cb_function *size_fn;
     int optional;             /* an input with a default (0 / None) */
     int is_count;             /* the count of some array (used for checks) */
     /* integer range of EK_INT / EK_VALUE_HANDLE / EK_ENUM values */
@@ -143,6 +159,11 @@ typedef struct {
     int supported;
     const char *why;          /* first reason it is not, "" when supported */
     int keep_gil;             /* a trivial getter: the call does not detach */
+    int returns_string;       /* the error-string function: returns const char * */
+    /* error-log rule: on failure the raising face's exception carries the
+     * log LOGFN writes for parameter log_param (SIZEFN gives its size) */
+    const cb_function *log_size_fn, *log_fn;
+    int log_param;
     int unloads_kernels;      /* success invalidates cached kernel layouts */
     int code_before, code_after; /* kernel-code hooks (bind_kernel_code.h) */
 } cb_fclass;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * comments.c — the doc comment written right before a declaration, for the
  * declarations libclang gives none.

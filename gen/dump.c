@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dump.c — the model as JSON (`cubind dump`), for people and for tests.
  *

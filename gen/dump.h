@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dump.h — writes a cb_model as JSON (`cubind dump`). */
 #ifndef CUBIND_DUMP_H
 #define CUBIND_DUMP_H

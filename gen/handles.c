@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* handles.c — see handles.h. */
 #include "handles.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * handles.h — the handle classes of a generated module, in their one order:
  * the header's opaque handles (CUstream), its callback typedefs (CUhostFn,

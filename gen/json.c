@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * json.c — see json.h. Recursive descent; nesting is bounded (64 levels).
  */

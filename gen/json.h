@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * json.h — a small JSON reader for the generator's own files (ABI
  * manifests, `_abi_signatures()` output of a built module).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * macros.c — object-like macros of cuda.h: public names and constants.
  *
@@ -268,8 +269,10 @@ static enum outcome evaluate(parser *P, CXCursor c)
             mac->cast = s.cast ? s.cast : "";
             /* Only a body that is one enum constant has that enum's type. */
             mac->enum_name = n == 2 && s.enum_name ? s.enum_name : "";
-            if (strcmp(name, "CUDA_VERSION") == 0)
+            if (strcmp(name, "CUDA_VERSION") == 0) {
                 m->cuda_version = v;
+                P->cuda_version_known = 1;
+            }
             r = TAKEN;
         } else if (s.unknown) {
             r = UNKNOWN_NAME;
@@ -283,6 +286,14 @@ void macro_collect(parser *P, CXCursor c)
 {
     if (clang_Cursor_isMacroFunctionLike(c) || clang_Cursor_isMacroBuiltin(c))
         return;
+    if (!P->cuda_version_line) {
+        CXString n = clang_getCursorSpelling(c);
+        if (strcmp(clang_getCString(n), "CUDA_VERSION") == 0) {
+            const char *file;
+            px_location(P, c, &file, &P->cuda_version_line);
+        }
+        clang_disposeString(n);
+    }
     if (evaluate(P, c) == UNKNOWN_NAME)
         defer(P, c);
 }

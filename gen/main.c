@@ -1,8 +1,12 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * main.c — the `cubind` command line: generate, dump, verify.
  *
  * Errors go to stderr as "file:line: message" with exit status 1; usage
- * errors exit with 2. Nothing is written unless everything rendered.
+ * errors, and a header refused for lacking what the bindings need (not a
+ * driver header: no cuInit, no CUresult enum, no CUDA_VERSION), exit with
+ * 2. Nothing is written unless everything rendered, and then the whole set
+ * of outputs replaces the old one or none of it does (render_write).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <limits.h>
@@ -15,14 +19,21 @@
 #include "abi.h"
 #include "checksum.h"
 #include "classify.h"
+#include "host_bytes.h"
 #include "dump.h"
 #include "model.h"
 #include "render.h"
 #include "rules.h"
 #include "tmpl.h"
 
+/* The version of pyproject.toml, passed by the build (build.ninja). */
+#ifndef CUBIND_VERSION
+#error "CUBIND_VERSION is not defined (build with ninja, which passes it)"
+#endif
+
 static const char usage_main[] =
     "usage: cubind COMMAND [options]\n"
+    "       cubind --version\n"
     "\n"
     "commands:\n"
     "  generate --header cuda.h --out DIR   write the bindings' sources into DIR\n"
@@ -36,23 +47,34 @@ static const char usage_main[] =
 
 static const char usage_generate[] =
     "usage: cubind generate --header cuda.h --out DIR [--templates DIR] [--rules FILE]\n"
-    "                       [--depfile FILE]\n"
+    "                       [--depfile FILE] [--header-docs] [--list-unmatched]\n"
     "\n"
     "Parses cuda.h (and cudaTypedefs.h beside it) and writes the generated\n"
     "sources into DIR, which must exist. Every file is rendered first and\n"
     "renamed into place only when all succeeded. Functions not bound yet are\n"
-    "listed in DIR/unsupported.txt and counted on stderr.\n"
+    "listed in DIR/unsupported.txt and counted on stderr. Exit status 2 on a\n"
+    "usage error or a header refused as not a driver header (no cuInit, no\n"
+    "CUresult enum, no CUDA_VERSION), 1 on any other error.\n"
     "  --templates DIR  templates (default: templates/ beside the build dir)\n"
     "  --rules FILE     special cases (default: gen/rules.txt likewise)\n"
     "  --depfile FILE   write the inputs read (headers, templates, rules) as a\n"
-    "                   Makefile-style dependency file for Ninja\n";
+    "                   Makefile-style dependency file for Ninja\n"
+    "  --header-docs    put the header's documentation comments into the\n"
+    "                   docstrings (reST); without it the generated files hold\n"
+    "                   none of the header's prose, only a link to NVIDIA's\n"
+    "                   documentation (use it on your own header, at build time)\n"
+    "  --list-unmatched name every rule that matches nothing in this header\n"
+    "                   (rules written for other releases); without it one\n"
+    "                   summary line counts them\n";
 
 static const char usage_dump[] =
     "usage: cubind dump --header cuda.h\n"
     "\n"
     "Prints the model of cuda.h as JSON on stdout: functions (public name,\n"
     "ABI symbol, cuGetProcAddress name and version), enums, records with\n"
-    "sizes and offsets, typedefs, handles, callbacks, integer macros.\n";
+    "sizes and offsets, typedefs, handles, callbacks, integer macros. A\n"
+    "header not named cuda.h is read as a library's (nvrtc.h, nvJitLink.h:\n"
+    "no cudaTypedefs.h; symbols for dlsym).\n";
 
 static const char usage_verify[] =
     "usage: cubind verify FILE...\n"
@@ -62,7 +84,7 @@ static const char usage_verify[] =
 
 typedef struct {
     const char *header, *out, *templates, *rules, *depfile;
-    int help;
+    int help, header_docs, list_unmatched;
 } options;
 
 static int parse_options(int argc, char **argv, options *o, const char *usage)
@@ -79,6 +101,15 @@ static int parse_options(int argc, char **argv, options *o, const char *usage)
             o->help = 1;
             fputs(usage, stdout);
             return 0;
+        }
+        /* flags of generate only (its usage names them) */
+        int *flag = usage != usage_generate                ? NULL
+                    : strcmp(a, "--header-docs") == 0    ? &o->header_docs
+                    : strcmp(a, "--list-unmatched") == 0 ? &o->list_unmatched
+                                                         : NULL;
+        if (flag) {
+            *flag = 1;
+            continue;
         }
         if (!slot || i + 1 >= argc) {
             fprintf(stderr, "cubind: %s: %s\n%s", a, slot ? "needs a value" : "unknown option",
@@ -111,12 +142,17 @@ static void source_path(const char *rel, char *out, size_t cap)
         snprintf(out, cap, "%s", rel);
 }
 
-static cb_model *load_model(const char *header)
+/* NULL after reporting the error; *status is then the exit status (2: the
+ * header was refused as not a driver header, 1: any other failure). */
+static cb_model *load_model(const char *header, int library, int *status)
 {
     char err[2048];
-    cb_model *m = model_parse(header, err, sizeof err);
-    if (!m)
+    int refused;
+    cb_model *m = model_parse_api(header, library, err, sizeof err, &refused);
+    if (!m) {
         fprintf(stderr, "%s\n", err);
+        *status = refused ? 2 : 1;
+    }
     return m;
 }
 
@@ -131,9 +167,10 @@ static int cmd_dump(int argc, char **argv)
         fprintf(stderr, "cubind dump: --header is required\n%s", usage_dump);
         return 2;
     }
-    cb_model *m = load_model(o.header);
+    int status;
+    cb_model *m = load_model(o.header, model_is_library_header(o.header), &status);
     if (!m)
-        return 1;
+        return status;
     int rc = dump_model(stdout, m);
     model_free(m);
     if (rc < 0 || fflush(stdout) != 0) {
@@ -145,14 +182,16 @@ static int cmd_dump(int argc, char **argv)
 
 /* "out/driver.c: input input ..." for every input of the generation, so
  * the build reruns it when a template is added, changed or removed. */
-static int write_depfile(const char *path, const char *outdir, const cb_model *m,
-                         const tmpl_set *ts, const char *rules)
+static int write_depfile(const char *path, const char *outdir, const char *first_output,
+                         const cb_model *m, const tmpl_set *ts, const char *rules)
 {
     FILE *f = fopen(path, "w");
     if (!f)
         return -1;
-    fprintf(f, "%s/driver.c:", outdir);
-    fprintf(f, " \\\n  %s \\\n  %s \\\n  %s", m->header, m->typedefs_header, rules);
+    fprintf(f, "%s/%s:", outdir, first_output);
+    fprintf(f, " \\\n  %s \\\n  %s", m->header, rules);
+    if (*m->typedefs_header)
+        fprintf(f, " \\\n  %s", m->typedefs_header);
     for (size_t i = 0; i < tmpl_count(ts); i++)
         fprintf(f, " \\\n  %s", tmpl_origin(ts, i));
     fputc('\n', f);
@@ -203,8 +242,19 @@ static int cmd_generate(int argc, char **argv)
         goto report;
     if (!(rules = rules_load(o.rules, err, sizeof err)))
         goto report;
-    if (!(m = load_model(o.header)))
+    cb_api api;
+    rules_api(rules, &api);
+    if (!(m = load_model(o.header, api.is_library, &status)))
         goto done;
+    if (!model_enum(m, api.result)) {
+        snprintf(err, sizeof err, "%s:0: no enum %s (the result enum its rules file %s names)",
+                 o.header, api.result, o.rules);
+        goto report;
+    }
+    if (!o.header_docs)
+        model_forget_docs(m);
+    if (host_bytes_check(m, rules, err, sizeof err) < 0)
+        goto report;
     classes = classify_model(m, rules);
     if (classify_undo(m, classes, rules, err, sizeof err) < 0)
         goto report;
@@ -212,13 +262,22 @@ static int cmd_generate(int argc, char **argv)
         goto report;
     if (render_write(&out, o.out, err, sizeof err) < 0)
         goto report;
-    if (o.depfile && write_depfile(o.depfile, o.out, m, ts, o.rules) < 0) {
+    if (o.depfile && write_depfile(o.depfile, o.out, out.files[0].name, m, ts, o.rules) < 0) {
         snprintf(err, sizeof err, "%s:0: cannot write the dependency file", o.depfile);
         goto report;
     }
-    rules_unmatched(rules, m, stderr);
-    fprintf(stderr, "cubind: %zu of %zu functions bound; the rest are listed in %s/unsupported.txt\n",
-            classes->nsupported, classes->nfunctions, o.out);
+    size_t unmatched = rules_unmatched(rules, m, o.list_unmatched ? stderr : NULL);
+    if (unmatched && !o.list_unmatched)
+        fprintf(stderr,
+                "cubind: %zu rule%s of %s name%s nothing in %s (rules for other releases; "
+                "--list-unmatched lists them)\n",
+                unmatched, unmatched == 1 ? "" : "s", o.rules, unmatched == 1 ? "s" : "", o.header);
+    const char *report = "unsupported.txt";
+    for (size_t i = 0; i < out.nfiles; i++)
+        if (strstr(out.files[i].name, "unsupported.txt"))
+            report = out.files[i].name;
+    fprintf(stderr, "cubind: %zu of %zu functions bound; the rest are listed in %s/%s\n",
+            classes->nsupported, classes->nfunctions, o.out, report);
     status = 0;
     goto done;
 report:
@@ -268,6 +327,10 @@ int main(int argc, char **argv)
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         fputs(usage_main, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("cubind %s\n", CUBIND_VERSION);
+        return 0;
     }
     if (strcmp(argv[1], "generate") == 0)
         return cmd_generate(argc, argv);

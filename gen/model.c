@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * model.c — the model's lookups and its arena (model.h), apart from the
  * libclang parser that fills it, so that tools built without libclang (the
@@ -20,6 +21,19 @@ void model_free(cb_model *m)
         if (strcmp((arr)[i_].field, (key)) == 0)        \
             return &(arr)[i_];                          \
     return NULL
+
+void model_forget_docs(cb_model *m)
+{
+    for (size_t i = 0; i < m->nfunctions; i++)
+        m->functions[i].doc = "";
+    for (size_t i = 0; i < m->nenums; i++) {
+        m->enums[i].doc = "";
+        for (size_t k = 0; k < m->enums[i].nitems; k++)
+            m->enums[i].items[k].doc = "";
+    }
+    for (size_t i = 0; i < m->nrecords; i++)
+        m->records[i].doc = "";
+}
 
 const cb_function *model_function(const cb_model *m, const char *name) { FIND(m->functions, m->nfunctions, name, name); }
 const cb_enum *model_enum(const cb_model *m, const char *name) { FIND(m->enums, m->nenums, name, name); }

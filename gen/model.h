@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * model.h — the plain data model of one cuda.h.
  *
@@ -146,9 +147,28 @@ typedef struct {
 } cb_model;
 
 /* Parses `header` (cuda.h) and cudaTypedefs.h beside it. Returns NULL and
- * writes "file:line: message" into err on failure. */
-cb_model *model_parse(const char *header, char *err, size_t errlen);
+ * writes "file:line: message" into err on failure; *refused (when not NULL)
+ * is then 1 if the header parsed but lacks what the bindings need (not a
+ * driver header: no cuInit, no CUresult enum, no CUDA_VERSION...), which
+ * the commands report with exit status 2, and 0 for any other failure
+ * (unreadable, does not parse). */
+cb_model *model_parse(const char *header, char *err, size_t errlen, int *refused);
+/* The same for any header; library != 0: a shared library's header (the
+ * functions declared, their symbols for dlsym, `__NAME_<maj>_<min>`
+ * versioned symbols named NAME), without cudaTypedefs.h and without the
+ * driver header's checks; typedefs_header is then "". */
+cb_model *model_parse_api(const char *header, int library, char *err, size_t errlen,
+                          int *refused);
+/* For the ABI tools, which take headers without rules: a header named
+ * cuda.h is the driver's, any other (nvrtc.h, nvJitLink.h) a library's. */
+int model_is_library_header(const char *header);
+cb_model *model_parse_any(const char *header, char *err, size_t errlen, int *refused);
 void model_free(cb_model *m);
+
+/* Empties every documentation comment of the model (functions, enums and
+ * their members, records): what `cubind generate` does unless
+ * --header-docs, so that generated files hold none of the header's prose. */
+void model_forget_docs(cb_model *m);
 
 /* Lookups by name; NULL when absent. Linear: the stages call them rarely. */
 const cb_function *model_function(const cb_model *m, const char *name);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * parse.c — cuda.h (and cudaTypedefs.h beside it) → cb_model, with libclang.
  *
@@ -148,7 +149,7 @@ static enum { IN_OTHER, IN_CUDA_H, IN_TYPEDEFS_H } where(CXCursor c, const parse
         return IN_OTHER;
     if (clang_File_isEqual(f, P->cuda_h))
         return IN_CUDA_H;
-    if (clang_File_isEqual(f, P->typedefs_h))
+    if (P->typedefs_h && clang_File_isEqual(f, P->typedefs_h))
         return IN_TYPEDEFS_H;
     return IN_OTHER;
 }
@@ -214,13 +215,40 @@ const char *px_doc(parser *P, CXCursor c)
 
 /* ---- functions --------------------------------------------------------- */
 
+/* A library's versioned symbol, `__NAME_<major>_<minor>` (nvJitLink.h
+ * declares `__nvJitLinkCreate_13_0` and an inline nvJitLinkCreate calling
+ * it): the length of NAME, else 0. */
+static size_t versioned_symbol(const char *abi)
+{
+    size_t n = strlen(abi);
+    if (strncmp(abi, "__", 2) != 0)
+        return 0;
+    const char *p = abi + n;
+    for (int part = 0; part < 2; part++) {
+        const char *digits = p;
+        while (p > abi + 2 && p[-1] >= '0' && p[-1] <= '9')
+            p--;
+        if (p == digits || p[-1] != '_')
+            return 0;
+        p--;
+    }
+    return p > abi + 2 ? (size_t)(p - abi - 2) : 0;
+}
+
 static void parse_function(parser *P, CXCursor c)
 {
     cb_model *m = P->model;
+    /* A library's static inline wrappers call the symbol declared beside
+     * them, which is what dlsym finds: only that one is bound. */
+    if (P->library && clang_Cursor_getStorageClass(c) == CX_SC_Static)
+        return;
     cb_function *f = ARENA_PUSH(P->arena, m->functions, m->nfunctions, P->cap_functions);
     f->abi = px_str(P, clang_getCursorSpelling(c));
     f->name = f->abi;
     f->proc_name = f->abi;
+    size_t vn = P->library ? versioned_symbol(f->abi) : 0;
+    if (vn)
+        f->name = arena_strndup(P->arena, f->abi + 2, vn);
     f->ret = px_type(P, clang_getCursorResultType(c));
     int n = clang_Cursor_getNumArguments(c);
     f->nparams = n > 0 ? (size_t)n : 0;
@@ -462,8 +490,29 @@ static int first_error(CXTranslationUnit tu, char *err, size_t errlen)
     return 0;
 }
 
-cb_model *model_parse(const char *header, char *err, size_t errlen)
+cb_model *model_parse(const char *header, char *err, size_t errlen, int *refused)
 {
+    return model_parse_api(header, 0, err, errlen, refused);
+}
+
+int model_is_library_header(const char *header)
+{
+    const char *slash = strrchr(header, '/');
+    return strcmp(slash ? slash + 1 : header, "cuda.h") != 0;
+}
+
+cb_model *model_parse_any(const char *header, char *err, size_t errlen, int *refused)
+{
+    return model_parse_api(header, model_is_library_header(header), err, errlen, refused);
+}
+
+cb_model *model_parse_api(const char *header, int library, char *err, size_t errlen,
+                          int *refused)
+{
+    int dummy;
+    if (!refused)
+        refused = &dummy;
+    *refused = 0;
     if (!file_exists(header)) {
         snprintf(err, errlen, "%s:0: cannot open the header", header);
         return NULL;
@@ -473,8 +522,9 @@ cb_model *model_parse(const char *header, char *err, size_t errlen)
     char *typedefs = malloc(tlen);
     if (!dir || !typedefs)
         arena_oom();
-    snprintf(typedefs, tlen, "%s/cudaTypedefs.h", dir);
-    if (!file_exists(typedefs)) {
+    /* a library has no PFN typedefs: the header alone, twice included */
+    snprintf(typedefs, tlen, "%s%s", library ? header : dir, library ? "" : "/cudaTypedefs.h");
+    if (!library && !file_exists(typedefs)) {
         snprintf(err, errlen,
                  "%s:0: cudaTypedefs.h not found beside it (needed for the "
                  "cuGetProcAddress version of each function)", header);
@@ -487,7 +537,7 @@ cb_model *model_parse(const char *header, char *err, size_t errlen)
     cb_model *m = arena_alloc(arena, sizeof *m);
     m->arena = arena;
     m->header = arena_strdup(arena, header);
-    m->typedefs_header = arena_strdup(arena, typedefs);
+    m->typedefs_header = arena_strdup(arena, library ? "" : typedefs);
 
     /* A virtual main file includes both headers in one translation unit. */
     size_t mlen = strlen(header) + strlen(typedefs) + 64;
@@ -516,7 +566,8 @@ cb_model *model_parse(const char *header, char *err, size_t errlen)
         P.model = m;
         P.tu = tu;
         P.cuda_h = clang_getFile(tu, header);
-        P.typedefs_h = clang_getFile(tu, typedefs);
+        P.typedefs_h = library ? NULL : clang_getFile(tu, typedefs);
+        P.library = library;
         CXCursor *top = NULL;
         size_t ntop = px_children(&P, clang_getTranslationUnitCursor(tu), &top);
         for (size_t i = 0; i < ntop; i++)
@@ -524,7 +575,11 @@ cb_model *model_parse(const char *header, char *err, size_t errlen)
         free(top);
         macro_resolve_pending(&P);
         macro_apply_names(&P);
-        ok = pfn_assign_versions(&P, err, errlen) == 0 && px_check_model(&P, err, errlen) == 0;
+        ok = library || pfn_assign_versions(&P, err, errlen) == 0;
+        if (ok && !library && px_check_model(&P, err, errlen) < 0) {
+            ok = 0;
+            *refused = 1;
+        }
     }
     free(P.enums_seen);
     free(P.records_seen);
@@ -564,6 +619,20 @@ int px_check_model(parser *P, char *err, size_t errlen)
                  "%s:%u: not a CUDA driver header: no CUresult enum (the return type of cuInit, "
                  "declared here)",
                  init->file, init->line);
+        return -1;
+    }
+    /* The release is stamped into the module, the capsule table and the
+     * manifest: a header that does not say which it is is refused. */
+    if (!P->cuda_version_line) {
+        snprintf(err, errlen, "%s:0: not a CUDA driver header: no CUDA_VERSION macro",
+                 P->model->header);
+        return -1;
+    }
+    if (!P->cuda_version_known || P->model->cuda_version <= 0) {
+        snprintf(err, errlen,
+                 "%s:%u: not a CUDA driver header: CUDA_VERSION is not a positive integer "
+                 "constant",
+                 P->model->header, P->cuda_version_line);
         return -1;
     }
     return 0;

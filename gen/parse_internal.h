@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * parse_internal.h — shared state of the parser's modules (parse.c,
  * records.c, pfn.c, macros.c). Not used outside the parser.
@@ -37,7 +38,8 @@ typedef struct {
     cb_arena *arena;
     cb_model *model;
     CXTranslationUnit tu;
-    CXFile cuda_h, typedefs_h;
+    CXFile cuda_h, typedefs_h; /* typedefs_h NULL for a library */
+    int library;               /* model_parse_api's library */
     /* capacities of the model's growable arrays */
     size_t cap_functions, cap_enums, cap_records, cap_typedefs, cap_handles,
            cap_callbacks, cap_macros;
@@ -50,6 +52,10 @@ typedef struct {
     const char *cuda_text; size_t cuda_len;         /* owned by the TU */
     /* macros.c: macros whose value named what was not yet known; malloc'ed */
     CXCursor *pending_macros; size_t npending_macros, cap_pending_macros;
+    /* macros.c: where cuda.h defines CUDA_VERSION (line 0: nowhere), and
+     * whether that definition was an integer constant (model->cuda_version) */
+    unsigned cuda_version_line;
+    int cuda_version_known;
 } parser;
 
 const char *px_str(parser *P, CXString s);

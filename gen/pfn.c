@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pfn.c — which cuGetProcAddress name and version each function has.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * records.c — struct and union definitions: size, alignment, and every
  * field's offset and type, nested records included.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * render.c — model + classes → template values → files in the output
  * directory.
@@ -6,12 +7,14 @@
  * indices, ranges, literal spellings of numbers and strings); the text of
  * the generated code is all in templates/. Every output is rendered into
  * memory first; only when all rendered does render_write() write them, each
- * to a temporary file renamed over the old one, so a failed run leaves the
- * previous output untouched.
+ * to a temporary file renamed over the old one, the old ones kept (linked)
+ * until every rename succeeded and renamed back if one failed: a failed run
+ * leaves the previous set of outputs untouched, never half of each.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "render.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -23,6 +26,7 @@
 #include "abi.h"
 #include "arena.h"
 #include "checksum.h"
+#include "doc_rst.h"
 #include "handles.h"
 #include "render_structs.h"
 #include "render_util.h"
@@ -62,10 +66,44 @@ tv *c_string_literal(const char *s)
     return r;
 }
 
+/* Appends the declaration of `name` (plus suffix) of type `spelling`:
+ * "CUstream hStream", "const char *name", and for a function pointer spelled
+ * out the name inside its "(*)": "int (*callback)(void *, void *)". */
+static void sb_declare(strbuf *sb, const char *spelling, const char *name, const char *suffix)
+{
+    const char *star = strstr(spelling, "(*)");
+    size_t n = strlen(spelling);
+    if (star)
+        sb_printf(sb, "%.*s(*%s%s)%s", (int)(star - spelling), spelling, name, suffix, star + 3);
+    else
+        sb_printf(sb, "%s%s%s%s", spelling, n && spelling[n - 1] == '*' ? "" : " ", name, suffix);
+}
+
 static const char *base_name(const char *path)
 {
     const char *slash = strrchr(path, '/');
     return slash ? slash + 1 : path;
+}
+
+/* ---- Python names (python-names rule) -------------------------------- */
+
+/* How many leading characters every enumerator of e shares, cut after an
+ * underscore (NVJITLINK_INPUT_ of NVJITLINK_INPUT_PTX ...); 0 unless the
+ * API asks for snake names. */
+static size_t enum_common_prefix(const cb_api *api, const cb_enum *e)
+{
+    if (!api->snake || e->nitems < 2)
+        return 0;
+    size_t n = strlen(e->items[0].name);
+    for (size_t k = 1; k < e->nitems; k++) {
+        size_t i = 0;
+        while (i < n && e->items[k].name[i] == e->items[0].name[i])
+            i++;
+        n = i;
+    }
+    while (n && e->items[0].name[n - 1] != '_')
+        n--;
+    return n;
 }
 
 /* ---- functions ---------------------------------------------------------- */
@@ -100,6 +138,7 @@ static void set_shape_flags(tv *p, const cb_pclass *pc, int pointer_handle)
         {"sh_attr_out", SH_ATTR_OUT},   {"sh_attr_in", SH_ATTR_IN},
         {"sh_attr_size", SH_ATTR_SIZE}, {"sh_out_borrowed", SH_OUT_BORROWED},
         {"sh_attr_out_array", SH_ATTR_OUT_ARRAY}, {"sh_sync_callback", SH_SYNC_CALLBACK},
+        {"sh_in_place", SH_IN_PLACE},   {"sh_out_buffer", SH_OUT_BUFFER},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
         tv_set_bool(p, shapes[i].key, pc->shape == shapes[i].shape);
@@ -114,6 +153,7 @@ static void set_shape_flags(tv *p, const cb_pclass *pc, int pointer_handle)
     tv_set_bool(p, "ek_pointer", e == EK_POINTER);
     tv_set_bool(p, "ek_bool", e == EK_BOOL);
     tv_set_bool(p, "ek_string", e == EK_STRING);
+    tv_set_bool(p, "ek_cstring", e == EK_CSTRING);
     tv_set_bool(p, "is_input", classify_is_input(pc));
     tv_set_bool(p, "is_output", classify_is_output(pc));
 }
@@ -148,6 +188,44 @@ static long long attr_buffer_size(const cb_pclass *pc)
     return n;
 }
 
+/* The declaration of a function pointer parameter's local `<cname>_f`. */
+static void funcptr_decl(tv *p, const cb_pclass *pc)
+{
+    strbuf sb = {0};
+    sb_declare(&sb, pc->param->type->spelling, pc->param->name, "_f");
+    if (sb.oom)
+        arena_oom();
+    tv_set_str(p, "funcptr_decl", sb.data);
+    sb_free(&sb);
+}
+
+/* A buffer-size rule's size function, for param_size.c.tmpl: its slot,
+ * the leading arguments it shares with the function, the type of its size.
+ * An output array so sized counts with the local the call fills
+ * (`<cname>_n_v`, named as a by-value count is). */
+static void size_value(tv *p, const cb_fclass *fc, const cb_pclass *pc)
+{
+    const cb_function *sf = pc->size_fn;
+    tv_set_bool(p, "has_size_fn", sf != NULL);
+    if (!sf)
+        return;
+    tv_set_str(p, "size_name", sf->name);
+    tv_set_str(p, "size_proc_name", sf->proc_name);
+    tv_set_int(p, "size_proc_version", sf->proc_version);
+    tv_set_str(p, "size_type", sf->params[sf->nparams - 1].type->pointee->spelling);
+    strbuf sb = {0};
+    for (size_t i = 0; i + 1 < sf->nparams; i++)
+        sb_printf(&sb, "%s_v, ", fc->params[i].param->name);
+    if (sb.oom)
+        arena_oom();
+    tv_set_str(p, "size_args", sb.data ? sb.data : "");
+    sb_free(&sb);
+    if (pc->shape == SH_OUT_ARRAY) {
+        tv_set_strf(p, "count_cname", "%s_n", pc->param->name);
+        tv_set_bool(p, "has_count", 1);
+    }
+}
+
 static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *pc, int in_index,
                        int out_index, const handle_class *hc, size_t nhc)
 {
@@ -157,6 +235,11 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
     tv_set_str(p, "pyname", pc->pyname);
     tv_set_str(p, "fname", f->name);
     tv_set_str(p, "ptype", pc->param->type->spelling);
+    funcptr_decl(p, pc);
+    /* a function-pointer parameter also takes its own class (CUhostFn)
+     * where its type is one; a bare pointer type (nvrtc's) has none */
+    tv_set_bool(p, "funcptr_class",
+                pc->shape == SH_IN_FUNCPTR && handles_index(hc, nhc, pc->param->type->spelling) >= 0);
     tv_set_str(p, "ctype", unqualified(pc->value));
     tv_set_int(p, "in_index", in_index);
     tv_set_int(p, "out_index", out_index);
@@ -165,6 +248,10 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
     tv_set(p, "smax", ll_literal(pc->smax));
     tv_set_str(p, "enum_name", pc->enum_index >= 0 ? m->enums[pc->enum_index].name : "");
     tv_set_str(p, "handle_name", pc->handle ? pc->handle : "");
+    /* a class implementing __cuda_stream__: the parameter also takes any
+     * object that does (the stubs' _CudaStreamLike) */
+    int hi = pc->handle ? handles_index(hc, nhc, pc->handle) : -1;
+    tv_set_bool(p, "stream_like", hi >= 0 && hc[hi].stream_protocol);
     /* a handle-cast rule: the other class the parameter takes */
     tv_set_str(p, "cast_handle", pc->cast_from ? pc->cast_from : "");
     tv_set_bool(p, "has_cast", pc->cast_from != NULL);
@@ -205,7 +292,12 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
     tv_set_str(p, "object_cname", cb && pc->object_index >= 0 ? f->params[pc->object_index].name : "");
     tv_set_str(p, "trampoline", pc->shape == SH_SYNC_CALLBACK ? pc->trampoline : "");
     tv_set_bool(p, "optional", pc->optional);
-    tv_set_bool(p, "writable", pc->shape == SH_IN_BUFFER && !pc->param->type->pointee->is_const);
+    size_value(p, fc, pc);
+    /* a host-bytes rule says whether the driver writes; else the constness */
+    int writable = pc->shape == SH_IN_BUFFER &&
+                   (pc->host_writes >= 0 ? pc->host_writes : !pc->param->type->pointee->is_const);
+    tv_set_bool(p, "writable", writable);
+    tv_set_str(p, "host_access", writable ? "writes" : "reads");
     set_shape_flags(p, pc, pc->handle && handles_is_pointer(hc, nhc, pc->handle));
     int attr = pc->shape == SH_ATTR_OUT || pc->shape == SH_ATTR_IN ||
                pc->shape == SH_ATTR_OUT_ARRAY;
@@ -253,10 +345,9 @@ static char *c_prototype(const cb_function *f)
     strbuf sb = {0};
     sb_printf(&sb, "%s %s(", f->ret->spelling, f->name);
     for (size_t i = 0; i < f->nparams; i++) {
-        const char *sp = f->params[i].type->spelling;
-        size_t n = strlen(sp);
-        sb_printf(&sb, "%s%s%s%s", i ? ", " : "", sp, n && sp[n - 1] == '*' ? "" : " ",
-                  f->params[i].name);
+        if (i)
+            sb_puts(&sb, ", ");
+        sb_declare(&sb, f->params[i].type->spelling, f->params[i].name, "");
     }
     sb_putc(&sb, ')');
     if (sb.oom)
@@ -384,31 +475,57 @@ static int is_plain_value_output(const cb_pclass *pc)
     }
 }
 
-static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_class *hc,
-                          size_t nhc)
+/* The error-log rule of a function, for error_log.c.tmpl: a list of one
+ * entry, or empty. */
+static tv *error_log_value(const cb_fclass *fc)
+{
+    tv *list = tv_list();
+    if (!fc->log_fn || fc->log_param < 0)
+        return list;
+    tv *v = tv_map();
+    tv_set_str(v, "log_cname", fc->params[fc->log_param].param->name);
+    tv_set_str(v, "log_size_name", fc->log_size_fn->name);
+    tv_set_str(v, "log_size_proc_name", fc->log_size_fn->proc_name);
+    tv_set_int(v, "log_size_proc_version", fc->log_size_fn->proc_version);
+    tv_set_str(v, "log_name", fc->log_fn->name);
+    tv_set_str(v, "log_proc_name", fc->log_fn->proc_name);
+    tv_set_int(v, "log_proc_version", fc->log_fn->proc_version);
+    tv_push(list, v);
+    return list;
+}
+
+static tv *function_value(const cb_model *m, const cb_api *api, const cb_fclass *fc,
+                          const handle_class *hc, size_t nhc)
 {
     const cb_function *f = fc->fn;
     tv *fn = tv_map();
     tv_set_str(fn, "name", f->name);
+    char *pyname = rules_python_name(api, f->name);
+    tv_set_str(fn, "pyname", pyname);
+    tv_set_bool(fn, "returns_string", fc->returns_string);
+    tv_set(fn, "error_log", error_log_value(fc));
     tv_set_str(fn, "proc_name", f->proc_name);
     tv_set_int(fn, "proc_version", f->proc_version);
     char *proto = c_prototype(f);
     tv_set_str(fn, "c_prototype", proto);
 
-    tv *params = tv_list(), *inputs = tv_list(), *sync = tv_list();
+    tv *params = tv_list(), *inputs = tv_list(), *sync = tv_list(), *probes = tv_list();
     strbuf sig = {0}, outs = {0};
-    int nin = 0, nout = 0, nrequired = 0, cache_result = 1, handle_outputs = 0, kparams = 0;
+    int nin = 0, nout = fc->returns_string, nrequired = 0, cache_result = !fc->returns_string,
+        handle_outputs = 0, kparams = 0;
+    if (fc->returns_string)
+        sb_puts(&outs, ", bytes");
     for (size_t i = 0; i < f->nparams; i++) {
         const cb_pclass *pc = &fc->params[i];
         int in = classify_is_input(pc), out = classify_is_output(pc);
         tv_push(params, param_value(m, fc, pc, in ? nin : -1, out ? nout : -1, hc, nhc));
-        if (pc->shape == SH_SYNC_CALLBACK) {
+        if (pc->shape == SH_SYNC_CALLBACK || pc->shape == SH_COUNT_INOUT) {
             tv *sv = tv_map();
             tv_set_str(sv, "cname", pc->param->name);
-            tv_push(sync, sv);
+            tv_push(pc->shape == SH_SYNC_CALLBACK ? sync : probes, sv);
         }
         if (out) {
-            sb_printf(&outs, ", %s", pc->pyname);
+            sb_printf(&outs, "%s%s", nout ? ", " : "", pc->pyname);
             nout++;
             cache_result &= is_plain_value_output(pc);
             handle_outputs += pc->elem == EK_HANDLE || pc->elem == EK_VALUE_HANDLE;
@@ -433,6 +550,9 @@ static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_c
     /* sync-callback parameters: the call site enters their context */
     tv_set_bool(fn, "has_sync_callback", tv_len(sync) > 0);
     tv_set(fn, "sync_callbacks", sync);
+    /* in/out counts of output arrays: a count far above what exists is
+     * first asked of the driver (function.c.tmpl) */
+    tv_set(fn, "count_probes", probes);
     tv_set_int(fn, "nin", nin);
     tv_set_int(fn, "nout", nout);
     tv_set_bool(fn, "has_inputs", nin > 0);
@@ -450,15 +570,32 @@ static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_c
     tv_set(fn, "registry", registry_value(fc));
     tv_set(fn, "undo", undo_value(fc));
 
-    /* "name(args)\n--\n\n" makes inspect.signature() report (args). */
-    strbuf doc = {0};
-    sb_printf(&doc, "%s(%s)\n--\n\nReturns (CUresult%s).\n\n%s\n\n%s%s", f->name,
-              sig.data ? sig.data : "", outs.data ? outs.data : "", proto,
-              f->deprecated ? "Deprecated.\n\n" : "", f->doc);
-    if (sig.oom || outs.oom || doc.oom)
+    /* The docstrings (templates/driver/docstring.c), one per face: the
+     * signature "name(args)" that inspect.signature() reads, the outputs'
+     * names, and the header's documentation when the model kept it
+     * (`generate --header-docs`; model_forget_docs empties it otherwise). */
+    if (sig.oom || outs.oom)
         arena_oom();
-    tv_set(fn, "doc", c_string_literal(doc.data));
-    sb_free(&doc);
+    tv_set_str(fn, "py_signature", sig.data ? sig.data : "");
+    tv_set_str(fn, "outputs", outs.data ? outs.data : "");
+    tv_set_bool(fn, "deprecated", f->deprecated);
+    tv_set_bool(fn, "has_header_doc", *f->doc != '\0');
+    if (*f->doc) {
+        char *rst = doc_rst(f->doc);
+        tv_set(fn, "header_doc", c_string_literal(rst));
+        free(rst);
+    }
+    tv *faces = tv_list();
+    for (int raising = 0; raising < 2; raising++) {
+        if (!(raising ? api->raising : api->dropin))
+            continue; /* a face the module does not have gets no docstring */
+        tv *face = tv_map();
+        tv_set_bool(face, "raising", raising);
+        tv_set_str(face, "face_suffix", raising ? "_cu" : "");
+        tv_push(faces, face);
+    }
+    tv_set(fn, "faces", faces);
+    free(pyname);
     sb_free(&sig);
     sb_free(&outs);
     free(proto);
@@ -467,24 +604,39 @@ static tv *function_value(const cb_model *m, const cb_fclass *fc, const handle_c
 
 /* ---- the C API (capsule table, consumer header) ------------------------ */
 
+/* "DRIVER", "NVRTC": the module's name in upper case (malloc'ed), for the
+ * C API's macros. */
+static char *capi_prefix(const cb_api *api)
+{
+    const char *module = api->dropin ? api->dropin : api->raising;
+    char *upper = strdup(module);
+    if (!upper)
+        arena_oom();
+    for (char *p = upper; *p; p++)
+        *p = (char)toupper((unsigned char)*p);
+    return upper;
+}
+
 /* One entry per function of the header: its parameter declarations and
  * call arguments as cuda.h spells them, and its ABI signature (abi.h). */
-static tv *capi_value(const cb_model *m, const cb_classes *c)
+static tv *capi_value(const cb_model *m, const cb_classes *c, const cb_api *api)
 {
     char **sigs = abi_signatures(m);
+    char *upper = capi_prefix(api);
     tv *list = tv_list();
     for (size_t i = 0; i < m->nfunctions; i++) {
         const cb_function *f = &m->functions[i];
+        if (f->ret->kind != TY_ENUM && f->ret->kind != TY_POINTER)
+            continue; /* no value to report an exception with */
         int keep_gil = 0;
         for (size_t k = 0; k < c->nfunctions; k++)
             if (c->functions[k].fn == f)
                 keep_gil = c->functions[k].supported && c->functions[k].keep_gil;
         strbuf decl = {0}, args = {0};
         for (size_t k = 0; k < f->nparams; k++) {
-            const char *sp = f->params[k].type->spelling;
-            size_t n = strlen(sp);
-            sb_printf(&decl, "%s%s%s%s", k ? ", " : "", sp, n && sp[n - 1] == '*' ? "" : " ",
-                      f->params[k].name);
+            if (k)
+                sb_puts(&decl, ", ");
+            sb_declare(&decl, f->params[k].type->spelling, f->params[k].name, "");
             sb_printf(&args, "%s%s", k ? ", " : "", f->params[k].name);
         }
         if (!f->nparams)
@@ -499,39 +651,126 @@ static tv *capi_value(const cb_model *m, const cb_classes *c)
         tv_set_str(e, "args", args.data ? args.data : "");
         tv_set(e, "signature", c_string_literal(sigs[i]));
         tv_set_bool(e, "keep_gil", keep_gil);
+        /* the result enum, or a pointer (an error-string function): what
+         * the entry point returns, and when it raised */
+        tv_set_str(e, "ret", f->ret->spelling);
+        if (f->ret->kind == TY_POINTER)
+            tv_set_str(e, "sentinel", "NULL");
+        else
+            tv_set_strf(e, "sentinel", "CUBIND_%s_CAPI_SENTINEL", upper);
         tv_push(list, e);
         sb_free(&decl);
         sb_free(&args);
     }
     abi_signatures_free(sigs, m->nfunctions);
+    free(upper);
     return list;
 }
 
-static tv *consumer_context(const cb_model *m, const cb_classes *c)
+/* ---- struct layout checks -------------------------------------------------- */
+
+/* Appends {path, offset} for every named, non-bit-field member reachable
+ * from record r without crossing an array, offsets relative to the top. */
+static void layout_fields(const cb_model *m, const cb_record *r, const char *prefix,
+                          long long base, tv *out, long long *count)
+{
+    for (size_t i = 0; i < r->nfields; i++) {
+        const cb_field *f = &r->fields[i];
+        if (f->bit_width >= 0 || f->offset < 0)
+            continue;
+        char path[512];
+        if (*f->name)
+            snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", f->name);
+        else
+            snprintf(path, sizeof path, "%s", prefix);
+        if (*f->name) {
+            tv *fv = tv_map();
+            tv_set_str(fv, "path", path);
+            tv_set_int(fv, "offset", base + f->offset);
+            tv_push(out, fv);
+            (*count)++;
+        }
+        if (f->nested >= 0 && f->type->kind == TY_RECORD)
+            layout_fields(m, &m->records[f->nested], path, base + f->offset, out, count);
+    }
+}
+
+/* Every top-level record with a known layout: {ctype, size, align,
+ * fields: [{path, offset}]}; counts added to *nrecords and *nfields. The
+ * struct layout check asserts these values; the C API's layout hashes
+ * (capi_layouts partial) are computed from the same list by the compiler. */
+static tv *layout_records(const cb_model *m, long long *nrecords, long long *nfields)
+{
+    tv *records = tv_list();
+    for (size_t i = 0; i < m->nrecords; i++) {
+        const cb_record *r = &m->records[i];
+        if (r->is_nested || r->size <= 0)
+            continue;
+        tv *rv = tv_map();
+        if (r->naliases)
+            tv_set_str(rv, "ctype", r->aliases[0]);
+        else
+            tv_set_strf(rv, "ctype", "%s %s", r->is_union ? "union" : "struct", r->tag);
+        tv_set_int(rv, "size", r->size);
+        tv_set_int(rv, "align", r->align);
+        tv *fields = tv_list();
+        layout_fields(m, r, "", 0, fields, nfields);
+        tv_set(rv, "fields", fields);
+        tv_push(records, rv);
+        (*nrecords)++;
+    }
+    return records;
+}
+
+/* What the C API's templates read of the API (capi_types.c.tmpl). */
+static void capi_api_value(tv *root, const cb_model *m, const cb_classes *c, const cb_api *api)
+{
+    char *upper = capi_prefix(api);
+    tv_set_str(root, "capi_prefix", upper);
+    free(upper);
+    tv_set_str(root, "module", api->dropin ? api->dropin : api->raising);
+    tv_set_str(root, "result_type", api->result);
+    tv_set_str(root, "capi_sentinel", api->capi_sentinel);
+    tv *capi = capi_value(m, c, api);
+    tv_set_str(root, "capi_example", m->nfunctions ? m->functions[0].name : "");
+    tv_set(root, "capi", capi);
+    long long nrecords = 0, nfields = 0;
+    tv_set(root, "layouts", layout_records(m, &nrecords, &nfields));
+}
+
+static tv *consumer_context(const cb_model *m, const cb_classes *c, const cb_api *api)
 {
     tv *root = tv_map();
+    capi_api_value(root, m, c, api);
     tv_set_str(root, "header", base_name(m->header));
     tv_set_int(root, "cuda_version", m->cuda_version);
-    tv_set(root, "capi", capi_value(m, c));
     return root;
 }
 
 /* ---- the driver module ------------------------------------------------ */
 
-static tv *enums_value(const cb_model *m)
+static tv *enums_value(const cb_model *m, const cb_api *api)
 {
     tv *list = tv_list();
     for (size_t i = 0; i < m->nenums; i++) {
         const cb_enum *e = &m->enums[i];
+        size_t cut = enum_common_prefix(api, e);
         tv *ev = tv_map();
         tv_set_int(ev, "index", (long long)i);
         tv_set_str(ev, "name", e->name);
+        /* enum classes keep their CamelCase: only the prefix goes */
+        size_t np = strlen(api->name_prefix);
+        tv_set_str(ev, "pyname", np && strncmp(e->name, api->name_prefix, np) == 0 && e->name[np]
+                                     ? e->name + np
+                                     : e->name);
         tv_set_int(ev, "nitems", (long long)e->nitems);
+        tv_set_bool(ev, "has_doc", *e->doc != '\0');
         tv_set(ev, "doc", c_string_literal(e->doc));
         tv *items = tv_list();
         for (size_t k = 0; k < e->nitems; k++) {
             tv *it = tv_map();
             tv_set_str(it, "name", e->items[k].name);
+            tv_set_str(it, "pyname", e->items[k].name + cut);
             tv_set_str(it, "enum_class", e->name);
             tv_set(it, "value", ll_literal(e->items[k].value));
             tv_push(items, it);
@@ -574,17 +813,56 @@ static tv *procs_value(const cb_model *m)
         tv_set_str(p, "name", f->name);
         tv_set_str(p, "proc_name", f->proc_name);
         tv_set_int(p, "version", f->proc_version);
+        /* a library's entry point type (the driver's come from cudaTypedefs.h) */
+        strbuf decl = {0};
+        for (size_t k = 0; k < f->nparams; k++)
+            sb_printf(&decl, "%s%s", k ? ", " : "", f->params[k].type->spelling);
+        if (decl.oom)
+            arena_oom();
+        tv_set_str(p, "decl", decl.data ? decl.data : "void");
+        tv_set_str(p, "ret", f->ret->spelling);
+        sb_free(&decl);
         tv_push(list, p);
     }
     return list;
 }
 
+/* The API a rules file names (rules.h: module, result, error-class, ...). */
+static void api_value(tv *root, const cb_api *api)
+{
+    tv_set_str(root, "module", api->dropin ? api->dropin : api->raising);
+    tv_set_bool(root, "has_dropin", api->dropin != NULL);
+    tv_set_str(root, "raising_module", api->raising ? api->raising : "");
+    tv_set_bool(root, "has_raising", api->raising != NULL);
+    tv_set_str(root, "result_type", api->result);
+    tv_set_str(root, "success", api->success);
+    tv_set_str(root, "error_class", api->error_class);
+    tv_set_bool(root, "is_library", api->is_library);
+    tv_set_bool(root, "is_driver", !api->is_library);
+    tv_set_bool(root, "has_error_string", api->error_string != NULL);
+    tv_set_str(root, "error_string", api->error_string ? api->error_string : "");
+    tv_set_str(root, "library_env", api->env ? api->env : "");
+    tv *libs = tv_list(), *wheels = tv_list();
+    for (size_t i = 0; i < api->nlibs; i++)
+        tv_push(libs, tv_str(api->libs[i]));
+    for (size_t i = 0; i < api->nwheels; i++)
+        tv_push(wheels, tv_str(api->wheels[i]));
+    tv_set(root, "library_files", libs);
+    tv_set(root, "library_wheels", wheels);
+}
+
 static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules *rules)
 {
     tv *root = tv_map();
+    cb_api api;
+    rules_api(rules, &api);
+    api_value(root, &api);
+    const cb_function *es = api.error_string ? rules_function(m, api.error_string) : NULL;
+    tv_set_str(root, "error_string_proc_name", es ? es->proc_name : "");
+    tv_set_int(root, "error_string_proc_version", es ? es->proc_version : 0);
     tv_set_str(root, "header", base_name(m->header));
     tv_set_int(root, "cuda_version", m->cuda_version);
-    tv_set(root, "enums", enums_value(m));
+    tv_set(root, "enums", enums_value(m, &api));
     tv_set_int(root, "nenums", (long long)m->nenums);
 
     size_t nhc;
@@ -609,7 +887,7 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     tv *functions = tv_list();
     for (size_t i = 0; i < c->nfunctions; i++)
         if (c->functions[i].supported)
-            tv_push(functions, function_value(m, &c->functions[i], hc, nhc));
+            tv_push(functions, function_value(m, &api, &c->functions[i], hc, nhc));
     tv_set_int(root, "nbound", (long long)tv_len(functions));
     tv_set(root, "functions", functions);
     tv_set(root, "macros", macros_value(m));
@@ -640,62 +918,16 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     } else {
         tv_set_bool(root, "launch", 0);
     }
-    tv_set(root, "capi", capi_value(m, c));
+    capi_api_value(root, m, c, &api);
     free(hc);
     return root;
-}
-
-/* ---- struct layout checks -------------------------------------------------- */
-
-/* Appends {path, offset} for every named, non-bit-field member reachable
- * from record r without crossing an array, offsets relative to the top. */
-static void layout_fields(const cb_model *m, const cb_record *r, const char *prefix,
-                          long long base, tv *out, long long *count)
-{
-    for (size_t i = 0; i < r->nfields; i++) {
-        const cb_field *f = &r->fields[i];
-        if (f->bit_width >= 0 || f->offset < 0)
-            continue;
-        char path[512];
-        if (*f->name)
-            snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", f->name);
-        else
-            snprintf(path, sizeof path, "%s", prefix);
-        if (*f->name) {
-            tv *fv = tv_map();
-            tv_set_str(fv, "path", path);
-            tv_set_int(fv, "offset", base + f->offset);
-            tv_push(out, fv);
-            (*count)++;
-        }
-        if (f->nested >= 0 && f->type->kind == TY_RECORD)
-            layout_fields(m, &m->records[f->nested], path, base + f->offset, out, count);
-    }
 }
 
 static tv *layout_context(const cb_model *m)
 {
     tv *root = tv_map();
-    tv *records = tv_list();
     long long nfields = 0, nrecords = 0;
-    for (size_t i = 0; i < m->nrecords; i++) {
-        const cb_record *r = &m->records[i];
-        if (r->is_nested || r->size <= 0)
-            continue;
-        tv *rv = tv_map();
-        if (r->naliases)
-            tv_set_str(rv, "ctype", r->aliases[0]);
-        else
-            tv_set_strf(rv, "ctype", "%s %s", r->is_union ? "union" : "struct", r->tag);
-        tv_set_int(rv, "size", r->size);
-        tv_set_int(rv, "align", r->align);
-        tv *fields = tv_list();
-        layout_fields(m, r, "", 0, fields, &nfields);
-        tv_set(rv, "fields", fields);
-        tv_push(records, rv);
-        nrecords++;
-    }
-    tv_set(root, "records", records);
+    tv_set(root, "records", layout_records(m, &nrecords, &nfields));
     tv_set_int(root, "nrecords", nrecords);
     tv_set_int(root, "nfields", nfields);
     return root;
@@ -722,10 +954,14 @@ static tv *report_context(const cb_model *m, const cb_classes *c)
 
 /* ---- outputs -------------------------------------------------------------- */
 
-/* Renders template `name` into out->files[]: the body, then the generated
- * header with the body's checksum when `with_header`. */
+/* The generated header a file gets (checksum.h: the stamp covers the body
+ * after it): a C comment, or "#" lines for stubs and text files. */
+enum { HEADER_C, HEADER_HASH };
+
+/* Renders template `name` into out->files[]: the generated header with the
+ * body's checksum, then the body. */
 static int render_one(render_output *out, const tmpl_set *ts, const cb_model *m, const char *tmpl,
-                      const char *file, tv *ctx, int with_header, char *err, size_t errlen)
+                      const char *file, tv *ctx, int header, char *err, size_t errlen)
 {
     strbuf body = {0};
     int rc = tmpl_render(ts, tmpl, ctx, &body, err, errlen);
@@ -735,7 +971,7 @@ static int render_one(render_output *out, const tmpl_set *ts, const cb_model *m,
         return -1;
     }
     strbuf whole = {0};
-    if (with_header) {
+    {
         char sum[CHECKSUM_HEX + 1];
         checksum_hex(body.data ? body.data : "", body.len, sum);
         tv *h = tv_map();
@@ -743,7 +979,9 @@ static int render_one(render_output *out, const tmpl_set *ts, const cb_model *m,
         tv_set_str(h, "header", base_name(m->header));
         tv_set_int(h, "cuda_version", m->cuda_version);
         tv_set_str(h, "checksum", sum);
-        rc = tmpl_render(ts, "generated_header", h, &whole, err, errlen);
+        rc = header == HEADER_C
+                 ? tmpl_render(ts, "generated_header", h, &whole, err, errlen)
+                 : tmpl_render(ts, "generated_header_hash", h, &whole, err, errlen);
         tv_free(h);
         if (rc < 0) {
             sb_free(&body);
@@ -775,21 +1013,50 @@ static tv *stub_context(const cb_model *m, const cb_classes *c, const cb_rules *
     return root;
 }
 
+/* A library API's outputs (a `library` rule): its module and its list of
+ * functions not bound, named after the module. */
+static int render_library(render_output *out, const tmpl_set *ts, const cb_model *m,
+                          const cb_classes *c, const cb_rules *rules, const cb_api *api,
+                          char *err, size_t errlen)
+{
+    const char *module = api->dropin ? api->dropin : api->raising;
+    snprintf(out->names[0], sizeof out->names[0], "%s.c", module);
+    snprintf(out->names[1], sizeof out->names[1], "%s_unsupported.txt", module);
+    snprintf(out->names[2], sizeof out->names[2], "cubind_%s_api.h", module);
+    return render_one(out, ts, m, "driver/module.c", out->names[0], driver_context(m, c, rules),
+                      HEADER_C, err, errlen) < 0 ||
+                   render_one(out, ts, m, "report.txt", out->names[1], report_context(m, c),
+                              HEADER_HASH, err, errlen) < 0 ||
+                   render_one(out, ts, m, "consumer/cubind_driver_api.h", out->names[2],
+                              consumer_context(m, c, api), HEADER_C, err, errlen) < 0
+               ? -1
+               : 0;
+}
+
 int render_all(render_output *out, const tmpl_set *ts, const cb_model *m, const cb_classes *c,
                const cb_rules *rules, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    if (render_one(out, ts, m, "driver/module.c", "driver.c", driver_context(m, c, rules), 1, err,
+    cb_api api;
+    rules_api(rules, &api);
+    if (api.is_library) {
+        if (render_library(out, ts, m, c, rules, &api, err, errlen) < 0) {
+            render_output_free(out);
+            return -1;
+        }
+        return 0;
+    }
+    if (render_one(out, ts, m, "driver/module.c", "driver.c", driver_context(m, c, rules), HEADER_C, err,
                    errlen) < 0 ||
         render_one(out, ts, m, "checks/struct_layout.c", "struct_layout_check.c",
-                   layout_context(m), 1, err, errlen) < 0 ||
-        render_one(out, ts, m, "report.txt", "unsupported.txt", report_context(m, c), 0, err,
+                   layout_context(m), HEADER_C, err, errlen) < 0 ||
+        render_one(out, ts, m, "report.txt", "unsupported.txt", report_context(m, c), HEADER_HASH, err,
                    errlen) < 0 ||
         render_one(out, ts, m, "consumer/cubind_driver_api.h", "cubind_driver_api.h",
-                   consumer_context(m, c), 1, err, errlen) < 0 ||
-        render_one(out, ts, m, "stubs/module.pyi", "driver.pyi", stub_context(m, c, rules, 0), 0,
+                   consumer_context(m, c, &api), HEADER_C, err, errlen) < 0 ||
+        render_one(out, ts, m, "stubs/module.pyi", "driver.pyi", stub_context(m, c, rules, 0), HEADER_HASH,
                    err, errlen) < 0 ||
-        render_one(out, ts, m, "stubs/module.pyi", "cu.pyi", stub_context(m, c, rules, 1), 0,
+        render_one(out, ts, m, "stubs/module.pyi", "cu.pyi", stub_context(m, c, rules, 1), HEADER_HASH,
                    err, errlen) < 0) {
         render_output_free(out);
         return -1;
@@ -816,14 +1083,30 @@ static int write_all(const char *path, const char *data, size_t len)
     return bad ? -1 : 0;
 }
 
+/* Puts the previous outputs back after renames [0, done) succeeded: what
+ * existed is renamed back from its kept link, what did not is removed. */
+static void render_roll_back(size_t done, char final[][4096], char kept[][4096], const int *had)
+{
+    for (size_t i = 0; i < done; i++) {
+        if (had[i])
+            rename(kept[i], final[i]);
+        else
+            unlink(final[i]);
+    }
+}
+
 int render_write(const render_output *out, const char *dir, char *err, size_t errlen)
 {
-    char tmp[RENDER_MAX_FILES][4096], final[RENDER_MAX_FILES][4096];
+    char tmp[RENDER_MAX_FILES][4096], final[RENDER_MAX_FILES][4096],
+        kept[RENDER_MAX_FILES][4096];
+    int had[RENDER_MAX_FILES] = {0};
     size_t written = 0;
     for (; written < out->nfiles; written++) {
         const render_file *f = &out->files[written];
         snprintf(final[written], sizeof final[written], "%s/%s", dir, f->name);
         snprintf(tmp[written], sizeof tmp[written], "%s/.%s.tmp.%ld", dir, f->name, (long)getpid());
+        snprintf(kept[written], sizeof kept[written], "%s/.%s.old.%ld", dir, f->name,
+                 (long)getpid());
         if (write_all(tmp[written], f->data, f->len) < 0) {
             snprintf(err, errlen, "%s:0: cannot write: %s", final[written], strerror(errno));
             unlink(tmp[written]);
@@ -836,24 +1119,54 @@ int render_write(const render_output *out, const char *dir, char *err, size_t er
         return -1;
     }
     /* A directory in an output's place would fail its rename after the
-     * earlier ones were renamed: refuse before replacing anything. */
-    for (size_t i = 0; i < out->nfiles; i++) {
+     * earlier ones were renamed: refuse before replacing anything. Every
+     * previous output is kept as a second link, so that a rename failing
+     * part-way (for any other reason) can put the old set back: the
+     * directory then holds the whole new set or the whole old one. */
+    size_t nkept = 0;
+    const char *why = NULL;
+    for (; nkept < out->nfiles; nkept++) {
         struct stat st;
-        if (lstat(final[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-            snprintf(err, errlen, "%s:0: cannot replace: is a directory", final[i]);
-            for (size_t k = 0; k < out->nfiles; k++)
-                unlink(tmp[k]);
-            return -1;
+        if (lstat(final[nkept], &st) < 0)
+            continue;
+        if (S_ISDIR(st.st_mode)) {
+            why = "cannot replace: is a directory";
+            break;
         }
+        unlink(kept[nkept]);
+        if (link(final[nkept], kept[nkept]) < 0) {
+            snprintf(err, errlen, "%s:0: cannot keep the previous version while replacing it: %s",
+                     final[nkept], strerror(errno));
+            why = "";
+            break;
+        }
+        had[nkept] = 1;
+    }
+    if (why) {
+        if (*why)
+            snprintf(err, errlen, "%s:0: %s", final[nkept], why);
+        for (size_t k = 0; k < out->nfiles; k++) {
+            unlink(tmp[k]);
+            if (had[k])
+                unlink(kept[k]);
+        }
+        return -1;
     }
     /* Every temporary exists: renaming cannot run out of space. */
     for (size_t i = 0; i < out->nfiles; i++) {
         if (rename(tmp[i], final[i]) < 0) {
             snprintf(err, errlen, "%s:0: cannot rename into place: %s", final[i], strerror(errno));
-            for (size_t k = i; k < out->nfiles; k++)
+            render_roll_back(i, final, kept, had);
+            for (size_t k = 0; k < out->nfiles; k++) {
                 unlink(tmp[k]);
+                if (had[k])
+                    unlink(kept[k]);
+            }
             return -1;
         }
     }
+    for (size_t i = 0; i < out->nfiles; i++)
+        if (had[i])
+            unlink(kept[i]);
     return 0;
 }

@@ -1,7 +1,9 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * render.h — renders the templates for one model into memory, then writes
- * every file at once (temporary files renamed into place), so a failed run
- * never leaves a half-written output directory.
+ * every file at once (temporary files renamed into place, the old ones put
+ * back if any rename fails), so a failed run never leaves a half-written
+ * output directory nor a mix of old and new outputs.
  */
 #ifndef CUBIND_RENDER_H
 #define CUBIND_RENDER_H
@@ -24,6 +26,7 @@ typedef struct {
 typedef struct {
     render_file files[RENDER_MAX_FILES];
     size_t nfiles;
+    char names[3][128];  /* file names computed from the API (a library's) */
 } render_output;
 
 /* Renders every output; -1 with "file:line: message" in err. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * render_structs.c — template data for the struct and union classes
  * (render_structs.h). Data only: the emitted text is in
@@ -20,6 +21,7 @@
 #include "arena.h"
 #include "classify.h"
 #include "handles.h"
+#include "host_bytes.h"
 #include "render_util.h"
 
 /* What the field-table stages read: the model, the rules and the module's
@@ -262,6 +264,84 @@ static void add_fields(const struct_env *env, const cb_record *r, const cb_recor
     }
 }
 
+/* The host-bytes rules of record r (rules.h), one entry each: the field
+ * indexes of its buffer, terms and `when` field in r's table, as
+ * bind_struct.h's cbs_host_extent. host_bytes_check validated them. */
+static tv *extents_of(const struct_env *env, const cb_record *r)
+{
+    const cb_model *m = env->m;
+    tv *list = tv_list();
+    for (size_t i = 0; i < env->rules->nrules; i++) {
+        cb_rule *rule = &env->rules->rules[i];
+        cb_host_bytes h;
+        char err[256];
+        if (strcmp(rule->directive, "host-bytes") != 0 || !names_record(r, rule->args[0]) ||
+            host_bytes_parse(env->rules, rule, &h, err, sizeof err) < 0)
+            continue;
+        rule->used = 1;
+        tv *e = tv_map();
+        tv_set_int(e, "buffer", field_index(m, r, h.buffer));
+        tv_set_int(e, "writes", h.writes);
+        long long when = -1, value = 0;
+        if (h.when_value) {
+            const cb_field *wf = rules_record_field(m, rule->args[0], h.when_field);
+            when = field_index(m, r, h.when_field);
+            if (!wf || host_bytes_enumerator(m, wf->type, h.when_value, &value) < 0)
+                when = -1;
+        }
+        tv_set_int(e, "when", when);
+        tv_set_int(e, "when_value", value);
+        strbuf terms = {0};
+        for (int t = 0; t < HB_NTERMS; t++)
+            sb_printf(&terms, "%s%lld", t ? ", " : "", h.term[t] ? field_index(m, r, h.term[t]) : -1);
+        if (terms.oom)
+            arena_oom();
+        tv_set_str(e, "terms", terms.data);
+        sb_free(&terms);
+        tv_push(list, e);
+    }
+    return list;
+}
+
+/* Whether a call must check record i (bind_struct.h: cbs_struct_def
+ * .checked): own[i] (a counted array or a host extent of its own), or a
+ * record it holds by value or in an array it owns must. memo: -1 unknown;
+ * a record never holds itself by value, so a record in progress is 0. */
+static int record_checked(const struct_env *env, size_t i, const int *own, signed char *memo);
+
+static int members_checked(const struct_env *env, const cb_record *r, const cb_record *top,
+                           const int *own, signed char *memo)
+{
+    const cb_model *m = env->m;
+    for (size_t k = 0; k < r->nfields; k++) {
+        const cb_field *f = &r->fields[k];
+        if (!*f->name) {
+            if (f->nested >= 0 && members_checked(env, &m->records[f->nested], top, own, memo))
+                return 1;
+            continue;
+        }
+        const cb_type *t = f->type->kind == TY_ARRAY ? f->type->pointee : f->type;
+        int idx = -1;
+        if (t && t->kind == TY_RECORD)
+            idx = f->nested >= 0 ? f->nested : classify_record_index(m, t);
+        else if (field_rule(env->rules, "field-count", top, f->name))
+            idx = pointee_record(m, f);
+        if (idx >= 0 && record_checked(env, (size_t)idx, own, memo))
+            return 1;
+    }
+    return 0;
+}
+
+static int record_checked(const struct_env *env, size_t i, const int *own, signed char *memo)
+{
+    if (memo[i] < 0) {
+        memo[i] = 0;
+        memo[i] = (signed char)(own[i] || members_checked(env, &env->m->records[i],
+                                                          &env->m->records[i], own, memo));
+    }
+    return memo[i];
+}
+
 typedef struct {
     char **names;          /* class name per record (malloc'ed) */
     int nstruct, nunion;
@@ -354,6 +434,12 @@ tv *structs_value(const cb_model *m, const cb_rules *rules, const handle_class *
     tv *root = tv_map();
     tv *records = tv_list(), *aliases = tv_list();
     size_t nseen = 0;
+    int *own = calloc(m->nrecords + 1, sizeof *own);
+    signed char *memo = malloc(m->nrecords + 1);
+    tv **rvs = calloc(m->nrecords + 1, sizeof *rvs);
+    if (!own || !memo || !rvs)
+        arena_oom();
+    memset(memo, -1, m->nrecords + 1);
     for (size_t i = 0; i < m->nrecords; i++) {
         const cb_record *r = &m->records[i];
         tv *rv = tv_map();
@@ -366,7 +452,13 @@ tv *structs_value(const cb_model *m, const cb_rules *rules, const handle_class *
         int counted = 0;
         add_fields(&env, r, r, 0, nm.names, fields, &n, &counted);
         tv_set(rv, "fields", fields);
-        tv_set_int(rv, "counted", counted);
+        tv *extents = extents_of(&env, r);
+        size_t nextents = tv_len(extents);
+        tv_set(rv, "extents", extents);
+        tv_set_int(rv, "nextents", (long long)nextents);
+        tv_set_bool(rv, "has_extents", nextents > 0);
+        own[i] = counted || nextents > 0;
+        rvs[i] = rv;
         tv_set_int(rv, "nfields", n);
         tv_set_bool(rv, "exported", !anon_member[i]);
 
@@ -391,6 +483,11 @@ tv *structs_value(const cb_model *m, const cb_rules *rules, const handle_class *
         for (size_t a = 0; a < r->naliases; a++)
             add_alias(aliases, seen, &nseen, r->aliases[a], i, nm.names[i]);
     }
+    for (size_t i = 0; i < m->nrecords; i++)
+        tv_set_int(rvs[i], "checked", record_checked(&env, i, own, memo));
+    free(own);
+    free(memo);
+    free(rvs);
     tv_set(root, "records", records);
     tv_set_int(root, "count", (long long)m->nrecords);
     tv_set(root, "aliases", aliases);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * render_structs.h — template data for the struct and union classes of the
  * driver module (templates/driver/structs.c.tmpl, runtime/bind_struct.h).
@@ -19,6 +20,9 @@
  *            name, offset, size, kind (a cbs_field_kind enumerator), ref
  *            (enum, handle or struct index; -1), count, bit_width,
  *            bit_offset;
+ *            and per record: extents (its host-bytes rules: buffer,
+ *            writes, when, when_value, terms as field indexes),
+ *            nextents, has_extents, checked (cbs_struct_def.checked);
  *   count:   the number of records;
  *   aliases: {name, index} for every module attribute naming a class.
  * Handle indices are indices in hc, the module's handle classes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * render_util.h — literal spellings shared by the render stages
  * (render.c, render_structs.c).

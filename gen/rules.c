@@ -1,15 +1,20 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rules.c — reads rules.txt (see rules.h for the directives).
  *
  * Invariant: every loaded rule has a known directive and a number of
  * arguments within that directive's range (exactly one number for all but
- * `undo`, whose undo call takes any number of arguments up to the limit).
+ * `undo`, whose undo call takes one to six arguments, and `host-bytes`,
+ * whose optional terms go up to the limit).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "rules.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "strbuf.h"
 
 #include "arena.h"
 
@@ -49,6 +54,23 @@ static const struct {
     {"registry-keep", 3, 0},
     {"registry-depend", 3, 0},
     {"undo", 3, CB_RULE_MAX_ARGS},
+    /* what the API is (one of each per rules file; the driver's defaults
+     * when absent): see rules.h */
+    {"module", 2, 0},
+    {"result", 2, 0},
+    {"error-class", 1, 0},
+    {"error-string", 1, 0},
+    {"library", 1, 0},
+    {"library-env", 1, 0},
+    {"library-wheel", 1, 0},
+    {"python-names", 2, 0},
+    {"int-handles", 0, 0},
+    {"header", 1, 0},
+    {"capi-sentinel", 1, 0},
+    {"in-place", 2, 0},
+    {"buffer-size", 3, 0},
+    {"error-log", 4, 0},
+    {"host-bytes", 4, CB_RULE_MAX_ARGS},
 };
 
 /* The index of directive d in directives[], -1 when unknown. */
@@ -244,8 +266,7 @@ static int names_handle(const cb_model *m, const char *name)
     return names_typedef(m, name);
 }
 
-/* The field `field` of a record named `record` (tag or typedef), or NULL. */
-static const cb_field *record_field(const cb_model *m, const char *record, const char *field)
+const cb_field *rules_record_field(const cb_model *m, const char *record, const char *field)
 {
     for (size_t i = 0; i < m->nrecords; i++) {
         const cb_record *rec = &m->records[i];
@@ -261,7 +282,7 @@ static const cb_field *record_field(const cb_model *m, const char *record, const
 
 static int record_has_field(const cb_model *m, const char *record, const char *field)
 {
-    return record_field(m, record, field) != NULL;
+    return rules_record_field(m, record, field) != NULL;
 }
 
 /* Whether integer typedef `name` is a handle class: a value-handle or
@@ -278,8 +299,8 @@ static int names_value_handle(const cb_rules *r, const char *name)
  * bit-field). */
 static int field_count_matches(const cb_rules *r, const cb_model *m, const cb_rule *rule)
 {
-    const cb_field *a = record_field(m, rule->args[0], rule->args[1]);
-    const cb_field *c = record_field(m, rule->args[0], rule->args[2]);
+    const cb_field *a = rules_record_field(m, rule->args[0], rule->args[1]);
+    const cb_field *c = rules_record_field(m, rule->args[0], rule->args[2]);
     const cb_type *e = a && a->type->kind == TY_POINTER ? a->type->pointee : NULL;
     int record = e && e->kind == TY_RECORD &&
                  ((e->name && model_record(m, e->name)) ||
@@ -307,6 +328,9 @@ size_t rules_unmatched(const cb_rules *r, const cb_model *m, FILE *out)
             found = record_has_field(m, rule->args[0], rule->args[1]);
         else if (strcmp(rule->directive, "field-count") == 0)
             found = field_count_matches(r, m, rule);
+        else if (strcmp(rule->directive, "host-bytes") == 0)
+            found = function_has_param(m, rule->args[0], rule->args[1]) ||
+                    record_has_field(m, rule->args[0], rule->args[1]);
         else if (strcmp(rule->directive, "undo") == 0)
             found = rules_function(m, rule->args[0]) != NULL &&
                     rules_function(m, rule->args[1]) != NULL;
@@ -315,18 +339,119 @@ size_t rules_unmatched(const cb_rules *r, const cb_model *m, FILE *out)
                     names_handle(m, rule->args[2]);
         else if (strcmp(rule->directive, "kernel-code") == 0) /* FUNCTION WHEN */
             found = rules_function(m, rule->args[0]) != NULL;
+        else if (rules_is_api(rule->directive))
+            found = rules_api_matches(m, rule);
         else if (strcmp(rule->directive, "rename-param") == 0 ||
                  strcmp(rule->directive, "attribute-type") == 0)
             found = rule->used; /* set when a parameter or attribute used it */
         else
             found = rules_function(m, rule->args[0]) != NULL &&
                     (rule->nargs < 2 || function_has_param(m, rule->args[0], rule->args[1]));
-        if (!found) {
+        if (!found && out) {
             fprintf(out, "%s:%u: rule '%s %s%s%s' matches nothing in %s\n", r->path, rule->line,
                     rule->directive, rule->args[0], rule->nargs > 1 ? " " : "",
                     rule->nargs > 1 ? rule->args[1] : "", m->header);
-            n++;
         }
+        n += !found;
     }
     return n;
+}
+
+int rules_is_api(const char *d)
+{
+    static const char *const api[] = {"module", "result", "error-class", "error-string",
+                                      "library", "library-env", "library-wheel", "python-names",
+                                      "int-handles", "header", "capi-sentinel"};
+    for (size_t i = 0; i < sizeof api / sizeof *api; i++)
+        if (strcmp(api[i], d) == 0)
+            return 1;
+    return 0;
+}
+
+int rules_api_matches(const cb_model *m, const cb_rule *rule)
+{
+    if (strcmp(rule->directive, "result") == 0)
+        return model_enum(m, rule->args[0]) != NULL;
+    if (strcmp(rule->directive, "error-string") == 0)
+        return rules_function(m, rule->args[0]) != NULL;
+    return 1; /* names nothing of the header */
+}
+
+void rules_api(const cb_rules *r, cb_api *api)
+{
+    memset(api, 0, sizeof *api);
+    api->dropin = "driver";
+    api->raising = "cu";
+    api->result = "CUresult";
+    api->success = "CUDA_SUCCESS";
+    api->error_class = "CUDAError";
+    api->capi_sentinel = "CUDA_ERROR_NOT_FOUND";
+    api->name_prefix = "";
+    for (size_t i = 0; i < r->nrules; i++) {
+        cb_rule *rule = &r->rules[i];
+        const char *d = rule->directive, *a0 = rule->args[0];
+        if (!rules_is_api(d))
+            continue;
+        rule->used = 1;
+        if (strcmp(d, "module") == 0) {
+            api->dropin = strcmp(a0, "-") == 0 ? NULL : a0;
+            api->raising = strcmp(rule->args[1], "-") == 0 ? NULL : rule->args[1];
+        } else if (strcmp(d, "result") == 0) {
+            api->result = a0;
+            api->success = rule->args[1];
+        } else if (strcmp(d, "error-class") == 0) {
+            api->error_class = a0;
+        } else if (strcmp(d, "error-string") == 0) {
+            api->error_string = a0;
+        } else if (strcmp(d, "library") == 0) {
+            api->is_library = 1;
+            if (api->nlibs < CB_API_MAX_LIBS)
+                api->libs[api->nlibs++] = a0;
+        } else if (strcmp(d, "library-env") == 0) {
+            api->env = a0;
+        } else if (strcmp(d, "library-wheel") == 0) {
+            if (api->nwheels < CB_API_MAX_LIBS)
+                api->wheels[api->nwheels++] = a0;
+        } else if (strcmp(d, "capi-sentinel") == 0) {
+            api->capi_sentinel = a0;
+        } else if (strcmp(d, "int-handles") == 0) {
+            api->int_handles = 1;
+        } else if (strcmp(d, "python-names") == 0) {
+            api->name_prefix = a0;
+            api->snake = strcmp(rule->args[1], "snake") == 0;
+        }
+    }
+}
+
+/* name without the API's prefix, in snake_case when the API says so
+ * (nvJitLinkGetLinkedLTOIRSize -> get_linked_ltoir_size): an underscore
+ * before a capital that follows a lower-case letter or digit, or that
+ * ends a run of capitals before a lower-case letter. */
+char *rules_python_name(const cb_api *api, const char *name)
+{
+    size_t np = strlen(api->name_prefix);
+    if (np && strncmp(name, api->name_prefix, np) == 0 && name[np])
+        name += np;
+    strbuf sb = {0};
+    if (!api->snake)
+        sb_puts(&sb, name);
+    for (size_t i = 0; api->snake && name[i]; i++) {
+        unsigned char c = (unsigned char)name[i], prev = i ? (unsigned char)name[i - 1] : 0,
+                      next = (unsigned char)name[i + 1];
+        if (i && isupper(c) &&
+            (islower(prev) || isdigit(prev) || (isupper(prev) && next && islower(next))))
+            sb_putc(&sb, '_');
+        sb_putc(&sb, (char)tolower(c));
+    }
+    if (sb.oom || !sb.data)
+        arena_oom();
+    return sb.data; /* malloc'ed */
+}
+
+int rules_has(const cb_rules *r, const char *directive)
+{
+    for (size_t i = 0; i < r->nrules; i++)
+        if (strcmp(r->rules[i].directive, directive) == 0)
+            return r->rules[i].used = 1;
+    return 0;
 }

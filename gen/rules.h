@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rules.h — the special cases of rules.txt, the one data file of exceptions
  * to the classifier's general rules. Each line is a directive and its
@@ -79,7 +80,8 @@
  *                            gets the driver's arguments, before the call
  *                            (WHEN `before`) or after a successful one
  *                            (`after`), to keep the parameter types the
- *                            code's PTX declares
+ *                            code's PTX declares (the driver's rules only:
+ *                            a library API's are ignored)
  *   kernel-extra FUNCTION PARAM
  *                            `void **PARAM` is a launch's `extra` list;
  *                            when the function's kernel-params parameter
@@ -149,6 +151,77 @@
  *                            or an unknown parameter is a path:line error
  *                            where both functions exist; a rule naming a
  *                            function the header lacks matches nothing
+ *
+ * What the API is — one rules file per API (gen/rules.txt: the driver,
+ * gen/nvrtc.rules, gen/nvjitlink.rules). Absent, the driver's values hold:
+ *   header FILE              the header the rules bind, in the CUDA include
+ *                            directory (read by configure and the tests to
+ *                            pair each gen/<api>.rules with its header)
+ *   module DROPIN RAISING    the Python modules cubind.DROPIN (status
+ *                            tuples) and cubind.RAISING (raising); `-`
+ *                            for a face the API does not have
+ *   result ENUM SUCCESS      the result enum every bound function returns,
+ *                            and its success enumerator
+ *   error-class NAME         the exception class of the raising face
+ *                            (cubind.NAME)
+ *   error-string FUNCTION    `const char *FUNCTION(ENUM)` describes a result
+ *                            (the exception's message); also bound
+ *   library SONAME           the API is a shared library resolved by dlsym
+ *                            (no cudaTypedefs.h, no cuGetProcAddress), tried
+ *                            under each SONAME in order (runtime/bind_library.h)
+ *   library-env VAR          the environment variable naming the library file
+ *   library-wheel DIR        where NVIDIA's pip wheels put it, relative to
+ *                            site-packages/nvidia (one rule per layout)
+ *   python-names PREFIX STYLE
+ *                            Python names of functions and enums: PREFIX
+ *                            stripped, then STYLE `snake` (nvJitLinkAddData
+ *                            -> add_data, numOptions -> num_options; enum
+ *                            members lose the enum's common prefix) or
+ *                            `keep`
+ *   int-handles              opaque handles cross as plain ints (addresses),
+ *                            not as handle classes
+ *   capi-sentinel VALUE      the result a C API entry point (the capsule
+ *                            cubind.<module>._C_API) returns with a Python
+ *                            exception set (the driver: CUDA_ERROR_NOT_FOUND)
+ * Parameters and results:
+ *   in-place FUNCTION PARAM  `H *PARAM` of a handle H the call reads and
+ *                            clears (a destroy): a handle object is passed
+ *                            by the address of its own value (getPtr()), so
+ *                            it holds NULL afterwards, as in cuda.bindings
+ *   buffer-size FUNCTION PARAM SIZEFN
+ *                            `char *` / `void *PARAM` is the caller's buffer
+ *                            (bytes, as cuda.bindings writes into it, or any
+ *                            writable buffer, or an address), which must hold
+ *                            what SIZEFN(first argument, &size) says: a
+ *                            smaller buffer is a ValueError, before the call
+ *   error-log FUNCTION PARAM SIZEFN LOGFN
+ *                            when FUNCTION fails, the raising face's
+ *                            exception carries in `log` what LOGFN(PARAM,
+ *                            buffer) writes (SIZEFN(PARAM, &size) bytes)
+ *
+ *   host-bytes OWNER BUFFER ACCESS SIZE [KEY=NAME...]
+ *                            the `void *BUFFER` parameter of function
+ *                            OWNER, or field of record OWNER (tag or
+ *                            typedef), is host memory the driver `reads`
+ *                            or `writes` (ACCESS) through: given a Python
+ *                            buffer, the binding checks before the call
+ *                            that it holds the bytes the call touches, and
+ *                            that it is writable for `writes` (an int
+ *                            address stays unchecked, as in C). SIZE (a
+ *                            parameter or field) is the bytes of one row;
+ *                            for a field the optional terms, fields of the
+ *                            same record, give a box: rows= (rows of SIZE
+ *                            bytes), depth= (slices), pitch= (bytes from
+ *                            row to row), slice= (rows from slice to
+ *                            slice), x= y= z= (the first byte, row and
+ *                            slice), when=FIELD:ENUMERATOR (checked only
+ *                            while that enum field holds it). The bytes
+ *                            needed are ((z + depth - 1) * slice + y +
+ *                            rows - 1) * pitch + x + SIZE, none when SIZE,
+ *                            rows or depth is 0 (absent: rows and depth
+ *                            1, the rest 0). Checked by host_bytes_check
+ *                            (gen/host_bytes.h): a path:line error where
+ *                            the owner exists but the rule does not fit it
  */
 #ifndef CUBIND_RULES_H
 #define CUBIND_RULES_H
@@ -158,9 +231,9 @@
 
 #include "model.h"
 
-/* The most arguments a directive takes (`undo`: FUNCTION, UNDO and up to
- * six arguments of UNDO). */
-#define CB_RULE_MAX_ARGS 8
+/* The most arguments a directive takes (`host-bytes`: OWNER, BUFFER,
+ * ACCESS, SIZE and up to eight KEY=NAME terms). */
+#define CB_RULE_MAX_ARGS 12
 
 typedef struct {
     char *directive;
@@ -206,10 +279,46 @@ int rules_names_function(const char *name, const cb_function *f);
 /* The function a rule's name names (public name first, then declared
  * symbol), or NULL. */
 const cb_function *rules_function(const cb_model *m, const char *name);
+/* The field `field` of a record named `record` (tag, name or typedef), or
+ * NULL: a rule's RECORD FIELD arguments. */
+const cb_field *rules_record_field(const cb_model *m, const char *record, const char *field);
 /* Writes "path:line: rule 'directive name' matches nothing in HEADER" to
  * out for each rule naming a typedef or function the model lacks (by public
  * name or declared symbol; `undo`: either function; `handle-cast`: also its
- * class); returns how many. */
+ * class); returns how many. out NULL: only counts them. */
 size_t rules_unmatched(const cb_rules *r, const cb_model *m, FILE *out);
+
+#define CB_API_MAX_LIBS 8
+
+/* The API directives of a rules file, the driver's values where absent.
+ * Strings point into the rules. */
+typedef struct {
+    const char *dropin, *raising;   /* module names; NULL for a face not made */
+    const char *result, *success;   /* result enum and its success value */
+    const char *error_class;        /* cubind.<error_class> */
+    const char *error_string;       /* NULL when none */
+    int is_library;                 /* a `library` rule: dlsym, no cudaTypedefs.h */
+    const char *libs[CB_API_MAX_LIBS];
+    size_t nlibs;
+    const char *env;                /* NULL when none */
+    const char *wheels[CB_API_MAX_LIBS];
+    size_t nwheels;
+    const char *name_prefix;        /* "" when none */
+    int snake;                      /* python-names ... snake */
+    int int_handles;                /* int-handles: opaque handles are plain ints */
+    const char *capi_sentinel;      /* what a C API entry returns having raised */
+} cb_api;
+
+/* Fills api from r's API directives (marking them used). */
+void rules_api(const cb_rules *r, cb_api *api);
+/* Whether a directive is one of the API directives above (never reported
+ * as unmatched when the header has what it names). */
+int rules_is_api(const char *directive);
+int rules_api_matches(const cb_model *m, const cb_rule *rule);
+/* Whether any rule of the directive is present (marking it used). */
+int rules_has(const cb_rules *r, const char *directive);
+/* A function's or parameter's Python name under the API's python-names
+ * rule (malloc'ed): its prefix stripped, snake_case when asked. */
+char *rules_python_name(const cb_api *api, const char *name);
 
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tmpl: cubind's template engine (language and API in tmpl.h). */
 #define _POSIX_C_SOURCE 200809L
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tmpl: cubind's template engine.  Every byte the generator emits comes from
  * a template; the C that walks the model only builds a tree of values (tv)

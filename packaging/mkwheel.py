@@ -1,17 +1,25 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """mkwheel.py — writes cubind's wheels (PEP 427), one per interpreter.
 
-    python3 packaging/mkwheel.py [--out DIR] [--manifest FILE] [--depfile FILE]
-                                 [--check FILE.so ...] PYTHON...
+    python3 packaging/mkwheel.py [--out DIR] [--generated DIR] [--manifest FILE]
+                                 [--depfile FILE] [--check FILE.so ...] PYTHON...
+    python3 packaging/mkwheel.py --version-py FILE     (cubind/_version.py)
+    python3 packaging/mkwheel.py --metadata DIR        (a .dist-info, no wheel)
 
 For each PYTHON (an interpreter the extensions were built for; build.ninja
 passes ./configure's `pythons`) it packs, from build/python/cubind/:
 
     cubind/*.py, cubind/*.pyi, cubind/py.typed     (whatever is there)
-    cubind/driver<EXT_SUFFIX>, cubind/_runtime<EXT_SUFFIX>   (that interpreter's)
+    cubind/{driver,_runtime,nvrtc,nvjitlink}<EXT_SUFFIX>      (that interpreter's)
     cubind/include/*.h                             (out/*.h, staged there first)
 
-plus cubind-<version>.dist-info/{METADATA,WHEEL,RECORD}. Nothing else: the
+plus cubind_cuNN-<version>.dist-info/{METADATA,WHEEL,RECORD,licenses/LICENSE}.
+The distribution is named per CUDA major release, as CuPy's (cupy-cuda12x)
+and NVIDIA's (nvidia-*-cu12) are: cubind-cu13 from CUDA 13.x headers,
+cubind-cu12 from 12.x; the import package is `cubind` in each. --generated
+(out/, or build/out/ for another release) is where the headers and the
+release (the CUDA_VERSION stamped in driver.c) come from. Nothing else: the
 test-only fake driver (build/fakecuda) is never looked at, and a file named
 like a driver library stops the build.
 
@@ -23,8 +31,8 @@ manylinux_2_<N>_<arch> for the highest GLIBC_2.N version the files require
 against the versions of the undefined symbols); otherwise linux_<arch>, and
 the reason is printed. `--check` prints that analysis for some files.
 
-Wheels are reproducible: sorted entries, fixed timestamps ($SOURCE_DATE_EPOCH
-or 1980-01-01). The manifest (build/wheels.txt) has one line per wheel:
+Wheels are reproducible: sorted entries, fixed timestamps ($SOURCE_DATE_EPOCH,
+else the commit's time when in a git checkout, else 1980-01-01). The manifest (build/wheels.txt) has one line per wheel:
 `<python> <wheel path>`; the depfile lists every file packed.
 """
 import argparse
@@ -45,7 +53,7 @@ import zipfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 NAME = "cubind"
-MODULES = ("driver", "_runtime")
+MODULES = ("driver", "_runtime", "nvrtc", "nvjitlink")
 
 # Libraries that are glibc itself (manylinux policy): depending on them keeps
 # a wheel manylinux. Anything else NEEDED makes the tag linux_<arch>.
@@ -67,23 +75,59 @@ class WheelError(Exception):
 
 # ---------------------------------------------------------------- metadata
 
+def parse_project_toml(text):
+    """[project] and its subtables ([project.urls]) of pyproject.toml, for
+    Python 3.10, which has no tomllib: `key = "string"`, `key = [strings]`
+    (one line or several) and `key = {k = "v", ...}`; comments. What
+    pyproject.toml uses; tests/wheel checks it reads the same as tomllib."""
+    project, table = {}, None
+    pending = None   # (key, text so far) of an array spanning lines
+    for line in text.splitlines():
+        line = re.sub(r'\s+#[^"]*$|^\s*#.*$', "", line)
+        if pending:
+            key, acc = pending
+            acc += " " + line
+            if "]" in line:
+                table[key] = re.findall(r'"([^"]*)"', acc)
+                pending = None
+            else:
+                pending = (key, acc)
+            continue
+        m = re.match(r"\s*\[([^\]]+)\]\s*$", line)
+        if m:
+            name = m.group(1).strip()
+            if name == "project":
+                table = project
+            elif name.startswith("project."):
+                table = project.setdefault(name[len("project."):], {})
+            else:
+                table = None
+            continue
+        m = re.match(r'\s*([A-Za-z0-9_-]+)\s*=\s*(.*?)\s*$', line)
+        if table is None or not m:
+            continue
+        key, value = m.groups()
+        if value.startswith('"'):
+            table[key] = re.match(r'"([^"]*)"', value).group(1)
+        elif value.startswith("{"):
+            table[key] = dict(re.findall(r'([A-Za-z0-9_-]+)\s*=\s*"([^"]*)"', value))
+        elif value.startswith("["):
+            if "]" in value:
+                table[key] = re.findall(r'"([^"]*)"', value)
+            else:
+                pending = (key, value)
+    return project
+
+
 def project_metadata():
-    """[project] of pyproject.toml: name, version, description, readme,
-    requires-python (tomllib on 3.11+, a line parser before that)."""
+    """[project] of pyproject.toml (tomllib on 3.11+, parse_project_toml
+    before that)."""
     text = (ROOT / "pyproject.toml").read_text()
     try:
         import tomllib
         project = tomllib.loads(text).get("project", {})
     except ImportError:
-        project, section = {}, None
-        for line in text.splitlines():
-            m = re.match(r"\s*\[([^\]]+)\]", line)
-            if m:
-                section = m.group(1).strip()
-                continue
-            m = re.match(r'\s*([A-Za-z-]+)\s*=\s*"([^"]*)"', line)
-            if section == "project" and m:
-                project[m.group(1)] = m.group(2)
+        project = parse_project_toml(text)
     for key in ("name", "version"):
         if not project.get(key):
             raise WheelError("pyproject.toml: [project] has no %s" % key)
@@ -94,20 +138,46 @@ def project_metadata():
     return project
 
 
-def metadata_text(project):
+def cuda_release(generated):
+    """(major, minor) of the CUDA_VERSION stamped in GENERATED/driver.c."""
+    path = pathlib.Path(generated) / "driver.c"
+    try:
+        head = path.read_text(errors="replace")[:512]
+    except OSError as e:
+        raise WheelError("cannot read %s: %s" % (path, e))
+    m = re.search(r"\(CUDA_VERSION (\d+)\)", head)
+    if not m:
+        raise WheelError("%s: no CUDA_VERSION in its generated header" % path)
+    v = int(m.group(1))
+    return v // 1000, v % 1000 // 10
+
+
+def distribution(project, release):
+    """The distribution's name for a CUDA release: cubind-cu13."""
+    return "%s-cu%d" % (project["name"], release[0])
+
+
+def metadata_text(project, release):
     lines = [
-        "Metadata-Version: 2.1",
-        "Name: " + project["name"],
+        "Metadata-Version: 2.4",
+        "Name: " + distribution(project, release),
         "Version: " + project["version"],
     ]
     if project.get("description"):
-        lines.append("Summary: " + project["description"])
+        lines.append("Summary: %s; generated from CUDA %d.%d's cuda.h" % (
+            project["description"], release[0], release[1]))
+    if project.get("license"):
+        lines.append("License-Expression: " + project["license"])
+    for name in project.get("license-files") or []:
+        lines.append("License-File: " + name)
     if project.get("requires-python"):
         lines.append("Requires-Python: " + project["requires-python"])
     for url_name, url in sorted((project.get("urls") or {}).items()):
         lines.append("Project-URL: %s, %s" % (url_name, url))
     for classifier in project.get("classifiers") or []:
         lines.append("Classifier: " + classifier)
+    # The GPU classifier names the release the wheel was generated from.
+    lines.append("Classifier: Environment :: GPU :: NVIDIA CUDA :: %d" % release[0])
     body = ""
     readme = project.get("readme")
     if isinstance(readme, str) and (ROOT / readme).is_file():
@@ -321,19 +391,32 @@ def urlsafe_sha256(data):
     return "sha256=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
-def zip_time():
+def source_date_epoch():
+    """$SOURCE_DATE_EPOCH, else the time of the checkout's commit, else None."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch:
+        return epoch
+    try:
+        out = subprocess.run(["git", "log", "-1", "--format=%ct"], cwd=ROOT, check=True,
+                             capture_output=True, text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return out or None
+
+
+def zip_time():
+    epoch = source_date_epoch()
     if epoch:
         t = time.gmtime(max(int(epoch), 315532800))
         return t[:6]
     return (1980, 1, 1, 0, 0, 0)
 
 
-def stage_headers(package_dir):
-    """out/*.h → build/python/cubind/include/ (so cubind.get_include() works
-    from the build tree too); stale headers there are removed."""
+def stage_headers(package_dir, generated):
+    """GENERATED/*.h → build/python/cubind/include/ (so cubind.get_include()
+    works from the build tree too); stale headers there are removed."""
     include = package_dir / "include"
-    headers = sorted((ROOT / "out").glob("*.h"))
+    headers = sorted(pathlib.Path(generated).glob("*.h"))
     if not headers and not include.exists():
         return []
     include.mkdir(exist_ok=True)
@@ -376,14 +459,38 @@ def package_files(package_dir, ext_suffix):
     return files
 
 
-def write_wheel(out_dir, project, tags, files):
+def dist_info_files(project, release):
+    """(name, bytes) of the .dist-info's METADATA and licenses/*."""
+    files = [("METADATA", metadata_text(project, release).encode())]
+    for name in project.get("license-files") or []:
+        files.append(("licenses/" + name, (ROOT / name).read_bytes()))
+    return files
+
+
+def dist_info_name(project, release):
+    """cubind_cu13-0.1.0.dist-info (the name normalized as wheels write it)."""
+    return "%s-%s.dist-info" % (distribution(project, release).replace("-", "_"), project["version"])
+
+
+def write_metadata_dir(out_dir, project, release):
+    """prepare_metadata_for_build_wheel's .dist-info directory; its name."""
+    dist_info = dist_info_name(project, release)
+    for name, data in dist_info_files(project, release):
+        path = pathlib.Path(out_dir) / dist_info / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return dist_info
+
+
+def write_wheel(out_dir, project, release, tags, files):
     py_tag, abi_tag, plat_tag = tags
     version = project["version"]
-    dist_info = "%s-%s.dist-info" % (NAME, version)
-    wheel_name = "%s-%s-%s-%s-%s.whl" % (NAME, version, py_tag, abi_tag, plat_tag)
+    dist_info = dist_info_name(project, release)
+    wheel_name = "%s-%s-%s-%s-%s.whl" % (dist_info.split("-")[0], version, py_tag, abi_tag, plat_tag)
     entries = [(arc, path.read_bytes(), os.access(path, os.X_OK) or arc.endswith(".so"))
                for arc, path in files]
-    entries.append(("%s/METADATA" % dist_info, metadata_text(project).encode(), False))
+    entries += [("%s/%s" % (dist_info, name), data, False)
+                for name, data in dist_info_files(project, release)]
     entries.append(("%s/WHEEL" % dist_info, (
         "Wheel-Version: 1.0\n"
         "Generator: cubind packaging/mkwheel.py\n"
@@ -408,7 +515,7 @@ def write_wheel(out_dir, project, tags, files):
             zf.writestr(info, data)
     os.replace(tmp, dest)
     # One wheel per interpreter in out_dir: older ones for the same tags go.
-    for old in out_dir.glob("%s-*-%s-%s-*.whl" % (NAME, py_tag, abi_tag)):
+    for old in out_dir.glob("%s-*-%s-%s-*.whl" % (dist_info.split("-")[0], py_tag, abi_tag)):
         if old.name != wheel_name:
             print("mkwheel: removing stale %s" % old, file=sys.stderr)
             old.unlink()
@@ -426,6 +533,10 @@ def main(argv=None):
     ap.add_argument("pythons", nargs="*", help="interpreters the extensions were built for")
     ap.add_argument("--out", default=str(ROOT / "dist"), help="where the wheels go (dist/)")
     ap.add_argument("--package-dir", default=str(ROOT / "build" / "python" / NAME))
+    ap.add_argument("--generated", default=str(ROOT / "out"),
+                    help="the generator's output the extensions were built from (out/)")
+    ap.add_argument("--version-py", metavar="FILE", help="only write cubind/_version.py")
+    ap.add_argument("--metadata", metavar="DIR", help="only write the .dist-info into DIR")
     ap.add_argument("--manifest", help="write '<python> <wheel>' lines here")
     ap.add_argument("--depfile", help="write a Makefile depfile for --manifest here")
     ap.add_argument("--check", nargs="+", metavar="SO", help="only print the platform tag analysis")
@@ -439,13 +550,24 @@ def main(argv=None):
                 print(line)
             print(tag)
             return 0
+        project = project_metadata()
+        if args.version_py:
+            pathlib.Path(args.version_py).write_text(
+                "# SPDX-License-Identifier: Apache-2.0\n"
+                "# Written by packaging/mkwheel.py from pyproject.toml.\n"
+                "__version__ = %r\n" % project["version"])
+            return 0
+        release = cuda_release(args.generated)
+        if args.metadata:
+            print(write_metadata_dir(args.metadata, project, release))
+            return 0
         if not args.pythons:
             ap.error("no interpreter given")
-        project = project_metadata()
         package_dir = pathlib.Path(args.package_dir)
         out_dir = pathlib.Path(args.out)
-        headers = stage_headers(package_dir)
-        manifest, inputs = [], {ROOT / "pyproject.toml", ROOT / "out"}
+        headers = stage_headers(package_dir, args.generated)
+        manifest, inputs = [], {ROOT / "pyproject.toml", pathlib.Path(args.generated)}
+        inputs.update(ROOT / n for n in project.get("license-files") or [])
         for python in args.pythons:
             py_tag, abi_tag, ext_suffix, sys_platform = interpreter_tags(python)
             files = package_files(package_dir, ext_suffix)
@@ -458,7 +580,7 @@ def main(argv=None):
                 print("mkwheel: %s: %s" % (abi_tag, line), file=sys.stderr)
             if fallback:
                 print("mkwheel: %s: falling back to %s (see above)" % (abi_tag, plat), file=sys.stderr)
-            wheel = write_wheel(out_dir, project, (py_tag, abi_tag, plat), files)
+            wheel = write_wheel(out_dir, project, release, (py_tag, abi_tag, plat), files)
             print("mkwheel: wrote %s" % relative(wheel), file=sys.stderr)
             manifest.append("%s %s\n" % (python, relative(wheel)))
             inputs.update(p for _, p in files)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bind_kernel_code.c — PTX kernel types per loaded module, library and
  * link (see bind_kernel_code.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bind_kernel_code.h — the parameter types of kernels whose code came as
  * PTX, kept per loaded module, library and link (the `kernel-code` rules

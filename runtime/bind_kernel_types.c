@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bind_kernel_types.c — parameter types from mangled names and type strings
  * (see bind_kernel_types.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bind_kernel_types.h — what a kernel's parameters are, where that can be
  * known: from the PTX a module was loaded from (each .entry's .param

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bind_layout.c — kernel parameter layouts and a kernel handle's copy
  * (see bind_layout.h).

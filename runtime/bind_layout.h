@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bind_layout.h — a kernel's parameter layout (offset and size of each
  * parameter, as cuFuncGetParamInfo reports them) and a kernel handle

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bind_packer.c — the kernel parameter packer (see bind_packer.h).
  *

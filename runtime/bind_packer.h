@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bind_packer.h — the kernel parameter packer: turns the Python forms of
  * `kernelParams` and `extra` (cuLaunchKernel and friends) into the `void **`

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bind_struct.c — see bind_struct.h. Stateless: the classes and everything
  * they convert to belong to the calling module's state (cbs_tables).
@@ -324,17 +325,26 @@ static size_t root_offset(cbs_struct *s, const cbs_field_def *f)
  * points at it (it holds `bits`), its length in *n; NULL without an
  * exception when it owns none (set from an address, a struct, None),
  * NULL with one on error. */
-static PyObject *owned_array(cbs_struct *s, const cbs_field_def *f, unsigned long long bits,
-                             size_t *n)
+/* The object root keeps at byte offset off (a new reference), NULL
+ * without an exception when none, with one on error. */
+static PyObject *kept_at(cbs_struct *root, size_t off)
 {
-    PyObject *d = atomic_load_explicit(&root_of(s)->keep, memory_order_acquire);
-    if (!d || !bits)
+    PyObject *d = atomic_load_explicit(&root->keep, memory_order_acquire);
+    if (!d)
         return NULL;
-    PyObject *key = PyLong_FromSize_t(root_offset(s, f));
+    PyObject *key = PyLong_FromSize_t(off);
     PyObject *o = NULL;
     int rc = key ? cbs_dict_get_ref(d, key, &o) : -1;
     Py_XDECREF(key);
-    if (rc <= 0)
+    return rc > 0 ? o : NULL;
+}
+
+/* owned_array for field f of the record at root offset `base` of root. */
+static PyObject *owned_array_at(cbs_struct *root, size_t base, const cbs_field_def *f,
+                                unsigned long long bits, size_t *n)
+{
+    PyObject *o = bits ? kept_at(root, base + f->offset) : NULL;
+    if (!o)
         return NULL;
     if (f->kind == CBS_F_RECORD_ARRAY && is_struct_type(Py_TYPE(o))) {
         cbs_struct *a = (cbs_struct *)o;
@@ -352,6 +362,13 @@ static PyObject *owned_array(cbs_struct *s, const cbs_field_def *f, unsigned lon
     }
     Py_DECREF(o);
     return NULL;
+}
+
+static PyObject *owned_array(cbs_struct *s, const cbs_field_def *f, unsigned long long bits,
+                             size_t *n)
+{
+    cbs_struct *root = root_of(s);
+    return owned_array_at(root, (size_t)(s->data - root->data), f, bits, n);
 }
 
 /* A CBS_F_RECORD_ARRAY field: a list of views of the owned array; a
@@ -939,8 +956,12 @@ static int convert(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsigned 
             return -1;
         }
         Py_buffer b;
-        if (PyObject_GetBuffer(v, &b, PyBUF_SIMPLE) < 0)
+        if (PyObject_GetBuffer(v, &b, PyBUF_SIMPLE) < 0) {
+            char what[256];
+            snprintf(what, sizeof what, "%s.%s", cbs_short_name(Py_TYPE(s)), f->name);
+            cbs_buffer_error_as_type_error(what, "bytes");
             return -1;
+        }
         int bad = f->kind == CBS_F_CHARS ? (size_t)b.len > n : (size_t)b.len != n;
         if (bad) {
             PyErr_Format(PyExc_ValueError, "%s.%s takes %s%zu bytes, not %zd",
@@ -1116,17 +1137,21 @@ static int struct_init(PyObject *self, PyObject *args, PyObject *kwds)
     PyObject *key, *value;
     Py_ssize_t pos = 0;
     while (PyDict_Next(kwds, &pos, &key, &value)) {
-        const char *name = PyUnicode_AsUTF8(key);
-        if (!name)
+        if (!PyUnicode_Check(key)) {
+            PyErr_Format(PyExc_TypeError, "%s() keywords must be strings",
+                         cbs_short_name(Py_TYPE(self)));
             return -1;
-        if (strcmp(name, "_ptr") == 0)
+        }
+        if (cbs_keyword_is(key, "_ptr", 4))
             continue;
         size_t i = 0;
-        while (i < s->def->nfields && strcmp(s->def->fields[i].name, name) != 0)
+        while (i < s->def->nfields &&
+               !cbs_keyword_is(key, s->def->fields[i].name,
+                               (Py_ssize_t)strlen(s->def->fields[i].name)))
             i++;
         if (i == s->def->nfields) {
-            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%s'",
-                         cbs_short_name(Py_TYPE(self)), name);
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument %R",
+                         cbs_short_name(Py_TYPE(self)), key);
             return -1;
         }
         if (cbs_struct_set(self, value, (void *)&s->def->fields[i]) < 0)
@@ -1222,6 +1247,29 @@ static int check_fields(const cbs_tables *tb, const cbs_struct_def *def)
             return -1;
         }
     }
+    for (size_t k = 0; k < def->nextents; k++) {
+        const cbs_host_extent *e = &def->extents[k];
+        int bad = e->buffer < 0 || (size_t)e->buffer >= def->nfields ||
+                  def->fields[e->buffer].kind != CBS_F_POINTER || def->fields[e->buffer].count;
+        for (int t = 0; t < CBS_HB_NTERMS; t++) {
+            const cbs_field_def *f = e->terms[t] >= 0 && (size_t)e->terms[t] < def->nfields
+                                         ? &def->fields[e->terms[t]]
+                                         : NULL;
+            bad |= e->terms[t] < -1 || (size_t)(e->terms[t] + 1) > def->nfields ||
+                   (f && ((f->kind != CBS_F_SIGNED && f->kind != CBS_F_UNSIGNED) || f->count ||
+                          f->bit_width >= 0 || f->size > 8));
+        }
+        const cbs_field_def *w = e->when >= 0 && (size_t)e->when < def->nfields
+                                     ? &def->fields[e->when]
+                                     : NULL;
+        bad |= e->when < -1 || (size_t)(e->when + 1) > def->nfields ||
+               (w && (w->kind != CBS_F_ENUM || w->count || w->bit_width >= 0 || w->size > 8));
+        if (bad) {
+            PyErr_Format(PyExc_SystemError, "%s: host extent %zu does not match the module",
+                         def->qualname, k);
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -1251,37 +1299,196 @@ PyTypeObject *cbs_struct_type_create(PyObject *module, const cbs_struct_def *def
 
 /* ---- for the function marshalling code ------------------------------------ */
 
-/* The ValueError of cbs_arg_struct when a count field of s says more
- * elements than the array its field owns holds; 0 when none does. */
-static int check_counts(cbs_struct *s, const char *func, const char *param)
+/* The checks of cbs_arg_struct (bind_struct.h: "Checks at every depth"):
+ * one walk over a record and what it nests, the path of the record being
+ * checked in `path` for messages. */
+typedef struct {
+    const char *func, *param;
+    cbs_tables *tb;
+    char path[512];
+} check_walk;
+
+static int check_record(check_walk *w, cbs_struct *root, unsigned char *data,
+                        const cbs_struct_def *def);
+
+/* The value of integer field f of the record at data, as unsigned; a
+ * negative value of a signed field gives ULLONG_MAX (nothing holds it). */
+static unsigned long long field_uint(const unsigned char *data, const cbs_field_def *f)
 {
-    const cbs_struct_def *def = s->def;
-    for (size_t i = 0; i < def->nfields; i++) {
-        const cbs_field_def *f = &def->fields[i];
-        if ((f->kind != CBS_F_RECORD_ARRAY && f->kind != CBS_F_HANDLE_ARRAY) || f->aux < 0)
-            continue;
-        size_t have = 0;
-        PyObject *a = owned_array(s, f, read_u(s->data + f->offset, f->size), &have);
-        if (!a) {
-            if (PyErr_Occurred())
-                return -1;
-            continue;
-        }
-        Py_DECREF(a);
-        const cbs_field_def *c = &def->fields[f->aux];
-        unsigned char *p = s->data + c->offset;
-        long long n = c->kind == CBS_F_SIGNED ? read_s(p, c->size) : (long long)read_u(p, c->size);
-        if (c->kind == CBS_F_UNSIGNED && read_u(p, c->size) > (unsigned long long)LLONG_MAX)
-            n = LLONG_MAX;
-        if (n > 0 && (unsigned long long)n > have) {
+    const unsigned char *p = data + f->offset;
+    if (f->kind == CBS_F_SIGNED && read_s(p, f->size) < 0)
+        return ULLONG_MAX;
+    return read_u(p, f->size);
+}
+
+/* a * b + c, ULLONG_MAX when it overflows. */
+static unsigned long long mul_add(unsigned long long a, unsigned long long b,
+                                  unsigned long long c)
+{
+    unsigned long long r;
+    if (__builtin_mul_overflow(a, b, &r) || __builtin_add_overflow(r, c, &r))
+        return ULLONG_MAX;
+    return r;
+}
+
+/* The bytes the call touches through extent e of the record at data. */
+static unsigned long long extent_bytes(const unsigned char *data, const cbs_struct_def *def,
+                                       const cbs_host_extent *e)
+{
+    unsigned long long t[CBS_HB_NTERMS];
+    for (int k = 0; k < CBS_HB_NTERMS; k++)
+        t[k] = e->terms[k] >= 0 ? field_uint(data, &def->fields[e->terms[k]])
+               : k == CBS_HB_ROWS || k == CBS_HB_DEPTH ? 1 : 0;
+    if (!t[CBS_HB_SIZE] || !t[CBS_HB_ROWS] || !t[CBS_HB_DEPTH])
+        return 0;
+    /* the last row touched: (z + depth - 1) * slice + y + rows - 1 */
+    unsigned long long row = mul_add(t[CBS_HB_Z] + (t[CBS_HB_DEPTH] - 1), t[CBS_HB_SLICE],
+                                     t[CBS_HB_Y]);
+    if (t[CBS_HB_Z] > ULLONG_MAX - (t[CBS_HB_DEPTH] - 1) || row > ULLONG_MAX - (t[CBS_HB_ROWS] - 1))
+        return ULLONG_MAX;
+    row += t[CBS_HB_ROWS] - 1;
+    unsigned long long first = mul_add(row, t[CBS_HB_PITCH], t[CBS_HB_X]);
+    return first > ULLONG_MAX - t[CBS_HB_SIZE] ? ULLONG_MAX : first + t[CBS_HB_SIZE];
+}
+
+/* Host extent e of the record at root offset base (data): the buffer its
+ * field was set from, while the field points into it, holds the bytes the
+ * call touches and is writable where the call writes. */
+static int check_extent(check_walk *w, cbs_struct *root, unsigned char *data,
+                        const cbs_struct_def *def, const cbs_host_extent *e)
+{
+    if (e->when >= 0) {
+        const unsigned char *p = data + def->fields[e->when].offset;
+        size_t size = def->fields[e->when].size;
+        if (read_s(p, size) != e->when_value && (long long)read_u(p, size) != e->when_value)
+            return 0;
+    }
+    const cbs_field_def *f = &def->fields[e->buffer];
+    unsigned long long bits = read_u(data + f->offset, f->size);
+    PyObject *o = bits ? kept_at(root, (size_t)(data - root->data) + f->offset) : NULL;
+    if (!o)
+        return PyErr_Occurred() ? -1 : 0;
+    int rc = 0;
+    if (PyMemoryView_Check(o) && (uintptr_t)PyMemoryView_GET_BUFFER(o)->buf == bits) {
+        const Py_buffer *b = PyMemoryView_GET_BUFFER(o);
+        unsigned long long need = extent_bytes(data, def, e);
+        if (e->writes && b->readonly) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s(): argument '%s': %s.%s is a read-only buffer and the call writes "
+                         "to it", w->func, w->param, w->path, f->name);
+            rc = -1;
+        } else if ((unsigned long long)b->len < need) {
             PyErr_Format(PyExc_ValueError,
-                         "%s(): argument '%s': %s.%s is %lld but %s.%s holds %zu element%s", func,
-                         param, cbs_short_name(Py_TYPE(s)), c->name, n, cbs_short_name(Py_TYPE(s)),
-                         f->name, have, have == 1 ? "" : "s");
-            return -1;
+                         "%s(): argument '%s': %s.%s has %zd bytes, fewer than the %llu the call "
+                         "%s", w->func, w->param, w->path, f->name, b->len, need,
+                         e->writes ? "writes" : "reads");
+            rc = -1;
         }
     }
-    return 0;
+    Py_DECREF(o);
+    return rc;
+}
+
+/* Counted array field f of the record at data: its count against the
+ * array the field owns (then the checks of that array's records) or the
+ * buffer it was set from. */
+static int check_array(check_walk *w, cbs_struct *root, unsigned char *data,
+                       const cbs_struct_def *def, const cbs_field_def *f)
+{
+    unsigned long long bits = read_u(data + f->offset, f->size);
+    const cbs_field_def *c = &def->fields[f->aux];
+    unsigned long long n = field_uint(data, c);
+    if (c->kind == CBS_F_SIGNED && n == ULLONG_MAX)
+        n = 0; /* a negative count: nothing to read */
+    size_t base = (size_t)(data - root->data), have = 0;
+    PyObject *o = owned_array_at(root, base, f, bits, &have);
+    if (!o && PyErr_Occurred())
+        return -1;
+    if (o) {
+        int rc = 0;
+        if (n > have) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s(): argument '%s': %s.%s is %llu but %s.%s holds %zu element%s",
+                         w->func, w->param, w->path, c->name, n, w->path, f->name, have,
+                         have == 1 ? "" : "s");
+            rc = -1;
+        }
+        const cbs_struct_def *ed = f->kind == CBS_F_RECORD_ARRAY ? &w->tb->struct_defs[f->index]
+                                                                : NULL;
+        size_t len = strlen(w->path);
+        for (size_t i = 0; rc == 0 && ed && ed->checked && i < have; i++) {
+            cbs_struct *a = (cbs_struct *)o;
+            snprintf(w->path + len, sizeof w->path - len, ".%s[%zu]", f->name, i);
+            rc = check_record(w, a, a->data + i * ed->size, ed);
+        }
+        w->path[len] = '\0';
+        Py_DECREF(o);
+        return rc;
+    }
+    o = bits ? kept_at(root, base + f->offset) : NULL;
+    if (!o)
+        return PyErr_Occurred() ? -1 : 0;
+    int rc = 0;
+    size_t elem = f->kind == CBS_F_RECORD_ARRAY ? w->tb->struct_defs[f->index].size : f->elem_size;
+    if (PyMemoryView_Check(o) && (uintptr_t)PyMemoryView_GET_BUFFER(o)->buf == bits &&
+        n > (unsigned long long)PyMemoryView_GET_BUFFER(o)->len / elem) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): argument '%s': %s.%s is %llu but %s.%s is a buffer of %zd bytes, "
+                     "fewer than the %llu those elements take", w->func, w->param, w->path,
+                     c->name, n, w->path, f->name, PyMemoryView_GET_BUFFER(o)->len,
+                     mul_add(n, elem, 0));
+        rc = -1;
+    }
+    Py_DECREF(o);
+    return rc;
+}
+
+static int check_fields_of(check_walk *w, cbs_struct *root, unsigned char *data,
+                           const cbs_struct_def *def)
+{
+    for (size_t k = 0; k < def->nextents; k++)
+        if (check_extent(w, root, data, def, &def->extents[k]) < 0)
+            return -1;
+    size_t len = strlen(w->path);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < def->nfields; i++) {
+        const cbs_field_def *f = &def->fields[i];
+        if ((f->kind == CBS_F_RECORD_ARRAY || f->kind == CBS_F_HANDLE_ARRAY) && f->aux >= 0) {
+            rc = check_array(w, root, data, def, f);
+        } else if (f->kind == CBS_F_RECORD && w->tb->struct_defs[f->index].checked) {
+            size_t n = f->count ? f->count : 1;
+            for (size_t e = 0; rc == 0 && e < n; e++) {
+                if (f->count)
+                    snprintf(w->path + len, sizeof w->path - len, ".%s[%zu]", f->name, e);
+                else
+                    snprintf(w->path + len, sizeof w->path - len, ".%s", f->name);
+                rc = check_record(w, root, data + f->offset + e * f->size,
+                                  &w->tb->struct_defs[f->index]);
+            }
+            w->path[len] = '\0';
+        }
+    }
+    return rc;
+}
+
+static int check_record(check_walk *w, cbs_struct *root, unsigned char *data,
+                        const cbs_struct_def *def)
+{
+    if (Py_EnterRecursiveCall(" while checking a struct argument"))
+        return -1;
+    int rc = check_fields_of(w, root, data, def);
+    Py_LeaveRecursiveCall();
+    return rc;
+}
+
+/* The checks of cbs_arg_struct on s (def->checked). */
+static int check_struct(cbs_struct *s, const char *func, const char *param)
+{
+    check_walk w = {func, param, tables_of_type(Py_TYPE(s)), ""};
+    if (!w.tb)
+        return -1;
+    snprintf(w.path, sizeof w.path, "%s", cbs_short_name(Py_TYPE(s)));
+    return check_record(&w, root_of(s), s->data, s->def);
 }
 
 int cbs_arg_struct(PyObject *o, PyTypeObject *t, int allow_none, const char *func,
@@ -1289,7 +1496,7 @@ int cbs_arg_struct(PyObject *o, PyTypeObject *t, int allow_none, const char *fun
 {
     if (Py_TYPE(o) == t) {
         cbs_struct *s = (cbs_struct *)o;
-        if (s->def->counted && check_counts(s, func, param) < 0)
+        if (s->def->checked && check_struct(s, func, param) < 0)
             return -1;
         *ptr = s->data;
         return 0;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bind_struct.h — the classes of a generated module's structs and unions.
  *
@@ -34,7 +35,8 @@
  * at it (cuda.bindings gives instances wrapping the same memory), else the
  * int address as for any pointer field; an empty list sets NULL. The count
  * field stays the caller's to set; cbs_arg_struct raises ValueError when it
- * says more records than the owned array holds.
+ * says more records than the owned array holds, or (the field set from a
+ * buffer) than fit in the buffer's bytes.
  * Arrays of handles (CBS_F_HANDLE_ARRAY, the field-count rules on a `T *`
  * whose T is a handle class, extSemArray): the same for a list or tuple of
  * instances of the handle class (or ints, the handles' values): the values
@@ -42,6 +44,22 @@
  * kept object (immutable: no Python code can write or move the array);
  * reading gives a list of new handle objects of those values while the
  * field still points at it, else the int address. Count check as above.
+ * Host buffers (cbs_host_extent, from the host-bytes rules): a pointer
+ * field set from a Python buffer (its memoryview is the kept object) is
+ * checked when the struct is passed to a call, while the field still
+ * points into it and its `when` field holds the given value: the buffer
+ * must hold the bytes the call touches, computed from integer fields of
+ * the same record (ValueError naming the field, the buffer's length and
+ * the bytes needed) and, where the driver writes, be writable
+ * (TypeError). An int address, a struct or an object with getPtr() is
+ * not checked, as in C.
+ * Checks at every depth: cbs_arg_struct walks the record passed, its
+ * nested records (every member of a union: a check applies only where the
+ * field still holds the address of what its owner keeps; members that lay
+ * out the same bytes alike are the same check, named by the first), and the
+ * elements of the record arrays it owns, so the same struct is checked
+ * when nested (CUgraphNodeParams.extSemSignal) as when passed directly;
+ * messages name the path (CUgraphNodeParams_st.extSemSignal.numExtSems).
  * Pointer fields set from Python objects keep those objects alive: the
  * root instance (the owner of the bytes) has a dict `keep` from the field's
  * byte offset in the root to the object; writing the field again replaces
@@ -113,6 +131,23 @@ typedef struct {
                             4 or 8); else 0 */
 } cbs_field_def;
 
+/* The terms of the bytes a call touches through a host buffer, in the
+ * order of gen/host_bytes.h's cb_hb_term: the bytes needed are ((z +
+ * depth - 1) * slice + y + rows - 1) * pitch + x + size, none when size,
+ * rows or depth is 0 (an absent rows or depth is 1, any other term 0). */
+enum { CBS_HB_SIZE, CBS_HB_ROWS, CBS_HB_DEPTH, CBS_HB_PITCH, CBS_HB_SLICE, CBS_HB_X, CBS_HB_Y,
+       CBS_HB_Z, CBS_HB_NTERMS };
+
+/* A host-bytes rule on a pointer field of a record (see above). Every
+ * index is into the record's field table. */
+typedef struct {
+    int buffer;                /* the CBS_F_POINTER field */
+    int writes;                /* the driver writes there: writable */
+    int when;                  /* an enum field, or -1: always checked */
+    long long when_value;      /* checked while `when` holds this */
+    int terms[CBS_HB_NTERMS];  /* integer fields; -1: absent */
+} cbs_host_extent;
+
 typedef struct {
     const char *qualname;      /* "cubind.driver.CUDA_MEMCPY2D_st" */
     const char *doc;
@@ -120,7 +155,12 @@ typedef struct {
     const cbs_field_def *fields;
     size_t nfields;
     PyGetSetDef *getset;       /* one entry per field, closure = &fields[i] */
-    int counted;               /* a field is CBS_F_RECORD_ARRAY or _HANDLE_ARRAY */
+    int checked;               /* cbs_arg_struct has something to check: a
+                                  CBS_F_RECORD_ARRAY or _HANDLE_ARRAY field
+                                  with a count, a host extent, or a nested
+                                  record or owned array element that has */
+    const cbs_host_extent *extents;
+    size_t nextents;
 } cbs_struct_def;
 
 /* What field conversions need from the module. A generated module_state
@@ -174,9 +214,12 @@ PyTypeObject *cbs_struct_type_create(PyObject *module, const cbs_struct_def *def
 
 /* Function marshalling. An instance of t gives its data pointer; None gives
  * NULL when allow_none; anything else is a TypeError naming func/param.
- * ValueError naming func/param when a count field says more elements
- * than the array its field-count field owns holds (the driver would read
- * past it). */
+ * At any depth of the record (see "Checks at every depth"): ValueError
+ * naming func/param and the field's path when a count field says more
+ * elements than the array its field-count field owns holds (the driver
+ * would read past it), or than the buffer it was set from holds; ValueError
+ * when a host buffer holds fewer bytes than the call touches, TypeError
+ * when the call writes a read-only one. */
 int cbs_arg_struct(PyObject *o, PyTypeObject *t, int allow_none, const char *func,
                    const char *param, void **ptr);
 /* A new owning, zeroed instance of t and its data pointer (out-structs). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bind_support.c — see bind_support.h. Stateless: all objects created here
  * belong to the calling module's state.
@@ -9,10 +10,22 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- arguments ---------------------------------------------------------- */
+
+/* 1 when the keyword `key` is the ASCII name[0..len): a call site's
+ * keywords are compact ASCII strings, compared here without a call. The
+ * whole string is compared: a key with an embedded NUL is not its prefix. */
+int cbs_keyword_is(PyObject *key, const char *name, Py_ssize_t len)
+{
+    if (PyUnicode_IS_COMPACT_ASCII(key))
+        return PyUnicode_GET_LENGTH(key) == len && memcmp(PyUnicode_DATA(key), name, (size_t)len) == 0;
+    return PyUnicode_CompareWithASCIIString(key, name) == 0;
+}
 
 int cbs_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                    const char *const *names, Py_ssize_t nnames, Py_ssize_t nrequired,
@@ -28,20 +41,17 @@ int cbs_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, Py
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     for (Py_ssize_t k = 0; k < nkw; k++) {
         PyObject *key = PyTuple_GET_ITEM(kwnames, k);
-        const char *kname = PyUnicode_AsUTF8(key);
-        if (!kname)
-            return -1;
         Py_ssize_t i = 0;
-        while (i < nnames && strcmp(names[i], kname) != 0)
+        while (i < nnames && !cbs_keyword_is(key, names[i], (Py_ssize_t)strlen(names[i])))
             i++;
         if (i == nnames) {
-            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%s'", func,
-                         kname);
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument %R", func,
+                         key);
             return -1;
         }
         if (out[i]) {
             PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", func,
-                         kname);
+                         names[i]);
             return -1;
         }
         out[i] = args[nargs + k];
@@ -186,6 +196,59 @@ int cbs_arg_string(PyObject *o, const char *func, const char *param, PyObject **
     return 0;
 }
 
+int cbs_arg_fill_buffer(PyObject *o, const char *func, const char *param, Py_buffer *view,
+                        void **out, Py_ssize_t *len)
+{
+    *len = -1;
+    if (PyBytes_Check(o)) {
+        *out = PyBytes_AS_STRING(o);
+        *len = PyBytes_GET_SIZE(o);
+        return 0;
+    }
+    if (cbs_arg_buffer(o, 1, func, param, view, out) < 0)
+        return -1;
+    if (view->obj)
+        *len = view->len;
+    return 0;
+}
+
+int cbs_arg_cstring(PyObject *o, const char *func, const char *param, const char **out)
+{
+    Py_ssize_t n;
+    const char *s;
+    if (PyBytes_Check(o)) {
+        s = PyBytes_AS_STRING(o);
+        n = PyBytes_GET_SIZE(o);
+    } else if (PyUnicode_Check(o)) {
+        s = PyUnicode_AsUTF8AndSize(o, &n);
+        if (!s)
+            return -1;
+    } else {
+        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must hold bytes or str, not %.100s",
+                     func, param, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    if (strlen(s) != (size_t)n) {
+        PyErr_Format(PyExc_ValueError, "%s(): argument '%s' holds a string with a NUL character",
+                     func, param);
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
+void cbs_buffer_error_as_type_error(const char *what, const char *want)
+{
+    if (!PyErr_ExceptionMatches(PyExc_BufferError))
+        return;
+    /* Name what was given; the buffer's own error stays the cause. */
+    PyObject *cause = cbs_take_exception();
+    PyErr_Format(PyExc_TypeError, "%s must be %s (%S)", what, want, cause);
+    PyObject *exc = cbs_take_exception();
+    PyException_SetCause(exc, cause);
+    cbs_raise_exception(exc);
+}
+
 int cbs_arg_buffer(PyObject *o, int writable, const char *func, const char *param,
                    Py_buffer *view, void **out)
 {
@@ -206,15 +269,9 @@ int cbs_arg_buffer(PyObject *o, int writable, const char *func, const char *para
     if (PyObject_CheckBuffer(o)) {
         if (PyObject_GetBuffer(o, view, writable ? PyBUF_WRITABLE : PyBUF_SIMPLE) < 0) {
             view->obj = NULL;
-            if (PyErr_ExceptionMatches(PyExc_BufferError)) {
-                /* Name the parameter; the buffer's own error stays the cause. */
-                PyObject *cause = cbs_take_exception();
-                PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be a %sbuffer (%S)",
-                             func, param, writable ? "writable " : "", cause);
-                PyObject *exc = cbs_take_exception();
-                PyException_SetCause(exc, cause);
-                cbs_raise_exception(exc);
-            }
+            char what[256];
+            snprintf(what, sizeof what, "%s(): argument '%s'", func, param);
+            cbs_buffer_error_as_type_error(what, writable ? "a writable buffer" : "a buffer");
             return -1;
         }
         *out = view->buf;
@@ -224,6 +281,36 @@ int cbs_arg_buffer(PyObject *o, int writable, const char *func, const char *para
                  "%s(): argument '%s' must be an int address, None or a %sbuffer, not %.100s",
                  func, param, writable ? "writable " : "", Py_TYPE(o)->tp_name);
     return -1;
+}
+
+/* ---- output arrays ---------------------------------------------------------- */
+
+/* Bytes of physical memory (sysconf), or ULLONG_MAX when unknown. */
+static unsigned long long physical_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0 || (unsigned long long)pages > ULLONG_MAX / (unsigned long long)page)
+        return ULLONG_MAX;
+    return (unsigned long long)pages * (unsigned long long)page;
+}
+
+void *cbs_out_array(unsigned long long n, size_t size, size_t result, const char *func,
+                    const char *param)
+{
+    unsigned long long per = (unsigned long long)size + result, need;
+    int overflow = __builtin_mul_overflow(n, per, &need);
+    /* small arrays (under 1 MiB) skip the system query */
+    if (overflow || need > PY_SSIZE_T_MAX || (need >= (1ULL << 20) && need > physical_memory())) {
+        PyErr_Format(PyExc_MemoryError,
+                     "%s(): argument '%s' = %llu asks for %s%llu bytes, more than this machine's "
+                     "memory", func, param, n, overflow ? "over " : "",
+                     overflow ? ULLONG_MAX : need);
+        return NULL;
+    }
+    void *p = PyMem_RawCalloc((size_t)n, size);
+    if (!p)
+        PyErr_NoMemory();
+    return p;
 }
 
 int cbs_arg_address(PyObject *o, const char *func, const char *param, void **out)
@@ -260,6 +347,66 @@ int cbs_arg_address(PyObject *o, const char *func, const char *param, void **out
     Py_DECREF(v);
     if (rc == 0)
         *out = (void *)(uintptr_t)bits;
+    return rc;
+}
+
+/* A ctypes function pointer (a CFUNCTYPE instance): its buffer, of the
+ * PEP 3118 format "X{}" (a function), holds the C address. 1 with *out
+ * set, 0 when o is not one (no exception left), -1 with an exception. */
+static int ctypes_funcptr(PyObject *o, void **out)
+{
+    if (!PyObject_CheckBuffer(o))
+        return 0;
+    Py_buffer b;
+    if (PyObject_GetBuffer(o, &b, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    int is = b.format && strncmp(b.format, "X{", 2) == 0 && b.len == (Py_ssize_t)sizeof *out;
+    if (is)
+        memcpy(out, b.buf, sizeof *out);
+    PyBuffer_Release(&b);
+    return is;
+}
+
+int cbs_funcptr_value(PyObject *o, PyTypeObject *own, const char *func, const char *param,
+                      void **out)
+{
+    if (o == Py_None) {
+        *out = NULL;
+        return 1;
+    }
+    if (own && PyObject_TypeCheck(o, own)) {
+        *out = (void *)(uintptr_t)cbs_handle_bits((const cbs_handle *)o);
+        return 1;
+    }
+    /* Another module's class of the same name (cuda.bindings' CUhostFn):
+     * its getPtr() is the address of the function pointer it holds. */
+    if (own && strcmp(cbs_short_name(Py_TYPE(o)), cbs_short_name(own)) == 0)
+        return cbs_arg_address(o, func, param, out) < 0 ? -1 : 1;
+    if (PyLong_Check(o)) {
+        unsigned long long bits;
+        if (cbs_arg_unsigned(o, (unsigned long long)UINTPTR_MAX, func, param, "a function pointer",
+                             &bits) < 0)
+            return -1;
+        *out = (void *)(uintptr_t)bits;
+        return 1;
+    }
+    return ctypes_funcptr(o, out);
+}
+
+int cbs_arg_funcptr(PyObject *o, PyTypeObject *own, int callable_too, const char *func,
+                    const char *param, void **out)
+{
+    int rc = cbs_funcptr_value(o, own, func, param, out);
+    if (rc == 0 && !(callable_too && PyCallable_Check(o))) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s(): argument '%s' must be %san int address, %s, a ctypes function "
+                     "pointer or None, not %.100s",
+                     func, param, callable_too ? "a Python callable, " : "",
+                     own ? cbs_short_name(own) : "a function pointer", Py_TYPE(o)->tp_name);
+        return -1;
+    }
     return rc;
 }
 
@@ -307,22 +454,13 @@ done:
     return rc;
 }
 
-/* 1 when the keyword `key` is the ASCII name[0..len): a call site's
- * keywords are compact ASCII strings, compared here without a call. */
-static int keyword_is(PyObject *key, const char *name, Py_ssize_t len)
-{
-    if (PyUnicode_IS_COMPACT_ASCII(key))
-        return PyUnicode_GET_LENGTH(key) == len && memcmp(PyUnicode_DATA(key), name, (size_t)len) == 0;
-    return PyUnicode_CompareWithASCIIString(key, name) == 0;
-}
-
 int cbs_take_keyword(PyObject *const **args, Py_ssize_t nargs, PyObject **kwnames,
                      const char *name, PyObject **buf, Py_ssize_t cap, PyObject **value,
                      PyObject **owned)
 {
     Py_ssize_t nkw = PyTuple_GET_SIZE(*kwnames), at = -1;
     for (Py_ssize_t k = 0; k < nkw && at < 0; k++)
-        if (keyword_is(PyTuple_GET_ITEM(*kwnames, k), name, (Py_ssize_t)strlen(name)))
+        if (cbs_keyword_is(PyTuple_GET_ITEM(*kwnames, k), name, (Py_ssize_t)strlen(name)))
             at = k;
     if (at < 0 || nargs + nkw - 1 > cap)
         return 0;
@@ -368,11 +506,11 @@ int cbs_parse_launch(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     for (Py_ssize_t k = 0; k < nkw; k++) {
         PyObject *key = PyTuple_GET_ITEM(kwnames, k), *value = args[nargs + k];
-        if (keyword_is(key, "stream", 6)) {
+        if (cbs_keyword_is(key, "stream", 6)) {
             out->stream = value;
-        } else if (keyword_is(key, "argtypes", 8)) {
+        } else if (cbs_keyword_is(key, "argtypes", 8)) {
             out->argtypes = value == Py_None ? NULL : value;
-        } else if (keyword_is(key, "shared_mem", 10)) {
+        } else if (cbs_keyword_is(key, "shared_mem", 10)) {
             unsigned long long v;
             if (cbs_arg_unsigned(value, UINT_MAX, "launch", "shared_mem", "unsigned int", &v) < 0)
                 return -1;
@@ -456,6 +594,20 @@ static PyObject *enum_names(PyTypeObject *type)
     return cbs_attr((PyObject *)type, "_value2name_");
 }
 
+/* table[key] of one of an enum class's tables (read-only mappingproxy
+ * objects: Python cannot change them): 1 with a new reference in *out, 0
+ * when absent, -1 with an exception. */
+static int enum_table_get(PyObject *table, PyObject *key, PyObject **out)
+{
+    *out = PyObject_GetItem(table, key);
+    if (*out)
+        return 1;
+    if (!PyErr_ExceptionMatches(PyExc_KeyError))
+        return -1;
+    PyErr_Clear();
+    return 0;
+}
+
 static PyObject *enum_get_name(PyObject *self, void *closure)
 {
     (void)closure;
@@ -468,7 +620,7 @@ static PyObject *enum_get_name(PyObject *self, void *closure)
         return NULL;
     }
     PyObject *name = NULL;
-    int found = cbs_dict_get_ref(names, key, &name);
+    int found = enum_table_get(names, key, &name);
     Py_DECREF(key);
     Py_DECREF(names);
     if (found < 0)
@@ -511,12 +663,19 @@ static PyObject *enum_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     }
     if (!PyArg_UnpackTuple(args, cbs_short_name(type), 1, 1, &value))
         return NULL;
+    /* An int (or an object with __index__), as for any int parameter: a
+     * float or a str is not a value of this enum. */
+    if (!PyIndex_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "%s() argument must be an int, not %.100s",
+                     cbs_short_name(type), Py_TYPE(value)->tp_name);
+        return NULL;
+    }
     PyObject *map = cbs_attr((PyObject *)type, "_value2member_map_");
     if (!map)
         return NULL;
-    PyObject *key = PyNumber_Long(value);
+    PyObject *key = PyNumber_Index(value);
     PyObject *member = NULL;
-    int found = key ? cbs_dict_get_ref(map, key, &member) : -1;
+    int found = key ? enum_table_get(map, key, &member) : -1;
     Py_DECREF(map);
     if (found == 0)
         PyErr_Format(PyExc_ValueError, "%R is not a valid %s", key, cbs_short_name(type));
@@ -620,6 +779,15 @@ done:
     return rc;
 }
 
+/* dict[name] = a read-only view of table. */
+static int enum_set_table(PyObject *dict, const char *name, PyObject *table)
+{
+    PyObject *view = PyDictProxy_New(table);
+    int rc = view ? PyDict_SetItemString(dict, name, view) : -1;
+    Py_XDECREF(view);
+    return rc;
+}
+
 int cbs_enum_create(PyObject *module, const cbs_enum_def *def, cbs_enum *e)
 {
     memset(e, 0, sizeof *e);
@@ -647,13 +815,15 @@ int cbs_enum_create(PyObject *module, const cbs_enum_def *def, cbs_enum *e)
         PyErr_NoMemory();
         goto done;
     }
-    /* The type is immutable once created: fill its dict directly. */
+    /* The type is immutable once created: fill its dict directly. The
+     * tables are filled here and shown to Python read-only (mappingproxy),
+     * so what repr, .name and the constructor read from them is always
+     * what was put there: a str name, a member of this class. */
     PyObject *dict = e->type->tp_dict;
-    if (PyDict_SetItemString(dict, "__members__", by_name) < 0 ||
-        PyDict_SetItemString(dict, "_value2member_map_", v2m) < 0 ||
-        PyDict_SetItemString(dict, "_value2name_", v2n) < 0)
-        goto done;
-    if (enum_populate(e, def, by_name, v2m, v2n, dict) < 0)
+    if (enum_populate(e, def, by_name, v2m, v2n, dict) < 0 ||
+        enum_set_table(dict, "__members__", by_name) < 0 ||
+        enum_set_table(dict, "_value2member_map_", v2m) < 0 ||
+        enum_set_table(dict, "_value2name_", v2n) < 0)
         goto done;
     PyType_Modified(e->type);
     rc = PyModule_AddObjectRef(module, cbs_short_name(e->type), (PyObject *)e->type);
@@ -953,7 +1123,7 @@ static int kind_of_type(PyTypeObject *t)
 }
 
 PyTypeObject *cbs_handle_type_create(PyObject *module, const char *qualname, cbs_handle_kind kind,
-                                     unsigned flags)
+                                     unsigned flags, const char *doc)
 {
     int names_kernel = (flags & CBS_HANDLE_CLASS_KERNEL) != 0;
     static newfunc const news[] = {handle_new_pointer, handle_new_i32, handle_new_u32,
@@ -970,6 +1140,7 @@ PyTypeObject *cbs_handle_type_create(PyObject *module, const char *qualname, cbs
         {Py_nb_int, (void *)handle_int},
         {Py_nb_index, (void *)handle_int},
         {Py_nb_bool, (void *)handle_bool},
+        {Py_tp_doc, (void *)doc},
         {0, NULL},
     };
     size_t size = names_kernel ? sizeof(cbs_kernel_handle) : sizeof(cbs_handle);
@@ -1033,6 +1204,21 @@ int cbs_arg_handle_cast_slow(PyObject *o, PyTypeObject *t, PyTypeObject *also, c
 
 /* ---- driver entry points -------------------------------------------------- */
 
+/* The loaded driver's release in words ("12.4", from cuDriverGetVersion),
+ * or "of unknown release" when it cannot say. */
+static void driver_release(const cubind_rt_api *rt, char *buf, size_t len)
+{
+    int status = 0, v = 0;
+    void *sym = rt->lookup("cuDriverGetVersion", 2020, &status);
+    CUresult (*get)(int *) = NULL;
+    _Static_assert(sizeof get == sizeof sym, "POSIX: function and object pointers alike");
+    memcpy(&get, &sym, sizeof get);
+    if (sym && get(&v) == CUDA_SUCCESS && v > 0)
+        snprintf(buf, len, "%d.%d", v / 1000, v % 1000 / 10);
+    else
+        snprintf(buf, len, "of unknown release");
+}
+
 void *cbs_resolve(const cubind_rt_api *rt, _Atomic(void *) *slot, const cbs_proc *proc,
                   PyObject *driver_not_found, PyObject *function_not_found)
 {
@@ -1044,10 +1230,15 @@ void *cbs_resolve(const cubind_rt_api *rt, _Atomic(void *) *slot, const cbs_proc
     int status = 0;
     void *fn = rt->lookup(proc->proc_name, proc->version, &status);
     if (!fn) {
+        char driver[32];
+        driver_release(rt, driver, sizeof driver);
         PyErr_Format(function_not_found,
-                     "%s: the CUDA driver at %s has no %s for CUDA version %d (status %d)",
-                     proc->name, rt->driver_path() ? rt->driver_path() : "?", proc->proc_name,
-                     proc->version, status);
+                     "%s: the CUDA driver %s (%s) lacks the %d.%d ABI of %s: %s", proc->name,
+                     driver, rt->driver_path() ? rt->driver_path() : "?", proc->version / 1000,
+                     proc->version % 1000 / 10, proc->proc_name,
+                     status == CUBIND_LOOKUP_VERSION_NOT_SUFFICIENT
+                         ? "version not sufficient (the driver has it only in a later ABI)"
+                         : "symbol absent (it does not have the function)");
         return NULL;
     }
     /* Every racer stores the same pointer: publishing twice is harmless. */

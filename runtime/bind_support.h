@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bind_support.h — stateless helpers that generated binding modules call:
  * argument parsing and conversion, enum types, handle types, driver entry
@@ -24,6 +25,11 @@
 #include "cubind_rt.h"
 
 /* ---- arguments ---------------------------------------------------------- */
+
+/* 1 when the str `key` is exactly name[0..len) (len = strlen(name)), 0
+ * otherwise: the whole string, so a key with an embedded NUL never matches
+ * its prefix. */
+int cbs_keyword_is(PyObject *key, const char *name, Py_ssize_t len);
 
 /* Collects a vectorcall's arguments into out[0..nnames) in declaration
  * order (borrowed references, valid for the call). The first nrequired
@@ -71,11 +77,45 @@ int cbs_arg_double(PyObject *o, const char *func, const char *param, double *out
 int cbs_arg_string(PyObject *o, const char *func, const char *param, PyObject **holder,
                    const char **out);
 
+/* After a failed PyObject_GetBuffer: a pending BufferError (a buffer of the
+ * wrong kind: read-only, not contiguous, ...) becomes TypeError("<what>
+ * must be <want> (<the BufferError>)"), the BufferError its cause; any other
+ * exception is left as it is. */
+void cbs_buffer_error_as_type_error(const char *what, const char *want);
+
 /* Host memory (`void *`): None (NULL), an int address, or an object with
  * the buffer protocol (writable when `writable`), whose buffer the caller
  * releases (view->obj != NULL) after the call. */
 int cbs_arg_buffer(PyObject *o, int writable, const char *func, const char *param,
                    Py_buffer *view, void **out);
+
+/* A buffer the callee fills (a buffer-size rule): bytes — written into, as
+ * cuda.bindings does with its `char *` arguments (b" " * n) —, any writable
+ * buffer, an int address (*len -1: size unknown) or None (NULL, *len -1).
+ * view->obj is set when a buffer must be released. */
+int cbs_arg_fill_buffer(PyObject *o, const char *func, const char *param, Py_buffer *view,
+                        void **out, Py_ssize_t *len);
+
+/* One string of an input array of strings: bytes or str, without a NUL;
+ * the pointer borrows from o, which the caller keeps alive (the call's
+ * tuple of the sequence). */
+int cbs_arg_cstring(PyObject *o, const char *func, const char *param, const char **out);
+
+/* A C function pointer argument: None (NULL), an int address, an instance
+ * of the parameter's own function-pointer class `own` (CUhostFn for a
+ * CUhostFn parameter, as cuda.bindings takes; NULL: none) or of a class of
+ * the same name of another module (cuda.bindings': read through its
+ * getPtr()), or a ctypes function pointer (CFUNCTYPE instance). Nothing
+ * else: not another handle
+ * (a CUstream), whose value is no function (cbs_arg_address would read
+ * it). value: 1 with *out set, 0 when o is none of those (no exception),
+ * -1 with an exception (an int out of range). arg: the same, but 0 means a
+ * Python callable was given (only when callable_too: the caller wraps it),
+ * and anything else raises TypeError naming the parameter (-1). */
+int cbs_funcptr_value(PyObject *o, PyTypeObject *own, const char *func, const char *param,
+                      void **out);
+int cbs_arg_funcptr(PyObject *o, PyTypeObject *own, int callable_too, const char *func,
+                    const char *param, void **out);
 
 /* An address: None (NULL), an int, or an object whose getPtr() gives an
  * int (a cubind or cuda.bindings handle class). */
@@ -91,6 +131,31 @@ int cbs_arg_address(PyObject *o, const char *func, const char *param, void **out
 int cbs_take_keyword(PyObject *const **args, Py_ssize_t nargs, PyObject **kwnames,
                      const char *name, PyObject **buf, Py_ssize_t cap, PyObject **value,
                      PyObject **owned);
+
+/* ---- output arrays ---------------------------------------------------------- */
+
+/* An in/out count above this many entries is first asked of the driver
+ * with the output arrays NULL (what it counts bounds them): the driver
+ * zeroes every entry past those it fills, and a count far above what
+ * exists would have it write that much memory. */
+#define CBS_COUNT_PROBE_ABOVE 65536u
+
+/* What one entry of a result list costs beside the C element: its list
+ * slot and one small object (a handle, an int), for cbs_out_array. */
+#define CBS_RESULT_ENTRY_BYTES (sizeof(PyObject *) + 48)
+
+/* Zeroed storage for n elements of `size` bytes that a driver call fills
+ * (an output array sized by a count argument), of which the result then
+ * builds `result` bytes per element (0 where the result holds only what
+ * the driver reports it filled). Refused before anything is allocated,
+ * with MemoryError naming func/param, when n * (size + result) exceeds
+ * this machine's physical memory (the count cannot be held); MemoryError
+ * when the allocation fails. A large block comes zero-filled from the
+ * system, untouched until written (PyMem_RawCalloc: calloc), so a count
+ * larger than what the driver fills costs address space, not memory.
+ * n > 0; release with PyMem_RawFree. */
+void *cbs_out_array(unsigned long long n, size_t size, size_t result, const char *func,
+                    const char *param);
 
 /* ---- cubind.launch -------------------------------------------------------- */
 
@@ -252,9 +317,10 @@ static CBS_ALWAYS_INLINE _Atomic(void *) *cbs_kernel_layout_slot(PyObject *o)
  * (cbs_arg_handle) also take an object implementing that protocol. */
 enum cbs_handle_class_flags { CBS_HANDLE_CLASS_KERNEL = 1, CBS_HANDLE_CLASS_STREAM = 2 };
 
-/* Creates the class `qualname` (static storage) and adds it to module. */
+/* Creates the class `qualname` with docstring `doc` (both of static
+ * storage) and adds it to module. */
 PyTypeObject *cbs_handle_type_create(PyObject *module, const char *qualname, cbs_handle_kind kind,
-                                     unsigned flags);
+                                     unsigned flags, const char *doc);
 /* New handle object of type t holding bits (the C value, zero-extended). */
 PyObject *cbs_handle_new(PyTypeObject *t, unsigned long long bits);
 /* The __init__ of every handle class (and of nothing else): how a handle

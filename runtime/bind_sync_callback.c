@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bind_sync_callback.c — the thread-local slot and the trampolines of
  * bind_sync_callback.h.

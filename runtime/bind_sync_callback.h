@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bind_sync_callback.h — Python callables as callbacks that the driver
  * calls synchronously: on the calling thread, during the driver call, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cubind_compat.h — the one header of shims for CPython API newer than the
  * oldest supported version (3.10), and small helpers every binding module

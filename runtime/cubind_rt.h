@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cubind_rt.h — the capsule API of the shared runtime: the contract between
  * the `cubind._runtime` extension (which owns the one copy per process of

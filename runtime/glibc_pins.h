@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * glibc_pins.h — binds the runtime's few glibc functions whose default
  * version is newer than glibc 2.17 to their first versions, so that

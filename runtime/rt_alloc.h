@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rt_alloc.h — the runtime's plain C allocations (malloc, calloc, realloc,
  * aligned_alloc, free), with a test-only fault-injection mode.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rt_callbacks.c — see rt_callbacks.h.
  *
@@ -37,8 +38,11 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
+#include <time.h>
 
 #include <cuda.h>
 
@@ -72,6 +76,8 @@ typedef struct rt_interp {
     rt_req *head, **tail;       /* FIFO of requests waiting for the runner */
     int started;                /* the runner thread was started */
     int exited;                 /* the runner left its loop */
+    rt_req *running;            /* the request whose callable runs now, or NULL */
+    int abandoned;              /* shutdown stopped waiting for it (never reset) */
     unsigned long runner;       /* thread ident of the runner, once it runs */
     PyObject *handle;           /* 3.13+: the runner's thread handle (this
                                    interpreter's object); set by the starter
@@ -526,14 +532,19 @@ static void run_stream(rt_payload *p, CUstream stream, CUresult status)
 }
 
 /* Attached, on the runner. Once it returns the driver thread may be gone:
- * nothing of r but its completion is touched afterwards. */
-static void run_request(rt_req *r)
+ * nothing of r but its completion is touched afterwards. s->running is r
+ * while the callable runs: a stopper giving up on it names the callable,
+ * which it may read only until then (the payload is released after). */
+static void run_request(rt_interp *s, rt_req *r)
 {
     rt_payload *p = r->p;
     if (p->kind == CUBIND_CB_STREAM)
         run_stream(p, r->stream, r->status);
     else
         run_host(p);
+    pthread_mutex_lock(&s->mu);
+    s->running = NULL;
+    pthread_mutex_unlock(&s->mu);
     if (r->release)
         payload_release(p);
 }
@@ -580,12 +591,13 @@ void rt_cb_runner(void)
             s->head = r->next;
             if (!s->head)
                 s->tail = &s->head;
+            s->running = r;
         }
         pthread_mutex_unlock(&s->mu);
         Py_END_ALLOW_THREADS
         drain_work(s);
         if (r)
-            run_request(r);
+            run_request(s, r);
     }
     /* Signalled attached: before Python 3.13 (no thread handle) the thread
      * state of this thread is deleted before it gives up the GIL, so the
@@ -643,8 +655,14 @@ static int runner_start(rt_interp *s)
     PyObject *r = NULL;
     if (ok) {
 #if PY_VERSION_HEX >= 0x030D0000
-        /* Joinable, non-daemon: also joined by the interpreter's shutdown. */
-        PyObject *kw = Py_BuildValue("{sO}", "daemon", Py_False);
+        /* Joinable; joined by the stop hook once it left its loop. The main
+         * interpreter's is a daemon thread, so that CPython's own join of
+         * every non-daemon thread at exit (unbounded) never waits for a
+         * callable that does not return: the stop hook's wait is bounded.
+         * A subinterpreter's is not (daemon threads are refused there by
+         * default), so a callable that never returns holds up the end of
+         * its subinterpreter. */
+        PyObject *kw = Py_BuildValue("{sO}", "daemon", s->main ? Py_True : Py_False);
         PyObject *args = kw ? PyTuple_Pack(1, body) : NULL;
         r = args ? call_attr("_thread", "start_joinable_thread", args, kw) : NULL;
         Py_XDECREF(kw);
@@ -737,32 +755,161 @@ static rt_interp *runner_for_current(void)
     return rc == 0 ? s : NULL;
 }
 
+/* ---- bounded waits at shutdown ----------------------------------------------- */
+
+/* How long shutdown waits for callables still running, in milliseconds:
+ * CUBIND_EXIT_TIMEOUT (seconds, decimals allowed: "0.5"), else the
+ * default. Parsed here (no strtod: see rt_loader.c on glibc 2.38's
+ * renamed parsers); a value that is not a number is ignored. */
+enum { EXIT_TIMEOUT_DEFAULT_MS = 5000 };
+
+static long long exit_timeout_ms(void)
+{
+    const char *v = getenv("CUBIND_EXIT_TIMEOUT");
+    if (!v)
+        return EXIT_TIMEOUT_DEFAULT_MS;
+    long long whole = 0, frac = 0, scale = 1000;
+    int digits = 0;
+    const char *p = v;
+    for (; *p >= '0' && *p <= '9' && whole < 1000000000LL; p++, digits++)
+        whole = whole * 10 + (*p - '0');
+    if (*p == '.')
+        for (p++; *p >= '0' && *p <= '9'; p++, digits++)
+            if (scale > 1) {
+                scale /= 10;
+                frac += (*p - '0') * scale;
+            }
+    if (!digits || *p)
+        return EXIT_TIMEOUT_DEFAULT_MS;
+    return whole * 1000 + frac;
+}
+
+/* The time of day in milliseconds. gettimeofday, not clock_gettime: the
+ * latter's default version is GLIBC_2.17 (older glibc has it in librt
+ * only), which would raise the wheels' manylinux tag (glibc_pins.h). A
+ * clock step during the wait shifts its end by as much. */
+static long long now_ms(void)
+{
+    struct timeval t;
+    gettimeofday(&t, NULL);
+    return (long long)t.tv_sec * 1000 + t.tv_usec / 1000;
+}
+
+enum { LEFT, TIMED_OUT, INTERRUPTED };
+
+/* Waits (attached on entry and return) until s's runner has left its
+ * loop, or until `deadline` (now_ms) passes, in slices of 50 ms with
+ * the thread state detached; between slices the main thread runs signal
+ * handlers, so SIGINT ends the wait (INTERRUPTED, the KeyboardInterrupt
+ * set). */
+static int wait_left(rt_interp *s, long long deadline)
+{
+    for (;;) {
+        int exited;
+        Py_BEGIN_ALLOW_THREADS
+        long long end = now_ms() + 50;
+        struct timespec slice = {(time_t)(end / 1000), (long)(end % 1000) * 1000000L};
+        pthread_mutex_lock(&s->mu);
+        if (!s->exited)
+            pthread_cond_timedwait(&s->done, &s->mu, &slice);
+        exited = s->exited;
+        pthread_mutex_unlock(&s->mu);
+        Py_END_ALLOW_THREADS
+        if (exited)
+            return LEFT;
+        if (PyErr_CheckSignals() < 0)
+            return INTERRUPTED;
+        if (now_ms() >= deadline)
+            return TIMED_OUT;
+    }
+}
+
+/* What s's runner is running, for the message: "host function <repr>"
+ * (a new str; NULL when out of memory, or when the runner has left its
+ * loop after all: *left is then set). Marks s abandoned: no later stop
+ * waits for it again. Attached; never raises. */
+static PyObject *abandon(rt_interp *s, int *left)
+{
+    pthread_mutex_lock(&s->mu);
+    s->abandoned = 1;
+    *left = s->exited;
+    PyObject *callable = NULL;
+    int kind = 0;
+    if (s->running && !*left) {
+        callable = Py_NewRef(s->running->p->callable);
+        kind = s->running->p->kind;
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (*left)
+        return NULL;
+    if (!callable) {
+        /* Not in a host function or stream callback: in the deferred work
+         * it drains between them. */
+        PyObject *what = PyUnicode_FromString("a user-object destructor or deferred release");
+        if (!what)
+            PyErr_Clear();
+        return what;
+    }
+    PyObject *what = PyUnicode_FromFormat(
+        "%s %R", kind == CUBIND_CB_STREAM ? "stream callback" : "host function", callable);
+    if (!what) {
+        PyErr_Clear();
+        what = PyUnicode_FromFormat("%s of type %s",
+                                    kind == CUBIND_CB_STREAM ? "stream callback" : "host function",
+                                    Py_TYPE(callable)->tp_name);
+        if (!what)
+            PyErr_Clear();
+    }
+    Py_DECREF(callable);
+    return what;
+}
+
 /* Stops the runner of s: no request is accepted from now on, the call in
  * progress (if any) finishes, queued ones are skipped, and the runner has
  * left its loop, attached, when this returns, so that no later
  * finalization step can catch it half-way (unless this thread is the runner
  * itself, stopping from inside a callable: it then leaves its loop after
- * that callable). `own`: s is the current interpreter's, whose thread
- * handle (3.13+) is joined here. Idempotent; never raises. */
-static void stop_one(rt_interp *s, int own)
+ * that callable). The wait ends at `deadline` (or on SIGINT): a callable
+ * that does not return by then is left running, with its state (never
+ * freed), and its name appended to `stuck` (a list; NULL: not named).
+ * `own`: s is the current interpreter's, whose thread handle (3.13+) is
+ * joined here once the runner has left. Idempotent (a runner given up on
+ * is not waited for again); returns INTERRUPTED when SIGINT ended the wait
+ * (the KeyboardInterrupt cleared), else LEFT or TIMED_OUT; never raises. */
+static int stop_one(rt_interp *s, int own, long long deadline, PyObject *stuck)
 {
     unsigned long me = PyThread_get_thread_ident();
-    PyObject *h = NULL;
+    int wait;
     Py_BEGIN_ALLOW_THREADS
     pthread_mutex_lock(&s->mu);
     while (atomic_load(&s->phase) == RUNNER_STARTING)
         pthread_cond_wait(&s->done, &s->mu);
-    int wait = s->started && s->runner != me;
+    wait = s->started && s->runner != me && !s->abandoned && !s->exited;
     atomic_store(&s->phase, RUNNER_CLOSED);
     pthread_cond_signal(&s->wake);
-    while (wait && !s->exited)
-        pthread_cond_wait(&s->done, &s->mu);
-    if (wait && own) {
-        h = s->handle;
-        s->handle = NULL;
-    }
     pthread_mutex_unlock(&s->mu);
     Py_END_ALLOW_THREADS
+    int outcome = wait ? wait_left(s, deadline) : LEFT;
+    if (outcome != LEFT) {
+        if (outcome == INTERRUPTED)
+            PyErr_Clear();
+        int left;
+        PyObject *what = abandon(s, &left);
+        if (what && stuck && PyList_Append(stuck, what) < 0)
+            PyErr_Clear();
+        Py_XDECREF(what);
+        if (!left)
+            return outcome;
+    }
+    PyObject *h = NULL;
+    if (own) {
+        pthread_mutex_lock(&s->mu);
+        if (s->exited) {
+            h = s->handle;
+            s->handle = NULL;
+        }
+        pthread_mutex_unlock(&s->mu);
+    }
     if (h) {
         PyObject *r = PyObject_CallMethod(h, "join", NULL);
         if (!r)
@@ -770,6 +917,33 @@ static void stop_one(rt_interp *s, int own)
         Py_XDECREF(r);
         Py_DECREF(h);
     }
+    return outcome == INTERRUPTED ? INTERRUPTED : LEFT;
+}
+
+/* One line on stderr naming the callables shutdown stopped waiting for. */
+static void report_stuck(PyObject *stuck, int interrupted, long long waited_ms)
+{
+    Py_ssize_t n = PyList_Size(stuck);
+    PyObject *sep = PyUnicode_FromString(", ");
+    PyObject *names = sep ? PyUnicode_Join(sep, stuck) : NULL;
+    PyObject *line =
+        names ? PyUnicode_FromFormat(
+                    "cubind: exiting without waiting for %zd Python callback%s still running "
+                    "after %lld.%03lld s%s (%U); left running (CUBIND_EXIT_TIMEOUT sets the "
+                    "wait)\n",
+                    n, n == 1 ? "" : "s", waited_ms / 1000, waited_ms % 1000,
+                    interrupted ? ", wait interrupted" : "", names)
+              : NULL;
+    const char *text = line ? PyUnicode_AsUTF8(line) : NULL;
+    if (text) {
+        fputs(text, stderr);
+        fflush(stderr);
+    } else {
+        PyErr_Clear();
+    }
+    Py_XDECREF(line);
+    Py_XDECREF(names);
+    Py_XDECREF(sep);
 }
 
 /* The threading shutdown hook of an interpreter. A subinterpreter stops its
@@ -777,26 +951,38 @@ static void stop_one(rt_interp *s, int own)
  * shutdown is the last moment when CPython lets other threads attach, and
  * subinterpreters still alive are ended only later (3.13+: after the
  * runtime started finalizing, when a runner that re-attached would be
- * killed half-way). */
+ * killed half-way). One deadline bounds the waits for all of them
+ * (exit_timeout_ms); what still runs then is named in one line on stderr
+ * and left running. */
 void rt_cb_runner_stop(void)
 {
     int64_t id = current_id();
+    long long start = now_ms(), deadline = start + exit_timeout_ms();
+    PyObject *stuck = PyList_New(0);
+    if (!stuck)
+        PyErr_Clear(); /* the wait stays bounded; only the names are lost */
+    int interrupted = 0;
     if (PyInterpreterState_Get() != PyInterpreterState_Main()) {
         rt_interp *s = interp_state(id, 0);
         if (s)
-            stop_one(s, 1);
-        return;
+            interrupted = stop_one(s, 1, deadline, stuck) == INTERRUPTED;
+    } else {
+        atomic_store(&rt_process_closing, 1);
+        /* Nodes are only ever pushed at the head and never unlinked, and a
+         * node's `next` is set before it is published: walking from a head
+         * read under the lock needs no lock. A state added after that read
+         * sees rt_process_closing and never starts a runner. After SIGINT
+         * the others are not waited for. */
+        pthread_mutex_lock(&rt_interps_mu);
+        rt_interp *head = rt_interps;
+        pthread_mutex_unlock(&rt_interps_mu);
+        for (rt_interp *s = head; s; s = s->next)
+            if (stop_one(s, s->id == id, interrupted ? 0 : deadline, stuck) == INTERRUPTED)
+                interrupted = 1;
     }
-    atomic_store(&rt_process_closing, 1);
-    /* Nodes are only ever pushed at the head and never unlinked, and a
-     * node's `next` is set before it is published: walking from a head read
-     * under the lock needs no lock. A state added after that read sees
-     * rt_process_closing and never starts a runner. */
-    pthread_mutex_lock(&rt_interps_mu);
-    rt_interp *head = rt_interps;
-    pthread_mutex_unlock(&rt_interps_mu);
-    for (rt_interp *s = head; s; s = s->next)
-        stop_one(s, s->id == id);
+    if (stuck && PyList_Size(stuck))
+        report_stuck(stuck, interrupted, now_ms() - start);
+    Py_XDECREF(stuck);
 }
 
 /* ---- trampolines (driver threads; no Python) ------------------------------------- */
@@ -962,6 +1148,7 @@ void rt_cb_fork_child(void)
         s->started = 0;
         s->exited = 0;
         s->runner = 0;
+        s->running = NULL;
         /* The parent's runner's thread handle: a Python object cannot be
          * released in a fork handler; its reference is left. */
         s->handle = NULL;

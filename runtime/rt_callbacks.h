@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rt_callbacks.h — Python callables as CUDA callbacks: host functions
  * (cuLaunchHostFunc), stream callbacks (cuStreamAddCallback) and user-object
@@ -58,6 +59,13 @@
  * shut down (before threads are joined and before atexit callbacks): the
  * callable in progress finishes, calls still queued and every later call
  * are skipped (the driver's thread returns at once, never waits), counted.
+ * The wait for the callable in progress is bounded: CUBIND_EXIT_TIMEOUT
+ * seconds (default 5) for all interpreters together, ended at once by
+ * SIGINT; a callable still running then is named in one line on stderr and
+ * left running with its state (nothing is freed, its driver thread keeps
+ * waiting), and no later step waits for it again. The main interpreter's
+ * runner is a daemon thread (3.13+), so CPython's own join of non-daemon
+ * threads at exit does not wait for it either.
  * rt_cb_atexit() (registered with atexit by cubind._runtime in every
  * interpreter) then, in the main interpreter, closes the pending-call
  * wake-up (nothing calls Py_AddPendingCall after it), drains the queue and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rt_handles.h — the process-wide instance of the handle registry
  * (rt_registry.h) as the capsule exports it (cubind_rt.h: reg_*), Python

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rt_loader.c — process-wide loading of the CUDA driver.
  *

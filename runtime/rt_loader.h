@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rt_loader.h — process-wide loading of the CUDA driver (libcuda.so.1) and
  * resolution of its entry points through cuGetProcAddress.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rt_module.c — the `cubind._runtime` extension module.
  *
@@ -11,10 +12,12 @@
  * exception classes every generated module raises:
  *
  *   cubind.CUDAError(RuntimeError)              a driver call returned an
- *       error CUresult; CUDAError(result, name, message), attributes
- *       `result` (the CUresult member, or an int), `name`, `message`;
- *       str(e) == "NAME (value): message"; e.args == (result, name, message),
- *       so copy/pickle rebuild it through the constructor.
+ *       error CUresult; CUDAError(result, name, message, func=None),
+ *       attributes `result` (the CUresult member, or an int), `name`,
+ *       `message`, `func` (the function's name, or None);
+ *       str(e) == "func: NAME (value): message" ("NAME (value): message"
+ *       without func); e.args == (result, name, message[, func]), so
+ *       copy/pickle rebuild it through the constructor.
  *   cubind.DriverNotFoundError(RuntimeError)    the driver could not be
  *       loaded; raised by calls, never by import (import succeeds without a
  *       driver), hence a RuntimeError rather than an ImportError.
@@ -102,34 +105,42 @@ static const cubind_rt_api rt_api = {
 static PyObject *rt_cuda_error_init(PyObject *unused, PyObject *args,
                                     PyObject *kwds)
 {
-    static char *kwlist[] = {"self", "result", "name", "message", NULL};
-    PyObject *self, *result, *name, *message, *t;
+    static char *kwlist[] = {"self", "result", "name", "message", "func", NULL};
+    PyObject *self, *result, *name, *message, *func = Py_None, *t;
     int rc;
 
     (void)unused;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOUU:CUDAError", kwlist,
-                                     &self, &result, &name, &message))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOUU|O:CUDAError", kwlist,
+                                     &self, &result, &name, &message, &func))
         return NULL;
+    if (func != Py_None && !PyUnicode_Check(func)) {
+        PyErr_Format(PyExc_TypeError, "CUDAError() argument 'func' must be str or None, not %.100s",
+                     Py_TYPE(func)->tp_name);
+        return NULL;
+    }
     /* args holds exactly the constructor's arguments, keywords included,
      * so BaseException.__reduce__ (type, args, __dict__) round-trips. */
-    t = PyTuple_Pack(3, result, name, message);
+    t = func == Py_None ? PyTuple_Pack(3, result, name, message)
+                        : PyTuple_Pack(4, result, name, message, func);
     if (t == NULL)
         return NULL;
     rc = PyObject_SetAttrString(self, "args", t);
     Py_DECREF(t);
     if (rc < 0 || PyObject_SetAttrString(self, "result", result) < 0 ||
         PyObject_SetAttrString(self, "name", name) < 0 ||
-        PyObject_SetAttrString(self, "message", message) < 0)
+        PyObject_SetAttrString(self, "message", message) < 0 ||
+        PyObject_SetAttrString(self, "func", func) < 0)
         return NULL;
     Py_RETURN_NONE;
 }
 
-/* "NAME (value): message"; value is int(result) when result is an int (or
- * an IntEnum member), else repr(result). An instance whose __init__ never
- * ran (made by __new__) falls back to BaseException.__str__. */
+/* "func: NAME (value): message" ("NAME (value): message" when func is
+ * None); value is int(result) when result is an int (or an IntEnum member),
+ * else repr(result). An instance whose __init__ never ran (made by __new__)
+ * falls back to BaseException.__str__. */
 static PyObject *rt_cuda_error_str(PyObject *unused, PyObject *self)
 {
-    PyObject *result = NULL, *name = NULL, *message = NULL, *value = NULL;
+    PyObject *result = NULL, *name = NULL, *message = NULL, *value = NULL, *func = NULL;
     PyObject *s = NULL;
 
     (void)unused;
@@ -138,7 +149,9 @@ static PyObject *rt_cuda_error_str(PyObject *unused, PyObject *self)
         name = PyObject_GetAttrString(self, "name");
     if (name != NULL)
         message = PyObject_GetAttrString(self, "message");
-    if (message == NULL) {
+    if (message != NULL)
+        func = PyObject_GetAttrString(self, "func");
+    if (func == NULL) {
         if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
             PyErr_Clear();
             s = ((PyTypeObject *)PyExc_RuntimeError)->tp_str(self);
@@ -148,8 +161,10 @@ static PyObject *rt_cuda_error_str(PyObject *unused, PyObject *self)
     value = PyLong_Check(result) ? PyNumber_Long(result)
                                  : PyObject_Repr(result);
     if (value != NULL)
-        s = PyUnicode_FromFormat("%S (%S): %S", name, value, message);
+        s = func == Py_None ? PyUnicode_FromFormat("%S (%S): %S", name, value, message)
+                            : PyUnicode_FromFormat("%S: %S (%S): %S", func, name, value, message);
 done:
+    Py_XDECREF(func);
     Py_XDECREF(value);
     Py_XDECREF(message);
     Py_XDECREF(name);
@@ -160,12 +175,12 @@ done:
 static PyMethodDef rt_cuda_error_init_def = {
     "__init__", (PyCFunction)(void (*)(void))rt_cuda_error_init,
     METH_VARARGS | METH_KEYWORDS,
-    PyDoc_STR("CUDAError(result, name, message)"),
+    PyDoc_STR("CUDAError(result, name, message, func=None)"),
 };
 
 static PyMethodDef rt_cuda_error_str_def = {
     "__str__", rt_cuda_error_str, METH_O,
-    PyDoc_STR("Return 'NAME (value): message'."),
+    PyDoc_STR("Return 'func: NAME (value): message'."),
 };
 
 /* dict[name] = instancemethod(C function named by def). */
@@ -187,12 +202,13 @@ static int rt_add_method(PyObject *dict, PyMethodDef *def, PyObject *modname)
 }
 
 PyDoc_STRVAR(rt_cuda_error_doc,
-"CUDAError(result, name, message)\n"
+"CUDAError(result, name, message, func=None)\n"
 "\n"
-"A CUDA driver call returned an error. `result` is the CUresult member (or\n"
-"the int when the value is unknown to the bindings), `name` its name\n"
-"(e.g. 'CUDA_ERROR_INVALID_VALUE'), `message` the driver's description.\n"
-"str(e) is 'NAME (value): message'.");
+"A CUDA driver call returned an error. ``result`` is the CUresult member (or\n"
+"the int when the value is unknown to the bindings), ``name`` its name\n"
+"(e.g. 'CUDA_ERROR_INVALID_VALUE'), ``message`` the driver's description,\n"
+"``func`` the function that failed ('cuMemAlloc'; None when not given).\n"
+"str(e) is 'func: NAME (value): message'.");
 
 static PyObject *rt_new_cuda_error(void)
 {

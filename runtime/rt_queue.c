@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rt_queue.c — the deferred-cleanup queue (see rt_queue.h for the
  * contract).

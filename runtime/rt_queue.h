@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rt_queue.h — the deferred-cleanup queue of the shared runtime: a
  * lock-free multi-producer queue of work items that must not run where they

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rt_registry.c — the handle registry (see rt_registry.h for the contract).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rt_registry.h — the handle registry of the shared runtime: a thread-safe
  * map from (kind, raw handle value) to a reference-counted entry.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Build a free-threaded CPython 3.13 (./configure --disable-gil) from the
 # upstream tarball of Debian's python3.13 source package (trixie), into
 # $CUBIND_CACHE/python3.13t, and make Debian's pure-Python pytest and
@@ -33,7 +34,8 @@ APTDIR=$CACHE/apt-python
 SRCDIR=$CACHE/src/python3.13
 BUILDROOT=$CACHE/build
 
-MIRROR=http://deb.debian.org/debian
+# The system apt configuration's Debian archive (scripts/apt-mirror.sh).
+MIRROR=$("$(dirname "$0")/apt-mirror.sh")
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 SRC_PKG=python3.13
 SRC_SUITE=trixie

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # scripts/check-old-glibc.sh PYTHON3.13 — does a wheel built here work on an
 # older glibc than the build machine's? Builds the cp313 wheel with
 # PYTHON3.13 (a CPython 3.13 with the GIL, e.g. pyenv's) from the committed
@@ -19,7 +20,8 @@ cd "$(dirname "$0")/.."
 host_py=$1
 CACHE=${CUBIND_CACHE:-$HOME/.cache/cubind}
 ROOT=$CACHE/old-glibc/bullseye
-MIRROR=http://deb.debian.org/debian
+# The system apt configuration's Debian archive (scripts/apt-mirror.sh).
+MIRROR=$(scripts/apt-mirror.sh)
 log() { printf '%s\n' "check-old-glibc: $*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # scripts/check-pythons.sh PYTHON... — the generated bindings against other
 # interpreters than CI's (DESIGN: CPython 3.10 to 3.14, free-threaded or
 # not): for each PYTHON, builds the bindings from the committed out/ and the

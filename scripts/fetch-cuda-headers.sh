@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Fetch cuda.h and cudaTypedefs.h of older CUDA releases from Debian's
 # non-free nvidia-cuda-dev package, for `cubind abi-diff` and the ABI tests.
 #
@@ -23,7 +24,8 @@ set -eu
 
 CACHE=${CUBIND_CACHE:-$HOME/.cache/cubind}
 HDRS=$CACHE/cuda-headers
-MIRROR=http://deb.debian.org/debian
+# The system apt configuration's Debian archive (scripts/apt-mirror.sh).
+MIRROR=$("$(dirname "$0")/apt-mirror.sh")
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 PKG=nvidia-cuda-dev
 # Members of the package's data.tar that are extracted. cuda.h needs only

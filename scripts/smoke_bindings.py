@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A few calls through both faces of freshly built bindings, against the
 test-only fake driver (CUBIND_LIBCUDA): for scripts/check-pythons.sh, on
 interpreters without pytest. Prints one line; raises on any mismatch."""

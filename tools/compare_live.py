@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Compares cubind.driver with an installed cuda.bindings.driver, live.
 
 tools/compare_reference.py checks the public surface against the reference

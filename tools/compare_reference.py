@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Compares cubind.driver with the public surface of cuda.bindings.driver
 (../shared/reference JSON or --reference FILE) for the names that exist in
 the header cubind was generated from.
@@ -6,7 +7,7 @@ the header cubind was generated from.
 For each function: parameter names and order (ours from inspect.signature;
 the reference's from its recorded "signature", which is what
 inspect.signature gives on cuda.bindings), and the length of the returned
-tuple (ours from the docstring's "Returns (CUresult, a, b)." line; the
+tuple (ours from the docstring's "``(status, a, b)``" line; the
 reference's from its docstring "Returns" section, up to a "Notes" heading);
 for each enum: member names and values; for each class: attribute names;
 for each constant (integer macro) the header #defines: its value.
@@ -92,7 +93,7 @@ def ref_return_names(entry):
 
 
 def our_return_names(fn):
-    m = re.search(r"Returns \(CUresult((?:, \w+)*)\)\.", fn.__doc__ or "")
+    m = re.search(r"``\(status((?:, \w+)*)\)``", fn.__doc__ or "")
     if not m:
         return None
     return [n for n in m.group(1).split(", ") if n]

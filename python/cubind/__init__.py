@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cubind: CUDA driver bindings generated from cuda.h.
 
 ``cubind.driver`` is a drop-in replacement for ``cuda.bindings.driver``
@@ -7,8 +8,34 @@ functions but returns the outputs themselves and raises ``CUDAError``.
 import os as _os
 import sys as _sys
 
-from cubind._runtime import CUDAError, DriverNotFoundError, FunctionNotFoundError
+from cubind._version import __version__
+
+
+def _built_for() -> str:
+    """Why the extensions cannot be imported here: the interpreters they
+    were built for (their EXT_SUFFIX tags) and how to add this one."""
+    import sysconfig
+    here = _os.path.dirname(__file__)
+    tags = sorted({name[len("_runtime."):-len(".so")] for name in _os.listdir(here)
+                   if name.startswith("_runtime.") and name.endswith(".so")})
+    this = sysconfig.get_config_var("EXT_SUFFIX") or "?"
+    return ("cubind's extensions in %s were built for %s, not for this interpreter "
+            "(%s, %s); build them for it with: ./configure --user --python %s && ninja"
+            % (here, ", ".join(tags) or "no interpreter", _sys.executable,
+               this.strip(".").rsplit(".", 1)[0], _sys.executable))
+
+
+try:
+    from cubind._runtime import CUDAError, DriverNotFoundError, FunctionNotFoundError
+except ModuleNotFoundError as _e:
+    if _e.name != __name__ + "._runtime":
+        raise
+    raise ImportError(_built_for(), name=_e.name) from None
 from cubind import driver
+
+# The CUDA release the bindings were generated from ("13.0"), as the
+# distribution's name says it (cubind-cu13).
+__cuda_version__ = "%d.%d" % divmod(int(driver.CUBIND_HEADER_CUDA_VERSION) // 10, 100)
 
 # The raising face is built by the driver extension (both faces share one
 # module state); registering it makes ``import cubind.cu`` work.
@@ -21,10 +48,29 @@ _sys.modules[__name__ + ".cu"] = cu
 from cubind.cu import launch  # noqa: E402
 
 
+# The library APIs (cubind.nvrtc and its raising face cubind.rtc,
+# cubind.nvjitlink) are imported on first use, not with cubind: their
+# modules, and their exception classes, which live in their extensions
+# (cubind.NVRTCError imports cubind.nvrtc), so that pickle, `except
+# cubind.NVRTCError` and PyCapsule_Import("cubind.nvrtc._C_API") find them.
+_LAZY = {"nvrtc": ("nvrtc", None), "rtc": ("rtc", None), "nvjitlink": ("nvjitlink", None),
+         "NVRTCError": ("nvrtc", "NVRTCError"), "nvJitLinkError": ("nvjitlink", "nvJitLinkError")}
+
+
+def __getattr__(name: str) -> object:
+    if name not in _LAZY:
+        raise AttributeError("module 'cubind' has no attribute %r" % name)
+    import importlib
+
+    module, attr = _LAZY[name]
+    m = importlib.import_module("cubind." + module)
+    return m if attr is None else getattr(m, attr)
+
+
 def get_include() -> str:
     """The directory of cubind's C headers (cubind_driver_api.h), for ``-I``."""
     return _os.path.join(_os.path.dirname(__file__), "include")
 
 
-__all__ = ["CUDAError", "DriverNotFoundError", "FunctionNotFoundError", "driver", "cu",
+__all__ = ["__version__", "__cuda_version__", "CUDAError", "DriverNotFoundError", "FunctionNotFoundError", "driver", "cu",
            "get_include", "launch"]

@@ -1,11 +1,16 @@
+# SPDX-License-Identifier: Apache-2.0
 # Typing stub of cubind._runtime (runtime/rt_module.c), written by hand.
-from typing import Any, Callable
+from typing import Callable
+
+from cubind.driver import CUresult
 
 class CUDAError(RuntimeError):
-    result: Any
+    result: CUresult | int
     name: str
     message: str
-    def __init__(self, result: Any, name: str, message: str) -> None: ...
+    func: str | None
+    def __init__(self, result: CUresult | int, name: str, message: str,
+                 func: str | None = None) -> None: ...
 
 class DriverNotFoundError(RuntimeError): ...
 class FunctionNotFoundError(RuntimeError): ...

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Fixtures of the ABI tests (tests/abi): the capsule C API, per-release
 generation (11.8, 12.4, 13.0) and the abi-diff / abi-check / manifest tools.
 
@@ -95,9 +96,11 @@ def header_version(include):
 
 
 def generate(header_dir, out, rules=None):
-    """rules: a rules file in place of gen/rules.txt."""
+    """rules: a rules file in place of gen/rules.txt. Unmatched rules are
+    listed one per line (--list-unmatched) for the tests that look for one."""
     os.makedirs(out, exist_ok=True)
-    p = run([CUBIND, "generate", "--header", os.path.join(header_dir, "cuda.h"), "--out", out]
+    p = run([CUBIND, "generate", "--list-unmatched", "--header",
+             os.path.join(header_dir, "cuda.h"), "--out", out]
             + (["--rules", str(rules)] if rules else []))
     assert p.returncode == 0, "cubind generate failed:\n" + p.stderr[-4000:]
     return p
@@ -116,11 +119,13 @@ def compile_consumer(api_dir, include, out_dir):
 def build_bindings(gen_dir, include, pkg_root):
     """Compiles gen_dir/driver.c with the runtime's binding sources against
     `include` into pkg_root/cubind/, beside the built _runtime and
-    __init__.py (the runtime does not depend on the header's release)."""
+    __init__.py and _version.py (the runtime does not depend on the
+    header's release)."""
     pkg = os.path.join(pkg_root, "cubind")
     os.makedirs(pkg, exist_ok=True)
     for name in os.listdir(os.path.join(BUILD_PY, "cubind")):
-        if name.startswith("_runtime") and name.endswith(EXT_SUFFIX) or name == "__init__.py":
+        if (name.startswith("_runtime") and name.endswith(EXT_SUFFIX)
+                or name in ("__init__.py", "_version.py")):
             shutil.copy(os.path.join(BUILD_PY, "cubind", name), pkg)
     sources = [os.path.join(gen_dir, "driver.c")] + [
         os.path.join(REPO, "runtime", s)
@@ -147,3 +152,25 @@ def build_bindings(gen_dir, include, pkg_root):
 @pytest.fixture(scope="session")
 def python():
     return sys.executable
+
+
+def check_saved_manifest(saved, header, tmp_path):
+    """Regenerating the manifest of a header that did not change gives the
+    saved file byte for byte (a generator change that moves a signature is
+    caught here); a changed header is reported (skip), not failed. Returns
+    the manifest as JSON."""
+    import json
+
+    out = str(tmp_path / "m.json")
+    p = run([CUBIND, "manifest", "--header", header, "--out", out])
+    assert p.returncode == 0, p.stderr
+    with open(saved) as f:
+        old = f.read()
+    with open(out) as f:
+        new = f.read()
+    if json.loads(old)["inputs_fnv1a64"] != json.loads(new)["inputs_fnv1a64"]:
+        pytest.skip("%s differs from the header abi/%s was made from" % (header, os.path.basename(saved)))
+    assert new == old, ("regenerating %s changed it although its header did not change; run "
+                        "`build/cubind manifest --header %s --out %s` only if the change is "
+                        "intended" % (saved, header, saved))
+    return json.loads(new)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Regeneration per CUDA release: the generator produces, compiles and
 imports bindings for the 11.8, 12.4 and 13.0 headers with no per-release
 edits, and each gets the ABI variant its own header declares through

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """`cubind manifest`, `cubind abi-diff`, `cubind abi-check`, and the saved
 manifests in abi/."""
 import json
@@ -8,7 +9,8 @@ import sys
 
 import pytest
 
-from conftest import BUILD_PY, CUBIND, EXT_SUFFIX, REPO, header_version, release_include, run
+from conftest import (BUILD_PY, CUBIND, EXT_SUFFIX, FAKE, REPO, check_saved_manifest, header_version,
+                      release_include, run)
 
 ABI = os.path.join(REPO, "abi")
 
@@ -26,20 +28,8 @@ def test_saved_manifest_is_regenerated_unchanged(release, cuda_include, tmp_path
     """Regenerating the manifest of a release whose header did not change
     must give the saved file byte for byte (a generator change that moves a
     signature is caught here); a changed header is reported, not failed."""
-    saved = os.path.join(ABI, "cuda-%s.json" % release)
-    header = header_of(release, cuda_include)
-    out = str(tmp_path / "m.json")
-    p = run([CUBIND, "manifest", "--header", header, "--out", out])
-    assert p.returncode == 0, p.stderr
-    with open(saved) as f:
-        old = f.read()
-    with open(out) as f:
-        new = f.read()
-    if json.loads(old)["inputs_fnv1a64"] != json.loads(new)["inputs_fnv1a64"]:
-        pytest.skip("the %s header differs from the one abi/%s was made from" % (release, os.path.basename(saved)))
-    assert new == old, ("regenerating abi/cuda-%s.json changed it although its header did not "
-                        "change; run `build/cubind manifest --header %s --out %s` only if the "
-                        "change is intended" % (release, header, saved))
+    check_saved_manifest(os.path.join(ABI, "cuda-%s.json" % release),
+                         header_of(release, cuda_include), tmp_path)
 
 
 def test_committed_diff_report_is_current():
@@ -175,3 +165,20 @@ def test_abi_check(cuda_include):
     assert run([CUBIND, "abi-check", so]).returncode == 2
     assert run([CUBIND, "abi-check", "no.such.module", "--header", header,
                 "--python", sys.executable]).returncode == 2
+
+
+@pytest.mark.parametrize("what", ["no.such.module", "json", "README.md", "fake-driver"])
+def test_abi_check_on_a_non_module_prints_one_error_line(cuda_include, what):
+    """Not a cubind module (absent, a module without _abi_signatures, a
+    file, a shared library that is not a module): exit 2 and one line
+    "MODULE:0: could not read ... (ExceptionType: message)", no traceback
+    (05a670f let the child's traceback through before that line)."""
+    header = header_of("13.0", cuda_include)
+    module = {"README.md": os.path.join(REPO, "README.md"), "fake-driver": FAKE}.get(what, what)
+    p = run([CUBIND, "abi-check", module, "--header", header, "--python", sys.executable])
+    assert p.returncode == 2, p.stdout + p.stderr
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1, p.stderr
+    assert lines[0].startswith(module + ":0: could not read the module's table with "), lines
+    assert re.search(r"\((ModuleNotFoundError|AttributeError|ImportError): .+\)$", lines[0]), lines
+    assert "Traceback" not in p.stderr and not p.stdout

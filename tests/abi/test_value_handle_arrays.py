@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A field-count rule on a struct field pointing at an array of integer
 handles (CUdevice-style, a value handle: the handle is the integer itself,
 4 bytes here) makes the field take a list of those handles, copied into an

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The benchmark harness on the test-only fake driver: no timing is checked.
 
 bench/ runs on the GPU machine, where a harness bug costs a run of scarce

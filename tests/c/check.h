@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check.h — the C tests' one assertion: CHECK(cond) reports a failing
  * condition with file and line and counts it in `failures` (each test's

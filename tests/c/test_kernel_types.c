@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_kernel_types.c — unit test of runtime/bind_kernel_types.c: kernel
  * parameter types from mangled C++ names, PTX text, fat binaries and type

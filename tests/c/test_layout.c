@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_layout.c — unit and stress test of runtime/bind_layout.c, a kernel
  * handle's own copy of its kernel's layout (no Python).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_loader.c — unit test of runtime/rt_loader.c (no Python).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_queue.c — unit and stress test of runtime/rt_queue.c (no Python).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_registry.c — unit and stress test of runtime/rt_registry.c (no
  * Python).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for gen/tmpl.c and gen/strbuf.c.  Exits non-zero on any
    failed check; each failure is printed as file:line. */
 #define _POSIX_C_SOURCE 200809L

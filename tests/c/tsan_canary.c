@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tsan_canary.c — a deliberate data race, for tests/python/test_tsan_canary.py.
  * Built with the TSan extensions' rule (build.ninja: cc_ext_tsan) and loaded
  * into the TSan interpreter, it proves that ThreadSanitizer reports races in

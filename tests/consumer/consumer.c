@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/consumer/consumer.c — TEST-ONLY: a tiny C extension built from the
  * generated consumer header (out/cubind_driver_api.h, or one generated from

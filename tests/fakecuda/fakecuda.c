@@ -1,9 +1,11 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fakecuda.c — a TEST-ONLY fake of the CUDA driver (libcuda.so.1).
  *
  * This is a test double for CI machines without a GPU, loaded by the cubind
  * bindings through CUBIND_LIBCUDA=/path/to/libcuda.so.1. It implements a small
  * subset of the driver API on the host (device memory is malloc'd host
- * memory, kernels never run), records what it is given, and is inspected and
+ * memory, kernels never run but vectorAdd, for examples/), records what it
+ * is given, and is inspected and
  * driven through the fakecuda_* control API (fakecuda_control.h). It is not,
  * and does not pretend to be, a CUDA implementation; it never ships.
  *
@@ -81,7 +83,9 @@ FK_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
     X(OccupancyMaxPotentialBlockSizeWithFlags) X(GraphAddExternalSemaphoresSignalNode) \
     X(FuncGetName) X(KernelGetName) X(FuncGetModule) X(KernelGetLibrary)       \
     X(LinkCreate) X(LinkAddData) X(LinkAddFile) X(LinkComplete) X(LinkDestroy) \
-    X(ModuleLoad) X(LibraryLoadFromFile)
+    X(ModuleLoad) X(LibraryLoadFromFile)                                           \
+    X(Memcpy2D) X(Memcpy2DUnaligned) X(Memcpy3D) X(GraphGetNodes) X(GraphGetRootNodes) \
+    X(GraphGetEdges)
 
 enum {
 #define FK_ENUM(n) FN_##n,
@@ -280,7 +284,7 @@ struct ctx {
     struct stream *nullstream;
 };
 
-enum { W_HOSTFN, W_CALLBACK, W_RECORD, W_WAIT, W_COPY };
+enum { W_HOSTFN, W_CALLBACK, W_RECORD, W_WAIT, W_COPY, W_VECTOR_ADD };
 struct mem;
 struct work {
     struct work *next;
@@ -295,7 +299,11 @@ struct work {
     const void *src;
     size_t n;
     struct mem *m1, *m2;
+    unsigned char kargs[28];      /* W_VECTOR_ADD: its packed parameters */
+    unsigned long long threads;   /* W_VECTOR_ADD: threads the grid has */
 };
+
+static CUresult run_vector_add(const unsigned char *bytes, size_t len, unsigned long long threads);
 
 struct stream {
     struct obj h;
@@ -551,6 +559,9 @@ static void run_work(struct stream *s, struct work *w)
         pthread_cond_broadcast(&g_progress);
         break;
     }
+    case W_VECTOR_ADD:
+        (void)run_vector_add(w->kargs, sizeof w->kargs, w->threads);
+        break;
     case W_WAIT:
         while (!g_shutdown) {
             struct event *ev = (struct event *)reg_find((uintptr_t)w->ev, K_EVENT);
@@ -2113,6 +2124,107 @@ static CUresult fk_MemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevi
     return copy_async(DP(dstDevice), 1, DP(srcDevice), 1, ByteCount, hStream);
 }
 
+/* One end of a 2D/3D copy: host or device memory (arrays are not faked),
+ * and where its box starts. */
+struct box_end {
+    unsigned char *base;
+    int dev;
+    size_t x, y, z, pitch, height;
+};
+
+static CUresult box_end(CUmemorytype t, const void *host, CUdeviceptr dev, size_t x, size_t y,
+                        size_t z, size_t pitch, size_t height, struct box_end *out)
+{
+    if (t != CU_MEMORYTYPE_HOST && t != CU_MEMORYTYPE_DEVICE && t != CU_MEMORYTYPE_UNIFIED)
+        return CUDA_ERROR_NOT_SUPPORTED; /* arrays */
+    out->base = t == CU_MEMORYTYPE_HOST ? (unsigned char *)(uintptr_t)host : DP(dev);
+    out->dev = t != CU_MEMORYTYPE_HOST;
+    out->x = x, out->y = y, out->z = z, out->pitch = pitch, out->height = height;
+    return out->base ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* The last 2D/3D copy (under G): its width, rows and depth, and the byte
+ * offsets of its first source and destination row from their bases
+ * (fakecuda_last_copy_box); -1: none since reset. */
+static long long g_last_box[5] = {-1, -1, -1, -1, -1};
+
+/* A box of depth slices of rows rows of width bytes, row by row (the
+ * device rows checked against the allocations, as copy_sync does). */
+static CUresult copy_box(const struct box_end *d, const struct box_end *s, size_t width,
+                         size_t rows, size_t depth)
+{
+    LOCK();
+    CUresult e;
+    if (cur_ctx(&e)) {
+        for (size_t k = 0; e == CUDA_SUCCESS && k < depth; k++)
+            for (size_t r = 0; e == CUDA_SUCCESS && r < rows; r++) {
+                unsigned char *dp = d->base + ((d->z + k) * d->height + d->y + r) * d->pitch + d->x;
+                const unsigned char *sp =
+                    s->base + ((s->z + k) * s->height + s->y + r) * s->pitch + s->x;
+                if ((d->dev && !mem_containing((uintptr_t)dp, width)) ||
+                    (s->dev && !mem_containing((uintptr_t)sp, width)))
+                    e = CUDA_ERROR_INVALID_VALUE;
+                else
+                    memmove(dp, sp, width);
+            }
+        long long box[5] = {(long long)width, (long long)rows, (long long)depth,
+                            (long long)((s->z * s->height + s->y) * s->pitch + s->x),
+                            (long long)((d->z * d->height + d->y) * d->pitch + d->x)};
+        memcpy(g_last_box, box, sizeof box);
+    }
+    UNLOCK();
+    return e;
+}
+
+static CUresult memcpy2d(const CUDA_MEMCPY2D *p)
+{
+    struct box_end s, d;
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult e = box_end(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY, 0,
+                         p->srcPitch, 0, &s);
+    if (e == CUDA_SUCCESS)
+        e = box_end(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY, 0,
+                    p->dstPitch, 0, &d);
+    return e == CUDA_SUCCESS ? copy_box(&d, &s, p->WidthInBytes, p->Height, 1) : e;
+}
+
+static CUresult fk_Memcpy2D_v2(const CUDA_MEMCPY2D *pCopy)
+{
+    ENTERI(Memcpy2D);
+    return memcpy2d(pCopy);
+}
+
+static CUresult fk_Memcpy2DUnaligned_v2(const CUDA_MEMCPY2D *pCopy)
+{
+    ENTERI(Memcpy2DUnaligned);
+    return memcpy2d(pCopy);
+}
+
+static CUresult fk_Memcpy3D_v2(const CUDA_MEMCPY3D *p)
+{
+    ENTERI(Memcpy3D);
+    struct box_end s, d;
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult e = box_end(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY,
+                         p->srcZ, p->srcPitch, p->srcHeight, &s);
+    if (e == CUDA_SUCCESS)
+        e = box_end(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY,
+                    p->dstZ, p->dstPitch, p->dstHeight, &d);
+    return e == CUDA_SUCCESS ? copy_box(&d, &s, p->WidthInBytes, p->Height, p->Depth) : e;
+}
+
+long long fakecuda_last_copy_box(long long *out5)
+{
+    if (!out5)
+        return -1;
+    LOCK();
+    memcpy(out5, g_last_box, sizeof g_last_box);
+    UNLOCK();
+    return out5[0] < 0 ? -1 : 0;
+}
+
 static CUresult fk_MemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
 {
     ENTERI(MemsetD8);
@@ -2578,6 +2690,35 @@ static struct func *func_lookup(CUfunction h, const char **name)
     return NULL;
 }
 
+/* The one kernel the fake runs, so that examples/ can check their results
+ * on it in CI: vectorAdd(const float *A, const float *B, float *C, int n)
+ * writes C[i] = A[i] + B[i] for each i < n that the grid covers, run
+ * on the launch stream, in its order. Its layout applies unless one was set. */
+#define FK_VECTOR_ADD "vectorAdd"
+static const size_t vector_add_off[4] = {0, 8, 16, 24}, vector_add_sz[4] = {8, 8, 8, 4};
+
+/* Runs vectorAdd on its packed parameters (under G, on the stream's worker,
+ * in stream order); CUDA_ERROR_ILLEGAL_ADDRESS, and nothing written, when a
+ * pointer is not in the fake's memory for the n floats. */
+static CUresult run_vector_add(const unsigned char *bytes, size_t len, unsigned long long threads)
+{
+    if (len < 28)
+        return CUDA_ERROR_INVALID_VALUE;
+    uintptr_t p[3];
+    int n;
+    memcpy(p, bytes, sizeof p);
+    memcpy(&n, bytes + 24, sizeof n);
+    size_t count = n < 0 ? 0 : (size_t)n < threads ? (size_t)n : (size_t)threads;
+    for (int i = 0; i < 3; i++)
+        if (count && !mem_containing(p[i], count * sizeof(float)))
+            return CUDA_ERROR_ILLEGAL_ADDRESS;
+    const float *a = (const float *)p[0], *b = (const float *)p[1];
+    float *c = (float *)p[2];
+    for (size_t i = 0; i < count; i++)
+        c[i] = a[i] + b[i];
+    return CUDA_SUCCESS;
+}
+
 /* Effective layout: the function's own, else by name, else none (n = -1). */
 static int layout_of(struct func *f, const char *name, const size_t **off, const size_t **sz)
 {
@@ -2591,6 +2732,11 @@ static int layout_of(struct func *f, const char *name, const size_t **off, const
         *off = l->off;
         *sz = l->sz;
         return l->n;
+    }
+    if (name && strcmp(name, FK_VECTOR_ADD) == 0) {
+        *off = vector_add_off;
+        *sz = vector_add_sz;
+        return 4;
     }
     return -1;
 }
@@ -2759,6 +2905,17 @@ static CUresult launch(CUfunction hf, const unsigned g[3], const unsigned b[3], 
     r->stream = (void *)hStream;
     unsigned d[9] = {g[0], g[1], g[2], b[0], b[1], b[2], shmem, hStream == NULL, 0};
     memcpy(r->dims, d, sizeof d);
+    if (strcmp(name, FK_VECTOR_ADD) == 0 && r->len >= 28) {
+        struct work *w = calloc(1, sizeof *w);
+        if (!w) {
+            e = CUDA_ERROR_OUT_OF_MEMORY;
+            goto out;
+        }
+        w->type = W_VECTOR_ADD;
+        memcpy(w->kargs, r->bytes, sizeof w->kargs);
+        w->threads = (unsigned long long)g[0] * g[1] * g[2] * b[0] * b[1] * b[2];
+        e = stream_enqueue(s, w);
+    }
 out:
     free(bytes);
     UNLOCK();
@@ -3020,6 +3177,65 @@ static CUresult graph_add(struct graph *g, const CUDA_KERNEL_NODE_PARAMS_v2 *p, 
     return CUDA_SUCCESS;
 }
 
+/* cuGraphGetNodes / cuGraphGetRootNodes (the fake's nodes have no edges:
+ * every node is a root). As the driver documents: nodes NULL only counts;
+ * else the first min(*num, nodes) entries are the nodes, every further
+ * entry up to *num is set to NULL, and *num becomes the number filled. */
+static CUresult graph_nodes(CUgraph hGraph, CUgraphNode *nodes, size_t *num)
+{
+    if (!num)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct graph *g = (struct graph *)reg_find((uintptr_t)hGraph, K_GRAPH);
+    CUresult e = g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    if (g && nodes) {
+        size_t n = g->nn < *num ? g->nn : *num;
+        for (size_t i = 0; i < *num; i++)
+            nodes[i] = i < n ? (CUgraphNode)(void *)g->nodes[i] : NULL;
+        *num = n;
+    } else if (g) {
+        *num = g->nn;
+    }
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_GraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes)
+{
+    ENTERI(GraphGetNodes);
+    return graph_nodes(hGraph, nodes, numNodes);
+}
+
+static CUresult fk_GraphGetRootNodes(CUgraph hGraph, CUgraphNode *rootNodes, size_t *numRootNodes)
+{
+    ENTERI(GraphGetRootNodes);
+    return graph_nodes(hGraph, rootNodes, numRootNodes);
+}
+
+/* cuGraphGetEdges: the fake's graphs have no edges. As documented: from
+ * and to NULL only count; else every entry up to *numEdges of from, to
+ * (and edgeData, when given) is cleared, and *numEdges becomes 0. */
+static CUresult fk_GraphGetEdges(CUgraph hGraph, CUgraphNode *from, CUgraphNode *to,
+                                 CUgraphEdgeData *edgeData, size_t *numEdges)
+{
+    ENTERI(GraphGetEdges);
+    if (!numEdges || (!from != !to))
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult e = reg_find((uintptr_t)hGraph, K_GRAPH) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    if (e == CUDA_SUCCESS && from) {
+        for (size_t i = 0; i < *numEdges; i++) {
+            from[i] = to[i] = NULL;
+            if (edgeData)
+                memset(&edgeData[i], 0, sizeof edgeData[i]);
+        }
+    }
+    if (e == CUDA_SUCCESS)
+        *numEdges = 0;
+    UNLOCK();
+    return e;
+}
+
 static CUresult fk_GraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph,
                                       const CUgraphNode *dependencies, size_t numDependencies,
                                       const CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams)
@@ -3034,6 +3250,36 @@ static CUresult fk_GraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph,
     return e;
 }
 
+/* The external semaphores of the last cuGraphAddExternalSemaphoresSignalNode
+ * or cuGraphAddNode of a signal node (under G): g_ext_sems_n = numExtSems (-1: never called), the first
+ * FK_EXT_SEMS_MAX handle values kept. The fake reads every one of
+ * numExtSems, as the driver does, and has no semaphore nodes: a call on a
+ * live graph is recorded and answers CUDA_ERROR_NOT_SUPPORTED. */
+#define FK_EXT_SEMS_MAX 8
+static unsigned long long g_ext_sems[FK_EXT_SEMS_MAX];
+static long long g_ext_sems_n = -1;
+
+/* A signal node of n semaphores for hGraph: recorded, never made. */
+static CUresult signal_node(CUgraph hGraph, CUexternalSemaphore const *arr, const void *params,
+                            unsigned n)
+{
+    if (n && (!arr || !params))
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult e = reg_find((uintptr_t)hGraph, K_GRAPH) ? CUDA_ERROR_NOT_SUPPORTED
+                                                       : CUDA_ERROR_INVALID_HANDLE;
+    if (e == CUDA_ERROR_NOT_SUPPORTED) {
+        g_ext_sems_n = n;
+        for (unsigned i = 0; i < n; i++) {
+            unsigned long long v = (unsigned long long)(uintptr_t)arr[i];
+            if (i < FK_EXT_SEMS_MAX)
+                g_ext_sems[i] = v;
+        }
+    }
+    UNLOCK();
+    return e;
+}
+
 static CUresult fk_GraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph,
                                 const CUgraphNode *dependencies,
                                 const CUgraphEdgeData *dependencyData, size_t numDependencies,
@@ -3043,6 +3289,12 @@ static CUresult fk_GraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph,
     (void)dependencyData;
     if (!phGraphNode || !nodeParams || (numDependencies && !dependencies))
         return CUDA_ERROR_INVALID_VALUE;
+    if (nodeParams->type == CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL) {
+        /* recorded as by cuGraphAddExternalSemaphoresSignalNode: every one
+         * of numExtSems read, no node made */
+        const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2 *sp = &nodeParams->extSemSignal;
+        return signal_node(hGraph, sp->extSemArray, sp->paramsArray, sp->numExtSems);
+    }
     if (nodeParams->type != CU_GRAPH_NODE_TYPE_KERNEL)
         return CUDA_ERROR_NOT_SUPPORTED; /* the fake has kernel nodes only */
     CUDA_KERNEL_NODE_PARAMS_v2 p;
@@ -3054,36 +3306,15 @@ static CUresult fk_GraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph,
     return e;
 }
 
-/* The external semaphores of the last cuGraphAddExternalSemaphoresSignalNode
- * (under G): g_ext_sems_n = numExtSems (-1: never called), the first
- * FK_EXT_SEMS_MAX handle values kept. The fake reads every one of
- * numExtSems, as the driver does, and has no semaphore nodes: a call on a
- * live graph is recorded and answers CUDA_ERROR_NOT_SUPPORTED. */
-#define FK_EXT_SEMS_MAX 8
-static unsigned long long g_ext_sems[FK_EXT_SEMS_MAX];
-static long long g_ext_sems_n = -1;
-
 static CUresult fk_GraphAddExternalSemaphoresSignalNode(
     CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
     size_t numDependencies, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *nodeParams)
 {
     ENTERI(GraphAddExternalSemaphoresSignalNode);
-    if (!phGraphNode || !nodeParams || (numDependencies && !dependencies) ||
-        (nodeParams->numExtSems && (!nodeParams->extSemArray || !nodeParams->paramsArray)))
+    if (!phGraphNode || !nodeParams || (numDependencies && !dependencies))
         return CUDA_ERROR_INVALID_VALUE;
-    LOCK();
-    CUresult e = reg_find((uintptr_t)hGraph, K_GRAPH) ? CUDA_ERROR_NOT_SUPPORTED
-                                                       : CUDA_ERROR_INVALID_HANDLE;
-    if (e == CUDA_ERROR_NOT_SUPPORTED) {
-        g_ext_sems_n = nodeParams->numExtSems;
-        for (unsigned i = 0; i < nodeParams->numExtSems; i++) {
-            unsigned long long v = (unsigned long long)(uintptr_t)nodeParams->extSemArray[i];
-            if (i < FK_EXT_SEMS_MAX)
-                g_ext_sems[i] = v;
-        }
-    }
-    UNLOCK();
-    return e;
+    return signal_node(hGraph, nodeParams->extSemArray, nodeParams->paramsArray,
+                       nodeParams->numExtSems);
 }
 
 static CUresult fk_GraphKernelNodeSetParams(CUgraphNode hNode,
@@ -3704,6 +3935,9 @@ static CUresult fk_DevSmResourceSplitByCount(CUdevResource *result, unsigned int
     P(MemcpyHtoDAsync, 3020, fk_MemcpyHtoDAsync_v2, PFN_cuMemcpyHtoDAsync_v3020)        \
     P(MemcpyDtoHAsync, 3020, fk_MemcpyDtoHAsync_v2, PFN_cuMemcpyDtoHAsync_v3020)        \
     P(MemcpyDtoDAsync, 3020, fk_MemcpyDtoDAsync_v2, PFN_cuMemcpyDtoDAsync_v3020)        \
+    P(Memcpy2D, 3020, fk_Memcpy2D_v2, PFN_cuMemcpy2D_v3020)                             \
+    P(Memcpy2DUnaligned, 3020, fk_Memcpy2DUnaligned_v2, PFN_cuMemcpy2DUnaligned_v3020)  \
+    P(Memcpy3D, 3020, fk_Memcpy3D_v2, PFN_cuMemcpy3D_v3020)                             \
     P(MemsetD8, 3020, fk_MemsetD8_v2, PFN_cuMemsetD8_v3020)                             \
     P(MemsetD32, 3020, fk_MemsetD32_v2, PFN_cuMemsetD32_v3020)                          \
     P(MemAllocHost, 3020, fk_MemAllocHost_v2, PFN_cuMemAllocHost_v3020)                 \
@@ -3770,6 +4004,9 @@ static CUresult fk_DevSmResourceSplitByCount(CUdevResource *result, unsigned int
     P(GraphExecKernelNodeSetParams, 12000, fk_GraphExecKernelNodeSetParams,             \
       PFN_cuGraphExecKernelNodeSetParams_v12000)                                        \
     P(GraphAddNode, 12030, fk_GraphAddNode, PFN_cuGraphAddNode_v12030)                  \
+    P(GraphGetNodes, 10000, fk_GraphGetNodes, PFN_cuGraphGetNodes_v10000)               \
+    P(GraphGetRootNodes, 10000, fk_GraphGetRootNodes, PFN_cuGraphGetRootNodes_v10000)   \
+    P(GraphGetEdges, 12030, fk_GraphGetEdges, PFN_cuGraphGetEdges_v12030)               \
     P(GraphClone, 10000, fk_GraphClone, PFN_cuGraphClone_v10000)                        \
     P(GraphInstantiateWithFlags, 11040, fk_GraphInstantiate, PFN_cuGraphInstantiateWithFlags_v11040) \
     P(GraphLaunch, 10000, fk_GraphLaunch, PFN_cuGraphLaunch_v10000)                     \
@@ -3972,6 +4209,7 @@ FK_EXPORT int fakecuda_reset(void)
     g_multi_n = -1;
     g_launch_attrs_n = -1;
     g_ext_sems_n = -1;
+    g_last_box[0] = -1;
     atomic_store(&g_occ_foreign, 0);
     atomic_store(&g_occ_foreign_result, -1);
     memset(g_coredump, 0, sizeof g_coredump);

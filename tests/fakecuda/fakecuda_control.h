@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fakecuda_control.h — control API of the TEST-ONLY fake CUDA driver.
  *
  * The fake driver (tests/fakecuda/fakecuda.c, built as libcuda.so.1) is a test
@@ -94,10 +95,18 @@ int fakecuda_last_multi_launch_flags(void);
 long long fakecuda_last_launch_attrs(unsigned long long *out, size_t cap);
 
 /* The external semaphores of the last cuGraphAddExternalSemaphoresSignalNode
- * (which answers CUDA_ERROR_NOT_SUPPORTED on a live graph: no semaphore
- * nodes): writes the first min(n, cap, 8) handle values of extSemArray and
+ * or cuGraphAddNode of a CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL node (both
+ * answer CUDA_ERROR_NOT_SUPPORTED on a live graph: no semaphore nodes):
+ * writes the first min(n, cap, 8) handle values of extSemArray and
  * returns n = numExtSems; -1 if never called since reset. */
 long long fakecuda_last_ext_sems(unsigned long long *out, size_t cap);
+
+/* The last cuMemcpy2D[Unaligned] or cuMemcpy3D (host and device memory
+ * only; arrays answer CUDA_ERROR_NOT_SUPPORTED), copied row by row: writes
+ * its WidthInBytes, Height, Depth (1 for 2D) and the byte offsets of the
+ * first row copied from the source's and the destination's base, and
+ * returns 0; -1 if none since reset. */
+long long fakecuda_last_copy_box(long long *out5);
 
 /* cuOccupancyMaxPotentialBlockSize[WithFlags] (the model is in fakecuda.c:
  * block sizes 32, 64, ... up to the limit; blocks per SM min(2048 / size,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* selftest.c — checks the TEST-ONLY fake CUDA driver (fakecuda.c).
  * Usage: selftest /path/to/fake/libcuda.so.1   (exit status 0: all passed)
  * Everything is reached the way the bindings reach it: dlopen, dlsym of

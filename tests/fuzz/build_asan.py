@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Builds sanitizer copies of cubind's binaries for tests/fuzz (run by ninja).
 
   build_asan.py ext --stamp S   the extensions of the main interpreter (the
@@ -99,8 +100,11 @@ def build_ext(cfg, outdir, objdir):
     for out, objs in plan:
         subprocess.run([cfg["cc"], "-shared", *SAN, *objs, "-o", str(out), "-ldl", "-pthread"],
                        cwd=ROOT, check=True)
-    shutil.copy(ROOT / "python" / "cubind" / "__init__.py", outdir / "__init__.py")
-    deps.add("python/cubind/__init__.py")
+    for py in sorted((ROOT / "python" / "cubind").glob("*.py")):  # __init__.py, rtc.py
+        shutil.copy(py, outdir / py.name)
+        deps.add("python/cubind/" + py.name)
+    shutil.copy(BUILD / "python" / "cubind" / "_version.py", outdir / "_version.py")
+    deps.add("build/python/cubind/_version.py")
     return deps
 
 
@@ -113,7 +117,8 @@ def build_gen(cfg, out, objdir):
     for o in link[2]:
         obj = objdir / pathlib.Path(o).name
         cmd = [cfg["cc"], "-std=c11", "-O1", "-g", *SAN, *shlex.split(cfg["clang_cflags"]),
-               "-Igen", "-MMD", "-MF", str(obj) + ".d", "-c", srcs[o], "-o", str(obj)]
+               "-Igen", '-DCUBIND_VERSION="%s"' % cfg["version"],
+               "-MMD", "-MF", str(obj) + ".d", "-c", srcs[o], "-o", str(obj)]
         jobs.append((cmd, srcs[o]))
         depfiles.append(str(obj) + ".d")
         objs.append(str(obj))

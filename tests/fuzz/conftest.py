@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Fixtures of tests/fuzz; the helpers are in fuzzsupport.py."""
 import pytest
 

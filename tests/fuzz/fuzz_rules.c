@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_rules.c — libFuzzer target for the special-cases file parser
  * (gen/rules.c). The input is written to a memfd and loaded with

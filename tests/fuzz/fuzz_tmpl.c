@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_tmpl.c — libFuzzer target for the template engine (gen/tmpl.c).
  *

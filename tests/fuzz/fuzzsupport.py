@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Helpers of tests/fuzz (imported by its tests and conftest.py): the sanitizer builds (tests/fuzz/build_asan.py,
 built by `ninja fuzz`) and how to run things under them."""
 import os

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Allocation failure along call paths (run by tests/fuzz/test_nomemory.py).
 
 _testcapi.set_nomemory(N, 0) makes the Nth and every later allocation of

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # tests/fuzz/run_libfuzzer.sh FUZZER NAME [SECONDS] — what tests/run does with
 # a libFuzzer target: first every regression input (tests/fuzz/regressions/NAME)
 # once, then a bounded run (SECONDS, default 20) from the seed corpus

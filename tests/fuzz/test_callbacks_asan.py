@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Callback payloads and their registry entries at shutdown, under ASan+UBSan
 (the sanitized extensions of tests/fuzz/build_asan.py): nothing is freed
 twice, and what arrives after the interpreter's atexit step is leaked on

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Property-based fuzz of every generated function under ASan+UBSan
 (tests/fuzz/fuzz_bindings.py does the work, in processes of its own because
 libasan must be preloaded). At least MIN_CALLS calls in all."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The generator under ASan+UBSan with leak detection (build/asan/cubind):
 `generate` and `dump` of cuda.h, and every bad-input case of
 tests/gen/test_gen_errors.py, re-run here through this module's run_cubind.
@@ -51,6 +52,12 @@ def test_generate_cuda_h(cuda_h, tmp_path):
              str(ROOT / "templates"), "--rules", str(ROOT / "gen" / "rules.txt"),
              "--depfile", str(tmp_path / "dep"))
     assert p.returncode == 0, p.stderr
+    # each library API too (gen/<api>.rules, its `header` rule naming the header)
+    for rules in sorted((ROOT / "gen").glob("*.rules")):
+        header = next(w[1] for w in map(str.split, rules.read_text().splitlines()) if w[:1] == ["header"])
+        p = _run("generate", "--header", os.path.join(os.path.dirname(cuda_h), header), "--out",
+                 str(out), "--templates", str(ROOT / "templates"), "--rules", str(rules))
+        assert p.returncode == 0, p.stderr
     for n in os.listdir(ROOT / "out"):
         if not n.startswith("."):
             assert (out / n).read_bytes() == (ROOT / "out" / n).read_bytes(), n

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Allocation failure: tests/fuzz/nomemory.py under ASan+UBSan (needs
 _testcapi.set_nomemory: the system Python 3.11 has it; the 3.13t build has
 no test modules, so this runs on the main interpreter only)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The whole Python test suite (tests/python) runs again on the ASan+UBSan
 build of the extensions (tests/fuzz/build_asan.py), the system Python's:
 every function shape, structs, callbacks and shutdown, the packer's every

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared fixtures of the generator tests (tests/gen).
 
 Everything here locates the repository from this file's path, so the tests
@@ -94,7 +95,33 @@ def generated(run_cubind, cuda_h, tmp_path_factory):
     p = run_cubind("generate", "--header", cuda_h, "--out", d)
     GENERATE_TIMES.append(time.monotonic() - t0)
     assert p.returncode == 0, "cubind generate failed (%d):\n%s" % (p.returncode, p.stderr)
+    # and each library API, from its rules file and the header it names
+    for rules, header in library_apis():
+        p = run_cubind("generate", "--header", os.path.join(os.path.dirname(cuda_h), header),
+                       "--rules", rules, "--out", d)
+        assert p.returncode == 0, "cubind generate %s failed:\n%s" % (rules, p.stderr)
     return d
+
+
+@pytest.fixture(scope="session")
+def library_rules():
+    """library_apis(), for the tests."""
+    return library_apis()
+
+
+def library_apis():
+    """(rules file, header) of each library API: gen/<api>.rules with its
+    `header` rule (configure pairs them the same way)."""
+    gen = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                       "gen")
+    apis = []
+    for name in sorted(os.listdir(gen)):
+        if name.endswith(".rules"):
+            path = os.path.join(gen, name)
+            with open(path) as f:
+                headers = [line.split()[1] for line in f if line.startswith("header ")]
+            apis.append((path, headers[0]))
+    return apis
 
 
 def pytest_terminal_summary(terminalreporter):

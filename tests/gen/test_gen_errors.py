@@ -1,5 +1,7 @@
-"""Generator errors: a non-zero exit, "path:LINE: message" on stderr naming
-the offending file, and the output directory exactly as it was before."""
+# SPDX-License-Identifier: Apache-2.0
+"""Generator errors: a non-zero exit (2 for a header refused as not a driver
+header, 1 otherwise), "path:LINE: message" on stderr naming the offending
+file, and the output directory exactly as it was before."""
 import os
 import pathlib
 import re
@@ -51,10 +53,12 @@ def sentinel_out(tmp_path):
     return d
 
 
-def assert_error(p, path, line=None, inside=False):
-    """inside: the message may name a file in directory `path` instead."""
+def assert_error(p, path, line=None, inside=False, status=1):
+    """inside: the message may name a file in directory `path` instead.
+    status: the exit status expected (2: a refused header)."""
     assert p.returncode != 0, "the generator succeeded (stderr: %s)" % p.stderr
-    assert p.returncode == 1, "exit status %d, expected 1:\n%s" % (p.returncode, p.stderr)
+    assert p.returncode == status, "exit status %d, expected %d:\n%s" % (
+        p.returncode, status, p.stderr)
     want = (re.escape(str(path)) + (r"(/[^:\s]+)?" if inside else "")
             + (r":%d:" % line if line is not None else r":\d+:"))
     assert re.search(want, p.stderr), (
@@ -68,13 +72,13 @@ def run_generate(run_cubind, header, out, *extra, prefix=()):
                       prefix=prefix)
 
 
-def generate_fails(run_cubind, tmp_path, header, path, line=None, *extra):
+def generate_fails(run_cubind, tmp_path, header, path, line=None, *extra, status=1, prefix=()):
     """Runs generate into a sentinel directory; checks the error and that the
     directory did not change."""
     out = sentinel_out(tmp_path)
     before = snapshot(str(out))
-    p = run_generate(run_cubind, header, out, *extra)
-    assert_error(p, path, line)
+    p = run_generate(run_cubind, header, out, *extra, prefix=prefix)
+    assert_error(p, path, line, status=status)
     assert snapshot(str(out)) == before, "the failed run changed the output directory"
     return p
 
@@ -102,7 +106,7 @@ def test_header_that_does_not_parse(run_cubind, tmp_path):
 
 def test_header_without_driver_declarations(run_cubind, tmp_path):
     h = made_up_header(tmp_path, "int x;\n")
-    p = generate_fails(run_cubind, tmp_path, h, h)
+    p = generate_fails(run_cubind, tmp_path, h, h, status=2)
     assert "cuInit" in p.stderr
 
 
@@ -127,8 +131,56 @@ PARTIAL_HEADERS = {
 def test_header_with_part_of_the_declarations(run_cubind, tmp_path, case):
     text, message, line = PARTIAL_HEADERS[case]
     h = made_up_header(tmp_path, text)
-    p = generate_fails(run_cubind, tmp_path, h, h, line)
+    p = generate_fails(run_cubind, tmp_path, h, h, line, status=2)
     assert "not a CUDA driver header: " + message in p.stderr, p.stderr
+
+
+def copy_of_cuda_h(tmp_path, cuda_h, edit):
+    """cuda.h and cudaTypedefs.h copied into tmp_path/hdr, cuda.h's text
+    passed through edit(text) -> text."""
+    d = tmp_path / "hdr"
+    d.mkdir()
+    with open(cuda_h) as f:
+        text = f.read()
+    new = edit(text)
+    assert new != text, "the edit changed nothing"
+    (d / "cuda.h").write_text(new)
+    shutil.copy(os.path.join(os.path.dirname(cuda_h), "cudaTypedefs.h"), str(d))
+    return d / "cuda.h"
+
+
+CUDA_VERSION_LINE = re.compile(r"^#define CUDA_VERSION .*$", re.M)
+
+
+# A header without CUDA_VERSION would stamp version 0 into the module, the
+# capsule table and the manifest (issue 27; 05a670f exits 0 and does).
+CUDA_VERSION_CASES = {
+    "absent": (lambda t: CUDA_VERSION_LINE.sub("", t, count=1), False,
+               "not a CUDA driver header: no CUDA_VERSION macro"),
+    "not a number": (lambda t: CUDA_VERSION_LINE.sub("#define CUDA_VERSION cuInit", t, count=1),
+                     True, "not a CUDA driver header: CUDA_VERSION is not a positive integer"),
+    "zero": (lambda t: CUDA_VERSION_LINE.sub("#define CUDA_VERSION 0", t, count=1),
+             True, "not a CUDA driver header: CUDA_VERSION is not a positive integer"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CUDA_VERSION_CASES))
+def test_header_without_a_cuda_version_is_refused(run_cubind, tmp_path, cuda_h, case):
+    """Refused with exit status 2, naming the header (and the line of a
+    CUDA_VERSION that is not a release number); out/ untouched; `manifest`
+    and `dump` refuse it the same way."""
+    edit, has_line, message = CUDA_VERSION_CASES[case]
+    with open(cuda_h) as f:
+        text = f.read()
+    line = text.count("\n", 0, CUDA_VERSION_LINE.search(text).start()) + 1
+    h = copy_of_cuda_h(tmp_path, cuda_h, edit)
+    p = generate_fails(run_cubind, tmp_path, h, h, line if has_line else 0, status=2)
+    assert message in p.stderr, p.stderr
+    assert len(p.stderr.splitlines()) == 1, p.stderr
+    for cmd in (["manifest", "--header", str(h)], ["dump", "--header", str(h)]):
+        q = run_cubind(*cmd)
+        assert_error(q, h, line if has_line else 0, status=2)
+        assert message in q.stderr, q.stderr
 
 
 def test_typedefs_header_that_does_not_parse(run_cubind, tmp_path):
@@ -194,6 +246,55 @@ def test_output_file_that_cannot_be_replaced(run_cubind, tmp_path, cuda_h, targe
     after = snapshot(str(out))
     changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
     assert not changed, "the failed run changed %s" % changed
+
+
+RENAME_SHIM = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+/* TEST-ONLY: rename() failing (EIO) for the temporary of the output named
+ * in CUBIND_TEST_FAIL_RENAME, the others done by the C library. */
+int rename(const char *from, const char *to)
+{
+    const char *fail = getenv("CUBIND_TEST_FAIL_RENAME");
+    size_t n = fail ? strlen(fail) : 0, m = strlen(to);
+    if (n && strstr(from, ".tmp.") && m >= n && strcmp(to + m - n, fail) == 0) {
+        errno = EIO;
+        return -1;
+    }
+    int (*real)(const char *, const char *) =
+        (int (*)(const char *, const char *))dlsym(RTLD_NEXT, "rename");
+    return real(from, to);
+}
+"""
+
+
+@pytest.fixture(scope="session")
+def rename_shim(tmp_path_factory):
+    d = tmp_path_factory.mktemp("shim")
+    (d / "shim.c").write_text(RENAME_SHIM)
+    so = d / "shim.so"
+    p = subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(so), str(d / "shim.c"), "-ldl"],
+                       stderr=subprocess.PIPE, universal_newlines=True)
+    assert p.returncode == 0, p.stderr
+    return so
+
+
+@pytest.mark.parametrize("target", ["struct_layout_check.c", "cu.pyi"])
+def test_a_rename_failing_part_way_puts_the_old_outputs_back(run_cubind, tmp_path, cuda_h,
+                                                            rename_shim, target):
+    """The outputs are renamed into place one by one: when one rename fails
+    after others succeeded, those are put back, so the directory holds the
+    old set, not half of each (05a670f left driver.c new and the rest old).
+    The old files come back as themselves (same inodes, times, contents)
+    and nothing is left beside them."""
+    # ASan's runtime would refuse to come after the shim in the load order.
+    env = ["env", "LD_PRELOAD=%s" % rename_shim, "CUBIND_TEST_FAIL_RENAME=/" + target,
+           "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1:exitcode=99:abort_on_error=0"]
+    p = generate_fails(run_cubind, tmp_path, cuda_h, tmp_path / "outdir" / target, 0, prefix=env)
+    assert "cannot rename into place" in p.stderr, p.stderr
 
 
 def unprivileged_prefix():
@@ -299,6 +400,16 @@ def generate_with_extra_rules(run_cubind, tmp_path, cuda_h, extra):
     rules.write_text("".join(lines + extra))
     p = run_generate(run_cubind, cuda_h, out, "--rules", str(rules))
     assert p.returncode == 0, p.stderr
+    # By default one summary line counts them (they read as errors
+    # otherwise: an older release's header leaves 17-104 unmatched);
+    # --list-unmatched names each.
+    summary = p.stderr
+    assert "matches nothing" not in summary
+    p = run_generate(run_cubind, cuda_h, out, "--rules", str(rules), "--list-unmatched")
+    assert p.returncode == 0, p.stderr
+    n = p.stderr.count("matches nothing")
+    assert n == 0 or "cubind: %d rule%s of %s name%s nothing in %s (" % (
+        n, "s" if n > 1 else "", rules, "" if n > 1 else "s", cuda_h) in summary, summary
 
     def unmatched(k, rule):
         return "%s:%d: rule '%s' matches nothing in %s" % (rules, len(lines) + k, rule, cuda_h)
@@ -325,7 +436,7 @@ def test_rules_matching_nothing_are_reported_with_their_line(run_cubind, tmp_pat
     assert unmatched(2, "rename-param-in cuInit testsGenNoSuchParam") in stderr
     assert "rename-param-in cuInit Flags" not in stderr
     # the rule that matches renames the Python parameter, not the C prototype
-    assert '"cuInit(testsGenFlags)\\n"' in text
+    assert '"cuInit(testsGenFlags)\\n--\\n\\n"' in text
     assert "CUresult cuInit(unsigned int Flags)" in text
 
 
@@ -344,8 +455,8 @@ def test_rules_name_a_function_by_its_public_name_or_its_declared_symbol(run_cub
     assert "rename-param-in cuMemAlloc_v2" not in stderr
     assert unmatched(2, "rename-param-in cuMemFree_v9 dptr") in stderr
     assert unmatched(3, "handle-cast cuFuncGetAttribute hfunc") in stderr
-    assert '"cuMemAlloc(testsGenBytes)\\n"' in text
-    assert '"cuMemFree(dptr)\\n"' in text
+    assert '"cuMemAlloc(testsGenBytes)\\n--\\n\\n"' in text
+    assert '"cuMemFree(dptr)\\n--\\n\\n"' in text
     assert "cuFuncGetAttribute" not in (tmp_path / "outdir" / "unsupported.txt").read_text()
     assert "static PyObject *impl_cuFuncGetAttribute(" in text
 
@@ -382,3 +493,45 @@ def test_field_count_rules_on_handles_make_handle_arrays(run_cubind, tmp_path, c
     assert re.search(r'\{"phGraph_out", \d+, 8, CBS_F_HANDLE_ARRAY, \d+, 0, -1, 0, \d+, 8\}',
                      text)
     assert re.search(r'\{"extra", \d+, 8, CBS_F_KERNEL_EXTRA, -1, 0, -1, 0, -1, 0\}', text)
+
+
+@pytest.mark.parametrize("rule, message", [
+    ("host-bytes cuMemcpyDtoH dstHost copies ByteCount", "ACCESS must be reads or writes"),
+    ("host-bytes cuMemcpyHtoD srcHost writes ByteCount", "is const: the driver cannot write it"),
+    ("host-bytes cuMemcpyHtoD dstDevice reads ByteCount", "is not a void pointer"),
+    ("host-bytes cuMemcpyHtoD srcHost reads testsGenNoCount", "'testsGenNoCount' is not an integer"),
+    ("host-bytes cuMemcpyHtoD srcHost reads ByteCount rows=ByteCount",
+     "a function parameter takes only SIZE"),
+    ("host-bytes CUDA_MEMCPY2D_st srcHost reads WidthInBytes rows=srcMemoryType",
+     "'srcMemoryType' is not an integer field"),
+    ("host-bytes CUDA_MEMCPY2D_st srcHost reads WidthInBytes colour=Height", "is not rows="),
+    ("host-bytes CUDA_MEMCPY2D_st srcHost reads WidthInBytes rows=Height rows=Height",
+     "given twice"),
+    ("host-bytes CUDA_MEMCPY2D_st srcHost reads WidthInBytes when=Height:CU_MEMORYTYPE_HOST",
+     "when= needs an enum field"),
+    ("host-bytes CUDA_MEMCPY2D_st srcHost reads WidthInBytes when=srcMemoryType:CU_JIT_INPUT_PTX",
+     "when= needs an enum field"),
+])
+def test_host_bytes_rules_that_do_not_fit_are_errors(run_cubind, tmp_path, cuda_h, rule,
+                                                     message):
+    """A host-bytes rule whose owner exists but which does not fit it is a
+    path:line error (the output left as it was); one naming a function or
+    record the header lacks is only reported."""
+    with open(RULES) as f:
+        lines = f.read().splitlines(True)
+    lines.append(rule + "\n")
+    rules = tmp_path / "rules.txt"
+    rules.write_text("".join(lines))
+    p = generate_fails(run_cubind, tmp_path, cuda_h, rules, len(lines), "--rules", str(rules))
+    assert message in p.stderr
+
+
+def test_host_bytes_rules_naming_nothing_are_reported(run_cubind, tmp_path, cuda_h):
+    stderr, unmatched, text = generate_with_extra_rules(
+        run_cubind, tmp_path, cuda_h,
+        ["host-bytes cuTestsGenNoSuchCopy dst writes n\n",
+         "host-bytes CUDA_MEMCPY2D_st testsGenNoField reads WidthInBytes\n"])
+    assert unmatched(1, "host-bytes cuTestsGenNoSuchCopy dst") in stderr
+    assert unmatched(2, "host-bytes CUDA_MEMCPY2D_st testsGenNoField") in stderr
+    # the repository's rules made the copy structs' extents
+    assert "static const cbs_host_extent struct_extents_" in text

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The model `cubind dump` prints, checked against independent sources:
 clang's AST of cuda.h, programs gcc compiles against cuda.h, and the text of
 cudaTypedefs.h."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """out/ is what the generator writes now, generated files carry a checksum
 that catches hand edits, the generator's C holds no emitted code, and every
 template is used."""
@@ -30,21 +31,29 @@ def test_generate_leaves_no_temporaries(generated):
 
 
 def test_verify_accepts_out(run_cubind):
-    p = run_cubind("verify", os.path.join(OUT, "driver.c"),
-                   os.path.join(OUT, "struct_layout_check.c"))
+    # every generated file is stamped, the stubs and unsupported.txt too
+    # (05a670f: `cubind verify out/*` exited 1 on those)
+    names = sorted(os.listdir(OUT))
+    assert {"driver.pyi", "cu.pyi", "unsupported.txt"} <= set(names)
+    p = run_cubind("verify", *[os.path.join(OUT, n) for n in names])
     assert p.returncode == 0, p.stderr
 
 
 def body_start(data):
-    """Offset of the first byte after the generated header comment."""
+    """Offset of the first byte after the generated header: its C comment,
+    or its "#" line holding the stamp."""
     tag = data.find(b"cubind-checksum: ")
     assert tag >= 0, "no checksum stamp"
+    line = data.rfind(b"\n", 0, tag) + 1
+    if data[line:line + 1] == b"#":
+        return data.find(b"\n", tag) + 1
     end = data.find(b"*/\n", tag)
     assert end >= 0
     return end + 3
 
 
-@pytest.mark.parametrize("name", ["driver.c", "struct_layout_check.c"])
+@pytest.mark.parametrize("name", ["driver.c", "struct_layout_check.c", "driver.pyi",
+                                  "unsupported.txt"])
 @pytest.mark.parametrize("where", ["first", "middle", "last"])
 def test_verify_rejects_a_hand_edit(run_cubind, tmp_path, name, where):
     with open(os.path.join(OUT, name), "rb") as f:
@@ -61,9 +70,11 @@ def test_verify_rejects_a_hand_edit(run_cubind, tmp_path, name, where):
     assert str(edited) in p.stderr
 
 
-def test_verify_rejects_a_file_without_stamp(run_cubind):
-    p = run_cubind("verify", os.path.join(OUT, "unsupported.txt"))
-    assert p.returncode == 1
+def test_verify_rejects_a_file_without_stamp(run_cubind, tmp_path):
+    plain = tmp_path / "plain.txt"
+    plain.write_text("# no stamp here\n")
+    p = run_cubind("verify", str(plain))
+    assert p.returncode == 1 and "no checksum stamp" in p.stderr
 
 
 # ---- the generator's C holds no emitted code --------------------------------

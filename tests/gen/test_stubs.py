@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The generated typing stubs (out/driver.pyi, out/cu.pyi, installed beside
 the extensions) are accepted by a type checker, describe every bound
 function of both faces, and let the checker catch misuse."""
@@ -35,6 +36,20 @@ if err == d.CUresult.CUDA_SUCCESS and dev is not None:
     attr: d.CUkernelNodeAttrID = d.CUkernelNodeAttrID.CU_LAUNCH_ATTRIBUTE_PRIORITY
     sattr: cu.CUstreamAttrID = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PRIORITY
     cu.cuStreamGetAttribute(stream, attr)
+
+    # Any object implementing the CUDA stream protocol is a stream (issue 28).
+    class ForeignStream:
+        def __cuda_stream__(self) -> tuple[int, int]:
+            return (0, 0)
+
+    cu.cuStreamSynchronize(ForeignStream())
+    cubind.launch(f, 1, 1, stream=ForeignStream())
+    try:
+        cu.cuInit(0)
+    except cubind.CUDAError as e:
+        code: d.CUresult | int = e.result
+        func: str | None = e.func
+    version_text: str = cubind.__version__
 """
 
 BAD = """
@@ -46,6 +61,8 @@ text: str = d.cuInit(0)
 cu.cuDeviceGet(0, 1)
 cubind.launch(None, 1, 1, shared_mem="0")
 attr: d.CUstreamAttrID = d.CUresult.CUDA_SUCCESS
+class MyStream(d.CUstream): ...
+cu.cuStreamSynchronize(object())
 """
 
 
@@ -88,3 +105,18 @@ def test_type_checker_catches_misuse(tmp_path):
     assert 'Argument "shared_mem" to "launch" has incompatible type "str"' in r.stdout
     assert ('Incompatible types in assignment (expression has type "CUresult", '
             'variable has type "CUlaunchAttributeID")') in r.stdout
+    # @final classes, and a stream that implements no protocol (issue 28)
+    assert 'Cannot inherit from final class "CUstream"' in r.stdout
+    assert 'Argument 1 to "cuStreamSynchronize" has incompatible type "object"' in r.stdout
+
+
+def test_stubtest_finds_the_stubs_true_to_the_modules():
+    """mypy's stubtest compares the stubs with the imported modules: every
+    name, signature and @final (no class of the modules can be subclassed);
+    05a670f had 546 errors (no @final)."""
+    pytest.importorskip("mypy")
+    env = dict(os.environ, PYTHONPATH=str(PKG), MYPYPATH=str(PKG))
+    r = subprocess.run([sys.executable, "-m", "mypy.stubtest", "cubind"], capture_output=True,
+                       text=True, env=env, cwd=PKG, timeout=600)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
+    assert "Success: no issues found" in r.stdout

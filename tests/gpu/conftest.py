@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Fixtures shared by the GPU test files (helpers are in gpu_common.py):
 
   dev          cuInit(0), then device 0 (module scope)

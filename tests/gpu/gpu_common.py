@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What every GPU test file shares: the implementation under test, the
 status-tuple helpers and the nvcc build of test kernels (the pytest fixtures
 built on them are in tests/gpu/conftest.py). CUBIND_GPU_IMPL selects the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Source text shared by the GPU tests that run a script in a fresh
 interpreter (test_shutdown_gpu.py, test_fork_gpu.py). Importing this
 imports no driver module: those tests keep the driver out of the pytest

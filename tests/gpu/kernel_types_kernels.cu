@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // kernel_types_kernels.cu — kernels for tests/gpu/test_kernel_types_gpu.py:
 // each writes the bit patterns of the arguments it received to out[], so
 // the test sees how plain Python values were converted. Built twice by the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // packer_kernels.cu — kernels for tests/gpu/test_packer_gpu.py: each writes
 // the bit patterns of the arguments it received to device memory, so the
 // test can compare them with what every kernelParams form must deliver.

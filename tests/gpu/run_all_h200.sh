@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/run_all_h200.sh [CARRY124] — the whole GPU session in one call:
 # the GPU tests against cubind.driver, cubind.cu and cuda.bindings
 # (tests/gpu/run_h200.sh), the 12.4-generated bindings on this driver when

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/run_h200.sh — builds the bindings from the committed out/ on the
 # GPU machine (no libclang there) and runs the GPU tests against cubind and
 # against cuda.bindings. Results go to $OUT (the device tool's output dir).

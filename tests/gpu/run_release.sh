@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/run_release.sh OUT_DIR INCLUDE_DIR DEST — compiles bindings that
 # were generated from another CUDA release's header (OUT_DIR, from
 # `cubind generate`) against that release's headers (INCLUDE_DIR) for the
@@ -11,7 +12,7 @@ py=$(command -v python3)
 pyinc=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 suffix=$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
 mkdir -p "$dest/cubind"
-cp build/python/cubind/__init__.py build/python/cubind/_runtime"$suffix" "$dest/cubind/"
+cp build/python/cubind/__init__.py build/python/cubind/_version.py build/python/cubind/_runtime"$suffix" "$dest/cubind/"
 gcc -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden \
     -I"$pyinc" -Iruntime -I"$inc" \
     "$out/driver.c" runtime/bind_support.c runtime/bind_struct.c runtime/bind_packer.c runtime/bind_layout.c runtime/bind_kernel_types.c runtime/bind_kernel_code.c runtime/bind_sync_callback.c \

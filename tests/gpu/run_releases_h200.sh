@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/run_releases_h200.sh CARRY — on the GPU machine: bindings
 # generated from the 11.8 and 12.4 headers (CARRY/<release>/out, from
 # `build/cubind generate` on the build machine, with that release's headers

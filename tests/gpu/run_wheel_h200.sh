@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # tests/gpu/run_wheel_h200.sh — on the GPU machine: builds the cp312 wheel
 # with pip through the in-tree backend (committed out/, no libclang), installs
 # it into a fresh venv offline, and runs the GPU tests against the installed

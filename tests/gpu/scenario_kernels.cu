@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Kernels for tests/gpu/test_scenarios_gpu.py, built with `nvcc -ptx -arch=sm_90`.
 // extern "C" keeps the names unmangled for cuModuleGetFunction / cuModuleGetGlobal.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Values typed by an attribute, on a real GPU: memory range attributes of
 managed memory (cuMemRangeGetAttribute, and cuMemRangeGetAttributes, where
 each value is typed by its own attribute and sized by its own dataSizes

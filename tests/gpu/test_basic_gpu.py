@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue-2 scenarios on a real GPU: initialization, device queries, the
 primary context, streams and events, device memory.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue-5 graph kernel nodes on a real GPU: a graph with one kernel node
 running echo_i32_f32_ptr (tests/gpu/packer_kernels.cu: writes back the bits of
 the arguments it received) is built for every kernelParams form, through

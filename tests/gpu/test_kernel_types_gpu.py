@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue 26 on a real GPU: plain Python values convert by each parameter's
 type where it is known (the module's PTX, the kernel's C++ name, argtypes=)
 and by its size where it is not (a cubin of an extern "C" kernel). The

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue-5 scenarios on a real GPU: kernels built from tests/gpu/packer_kernels.cu
 write back every argument they received; each kernelParams form must deliver
 the same bits.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Bindings generated from an older release's cuda.h, on the real driver.
 
 tests/gpu/run_releases_h200.sh runs this file against bindings generated

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue-3 scenarios on a real GPU: context, device attributes, memory (copies,
 memsets, pinned async copies, memory pools), streams, events with timing,
 modules built from PTX, kernels, pointer attributes, occupancy, graphs

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Issue 4 on the real driver: interpreters that exit while Python callbacks
 still fire from the driver's own threads (host functions queued on a
 stream, a host function replayed by a graph, user-object destructors run

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // upstream_kernels.cu — kernels for tests/gpu/test_kernel_params_upstream_gpu.py,
 // the kernelParams scenarios of cuda.bindings' own tests: each kernel writes
 // the arguments it received through the pointers it was given, so the test

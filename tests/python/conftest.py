@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared fixtures for the Python tests: the test-only fake driver
 (tests/fakecuda, loaded through CUBIND_LIBCUDA by tests/run) and its control
 API through ctypes."""
@@ -40,6 +41,15 @@ def fake():
 
 
 _fake_modules = []  # modules fake_function loaded: never unloaded
+
+
+def symbols_file(extension):
+    """Where an extension's full symbol table is: the shipped extension is
+    stripped and its symbols are in the debug file the build split off
+    (build/debug/NAME.debug, packaging/split-debug.sh), unless
+    ./configure --debug-info kept them in place."""
+    debug = ROOT / "build" / "debug" / (pathlib.Path(extension).name + ".debug")
+    return str(debug) if debug.exists() else str(extension)
 
 
 def fake_function(drv, name):
@@ -123,3 +133,27 @@ def assert_race_clean(setup, processes=PROCESSES):
         proc = run_python(setup + RUN_THREADS)
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.strip() == "bad 0"
+
+
+def rss_bytes():
+    """This process's resident set (Linux /proc)."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def assert_no_growth(fn, rounds=300, block_slack=16, rss_slack=8 << 20):
+    """fn() repeated leaves nothing behind: after warming up, `rounds` more
+    calls grow neither the interpreter's allocated blocks (as
+    tests/fuzz/nomemory.py counts them) beyond block_slack nor the
+    resident set beyond rss_slack bytes."""
+    import gc
+    for _ in range(20):
+        fn()
+    gc.collect()
+    blocks, rss = sys.getallocatedblocks(), rss_bytes()
+    for _ in range(rounds):
+        fn()
+    gc.collect()
+    grown = sys.getallocatedblocks() - blocks
+    assert grown <= block_slack, f"{grown} blocks more after {rounds} calls"
+    assert rss_bytes() - rss <= rss_slack, f"RSS grew {rss_bytes() - rss} bytes over {rounds} calls"

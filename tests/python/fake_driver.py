@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The test-only fake driver (tests/fakecuda) through ctypes: its control
 functions with their prototypes. The tests' fake fixture (conftest.py) and
 the fresh interpreters they start (conftest.run_python puts this directory
@@ -25,4 +26,9 @@ def open_fake(path=None):
     lib.fakecuda_last_launch_params.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t]
     lib.fakecuda_launch_count.restype = ctypes.c_longlong
     lib.fakecuda_launch_count.argtypes = [ctypes.c_char_p]
+    # what the copies and graph nodes received (test_host_buffers, test_nested_counts)
+    lib.fakecuda_last_copy_box.restype = ctypes.c_longlong
+    lib.fakecuda_last_copy_box.argtypes = [ctypes.c_void_p]
+    lib.fakecuda_last_ext_sems.restype = ctypes.c_longlong
+    lib.fakecuda_last_ext_sems.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
     return lib

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Python callables as CUDA callbacks, against the fake driver, which calls
 them from its own threads like the real one: host functions, stream
 callbacks, user-object destructors, exceptions, and shutdown while

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tools/compare_reference.py against the built cubind.driver: the exact
 function match rate stays at least 98%, and every difference it finds is
 named in docs/compatibility.md."""

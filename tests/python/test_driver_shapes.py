@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Parameter shapes that need more than one C parameter each, checked on the
 test-only fake driver (tests/fakecuda) in both faces: driver-owned arrays
 (cuStreamGetCaptureInfo), a caller's buffer filled up to an in/out size
@@ -84,7 +85,7 @@ def test_logs_dump_to_memory_fills_the_callers_buffer(drv):
 
 
 def test_logs_dump_to_memory_checks_the_buffer(drv):
-    with pytest.raises(ValueError, match="argument 'buffer' has 4 bytes, fewer than the 5 its size says"):
+    with pytest.raises(ValueError, match=r"argument 'buffer' has 4 bytes, fewer than the 5 the call writes \('size'\)"):
         drv.cuLogsDumpToMemory(None, bytearray(4), 5, 0)
     with pytest.raises(TypeError, match="buffer"):
         drv.cuLogsDumpToMemory(None, b"immutable", 4, 0)

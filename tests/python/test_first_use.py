@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Concurrent first use of what cubind prepares lazily: 8 threads race to
 use each of them first, in fresh interpreters (PROCESSES of them, several
 rounds each where the thing is per object), and the outcome is checked

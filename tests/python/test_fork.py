@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """fork() after cubind ran Python callbacks (issue 4's "no hang"): the
 child must not inherit a runtime lock held by a thread it does not have, nor
 wait at exit for a callback runner that is not in it

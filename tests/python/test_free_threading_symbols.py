@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Free-threading rule 3 of DESIGN.md, checked on the built extensions: no
 state duplicated across extension modules. The shared runtime (loader,
 registry, deferred queue, callbacks: runtime/rt_*.c) is compiled into
@@ -13,6 +14,7 @@ import pytest
 
 import cubind._runtime
 import cubind.driver
+from conftest import symbols_file
 
 # The runtime's own names: every global function and variable of
 # runtime/rt_*.c starts with one of these (or is static with one of them).
@@ -38,7 +40,8 @@ pytestmark = pytest.mark.skipif(shutil.which("nm") is None, reason="needs binuti
 
 
 def defined(path):
-    out = subprocess.run(["nm", "--defined-only", path], check=True, capture_output=True,
+    out = subprocess.run(["nm", "--defined-only", symbols_file(path)], check=True,
+                         capture_output=True,
                          text=True).stdout
     names = set()
     for line in out.splitlines():
@@ -64,5 +67,21 @@ def test_the_runtime_is_defined_in_runtime_alone():
     # (CPython's static inline functions compiled out of line in each
     # module, e.g. "Py_DECREF.part.0", are code, not state)
     shared = {n for n in (rt & drv) - TOOLCHAIN - PER_MODULE_POINTERS
+              if not n.startswith(("Py", "_Py") + TOOLCHAIN_PREFIXES)}
+    assert not shared, sorted(shared)
+
+
+@pytest.mark.parametrize("module", ["cubind.nvrtc", "cubind.nvjitlink"])
+def test_library_modules_hold_no_runtime_state(module):
+    """The library APIs' modules reach the runtime through its capsule too;
+    their own loader state (runtime/bind_library.c) is per module: one
+    library each."""
+    import importlib
+
+    rt = defined(cubind._runtime.__file__)
+    lib = defined(importlib.import_module(module).__file__)
+    assert "cbs_library_resolve" in lib  # the check sees the module's own code
+    assert not runtime_names(lib), sorted(runtime_names(lib))
+    shared = {n for n in (rt & lib) - TOOLCHAIN - PER_MODULE_POINTERS
               if not n.startswith(("Py", "_Py") + TOOLCHAIN_PREFIXES)}
     assert not shared, sorted(shared)

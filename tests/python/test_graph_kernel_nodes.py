@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Graph kernel nodes (issues 4 and 5) against the test-only fake driver.
 
 The kernelParams / extra fields of the kernel-node structs take every form

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cuda.bindings' own kernel-parameter scenarios, against the fake driver.
 
 NVIDIA/cuda-python keeps its kernelParams tests in

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Kernel parameter types (issue 26) against the test-only fake driver.
 
 Plain values convert by each parameter's type where it is known: from the

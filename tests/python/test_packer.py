@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The kernel parameter packer (issue 5) against the test-only fake driver.
 
 The fake records the exact bytes a launch received (each kernelParams[i] at

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The capsule contract between cubind._runtime and the generated modules
 (runtime/cubind_rt.h): a generated module whose runtime exports another
 signature, or a table smaller than the one it was built against, refuses

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The parameter kinds issue 3 names that no other file exercises through
 behaviour: cuGetErrorName / cuGetErrorString (a driver-owned string out),
 cuGetProcAddress (a function pointer out, called back through ctypes) and

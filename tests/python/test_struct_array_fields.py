@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Struct fields pointing at an array of structs counted by a sibling field
 (`field-count` rules: CUlaunchConfig.attrs / numAttrs and the others). As
 in cuda.bindings, the field takes a list of struct instances, copied into a
@@ -34,8 +35,6 @@ class Buf(bytearray):
 def lib(fake):
     fake.fakecuda_last_launch_attrs.restype = ctypes.c_longlong
     fake.fakecuda_last_launch_attrs.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-    fake.fakecuda_last_ext_sems.restype = ctypes.c_longlong
-    fake.fakecuda_last_ext_sems.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
     return fake
 
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Arrays of structs counted by another parameter (`count` rules):
 cuLaunchCooperativeKernelMultiDevice's launchParamsList and the others
 that the general pairing by name cannot see. Each is a sequence of struct

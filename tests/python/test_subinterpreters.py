@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cubind in subinterpreters: the modules declare per-interpreter GIL
 support, keep their Python objects in per-module state, and work in an
 isolated subinterpreter (3.12+, own GIL) as in the main one, kernel

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Python callables as callbacks the driver calls during the call, on the
 calling thread, without user data (the sync-callback rule: the
 CUoccupancyB2DSize of cuOccupancyMaxPotentialBlockSize[WithFlags]).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Concurrency of cubind.driver (the fake driver answers from any thread):
 shared handles used from many threads, concurrent first use of lazily
 resolved entry points, exact counts at the end. On a free-threaded build

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """ThreadSanitizer is really watching in tests/run's TSan step: a deliberate
 race in a library built with the TSan extensions' rule (tests/c/tsan_canary.c)
 is reported, and cubind's modules there are instrumented. Runs only on the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Runs pytest inside a virtual environment where cubind's wheel is
 installed, and fails unless every cubind module the tests imported came from
 that environment (never the build tree).

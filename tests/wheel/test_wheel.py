@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The wheels `ninja` writes into dist/ (packaging/mkwheel.py), one per
 interpreter ./configure found, listed in build/wheels.txt:
 
@@ -13,9 +14,11 @@ interpreter ./configure found, listed in build/wheels.txt:
 
 Run by tests/run with the main interpreter: python3 -m pytest tests/wheel.
 CUBIND_WHEEL_PEP517=all also runs `pip wheel --no-build-isolation` (another
-full build, ~25 s); CUBIND_WHEEL_PEP517=0 skips the PEP 517 builds.
+full build, ~30 s); CUBIND_WHEEL_PEP517=0 skips the PEP 517 builds (here and
+in test_packaging.py).
 """
 import base64
+import calendar
 import csv
 import email.parser
 import hashlib
@@ -35,6 +38,11 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"
 PACKAGE = BUILD / "python" / "cubind"
+# The extensions a wheel holds: mkwheel's own list (driver, _runtime, and
+# the library APIs' nvrtc, nvjitlink).
+sys.path.insert(0, str(ROOT / "packaging"))
+from mkwheel import MODULES  # noqa: E402
+sys.path.pop(0)
 FAKE = BUILD / "fakecuda" / "libcuda.so.1"
 
 
@@ -43,6 +51,15 @@ def config(name):
         if line.startswith(name + " = "):
             return line.split(" = ", 1)[1]
     raise KeyError(name)
+
+
+def cuda_release():
+    """(major, minor) of the CUDA_VERSION stamped in out/driver.c."""
+    m = re.search(r"\(CUDA_VERSION (\d+)\)", (ROOT / "out" / "driver.c").read_text()[:512])
+    return int(m.group(1)) // 1000, int(m.group(1)) % 1000 // 10
+
+
+CUDA_RELEASE = cuda_release()
 
 
 def manifest():
@@ -99,8 +116,10 @@ def test_a_wheel_per_configured_interpreter():
 def test_layout_record_metadata(python, wheel):
     path = ROOT / wheel
     name, version, py_tag, abi_tag, plat_tag = path.name[:-len(".whl")].split("-")
-    assert name == "cubind"
-    dist_info = "cubind-%s.dist-info" % version
+    # The distribution is named for the CUDA major release out/ came from.
+    major = CUDA_RELEASE[0]
+    assert name == "cubind_cu%d" % major
+    dist_info = "%s-%s.dist-info" % (name, version)
     with zipfile.ZipFile(path) as zf:
         assert zf.testzip() is None
         names = zf.namelist()
@@ -108,7 +127,9 @@ def test_layout_record_metadata(python, wheel):
         data = {n: zf.read(n) for n in names}
     assert all(n.startswith(("cubind/", dist_info + "/")) for n in names), names
     assert {n for n in names if n.startswith(dist_info)} == {
-        dist_info + "/METADATA", dist_info + "/WHEEL", dist_info + "/RECORD"}
+        dist_info + "/METADATA", dist_info + "/WHEEL", dist_info + "/RECORD",
+        dist_info + "/licenses/LICENSE"}
+    assert data[dist_info + "/licenses/LICENSE"] == (ROOT / "LICENSE").read_bytes()
 
     # RECORD: every file once with sha256 (urlsafe base64, no padding) and
     # size; RECORD itself without.
@@ -129,8 +150,24 @@ def test_layout_record_metadata(python, wheel):
     assert wheel_meta["Root-Is-Purelib"] == "false"
     assert wheel_meta.get_all("Tag") == ["%s-%s-%s" % (py_tag, abi_tag, plat_tag)]
     meta = email.parser.Parser().parsestr(data[dist_info + "/METADATA"].decode())
-    assert meta["Name"] == "cubind" and meta["Version"] == version
-    assert meta["Metadata-Version"] in ("2.1", "2.2", "2.3")
+    assert meta["Name"] == "cubind-cu%d" % major and meta["Version"] == version
+    assert meta["Metadata-Version"] == "2.4"
+    assert meta["License-Expression"] == "Apache-2.0"
+    assert meta.get_all("License-File") == ["LICENSE"]
+    assert "generated from CUDA %d.%d's cuda.h" % CUDA_RELEASE in meta["Summary"]
+    # What is built and tested: 3.10 to 3.13 (scripts/check-pythons.sh).
+    assert meta["Requires-Python"] == ">=3.10"
+    classifiers = meta.get_all("Classifier")
+    for c in ("Environment :: GPU :: NVIDIA CUDA :: %d" % major, "Typing :: Typed",
+              "Programming Language :: Python :: 3.10"):
+        assert c in classifiers, c
+    # License-Expression says it; PEP 639 forbids a license classifier beside it.
+    assert not [c for c in classifiers if c.startswith("License ::")]
+    urls = dict(u.split(", ", 1) for u in meta.get_all("Project-URL"))
+    assert {"Homepage", "Documentation", "Changelog", "Issues"} <= set(urls)
+    # The long description is the user guide, not the developer README.
+    assert meta["Description-Content-Type"] == "text/markdown"
+    assert meta.get_payload() == (ROOT / "docs" / "user-guide.md").read_text()
     assert re.search(r'^version = "%s"$' % re.escape(version),
                      (ROOT / "pyproject.toml").read_text(), re.M)
 
@@ -141,7 +178,7 @@ def test_contents_are_the_package_and_nothing_else(python, wheel):
     suffix = info["ext_suffix"]
     with zipfile.ZipFile(ROOT / wheel) as zf:
         names = [n for n in zf.namelist() if n.startswith("cubind/")]
-    expected = {"cubind/driver" + suffix, "cubind/_runtime" + suffix}
+    expected = {"cubind/" + m + suffix for m in MODULES}
     for p in PACKAGE.glob("*.py"):
         expected.add("cubind/" + p.name)
     for p in PACKAGE.glob("*.pyi"):
@@ -192,7 +229,7 @@ def test_platform_tag_is_the_highest_glibc_version(python, wheel):
     suffix = interpreter(python)["ext_suffix"]
     glibc = {"libc.so.6", "libdl.so.2", "libpthread.so.0", "libm.so.6", "librt.so.1"}
     highest = (2, 5)
-    for module in ("driver", "_runtime"):
+    for module in MODULES:
         needed, version = glibc_needs(str(PACKAGE / (module + suffix)))
         assert set(needed) <= glibc, "%s needs %s" % (module, needed)
         assert not [n for n in needed if "python" in n or "cuda" in n]
@@ -212,7 +249,7 @@ def test_wheels_install_where_glibc_is_2_17(python, wheel):
     # glibc 2.17 (scripts/check-old-glibc.sh runs a wheel on glibc 2.31). A new
     # libc call with a newer default version fails here first.
     suffix = interpreter(python)["ext_suffix"]
-    for module in ("driver", "_runtime"):
+    for module in MODULES:
         needed, version = glibc_needs(str(PACKAGE / (module + suffix)))
         assert version <= (2, 17), "%s needs GLIBC_%d.%d" % ((module,) + version)
         assert {"libdl.so.2", "libpthread.so.0"} <= set(needed), (module, needed)
@@ -240,9 +277,14 @@ def test_mkwheel_falls_back_to_linux_when_something_else_is_needed(tmp_path):
 
 
 def test_wheels_are_reproducible(tmp_path):
+    # Their timestamps are the commit's at the time of the build (a later
+    # commit does not make Ninja pack again): pack with the same time.
+    with zipfile.ZipFile(ROOT / WHEELS[0][1]) as zf:
+        stamp = zf.infolist()[0].date_time
+    epoch = calendar.timegm(stamp + (0, 0, 0))
     cmd = [sys.executable, ROOT / "packaging" / "mkwheel.py", "--out", tmp_path,
            *[py for py, _ in WHEELS]]
-    run(cmd, cwd=ROOT)
+    run(cmd, cwd=ROOT, env=clean_env(SOURCE_DATE_EPOCH=str(epoch)))
     for _, wheel in WHEELS:
         again = tmp_path / pathlib.Path(wheel).name
         assert again.read_bytes() == (ROOT / wheel).read_bytes(), wheel
@@ -275,7 +317,7 @@ def test_installed_package_layout(venv, tmp_path):
         assert str(pathlib.Path(f).resolve()).startswith(site + os.sep), f
     assert not [n for n in info["pkg"] if "libcuda" in n or "fakecuda" in n]
     # pip's own view of where it installed cubind.
-    shown = run([vpy, "-m", "pip", "show", "cubind"], cwd=tmp_path).stdout
+    shown = run([vpy, "-m", "pip", "show", "cubind-cu%d" % CUDA_RELEASE[0]], cwd=tmp_path).stdout
     location = re.search(r"^Location: (.*)$", shown, re.M).group(1)
     assert str(pathlib.Path(location).resolve()).startswith(site + os.sep)
 
@@ -310,20 +352,8 @@ def test_python_suite_against_the_installed_package(venv, tmp_path):
 PEP517 = os.environ.get("CUBIND_WHEEL_PEP517", "1")
 
 
-@pytest.mark.skipif(PEP517 == "0", reason="CUBIND_WHEEL_PEP517=0")
-def test_pip_install_from_the_source_tree(tmp_path):
-    """`pip install .` with build isolation (requires = [], so nothing to
-    download): the in-tree backend configures and builds with Ninja."""
-    python = config("python")
-    env_dir = tmp_path / "venv"
-    run([python, "-m", "venv", env_dir])
-    vpy = env_dir / "bin" / "python"
-    p = run([vpy, "-m", "pip", "install", "--no-index", "-v", ROOT], cwd=tmp_path, timeout=600)
-    assert "Successfully installed cubind-" in p.stdout
-    code = "import cubind, cubind.driver, sys; assert cubind.__file__.startswith(sys.prefix); print('ok')"
-    assert run([vpy, "-c", code], cwd=tmp_path).stdout.strip() == "ok"
-    # The source tree's build/ is untouched: still every interpreter.
-    assert config("pythons").split() == [py for py, _ in WHEELS]
+# `pip wheel .` (twice, compared byte for byte) and `pip install -e .`:
+# tests/wheel/test_packaging.py.
 
 
 @pytest.mark.skipif(PEP517 != "all", reason="set CUBIND_WHEEL_PEP517=all")
@@ -331,7 +361,7 @@ def test_pip_wheel_without_build_isolation(tmp_path):
     python = config("python")
     run([python, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--no-index",
          "-w", tmp_path, ROOT], cwd=tmp_path, timeout=600)
-    wheels = list(tmp_path.glob("cubind-*.whl"))
+    wheels = list(tmp_path.glob("cubind_cu*-*.whl"))
     assert len(wheels) == 1
     local = [w for py, w in WHEELS if py == python]
     assert wheels[0].name == pathlib.Path(local[0]).name

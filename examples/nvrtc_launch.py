@@ -1,0 +1,70 @@
+# SPDX-License-Identifier: Apache-2.0
+"""From CUDA C++ source to a running kernel with cubind alone: compile
+with cubind.nvrtc (its raising face, cubind.rtc), load the PTX with
+cubind.cu, launch with cubind.launch, read the result back. No nvcc and
+no other CUDA Python package; needs a GPU and the toolkit's libnvrtc
+(found as runtime/bind_library.h says: CUBIND_LIBNVRTC, CUDA_HOME, pip
+wheels, the system's library path).
+
+    PYTHONPATH=build/python python3 examples/nvrtc_launch.py
+"""
+import array
+
+import cubind
+import cubind.cu as cu
+import cubind.rtc as rtc
+
+SOURCE = rb"""
+extern "C" __global__ void axpy(float *p, int n, float a)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        p[i] = a * p[i];
+}
+"""
+
+
+def compile_ptx(source, arch):
+    """PTX of source for compute_<arch>; cubind.NVRTCError with the
+    compiler's log when it does not compile."""
+    prog = rtc.nvrtcCreateProgram(source, b"axpy.cu", 0, [], [])
+    try:
+        options = [b"-arch=compute_%d" % arch]
+        rtc.nvrtcCompileProgram(prog, len(options), options)
+        ptx = b" " * rtc.nvrtcGetPTXSize(prog)
+        rtc.nvrtcGetPTX(prog, ptx)  # filled in place, as cuda.bindings does
+        return ptx
+    finally:
+        rtc.nvrtcDestroyProgram(prog)
+
+
+def main():
+    cu.cuInit(0)
+    dev = cu.cuDeviceGet(0)
+    ctx = cu.cuDevicePrimaryCtxRetain(dev)
+    cu.cuCtxSetCurrent(ctx)
+    attr = cu.CUdevice_attribute
+    arch = 10 * cu.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) \
+        + cu.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev)
+
+    module = cu.cuModuleLoadData(compile_ptx(SOURCE, arch))
+    axpy = cu.cuModuleGetFunction(module, b"axpy")
+
+    n = 1 << 20
+    data = array.array("f", range(n))
+    ptr = cu.cuMemAlloc(n * 4)
+    cu.cuMemcpyHtoD(ptr, data, n * 4)
+    cubind.launch(axpy, (n + 255) // 256, 256, ptr, n, 2.0)  # typed by the kernel
+    cu.cuCtxSynchronize()
+    out = array.array("f", bytes(n * 4))
+    cu.cuMemcpyDtoH(out, ptr, n * 4)
+    assert all(out[i] == 2.0 * i for i in range(0, n, 4099)), out[:8]
+    print("axpy on %d floats: ok (sm_%d)" % (n, arch))
+
+    cu.cuMemFree(ptr)
+    cu.cuModuleUnload(module)
+    cu.cuDevicePrimaryCtxRelease(dev)
+
+
+if __name__ == "__main__":
+    main()

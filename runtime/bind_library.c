@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * bind_library.c — a library API's shared library: search, publication,
+ * symbols, and its exception class (bind_library.h states the order and
+ * the invariants).
+ */
+#define _GNU_SOURCE /* RTLD_NOLOAD */
+#include "bind_library.h"
+
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "glibc_pins.h"
+
+/* What was loaded: immutable once published. */
+struct cbs_library_loaded {
+    void *handle;
+    char path[]; /* the file dlopen took */
+};
+
+/* A growable string; `oom` set when an allocation failed (it then stays
+ * as it was). */
+typedef struct {
+    char *s;
+    size_t len, cap;
+    int oom;
+} lib_text;
+
+static void text_add(lib_text *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || t->oom)
+        return;
+    if (t->len + (size_t)n + 1 > t->cap) {
+        size_t cap = (t->len + (size_t)n + 1) * 2;
+        char *s = realloc(t->s, cap);
+        if (!s) {
+            t->oom = 1;
+            return;
+        }
+        t->s = s;
+        t->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
+    va_end(ap);
+    t->len += (size_t)n;
+}
+
+/* The directories to try, in order (places 3 to 5 of bind_library.h), as
+ * one string of NUL-terminated entries; read with the thread state
+ * attached. NULL with an exception when out of memory. */
+static int search_dirs(const cbs_library *lib, const cubind_rt_api *rt, lib_text *dirs)
+{
+    const char *driver = rt->driver_path();
+    const char *slash = driver ? strrchr(driver, '/') : NULL;
+    if (slash)
+        text_add(dirs, "%.*s%c", (int)(slash - driver), driver, '\0');
+    static const char *const homes[] = {"CUDA_HOME", "CUDA_PATH"};
+    for (size_t i = 0; i < sizeof homes / sizeof *homes; i++) {
+        const char *home = getenv(homes[i]);
+        if (home && *home)
+            text_add(dirs, "%s/lib64%c%s/lib%c", home, '\0', home, '\0');
+    }
+    PyObject *sys = PyImport_ImportModule("sys");
+    PyObject *path = sys ? PyObject_GetAttrString(sys, "path") : NULL;
+    PyObject *entries = path ? PySequence_Tuple(path) : NULL;
+    Py_XDECREF(path);
+    Py_XDECREF(sys);
+    if (!entries) {
+        PyErr_Clear(); /* no sys.path: no wheels to look in */
+        return dirs->oom ? -1 : 0;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(entries); i++) {
+        PyObject *e = PyTuple_GET_ITEM(entries, i);
+        const char *dir = PyUnicode_Check(e) ? PyUnicode_AsUTF8(e) : NULL;
+        if (!dir) {
+            PyErr_Clear();
+            continue;
+        }
+        for (const char *const *w = lib->wheels; *w; w++)
+            text_add(dirs, "%s/nvidia/%s%c", *dir ? dir : ".", *w, '\0');
+    }
+    Py_DECREF(entries);
+    return dirs->oom ? -1 : 0;
+}
+
+/* dlopen of `file`, noting the attempt in `tried`; the handle or NULL. */
+static void *try_open(const char *file, int flags, lib_text *tried, char **opened)
+{
+    void *h = dlopen(file, flags);
+    if (h) {
+        *opened = strdup(file);
+        if (!*opened) {
+            tried->oom = 1; /* reported as out of memory; the handle stays */
+            return NULL;
+        }
+        return h;
+    }
+    const char *why = dlerror();
+    text_add(tried, "\n  %s%s: %s", file, flags & RTLD_NOLOAD ? " (already loaded?)" : "",
+             why ? why : "not found");
+    return NULL;
+}
+
+/* The search itself, pure C (thread state detached): every place in
+ * order; the handle and the file it took, or NULL with `tried` filled. */
+static void *search(const cbs_library *lib, const lib_text *dirs, lib_text *tried, char **opened)
+{
+    const char *env = *lib->env ? getenv(lib->env) : NULL;
+    if (env && *env) {
+        text_add(tried, "\n  (%s is set: the only file tried)", lib->env);
+        return try_open(env, RTLD_NOW | RTLD_LOCAL, tried, opened);
+    }
+    void *h = NULL;
+    for (const char *const *f = lib->files; *f && !h && !tried->oom; f++)
+        h = try_open(*f, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD, tried, opened);
+    for (size_t at = 0; dirs->s && at < dirs->len && !h && !tried->oom;
+         at += strlen(dirs->s + at) + 1) {
+        for (const char *const *f = lib->files; *f && !h && !tried->oom; f++) {
+            lib_text file = {0};
+            text_add(&file, "%s/%s", dirs->s + at, *f);
+            if (file.oom) {
+                tried->oom = 1;
+                break;
+            }
+            h = try_open(file.s, RTLD_NOW | RTLD_LOCAL, tried, opened);
+            free(file.s);
+        }
+    }
+    for (const char *const *f = lib->files; *f && !h && !tried->oom; f++)
+        h = try_open(*f, RTLD_NOW | RTLD_LOCAL, tried, opened);
+    return h;
+}
+
+/* The published load, loading now if nothing is; NULL with
+ * DriverNotFoundError (or MemoryError) set. */
+static cbs_library_loaded *library_open(cbs_library *lib, const cubind_rt_api *rt,
+                                        PyObject *not_found)
+{
+    cbs_library_loaded *done = atomic_load_explicit(&lib->loaded, memory_order_acquire);
+    if (done)
+        return done;
+    lib_text dirs = {0}, tried = {0};
+    char *opened = NULL;
+    void *h = NULL;
+    if (search_dirs(lib, rt, &dirs) == 0) {
+        Py_BEGIN_ALLOW_THREADS
+        h = search(lib, &dirs, &tried, &opened);
+        Py_END_ALLOW_THREADS
+    }
+    free(dirs.s);
+    cbs_library_loaded *mine = NULL;
+    if (h && opened) {
+        size_t n = strlen(opened) + 1;
+        mine = malloc(sizeof *mine + n);
+        if (mine) {
+            mine->handle = h;
+            memcpy(mine->path, opened, n);
+        }
+    }
+    free(opened);
+    if (!mine) {
+        if (dirs.oom || tried.oom || h)
+            PyErr_NoMemory();
+        else
+            PyErr_Format(not_found, "cubind could not load the %s library; tried:%s", lib->name,
+                         tried.s ? tried.s : " nothing");
+        free(tried.s);
+        return NULL;
+    }
+    free(tried.s);
+    cbs_library_loaded *expected = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&lib->loaded, &expected, mine,
+                                                 memory_order_acq_rel, memory_order_acquire)) {
+        free(mine); /* another thread published first: its block is the one */
+        return expected;
+    }
+    return mine;
+}
+
+void *cbs_library_resolve(cbs_library *lib, const cubind_rt_api *rt, _Atomic(void *) *slot,
+                          const cbs_proc *proc, PyObject *not_found,
+                          PyObject *function_not_found)
+{
+    cbs_library_loaded *l = library_open(lib, rt, not_found);
+    if (!l)
+        return NULL;
+    void *fn = dlsym(l->handle, proc->proc_name);
+    if (!fn) {
+        PyErr_Format(function_not_found, "%s: the %s library at %s has no symbol %s", proc->name,
+                     lib->name, l->path, proc->proc_name);
+        return NULL;
+    }
+    /* Every racer stores the same pointer: publishing twice is harmless. */
+    atomic_store_explicit(slot, fn, memory_order_release);
+    return fn;
+}
+
+PyObject *cbs_library_status(cbs_library *lib, const cubind_rt_api *rt)
+{
+    PyObject *not_found = PyExc_RuntimeError;
+    cbs_library_loaded *l = library_open(lib, rt, not_found);
+    if (l)
+        return Py_BuildValue("(Os)", Py_True, l->path);
+    if (!PyErr_ExceptionMatches(not_found))
+        return NULL;
+    PyObject *exc = cbs_take_exception();
+    PyObject *why = exc ? PyObject_Str(exc) : NULL;
+    Py_XDECREF(exc);
+    PyObject *r = why ? Py_BuildValue("(OO)", Py_False, why) : NULL;
+    Py_XDECREF(why);
+    return r;
+}
+
+PyObject *cbs_library_error_class(PyObject *runtime, const char *name, const char *result_type)
+{
+    PyObject *base = PyObject_GetAttrString(runtime, "CUDAError");
+    PyObject *members = base ? PyObject_GetAttrString(base, "__dict__") : NULL;
+    PyObject *init = members ? PyMapping_GetItemString(members, "__init__") : NULL;
+    PyObject *str = init ? PyMapping_GetItemString(members, "__str__") : NULL;
+    PyObject *dict = str ? PyDict_New() : NULL;
+    PyObject *type = NULL;
+    char qualname[128], doc[512];
+    snprintf(qualname, sizeof qualname, "cubind.%s", name);
+    snprintf(doc, sizeof doc,
+             "%s(result, name, message, func=None)\n\n"
+             "A call returned an error %s. `result` is its member, `name` its name,\n"
+             "`message` the library's description; `log` the log the library kept\n"
+             "for the failed call (bytes), or None; `func` the function's name.\n"
+             "str(e) is 'func: NAME (value): message'.",
+             name, result_type);
+    if (dict && PyDict_SetItemString(dict, "__init__", init) == 0 &&
+        PyDict_SetItemString(dict, "__str__", str) == 0 &&
+        PyDict_SetItemString(dict, "log", Py_None) == 0)
+        type = PyErr_NewExceptionWithDoc(qualname, doc, PyExc_RuntimeError, dict);
+    Py_XDECREF(dict);
+    Py_XDECREF(str);
+    Py_XDECREF(init);
+    Py_XDECREF(members);
+    Py_XDECREF(base);
+    return type;
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tests/consumer/library_consumer.c — TEST-ONLY: a tiny C extension built
+ * from the generated consumer headers of the library APIs
+ * (out/cubind_nvrtc_api.h, out/cubind_nvjitlink_api.h), calling
+ * cubind.nvrtc and cubind.nvjitlink through their capsule tables. Never
+ * shipped. tests/abi/test_library_capi.py drives it.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "cubind_nvjitlink_api.h"
+#include "cubind_nvrtc_api.h"
+
+/* (major, minor) of nvrtcVersion, or NULL with the entry point's exception. */
+static PyObject *nvrtc_version(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    int major = 0, minor = 0;
+    nvrtcResult rc = cubind_nvrtcVersion(&major, &minor);
+    if (rc == CUBIND_NVRTC_CAPI_SENTINEL && PyErr_Occurred())
+        return NULL;
+    return Py_BuildValue("(iii)", (int)rc, major, minor);
+}
+
+/* The PTX size of a program compiled from `source`, through the table. */
+static PyObject *ptx_size(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    const char *source = PyBytes_AsString(arg);
+    if (!source)
+        return NULL;
+    nvrtcProgram prog = NULL;
+    nvrtcResult rc = cubind_nvrtcCreateProgram(&prog, source, "c.cu", 0, NULL, NULL);
+    size_t size = 0;
+    if (rc == NVRTC_SUCCESS)
+        rc = cubind_nvrtcCompileProgram(prog, 0, NULL);
+    if (rc == NVRTC_SUCCESS)
+        rc = cubind_nvrtcGetPTXSize(prog, &size);
+    if (prog)
+        cubind_nvrtcDestroyProgram(&prog);
+    if (rc == CUBIND_NVRTC_CAPI_SENTINEL && PyErr_Occurred())
+        return NULL;
+    return Py_BuildValue("(in)", (int)rc, (Py_ssize_t)size);
+}
+
+/* What the error-string entry point (returning a pointer) gives. */
+static PyObject *error_string(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    long v = PyLong_AsLong(arg);
+    if (v == -1 && PyErr_Occurred())
+        return NULL;
+    const char *s = cubind_nvrtcGetErrorString((nvrtcResult)v);
+    if (!s && PyErr_Occurred())
+        return NULL;
+    return PyUnicode_FromString(s ? s : "(null)");
+}
+
+static PyObject *jit_version(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    unsigned major = 0, minor = 0;
+    nvJitLinkResult rc = cubind_nvJitLinkVersion(&major, &minor);
+    if (rc == CUBIND_NVJITLINK_CAPI_SENTINEL && PyErr_Occurred())
+        return NULL;
+    return Py_BuildValue("(iII)", (int)rc, major, minor);
+}
+
+static PyMethodDef methods[] = {
+    {"nvrtc_version", nvrtc_version, METH_NOARGS, NULL},
+    {"ptx_size", ptx_size, METH_O, NULL},
+    {"error_string", error_string, METH_O, NULL},
+    {"jit_version", jit_version, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static int exec_module(PyObject *m)
+{
+    (void)m;
+    return cubind_nvrtc_import() < 0 || cubind_nvjitlink_import() < 0 ? -1 : 0;
+}
+
+static PyModuleDef_Slot slots[] = {
+    {Py_mod_exec, (void *)exec_module},
+#if PY_VERSION_HEX >= 0x030D0000
+    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
+#endif
+    {0, NULL},
+};
+
+static struct PyModuleDef def = {
+    PyModuleDef_HEAD_INIT, "_cubind_library_consumer", NULL, 0, methods, slots, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__cubind_library_consumer(void)
+{
+    return PyModuleDef_Init(&def);
+}

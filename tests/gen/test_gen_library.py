@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The generator on a library's header with its rules file (gen/nvrtc.rules,
+gen/nvjitlink.rules): what the API rules decide in the output, and the
+errors of a rules file that does not fit its header (file:line, nothing
+written)."""
+import os
+import re
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def generate(run_cubind, cuda_include, rules, header, out):
+    os.makedirs(out, exist_ok=True)
+    return run_cubind("generate", "--header", os.path.join(cuda_include, header), "--rules",
+                      rules, "--out", str(out))
+
+
+def test_every_library_function_is_bound(run_cubind, cuda_include, library_rules, tmp_path):
+    apis = dict((os.path.basename(r)[:-len(".rules")], (r, h)) for r, h in library_rules)
+    assert set(apis) == {"nvrtc", "nvjitlink"}
+    for api, (rules, header) in apis.items():
+        p = generate(run_cubind, cuda_include, rules, header, tmp_path / api)
+        assert p.returncode == 0, p.stderr
+        assert "matches nothing" not in p.stderr, p.stderr
+        with open(tmp_path / api / ("%s_unsupported.txt" % api)) as f:
+            report = f.read()
+        bound, total = re.search(r"# supported: (\d+) of (\d+)", report).groups()
+        assert bound == total and int(total) > 10, report
+        assert sorted(os.listdir(tmp_path / api)) == sorted(
+            ["%s.c" % api, "%s_unsupported.txt" % api, "cubind_%s_api.h" % api])
+    with open(tmp_path / "nvjitlink" / "nvjitlink.c") as f:
+        jit = f.read()
+    # snake names without the prefix, the enums' members without theirs,
+    # the versioned symbol dlsym finds
+    assert '{"add_data", ' in jit and '{"get_linked_cubin_size", ' in jit
+    assert '"cubind.nvjitlink.InputType"' in jit and '{"PTX", ' in jit
+    assert '"__nvJitLinkCreate_13_0"' in jit or '"__nvJitLinkCreate_12_' in jit
+    with open(tmp_path / "nvrtc" / "nvrtc.c") as f:
+        rtc = f.read()
+    assert '"cubind.rtc"' in rtc and 'cbs_library_error_class(st->runtime, "NVRTCError"' in rtc
+
+
+def rules_with(tmp_path, api, old, new):
+    with open(os.path.join(REPO, "gen", "%s.rules" % api)) as f:
+        text = f.read()
+    assert old in text
+    path = tmp_path / ("%s.rules" % api)
+    path.write_text(text.replace(old, new, 1))
+    return str(path)
+
+
+def test_a_result_enum_the_header_lacks_is_an_error(run_cubind, cuda_include, tmp_path):
+    rules = rules_with(tmp_path, "nvrtc", "result nvrtcResult NVRTC_SUCCESS",
+                       "result nvrtcStatus NVRTC_SUCCESS")
+    out = tmp_path / "out"
+    p = generate(run_cubind, cuda_include, rules, "nvrtc.h", out)
+    assert p.returncode == 1
+    assert "nvrtc.h:0: no enum nvrtcStatus" in p.stderr and rules in p.stderr
+    assert os.listdir(out) == []
+
+
+def test_a_bad_api_rule_names_its_line(run_cubind, cuda_include, tmp_path):
+    rules = rules_with(tmp_path, "nvrtc", "in-place nvrtcDestroyProgram prog",
+                       "in-place nvrtcDestroyProgram")
+    p = generate(run_cubind, cuda_include, rules, "nvrtc.h", tmp_path / "out")
+    assert p.returncode == 1
+    assert "nvrtc.rules:" in p.stderr and "'in-place' takes 2 argument(s), got 1" in p.stderr
+
+
+def test_a_rule_that_does_not_fit_leaves_the_function_unbound(run_cubind, cuda_include, tmp_path):
+    """A buffer-size rule naming a size function of another shape: the
+    function is listed as unsupported with the reason, not bound wrongly."""
+    rules = rules_with(tmp_path, "nvrtc", "buffer-size nvrtcGetPTX ptx nvrtcGetPTXSize",
+                       "buffer-size nvrtcGetPTX ptx nvrtcVersion")
+    out = tmp_path / "out"
+    p = generate(run_cubind, cuda_include, rules, "nvrtc.h", out)
+    assert p.returncode == 0, p.stderr
+    with open(out / "nvrtc_unsupported.txt") as f:
+        report = f.read()
+    assert "nvrtcGetPTX: parameter 'ptx' (char *): a buffer-size rule needs" in report
+
+
+def test_kernel_code_rules_are_the_drivers_only(run_cubind, cuda_include, tmp_path):
+    """A kernel-code rule in a library's rules emits no hook: the hooks
+    (runtime/bind_kernel_code.h) type the driver's modules and kernels,
+    which a library API has none of; the driver's own rules do emit them."""
+    rules = rules_with(tmp_path, "nvrtc", "result nvrtcResult NVRTC_SUCCESS",
+                       "result nvrtcResult NVRTC_SUCCESS\nkernel-code nvrtcCompileProgram after")
+    out = tmp_path / "out"
+    p = generate(run_cubind, cuda_include, rules, "nvrtc.h", out)
+    assert p.returncode == 0, p.stderr
+    with open(out / "nvrtc.c") as f:
+        assert "cbs_code_" not in f.read()
+    with open(os.path.join(REPO, "out", "driver.c")) as f:
+        assert "cbs_code_after_cuModuleLoadData(" in f.read()

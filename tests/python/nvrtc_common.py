@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Shared by the tests of cubind.nvrtc and cubind.nvjitlink (real
+libnvrtc / libnvJitLink of the toolkit, found by runtime/bind_library.c):
+kernels, a compile helper, the ELF header check."""
+import struct
+
+import pytest
+
+AXPY = rb"""
+extern "C" __global__ void axpy(float *p, int n, float a)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        p[i] = a * p[i];
+}
+"""
+
+# The architecture compiled for: any the library supports works on the CPU.
+ARCH = 90
+
+EM_CUDA = 190  # e_machine of a cubin
+
+
+def require(module):
+    """The module's library must load: CI has the toolkit in /usr/local/cuda
+    (configure finds cuda.h there), so a failure is a failure, not a skip."""
+    ok, where = module._library_status()
+    assert ok, where
+    return where
+
+
+def check_cubin(image):
+    """An ELF64 little-endian image for the CUDA machine."""
+    image = bytes(image)
+    assert image[:4] == b"\x7fELF", image[:16]
+    assert image[4] == 2 and image[5] == 1  # ELFCLASS64, little endian
+    (machine,) = struct.unpack_from("<H", image, 18)
+    assert machine == EM_CUDA
+
+
+def kernel_source(i):
+    """A program of its own per i: a kernel scaling by i."""
+    return b'extern "C" __global__ void k%d(float *p) { p[threadIdx.x] *= %d.0f; }\n' % (i, i)
+
+
+@pytest.fixture
+def nvrtc():
+    import cubind.nvrtc as n
+
+    require(n)
+    return n

@@ -1,0 +1,188 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Junk that the bindings let through before (issue 27, item 7; each test
+fails on 05a670f): enum tables written from Python, keywords with an
+embedded NUL, enum constructors given floats or str, buffers of the wrong
+kind in char/bytes struct fields, handles given as C function pointers."""
+import ctypes
+import operator
+import sys
+
+import pytest
+
+import cubind.cu as cu
+from conftest import run_python
+
+
+@pytest.mark.parametrize("table", ["_value2name_", "_value2member_map_", "__members__"])
+def test_enum_tables_are_read_only(drv, table):
+    """05a670f: CUresult._value2name_[0] = 5 was taken, and repr then read
+    the int as a str (garbage from the heap)."""
+    t = getattr(drv.CUresult, table)
+    with pytest.raises(TypeError):
+        t[0] = 5
+    with pytest.raises(TypeError):
+        t["CUDA_SUCCESS"] = 5
+    with pytest.raises((TypeError, AttributeError)):
+        del t[0]
+    assert repr(drv.CUresult.CUDA_SUCCESS) == "<CUresult.CUDA_SUCCESS: 0>"
+    assert drv.CUresult(0) is drv.CUresult.CUDA_SUCCESS
+    assert drv.CUresult.CUDA_SUCCESS.name == "CUDA_SUCCESS"
+    # still read like the dicts they were
+    assert dict(drv.CUresult._value2name_)[0] == "CUDA_SUCCESS"
+    assert drv.CUresult.__members__["CUDA_SUCCESS"] is drv.CUresult.CUDA_SUCCESS
+    assert drv.CUresult._value2member_map_.get(0) is drv.CUresult.CUDA_SUCCESS
+
+
+@pytest.mark.parametrize("face", ["driver", "cu"])
+def test_a_keyword_with_an_embedded_nul_is_not_its_prefix(drv, face):
+    """05a670f compared the keyword as a C string: "ordinal\\0x" was ordinal."""
+    f = (drv if face == "driver" else cu).cuDeviceGet
+    with pytest.raises(TypeError, match="unexpected keyword argument 'ordinal\\\\x00x'"):
+        f(**{"ordinal\0x": 0})
+    with pytest.raises(TypeError, match="unexpected keyword argument"):
+        f(**{"ordina": 0})
+    r = f(ordinal=0)
+    assert (r[0] if face == "driver" else 0) == 0
+
+
+def test_a_struct_keyword_with_an_embedded_nul_is_not_a_field(drv):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'srcY\\\\x00x'"):
+        drv.CUDA_MEMCPY2D(**{"srcY\0x": 3})
+    assert drv.CUDA_MEMCPY2D(srcY=3).srcY == 3
+
+
+class Index:
+    def __index__(self):
+        return 0
+
+
+@pytest.mark.parametrize("value", [0.0, 0.5, "0", b"0", None, [0]])
+def test_enum_constructors_take_ints_only(drv, value):
+    """05a670f converted with int(): CUresult(0.5) was CUDA_SUCCESS, and so
+    was CUresult("0")."""
+    with pytest.raises(TypeError, match=r"CUresult\(\) argument must be an int"):
+        drv.CUresult(value)
+
+
+def test_enum_constructors_still_take_int_like_values(drv):
+    assert drv.CUresult(0) is drv.CUresult.CUDA_SUCCESS
+    assert drv.CUresult(False) is drv.CUresult.CUDA_SUCCESS
+    assert drv.CUresult(Index()) is drv.CUresult.CUDA_SUCCESS
+    assert drv.CUresult(drv.CUresult.CUDA_ERROR_INVALID_VALUE) is \
+        drv.CUresult.CUDA_ERROR_INVALID_VALUE
+    with pytest.raises(ValueError):
+        drv.CUresult(123456789)
+
+
+@pytest.mark.parametrize("value", [memoryview(b"abcdefgh")[::2],
+                                   memoryview(bytearray(32)).cast("i")[::2]])
+def test_a_char_field_given_a_buffer_of_the_wrong_kind_raises_type_error(drv, value):
+    """05a670f raised the buffer's BufferError (not contiguous)."""
+    u = drv.CUuuid()
+    with pytest.raises(TypeError, match=r"CUuuid(_st)?\.bytes must be bytes") as e:
+        u.bytes = value
+    assert isinstance(e.value.__cause__, BufferError)
+    u.bytes = b"abc"
+    assert u.bytes[:4] == b"abc\0"
+
+
+HANDLE_AS_FUNCTION = r"""
+import sys, cubind.driver as d
+d.cuInit(0)
+r, ctx = d.cuDevicePrimaryCtxRetain(0); d.cuCtxSetCurrent(ctx)
+r, s = d.cuStreamCreate(0)
+r, ev = d.cuEventCreate(0)
+for fn in (s, ev, d.CUdeviceptr(s.getPtr()), d.CUstream(0), 1.5, "f"):
+    try:
+        d.cuLaunchHostFunc(s, fn, None)
+    except TypeError as e:
+        assert "'fn' must be a Python callable, an int address, CUhostFn, a ctypes function " \
+            "pointer or None" in str(e), e
+        continue
+    d.cuStreamSynchronize(s)
+    print("taken", type(fn).__name__)
+    sys.exit(1)
+for fn in (s, d.CUdeviceptr(8)):
+    try:
+        d.cuLogsRegisterCallback(fn, None)
+    except TypeError as e:
+        assert "'callbackFunc' must be an int address, CUlogsCallback, a ctypes function " \
+            "pointer or None" in str(e), e
+        continue
+    except Exception as e:  # taken, then refused by the fake, which lacks it
+        pass
+    print("taken", type(fn).__name__)
+    sys.exit(1)
+print("refused")
+"""
+
+
+def test_a_handle_is_no_function_pointer():
+    """05a670f read a CUstream's (CUevent's, CUdeviceptr's) value as the
+    address of the host function and called it: a crash on the driver's
+    thread. In a fresh interpreter for that reason."""
+    p = run_python(HANDLE_AS_FUNCTION)
+    assert p.returncode == 0 and p.stdout.split() == ["refused"], (p.returncode, p.stdout,
+                                                                   p.stderr[-3000:])
+
+
+def test_a_ctypes_function_pointer_is_called_directly(drv, fake, ctx):
+    """A CFUNCTYPE instance is a C function pointer: the driver's thread
+    calls it with userData (not cubind's runner with a Python payload). So
+    is the parameter's own function-pointer class holding its address
+    (CUhostFn(address), the form cuda.bindings takes), and a class of that
+    name of another module (cuda.bindings' own), read through getPtr()."""
+    fake.fakecuda_thread_kind.restype = ctypes.c_int
+    CB = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+    hits = []
+    cfn = CB(lambda p: hits.append((p, fake.fakecuda_thread_kind())))
+    box = ctypes.c_int(5)
+    err, s = drv.cuStreamCreate(0)
+    assert err == 0
+    assert drv.cuLaunchHostFunc(s, cfn, ctypes.addressof(box))[0] == 0
+    address = ctypes.cast(cfn, ctypes.c_void_p).value
+    assert drv.cuLaunchHostFunc(s, drv.CUhostFn(address), ctypes.addressof(box))[0] == 0
+
+    class CUhostFn:
+        """cuda.bindings' kind: getPtr() is where the function pointer is."""
+
+        def __init__(self, address):
+            self.cell = ctypes.c_void_p(address)
+
+        def getPtr(self):
+            return ctypes.addressof(self.cell)
+
+    assert drv.cuLaunchHostFunc(s, CUhostFn(address), ctypes.addressof(box))[0] == 0
+    assert drv.cuStreamSynchronize(s)[0] == 0
+    assert hits == [(ctypes.addressof(box), 1)] * 3  # 1: a stream worker of the fake
+    assert drv.cuStreamDestroy(s)[0] == 0
+
+
+def test_refused_calls_leave_nothing_behind(drv, ctx):
+    """Each refusal above, repeated: no growth of the interpreter's blocks,
+    and the next valid call succeeds."""
+    err, s = drv.cuStreamCreate(0)
+    assert err == 0
+    u = drv.CUuuid()
+    strided = memoryview(b"abcdefgh")[::2]
+
+    def refusals():
+        for call in (lambda: drv.cuDeviceGet(**{"ordinal\0x": 0}),
+                     lambda: drv.CUDA_MEMCPY2D(**{"srcY\0x": 3}),
+                     lambda: drv.CUresult(0.5),
+                     lambda: setattr(u, "bytes", strided),
+                     lambda: drv.cuLaunchHostFunc(s, s, None),
+                     lambda: operator.setitem(drv.CUresult._value2name_, 0, 5)):
+            with pytest.raises(TypeError):
+                call()
+
+    for _ in range(50):  # warm up caches (interned names, exception types)
+        refusals()
+    before = sys.getallocatedblocks()
+    for _ in range(500):
+        refusals()
+    grown = sys.getallocatedblocks() - before
+    assert grown < 50, grown
+    assert drv.cuDeviceGet(ordinal=0)[0] == 0
+    assert drv.cuStreamSynchronize(s)[0] == 0
+    assert drv.cuStreamDestroy(s)[0] == 0
