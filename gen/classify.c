@@ -860,6 +860,11 @@ cb_classes *classify_model(cb_model *m, const cb_rules *rules)
         fc->why = why ? why : "";
         fc->keep_gil = rules_find_fn(rules, "keep-gil", f, NULL) != NULL;
         fc->unloads_kernels = rules_find_fn(rules, "unloads-kernels", f, NULL) != NULL;
+        /* kernel-code hooks live in the driver's module (bind_kernel_code.c):
+         * a library API has no modules or kernels to type. */
+        const cb_rule *code = api.is_library ? NULL : rules_find_fn(rules, "kernel-code", f, NULL);
+        fc->code_before = code && strcmp(code->args[1], "before") == 0;
+        fc->code_after = code && strcmp(code->args[1], "after") == 0;
         classify_registry(m, rules, fc);
         classify_error_log(m, rules, fc);
         if (fc->supported)

@@ -168,6 +168,7 @@ typedef struct {
     const cb_function *log_size_fn, *log_fn;
     int log_param;
     int unloads_kernels;      /* success invalidates cached kernel layouts */
+    int code_before, code_after; /* kernel-code hooks (bind_kernel_code.h) */
 } cb_fclass;
 
 typedef struct {

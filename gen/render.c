@@ -515,7 +515,7 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_fclass 
     tv *params = tv_list(), *inputs = tv_list(), *sync = tv_list(), *probes = tv_list();
     strbuf sig = {0}, outs = {0};
     int nin = 0, nout = fc->returns_string, nrequired = 0, cache_result = !fc->returns_string,
-        handle_outputs = 0;
+        handle_outputs = 0, kparams = 0;
     if (fc->returns_string)
         sb_puts(&outs, ", bytes");
     for (size_t i = 0; i < f->nparams; i++) {
@@ -533,6 +533,7 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_fclass 
             cache_result &= is_plain_value_output(pc);
             handle_outputs += pc->elem == EK_HANDLE || pc->elem == EK_VALUE_HANDLE;
         }
+        kparams |= pc->shape == SH_KERNEL_PARAMS;
         if (in) {
             tv *iv = tv_map();
             tv_set_str(iv, "pyname", pc->pyname);
@@ -543,6 +544,9 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_fclass 
                 nrequired = nin;
         }
     }
+    if (kparams) /* a keyword-only argtypes= (function.c.tmpl) */
+        sb_printf(&sig, ", *, argtypes=None");
+    tv_set_bool(fn, "has_kernel_params", kparams);
     tv_set_int(fn, "nrequired", nrequired);
     tv_set(fn, "params", params);
     tv_set(fn, "inputs", inputs);
@@ -564,6 +568,8 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_fclass 
     tv_set_bool(fn, "many_outputs", nout > 1);
     tv_set_bool(fn, "keep_gil", fc->keep_gil);
     tv_set_bool(fn, "unloads_kernels", fc->unloads_kernels);
+    tv_set_bool(fn, "code_before", fc->code_before);
+    tv_set_bool(fn, "code_after", fc->code_after);
     tv_set(fn, "registry", registry_value(fc));
     tv_set(fn, "undo", undo_value(fc));
 
@@ -914,6 +920,10 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     tv_set_int(root, "error_string_version", gs ? gs->proc_version : 0);
     tv_set_bool(root, "has_func_get_param_info", model_function(m, "cuFuncGetParamInfo") != NULL);
     tv_set_bool(root, "has_kernel_get_param_info", model_function(m, "cuKernelGetParamInfo") != NULL);
+    tv_set_bool(root, "has_func_get_name", model_function(m, "cuFuncGetName") != NULL);
+    tv_set_bool(root, "has_kernel_get_name", model_function(m, "cuKernelGetName") != NULL);
+    tv_set_bool(root, "has_func_get_module", model_function(m, "cuFuncGetModule") != NULL);
+    tv_set_bool(root, "has_kernel_get_library", model_function(m, "cuKernelGetLibrary") != NULL);
     /* cubind.launch: cuLaunchKernel's entry point, when the header has it,
      * and the other class its kernel parameter takes (a handle-cast rule). */
     const cb_function *lk = model_function(m, "cuLaunchKernel");

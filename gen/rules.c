@@ -43,6 +43,7 @@ static const struct {
     {"attribute-input", 3, 0},
     {"attribute-type", 2, 0},
     {"unloads-kernels", 1, 0},
+    {"kernel-code", 2, 0},
     {"kernel-params-field", 4, 0},
     {"kernel-extra-field", 2, 0},
     {"field-count", 3, 0},
@@ -119,6 +120,12 @@ static int parse_line(cb_rules *r, char *line, unsigned lineno, size_t *cap, cha
         else
             snprintf(err, errlen, "%s:%u: '%s' takes %zu to %zu arguments, got %zu", r->path,
                      lineno, words[0], least, most, n - 1);
+        return -1;
+    }
+    if (strcmp(words[0], "kernel-code") == 0 && strcmp(words[2], "before") != 0 &&
+        strcmp(words[2], "after") != 0) {
+        snprintf(err, errlen, "%s:%u: 'kernel-code' takes 'before' or 'after', not '%s'",
+                 r->path, lineno, words[2]);
         return -1;
     }
     if (r->nrules == *cap) {
@@ -334,6 +341,8 @@ size_t rules_unmatched(const cb_rules *r, const cb_model *m, FILE *out)
         else if (strcmp(rule->directive, "handle-cast") == 0)
             found = function_has_param(m, rule->args[0], rule->args[1]) &&
                     names_handle(m, rule->args[2]);
+        else if (strcmp(rule->directive, "kernel-code") == 0) /* FUNCTION WHEN */
+            found = rules_function(m, rule->args[0]) != NULL;
         else if (rules_is_api(rule->directive))
             found = rules_api_matches(m, rule);
         else if (strcmp(rule->directive, "rename-param") == 0 ||

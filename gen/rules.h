@@ -74,6 +74,14 @@
  *   unloads-kernels FUNCTION a successful call may free CUfunctions, whose
  *                            values the driver can reuse: the packer's
  *                            cached parameter layouts are forgotten
+ *   kernel-code FUNCTION WHEN
+ *                            FUNCTION loads, links or unloads kernel code:
+ *                            cbs_code_WHEN_FUNCTION (bind_kernel_code.h)
+ *                            gets the driver's arguments, before the call
+ *                            (WHEN `before`) or after a successful one
+ *                            (`after`), to keep the parameter types the
+ *                            code's PTX declares (the driver's rules only:
+ *                            a library API's are ignored)
  *   kernel-extra FUNCTION PARAM
  *                            `void **PARAM` is a launch's `extra` list;
  *                            when the function's kernel-params parameter

@@ -11,7 +11,8 @@
 
 cbs_pack_layout *cbs_layout_alloc(size_t n, void *func, int kind, unsigned long epoch)
 {
-    cbs_pack_layout *l = rt_malloc(sizeof *l + 2 * (n ? n : 1) * sizeof(size_t));
+    size_t m = n ? n : 1;
+    cbs_pack_layout *l = rt_malloc(sizeof *l + 2 * m * sizeof(size_t) + m * sizeof(cbs_ktype));
     if (!l)
         return NULL;
     atomic_init(&l->epoch, epoch);
@@ -20,6 +21,10 @@ cbs_pack_layout *cbs_layout_alloc(size_t n, void *func, int kind, unsigned long 
     l->n = n;
     l->off = (size_t *)(l + 1);
     l->size = l->off + n;
+    l->type = (cbs_ktype *)(l->size + n);
+    memset(l->type, 0, n * sizeof *l->type);
+    l->typed = 0;
+    l->name[0] = '\0';
     l->total = 0;
     l->gaps = 0;
     return l;
@@ -41,7 +46,9 @@ int cbs_layout_same(const cbs_pack_layout *a, const cbs_pack_layout *b)
 {
     return a->func == b->func && a->kind == b->kind && a->n == b->n && a->total == b->total &&
            memcmp(a->off, b->off, a->n * sizeof *a->off) == 0 &&
-           memcmp(a->size, b->size, a->n * sizeof *a->size) == 0;
+           memcmp(a->size, b->size, a->n * sizeof *a->size) == 0 &&
+           memcmp(a->type, b->type, a->n * sizeof *a->type) == 0 &&
+           strcmp(a->name, b->name) == 0;
 }
 
 int cbs_layout_copy_remember(_Atomic(void *) *slot, const cbs_pack_layout *l)
@@ -61,6 +68,9 @@ int cbs_layout_copy_remember(_Atomic(void *) *slot, const cbs_pack_layout *l)
         return 0;
     memcpy(c->off, l->off, l->n * sizeof *c->off);
     memcpy(c->size, l->size, l->n * sizeof *c->size);
+    memcpy(c->type, l->type, l->n * sizeof *c->type);
+    c->typed = l->typed;
+    memcpy(c->name, l->name, sizeof c->name);
     c->total = l->total;
     c->gaps = l->gaps;
     /* Release: whoever loads the slot sees every field written above. */

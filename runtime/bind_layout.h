@@ -25,8 +25,12 @@
 #ifndef CUBIND_BIND_LAYOUT_H
 #define CUBIND_BIND_LAYOUT_H
 
+#include "bind_kernel_types.h"
+
 #include <stdatomic.h>
 #include <stddef.h>
+
+#define CBS_LAYOUT_NAME 64 /* a kernel's name as messages give it (truncated) */
 
 /* One malloc'ed block (free() releases it), immutable once published
  * except for `epoch` in a slot's copy. */
@@ -40,19 +44,23 @@ typedef struct cbs_pack_layout {
                      padding): a packer zeroes the buffer before filling it */
     size_t *off;  /* n entries each, in the same block */
     size_t *size;
+    cbs_ktype *type; /* n entries: each parameter's type where known (from
+                        its C++ name), else CBS_KT_UNKNOWN (typed by size) */
+    int typed;       /* some type[k] is known */
+    char name[CBS_LAYOUT_NAME]; /* the kernel's name, "" when unknown */
 } cbs_pack_layout;
 
 /* A block for n parameters (off and size uninitialised, total and gaps
- * 0: cbs_layout_measure sets them once off and size are filled), or NULL
- * when out of memory. */
+ * 0: cbs_layout_measure sets them once off and size are filled; every type
+ * unknown, no name), or NULL when out of memory. */
 cbs_pack_layout *cbs_layout_alloc(size_t n, void *func, int kind, unsigned long epoch);
 
 /* Sets l->total and l->gaps from l->off and l->size (parameters do not
  * overlap: a kernel's never do). */
 void cbs_layout_measure(cbs_pack_layout *l);
 
-/* Whether a and b describe the same kernel with the same parameters
- * (epochs not compared). */
+/* Whether a and b describe the same kernel with the same parameters and
+ * types (epochs not compared). */
 int cbs_layout_same(const cbs_pack_layout *a, const cbs_pack_layout *b);
 
 /* The slot's copy when it serves a launch of func (registry kind `kind`)

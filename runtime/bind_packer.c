@@ -38,8 +38,23 @@
  * without ctypes. cubind's own handles' and structs' getPtr() is read
  * without a call.
  *
- * Plain values, typed by the kernel: parameter i has (offset_i, size_i) from
- * cuFuncGetParamInfo; all values go into one buffer at those offsets.
+ * Plain values: parameter i has (offset_i, size_i) from cuFuncGetParamInfo;
+ * all values go into one buffer at those offsets. Where parameter i's type
+ * is known (argtypes=, the kernel's mangled name, its module's PTX:
+ * bind_kernel_types.h; docs/kernel-arguments.md has the table), put_known
+ * converts by it:
+ *   integer types  int, bool, enum, handle, __index__ in the type's range
+ *                  (OverflowError); a float is a TypeError
+ *   floating types int (rounded, as C converts), float; numpy scalars only
+ *                  when exactly representable; a handle is a TypeError
+ *   pointers       int 0..2^64-1, handles, getPtr()+__int__ handles,
+ *                  __cuda_array_interface__, DLPack on a CUDA device, an
+ *                  object whose `handle` is one of these (cuda.core's
+ *                  Buffer); a float is a TypeError
+ *   user types     bytes, bindings structs, buffers of exactly their size
+ *   any type       a buffer of exactly its size, copied
+ * Errors name the parameter's index, the kernel and the declared type.
+ * Where the type is not known, by the parameter's size alone:
  *   int / bool / int subclass (enums)  -> an integer of size_i bytes (1, 2,
  *       4, 8), range -2^(8s-1) .. 2^(8s)-1 (signed or unsigned)
  *   float (exactly)                    -> float32 (size 4) or float64 (8)
@@ -51,6 +66,7 @@
  *   __cuda_array_interface__           -> data[0], size_i must be 8
  *   __index__ (cubind handles)         -> as int
  *   getPtr() and __int__ (cuda.bindings handles) -> int(obj), as int
+ *   DLPack, cuda.core Buffer (size_i 8) -> the device address
  * A wrong count, a size no rule covers, or a value out of range raises
  * before anything is launched, naming the parameter.
  *
@@ -59,7 +75,10 @@
  * No global mutable state here: a kernel's layout is the meta of its entry
  * in the shared registry of cubind._runtime (kind CUBIND_REG_KERNEL_LAYOUT
  * keyed by the CUfunction value, CUBIND_REG_KERNEL_LAYOUT_KERN by the
- * CUkernel value), computed outside any lock by the first launch and
+ * CUkernel value), with the parameters' types where known (type_kernel:
+ * the kernel's name and its module's PTX table, asked once, with the
+ * layout; launches read them from the cached layout), computed outside
+ * any lock by the first launch and
  * registered with it; a racing first launch that finds the key taken uses
  * its own copy once. An entry is immutable; a launch holds a reference to
  * it while packing.
@@ -80,6 +99,8 @@
  * cuFuncGetParamInfo per launch cost about as much as the rest of packing.
  */
 #include "bind_packer.h"
+#include "bind_kernel_code.h"
+#include "bind_kernel_types.h"
 #include "bind_layout.h"
 #include "bind_struct.h"
 #include "cubind_compat.h"
@@ -157,9 +178,15 @@ void cbs_pack_release_owned(cbs_packed *p)
 
 /* One PyMem block: this header, then nparams pointers, then (16-aligned)
  * ndata argument bytes. views is a separate PyMem array whose Py_buffers
- * never move after acquisition. */
+ * never move after acquisition.
+ *
+ * The detached pack is a 2-tuple (capsule owning the block, the values):
+ * the values are held by the tuple, not by the capsule, so the garbage
+ * collector sees them (a tuple is traversed) and a cycle through them (a
+ * struct whose kernelParams hold the struct itself) is collected: the
+ * struct's clear drops the tuple. Buffer views hold their exporters
+ * invisibly to the collector, as every Py_buffer does. */
 typedef struct {
-    PyObject *keep;
     Py_buffer *views;
     Py_ssize_t nviews;
 } pack_block;
@@ -172,7 +199,6 @@ static void pack_block_free(PyObject *capsule)
     for (Py_ssize_t i = 0; i < b->nviews; i++)
         PyBuffer_Release(&b->views[i]);
     PyMem_Free(b->views);
-    Py_XDECREF(b->keep);
     PyMem_Free(b);
 }
 
@@ -182,7 +208,7 @@ PyObject *cbs_pack_detach(cbs_packed *p, void ***params)
     size_t ptrs = (p->nparams * sizeof(void *) + 15) & ~(size_t)15;
     int copied = p->params && (p->params == p->inline_params ||
                                (void *)p->params == p->heap_params);
-    PyObject *cap = NULL;
+    PyObject *cap, *owner = NULL;
     pack_block *b = PyMem_Calloc(1, head + (copied ? ptrs + p->ndata : 0));
     if (!b) {
         PyErr_NoMemory();
@@ -213,7 +239,6 @@ PyObject *cbs_pack_detach(cbs_packed *p, void ***params)
         }
         b->nviews = i + 1;
     }
-    b->keep = Py_XNewRef(p->keep ? p->keep : p->borrowed);
     *params = p->params;
     if (copied) {
         void **np = (void **)((unsigned char *)b + head);
@@ -233,12 +258,15 @@ PyObject *cbs_pack_detach(cbs_packed *p, void ***params)
         for (Py_ssize_t i = 0; i < b->nviews; i++)
             PyBuffer_Release(&b->views[i]);
         PyMem_Free(b->views);
-        Py_XDECREF(b->keep);
         PyMem_Free(b);
+        goto done;
     }
+    PyObject *values = p->keep ? p->keep : p->borrowed;
+    owner = PyTuple_Pack(2, cap, values ? values : Py_None);
+    Py_DECREF(cap);
 done:
     cbs_pack_release(p);
-    return cap;
+    return owner;
 }
 
 /* params: nparams pointers; data: nbytes (16-aligned); views: room for
@@ -289,9 +317,19 @@ static int reserve(cbs_packed *p, size_t nparams, size_t nbytes, size_t nviews)
     return 0;
 }
 
-/* Acquires a view into the next reserved slot (held until release). */
+/* Acquires a view into the next reserved slot (held until release).
+ * Bounded by what reserve() set aside, whatever the first pass counted:
+ * Python code run between the passes (a getPtr() or __index__ found
+ * through __getattr__, say) can give a value's class the buffer protocol,
+ * and a view past the reserved slots would be written over the stack. */
 static Py_buffer *hold_view(cbs_packed *p, PyObject *o, int flags)
 {
+    if (p->nviews >= p->views_cap) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "%.100s gained the buffer protocol while the kernel's arguments "
+                     "were converted", Py_TYPE(o)->tp_name);
+        return NULL;
+    }
     Py_buffer *v = &p->views[p->nviews];
     if (PyObject_GetBuffer(o, v, flags) < 0)
         return NULL;
@@ -521,7 +559,153 @@ static int cai_pointer(PyObject *o, const char *fname, Py_ssize_t i, unsigned lo
     return rc < 0 ? -1 : 1;
 }
 
+/* ---- device pointers ------------------------------------------------------ */
+
+/* DLPack's tensor header (dlpack.h, ABI-stable since v0.6): what a pointer
+ * parameter reads of a producer's capsule. */
+typedef struct {
+    void *data;
+    int32_t device_type, device_id;
+    int32_t ndim;
+    uint8_t code, bits;
+    uint16_t lanes;
+    int64_t *shape, *strides;
+    uint64_t byte_offset;
+} dl_tensor;
+
+typedef struct {
+    uint32_t major, minor;
+    void *manager_ctx;
+    void (*deleter)(void *);
+    uint64_t flags;
+    dl_tensor tensor;
+} dl_versioned;
+
+/* DLPack's device types of memory a kernel can address: CUDA, CUDA host
+ * (pinned), CUDA managed. */
+static int dl_cuda_device(long long t)
+{
+    return t == 2 || t == 3 || t == 13;
+}
+
+/* o.__dlpack__()'s data pointer, for an object on a CUDA device
+ * (__dlpack_device__): 1 and *addr; 0 when o has no __dlpack_device__; -1.
+ * The capsule is dropped unconsumed: its destructor gives the tensor back
+ * to the producer; o keeps the memory alive for the launch. */
+static int dlpack_pointer(PyObject *o, const char *fname, const char *what, Py_ssize_t i,
+                          unsigned long long *addr)
+{
+    PyObject *m;
+    int r = cbs_optional_attr(o, "__dlpack_device__", &m);
+    if (r <= 0)
+        return r < 0 ? rewrap(PyExc_TypeError, fname, what, i) : 0;
+    PyObject *dev = PyObject_CallNoArgs(m);
+    Py_DECREF(m);
+    if (!dev)
+        return rewrap(PyExc_TypeError, fname, what, i);
+    long long type = -1;
+    if (PyTuple_Check(dev) && PyTuple_GET_SIZE(dev) == 2) {
+        type = PyLong_AsLongLong(PyTuple_GET_ITEM(dev, 0));
+        if (type == -1 && PyErr_Occurred())
+            PyErr_Clear();
+    }
+    Py_DECREF(dev);
+    if (!dl_cuda_device(type))
+        return fail(PyExc_TypeError, fname, what, i,
+                    "%.100s is on DLPack device type %lld, not CUDA memory",
+                    Py_TYPE(o)->tp_name, type);
+    PyObject *cap = PyObject_CallMethod(o, "__dlpack__", NULL);
+    if (!cap)
+        return rewrap(PyExc_TypeError, fname, what, i);
+    const dl_tensor *t = NULL;
+    if (PyCapsule_IsValid(cap, "dltensor"))
+        t = PyCapsule_GetPointer(cap, "dltensor"); /* DLManagedTensor starts with it */
+    else if (PyCapsule_IsValid(cap, "dltensor_versioned"))
+        t = &((const dl_versioned *)PyCapsule_GetPointer(cap, "dltensor_versioned"))->tensor;
+    if (!t) {
+        Py_DECREF(cap);
+        return fail(PyExc_TypeError, fname, what, i,
+                    "__dlpack__() of %.100s did not return a DLPack capsule",
+                    Py_TYPE(o)->tp_name);
+    }
+    *addr = (unsigned long long)(uintptr_t)t->data + t->byte_offset;
+    Py_DECREF(cap);
+    return 1;
+}
+
+/* The device address an object stands for, when it is one of the pointer
+ * forms beyond ints and cubind handles: a cuda.bindings handle (getPtr()
+ * and __int__: CUdeviceptr), __cuda_array_interface__, DLPack on a CUDA
+ * device, or an object whose `handle` is one of these or an int
+ * (cuda.core's Buffer). 1 and *addr, 0 when o is none of them, -1. */
+static int pointer_of(PyObject *o, const char *fname, Py_ssize_t i, int depth,
+                      unsigned long long *addr)
+{
+    const char *what = "kernel parameter";
+    PyNumberMethods *nb = Py_TYPE(o)->tp_as_number;
+    if (PyLong_Check(o) || (nb && nb->nb_index)) {
+        PyObject *n = PyNumber_Index(o);
+        if (!n)
+            return rewrap(PyExc_TypeError, fname, what, i);
+        int rc = int_bits(n, 0, (unsigned long long)UINTPTR_MAX, "an address", fname, what, i,
+                          addr);
+        Py_DECREF(n);
+        return rc < 0 ? -1 : 1;
+    }
+    if (nb && nb->nb_int && !nb->nb_float) {
+        PyObject *m;
+        int r = cbs_optional_attr(o, "getPtr", &m);
+        if (r < 0)
+            return rewrap(PyExc_TypeError, fname, what, i);
+        if (r > 0) {
+            Py_DECREF(m);
+            PyObject *n = PyNumber_Long(o);
+            if (!n)
+                return rewrap(PyExc_TypeError, fname, what, i);
+            r = int_bits(n, 0, (unsigned long long)UINTPTR_MAX, "an address", fname, what, i,
+                         addr);
+            Py_DECREF(n);
+            return r < 0 ? -1 : 1;
+        }
+    }
+    int r = cai_pointer(o, fname, i, addr);
+    if (r != 0)
+        return r;
+    r = dlpack_pointer(o, fname, what, i, addr);
+    if (r != 0 || depth > 0)
+        return r;
+    PyObject *h;
+    r = cbs_optional_attr(o, "handle", &h);
+    if (r <= 0)
+        return r < 0 ? rewrap(PyExc_TypeError, fname, what, i) : 0;
+    if (cbs_is_handle(h)) {
+        *addr = cbs_handle_bits((const cbs_handle *)h);
+        r = 1;
+    } else {
+        r = pointer_of(h, fname, i, depth + 1, addr);
+    }
+    Py_DECREF(h);
+    return r;
+}
+
 /* ---- plain values, typed by the kernel ----------------------------------- */
+
+/* A float into a 4- or 8-byte floating parameter, without a call: 1 when
+ * written, 0 when put_float must name the error (out of float's range, or
+ * another size). */
+static CBS_ALWAYS_INLINE int put_float_common(double d, size_t size, unsigned char *dst)
+{
+    if (size == 8) {
+        memcpy(dst, &d, 8);
+        return 1;
+    }
+    if (size == 4 && !(fabs(d) > FLT_MAX && isfinite(d))) {
+        float f = (float)d;
+        memcpy(dst, &f, 4);
+        return 1;
+    }
+    return 0;
+}
 
 /* The values nearly every launch passes, written without a call: an int
  * (of one digit or so: cbs_compact_int) in a 4- or 8-byte parameter, a
@@ -544,19 +728,8 @@ static CBS_ALWAYS_INLINE int put_plain_common(PyObject *v, size_t size, unsigned
         }
         return 0;
     }
-    if (PyFloat_CheckExact(v)) {
-        double d = PyFloat_AS_DOUBLE(v);
-        if (size == 8) {
-            memcpy(dst, &d, 8);
-            return 1;
-        }
-        if (size == 4 && !(fabs(d) > FLT_MAX && isfinite(d))) {
-            float f = (float)d;
-            memcpy(dst, &f, 4);
-            return 1;
-        }
-        return 0;
-    }
+    if (PyFloat_CheckExact(v))
+        return put_float_common(PyFloat_AS_DOUBLE(v), size, dst);
     if (size == 8 && cbs_is_handle(v)) {
         uint64_t bits = cbs_handle_bits((const cbs_handle *)v);
         memcpy(dst, &bits, 8);
@@ -644,6 +817,17 @@ static int put_plain(PyObject *v, size_t size, unsigned char *dst, const char *f
             n = PyNumber_Long(v);
         }
     }
+    if (!n && !PyErr_Occurred() && size == 8) {
+        /* an 8-byte parameter may be a pointer: DLPack, cuda.core's Buffer */
+        unsigned long long addr;
+        r = pointer_of(v, fname, i, 0, &addr);
+        if (r < 0)
+            return -1;
+        if (r > 0) {
+            store_bits(dst, 8, addr);
+            return 0;
+        }
+    }
     if (!n) {
         if (PyErr_Occurred())
             return rewrap(PyExc_TypeError, fname, "kernel parameter", i);
@@ -655,6 +839,260 @@ static int put_plain(PyObject *v, size_t size, unsigned char *dst, const char *f
     r = put_plain_int(n, size, dst, fname, i);
     Py_DECREF(n);
     return r;
+}
+
+/* ---- plain values of known types ----------------------------------------- */
+
+/* TypeError / OverflowError naming the parameter's index, the kernel and
+ * the parameter's declared type ("kernel parameter 1: 'axpy' declares
+ * int: a float given: float (3.5)"). */
+static int kfail(PyObject *exc, const char *fname, const cbs_pack_layout *l, Py_ssize_t i,
+                 cbs_ktype t, const char *fmt, PyObject *v)
+{
+    char type[48];
+    cbs_kt_name(t, l->size[i], type, sizeof type);
+    return fail(exc, fname, "kernel parameter", i, "'%s' declares %s: %s %.100s (%R)",
+                l->name[0] ? l->name : "the kernel", type, fmt, Py_TYPE(v)->tp_name, v);
+}
+
+/* An integer parameter's range: signed, unsigned, either (PTX's .uN and
+ * .bN: nvcc declares an int .u32) or bool. */
+static CBS_ALWAYS_INLINE int known_int_range(cbs_kt_kind k, size_t size, long long *min,
+                                             unsigned long long *max)
+{
+    if (!is_int_size(size))
+        return -1;
+    if (k == CBS_KT_BOOL) {
+        *min = 0;
+        *max = 1;
+    } else if (k == CBS_KT_INT) {
+        *min = size_min[size];
+        *max = size_umax[size] >> 1;
+    } else if (k == CBS_KT_BITS) {
+        *min = size_min[size];
+        *max = size_umax[size];
+    } else {
+        *min = 0;
+        *max = size_umax[size];
+    }
+    return 0;
+}
+
+/* d into a floating parameter of `size` bytes; exact: only when the value
+ * is that type's exactly (numpy scalars). */
+static int known_float(double d, int exact, size_t size, unsigned char *dst, const char *fname,
+                       const cbs_pack_layout *l, Py_ssize_t i, cbs_ktype t, PyObject *v)
+{
+    if (size == 8) {
+        memcpy(dst, &d, 8);
+        return 0;
+    }
+    if (size == 4) {
+        if (isfinite(d) && fabs(d) > FLT_MAX)
+            return kfail(PyExc_OverflowError, fname, l, i, t, "out of range:", v);
+        float f = (float)d;
+        if (exact && (double)f != d && !isnan(d))
+            return kfail(PyExc_TypeError, fname, l, i, t, "not exactly a float:", v);
+        memcpy(dst, &f, 4);
+        return 0;
+    }
+    if (size == 2) {
+        if (PyFloat_Pack2(d, (char *)dst, 1) < 0) {
+            PyErr_Clear();
+            return kfail(PyExc_OverflowError, fname, l, i, t, "out of range:", v);
+        }
+        if (exact && !isnan(d) && PyFloat_Unpack2((const char *)dst, 1) != d)
+            return kfail(PyExc_TypeError, fname, l, i, t, "not exactly a half:", v);
+        return 0;
+    }
+    return kfail(PyExc_TypeError, fname, l, i, t, "no float fits", v);
+}
+
+/* An int object into a parameter of known type t. */
+static int known_from_int(PyObject *n, int exact, cbs_ktype t, size_t size, unsigned char *dst,
+                          const char *fname, const cbs_pack_layout *l, Py_ssize_t i, PyObject *v)
+{
+    cbs_kt_kind k = CBS_KT_KIND(t);
+    long long min;
+    unsigned long long max, bits;
+    switch (k) {
+    case CBS_KT_INT:
+    case CBS_KT_UINT:
+    case CBS_KT_BITS:
+    case CBS_KT_BOOL:
+        if (known_int_range(k, size, &min, &max) < 0)
+            break;
+        if (int_bits(n, min, max, "its type", fname, "kernel parameter", i, &bits) < 0) {
+            if (!PyErr_ExceptionMatches(PyExc_OverflowError))
+                return -1;
+            PyErr_Clear();
+            return kfail(PyExc_OverflowError, fname, l, i, t, "out of range:", v);
+        }
+        store_bits(dst, size, bits);
+        return 0;
+    case CBS_KT_PTR:
+        if (size != 8)
+            break;
+        if (int_bits(n, 0, (unsigned long long)UINTPTR_MAX, "an address", fname,
+                     "kernel parameter", i, &bits) < 0)
+            return -1;
+        store_bits(dst, 8, bits);
+        return 0;
+    case CBS_KT_FLOAT: {
+        /* as C converts an integer to a floating type: rounded */
+        double d = PyLong_AsDouble(n);
+        if (d == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return kfail(PyExc_OverflowError, fname, l, i, t, "out of range:", v);
+        }
+        if (exact) {
+            PyObject *back = PyLong_FromDouble(d);
+            int same = back ? PyObject_RichCompareBool(back, n, Py_EQ) : -1;
+            Py_XDECREF(back);
+            if (same < 0)
+                return -1;
+            if (!same)
+                return kfail(PyExc_TypeError, fname, l, i, t, "not exactly representable:", v);
+        }
+        return known_float(d, exact, size, dst, fname, l, i, t, v);
+    }
+    default:
+        break;
+    }
+    return kfail(PyExc_TypeError, fname, l, i, t, "an integer cannot be", v);
+}
+
+/* known_from_int of int(v) (v has __index__). */
+static int known_from_index(PyObject *v, int exact, cbs_ktype t, size_t size, unsigned char *dst,
+                            const char *fname, const cbs_pack_layout *l, Py_ssize_t i)
+{
+    PyObject *n = PyNumber_Index(v);
+    if (!n)
+        return rewrap(PyExc_TypeError, fname, "kernel parameter", i);
+    int rc = known_from_int(n, exact, t, size, dst, fname, l, i, v);
+    Py_DECREF(n);
+    return rc;
+}
+
+/* A numpy scalar (numpy.float64 subclasses float): converted only when
+ * exact. Recognised by its type's module, without importing numpy. */
+static int is_numpy_scalar(PyObject *v)
+{
+    return strncmp(Py_TYPE(v)->tp_name, "numpy.", 6) == 0;
+}
+
+/* The values nearly every typed launch passes, written without a call (as
+ * put_plain_common for unknown types): a small int into an integer or
+ * pointer parameter in its range, a float into a float or double, a handle
+ * into a pointer or 8-byte integer. 1 when v was written exactly as
+ * put_known writes it; 0 when v needs put_known (which names errors). */
+static CBS_ALWAYS_INLINE int put_known_common(PyObject *v, cbs_ktype t, size_t size,
+                                              unsigned char *dst)
+{
+    cbs_kt_kind k = CBS_KT_KIND(t);
+    long long small, min;
+    unsigned long long max;
+    if (cbs_compact_int(v, &small)) {
+        if (k == CBS_KT_PTR ? small < 0 || size != 8
+                            : k == CBS_KT_FLOAT || k == CBS_KT_BLOB ||
+                                  known_int_range(k, size, &min, &max) < 0 ||
+                                  !signed_fits(small, min, max))
+            return 0;
+        store_bits(dst, size, (unsigned long long)small);
+        return 1;
+    }
+    if (PyFloat_CheckExact(v))
+        return k == CBS_KT_FLOAT && put_float_common(PyFloat_AS_DOUBLE(v), size, dst);
+    if (size == 8 && (k == CBS_KT_PTR || k == CBS_KT_BITS || k == CBS_KT_UINT) &&
+        cbs_is_handle(v) && ((const cbs_handle *)v)->kind != CBS_HANDLE_I32) {
+        uint64_t bits = cbs_handle_bits((const cbs_handle *)v);
+        memcpy(dst, &bits, 8);
+        return 1;
+    }
+    return 0;
+}
+
+/* Parameter i of known type t (bind_packer.c's header: the rules). */
+static int put_known(PyObject *v, cbs_ktype t, const cbs_pack_layout *l, size_t i,
+                     unsigned char *dst, const char *fname)
+{
+    cbs_kt_kind k = CBS_KT_KIND(t);
+    size_t size = l->size[i];
+    Py_ssize_t ix = (Py_ssize_t)i;
+    long long small;
+    if (cbs_compact_int(v, &small) && k != CBS_KT_FLOAT && k != CBS_KT_BLOB) {
+        long long min;
+        unsigned long long max;
+        if (k == CBS_KT_PTR ? small >= 0 && size == 8
+                            : known_int_range(k, size, &min, &max) == 0 &&
+                                  signed_fits(small, min, max)) {
+            store_bits(dst, size, (unsigned long long)small);
+            return 0;
+        }
+    }
+    if (PyFloat_Check(v)) {
+        if (k != CBS_KT_FLOAT)
+            return kfail(PyExc_TypeError, fname, l, ix, t, "a float given:", v);
+        /* numpy.float64 is a float too, and converts only when exact */
+        return known_float(PyFloat_AS_DOUBLE(v), is_numpy_scalar(v), size, dst, fname, l, ix,
+                           t, v);
+    }
+    if (PyLong_Check(v))
+        return known_from_int(v, 0, t, size, dst, fname, l, ix, v);
+    if (cbs_is_handle(v)) {
+        if (k == CBS_KT_FLOAT || k == CBS_KT_BLOB)
+            return kfail(PyExc_TypeError, fname, l, ix, t, "a handle given:", v);
+        /* the C value it holds when it fits (the common case: a
+         * CUdeviceptr for a pointer), else int() names the range */
+        const cbs_handle *h = (const cbs_handle *)v;
+        unsigned long long bits = cbs_handle_bits(h);
+        long long min = 0;
+        unsigned long long max = (unsigned long long)UINTPTR_MAX;
+        if ((k == CBS_KT_PTR ? size == 8 : known_int_range(k, size, &min, &max) == 0) &&
+            (h->kind == CBS_HANDLE_I32 ? signed_fits((long long)bits, min, max) : bits <= max)) {
+            store_bits(dst, size, bits);
+            return 0;
+        }
+        return known_from_index(v, 0, t, size, dst, fname, l, ix);
+    }
+    const unsigned char *rec;
+    size_t rec_size;
+    if (cbs_struct_bytes(v, &rec, &rec_size)) {
+        if (k != CBS_KT_BLOB || rec_size != size)
+            return kfail(PyExc_TypeError, fname, l, ix, t, "cannot take", v);
+        memcpy(dst, rec, size);
+        return 0;
+    }
+    PyNumberMethods *nb = Py_TYPE(v)->tp_as_number;
+    if (k != CBS_KT_BLOB && nb && nb->nb_index) {
+        /* numpy integers and other exact integers: exactly, or an error */
+        return known_from_index(v, 1, t, size, dst, fname, l, ix);
+    }
+    if (k != CBS_KT_BLOB && nb && nb->nb_float && !PyBytes_Check(v)) {
+        /* numpy floats: exactly, into a floating parameter only */
+        if (k != CBS_KT_FLOAT)
+            return kfail(PyExc_TypeError, fname, l, ix, t, "a float given:", v);
+        double d = PyFloat_AsDouble(v);
+        if (d == -1.0 && PyErr_Occurred())
+            return rewrap(PyExc_TypeError, fname, "kernel parameter", ix);
+        return known_float(d, 1, size, dst, fname, l, ix, t, v);
+    }
+    if (k == CBS_KT_PTR || (k == CBS_KT_BITS && size == 8)) {
+        unsigned long long addr;
+        int r = pointer_of(v, fname, ix, 0, &addr);
+        if (r < 0)
+            return -1;
+        if (r > 0) {
+            store_bits(dst, 8, addr);
+            return 0;
+        }
+    }
+    /* bytes, a ctypes value or Structure, another buffer: its bytes, of
+     * exactly the parameter's size */
+    int r = put_buffer_exact(v, size, dst, fname, "kernel parameter", ix);
+    if (r != 0)
+        return r < 0 ? -1 : 0;
+    return kfail(PyExc_TypeError, fname, l, ix, t, "cannot take", v);
 }
 
 /* ---- kernel layouts, cached in the shared registry ----------------------- */
@@ -670,11 +1108,51 @@ static const char *param_info_name(int kind)
  * CUBIND_REG_KERNEL_LAYOUT(_KERN) entry (freed by the registry with rt_free()
  * when the entry is destroyed), or copied into a kernel handle's slot. */
 
-/* Queries the driver for func's whole layout: a new layout (malloc'ed, the
- * caller's) or NULL with an exception. */
-static cbs_pack_layout *query_layout(void *func, int kind, param_info_fn gpi, unsigned long epoch,
-                                     const char *fname)
+typedef CUresult (*name_fn)(const char **, void *);
+typedef CUresult (*owner_fn)(void **, void *);
+
+/* Types l's parameters where they can be known (bind_kernel_types.h): from
+ * the kernel's name when it is a mangled C++ name, else from the PTX its
+ * module or library was loaded from (bind_kernel_code.h); kept only when
+ * every parameter's size agrees with the driver's. Leaves them unknown
+ * otherwise. Keeps the name for messages. */
+static void type_kernel(cbs_tables *tb, int kern, void *func, cbs_pack_layout *l)
 {
+    void *proc = tb->kernel_proc(tb, kern ? CBS_KPROC_KERNEL_NAME : CBS_KPROC_FUNC_NAME);
+    const char *name = NULL;
+    if (!proc || ((name_fn)proc)(&name, func) != CUDA_SUCCESS || !name)
+        return;
+    snprintf(l->name, sizeof l->name, "%s", name);
+    int known = l->n && cbs_kt_from_mangled(name, l->n, l->type);
+    void *owner = NULL;
+    if (l->n && !known &&
+        (proc = tb->kernel_proc(tb, kern ? CBS_KPROC_KERNEL_LIBRARY : CBS_KPROC_FUNC_MODULE)) &&
+        ((owner_fn)proc)(&owner, func) == CUDA_SUCCESS)
+        known = cbs_code_types(tb->rt, kern ? CUBIND_REG_CODE_LIBRARY : CUBIND_REG_CODE_MODULE,
+                               (uintptr_t)owner, name, l->n, l->type);
+    if (!known) {
+        memset(l->type, 0, l->n * sizeof *l->type);
+        return;
+    }
+    for (size_t k = 0; k < l->n; k++) {
+        size_t declared = CBS_KT_SIZE(l->type[k]);
+        if (CBS_KT_KIND(l->type[k]) == CBS_KT_UNKNOWN || (declared && declared != l->size[k])) {
+            /* not what the driver reports: this name is not read right */
+            memset(l->type, 0, l->n * sizeof *l->type);
+            return;
+        }
+    }
+    l->typed = 1;
+}
+
+/* Queries the driver for func's whole layout: a new layout (malloc'ed, the
+ * caller's) or NULL with an exception. A CUkernel given as a CUfunction
+ * (cuFuncGetParamInfo: INVALID_HANDLE) is asked of cuKernelGetParamInfo;
+ * its layout is then cached under the CUfunction kind, as func is. */
+static cbs_pack_layout *query_layout(cbs_tables *tb, void *func, int kind, param_info_fn gpi,
+                                     unsigned long epoch, const char *fname)
+{
+    int kern = kind == CUBIND_REG_KERNEL_LAYOUT_KERN;
     size_t cap = 16, n = 0;
     size_t *pairs = rt_malloc(2 * cap * sizeof *pairs);
     if (!pairs) {
@@ -685,6 +1163,11 @@ static cbs_pack_layout *query_layout(void *func, int kind, param_info_fn gpi, un
     for (;;) {
         size_t off = 0, size = 0;
         rc = gpi((CUfunction)func, n, &off, &size);
+        if (rc == CUDA_ERROR_INVALID_HANDLE && n == 0 && !kern &&
+            (gpi = (param_info_fn)tb->param_info(tb, 1)) != NULL) {
+            kern = 1; /* a CUkernel: asked again of cuKernelGetParamInfo */
+            continue;
+        }
         if (rc != CUDA_SUCCESS)
             break;
         if (off > ((size_t)1 << 30) || size > ((size_t)1 << 30)) {
@@ -717,7 +1200,7 @@ static cbs_pack_layout *query_layout(void *func, int kind, param_info_fn gpi, un
         rt_free(pairs);
         fail(PyExc_ValueError, fname, "kernelParams", -1,
              "cannot read the kernel's parameters (%s returned CUresult %d)",
-             param_info_name(kind), (int)rc);
+             param_info_name(kern ? CUBIND_REG_KERNEL_LAYOUT_KERN : kind), (int)rc);
         return NULL;
     }
     cbs_pack_layout *l = cbs_layout_alloc(n, func, kind, epoch);
@@ -732,6 +1215,7 @@ static cbs_pack_layout *query_layout(void *func, int kind, param_info_fn gpi, un
     }
     cbs_layout_measure(l);
     rt_free(pairs);
+    type_kernel(tb, kern, func, l);
     return l;
 }
 
@@ -761,10 +1245,11 @@ static void layout_unref(const cubind_rt_api *rt, layout_ref *r)
  * (every cached layout may be an unloaded kernel's, kernel handles' copies
  * included), and the layout is asked for again in it. NULL with an
  * exception on failure. */
-static const cbs_pack_layout *layout_for(const cubind_rt_api *rt, int kind, void *func,
+static const cbs_pack_layout *layout_for(cbs_tables *tb, int kind, void *func,
                                          param_info_fn gpi, size_t nvalues, const char *fname,
                                          layout_ref *ref)
 {
+    const cubind_rt_api *rt = tb->rt;
     ref->entry = NULL;
     ref->own = NULL;
     for (int may_restart = 1;; may_restart = 0) {
@@ -783,7 +1268,7 @@ static const cbs_pack_layout *layout_for(const cubind_rt_api *rt, int kind, void
             else
                 rt->reg_release(e);
         }
-        cbs_pack_layout *l = query_layout(func, kind, gpi, epoch, fname);
+        cbs_pack_layout *l = query_layout(tb, func, kind, gpi, epoch, fname);
         if (known) {
             int reused = l && !cbs_layout_same(l, rt->reg_meta(known));
             rt->reg_release(known);
@@ -812,19 +1297,22 @@ static const cbs_pack_layout *layout_for(const cubind_rt_api *rt, int kind, void
  * object takes the registry's path and re-stamps the copy when the
  * kernel's layout is unchanged. */
 
+/* argtypes= of a launch: one type per parameter into out[0..l->n) (a
+ * ctypes type, a numpy dtype, a type string, or None: by size). Defined
+ * with the (values, types) form, whose ctypes reading it shares. */
+static int argtypes_parse(cbs_tables *tb, PyObject *argtypes, const cbs_pack_layout *l,
+                          const char *fname, cbs_ktype *out);
+
 /* Plain values items[0..n) at the kernel's offsets: the items stay alive
  * and unchanged for the call (a tuple, or a vectorcall's arguments).
- * Inlined into its two callers, as it was the body of pack_plain. */
-static CBS_ALWAYS_INLINE int pack_items(const cubind_rt_api *rt, int kind,
-                                        PyObject *const *items, size_t n, void *func,
-                                        PyObject *func_obj, void *get_param_info,
-                                        const char *fname, cbs_packed *out)
+ * Inlined into its two callers, as it was the body of pack_plain. Each
+ * value converts by its parameter's type where known (argtypes, else the
+ * layout's), else by its size. */
+static CBS_ALWAYS_INLINE int pack_items(cbs_tables *tb, int kind, PyObject *const *items,
+                                        size_t n, void *func, PyObject *func_obj,
+                                        PyObject *argtypes, const char *fname, cbs_packed *out)
 {
-    if (!get_param_info)
-        return fail(PyExc_TypeError, fname, "kernelParams", -1,
-                    "plain values need %s (a CUDA 12.4 or newer driver); pass (values, "
-                    "types) with ctypes types, or a prepared void *[] instead",
-                    param_info_name(kind));
+    const cubind_rt_api *rt = tb->rt;
     if (!func)
         return fail(PyExc_TypeError, fname, "kernelParams", -1,
                     "plain values are typed by the kernel, which is NULL");
@@ -832,11 +1320,18 @@ static CBS_ALWAYS_INLINE int pack_items(const cubind_rt_api *rt, int kind,
     layout_ref ref = {NULL, NULL};
     _Atomic(void *) *slot = func_obj ? cbs_kernel_layout_slot(func_obj) : NULL;
     const cbs_pack_layout *l = NULL;
+    cbs_ktype inline_types[CBS_PACK_INLINE_PARAMS], *given = NULL;
     if (slot)
         l = cbs_layout_copy_get(slot, kind, func,
                                 atomic_load_explicit(rt->kernel_epoch, memory_order_acquire), n);
     if (!l) {
-        l = layout_for(rt, kind, func, (param_info_fn)get_param_info, n, fname, &ref);
+        void *get_param_info = tb->param_info(tb, kind == CUBIND_REG_KERNEL_LAYOUT_KERN);
+        if (!get_param_info)
+            return fail(PyExc_TypeError, fname, "kernelParams", -1,
+                        "plain values need %s (a CUDA 12.4 or newer driver); pass (values, "
+                        "types) with ctypes types, or a prepared void *[] instead",
+                        param_info_name(kind));
+        l = layout_for(tb, kind, func, (param_info_fn)get_param_info, n, fname, &ref);
         if (!l)
             goto done;
         if (slot)
@@ -856,6 +1351,17 @@ static CBS_ALWAYS_INLINE int pack_items(const cubind_rt_api *rt, int kind,
         rc = 0;
         goto done;
     }
+    const cbs_ktype *types = l->typed ? l->type : NULL;
+    if (argtypes) {
+        given = n <= CBS_PACK_INLINE_PARAMS ? inline_types : PyMem_Malloc(n * sizeof *given);
+        if (!given) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        if (argtypes_parse(tb, argtypes, l, fname, given) < 0)
+            goto done;
+        types = given;
+    }
     if (reserve(out, n, l->total, 0) < 0)
         goto done;
     /* The driver may receive the buffer whole (cbs_pack_prefer_buffer):
@@ -865,21 +1371,27 @@ static CBS_ALWAYS_INLINE int pack_items(const cubind_rt_api *rt, int kind,
     for (size_t k = 0; k < n; k++) {
         PyObject *v = items[k];
         unsigned char *dst = out->data + l->off[k];
-        if (!put_plain_common(v, l->size[k], dst) &&
-            put_plain(v, l->size[k], dst, fname, (Py_ssize_t)k) < 0)
+        if (types && CBS_KT_KIND(types[k]) != CBS_KT_UNKNOWN) {
+            if (!put_known_common(v, types[k], l->size[k], dst) &&
+                put_known(v, types[k], l, k, dst, fname) < 0)
+                goto done;
+        } else if (!put_plain_common(v, l->size[k], dst) &&
+                   put_plain(v, l->size[k], dst, fname, (Py_ssize_t)k) < 0) {
             goto done;
+        }
         out->params[k] = dst;
     }
     out->buffer_bytes = l->total;
     rc = 0;
 done:
+    if (given != inline_types)
+        PyMem_Free(given);
     layout_unref(rt, &ref);
     return rc;
 }
 
-static int pack_plain(const cubind_rt_api *rt, int kind, PyObject *seq, void *func,
-                      PyObject *func_obj, void *get_param_info, const char *fname,
-                      cbs_packed *out)
+static int pack_plain(cbs_tables *tb, int kind, PyObject *seq, void *func, PyObject *func_obj,
+                      PyObject *argtypes, const char *fname, cbs_packed *out)
 {
     /* Every value is copied into the argument bytes (put_plain keeps no
      * view and no reference): a launch needs the values only while they
@@ -895,16 +1407,15 @@ static int pack_plain(const cubind_rt_api *rt, int kind, PyObject *seq, void *fu
         if (!values)
             return -1;
     }
-    return pack_items(rt, kind, ((PyTupleObject *)values)->ob_item,
-                      (size_t)PyTuple_GET_SIZE(values), func, func_obj, get_param_info, fname,
-                      out);
+    return pack_items(tb, kind, ((PyTupleObject *)values)->ob_item,
+                      (size_t)PyTuple_GET_SIZE(values), func, func_obj, argtypes, fname, out);
 }
 
-int cbs_pack_values(const cubind_rt_api *rt, PyObject *const *values, size_t n, void *func,
-                    PyObject *func_obj, int kind, void *get_param_info, const char *where,
+int cbs_pack_values(cbs_tables *tb, PyObject *const *values, size_t n, void *func,
+                    PyObject *func_obj, int kind, PyObject *argtypes, const char *where,
                     cbs_packed *out)
 {
-    return pack_items(rt, kind, values, n, func, func_obj, get_param_info, where, out);
+    return pack_items(tb, kind, values, n, func, func_obj, argtypes, where, out);
 }
 
 /* ---- (values, types) ------------------------------------------------------ */
@@ -1416,6 +1927,118 @@ done:
     return rc;
 }
 
+/* ---- argtypes= -------------------------------------------------------------- */
+
+/* A ctypes type's kind as a kernel parameter type. */
+static cbs_ktype ktype_of_ctypes(const tinfo *ti)
+{
+    switch (ti->kind) {
+    case T_NONE: return CBS_KT(CBS_KT_UNKNOWN, 0);
+    case T_BOOL: return CBS_KT(CBS_KT_BOOL, ti->size);
+    case T_CHAR: case T_I8: case T_I16: case T_I32: case T_I64: case T_WCHAR:
+        return CBS_KT(CBS_KT_INT, ti->size);
+    case T_U8: case T_U16: case T_U32: case T_U64: return CBS_KT(CBS_KT_UINT, ti->size);
+    case T_F32: case T_F64: return CBS_KT(CBS_KT_FLOAT, ti->size);
+    case T_VOIDP: return CBS_KT(CBS_KT_PTR, ti->size);
+    case T_AGG: case T_SIMPLE: break;
+    }
+    return CBS_KT(CBS_KT_BLOB, ti->size);
+}
+
+/* A numpy dtype (duck-typed: a one-letter `kind` and an int `itemsize`):
+ * 1 and *out, 0 when o is none, -1 with an exception. */
+static int ktype_of_dtype(PyObject *o, cbs_ktype *out)
+{
+    PyObject *kind, *itemsize;
+    int r = cbs_optional_attr(o, "kind", &kind);
+    if (r <= 0)
+        return r;
+    r = cbs_optional_attr(o, "itemsize", &itemsize);
+    if (r <= 0) {
+        Py_DECREF(kind);
+        return r;
+    }
+    Py_ssize_t size = PyLong_Check(itemsize) ? PyLong_AsSsize_t(itemsize) : -1;
+    const char *k = PyUnicode_Check(kind) ? PyUnicode_AsUTF8(kind) : NULL;
+    r = 0;
+    if (k && size > 0 && size <= (1 << 20) && k[0] && !k[1]) {
+        r = 1;
+        switch (k[0]) {
+        case 'b': *out = CBS_KT(CBS_KT_BOOL, size); break;
+        case 'i': *out = CBS_KT(CBS_KT_INT, size); break;
+        case 'u': *out = CBS_KT(CBS_KT_UINT, size); break;
+        case 'f': *out = CBS_KT(CBS_KT_FLOAT, size); break;
+        case 'V': *out = CBS_KT(CBS_KT_BLOB, size); break;
+        default: r = 0;
+        }
+    }
+    Py_DECREF(kind);
+    Py_DECREF(itemsize);
+    PyErr_Clear(); /* a failed AsSsize_t / AsUTF8: not a dtype */
+    return r;
+}
+
+static int argtypes_parse(cbs_tables *tb, PyObject *argtypes, const cbs_pack_layout *l,
+                          const char *fname, cbs_ktype *out)
+{
+    if (!PyTuple_Check(argtypes) && !PyList_Check(argtypes))
+        return fail(PyExc_TypeError, fname, "argtypes", -1,
+                    "expected a tuple or list of types, not %.100s", Py_TYPE(argtypes)->tp_name);
+    PyObject *types = snapshot(argtypes);
+    if (!types)
+        return -1;
+    int rc = -1;
+    size_t n = (size_t)PyTuple_GET_SIZE(types);
+    if (n != l->n) {
+        fail(PyExc_TypeError, fname, "argtypes", -1,
+             "%zu types given, the kernel takes %zu parameters", n, l->n);
+        goto done;
+    }
+    tctx c = {fname, &tb->ctypes, NULL, {{0}}, 0};
+    for (size_t k = 0; k < n; k++) {
+        PyObject *t = PyTuple_GET_ITEM(types, k);
+        Py_ssize_t ix = (Py_ssize_t)k;
+        int r = 0;
+        if (t == Py_None) {
+            out[k] = CBS_KT(CBS_KT_UNKNOWN, 0);
+            continue;
+        }
+        if (PyUnicode_Check(t)) {
+            const char *s = PyUnicode_AsUTF8(t);
+            if (!s)
+                goto done;
+            r = cbs_kt_from_string(s, &out[k]);
+        } else if (PyType_Check(t)) {
+            tinfo ti;
+            if (classify(&c, t, ix, &ti) < 0)
+                goto done;
+            out[k] = ktype_of_ctypes(&ti);
+            r = 1;
+        } else {
+            r = ktype_of_dtype(t, &out[k]);
+            if (r < 0)
+                goto done;
+        }
+        if (!r) {
+            fail(PyExc_TypeError, fname, "argtypes item", ix,
+                 "%R is not a type (a ctypes type, a numpy dtype, a string such as 'f4', "
+                 "'i8' or 'p', or None)", t);
+            goto done;
+        }
+        size_t declared = CBS_KT_SIZE(out[k]);
+        if (declared && declared != l->size[k]) {
+            fail(PyExc_TypeError, fname, "argtypes item", ix,
+                 "%R has %zu bytes, the kernel's parameter %zd has %zu", t, declared, ix,
+                 l->size[k]);
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    Py_DECREF(types);
+    return rc;
+}
+
 /* (values, types): a 2-tuple of two tuples/lists, the second holding only
  * None and types. 1 and *types_out (a new reference to a snapshot of the
  * types), 0 when obj is not of that form, -1 on error. */
@@ -1457,15 +2080,14 @@ int cbs_pack_needs_kernel(PyObject *obj)
     return !typed;
 }
 
-int cbs_pack_kernel_params(const cubind_rt_api *rt, cbs_ctypes_cache *ctypes_cache, PyObject *obj,
-                           void *func, PyObject *func_obj, int kind, void *get_param_info,
-                           const char *fname, cbs_packed *out)
+int cbs_pack_kernel_params(cbs_tables *tb, PyObject *obj, void *func, PyObject *func_obj,
+                           int kind, PyObject *argtypes, const char *fname, cbs_packed *out)
 {
     /* The common case first: an exact tuple of other than two items can
      * only be plain values (no buffer, not an int, not (values, types)),
      * so it skips the checks below. */
     if (PyTuple_CheckExact(obj) && PyTuple_GET_SIZE(obj) != 2)
-        return pack_plain(rt, kind, obj, func, func_obj, get_param_info, fname, out);
+        return pack_plain(tb, kind, obj, func, func_obj, argtypes, fname, out);
     if (obj == Py_None) {
         out->params = NULL;
         return 0;
@@ -1494,11 +2116,11 @@ int cbs_pack_kernel_params(const cubind_rt_api *rt, cbs_ctypes_cache *ctypes_cac
         if (typed < 0)
             return -1;
         if (typed) {
-            int rc = pack_typed(ctypes_cache, obj, types, fname, out);
+            int rc = pack_typed(&tb->ctypes, obj, types, fname, out);
             Py_DECREF(types);
             return rc;
         }
-        return pack_plain(rt, kind, obj, func, func_obj, get_param_info, fname, out);
+        return pack_plain(tb, kind, obj, func, func_obj, argtypes, fname, out);
     }
     return fail(PyExc_TypeError, fname, "kernelParams", -1,
                 "expected None, an int address, a buffer of pointers, (values, types) or a "

@@ -11,9 +11,10 @@
  *      uint64 array, ...)        -> its buffer's address (held until release)
  *   4. (values, types): a 2-tuple of two tuples/lists of equal length whose
  *      second element holds only None and type objects (cuda.bindings' form)
- *   5. any other tuple or list: plain values typed by the kernel itself
- *      (cuFuncGetParamInfo), packed into one argument buffer at the
- *      kernel's offsets.
+ *   5. any other tuple or list: plain values at the kernel's offsets
+ *      (cuFuncGetParamInfo), packed into one argument buffer, each
+ *      converted by its parameter's type where that is known (argtypes=,
+ *      the kernel's C++ name, its module's PTX), else by its size.
  * Anything else is a TypeError. See bind_packer.c for the conversions.
  *
  * `extra`: None, an int address, or a tuple/list whose items are None (0),
@@ -107,26 +108,31 @@ void cbs_ctypes_cache_clear(cbs_ctypes_cache *cache);
 int cbs_ctypes_cache_traverse(cbs_ctypes_cache *cache, visitproc visit, void *arg);
 
 /* kernelParams of a launch of kernel `func`: a CUfunction (kind
- * CUBIND_REG_KERNEL_LAYOUT, get_param_info = cuFuncGetParamInfo) or a
- * CUkernel (CUBIND_REG_KERNEL_LAYOUT_KERN, cuKernelGetParamInfo); both
- * getters have the prototype CUresult (*)(handle, size_t, size_t *,
- * size_t *). get_param_info NULL: the driver lacks it (then plain values
- * are a TypeError). `where` prefixes messages ("cuLaunchKernel()",
+ * CUBIND_REG_KERNEL_LAYOUT, typed by cuFuncGetParamInfo) or a CUkernel
+ * (CUBIND_REG_KERNEL_LAYOUT_KERN, cuKernelGetParamInfo); a CUkernel given
+ * as a CUfunction (an int, cuda.core's Kernel.handle), which
+ * cuFuncGetParamInfo refuses, is typed as a CUkernel. tb: the module's
+ * tables (the runtime, the ctypes cache, the getters); a driver without
+ * the getter takes no plain values (TypeError). Plain values convert by
+ * the parameter's type where it is known: from argtypes (a sequence of one
+ * ctypes type, numpy dtype or type string per parameter, NULL when not
+ * given) or from the kernel's C++ name (cuFuncGetName); else by its size.
+ * `where` prefixes messages ("cuLaunchKernel()",
  * "CUDA_KERNEL_NODE_PARAMS.kernelParams"). 0, or -1 with TypeError /
  * OverflowError / ValueError naming the parameter ("cuLaunchKernel():
  * kernel parameter 2: ..."). Layouts are cached in rt's registry, and
  * also in func_obj, the Python object `func` was read from (NULL when
  * none), when it is a kernel handle (cbs_kernel_handle): a launch through
  * that object then reads the layout without the registry's lock. */
-int cbs_pack_kernel_params(const cubind_rt_api *rt, cbs_ctypes_cache *ctypes_cache, PyObject *obj,
-                           void *func, PyObject *func_obj, int kind, void *get_param_info,
-                           const char *where, cbs_packed *out);
+struct cbs_tables;
+int cbs_pack_kernel_params(struct cbs_tables *tb, PyObject *obj, void *func, PyObject *func_obj,
+                           int kind, PyObject *argtypes, const char *where, cbs_packed *out);
 
 /* The plain-values form given as an array: values[0..n), alive and
  * unchanged for the call (a vectorcall's arguments: cubind.launch). As
  * cbs_pack_kernel_params otherwise; *out keeps no reference to them. */
-int cbs_pack_values(const cubind_rt_api *rt, PyObject *const *values, size_t n, void *func,
-                    PyObject *func_obj, int kind, void *get_param_info, const char *where,
+int cbs_pack_values(struct cbs_tables *tb, PyObject *const *values, size_t n, void *func,
+                    PyObject *func_obj, int kind, PyObject *argtypes, const char *where,
                     cbs_packed *out);
 
 /* 1 when obj is the plain-values form (it needs the kernel's layout). */

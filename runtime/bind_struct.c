@@ -835,10 +835,11 @@ static void *kernel_of(cbs_struct *s, int k)
     return (void *)(uintptr_t)read_u(s->data + s->def->fields[k].offset, s->def->fields[k].size);
 }
 
-/* kernelParams / extra: packs v like a launch would, detaches the packed
- * buffer (kept with the field) and stores its address. */
-static int kernel_field(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsigned char *buf,
-                        cbs_tables *tb, PyObject **entries)
+/* kernelParams / extra: packs v like a launch would and detaches the
+ * packed buffer: *owner (new) keeps it, *bits is the address the field
+ * holds while owner lives. */
+static int kernel_pack(cbs_struct *s, const cbs_field_def *f, PyObject *v, cbs_tables *tb,
+                       unsigned long long *bits, PyObject **owner)
 {
     char where[200];
     snprintf(where, sizeof where, "%s.%s", cbs_short_name(Py_TYPE(s)), f->name);
@@ -861,21 +862,45 @@ static int kernel_field(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsi
                          f->aux >= 0 ? " or " : "", f->aux >= 0 ? s->def->fields[f->aux].name : "");
             return -1;
         }
-        rc = cbs_pack_kernel_params(tb->rt, &tb->ctypes, v, k, NULL,
+        rc = cbs_pack_kernel_params(tb, v, k, NULL,
                                     kern ? CUBIND_REG_KERNEL_LAYOUT_KERN : CUBIND_REG_KERNEL_LAYOUT,
-                                    tb->param_info(tb, kern), where, &pk);
+                                    NULL, where, &pk);
     }
     if (rc < 0) {
         cbs_pack_release(&pk);
         return -1;
     }
     void **params;
-    PyObject *owner = cbs_pack_detach(&pk, &params);
-    if (!owner)
+    *owner = cbs_pack_detach(&pk, &params);
+    if (!*owner)
         return -1;
-    write_u(buf, f->size, (unsigned long long)(uintptr_t)params);
+    *bits = (unsigned long long)(uintptr_t)params;
+    return 0;
+}
+
+/* An element of a kernelParams / extra array field (a struct's scalar one
+ * is set_kernel's): the address in buf, the owner in *entries. */
+static int kernel_field(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsigned char *buf,
+                        cbs_tables *tb, PyObject **entries)
+{
+    unsigned long long bits;
+    PyObject *owner;
+    if (kernel_pack(s, f, v, tb, &bits, &owner) < 0)
+        return -1;
+    write_u(buf, f->size, bits);
     *entries = Py_BuildValue("[(iN)]", 0, owner);
     return *entries ? 0 : -1;
+}
+
+/* A scalar kernelParams / extra field: the address and its owner change
+ * together under the root's lock, as every pointer field's (publish). */
+static int set_kernel(cbs_struct *s, const cbs_field_def *f, PyObject *v, cbs_tables *tb)
+{
+    unsigned long long bits;
+    PyObject *owner;
+    if (kernel_pack(s, f, v, tb, &bits, &owner) < 0)
+        return -1;
+    return publish(s, f, bits, owner);
 }
 
 /* Converts v into buf (f->size bytes) for one element of f. *entries gets
@@ -1072,6 +1097,8 @@ int cbs_struct_set(PyObject *self, PyObject *value, void *closure)
                           f->kind == CBS_F_RECORD_ARRAY || f->kind == CBS_F_HANDLE_ARRAY ||
                           f->kind == CBS_F_HANDLE_OUT))
         return set_pointer(s, f, value, tb);
+    if (f->count == 0 && (f->kind == CBS_F_KERNEL_PARAMS || f->kind == CBS_F_KERNEL_EXTRA))
+        return set_kernel(s, f, value, tb);
 
     int scalar = f->count == 0 || f->kind == CBS_F_CHARS;
     size_t n = scalar ? 1 : f->count;

@@ -177,6 +177,11 @@ typedef struct {
 
 /* What field conversions need from the module. A generated module_state
  * begins with one (see the invariant above). */
+/* cbs_tables.kernel_proc's functions: a kernel's name (a CUfunction's, a
+ * CUkernel's), and the module / library it belongs to. */
+enum { CBS_KPROC_FUNC_NAME, CBS_KPROC_KERNEL_NAME, CBS_KPROC_FUNC_MODULE,
+       CBS_KPROC_KERNEL_LIBRARY, CBS_KPROC_COUNT };
+
 typedef struct cbs_tables {
     cbs_enum *enums;
     PyTypeObject **handles;
@@ -188,6 +193,9 @@ typedef struct cbs_tables {
     /* cuFuncGetParamInfo (kern 0) or cuKernelGetParamInfo (kern 1) of the
      * module, or NULL (absent; no exception set) */
     void *(*param_info)(struct cbs_tables *tables, int kern);
+    /* the driver functions that say what a kernel is (CBS_KPROC_*), or
+     * NULL (absent; no exception set) */
+    void *(*kernel_proc)(struct cbs_tables *tables, int which);
     cbs_ctypes_cache ctypes;   /* the packer's, for (values, types) (bind_packer.h) */
 } cbs_tables;
 

@@ -454,6 +454,35 @@ done:
     return rc;
 }
 
+int cbs_take_keyword(PyObject *const **args, Py_ssize_t nargs, PyObject **kwnames,
+                     const char *name, PyObject **buf, Py_ssize_t cap, PyObject **value,
+                     PyObject **owned)
+{
+    Py_ssize_t nkw = PyTuple_GET_SIZE(*kwnames), at = -1;
+    for (Py_ssize_t k = 0; k < nkw && at < 0; k++)
+        if (cbs_keyword_is(PyTuple_GET_ITEM(*kwnames, k), name, (Py_ssize_t)strlen(name)))
+            at = k;
+    if (at < 0 || nargs + nkw - 1 > cap)
+        return 0;
+    PyObject *rest = nkw > 1 ? PyTuple_New(nkw - 1) : NULL;
+    if (nkw > 1 && !rest)
+        return -1;
+    *value = (*args)[nargs + at];
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        buf[i] = (*args)[i];
+    for (Py_ssize_t k = 0, j = 0; k < nkw; k++) {
+        if (k == at)
+            continue;
+        buf[nargs + j] = (*args)[nargs + k];
+        PyTuple_SET_ITEM(rest, j, Py_NewRef(PyTuple_GET_ITEM(*kwnames, k)));
+        j++;
+    }
+    *args = buf;
+    *kwnames = rest;
+    *owned = rest;
+    return 0;
+}
+
 int cbs_parse_launch(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                      cbs_launch_args *out)
 {
@@ -470,6 +499,7 @@ int cbs_parse_launch(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
     out->nvalues = (size_t)(nargs - 3);
     out->stream = NULL;
     out->shared_mem = 0;
+    out->argtypes = NULL;
     if (launch_dims(args[1], "grid", grid_names, out->grid) < 0 ||
         launch_dims(args[2], "block", block_names, out->block) < 0)
         return -1;
@@ -478,6 +508,8 @@ int cbs_parse_launch(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
         PyObject *key = PyTuple_GET_ITEM(kwnames, k), *value = args[nargs + k];
         if (cbs_keyword_is(key, "stream", 6)) {
             out->stream = value;
+        } else if (cbs_keyword_is(key, "argtypes", 8)) {
+            out->argtypes = value == Py_None ? NULL : value;
         } else if (cbs_keyword_is(key, "shared_mem", 10)) {
             unsigned long long v;
             if (cbs_arg_unsigned(value, UINT_MAX, "launch", "shared_mem", "unsigned int", &v) < 0)

@@ -121,6 +121,17 @@ int cbs_arg_funcptr(PyObject *o, PyTypeObject *own, int callable_too, const char
  * int (a cubind or cuda.bindings handle class). */
 int cbs_arg_address(PyObject *o, const char *func, const char *param, void **out);
 
+/* Takes keyword `name` out of a vectorcall's keywords (the launch functions'
+ * argtypes=, which their generated parsers do not list): when kwnames
+ * holds it, *value = its argument (borrowed), the other arguments are
+ * copied into buf (cap items; when they do not fit nothing is taken: the
+ * parser then reports the call) and *args / *kwnames name them, *kwnames
+ * a new tuple (also stored in *owned, to release) or NULL. 0, or -1 with
+ * an exception. */
+int cbs_take_keyword(PyObject *const **args, Py_ssize_t nargs, PyObject **kwnames,
+                     const char *name, PyObject **buf, Py_ssize_t cap, PyObject **value,
+                     PyObject **owned);
+
 /* ---- output arrays ---------------------------------------------------------- */
 
 /* An in/out count above this many entries is first asked of the driver
@@ -148,7 +159,8 @@ void *cbs_out_array(unsigned long long n, size_t size, size_t result, const char
 
 /* ---- cubind.launch -------------------------------------------------------- */
 
-/* launch(f, grid, block, /, *args, stream=None, shared_mem=0), parsed: what
+/* launch(f, grid, block, /, *args, stream=None, shared_mem=0, argtypes=None),
+ * parsed: what
  * the generated function converts with the module's own types (f, stream)
  * is left as objects. Every pointer borrows from the call's arguments. */
 typedef struct {
@@ -158,6 +170,7 @@ typedef struct {
     unsigned int shared_mem;
     PyObject *const *values;        /* args: the kernel's arguments */
     size_t nvalues;
+    PyObject *argtypes;             /* argtypes=: NULL when not given */
 } cbs_launch_args;
 
 /* 0, or -1 with TypeError / OverflowError naming the argument ("launch():

@@ -85,8 +85,13 @@ enum {
     CUBIND_REG_USER_OBJECT = 6,     /* CUuserObject made with a Python destroy
                                        callable (or for a captured host function)
                                        -> its callback payload (meta) */
-    CUBIND_REG_CALLBACK = 7         /* a one-shot host function / stream callback
+    CUBIND_REG_CALLBACK = 7,        /* a one-shot host function / stream callback
                                        payload, keyed by its address, in flight */
+    /* PTX parameter types of loaded code (bind_kernel_code.h) */
+    CUBIND_REG_CODE_MODULE = 8,     /* CUmodule -> its PTX's kernel types */
+    CUBIND_REG_CODE_LIBRARY = 9,    /* CUlibrary -> same */
+    CUBIND_REG_CODE_LINK = 10,      /* CUlinkState -> its PTX so far, its image */
+    CUBIND_REG_CODE_IMAGE = 11      /* a linked image's address -> its PTX's types */
 };
 
 /* `*status` values of lookup(). */

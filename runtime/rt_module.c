@@ -287,6 +287,10 @@ static const struct {
     {"graph_node", CUBIND_REG_GRAPH_NODE},
     {"user_object", CUBIND_REG_USER_OBJECT},
     {"callback", CUBIND_REG_CALLBACK},
+    {"code_module", CUBIND_REG_CODE_MODULE},
+    {"code_library", CUBIND_REG_CODE_LIBRARY},
+    {"code_link", CUBIND_REG_CODE_LINK},
+    {"code_image", CUBIND_REG_CODE_IMAGE},
 };
 
 static PyObject *rt_registry_counts_py(PyObject *m, PyObject *unused)

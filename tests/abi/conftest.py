@@ -130,7 +130,7 @@ def build_bindings(gen_dir, include, pkg_root):
     sources = [os.path.join(gen_dir, "driver.c")] + [
         os.path.join(REPO, "runtime", s)
         for s in ("bind_support.c", "bind_struct.c", "bind_packer.c", "bind_layout.c",
-                  "bind_sync_callback.c")]
+                  "bind_kernel_types.c", "bind_kernel_code.c", "bind_sync_callback.c")]
     objs = []
 
     def cc(src):

@@ -82,6 +82,9 @@ FK_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
     X(GraphClone) X(GraphInstantiateWithFlags) X(GraphLaunch) X(GraphExecDestroy) \
     X(LaunchCooperativeKernelMultiDevice) X(OccupancyMaxPotentialBlockSize)    \
     X(OccupancyMaxPotentialBlockSizeWithFlags) X(GraphAddExternalSemaphoresSignalNode) \
+    X(FuncGetName) X(KernelGetName) X(FuncGetModule) X(KernelGetLibrary)       \
+    X(LinkCreate) X(LinkAddData) X(LinkAddFile) X(LinkComplete) X(LinkDestroy) \
+    X(ModuleLoad) X(LibraryLoadFromFile)                                           \
     X(Memcpy2D) X(Memcpy2DUnaligned) X(Memcpy3D) X(GraphGetNodes) X(GraphGetRootNodes) \
     X(GraphGetEdges) \
     X(PointerGetAttributes) X(ProfilerStart) X(ProfilerStop)
@@ -189,7 +192,7 @@ static CUresult fk_enter(int fn, int ver)
  * the old one. */
 
 enum { K_NONE, K_CTX, K_STREAM, K_EVENT, K_DMEM, K_HMEM, K_MODULE, K_FUNC,
-       K_LIBRARY, K_KERNEL, K_UOBJ, K_GRAPH, K_GNODE, K_GEXEC, K__N };
+       K_LIBRARY, K_KERNEL, K_UOBJ, K_GRAPH, K_GNODE, K_GEXEC, K_LINK, K__N };
 
 struct ctx;
 struct obj {
@@ -333,6 +336,7 @@ struct mem {
 struct func {
     struct obj h;
     char *name;
+    struct module *mod; /* cuFuncGetModule's answer (NULL: a kernel's function) */
     struct func *sib;
     int nparams; /* -1: no layout of its own */
     size_t *off, *sz;
@@ -346,6 +350,7 @@ struct module {
 struct kernel {
     struct obj h;
     char *name;
+    struct library *lib;
     struct kernel *sib;
     struct func *fn;
 };
@@ -353,6 +358,13 @@ struct kernel {
 struct library {
     struct obj h;
     struct kernel *kernels;
+};
+
+/* A link state: cuLinkComplete's image is a fixed text naming the state
+ * (the fake never links), owned by the state. */
+struct link {
+    struct obj h;
+    char image[64];
 };
 
 struct uobj {
@@ -726,6 +738,8 @@ static void obj_free(struct obj *o)
         return;
     case K_KERNEL:
         return; /* owned by its library */
+    case K_LINK:
+        break;
     case K_GRAPH: {
         struct graph *g = (struct graph *)o;
         for (size_t i = 0; i < g->nn; i++) {
@@ -2544,6 +2558,23 @@ static CUresult fk_ModuleLoadDataEx(CUmodule *module, const void *image, unsigne
     return module_load(module, image);
 }
 
+/* A file the fake loads code from: it must exist; its path is the image. */
+static CUresult code_file(const char *path)
+{
+    FILE *f = path ? fopen(path, "rb") : NULL;
+    if (!f)
+        return path ? CUDA_ERROR_FILE_NOT_FOUND : CUDA_ERROR_INVALID_VALUE;
+    fclose(f);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_ModuleLoad(CUmodule *module, const char *fname)
+{
+    ENTERI(ModuleLoad);
+    CUresult e = code_file(fname);
+    return e != CUDA_SUCCESS ? e : module_load(module, fname);
+}
+
 static CUresult fk_ModuleUnload(CUmodule hmod)
 {
     ENTERI(ModuleUnload);
@@ -2570,6 +2601,7 @@ static CUresult fk_ModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const cha
         for (f = m->funcs; f && strcmp(f->name, name) != 0; f = f->sib)
             ;
         if (!f && (f = func_new(name, NULL))) {
+            f->mod = m;
             f->sib = m->funcs;
             m->funcs = f;
         }
@@ -2582,12 +2614,13 @@ static CUresult fk_ModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const cha
     return e;
 }
 
-static CUresult fk_LibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions,
-                                   void **jitOptionsValues, unsigned int numJitOptions,
-                                   CUlibraryOption *libraryOptions, void **libraryOptionValues,
-                                   unsigned int numLibraryOptions)
+/* cuLibraryLoadData's and cuLibraryLoadFromFile's body (code: the image,
+ * or the file's path). */
+static CUresult library_load(CUlibrary *library, const void *code, CUjit_option *jitOptions,
+                             void **jitOptionsValues, unsigned int numJitOptions,
+                             CUlibraryOption *libraryOptions, void **libraryOptionValues,
+                             unsigned int numLibraryOptions)
 {
-    ENTERI(LibraryLoadData);
     if (!library || !code || (numJitOptions && (!jitOptions || !jitOptionsValues)) ||
         (numLibraryOptions && (!libraryOptions || !libraryOptionValues)))
         return CUDA_ERROR_INVALID_VALUE;
@@ -2600,6 +2633,29 @@ static CUresult fk_LibraryLoadData(CUlibrary *library, const void *code, CUjit_o
     *library = (CUlibrary)(void *)l;
     UNLOCK();
     return CUDA_SUCCESS;
+}
+
+static CUresult fk_LibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions,
+                                   void **jitOptionsValues, unsigned int numJitOptions,
+                                   CUlibraryOption *libraryOptions, void **libraryOptionValues,
+                                   unsigned int numLibraryOptions)
+{
+    ENTERI(LibraryLoadData);
+    return library_load(library, code, jitOptions, jitOptionsValues, numJitOptions,
+                        libraryOptions, libraryOptionValues, numLibraryOptions);
+}
+
+static CUresult fk_LibraryLoadFromFile(CUlibrary *library, const char *fileName,
+                                       CUjit_option *jitOptions, void **jitOptionsValues,
+                                       unsigned int numJitOptions, CUlibraryOption *libraryOptions,
+                                       void **libraryOptionValues, unsigned int numLibraryOptions)
+{
+    ENTERI(LibraryLoadFromFile);
+    CUresult e = code_file(fileName);
+    return e != CUDA_SUCCESS ? e
+                             : library_load(library, fileName, jitOptions, jitOptionsValues,
+                                            numJitOptions, libraryOptions, libraryOptionValues,
+                                            numLibraryOptions);
 }
 
 static CUresult fk_LibraryUnload(CUlibrary library)
@@ -2633,6 +2689,7 @@ static CUresult fk_LibraryGetKernel(CUkernel *pKernel, CUlibrary library, const 
                 k = NULL;
             } else {
                 reg_add(&k->h, K_KERNEL, 0, NULL);
+                k->lib = l;
                 k->sib = l->kernels;
                 l->kernels = k;
             }
@@ -2740,8 +2797,10 @@ static CUresult fk_FuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *
     ENTERI(FuncGetParamInfo);
     LOCK();
     CUresult e = CUDA_SUCCESS;
-    const char *name;
-    struct func *f = func_lookup(func, &name);
+    /* a CUkernel is refused here (INVALID_HANDLE), as by the real driver:
+     * its parameters are cuKernelGetParamInfo's */
+    struct func *f = (struct func *)reg_find((uintptr_t)func, K_FUNC);
+    const char *name = f ? f->name : NULL;
     const size_t *off = NULL, *sz = NULL;
     int n;
     if (!name)
@@ -3492,6 +3551,132 @@ static CUresult fk_GraphExecDestroy(CUgraphExec hGraphExec)
     return x ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
+static CUresult fk_FuncGetModule(CUmodule *hmod, CUfunction hfunc)
+{
+    ENTERI(FuncGetModule);
+    if (!hmod)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct func *f = (struct func *)reg_find((uintptr_t)hfunc, K_FUNC);
+    if (f && f->mod)
+        *hmod = (CUmodule)(void *)f->mod;
+    UNLOCK();
+    return !f ? CUDA_ERROR_INVALID_HANDLE : f->mod ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+static CUresult fk_KernelGetLibrary(CUlibrary *pLib, CUkernel kernel)
+{
+    ENTERI(KernelGetLibrary);
+    if (!pLib)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct kernel *k = (struct kernel *)reg_find((uintptr_t)kernel, K_KERNEL);
+    if (k)
+        *pLib = (CUlibrary)(void *)k->lib;
+    UNLOCK();
+    return k ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult fk_LinkCreate(unsigned int numOptions, CUjit_option *options,
+                              void **optionValues, CUlinkState *stateOut)
+{
+    ENTERI(LinkCreate);
+    if (!stateOut || (numOptions && (!options || !optionValues)))
+        return CUDA_ERROR_INVALID_VALUE;
+    struct link *l = calloc(1, sizeof *l);
+    if (!l)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    LOCK();
+    reg_add(&l->h, K_LINK, 0, NULL);
+    snprintf(l->image, sizeof l->image, "fake linked image %llu", (unsigned long long)l->h.id);
+    *stateOut = (CUlinkState)(void *)l;
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+static CUresult link_check(CUlinkState state)
+{
+    LOCK();
+    struct obj *o = reg_find((uintptr_t)state, K_LINK);
+    UNLOCK();
+    return o ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult fk_LinkAddData(CUlinkState state, CUjitInputType type, void *data, size_t size,
+                               const char *name, unsigned int numOptions, CUjit_option *options,
+                               void **optionValues)
+{
+    ENTERI(LinkAddData);
+    (void)type, (void)name;
+    if (!data || !size || (numOptions && (!options || !optionValues)))
+        return CUDA_ERROR_INVALID_VALUE;
+    return link_check(state);
+}
+
+static CUresult fk_LinkAddFile(CUlinkState state, CUjitInputType type, const char *path,
+                               unsigned int numOptions, CUjit_option *options,
+                               void **optionValues)
+{
+    ENTERI(LinkAddFile);
+    (void)type;
+    if (!path || (numOptions && (!options || !optionValues)))
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult e = code_file(path);
+    return e != CUDA_SUCCESS ? e : link_check(state);
+}
+
+static CUresult fk_LinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut)
+{
+    ENTERI(LinkComplete);
+    if (!cubinOut || !sizeOut)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct link *l = (struct link *)reg_find((uintptr_t)state, K_LINK);
+    if (l) {
+        *cubinOut = l->image;
+        *sizeOut = strlen(l->image) + 1;
+    }
+    UNLOCK();
+    return l ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult fk_LinkDestroy(CUlinkState state)
+{
+    ENTERI(LinkDestroy);
+    LOCK();
+    struct obj *o = reg_find((uintptr_t)state, K_LINK);
+    if (o)
+        obj_free(o);
+    UNLOCK();
+    return o ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* The name a function (K_FUNC) or kernel (K_KERNEL) was asked for by
+ * (cuModuleGetFunction, cuLibraryGetKernel): mangled for a C++ kernel. */
+static CUresult name_of(const char **name, uintptr_t h, int kind)
+{
+    if (!name)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct obj *o = reg_find(h, kind);
+    if (o)
+        *name = kind == K_FUNC ? ((struct func *)o)->name : ((struct kernel *)o)->name;
+    UNLOCK();
+    return o ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult fk_FuncGetName(const char **name, CUfunction hfunc)
+{
+    ENTERI(FuncGetName);
+    return name_of(name, (uintptr_t)hfunc, K_FUNC);
+}
+
+static CUresult fk_KernelGetName(const char **name, CUkernel hfunc)
+{
+    ENTERI(KernelGetName);
+    return name_of(name, (uintptr_t)hfunc, K_KERNEL);
+}
+
 static CUresult fk_KernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t *paramOffset,
                                       size_t *paramSize)
 {
@@ -3876,6 +4061,8 @@ static CUresult fk_DevSmResourceSplitByCount(CUdevResource *result, unsigned int
     P(GraphReleaseUserObject, 11030, fk_GraphReleaseUserObject,                         \
       PFN_cuGraphReleaseUserObject_v11030)                                              \
     P(ModuleLoadData, 2000, fk_ModuleLoadData, PFN_cuModuleLoadData_v2000)              \
+    P(ModuleLoad, 2000, fk_ModuleLoad, PFN_cuModuleLoad_v2000)                          \
+    P(LibraryLoadFromFile, 12000, fk_LibraryLoadFromFile, PFN_cuLibraryLoadFromFile_v12000) \
     P(ModuleLoadDataEx, 2010, fk_ModuleLoadDataEx, PFN_cuModuleLoadDataEx_v2010)        \
     P(ModuleUnload, 2000, fk_ModuleUnload, PFN_cuModuleUnload_v2000)                    \
     P(ModuleGetFunction, 2000, fk_ModuleGetFunction, PFN_cuModuleGetFunction_v2000)     \
@@ -3907,6 +4094,15 @@ static CUresult fk_DevSmResourceSplitByCount(CUdevResource *result, unsigned int
     P(DevSmResourceSplitByCount, 12040, fk_DevSmResourceSplitByCount,                   \
       PFN_cuDevSmResourceSplitByCount_v12040)                                       \
     P(KernelGetParamInfo, 12040, fk_KernelGetParamInfo, PFN_cuKernelGetParamInfo_v12040) \
+    P(FuncGetName, 12030, fk_FuncGetName, PFN_cuFuncGetName_v12030)                   \
+    P(FuncGetModule, 11000, fk_FuncGetModule, PFN_cuFuncGetModule_v11000)             \
+    P(KernelGetLibrary, 12050, fk_KernelGetLibrary, PFN_cuKernelGetLibrary_v12050)    \
+    P(LinkCreate, 6050, fk_LinkCreate, PFN_cuLinkCreate_v6050)                        \
+    P(LinkAddData, 6050, fk_LinkAddData, PFN_cuLinkAddData_v6050)                     \
+    P(LinkAddFile, 6050, fk_LinkAddFile, PFN_cuLinkAddFile_v6050)                     \
+    P(LinkComplete, 5050, fk_LinkComplete, PFN_cuLinkComplete_v5050)                  \
+    P(LinkDestroy, 5050, fk_LinkDestroy, PFN_cuLinkDestroy_v5050)                     \
+    P(KernelGetName, 12030, fk_KernelGetName, PFN_cuKernelGetName_v12030)             \
     P(GraphAddKernelNode, 12000, fk_GraphAddKernelNode, PFN_cuGraphAddKernelNode_v12000) \
     P(GraphKernelNodeSetParams, 12000, fk_GraphKernelNodeSetParams,                     \
       PFN_cuGraphKernelNodeSetParams_v12000)                                            \
@@ -4411,7 +4607,7 @@ FK_EXPORT long long fakecuda_live_handles(void)
     LOCK();
     long long n = g_nkind[K_CTX] + g_nkind[K_STREAM] + g_nkind[K_EVENT] + g_nkind[K_DMEM] +
                   g_nkind[K_HMEM] + g_nkind[K_MODULE] + g_nkind[K_LIBRARY] +
-                  g_nkind[K_GRAPH] + g_nkind[K_UOBJ] + g_nkind[K_GEXEC];
+                  g_nkind[K_GRAPH] + g_nkind[K_UOBJ] + g_nkind[K_GEXEC] + g_nkind[K_LINK];
     for (int d = 0; d < FK_NDEV; d++)
         if (g_primary[d] && g_primary[d]->refcount == 0)
             n--;

@@ -78,3 +78,18 @@ def test_a_rule_that_does_not_fit_leaves_the_function_unbound(run_cubind, cuda_i
     with open(out / "nvrtc_unsupported.txt") as f:
         report = f.read()
     assert "nvrtcGetPTX: parameter 'ptx' (char *): a buffer-size rule needs" in report
+
+
+def test_kernel_code_rules_are_the_drivers_only(run_cubind, cuda_include, tmp_path):
+    """A kernel-code rule in a library's rules emits no hook: the hooks
+    (runtime/bind_kernel_code.h) type the driver's modules and kernels,
+    which a library API has none of; the driver's own rules do emit them."""
+    rules = rules_with(tmp_path, "nvrtc", "result nvrtcResult NVRTC_SUCCESS",
+                       "result nvrtcResult NVRTC_SUCCESS\nkernel-code nvrtcCompileProgram after")
+    out = tmp_path / "out"
+    p = generate(run_cubind, cuda_include, rules, "nvrtc.h", out)
+    assert p.returncode == 0, p.stderr
+    with open(out / "nvrtc.c") as f:
+        assert "cbs_code_" not in f.read()
+    with open(os.path.join(REPO, "out", "driver.c")) as f:
+        assert "cbs_code_after_cuModuleLoadData(" in f.read()

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * bind_kernel_code.c — PTX kernel types per loaded module, library and
+ * link (see bind_kernel_code.h).
+ */
+#include "bind_kernel_code.h"
+#include "rt_alloc.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Maps (kind, key) to table t (adopted; NULL: only unmaps). An entry left
+ * mapped (code unloaded behind cubind's back, whose handle value the
+ * driver handed out again) is replaced. */
+static void code_map(const cubind_rt_api *rt, int kind, uintptr_t key, cbs_kt_table *t)
+{
+    rt->reg_unregister(kind, key);
+    if (t && rt->reg_register(kind, key, t, cbs_kt_table_free, NULL, NULL) != 0)
+        cbs_kt_table_free(t); /* -ENOMEM, or a racing load of the same key */
+}
+
+/* A new copy of the table mapped at (kind, key), or NULL. */
+static cbs_kt_table *code_copy(const cubind_rt_api *rt, int kind, uintptr_t key)
+{
+    struct rt_registry_entry *e;
+    if (rt->reg_lookup(kind, key, &e) != 0)
+        return NULL;
+    cbs_kt_table *t = cbs_kt_table_merge(rt->reg_meta(e), NULL);
+    rt->reg_release(e);
+    return t;
+}
+
+/* A file's bytes (NUL-terminated), or NULL; *len its length. Only files
+ * that can hold PTX are read whole: text, or a fat binary. */
+static char *read_code_file(const char *path, size_t *len)
+{
+    FILE *f = path ? fopen(path, "rb") : NULL;
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    unsigned char head[4] = {0};
+    size_t got = fread(head, 1, sizeof head, f);
+    int elf = got == 4 && head[0] == 0x7f && head[1] == 'E' && head[2] == 'L' && head[3] == 'F';
+    if (!elf && fseek(f, 0, SEEK_END) == 0) {
+        long size = ftell(f);
+        if (size > 0 && size < (1L << 30) && fseek(f, 0, SEEK_SET) == 0 &&
+            (buf = rt_malloc((size_t)size + 1)) != NULL) {
+            *len = fread(buf, 1, (size_t)size, f);
+            buf[*len] = '\0';
+        }
+    }
+    fclose(f);
+    return buf;
+}
+
+/* After a load of `image` (len bytes, 0: unknown) into handle `key`: the
+ * image's own PTX, or the PTX a link gave it. */
+static void code_loaded(const cubind_rt_api *rt, int kind, uintptr_t key, const void *image,
+                        size_t len)
+{
+    cbs_kt_table *t = code_copy(rt, CUBIND_REG_CODE_IMAGE, (uintptr_t)image);
+    if (!t)
+        t = cbs_kt_table_from_image(image, len);
+    code_map(rt, kind, key, t);
+}
+
+static void code_loaded_file(const cubind_rt_api *rt, int kind, uintptr_t key, const char *path)
+{
+    size_t len = 0;
+    char *buf = read_code_file(path, &len);
+    code_map(rt, kind, key, buf && len ? cbs_kt_table_from_image(buf, len) : NULL);
+    rt_free(buf);
+}
+
+void cbs_code_after_cuModuleLoad(const cubind_rt_api *rt, CUmodule *module, const char *fname)
+{
+    code_loaded_file(rt, CUBIND_REG_CODE_MODULE, (uintptr_t)*module, fname);
+}
+
+void cbs_code_after_cuModuleLoadData(const cubind_rt_api *rt, CUmodule *module,
+                                     const void *image)
+{
+    code_loaded(rt, CUBIND_REG_CODE_MODULE, (uintptr_t)*module, image, 0);
+}
+
+void cbs_code_after_cuModuleLoadDataEx(const cubind_rt_api *rt, CUmodule *module,
+                                       const void *image, unsigned int numOptions,
+                                       CUjit_option *options, void **optionValues)
+{
+    (void)numOptions, (void)options, (void)optionValues;
+    code_loaded(rt, CUBIND_REG_CODE_MODULE, (uintptr_t)*module, image, 0);
+}
+
+void cbs_code_after_cuModuleLoadFatBinary(const cubind_rt_api *rt, CUmodule *module,
+                                          const void *fatCubin)
+{
+    code_loaded(rt, CUBIND_REG_CODE_MODULE, (uintptr_t)*module, fatCubin, 0);
+}
+
+void cbs_code_before_cuModuleUnload(const cubind_rt_api *rt, CUmodule hmod)
+{
+    code_map(rt, CUBIND_REG_CODE_MODULE, (uintptr_t)hmod, NULL);
+}
+
+#if CUDA_VERSION >= 12000
+void cbs_code_after_cuLibraryLoadData(const cubind_rt_api *rt, CUlibrary *library,
+                                      const void *code, CUjit_option *jitOptions,
+                                      void **jitOptionsValues, unsigned int numJitOptions,
+                                      CUlibraryOption *libraryOptions,
+                                      void **libraryOptionValues,
+                                      unsigned int numLibraryOptions)
+{
+    (void)jitOptions, (void)jitOptionsValues, (void)numJitOptions;
+    (void)libraryOptions, (void)libraryOptionValues, (void)numLibraryOptions;
+    code_loaded(rt, CUBIND_REG_CODE_LIBRARY, (uintptr_t)*library, code, 0);
+}
+
+void cbs_code_after_cuLibraryLoadFromFile(const cubind_rt_api *rt, CUlibrary *library,
+                                          const char *fileName, CUjit_option *jitOptions,
+                                          void **jitOptionsValues, unsigned int numJitOptions,
+                                          CUlibraryOption *libraryOptions,
+                                          void **libraryOptionValues,
+                                          unsigned int numLibraryOptions)
+{
+    (void)jitOptions, (void)jitOptionsValues, (void)numJitOptions;
+    (void)libraryOptions, (void)libraryOptionValues, (void)numLibraryOptions;
+    code_loaded_file(rt, CUBIND_REG_CODE_LIBRARY, (uintptr_t)*library, fileName);
+}
+
+void cbs_code_before_cuLibraryUnload(const cubind_rt_api *rt, CUlibrary library)
+{
+    code_map(rt, CUBIND_REG_CODE_LIBRARY, (uintptr_t)library, NULL);
+}
+#endif
+
+/* ---- links ---------------------------------------------------------------- */
+
+/* A link's meta: the PTX added so far and the image cuLinkComplete gave
+ * (0 before), immutable: each step maps a new one. */
+typedef struct {
+    cbs_kt_table *table;
+    uintptr_t image;
+} link_meta;
+
+static void link_meta_free(void *p)
+{
+    link_meta *m = p;
+    if (m)
+        cbs_kt_table_free(m->table);
+    rt_free(m);
+}
+
+/* The link's meta fields (copied: table NULL when none), 0 when unmapped. */
+static int link_get(const cubind_rt_api *rt, CUlinkState state, cbs_kt_table **table,
+                    uintptr_t *image)
+{
+    struct rt_registry_entry *e;
+    *table = NULL;
+    *image = 0;
+    if (rt->reg_lookup(CUBIND_REG_CODE_LINK, (uintptr_t)state, &e) != 0)
+        return 0;
+    const link_meta *m = rt->reg_meta(e);
+    if (m) {
+        *table = m->table ? cbs_kt_table_merge(m->table, NULL) : NULL;
+        *image = m->image;
+    }
+    rt->reg_release(e);
+    return 1;
+}
+
+/* Maps the link's new meta (table adopted). */
+static void link_set(const cubind_rt_api *rt, CUlinkState state, cbs_kt_table *table,
+                     uintptr_t image)
+{
+    rt->reg_unregister(CUBIND_REG_CODE_LINK, (uintptr_t)state);
+    link_meta *m = rt_malloc(sizeof *m);
+    if (!m) {
+        cbs_kt_table_free(table);
+        return;
+    }
+    m->table = table;
+    m->image = image;
+    if (rt->reg_register(CUBIND_REG_CODE_LINK, (uintptr_t)state, m, link_meta_free, NULL,
+                         NULL) != 0)
+        link_meta_free(m);
+}
+
+/* PTX or a fat binary added to a link: its entries join the link's. */
+static void link_add(const cubind_rt_api *rt, CUlinkState state, CUjitInputType type,
+                     const void *data, size_t size)
+{
+    if (type != CU_JIT_INPUT_PTX && type != CU_JIT_INPUT_FATBINARY)
+        return;
+    cbs_kt_table *added = cbs_kt_table_from_image(data, size);
+    if (!added)
+        return;
+    cbs_kt_table *old;
+    uintptr_t image;
+    link_get(rt, state, &old, &image);
+    cbs_kt_table *both = cbs_kt_table_merge(old, added);
+    cbs_kt_table_free(old);
+    cbs_kt_table_free(added);
+    if (both)
+        link_set(rt, state, both, image);
+}
+
+void cbs_code_after_cuLinkAddData(const cubind_rt_api *rt, CUlinkState state,
+                                  CUjitInputType type, void *data, size_t size,
+                                  const char *name, unsigned int numOptions,
+                                  CUjit_option *options, void **optionValues)
+{
+    (void)name, (void)numOptions, (void)options, (void)optionValues;
+    link_add(rt, state, type, data, size);
+}
+
+void cbs_code_after_cuLinkAddFile(const cubind_rt_api *rt, CUlinkState state,
+                                  CUjitInputType type, const char *path,
+                                  unsigned int numOptions, CUjit_option *options,
+                                  void **optionValues)
+{
+    (void)numOptions, (void)options, (void)optionValues;
+    if (type != CU_JIT_INPUT_PTX && type != CU_JIT_INPUT_FATBINARY)
+        return;
+    size_t len = 0;
+    char *buf = read_code_file(path, &len);
+    if (buf && len)
+        link_add(rt, state, type, buf, len);
+    rt_free(buf);
+}
+
+void cbs_code_after_cuLinkComplete(const cubind_rt_api *rt, CUlinkState state, void **cubinOut,
+                                   size_t *sizeOut)
+{
+    (void)sizeOut;
+    cbs_kt_table *table;
+    uintptr_t image;
+    if (!link_get(rt, state, &table, &image) || !table)
+        return;
+    if (image)
+        rt->reg_unregister(CUBIND_REG_CODE_IMAGE, image);
+    uintptr_t now = (uintptr_t)*cubinOut;
+    /* the image's entry gets its own copy: the link keeps its table */
+    code_map(rt, CUBIND_REG_CODE_IMAGE, now, cbs_kt_table_merge(table, NULL));
+    link_set(rt, state, table, now);
+}
+
+void cbs_code_before_cuLinkDestroy(const cubind_rt_api *rt, CUlinkState state)
+{
+    cbs_kt_table *table;
+    uintptr_t image;
+    if (!link_get(rt, state, &table, &image))
+        return;
+    cbs_kt_table_free(table);
+    if (image)
+        rt->reg_unregister(CUBIND_REG_CODE_IMAGE, image); /* the driver frees the image */
+    rt->reg_unregister(CUBIND_REG_CODE_LINK, (uintptr_t)state);
+}
+
+int cbs_code_types(const cubind_rt_api *rt, int kind, uintptr_t owner, const char *name, size_t n,
+                   cbs_ktype *out)
+{
+    struct rt_registry_entry *e;
+    if (rt->reg_lookup(kind, owner, &e) != 0)
+        return 0;
+    int found = cbs_kt_table_find(rt->reg_meta(e), name, n, out);
+    rt->reg_release(e);
+    return found;
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * bind_kernel_code.h — the parameter types of kernels whose code came as
+ * PTX, kept per loaded module, library and link (the `kernel-code` rules
+ * call the hooks below; bind_packer.c asks cbs_code_types).
+ *
+ * Where the tables live: the shared registry of cubind._runtime (so both
+ * faces, cubind.driver and cubind.cu, see one load's types), one entry per
+ * handle, its meta an immutable cbs_kt_table (bind_kernel_types.h):
+ *   CUBIND_REG_CODE_MODULE   CUmodule   -> the PTX entries it was loaded from
+ *   CUBIND_REG_CODE_LIBRARY  CUlibrary  -> same
+ *   CUBIND_REG_CODE_LINK     CUlinkState-> the PTX added so far, and the
+ *                                         image cuLinkComplete gave
+ *   CUBIND_REG_CODE_IMAGE    that image's address -> its PTX entries, for the
+ *                                         cuModuleLoadData that loads it
+ * Lifetime: an unload (before the driver call, so a handle value the
+ * driver hands out again never finds its predecessor's types) and
+ * cuLinkDestroy remove their entries; a load that finds its handle's entry
+ * still mapped (code unloaded behind cubind's back) replaces it.
+ * Thread safety: the registry's; entries are immutable once registered. A
+ * link state used from two threads at once (which CUDA does not allow) may
+ * lose one thread's types: the kernel then packs by size.
+ * Nothing here raises: a table that cannot be made (no PTX, no memory)
+ * only leaves the kernel's types unknown.
+ */
+#ifndef CUBIND_BIND_KERNEL_CODE_H
+#define CUBIND_BIND_KERNEL_CODE_H
+
+#include "bind_kernel_types.h"
+#include "cubind_rt.h"
+
+#include <cuda.h>
+
+/* Hooks, with the driver function's own parameters. */
+void cbs_code_after_cuModuleLoad(const cubind_rt_api *rt, CUmodule *module, const char *fname);
+void cbs_code_after_cuModuleLoadData(const cubind_rt_api *rt, CUmodule *module,
+                                     const void *image);
+void cbs_code_after_cuModuleLoadDataEx(const cubind_rt_api *rt, CUmodule *module,
+                                       const void *image, unsigned int numOptions,
+                                       CUjit_option *options, void **optionValues);
+void cbs_code_after_cuModuleLoadFatBinary(const cubind_rt_api *rt, CUmodule *module,
+                                          const void *fatCubin);
+void cbs_code_before_cuModuleUnload(const cubind_rt_api *rt, CUmodule hmod);
+void cbs_code_after_cuLinkAddData(const cubind_rt_api *rt, CUlinkState state,
+                                  CUjitInputType type, void *data, size_t size,
+                                  const char *name, unsigned int numOptions,
+                                  CUjit_option *options, void **optionValues);
+void cbs_code_after_cuLinkAddFile(const cubind_rt_api *rt, CUlinkState state,
+                                  CUjitInputType type, const char *path,
+                                  unsigned int numOptions, CUjit_option *options,
+                                  void **optionValues);
+void cbs_code_after_cuLinkComplete(const cubind_rt_api *rt, CUlinkState state, void **cubinOut,
+                                   size_t *sizeOut);
+void cbs_code_before_cuLinkDestroy(const cubind_rt_api *rt, CUlinkState state);
+#if CUDA_VERSION >= 12000
+void cbs_code_after_cuLibraryLoadData(const cubind_rt_api *rt, CUlibrary *library,
+                                      const void *code, CUjit_option *jitOptions,
+                                      void **jitOptionsValues, unsigned int numJitOptions,
+                                      CUlibraryOption *libraryOptions,
+                                      void **libraryOptionValues,
+                                      unsigned int numLibraryOptions);
+void cbs_code_after_cuLibraryLoadFromFile(const cubind_rt_api *rt, CUlibrary *library,
+                                          const char *fileName, CUjit_option *jitOptions,
+                                          void **jitOptionsValues, unsigned int numJitOptions,
+                                          CUlibraryOption *libraryOptions,
+                                          void **libraryOptionValues,
+                                          unsigned int numLibraryOptions);
+void cbs_code_before_cuLibraryUnload(const cubind_rt_api *rt, CUlibrary library);
+#endif
+
+/* The PTX types of entry `name` with n parameters of the module
+ * (CUBIND_REG_CODE_MODULE) or library (_LIBRARY) `owner`: 1 and out[0..n),
+ * or 0 when none are known. */
+int cbs_code_types(const cubind_rt_api *rt, int kind, uintptr_t owner, const char *name, size_t n,
+                   cbs_ktype *out);
+
+#endif

@@ -1,0 +1,819 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * bind_kernel_types.c — parameter types from mangled names and type strings
+ * (see bind_kernel_types.h).
+ *
+ * The demangler reads the subset of the Itanium C++ ABI a kernel's name
+ * uses: a function name (plain, in namespaces, a template instance), an
+ * optional return type (template instances), then the parameter types:
+ * builtin types, pointers, references, cv-qualifiers, function types,
+ * class and enum names (opaque: a CBS_KT_BLOB), template parameters
+ * (T_, T0_ ...) and substitutions (S_, S0_ ..., St, Sa ...). Whatever else
+ * it meets (an operator name, a pack expansion, an expression) makes it
+ * give up: the caller then knows no types, and packs by size. A
+ * substitution stands for the type (or name prefix) it refers to; the
+ * table holds only what a parameter's kind needs.
+ */
+#include "bind_kernel_types.h"
+#include "rt_alloc.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SUBS 64
+#define MAX_TARGS 32
+#define MAX_DEPTH 32
+
+typedef struct {
+    const char *p;
+    cbs_ktype subs[MAX_SUBS];
+    size_t nsubs;
+    cbs_ktype targs[MAX_TARGS];
+    size_t ntargs;
+    int depth;
+    int ok;
+} demangler;
+
+static void add_sub(demangler *d, cbs_ktype t)
+{
+    if (d->nsubs < MAX_SUBS)
+        d->subs[d->nsubs++] = t;
+    else
+        d->ok = 0;
+}
+
+static int is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* <source-name> ::= <length> <identifier> */
+static void source_name(demangler *d)
+{
+    size_t len = 0;
+    if (!is_digit(*d->p)) {
+        d->ok = 0;
+        return;
+    }
+    while (is_digit(*d->p)) {
+        len = len * 10 + (size_t)(*d->p++ - '0');
+        if (len > 4096) {
+            d->ok = 0;
+            return;
+        }
+    }
+    for (size_t k = 0; k < len; k++)
+        if (d->p[k] == '\0') {
+            d->ok = 0;
+            return;
+        }
+    d->p += len;
+}
+
+/* <seq-id> _ (base 36, upper case), after S or T: the index + 1, or 0 for
+ * the bare "_". -1 when malformed. */
+static long seq_id(demangler *d)
+{
+    long v = 0;
+    if (*d->p == '_') {
+        d->p++;
+        return 0;
+    }
+    while (*d->p != '_') {
+        char c = *d->p++;
+        if (is_digit(c))
+            v = v * 36 + (c - '0');
+        else if (c >= 'A' && c <= 'Z')
+            v = v * 36 + (c - 'A' + 10);
+        else
+            return -1;
+        if (v > 100000)
+            return -1;
+    }
+    d->p++;
+    return v + 1;
+}
+
+static cbs_ktype type(demangler *d);
+
+/* I <template-arg>+ E; the function name's (record) bind T_, T0_ ... */
+static void template_args(demangler *d, int record)
+{
+    d->p++; /* I */
+    if (record)
+        d->ntargs = 0;
+    while (d->ok && *d->p != 'E') {
+        cbs_ktype t = CBS_KT(CBS_KT_BLOB, 0);
+        if (*d->p == 'L') {
+            /* a literal: L <type> <value> E, or L _Z <encoding> E */
+            const char *e = strchr(d->p, 'E');
+            if (!e || d->p[1] == '_') {
+                d->ok = 0;
+                return;
+            }
+            d->p = e + 1;
+        } else if (*d->p == 'X' || *d->p == 'J') {
+            d->ok = 0; /* expressions and packs: not read */
+            return;
+        } else {
+            t = type(d);
+        }
+        if (record) {
+            if (d->ntargs == MAX_TARGS) {
+                d->ok = 0;
+                return;
+            }
+            d->targs[d->ntargs++] = t;
+        }
+    }
+    if (*d->p != 'E')
+        d->ok = 0;
+    else
+        d->p++;
+}
+
+/* A substitution S...: the kind it stands for. */
+static cbs_ktype substitution(demangler *d)
+{
+    d->p++; /* S */
+    char c = *d->p;
+    if (c == 't') { /* St <unqualified-name>: std::name */
+        d->p++;
+        source_name(d);
+        return CBS_KT(CBS_KT_BLOB, 0);
+    }
+    if (c == 'a' || c == 'b' || c == 's' || c == 'i' || c == 'o' || c == 'd') {
+        d->p++;
+        return CBS_KT(CBS_KT_BLOB, 0);
+    }
+    long id = seq_id(d);
+    if (id < 0 || (size_t)id >= d->nsubs) {
+        d->ok = 0;
+        return 0;
+    }
+    return d->subs[id];
+}
+
+/* The components of N ... E after N (and its cv-qualifiers); `function`:
+ * this is the function's own name (its last component is not a
+ * substitution candidate, and its template arguments bind T_). Returns 1
+ * when the name ended with template arguments. */
+static int nested_name(demangler *d, int function)
+{
+    int templated = 0;
+    while (*d->p == 'K' || *d->p == 'V' || *d->p == 'r' || *d->p == 'R' || *d->p == 'O')
+        d->p++;
+    while (d->ok && *d->p != 'E') {
+        templated = 0;
+        if (is_digit(*d->p)) {
+            source_name(d);
+        } else if (*d->p == 'S') {
+            (void)substitution(d);
+            if (*d->p != 'I')
+                continue; /* a substitution is no new candidate */
+        } else if (*d->p == 'I') {
+            template_args(d, function);
+            templated = 1;
+        } else if (*d->p == 'T') {
+            d->p++;
+            if (seq_id(d) < 0)
+                d->ok = 0;
+        } else if ((*d->p == 'C' || *d->p == 'D') && is_digit(d->p[1])) {
+            d->p += 2; /* a constructor or destructor */
+        } else {
+            d->ok = 0;
+            return 0;
+        }
+        if (*d->p != 'E' || !function)
+            add_sub(d, CBS_KT(CBS_KT_BLOB, 0));
+    }
+    if (*d->p != 'E')
+        d->ok = 0;
+    else
+        d->p++;
+    return templated;
+}
+
+static cbs_ktype builtin(char c)
+{
+    switch (c) {
+    case 'b': return CBS_KT(CBS_KT_BOOL, 1);
+    case 'c': case 'a': return CBS_KT(CBS_KT_INT, 1);
+    case 'h': return CBS_KT(CBS_KT_UINT, 1);
+    case 's': return CBS_KT(CBS_KT_INT, 2);
+    case 't': return CBS_KT(CBS_KT_UINT, 2);
+    case 'i': case 'w': return CBS_KT(CBS_KT_INT, 4);
+    case 'j': return CBS_KT(CBS_KT_UINT, 4);
+    case 'l': case 'x': return CBS_KT(CBS_KT_INT, 8);
+    case 'm': case 'y': return CBS_KT(CBS_KT_UINT, 8);
+    case 'n': case 'o': return CBS_KT(CBS_KT_BLOB, 16);
+    case 'f': return CBS_KT(CBS_KT_FLOAT, 4);
+    case 'd': return CBS_KT(CBS_KT_FLOAT, 8);
+    case 'v': return CBS_KT(CBS_KT_UNKNOWN, 0);
+    default: return (cbs_ktype)-1;
+    }
+}
+
+static cbs_ktype type(demangler *d)
+{
+    if (!d->ok || ++d->depth > MAX_DEPTH) {
+        d->ok = 0;
+        return 0;
+    }
+    cbs_ktype t = 0;
+    char c = *d->p;
+    cbs_ktype b = builtin(c);
+    if (b != (cbs_ktype)-1) {
+        d->p++;
+        t = b;
+    } else if (c == 'P' || c == 'R' || c == 'O') {
+        d->p++;
+        (void)type(d);
+        t = CBS_KT(CBS_KT_PTR, sizeof(void *));
+        add_sub(d, t);
+    } else if (c == 'K' || c == 'V' || c == 'r') {
+        d->p++;
+        t = type(d);
+        add_sub(d, t);
+    } else if (c == 'T') {
+        d->p++;
+        long id = seq_id(d);
+        if (id < 0 || (size_t)id >= d->ntargs) {
+            d->ok = 0;
+            return 0;
+        }
+        t = d->targs[id];
+        add_sub(d, t);
+    } else if (c == 'S') {
+        t = substitution(d);
+        if (d->ok && *d->p == 'I') {
+            template_args(d, 0);
+            t = CBS_KT(CBS_KT_BLOB, 0);
+            add_sub(d, t);
+        }
+    } else if (is_digit(c) || c == 'N' || c == 'u') {
+        if (c == 'N') {
+            d->p++;
+            nested_name(d, 0);
+        } else {
+            if (c == 'u')
+                d->p++;
+            source_name(d);
+            if (d->ok && *d->p == 'I') {
+                add_sub(d, CBS_KT(CBS_KT_BLOB, 0)); /* the template's name */
+                template_args(d, 0);
+            }
+        }
+        t = CBS_KT(CBS_KT_BLOB, 0);
+        add_sub(d, t);
+    } else if (c == 'F') {
+        d->p++;
+        while (d->ok && *d->p != 'E')
+            (void)type(d);
+        if (*d->p == 'E')
+            d->p++;
+        else
+            d->ok = 0;
+        t = CBS_KT(CBS_KT_UNKNOWN, 0);
+        add_sub(d, t);
+    } else if (c == 'D') {
+        if (d->p[1] == 'h') {
+            d->p += 2;
+            t = CBS_KT(CBS_KT_FLOAT, 2);
+        } else if (d->p[1] == 's') {
+            d->p += 2;
+            t = CBS_KT(CBS_KT_UINT, 2);
+        } else if (d->p[1] == 'i') {
+            d->p += 2;
+            t = CBS_KT(CBS_KT_UINT, 4);
+        } else if (d->p[1] == 'n') {
+            d->p += 2;
+            t = CBS_KT(CBS_KT_PTR, sizeof(void *));
+        } else if (strncmp(d->p, "DF16_", 5) == 0) {
+            d->p += 5;
+            t = CBS_KT(CBS_KT_FLOAT, 2);
+        } else {
+            d->ok = 0;
+        }
+    } else {
+        d->ok = 0;
+    }
+    d->depth--;
+    return t;
+}
+
+int cbs_kt_from_mangled(const char *name, size_t n, cbs_ktype *out)
+{
+    if (!name || strncmp(name, "_Z", 2) != 0)
+        return 0;
+    demangler d = {.p = name + 2, .ok = 1};
+    int templated = 0;
+    if (*d.p == 'N') {
+        d.p++;
+        templated = nested_name(&d, 1);
+    } else if (*d.p == 'S' && d.p[1] == 't') {
+        d.p += 2;
+        source_name(&d);
+    } else if (is_digit(*d.p)) {
+        source_name(&d);
+        if (d.ok && *d.p == 'I') {
+            add_sub(&d, CBS_KT(CBS_KT_BLOB, 0)); /* the template's name */
+            template_args(&d, 1);
+            templated = 1;
+        }
+    } else {
+        return 0; /* local names, operators, special names */
+    }
+    if (d.ok && templated)
+        (void)type(&d); /* a template instance encodes its return type first */
+    size_t k = 0;
+    if (d.ok && *d.p == 'v' && (d.p[1] == '\0' || d.p[1] == '.')) {
+        d.p++; /* (void): no parameters */
+    } else {
+        while (d.ok && *d.p && *d.p != '.') {
+            cbs_ktype t = type(&d);
+            if (!d.ok || k == n)
+                return 0;
+            out[k++] = t;
+        }
+    }
+    return d.ok && k == n && (*d.p == '\0' || *d.p == '.');
+}
+
+int cbs_kt_from_string(const char *s, cbs_ktype *out)
+{
+    static const struct { const char *name; cbs_kt_kind kind; size_t size; } names[] = {
+        {"p", CBS_KT_PTR, sizeof(void *)}, {"P", CBS_KT_PTR, sizeof(void *)},
+        {"?", CBS_KT_BOOL, 1}, {"b1", CBS_KT_BOOL, 1}, {"bool", CBS_KT_BOOL, 1},
+        {"float16", CBS_KT_FLOAT, 2}, {"float32", CBS_KT_FLOAT, 4}, {"float64", CBS_KT_FLOAT, 8},
+        {"float", CBS_KT_FLOAT, 4}, {"double", CBS_KT_FLOAT, 8},
+        {"int8", CBS_KT_INT, 1}, {"int16", CBS_KT_INT, 2}, {"int32", CBS_KT_INT, 4},
+        {"int64", CBS_KT_INT, 8}, {"int", CBS_KT_INT, 4},
+        {"uint8", CBS_KT_UINT, 1}, {"uint16", CBS_KT_UINT, 2}, {"uint32", CBS_KT_UINT, 4},
+        {"uint64", CBS_KT_UINT, 8},
+    };
+    if (*s == '<' || *s == '=' || *s == '|')
+        s++; /* numpy's byte order: little-endian or native only */
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (strcmp(s, names[k].name) == 0) {
+            *out = CBS_KT(names[k].kind, names[k].size);
+            return 1;
+        }
+    cbs_kt_kind kind;
+    switch (s[0]) {
+    case 'f': kind = CBS_KT_FLOAT; break;
+    case 'i': kind = CBS_KT_INT; break;
+    case 'u': kind = CBS_KT_UINT; break;
+    default: return 0;
+    }
+    if (s[1] < '1' || s[1] > '8' || s[2] != '\0')
+        return 0;
+    size_t size = (size_t)(s[1] - '0');
+    if (size != 1 && size != 2 && size != 4 && size != 8)
+        return 0;
+    if (kind == CBS_KT_FLOAT && size == 1)
+        return 0;
+    *out = CBS_KT(kind, size);
+    return 1;
+}
+
+const char *cbs_kt_name(cbs_ktype t, size_t size, char *buf, size_t cap)
+{
+    static const char *const ints[9] = {NULL, "signed char", "short", NULL, "int",
+                                         NULL, NULL, NULL, "long long"};
+    static const char *const floats[9] = {NULL, NULL, "half", NULL, "float",
+                                          NULL, NULL, NULL, "double"};
+    const char *name = NULL;
+    if (size <= 8) {
+        switch (CBS_KT_KIND(t)) {
+        case CBS_KT_INT: name = ints[size]; break;
+        case CBS_KT_BITS:
+            if (ints[size]) {
+                snprintf(buf, cap, "a %zu-bit integer%s", 8 * size,
+                         size == 8 ? " or pointer" : "");
+                return buf;
+            }
+            break;
+        case CBS_KT_UINT:
+            if (ints[size]) {
+                snprintf(buf, cap, "unsigned %s", size == 1 ? "char" : ints[size]);
+                return buf;
+            }
+            break;
+        case CBS_KT_BOOL: name = "bool"; break;
+        case CBS_KT_FLOAT: name = floats[size]; break;
+        case CBS_KT_PTR: name = "a pointer"; break;
+        default: break;
+        }
+    }
+    if (name)
+        snprintf(buf, cap, "%s", name);
+    else
+        snprintf(buf, cap, "a %zu-byte value", size);
+    return buf;
+}
+
+/* ---- PTX ------------------------------------------------------------------- */
+
+/* One block: the header, `n` entries, then every entry's types and the
+ * NUL-terminated names. */
+typedef struct {
+    const char *name;
+    size_t nparams;
+    const cbs_ktype *types;
+} kt_entry;
+
+struct cbs_kt_table {
+    size_t n;
+    kt_entry e[];
+};
+
+/* A growing list of entries while parsing (malloc'ed). */
+typedef struct {
+    kt_entry *e;
+    size_t n, cap;
+    size_t bytes; /* names and types, for the final block */
+} kt_list;
+
+static void list_free(kt_list *l)
+{
+    for (size_t k = 0; k < l->n; k++) {
+        rt_free((void *)l->e[k].name);
+        rt_free((void *)l->e[k].types);
+    }
+    rt_free(l->e);
+}
+
+static int list_add(kt_list *l, const char *name, size_t namelen, const cbs_ktype *types,
+                    size_t n)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 8;
+        kt_entry *e = rt_realloc(l->e, cap * sizeof *e);
+        if (!e)
+            return -1;
+        l->e = e;
+        l->cap = cap;
+    }
+    char *nm = rt_malloc(namelen + 1);
+    cbs_ktype *t = rt_malloc((n ? n : 1) * sizeof *t);
+    if (!nm || !t) {
+        rt_free(nm);
+        rt_free(t);
+        return -1;
+    }
+    memcpy(nm, name, namelen);
+    nm[namelen] = '\0';
+    if (n)
+        memcpy(t, types, n * sizeof *t);
+    l->e[l->n++] = (kt_entry){nm, n, t};
+    l->bytes += namelen + 1 + n * sizeof *t;
+    return 0;
+}
+
+/* The final block from a list (emptied). */
+static cbs_kt_table *list_finish(kt_list *l)
+{
+    if (!l->n) {
+        list_free(l);
+        return NULL;
+    }
+    size_t head = sizeof(cbs_kt_table) + l->n * sizeof(kt_entry);
+    head = (head + sizeof(cbs_ktype) - 1) / sizeof(cbs_ktype) * sizeof(cbs_ktype);
+    cbs_kt_table *t = rt_malloc(head + l->bytes);
+    if (t) {
+        /* types first (aligned), names after */
+        cbs_ktype *types = (cbs_ktype *)((char *)t + head);
+        size_t ntypes = 0;
+        for (size_t k = 0; k < l->n; k++)
+            ntypes += l->e[k].nparams;
+        char *names = (char *)(types + ntypes);
+        t->n = l->n;
+        for (size_t k = 0; k < l->n; k++) {
+            size_t len = strlen(l->e[k].name) + 1;
+            memcpy(names, l->e[k].name, len);
+            if (l->e[k].nparams)
+                memcpy(types, l->e[k].types, l->e[k].nparams * sizeof *types);
+            t->e[k] = (kt_entry){names, l->e[k].nparams, types};
+            names += len;
+            types += l->e[k].nparams;
+        }
+    }
+    list_free(l);
+    return t;
+}
+
+/* A reader over [p, end): PTX text, comments skipped as blanks. Skipping
+ * stops at a NUL too: a text of unknown length is read no further than
+ * its NUL (what the driver reads of it). */
+typedef struct {
+    const char *p, *end;
+} ptx_reader;
+
+static int is_ident(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '_' ||
+           c == '$' || c == '%';
+}
+
+static void skip_blank(ptx_reader *r)
+{
+    while (r->p < r->end) {
+        char c = *r->p;
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+            r->p++;
+        } else if (c == '/' && r->p + 1 < r->end && r->p[1] == '/') {
+            while (r->p < r->end && *r->p != '\n' && *r->p)
+                r->p++;
+        } else if (c == '/' && r->p + 1 < r->end && r->p[1] == '*') {
+            r->p += 2;
+            while (r->p < r->end && *r->p &&
+                   !(r->p[0] == '*' && r->p + 1 < r->end && r->p[1] == '/'))
+                r->p++;
+            if (r->p >= r->end || !*r->p)
+                return; /* the text ends inside the comment */
+            r->p += 2;
+        } else {
+            return;
+        }
+    }
+}
+
+/* The next word (a directive ".x" or an identifier): its start and length,
+ * 0 when the next character starts neither. */
+static size_t word(ptx_reader *r, const char **start)
+{
+    skip_blank(r);
+    *start = r->p;
+    const char *q = r->p;
+    if (q < r->end && *q == '.')
+        q++;
+    while (q < r->end && is_ident(*q))
+        q++;
+    r->p = q;
+    return (size_t)(q - *start);
+}
+
+static int word_is(const char *w, size_t len, const char *s)
+{
+    return strlen(s) == len && memcmp(w, s, len) == 0;
+}
+
+/* The type of a scalar .param's type directive (".u32"...), or (unsigned)-1. */
+static cbs_ktype ptx_scalar(const char *w, size_t len)
+{
+    static const struct { const char *name; cbs_kt_kind kind; size_t size; } t[] = {
+        {".s8", CBS_KT_INT, 1}, {".s16", CBS_KT_INT, 2}, {".s32", CBS_KT_INT, 4},
+        {".s64", CBS_KT_INT, 8}, {".u8", CBS_KT_BITS, 1}, {".u16", CBS_KT_BITS, 2},
+        {".u32", CBS_KT_BITS, 4}, {".u64", CBS_KT_BITS, 8}, {".b8", CBS_KT_BITS, 1},
+        {".b16", CBS_KT_BITS, 2}, {".b32", CBS_KT_BITS, 4}, {".b64", CBS_KT_BITS, 8},
+        {".f16", CBS_KT_FLOAT, 2}, {".f32", CBS_KT_FLOAT, 4}, {".f64", CBS_KT_FLOAT, 8},
+    };
+    for (size_t k = 0; k < sizeof t / sizeof t[0]; k++)
+        if (word_is(w, len, t[k].name))
+            return CBS_KT(t[k].kind, t[k].size);
+    return (cbs_ktype)-1;
+}
+
+/* One ".param ..." of an entry's list, after ".param": its type. 0 when
+ * it is one this reader does not know (then the entry is left out). */
+static int ptx_param(ptx_reader *r, cbs_ktype *out)
+{
+    cbs_ktype t = (cbs_ktype)-1;
+    int ptr = 0;
+    for (;;) {
+        const char *w;
+        size_t len = word(r, &w);
+        if (!len)
+            return 0;
+        if (w[0] != '.') {
+            /* the parameter's name, then [N] for a byte array */
+            skip_blank(r);
+            if (r->p < r->end && *r->p == '[') {
+                size_t n = 0;
+                r->p++;
+                while (r->p < r->end && is_digit(*r->p) && n < (1u << 20))
+                    n = n * 10 + (size_t)(*r->p++ - '0');
+                if (r->p >= r->end || *r->p != ']' || t == (cbs_ktype)-1)
+                    return 0;
+                r->p++;
+                *out = CBS_KT(CBS_KT_BLOB, n * CBS_KT_SIZE(t));
+                return 1;
+            }
+            if (t == (cbs_ktype)-1)
+                return 0;
+            *out = ptr ? CBS_KT(CBS_KT_PTR, 8) : t;
+            return 1;
+        }
+        if (word_is(w, len, ".ptr")) {
+            ptr = 1;
+        } else if (word_is(w, len, ".align")) {
+            (void)word(r, &w); /* its number */
+        } else if (word_is(w, len, ".global") || word_is(w, len, ".const") ||
+                   word_is(w, len, ".local") || word_is(w, len, ".shared")) {
+            /* the state space a .ptr points to */
+        } else {
+            cbs_ktype s = ptx_scalar(w, len);
+            if (s == (cbs_ktype)-1)
+                return 0; /* .texref, .samplerref, vector types ... */
+            t = s;
+        }
+    }
+}
+
+/* Reads the entry after ".entry" into l; 0, or -1 when out of memory. */
+static int ptx_entry(ptx_reader *r, kt_list *l)
+{
+    const char *name;
+    size_t namelen = word(r, &name);
+    if (!namelen || name[0] == '.')
+        return 0;
+    cbs_ktype types[512];
+    size_t n = 0;
+    skip_blank(r);
+    if (r->p < r->end && *r->p == '(') {
+        r->p++;
+        for (;;) {
+            skip_blank(r);
+            if (r->p < r->end && *r->p == ')')
+                break;
+            const char *w;
+            size_t len = word(r, &w);
+            if (!word_is(w, len, ".param") || n == sizeof types / sizeof types[0] ||
+                !ptx_param(r, &types[n]))
+                return 0;
+            n++;
+            skip_blank(r);
+            if (r->p < r->end && *r->p == ',')
+                r->p++;
+        }
+    }
+    return list_add(l, name, namelen, types, n);
+}
+
+/* Every .entry of the PTX text [p, end) into l. */
+static int ptx_text(const char *p, const char *end, kt_list *l)
+{
+    ptx_reader r = {p, end};
+    while (r.p < r.end) {
+        skip_blank(&r);
+        if (r.p >= r.end)
+            break;
+        if (*r.p != '.' && !is_ident(*r.p)) {
+            r.p++;
+            continue;
+        }
+        const char *w;
+        size_t len = word(&r, &w);
+        if (!len) {
+            r.p++;
+            continue;
+        }
+        if (word_is(w, len, ".entry") && ptx_entry(&r, l) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Whether [p, p + len) begins like PTX text: blanks and comments, then a
+ * directive (nvcc starts with comments, then .version). */
+static int looks_like_ptx(const char *p, size_t len)
+{
+    ptx_reader r = {p, p + len};
+    skip_blank(&r);
+    return r.p < r.end && *r.p == '.';
+}
+
+/* The length of the NUL-terminated text at p, at most cap. */
+static size_t text_len(const char *p, size_t cap)
+{
+    const char *z = memchr(p, '\0', cap);
+    return z ? (size_t)(z - p) : cap;
+}
+
+static uint32_t rd32(const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+static uint64_t rd64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* Whether p starts with the 4 bytes of magic (little-endian), read one by
+ * one: no byte of an image of unknown length is read past a mismatch (a
+ * text's NUL mismatches every magic). */
+static int has_magic(const unsigned char *p, size_t len, uint32_t magic)
+{
+    if (len && len < 16)
+        return 0;
+    for (int k = 0; k < 4; k++)
+        if (p[k] != (unsigned char)(magic >> (8 * k)))
+            return 0;
+    return 1;
+}
+
+#define FATBIN_MAGIC 0xBA55ED50u
+#define FATBIN_WRAPPER_MAGIC 0x466243B1u
+#define FATBIN_KIND_PTX 1u
+#define PTX_MAX ((size_t)1 << 30)
+
+/* The uncompressed PTX entries of the fat binary at p (16-byte header,
+ * then entries: kind, header size, payload size). */
+static int fatbin(const unsigned char *p, size_t len, kt_list *l)
+{
+    if (len && len < 16)
+        return 0;
+    uint64_t body = rd64(p + 8);
+    uint16_t head;
+    memcpy(&head, p + 6, 2);
+    if (head < 16 || body > PTX_MAX || (len && 16 + body > len))
+        return 0;
+    const unsigned char *e = p + head, *end = p + head + body;
+    while (e + 64 <= end) {
+        uint16_t kind;
+        memcpy(&kind, e, 2);
+        uint32_t ehead = rd32(e + 4);
+        uint64_t payload = rd64(e + 8);
+        if (ehead < 64 || payload > (uint64_t)(end - e - ehead))
+            return 0;
+        const char *text = (const char *)e + ehead;
+        if (kind == FATBIN_KIND_PTX && payload && looks_like_ptx(text, (size_t)payload)) {
+            size_t n = text_len(text, (size_t)payload);
+            if (ptx_text(text, text + n, l) < 0)
+                return -1;
+        }
+        e += ehead + payload;
+    }
+    return 0;
+}
+
+cbs_kt_table *cbs_kt_table_from_image(const void *image, size_t len)
+{
+    if (!image)
+        return NULL;
+    const unsigned char *p = image;
+    kt_list l = {0};
+    int rc = 0;
+    if (has_magic(p, len, FATBIN_WRAPPER_MAGIC)) {
+        /* {int magic; int version; const unsigned long long *data; ...} */
+        const unsigned char *data;
+        memcpy(&data, p + 8, sizeof data);
+        if (data && has_magic(data, 0, FATBIN_MAGIC))
+            rc = fatbin(data, 0, &l);
+    } else if (has_magic(p, len, FATBIN_MAGIC)) {
+        rc = fatbin(p, len, &l);
+    } else if (looks_like_ptx((const char *)p, len ? len : PTX_MAX)) {
+        /* checked first: an image that is no text (a cubin) is read no
+         * further than its first bytes */
+        size_t n = text_len((const char *)p, len ? len : PTX_MAX);
+        rc = ptx_text((const char *)p, (const char *)p + n, &l);
+    }
+    if (rc < 0) {
+        list_free(&l);
+        return NULL;
+    }
+    return list_finish(&l);
+}
+
+cbs_kt_table *cbs_kt_table_merge(const cbs_kt_table *a, const cbs_kt_table *b)
+{
+    kt_list l = {0};
+    const cbs_kt_table *both[2] = {a, b};
+    for (int t = 0; t < 2; t++)
+        for (size_t k = 0; both[t] && k < both[t]->n; k++) {
+            const kt_entry *e = &both[t]->e[k];
+            if (list_add(&l, e->name, strlen(e->name), e->types, e->nparams) < 0) {
+                list_free(&l);
+                return NULL;
+            }
+        }
+    return list_finish(&l);
+}
+
+void cbs_kt_table_free(void *table)
+{
+    rt_free(table);
+}
+
+int cbs_kt_table_find(const cbs_kt_table *t, const char *name, size_t n, cbs_ktype *out)
+{
+    const kt_entry *found = NULL;
+    for (size_t k = 0; t && k < t->n; k++)
+        if (strcmp(t->e[k].name, name) == 0) {
+            if (found)
+                return 0; /* two entries of one name (linked PTX): unknown */
+            found = &t->e[k];
+        }
+    if (!found || found->nparams != n)
+        return 0;
+    memcpy(out, found->types, n * sizeof *out);
+    return 1;
+}

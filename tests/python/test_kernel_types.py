@@ -1,0 +1,741 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Kernel parameter types (issue 26) against the test-only fake driver.
+
+Plain values convert by each parameter's type where it is known: from the
+PTX a module, library or link was given, from a mangled C++ kernel name,
+from argtypes= or from the (values, types) form's ctypes types; else by the
+parameter's size. The fake records the bytes a launch received; every
+expected byte string is computed here with struct.pack.
+
+Every kernel gets a fresh name, and its module stays loaded unless a test
+unloads it on purpose (see the layout-cache hazard in runtime/bind_packer.c).
+"""
+import ctypes
+import gc
+import itertools
+import os
+import struct
+import sys
+import weakref
+
+import pytest
+
+import cubind
+import cubind.cu as cu
+
+from conftest import run_python
+
+_ids = itertools.count()
+_keep = []
+
+
+def fresh(base="k"):
+    return f"{base}{next(_ids)}"
+
+
+def mangled(base, params):
+    """The Itanium name of `void base(params)` (params already encoded)."""
+    return f"_Z{len(base)}{base}{params}"
+
+
+def natural(sizes):
+    offs, at = [], 0
+    for s in sizes:
+        a = min(s, 8) if s in (1, 2, 4, 8) else 4 if s % 8 else 8
+        at = (at + a - 1) // a * a
+        offs.append(at)
+        at += s
+    return offs
+
+
+def ptx_entry(name, params):
+    """PTX text with one .entry `name` of these .param declarations (a
+    "{}" in one stands for the parameter's name)."""
+    decl = ",\n".join("\t.param " + (p if "{}" in p else p + " {}").format(f"{name}_param_{i}")
+                       for i, p in enumerate(params))
+    return (f"//\n// made by a test\n//\n.version 8.0\n.target sm_80\n.address_size 64\n\n"
+            f".visible .entry {name}(\n{decl}\n)\n{{\n\tret;\n}}\n").encode() + b"\0"
+
+
+class Kernel:
+    """A fake kernel `name` with a layout of these sizes, in a module loaded
+    from `image` (default: an image without PTX, as a cubin)."""
+
+    def __init__(self, fake, name, sizes, offsets=None, image=None, library=False):
+        self.fake, self.name = fake, name.encode()
+        self.sizes = list(sizes)
+        self.offsets = list(offsets) if offsets is not None else natural(self.sizes)
+        n = len(self.sizes)
+        o = (ctypes.c_size_t * max(n, 1))(*self.offsets)
+        s = (ctypes.c_size_t * max(n, 1))(*self.sizes)
+        assert fake.fakecuda_set_param_layout(None, self.name, n, o, s) == 0
+        self.image = image if image is not None else b"fake cubin of " + self.name + b"\0"
+        if library:
+            self.mod = cu.cuLibraryLoadData(self.image, None, None, 0, None, None, 0)
+            self.f = cu.cuLibraryGetKernel(self.mod, self.name)
+        else:
+            self.mod = cu.cuModuleLoadData(self.image)
+            self.f = cu.cuModuleGetFunction(self.mod, self.name)
+        self._buf = ctypes.create_string_buffer(max(self.total, 1) + 64)
+        _keep.append(self)
+
+    @property
+    def total(self):
+        return max((o + s for o, s in zip(self.offsets, self.sizes)), default=0)
+
+    def recorded(self):
+        n = self.fake.fakecuda_last_launch_params(self.name, self._buf, len(self._buf))
+        assert n >= 0
+        return self._buf.raw[:n]
+
+    def count(self):
+        return self.fake.fakecuda_launch_count(self.name)
+
+    def expect(self, *chunks):
+        out = bytearray(self.total)
+        for o, s, c in zip(self.offsets, self.sizes, chunks):
+            assert len(c) == s
+            out[o:o + s] = c
+        return bytes(out)
+
+    def launch(self, *args, **kw):
+        cubind.launch(self.f, 1, 1, *args, **kw)
+        return self.recorded()
+
+    def refused(self, exc, *args, fragments=(), **kw):
+        before = self.count()
+        with pytest.raises(exc) as info:
+            cubind.launch(self.f, 1, 1, *args, **kw)
+        text = str(info.value)
+        for frag in fragments:
+            assert frag in text, text
+        assert self.count() == before, "nothing may be launched"
+        return text
+
+
+@pytest.fixture
+def kernel(fake, ctx):
+    return lambda *a, **kw: Kernel(fake, *a, **kw)
+
+
+@pytest.fixture
+def dptr(ctx):
+    p = cu.cuMemAlloc(4096)
+    yield p
+    cu.cuMemFree(p)
+
+
+AXPY = [8, 4, 4]   # axpy(float *y, int n, float a)
+
+
+# ---- unknown types: by size, as before ---------------------------------------
+
+def test_unknown_types_pack_by_size(kernel, dptr):
+    """An extern "C" kernel from a cubin: nothing says `a` is a float, so 2
+    is packed as an int32 (what README and docs/kernel-arguments.md warn of)."""
+    k = kernel(fresh("axpy"), AXPY)
+    assert k.launch(dptr, 1024, 2) == struct.pack("<QiI", int(dptr), 1024, 2)
+    assert k.launch(dptr, 1024, 2.0) == struct.pack("<Qif", int(dptr), 1024, 2.0)
+
+
+# ---- PTX -----------------------------------------------------------------------
+
+def test_ptx_types_convert(kernel, dptr):
+    name = fresh("axpy")
+    k = kernel(name, AXPY, image=ptx_entry(name, [".u64", ".u32", ".f32"]))
+    assert k.launch(dptr, 1024, 2) == struct.pack("<Qif", int(dptr), 1024, 2.0)
+    assert k.launch(int(dptr), -1, 0.1) == struct.pack("<Qif", int(dptr), -1, 0.1)
+    # nvcc declares every int .u32: either sign fits, as its bits
+    assert k.launch(0, 2**32 - 1, -3) == struct.pack("<QIf", 0, 2**32 - 1, -3.0)
+    # the same types through cuLaunchKernel, both faces
+    cu.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, (dptr, 7, 1), None)
+    assert k.recorded() == struct.pack("<Qif", int(dptr), 7, 1.0)
+
+
+def test_ptx_types_refuse(kernel, dptr):
+    name = fresh("axpy")
+    k = kernel(name, AXPY, image=ptx_entry(name, [".u64", ".u32", ".f32"]))
+    k.refused(TypeError, 1.5, 1024, 2.0,
+              fragments=(f"launch(): kernel parameter 0: '{name}' declares a 64-bit integer",
+                         "a float given"))
+    k.refused(TypeError, dptr, 3.5, 2.0, fragments=("parameter 1:", "32-bit integer"))
+    k.refused(OverflowError, dptr, 2**32, 2.0, fragments=("parameter 1:", "out of range"))
+    k.refused(OverflowError, dptr, 1, 1e300, fragments=("parameter 2:", "declares float"))
+    k.refused(TypeError, dptr, 1, dptr, fragments=("parameter 2:", "a handle given"))
+
+
+def test_ptx_struct_pointer_and_small_types(kernel, dptr):
+    """A by-value struct (.b8 name[12] with .align), a .ptr pointer, signed
+    and floating types of other sizes."""
+    name = fresh("st")
+    k = kernel(name, [12, 8, 1, 8], offsets=[0, 16, 24, 32],
+               image=ptx_entry(name, [".align 4 .b8 {}[12]", ".u64 .ptr .global .align 8", ".s8",
+                                      ".f64"]))
+
+    class S(ctypes.Structure):
+        _fields_ = [("a", ctypes.c_int), ("b", ctypes.c_float), ("c", ctypes.c_int)]
+
+    s = S(1, 2.5, -3)
+    want = k.expect(bytes(s), struct.pack("<Q", int(dptr)), struct.pack("<b", -5),
+                    struct.pack("<d", 7.0))
+    assert k.launch(s, dptr, -5, 7) == want
+    assert k.launch(bytes(s), int(dptr), -5, 7.0) == want
+    k.refused(TypeError, 5, dptr, 0, 0.0, fragments=("parameter 0:", "a 12-byte value"))
+    k.refused(TypeError, b"x" * 11, dptr, 0, 0.0, fragments=("parameter 0:",))
+    k.refused(OverflowError, s, -1, 0, 0.0, fragments=("parameter 1:",))
+    k.refused(OverflowError, s, dptr, 128, 0.0, fragments=("parameter 2:", "signed char"))
+    k.refused(TypeError, s, 0.0, 0, 0.0, fragments=("parameter 1:", "declares a pointer"))
+
+
+def test_ptx_through_fatbin_library_and_link(kernel, dptr, fake):
+    """PTX in a fat binary, in a library (its CUkernel typed through
+    cuKernelGetLibrary), and added to a link whose image a module loads."""
+    name = fresh("fb")
+    text = ptx_entry(name, [".u64", ".f32"])
+    padded = text + b"\0" * (-len(text) % 8)
+    entry = struct.pack("<HHIQ", 1, 0x101, 64, len(padded)) + bytes(48) + padded
+    fat = struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(entry)) + entry
+    k = kernel(name, [8, 4], image=fat + b"\0")
+    assert k.launch(dptr, 3) == struct.pack("<Qf", int(dptr), 3.0)
+
+    name = fresh("lib")
+    k = kernel(name, [8, 4], image=ptx_entry(name, [".u64", ".f32"]), library=True)
+    assert k.launch(dptr, 4) == struct.pack("<Qf", int(dptr), 4.0)
+
+    name = fresh("link")
+    fake.fakecuda_set_param_layout(None, name.encode(), 2, (ctypes.c_size_t * 2)(0, 8),
+                                   (ctypes.c_size_t * 2)(8, 4))
+    state = cu.cuLinkCreate(0, None, None)
+    text = bytearray(ptx_entry(name, [".u64", ".f32"]))  # `void *data`: writable
+    cu.cuLinkAddData(state, cu.CUjitInputType.CU_JIT_INPUT_PTX, text, len(text), b"a.ptx",
+                     0, None, None)
+    image, size = cu.cuLinkComplete(state)
+    mod = cu.cuModuleLoadData(image)
+    f = cu.cuModuleGetFunction(mod, name.encode())
+    cubind.launch(f, 1, 1, dptr, 5)
+    buf = ctypes.create_string_buffer(64)
+    n = fake.fakecuda_last_launch_params(name.encode(), buf, 64)
+    assert buf.raw[:n] == struct.pack("<Qf", int(dptr), 5.0)
+    cu.cuLinkDestroy(state)
+    _keep.append(mod)
+
+
+def test_ptx_files(fake, ctx, dptr, tmp_path):
+    """PTX read from files: cuModuleLoad, cuLibraryLoadFromFile, cuLinkAddFile."""
+    names = [fresh("fm"), fresh("fl"), fresh("fk")]
+    for name in names:
+        fake.fakecuda_set_param_layout(None, name.encode(), 2, (ctypes.c_size_t * 2)(0, 8),
+                                       (ctypes.c_size_t * 2)(8, 4))
+    paths = []
+    for name in names:
+        path = tmp_path / f"{name}.ptx"
+        path.write_bytes(ptx_entry(name, [".u64", ".f32"])[:-1])
+        paths.append(str(path).encode())
+    mod = cu.cuModuleLoad(paths[0])
+    lib = cu.cuLibraryLoadFromFile(paths[1], None, None, 0, None, None, 0)
+    state = cu.cuLinkCreate(0, None, None)
+    cu.cuLinkAddFile(state, cu.CUjitInputType.CU_JIT_INPUT_PTX, paths[2], 0, None, None)
+    image, _ = cu.cuLinkComplete(state)
+    linked = cu.cuModuleLoadData(image)
+    _keep.extend([mod, lib, linked])
+    fns = [cu.cuModuleGetFunction(mod, names[0].encode()),
+           cu.cuLibraryGetKernel(lib, names[1].encode()),
+           cu.cuModuleGetFunction(linked, names[2].encode())]
+    buf = ctypes.create_string_buffer(64)
+    for name, f in zip(names, fns):
+        cubind.launch(f, 1, 1, dptr, 6)
+        n = fake.fakecuda_last_launch_params(name.encode(), buf, 64)
+        assert buf.raw[:n] == struct.pack("<Qf", int(dptr), 6.0), name
+    cu.cuLinkDestroy(state)
+
+
+def test_unload_forgets_ptx_types(kernel, dptr):
+    rt = sys.modules["cubind._runtime"]
+    base = rt._registry_counts()["code_module"]
+    name = fresh("gone")
+    k = kernel(name, [4], image=ptx_entry(name, [".f32"]))
+    assert rt._registry_counts()["code_module"] == base + 1
+    assert k.launch(2) == struct.pack("<f", 2.0)
+    cu.cuModuleUnload(k.mod)
+    assert rt._registry_counts()["code_module"] == base
+    # the same name from an image without PTX: by size again
+    k2 = kernel(name, [4])
+    assert k2.launch(2) == struct.pack("<I", 2)
+
+
+# ---- mangled names -------------------------------------------------------------
+
+def test_mangled_types(kernel, dptr):
+    base = fresh("ax")
+    k = kernel(mangled(base, "Pfif"), AXPY)
+    assert k.launch(dptr, 1024, 2) == struct.pack("<Qif", int(dptr), 1024, 2.0)
+    k.refused(TypeError, dptr, 3.5, 2.0,
+              fragments=(f"kernel parameter 1: '{mangled(base, 'Pfif')}' declares int",))
+    k.refused(OverflowError, dptr, 2**31, 2.0, fragments=("parameter 1:",))
+    k.refused(TypeError, 1.5, 1, 2.0, fragments=("parameter 0:", "declares a pointer"))
+
+
+def test_mangled_template_and_user_type(kernel, dptr):
+    base = fresh("tm")
+    # template<class T> void tm(T *, T, unsigned) with T = double
+    k = kernel(f"_Z{len(base)}{base}IdEvPT_S0_j", [8, 8, 4])
+    assert k.launch(dptr, 3, 7) == struct.pack("<QdI", int(dptr), 3.0, 7)
+    k.refused(OverflowError, dptr, 3, -1, fragments=("parameter 2:", "unsigned int"))
+    # void us(float4, int): a user type by value, of the driver's size
+    base = fresh("us")
+    k = kernel(mangled(base, "6float4i"), [16, 4], offsets=[0, 16])
+    v = struct.pack("<4f", 1, 2, 3, 4)
+    assert k.launch(v, 5) == v + struct.pack("<i", 5)
+    k.refused(TypeError, 1, 5, fragments=("parameter 0:", "a 16-byte value"))
+
+
+# ---- argtypes= -------------------------------------------------------------------
+
+def test_argtypes_forms(kernel, dptr):
+    k = kernel(fresh("at"), AXPY)
+    want = struct.pack("<Qif", int(dptr), 1024, 2.0)
+    assert k.launch(dptr, 1024, 2, argtypes=("p", "i4", "f4")) == want
+    assert k.launch(dptr, 1024, 2,
+                    argtypes=[ctypes.c_void_p, ctypes.c_int, ctypes.c_float]) == want
+    assert k.launch(dptr, 1024, 2, argtypes=(None, None, "float32")) == want
+    k.refused(TypeError, dptr, 1024, 2, argtypes=("p", "i4"),
+              fragments=("argtypes", "2 types given"))
+    k.refused(TypeError, dptr, 1024, 2, argtypes=("p", "i8", "f4"),
+              fragments=("argtypes item 1", "8 bytes"))
+    k.refused(TypeError, dptr, 1024, 2, argtypes=("p", "int4", "f4"),
+              fragments=("argtypes item 1", "is not a type"))
+    k.refused(TypeError, dptr, 1.5, 2, argtypes=("p", "i4", "f4"),
+              fragments=("parameter 1:", "a float given"))
+
+    class DType:
+        """What argtypes= reads of a numpy dtype: kind and itemsize."""
+
+        def __init__(self, kind, itemsize):
+            self.kind, self.itemsize = kind, itemsize
+
+    assert k.launch(dptr, 1024, 2, argtypes=(DType("u", 8), DType("i", 4), DType("f", 4))) == want
+    k.refused(TypeError, dptr, 1024, 2, argtypes=("p", DType("c", 4), "f4"),
+              fragments=("argtypes item 1",))
+
+
+def test_exact_only_for_other_numbers(kernel):
+    """Numbers other than int and float (numpy's scalars, Fraction, an
+    __index__ class) convert into a float parameter only when exact (a
+    double takes what float() gives)."""
+    from fractions import Fraction
+
+    class Big:
+        def __index__(self):
+            return 2**40 + 1
+
+    k = kernel(fresh("ex"), [4, 8])
+    assert k.launch(Fraction(1, 2), Fraction(1, 3), argtypes=("f4", "f8")) == \
+        k.expect(struct.pack("<f", 0.5), struct.pack("<d", 1 / 3))
+    k.refused(TypeError, Fraction(1, 3), 0, argtypes=("f4", "f8"),
+              fragments=("parameter 0:", "not exactly a float"))
+    k.refused(TypeError, Big(), 0, argtypes=("f4", "f8"),
+              fragments=("parameter 0:", "not exactly"))
+    # a Python int converts as C converts it: rounded
+    assert k.launch(2**40 + 1, 0, argtypes=("f4", "f8")) == \
+        k.expect(struct.pack("<f", 2**40 + 1), struct.pack("<d", 0))
+
+
+@pytest.mark.parametrize("face", ["driver", "cu"])
+def test_argtypes_of_the_launch_functions(kernel, dptr, face):
+    """argtypes= (keyword-only) of cuLaunchKernel, cuLaunchCooperativeKernel
+    and cuLaunchKernelEx, on both faces, among other keywords or alone."""
+    import cubind.driver as d
+    mod = d if face == "driver" else cu
+
+    def ok(r):
+        assert r is None or r[0] == 0, r
+
+    k = kernel(fresh("lk"), AXPY)
+    want = struct.pack("<Qif", int(dptr), 1024, 2.0)
+    types = ("p", "i4", "f4")
+    ok(mod.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, (dptr, 1024, 2), None, argtypes=types))
+    assert k.recorded() == want
+    ok(mod.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, extra=None, argtypes=types,
+                          kernelParams=(dptr, 1024, 3)))
+    assert k.recorded() == struct.pack("<Qif", int(dptr), 1024, 3.0)
+    ok(mod.cuLaunchCooperativeKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, (dptr, 1024, 2),
+                                     argtypes=types))
+    assert k.recorded() == want
+    config = mod.CUlaunchConfig()
+    config.gridDimX = config.gridDimY = config.gridDimZ = 1
+    config.blockDimX = config.blockDimY = config.blockDimZ = 1
+    ok(mod.cuLaunchKernelEx(config, k.f, (dptr, 1024, 2), None, argtypes=types))
+    assert k.recorded() == want
+    # without argtypes=, by size (extern "C" in a cubin)
+    ok(mod.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, (dptr, 1024, 2), None, argtypes=None))
+    assert k.recorded() == struct.pack("<QiI", int(dptr), 1024, 2)
+    with pytest.raises(TypeError, match="cuLaunchKernel\\(\\): kernel parameter 2"):
+        mod.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, (dptr, 1024, dptr), None,
+                           argtypes=types)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'argtype'"):
+        mod.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, (dptr, 1024, 2), None, argtype=types)
+    assert "argtypes=None" in mod.cuLaunchKernel.__text_signature__
+
+
+def test_argtypes_misaligned_offsets(kernel):
+    """Parameters where the driver says, however odd: bytes at 0, 1, 5."""
+    k = kernel(fresh("mis"), [1, 4, 8], offsets=[0, 1, 5])
+    assert k.launch(-1, 3, 4, argtypes=("i1", "f4", "f8")) == struct.pack("<bfd", -1, 3.0, 4.0)
+    assert k.launch(255, 1, 2, argtypes=("u1", "u4", "u8")) == struct.pack("<BIQ", 255, 1, 2)
+
+
+def test_argtypes_numpy(kernel):
+    np = pytest.importorskip("numpy")
+    k = kernel(fresh("np"), [4, 4, 8])
+    types = (np.dtype("f4"), np.dtype("i4"), np.dtype("f8"))
+    assert k.launch(np.float32(0.1), np.int64(7), np.float64(0.1), argtypes=types) == \
+        struct.pack("<fid", np.float32(0.1), 7, 0.1)
+    assert k.launch(np.int64(3), 1, np.float32(0.5), argtypes=types) == struct.pack("<fid", 3, 1, 0.5)
+    # numpy scalars convert only when exact
+    k.refused(TypeError, np.float64(0.1), 1, 0.0, argtypes=types,
+              fragments=("parameter 0:", "not exactly"))
+    k.refused(TypeError, np.int64(2**40 + 1), 1, 0.0, argtypes=("f4", "i4", "f8"),
+              fragments=("parameter 0:", "not exactly"))
+    k.refused(TypeError, 0.0, np.float32(1), 0.0, argtypes=types, fragments=("parameter 1:",))
+    k.refused(OverflowError, 0.0, np.int64(2**31), 0.0, argtypes=types, fragments=("parameter 1:",))
+
+
+# ---- pointers ----------------------------------------------------------------------
+
+class CAI:
+    def __init__(self, ptr):
+        self.__cuda_array_interface__ = {"data": (ptr, False), "shape": (1,), "typestr": "<f4",
+                                         "version": 3}
+
+
+class DLManagedTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32),
+                ("device_id", ctypes.c_int32), ("ndim", ctypes.c_int32),
+                ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16),
+                ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p),
+                ("byte_offset", ctypes.c_uint64), ("manager_ctx", ctypes.c_void_p),
+                ("deleter", ctypes.c_void_p)]
+
+
+class DLPackArray:
+    """A producer of one DLPack capsule per call (no deleter: the tensor
+    lives in this object)."""
+
+    def __init__(self, ptr, offset=0, device=2):
+        self.t = DLManagedTensor(data=ptr, device_type=device, ndim=1, byte_offset=offset)
+        self.device = device
+
+    def __dlpack_device__(self):
+        return (self.device, 0)
+
+    def __dlpack__(self, stream=None):
+        new = ctypes.pythonapi.PyCapsule_New
+        new.restype = ctypes.py_object
+        new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        return new(ctypes.addressof(self.t), b"dltensor", None)
+
+
+class CoreBuffer:
+    """What a launch reads of cuda.core's Buffer: its `handle`."""
+
+    def __init__(self, handle):
+        self.handle = handle
+
+
+@pytest.mark.parametrize("typed", [True, False])
+def test_pointer_objects(kernel, dptr, typed):
+    """Device arrays by __cuda_array_interface__, DLPack (with its byte
+    offset), a cuda.core Buffer's handle (an int or a handle): for a pointer
+    parameter, and for an 8-byte one of unknown type."""
+    base = fresh("pp")
+    k = kernel(mangled(base, "Pf") if typed else base, [8])
+    p = int(dptr)
+    for obj, want in [(CAI(p + 16), p + 16), (DLPackArray(p, 32), p + 32),
+                      (CoreBuffer(p + 8), p + 8), (CoreBuffer(dptr), p)]:
+        assert k.launch(obj) == struct.pack("<Q", want)
+    k.refused(TypeError, DLPackArray(p, device=1), fragments=("DLPack device type 1",))
+
+
+# ---- CUkernel handles --------------------------------------------------------------
+
+def test_cukernel_handles(kernel, dptr):
+    """A CUkernel, and its value as an int (what cuda.core's Kernel.handle
+    stands for): cuFuncGetParamInfo refuses it, cuKernelGetParamInfo and
+    cuKernelGetName type it."""
+    base = fresh("kh")
+    k = kernel(mangled(base, "Pfif"), AXPY, library=True)
+    want = struct.pack("<Qif", int(dptr), 1, 2.0)
+    assert k.launch(dptr, 1, 2) == want
+    cu.cuLaunchKernel(int(k.f), 1, 1, 1, 1, 1, 1, 0, None, (dptr, 1, 2), None)
+    assert k.recorded() == want
+    with pytest.raises(TypeError, match="parameter 1:"):
+        cu.cuLaunchKernel(int(k.f), 1, 1, 1, 1, 1, 1, 0, None, (dptr, 1.5, 2), None)
+
+
+# ---- explicit ctypes types -----------------------------------------------------------
+
+def test_values_and_ctypes_types(kernel, dptr):
+    k = kernel(fresh("vt"), AXPY)
+    params = ((int(dptr), 1024, 2), (ctypes.c_void_p, ctypes.c_int, ctypes.c_float))
+    cu.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, params, 0)
+    assert k.recorded() == struct.pack("<Qif", int(dptr), 1024, 2.0)
+    with pytest.raises(TypeError, match="kernel parameter 1"):
+        cu.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None,
+                          ((0, 1.5, 2), (ctypes.c_void_p, ctypes.c_int, ctypes.c_float)), 0)
+
+
+# ---- random mixtures against a reference packer ----------------------------------
+
+# type string -> (size, struct code)
+REF_TYPES = {
+    "i1": (1, "b"), "u1": (1, "B"), "i2": (2, "h"), "u2": (2, "H"), "i4": (4, "i"),
+    "u4": (4, "I"), "i8": (8, "q"), "u8": (8, "Q"), "f4": (4, "f"), "f8": (8, "d"),
+    "f2": (2, "e"), "p": (8, "Q"),
+}
+
+
+def reference_pack(offsets, sizes, codes, values):
+    """The bytes a launch must deliver, written with struct.pack, or
+    OverflowError when a value does not fit its type."""
+    out = bytearray(max((o + s for o, s in zip(offsets, sizes)), default=0))
+    for o, s, c, v in zip(offsets, sizes, codes, values):
+        try:
+            out[o:o + s] = struct.pack("<" + c, v)
+        except (OverflowError, struct.error):
+            return OverflowError
+    return bytes(out)
+
+
+def test_random_mixtures_match_reference(fake, ctx):
+    """Random parameter lists (types given by argtypes=) and random values,
+    some out of their type's range: the bytes the fake received equal the
+    reference packer's, or both refuse (OverflowError, nothing launched).
+    The same values by size alone where that packs the same (ints into
+    signed 4 and 8-byte parameters, floats into doubles)."""
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+
+    def value_for(t):
+        size, code = REF_TYPES[t]
+        if code in "fde":
+            lim = {4: 3.0e38, 8: 1e308, 2: 65000.0}[size]
+            return st.one_of(st.floats(-lim, lim, allow_nan=False),
+                             st.integers(-2**(8 * size), 2**(8 * size)))
+        return st.integers(-2**(8 * size), 2**(8 * size))
+
+    @st.composite
+    def mixtures(draw):
+        types = draw(st.lists(st.sampled_from(sorted(REF_TYPES)), min_size=1, max_size=12))
+        return types, [draw(value_for(t)) for t in types]
+
+    @hypothesis.settings(max_examples=200, deadline=None, database=None)
+    @hypothesis.given(mixtures())
+    def check(case):
+        types, values = case
+        sizes = [REF_TYPES[t][0] for t in types]
+        codes = [REF_TYPES[t][1] for t in types]
+        k = Kernel(fake, fresh("hy"), sizes)
+        want = reference_pack(k.offsets, sizes, codes, values)
+        if want is OverflowError:
+            k.refused(OverflowError, *values, argtypes=types)
+            return
+        assert k.launch(*values, argtypes=types) == want
+        if all((c in "iq" and isinstance(v, int)) or (c == "d" and isinstance(v, float))
+               for v, c in zip(values, codes)):
+            assert k.launch(*values) == want
+
+    check()
+
+
+# ---- the packer's bounds and the garbage collector ----------------------------------
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="__buffer__ is Python 3.12+")
+@pytest.mark.parametrize("count", [4, 41])
+def test_buffer_appearing_during_conversion_cannot_overrun(count):
+    """(values, types) with None types: the first pass counts the values
+    with a buffer (none); a getPtr looked up through __getattr__ then gives
+    their class __buffer__, and the second pass would take a view per value
+    past the reserved slots (on 05a670f: a crash with 41 values on 3.13t,
+    a corrupted stack with 4). Now the pass stops at its reservation."""
+    code = f"""
+import cubind, cubind.cu as cu, ctypes
+from fake_driver import open_fake
+lib = open_fake()
+cu.cuInit(0)
+cu.cuCtxSetCurrent(cu.cuDevicePrimaryCtxRetain(cu.cuDeviceGet(0)))
+n = {count}
+lib.fakecuda_set_param_layout(None, b"overrun", n, (ctypes.c_size_t * n)(*range(0, 8 * n, 8)),
+                              (ctypes.c_size_t * n)(*([8] * n)))
+f = cu.cuModuleGetFunction(cu.cuModuleLoadData(b"x\\0"), b"overrun")
+
+class Sneaky:
+    def __getattr__(self, name):
+        if name == "getPtr":
+            type(self).__buffer__ = lambda self, flags: memoryview(bytearray(8))
+        raise AttributeError(name)
+
+try:
+    cu.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, None, ([Sneaky() for _ in range(n)], [None] * n), 0)
+except TypeError as e:
+    print("refused:", e, "| cause:", e.__cause__)
+else:
+    print("launched")
+"""
+    out = run_python(code)
+    assert out.returncode == 0, out.stderr
+    assert "gained the buffer protocol" in out.stdout, out.stdout
+
+
+def test_kernel_params_cycle_is_collected(kernel):
+    """A struct whose kernelParams hold an object that holds the struct:
+    the packed parameters keep their values where the collector sees them
+    (on 05a670f a capsule held them unseen: 2,000 such structs stayed)."""
+    k = kernel(fresh("cyc"), [8])
+
+    class Holder:
+        def getPtr(self):
+            return self.p.getPtr()
+
+    refs = []
+    for _ in range(50):
+        p = cu.CUDA_KERNEL_NODE_PARAMS()
+        p.func = k.f
+        h = Holder()
+        h.p = p
+        p.kernelParams = ((h,), (None,))
+        refs.append(weakref.ref(h))
+        del p, h
+    gc.collect()
+    assert sum(r() is not None for r in refs) == 0
+
+
+def test_kernel_params_field_plain_values_typed(kernel, dptr):
+    """The struct field packs as a launch does, types included."""
+    base = fresh("nf")
+    k = kernel(mangled(base, "Pfif"), AXPY)
+    p = cu.CUDA_KERNEL_NODE_PARAMS()
+    p.func = k.f
+    p.kernelParams = (dptr, 3, 2)
+    raw = ctypes.cast(p.kernelParams, ctypes.POINTER(ctypes.c_void_p))
+    assert ctypes.c_float.from_address(raw[2]).value == 2.0
+    with pytest.raises(TypeError, match="parameter 1:"):
+        p.kernelParams = (dptr, 3.5, 2)
+
+
+# ---- nvcc's own output (where nvcc is installed) ------------------------------------
+
+@pytest.fixture(scope="module")
+def nvcc_images(tmp_path_factory):
+    import pathlib
+    import shutil
+    import subprocess
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    if not pathlib.Path(nvcc).exists():
+        pytest.skip("nvcc not found")
+    src = pathlib.Path(__file__).resolve().parents[1] / "gpu" / "kernel_types_kernels.cu"
+    d = tmp_path_factory.mktemp("nvcc")
+    # nvcc runs without the sanitizer runtime the ASan suite preloads
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS")}
+    for args in (["-ptx", "-arch=sm_90", "-o", str(d / "k.ptx")],
+                 ["-fatbin", "-no-compress", "-gencode", "arch=compute_90,code=[sm_90,compute_90]",
+                  "-o", str(d / "k.fatbin")]):
+        p = subprocess.run([nvcc, *args, str(src)], env=env, capture_output=True, text=True)
+        if p.returncode != 0:
+            pytest.skip(f"nvcc cannot build here: {p.stderr.strip()[-300:]}")
+    return {"ptx": (d / "k.ptx").read_bytes() + b"\0", "fatbin": (d / "k.fatbin").read_bytes()}
+
+
+@pytest.mark.parametrize("image", ["ptx", "fatbin"])
+def test_nvcc_output_types(fake, ctx, dptr, nvcc_images, image):
+    """The PTX nvcc writes (text, and in a -no-compress fat binary) types
+    the fake kernels of the same names: kt_axpy(u64 *, int, float) and the
+    struct kernel (char, S3 by value, float)."""
+    img = nvcc_images[image]
+    mod = cu.cuModuleLoadData(img)
+    _keep.append(mod)
+    for name, sizes, offsets in [(b"kt_axpy", [8, 4, 4], [0, 8, 12]),
+                                 (b"_Z9kt_structPyc2S3f", [8, 1, 16, 4], [0, 8, 16, 32])]:
+        n = len(sizes)
+        fake.fakecuda_set_param_layout(None, name, n, (ctypes.c_size_t * n)(*offsets),
+                                       (ctypes.c_size_t * n)(*sizes))
+    f = cu.cuModuleGetFunction(mod, b"kt_axpy")
+    cubind.launch(f, 1, 1, dptr, 7, 2)
+    buf = ctypes.create_string_buffer(64)
+    n = fake.fakecuda_last_launch_params(b"kt_axpy", buf, 64)
+    assert buf.raw[:n] == struct.pack("<Qif", int(dptr), 7, 2.0)
+    with pytest.raises(TypeError, match="kernel parameter 1: 'kt_axpy' declares"):
+        cubind.launch(f, 1, 1, dptr, 7.5, 2)
+    f = cu.cuModuleGetFunction(mod, b"_Z9kt_structPyc2S3f")
+    s = struct.pack("<ifd", -9, 0.25, 1e100)
+    cubind.launch(f, 1, 1, dptr, 113, s, 3)
+    n = fake.fakecuda_last_launch_params(b"_Z9kt_structPyc2S3f", buf, 64)
+    assert buf.raw[:n] == struct.pack("<QB7x16sf", int(dptr), 113, s, 3.0)
+
+
+# ---- threads ---------------------------------------------------------------------------
+
+@pytest.mark.tsan
+def test_threads_loading_launching_and_unloading_ptx(fake, ctx, dptr):
+    """8 threads, each loading PTX modules (their tables registered), making
+    the first typed launch of each (the type lookup), and unloading them
+    (tables removed), all at once: every launch gets its float."""
+    import threading
+    names = [fresh("th") for _ in range(8)]
+    for name in names:
+        fake.fakecuda_set_param_layout(None, name.encode(), 2, (ctypes.c_size_t * 2)(0, 8),
+                                       (ctypes.c_size_t * 2)(8, 4))
+    errors, start = [], threading.Barrier(len(names))
+
+    def work(t, name):
+        try:
+            cu.cuCtxSetCurrent(ctx)
+            start.wait()
+            buf = ctypes.create_string_buffer(32)
+            for it in range(20):
+                mod = cu.cuModuleLoadData(ptx_entry(name, [".u64", ".f32"]))
+                f = cu.cuModuleGetFunction(mod, name.encode())
+                cubind.launch(f, 1, 1, dptr, t + it)
+                n = fake.fakecuda_last_launch_params(name.encode(), buf, 32)
+                assert buf.raw[:n] == struct.pack("<Qf", int(dptr), t + it), (t, it)
+                cu.cuModuleUnload(mod)
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(t, n)) for t, n in enumerate(names)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors[0]
+
+
+@pytest.mark.tsan
+def test_threads_setting_one_kernel_params_field(kernel, dptr):
+    """4 threads set one struct's kernelParams at once: the address and its
+    owner change together under the struct's lock (on 05a670f the bytes were
+    written outside it: ThreadSanitizer reports the setters' race), so the
+    address left behind is the one whose pack the struct keeps. Reads
+    concurrent with writes race as in C (bind_struct.h): not done here."""
+    import threading
+    k = kernel(fresh("tf"), [8, 4])
+    p = cu.CUDA_KERNEL_NODE_PARAMS()
+    p.func = k.f
+    errors, start = [], threading.Barrier(4)
+
+    def setter(t):
+        try:
+            start.wait()
+            for it in range(300):
+                p.kernelParams = (dptr, t * 1000 + it)
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=setter, args=(t,)) for t in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors[0]
+    raw = ctypes.cast(p.kernelParams, ctypes.POINTER(ctypes.c_void_p))
+    assert ctypes.c_uint64.from_address(raw[0]).value == int(dptr)
+    assert ctypes.c_int32.from_address(raw[1]).value % 1000 == 299
