@@ -34,7 +34,8 @@ def test_verify_accepts_out(run_cubind):
     # every generated file is stamped, the stubs and unsupported.txt too
     # (05a670f: `cubind verify out/*` exited 1 on those)
     names = sorted(os.listdir(OUT))
-    assert {"driver.pyi", "cu.pyi", "unsupported.txt"} <= set(names)
+    assert {"driver.pyi", "cu.pyi", "unsupported.txt", "nvrtc.pyi", "rtc.pyi",
+            "nvjitlink.pyi"} <= set(names)
     p = run_cubind("verify", *[os.path.join(OUT, n) for n in names])
     assert p.returncode == 0, p.stderr
 
@@ -53,7 +54,7 @@ def body_start(data):
 
 
 @pytest.mark.parametrize("name", ["driver.c", "struct_layout_check.c", "driver.pyi",
-                                  "unsupported.txt"])
+                                  "unsupported.txt", "rtc.pyi"])
 @pytest.mark.parametrize("where", ["first", "middle", "last"])
 def test_verify_rejects_a_hand_edit(run_cubind, tmp_path, name, where):
     with open(os.path.join(OUT, name), "rb") as f:
