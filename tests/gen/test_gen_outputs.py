@@ -118,7 +118,8 @@ def root_templates():
     """Templates gen/render.c renders itself (not through a partial)."""
     with open(os.path.join(REPO, "gen", "render.c")) as f:
         text = f.read()
-    roots = set(re.findall(r"render_one\([^;]*?\"([^\"]+)\"\s*,\s*\"[^\"]+\"", text, re.S))
+    # render_one(out, ts, m, "TEMPLATE", file, ...): its fourth argument
+    roots = set(re.findall(r"render_one\(\s*\w+\s*,\s*\w+\s*,\s*\w+\s*,\s*\"([^\"]+)\"", text))
     roots |= set(re.findall(r"tmpl_render\(\s*\w+\s*,\s*\"([^\"]+)\"", text))
     return roots
 
