@@ -24,7 +24,7 @@ extern "C" __global__ void axpy(float *p, int n, float a)
 """
 
 
-def compile_ptx(source, arch):
+def compile_ptx(source: bytes, arch: int) -> bytes:
     """PTX of source for compute_<arch>; cubind.NVRTCError with the
     compiler's log when it does not compile."""
     prog = rtc.nvrtcCreateProgram(source, b"axpy.cu", 0, [], [])
@@ -38,7 +38,7 @@ def compile_ptx(source, arch):
         rtc.nvrtcDestroyProgram(prog)
 
 
-def main():
+def main() -> None:
     cu.cuInit(0)
     dev = cu.cuDeviceGet(0)
     ctx = cu.cuDevicePrimaryCtxRetain(dev)

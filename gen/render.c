@@ -106,6 +106,14 @@ static size_t enum_common_prefix(const cb_api *api, const cb_enum *e)
     return n;
 }
 
+/* An enum class's Python name: enum classes keep their CamelCase, only the
+ * API's prefix goes (nvJitLinkInputType -> InputType). */
+static const char *enum_pyname(const cb_api *api, const char *name)
+{
+    size_t np = strlen(api->name_prefix);
+    return np && strncmp(name, api->name_prefix, np) == 0 && name[np] ? name + np : name;
+}
+
 /* ---- functions ---------------------------------------------------------- */
 
 /* A type's spelling without its own const ("const CUgraphNode" →
@@ -227,8 +235,8 @@ static void size_value(tv *p, const cb_fclass *fc, const cb_pclass *pc)
     }
 }
 
-static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *pc, int in_index,
-                       int out_index, const handle_class *hc, size_t nhc)
+static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc, const cb_pclass *pc,
+                       int in_index, int out_index, const handle_class *hc, size_t nhc)
 {
     const cb_function *f = fc->fn;
     tv *p = tv_map();
@@ -244,10 +252,14 @@ static tv *param_value(const cb_model *m, const cb_fclass *fc, const cb_pclass *
     tv_set_str(p, "ctype", unqualified(pc->value));
     tv_set_int(p, "in_index", in_index);
     tv_set_int(p, "out_index", out_index);
+    /* an input or output after the first: the stubs put ", " before it */
+    tv_set_bool(p, "later_input", in_index > 0);
+    tv_set_bool(p, "later_output", out_index > 0);
     tv_set_strf(p, "umax", "%llu", pc->umax);
     tv_set(p, "smin", ll_literal(pc->smin));
     tv_set(p, "smax", ll_literal(pc->smax));
     tv_set_str(p, "enum_name", pc->enum_index >= 0 ? m->enums[pc->enum_index].name : "");
+    tv_set_str(p, "enum_pyname", pc->enum_index >= 0 ? enum_pyname(api, m->enums[pc->enum_index].name) : "");
     tv_set_str(p, "handle_name", pc->handle ? pc->handle : "");
     /* a class implementing __cuda_stream__: the parameter also takes any
      * object that does (the stubs' _CudaStreamLike) */
@@ -521,7 +533,7 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_fclass 
     for (size_t i = 0; i < f->nparams; i++) {
         const cb_pclass *pc = &fc->params[i];
         int in = classify_is_input(pc), out = classify_is_output(pc);
-        tv_push(params, param_value(m, fc, pc, in ? nin : -1, out ? nout : -1, hc, nhc));
+        tv_push(params, param_value(m, api, fc, pc, in ? nin : -1, out ? nout : -1, hc, nhc));
         if (pc->shape == SH_SYNC_CALLBACK || pc->shape == SH_COUNT_INOUT) {
             tv *sv = tv_map();
             tv_set_str(sv, "cname", pc->param->name);
@@ -780,11 +792,7 @@ static tv *enums_value(const cb_model *m, const cb_api *api)
         tv *ev = tv_map();
         tv_set_int(ev, "index", (long long)i);
         tv_set_str(ev, "name", e->name);
-        /* enum classes keep their CamelCase: only the prefix goes */
-        size_t np = strlen(api->name_prefix);
-        tv_set_str(ev, "pyname", np && strncmp(e->name, api->name_prefix, np) == 0 && e->name[np]
-                                     ? e->name + np
-                                     : e->name);
+        tv_set_str(ev, "pyname", enum_pyname(api, e->name));
         tv_set_int(ev, "nitems", (long long)e->nitems);
         tv_set_bool(ev, "has_doc", *e->doc != '\0');
         tv_set(ev, "doc", c_string_literal(e->doc));
@@ -793,7 +801,7 @@ static tv *enums_value(const cb_model *m, const cb_api *api)
             tv *it = tv_map();
             tv_set_str(it, "name", e->items[k].name);
             tv_set_str(it, "pyname", e->items[k].name + cut);
-            tv_set_str(it, "enum_class", e->name);
+            tv_set_str(it, "enum_class", enum_pyname(api, e->name));
             tv_set(it, "value", ll_literal(e->items[k].value));
             tv_push(items, it);
         }
@@ -803,6 +811,7 @@ static tv *enums_value(const cb_model *m, const cb_api *api)
             tv *av = tv_map();
             tv_set_str(av, "name", e->aliases[a]);
             tv_set_str(av, "target", e->name);
+            tv_set_str(av, "target_pyname", enum_pyname(api, e->name));
             tv_set_int(av, "index", (long long)i);
             tv_push(aliases, av);
         }
@@ -857,6 +866,7 @@ static void api_value(tv *root, const cb_api *api)
     tv_set_str(root, "raising_module", api->raising ? api->raising : "");
     tv_set_bool(root, "has_raising", api->raising != NULL);
     tv_set_str(root, "result_type", api->result);
+    tv_set_str(root, "result_pyname", enum_pyname(api, api->result));
     tv_set_str(root, "success", api->success);
     tv_set_str(root, "error_class", api->error_class);
     tv_set_bool(root, "is_library", api->is_library);
@@ -1020,39 +1030,68 @@ static int render_one(render_output *out, const tmpl_set *ts, const cb_model *m,
         snprintf(err, errlen, "%s: out of memory", file);
         return -1;
     }
-    out->files[out->nfiles].name = file;
+    snprintf(out->names[out->nfiles], sizeof out->names[out->nfiles], "%s", file);
+    out->files[out->nfiles].name = out->names[out->nfiles];
     out->files[out->nfiles].data = whole.data;
     out->files[out->nfiles].len = whole.len;
     out->nfiles++;
     return 0;
 }
 
-/* The typing stub of one face: the driver module's data, read by the stub
- * templates (which say what `raising` changes). */
-static tv *stub_context(const cb_model *m, const cb_classes *c, const cb_rules *rules, int raising)
+/* The typing stub of one face of an API: the module's data, read by the
+ * stub templates. `raising` says what the functions return; a raising face
+ * beside a drop-in module re-exports that module's classes (`reexports`),
+ * the other face defines them, and holds the raising face's module object
+ * as _<raising> (driver._cu, nvrtc._rtc) when there is one. */
+static tv *stub_context(const cb_model *m, const cb_classes *c, const cb_rules *rules,
+                        const cb_api *api, int raising)
 {
     tv *root = driver_context(m, c, rules);
     tv_set_bool(root, "raising", raising);
-    tv_set_str(root, "face", raising ? "cubind.cu" : "cubind.driver");
+    tv_set_strf(root, "face", "cubind.%s", raising ? api->raising : api->dropin);
+    tv_set_bool(root, "reexports", raising && api->dropin);
+    tv_set_bool(root, "has_face_module", api->dropin && api->raising);
     return root;
 }
 
-/* A library API's outputs (a `library` rule): its module and its list of
- * functions not bound, named after the module. */
+/* The typing stubs of an API: <dropin>.pyi and <raising>.pyi, one per face
+ * the API has (driver.pyi and cu.pyi, nvrtc.pyi and rtc.pyi, nvjitlink.pyi). */
+static int render_stubs(render_output *out, const tmpl_set *ts, const cb_model *m,
+                        const cb_classes *c, const cb_rules *rules, const cb_api *api,
+                        char *err, size_t errlen)
+{
+    for (int raising = 0; raising < 2; raising++) {
+        const char *face = raising ? api->raising : api->dropin;
+        if (!face)
+            continue;
+        char file[128];
+        snprintf(file, sizeof file, "%s.pyi", face);
+        if (render_one(out, ts, m, "stubs/module.pyi", file, stub_context(m, c, rules, api, raising),
+                       HEADER_HASH, err, errlen) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* A library API's outputs (a `library` rule): its module, its list of
+ * functions not bound and its consumer header, named after the module, and
+ * its stubs. */
 static int render_library(render_output *out, const tmpl_set *ts, const cb_model *m,
                           const cb_classes *c, const cb_rules *rules, const cb_api *api,
                           char *err, size_t errlen)
 {
     const char *module = api->dropin ? api->dropin : api->raising;
-    snprintf(out->names[0], sizeof out->names[0], "%s.c", module);
-    snprintf(out->names[1], sizeof out->names[1], "%s_unsupported.txt", module);
-    snprintf(out->names[2], sizeof out->names[2], "cubind_%s_api.h", module);
-    return render_one(out, ts, m, "driver/module.c", out->names[0], driver_context(m, c, rules),
-                      HEADER_C, err, errlen) < 0 ||
-                   render_one(out, ts, m, "report.txt", out->names[1], report_context(m, c),
-                              HEADER_HASH, err, errlen) < 0 ||
-                   render_one(out, ts, m, "consumer/cubind_driver_api.h", out->names[2],
-                              consumer_context(m, c, api), HEADER_C, err, errlen) < 0
+    char source[128], report[128], header[128];
+    snprintf(source, sizeof source, "%s.c", module);
+    snprintf(report, sizeof report, "%s_unsupported.txt", module);
+    snprintf(header, sizeof header, "cubind_%s_api.h", module);
+    return render_one(out, ts, m, "driver/module.c", source, driver_context(m, c, rules), HEADER_C,
+                      err, errlen) < 0 ||
+                   render_one(out, ts, m, "report.txt", report, report_context(m, c), HEADER_HASH,
+                              err, errlen) < 0 ||
+                   render_one(out, ts, m, "consumer/cubind_driver_api.h", header,
+                              consumer_context(m, c, api), HEADER_C, err, errlen) < 0 ||
+                   render_stubs(out, ts, m, c, rules, api, err, errlen) < 0
                ? -1
                : 0;
 }
@@ -1078,10 +1117,7 @@ int render_all(render_output *out, const tmpl_set *ts, const cb_model *m, const 
                    errlen) < 0 ||
         render_one(out, ts, m, "consumer/cubind_driver_api.h", "cubind_driver_api.h",
                    consumer_context(m, c, &api), HEADER_C, err, errlen) < 0 ||
-        render_one(out, ts, m, "stubs/module.pyi", "driver.pyi", stub_context(m, c, rules, 0), HEADER_HASH,
-                   err, errlen) < 0 ||
-        render_one(out, ts, m, "stubs/module.pyi", "cu.pyi", stub_context(m, c, rules, 1), HEADER_HASH,
-                   err, errlen) < 0) {
+        render_stubs(out, ts, m, c, rules, &api, err, errlen) < 0) {
         render_output_free(out);
         return -1;
     }

@@ -26,7 +26,7 @@ typedef struct {
 typedef struct {
     render_file files[RENDER_MAX_FILES];
     size_t nfiles;
-    char names[3][128];  /* file names computed from the API (a library's) */
+    char names[RENDER_MAX_FILES][128];  /* files[i].name points to names[i] */
 } render_output;
 
 /* Renders every output; -1 with "file:line: message" in err. */

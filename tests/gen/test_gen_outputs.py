@@ -34,7 +34,8 @@ def test_verify_accepts_out(run_cubind):
     # every generated file is stamped, the stubs and unsupported.txt too
     # (05a670f: `cubind verify out/*` exited 1 on those)
     names = sorted(os.listdir(OUT))
-    assert {"driver.pyi", "cu.pyi", "unsupported.txt"} <= set(names)
+    assert {"driver.pyi", "cu.pyi", "unsupported.txt", "nvrtc.pyi", "rtc.pyi",
+            "nvjitlink.pyi"} <= set(names)
     p = run_cubind("verify", *[os.path.join(OUT, n) for n in names])
     assert p.returncode == 0, p.stderr
 
@@ -53,7 +54,7 @@ def body_start(data):
 
 
 @pytest.mark.parametrize("name", ["driver.c", "struct_layout_check.c", "driver.pyi",
-                                  "unsupported.txt"])
+                                  "unsupported.txt", "rtc.pyi"])
 @pytest.mark.parametrize("where", ["first", "middle", "last"])
 def test_verify_rejects_a_hand_edit(run_cubind, tmp_path, name, where):
     with open(os.path.join(OUT, name), "rb") as f:
@@ -117,7 +118,8 @@ def root_templates():
     """Templates gen/render.c renders itself (not through a partial)."""
     with open(os.path.join(REPO, "gen", "render.c")) as f:
         text = f.read()
-    roots = set(re.findall(r"render_one\([^;]*?\"([^\"]+)\"\s*,\s*\"[^\"]+\"", text, re.S))
+    # render_one(out, ts, m, "TEMPLATE", file, ...): its fourth argument
+    roots = set(re.findall(r"render_one\(\s*\w+\s*,\s*\w+\s*,\s*\w+\s*,\s*\"([^\"]+)\"", text))
     roots |= set(re.findall(r"tmpl_render\(\s*\w+\s*,\s*\"([^\"]+)\"", text))
     return roots
 

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The generated typing stubs (out/driver.pyi, out/cu.pyi, installed beside
-the extensions) are accepted by a type checker, describe every bound
-function of both faces, and let the checker catch misuse."""
+"""The generated typing stubs (out/driver.pyi, out/cu.pyi and the library
+APIs' out/nvrtc.pyi, out/rtc.pyi, out/nvjitlink.pyi, installed beside the
+extensions) are accepted by a type checker, describe every bound function
+of every face, and let the checker catch misuse."""
 import ast
 import os
 import pathlib
@@ -50,6 +51,32 @@ if err == d.CUresult.CUDA_SUCCESS and dev is not None:
         code: d.CUresult | int = e.result
         func: str | None = e.func
     version_text: str = cubind.__version__
+
+# The library APIs: nvrtc's two faces, nvjitlink's snake_case names.
+import cubind.nvjitlink as nvjitlink
+import cubind.nvrtc as nvrtc
+import cubind.rtc as rtc
+
+status, prog = nvrtc.nvrtcCreateProgram(b"src", b"a.cu", 0, [], [])
+if status == nvrtc.nvrtcResult.NVRTC_SUCCESS and prog is not None:
+    ptx_size: int | None = nvrtc.nvrtcGetPTXSize(prog)[1]
+program: rtc.nvrtcProgram = rtc.nvrtcCreateProgram(b"src", b"a.cu", 0, [], [])
+try:
+    rtc.nvrtcCompileProgram(program, 1, [b"-arch=compute_90"])
+except rtc.NVRTCError as compile_error:
+    compile_log: bytes | None = compile_error.log
+    compile_status: nvrtc.nvrtcResult | int = compile_error.result
+ptx = b" " * rtc.nvrtcGetPTXSize(program)
+rtc.nvrtcGetPTX(program, ptx)
+nvrtc_major, nvrtc_minor = rtc.nvrtcVersion()
+message: bytes | None = rtc.nvrtcGetErrorString(rtc.nvrtcResult.NVRTC_SUCCESS)
+linker: int = nvjitlink.create(1, [b"-arch=sm_90"])
+nvjitlink.add_data(linker, nvjitlink.InputType.PTX, ptx, len(ptx), b"a.ptx")
+try:
+    nvjitlink.complete(linker)
+except nvjitlink.nvJitLinkError as link_error:
+    link_status: nvjitlink.Result | int = link_error.result
+nvjitlink.destroy(linker)
 """
 
 BAD = """
@@ -63,6 +90,13 @@ cubind.launch(None, 1, 1, shared_mem="0")
 attr: d.CUstreamAttrID = d.CUresult.CUDA_SUCCESS
 class MyStream(d.CUstream): ...
 cu.cuStreamSynchronize(object())
+import cubind.nvjitlink as nvjitlink
+import cubind.nvrtc as nvrtc
+import cubind.rtc as rtc
+nvjitlink.create("1", [])
+size: int = nvrtc.nvrtcGetPTXSize(0)
+rtc.nvrtcCreateProgram(b"src")
+nvjitlink.nvJitLinkCreate(0, [])
 """
 
 
@@ -75,17 +109,44 @@ def mypy(tmp_path, source):
                           capture_output=True, text=True, env=env, cwd=tmp_path)
 
 
-def test_stubs_list_every_bound_function_of_both_faces():
+# Each generated module's method tables (templates/driver/init.c.tmpl), and
+# the stub of the face each table fills: the drop-in face's driver_methods,
+# the raising face's cu_methods (the module itself when the API has no
+# drop-in face, as nvjitlink).
+FACES = {"driver.c": {"driver_methods": "driver.pyi", "cu_methods": "cu.pyi"},
+         "nvrtc.c": {"driver_methods": "nvrtc.pyi", "cu_methods": "rtc.pyi"},
+         "nvjitlink.c": {"cu_methods": "nvjitlink.pyi"}}
+
+
+def method_names(source, table):
+    body = re.search(r"^static PyMethodDef %s\[\] = \{\n(.*?)^\};" % table, source, re.M | re.S)
+    assert body, table
+    return set(re.findall(r'^    \{"(\w+)", ', body.group(1), re.M))
+
+
+def test_stubs_list_every_bound_function_of_every_face():
     # every bound function has one body, impl_NAME (static, or static and
     # always inlined for the keep-gil getters)
     bound = set(re.findall(r"^static (?:CBS_ALWAYS_INLINE )?PyObject \*impl_(\w+)\(",
                            (ROOT / "out" / "driver.c").read_text(), re.M))
     assert len(bound) > 400
-    for stub in ("driver.pyi", "cu.pyi"):
-        tree = ast.parse((ROOT / "out" / stub).read_text())
-        defs = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
-        assert {n for n in defs if n.startswith("cu")} == bound, stub
-        assert (PKG / "cubind" / stub).read_text() == (ROOT / "out" / stub).read_text()
+    assert method_names((ROOT / "out" / "driver.c").read_text(), "cu_methods") == bound | {"launch"}
+    stubs = set()
+    for source, tables in FACES.items():
+        text = (ROOT / "out" / source).read_text()
+        for table, stub in tables.items():
+            tree = ast.parse((ROOT / "out" / stub).read_text())
+            defs = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+            assert defs == method_names(text, table), stub
+            assert (PKG / "cubind" / stub).read_text() == (ROOT / "out" / stub).read_text()
+            stubs.add(stub)
+    assert stubs == {p.name for p in (ROOT / "out").glob("*.pyi")}
+    # the Python names: nvjitlink's snake_case functions and its enums
+    jit = ast.parse((ROOT / "out" / "nvjitlink.pyi").read_text())
+    names = {n.name for n in jit.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    assert {"create", "add_data", "get_linked_cubin_size", "Result", "InputType"} <= names
+    assert not [n for n in names if n.startswith("nvJitLink") and n != "nvJitLinkHandle"
+                and n != "nvJitLinkError"]
     assert (PKG / "cubind" / "py.typed").exists()
 
 
@@ -108,12 +169,21 @@ def test_type_checker_catches_misuse(tmp_path):
     # @final classes, and a stream that implements no protocol (issue 28)
     assert 'Cannot inherit from final class "CUstream"' in r.stdout
     assert 'Argument 1 to "cuStreamSynchronize" has incompatible type "object"' in r.stdout
+    # the library APIs' stubs (none before the stubs were generated for them)
+    assert 'Argument 1 to "create" has incompatible type "str"; expected "int"' in r.stdout
+    # (mypy spells the tuple "Tuple[nvrtcResult, Optional[int]]" before 1.x)
+    assert re.search(r'Incompatible types in assignment \(expression has type '
+                     r'"[Tt]uple\[nvrtcResult, [^"]*int[^"]*\]", variable has type "int"\)', r.stdout)
+    assert 'Missing positional arguments "name", "numHeaders", "headers", "includeNames" ' \
+        'in call to "nvrtcCreateProgram"' in r.stdout
+    assert 'Module has no attribute "nvJitLinkCreate"' in r.stdout
 
 
 def test_stubtest_finds_the_stubs_true_to_the_modules():
     """mypy's stubtest compares the stubs with the imported modules: every
-    name, signature and @final (no class of the modules can be subclassed);
-    05a670f had 546 errors (no @final)."""
+    name, signature and @final (no class of the modules can be subclassed),
+    cubind.nvrtc, cubind.rtc and cubind.nvjitlink included; 05a670f had 546
+    errors (no @final), 9517af0 failed on the library modules (no stubs)."""
     pytest.importorskip("mypy")
     env = dict(os.environ, PYTHONPATH=str(PKG), MYPYPATH=str(PKG))
     r = subprocess.run([sys.executable, "-m", "mypy.stubtest", "cubind"], capture_output=True,

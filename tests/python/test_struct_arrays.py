@@ -162,4 +162,4 @@ def test_stubs_name_the_struct_of_the_sequence():
     root = pathlib.Path(__file__).resolve().parents[2]
     pyi = (root / "out" / "driver.pyi").read_text()
     assert ("def cuLaunchCooperativeKernelMultiDevice(launchParamsList: "
-            "Sequence[CUDA_LAUNCH_PARAMS_st] | None, numDevices: int, flags: int, )") in pyi
+            "Sequence[CUDA_LAUNCH_PARAMS_st] | None, numDevices: int, flags: int)") in pyi

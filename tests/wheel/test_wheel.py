@@ -189,6 +189,11 @@ def test_contents_are_the_package_and_nothing_else(python, wheel):
         expected.add("cubind/include/" + header.name)
     assert set(names) == expected
     assert "cubind/__init__.py" in names
+    # a typing stub for every face of every module (out/*.pyi: driver, cu,
+    # nvrtc, rtc, nvjitlink), as generated
+    for stub in (ROOT / config("gen_out")).glob("*.pyi"):
+        assert "cubind/" + stub.name in names
+        assert zipfile.ZipFile(ROOT / wheel).read("cubind/" + stub.name) == stub.read_bytes()
     # The test-only fake driver, and any driver library, never ship.
     assert not [n for n in names if "libcuda" in n or "fakecuda" in n]
     with zipfile.ZipFile(ROOT / wheel) as zf:
