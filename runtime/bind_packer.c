@@ -643,6 +643,13 @@ static int pointer_of(PyObject *o, const char *fname, Py_ssize_t i, int depth,
 {
     const char *what = "kernel parameter";
     PyNumberMethods *nb = Py_TYPE(o)->tp_as_number;
+    if (!PyLong_Check(o)) {
+        /* an array first: CuPy arrays and PyTorch tensors also have
+         * __index__ (which refuses all but one-element arrays) */
+        int r = cai_pointer(o, fname, i, addr);
+        if (r != 0)
+            return r;
+    }
     if (PyLong_Check(o) || (nb && nb->nb_index)) {
         PyObject *n = PyNumber_Index(o);
         if (!n)
@@ -1064,6 +1071,18 @@ static int put_known(PyObject *v, cbs_ktype t, const cbs_pack_layout *l, size_t 
         return 0;
     }
     PyNumberMethods *nb = Py_TYPE(v)->tp_as_number;
+    if (k == CBS_KT_PTR || (k == CBS_KT_BITS && size == 8)) {
+        /* a device array before any number: CuPy arrays and PyTorch
+         * tensors have __index__ and __float__ too */
+        unsigned long long addr;
+        int r = cai_pointer(v, fname, ix, &addr);
+        if (r < 0)
+            return -1;
+        if (r > 0) {
+            store_bits(dst, 8, addr);
+            return 0;
+        }
+    }
     if (k != CBS_KT_BLOB && nb && nb->nb_index) {
         /* numpy integers and other exact integers: exactly, or an error */
         return known_from_index(v, 1, t, size, dst, fname, l, ix);
@@ -1642,6 +1661,32 @@ unsupported:
                 ((PyTypeObject *)type)->tp_name);
 }
 
+/* An enum member of any binding (cubind's, cuda.bindings' driver or
+ * runtime enums, a Python enum.Enum): its class has an enum's tables
+ * (_value2member_map_ or __members__). 1 with *n its value (int(v), or
+ * v.value for a member that is no int), 0 when v is no enum member, -1. */
+static int enum_member_int(PyObject *v, PyObject **n)
+{
+    PyObject *table;
+    int r = cbs_optional_attr((PyObject *)Py_TYPE(v), "_value2member_map_", &table);
+    if (r == 0)
+        r = cbs_optional_attr((PyObject *)Py_TYPE(v), "__members__", &table);
+    if (r <= 0)
+        return r;
+    Py_DECREF(table);
+    PyNumberMethods *nb = Py_TYPE(v)->tp_as_number;
+    if (PyLong_Check(v) || (nb && nb->nb_index)) {
+        *n = PyNumber_Index(v);
+        return *n ? 1 : -1;
+    }
+    PyObject *value = PyObject_GetAttrString(v, "value");
+    if (!value)
+        return -1;
+    *n = PyNumber_Index(value);
+    Py_DECREF(value);
+    return *n ? 1 : -1;
+}
+
 /* Bytes of an instance of exactly ti->type (a ctypes value). */
 static int copy_instance(PyObject *v, size_t size, unsigned char *dst, tctx *c, Py_ssize_t i)
 {
@@ -1686,16 +1731,17 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
             *param = view->buf;
             return 0;
         }
-        if (PyLong_Check(v) && !PyLong_CheckExact(v) && !PyBool_Check(v)) {
-            PyObject *m;
-            r = cbs_optional_attr((PyObject *)Py_TYPE(v), "_value2member_map_", &m);
+        if (!PyLong_CheckExact(v) && !PyBool_Check(v)) {
+            PyObject *n = NULL;
+            r = enum_member_int(v, &n);
             if (r < 0)
                 return rewrap(PyExc_TypeError, fname, what, i);
             if (r > 0) {
-                Py_DECREF(m);
                 unsigned long long bits;
-                if (int_bits(v, size_min[4], size_umax[4], "an enum (32 bits)", fname, what, i,
-                             &bits) < 0)
+                r = int_bits(n, size_min[4], size_umax[4], "an enum (32 bits)", fname, what, i,
+                             &bits);
+                Py_DECREF(n);
+                if (r < 0)
                     return -1;
                 store_bits(slot, 4, bits);
                 return 0;

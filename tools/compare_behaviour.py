@@ -69,7 +69,11 @@ def read(obj, field):
         return "<ValueError>", "<ValueError>"
     except Exception as e:  # reported as the difference it is
         return "<%s>" % type(e).__name__, "<%s>" % type(e).__name__
-    return type_name(v), str(v)
+    try:
+        text = str(v)
+    except Exception as e:  # a value whose own str() raises (cuda.bindings' nested unions)
+        text = "<str() raised %s>" % type(e).__name__
+    return type_name(v), text
 
 
 def fields_of(cls):

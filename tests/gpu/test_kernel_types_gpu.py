@@ -194,7 +194,10 @@ def test_cuda_core_buffer_and_kernel(images, mods, out):
     core = _cuda_core()
     dev = core.Device(0)
     dev.set_current()
-    buf = dev.allocate(64)
+    # cuda.core 1.x allocates on a stream (a keyword it requires)
+    stream = dev.create_stream()
+    buf = dev.allocate(64, stream=stream)
+    stream.sync()
     try:
         f = ok(drv.cuModuleGetFunction(mods["cubin"], b"kt_ptr"))
         o = out(1)
@@ -203,7 +206,7 @@ def test_cuda_core_buffer_and_kernel(images, mods, out):
         kern = code.get_kernel("kt_ptr")
         assert o.run(kern.handle, buf) == [int(buf.handle)]
     finally:
-        buf.close()
+        buf.close(stream)
 
 
 @pytest.mark.parametrize("lib", ["torch", "cupy"])

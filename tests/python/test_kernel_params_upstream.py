@@ -20,6 +20,7 @@ Each kernel gets a fresh name and its module is never unloaded (see the
 layout-cache hazard in runtime/bind_packer.c).
 """
 import ctypes
+import enum
 import struct
 
 import pytest
@@ -153,6 +154,26 @@ def test_enum_handle_and_binding_struct_values_and_pointers(kernel, face, drv):
             struct.pack("<3Q", 640, 480, 3), q(ctypes.addressof(extent_out))])
     finally:
         assert drv.cuMemFree(perr)[0] == 0
+
+
+class RuntimeErrorCode(enum.IntEnum):
+    """A member of another binding's enum, as cudart's cudaError_t."""
+    cudaErrorUnknown = 999
+
+
+class ValueEnum(enum.Enum):
+    """An enum member that is no int: its `value` is."""
+    SEVEN = 7
+
+
+def test_foreign_enum_members_with_type_none(kernel, face):
+    """Upstream: test_kernelParams_types_cuda passes cudart's
+    cudaError_t.cudaErrorUnknown with type None; another binding's enum
+    member is an int32 there as cubind's own is (refused at fc9307b:
+    "with type None the value must have getPtr() ... not cudaError_t")."""
+    k = kernel([4, 4])
+    k.launch_via(face, ((RuntimeErrorCode.cudaErrorUnknown, ValueEnum.SEVEN), (None, None)))
+    assert k.recorded() == k.expect([struct.pack("<i", 999), struct.pack("<i", 7)])
 
 
 def test_ctypes_structure_by_value(kernel, face):

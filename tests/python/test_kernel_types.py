@@ -456,6 +456,34 @@ def test_pointer_objects(kernel, dptr, typed):
     k.refused(TypeError, DLPackArray(p, device=1), fragments=("DLPack device type 1",))
 
 
+class TensorLike(CAI):
+    """What CuPy arrays and PyTorch tensors also are: numbers whose
+    __index__ refuses all but one-element arrays, and __float__."""
+
+    def __index__(self):
+        raise TypeError("only integer tensors of a single element can be converted to an index")
+
+    def __float__(self):
+        raise TypeError("only one element tensors can be converted to Python scalars")
+
+
+@pytest.mark.parametrize("source", ["unknown", "mangled", "ptx"])
+def test_device_arrays_before_numbers(kernel, dptr, source):
+    """A device array that is also a number (__index__, __float__) is a
+    pointer through __cuda_array_interface__, whatever typed the parameter
+    (the H200 run at fc9307b refused CuPy arrays and PyTorch tensors for
+    PTX-typed `.u64` parameters: "a float given")."""
+    base = fresh("ta")
+    if source == "ptx":
+        k = kernel(base, [8], image=ptx_entry(base, [".u64"]))
+    else:
+        k = kernel(mangled(base, "Pf") if source == "mangled" else base, [8])
+    p = int(dptr)
+    assert k.launch(TensorLike(p + 24)) == struct.pack("<Q", p + 24)
+    cu.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, (TensorLike(p + 8),), None)
+    assert k.recorded() == struct.pack("<Q", p + 8)
+
+
 # ---- CUkernel handles --------------------------------------------------------------
 
 def test_cukernel_handles(kernel, dptr):
