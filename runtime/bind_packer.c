@@ -858,7 +858,7 @@ static int kfail(PyObject *exc, const char *fname, const cbs_pack_layout *l, Py_
 {
     char type[48];
     cbs_kt_name(t, l->size[i], type, sizeof type);
-    return fail(exc, fname, "kernel parameter", i, "'%s' declares %s: %s %.100s (%R)",
+    return fail(exc, fname, "kernel parameter", i, "'%s' declares %s: %s %.100s (%.80R)",
                 l->name[0] ? l->name : "the kernel", type, fmt, Py_TYPE(v)->tp_name, v);
 }
 
