@@ -219,6 +219,23 @@ PyObject *cbs_library_status(cbs_library *lib, const cubind_rt_api *rt)
     return r;
 }
 
+/* The `status` property of a library's error class: int(self.result), the
+ * attribute cuda.bindings' nvJitLinkError carries (derived, so a pickled
+ * and restored exception has it too). */
+static PyObject *error_status(PyObject *unused, PyObject *self)
+{
+    (void)unused;
+    PyObject *result = PyObject_GetAttrString(self, "result");
+    if (!result)
+        return NULL;
+    PyObject *n = PyNumber_Long(result);
+    Py_DECREF(result);
+    return n;
+}
+
+static PyMethodDef error_status_def = {"status", error_status, METH_O,
+                                       PyDoc_STR("int(result): the library's status code.")};
+
 PyObject *cbs_library_error_class(PyObject *runtime, const char *name, const char *result_type)
 {
     PyObject *base = PyObject_GetAttrString(runtime, "CUDAError");
@@ -233,13 +250,19 @@ PyObject *cbs_library_error_class(PyObject *runtime, const char *name, const cha
              "%s(result, name, message, func=None)\n\n"
              "A call returned an error %s. `result` is its member, `name` its name,\n"
              "`message` the library's description; `log` the log the library kept\n"
-             "for the failed call (bytes), or None; `func` the function's name.\n"
+             "for the failed call (bytes), or None; `func` the function's name;\n"
+             "`status` int(result), as cuda.bindings' nvJitLinkError has it.\n"
              "str(e) is 'func: NAME (value): message'.",
              name, result_type);
-    if (dict && PyDict_SetItemString(dict, "__init__", init) == 0 &&
+    PyObject *getter = dict ? PyCFunction_New(&error_status_def, NULL) : NULL;
+    PyObject *status = getter ? PyObject_CallOneArg((PyObject *)&PyProperty_Type, getter) : NULL;
+    if (status && PyDict_SetItemString(dict, "__init__", init) == 0 &&
         PyDict_SetItemString(dict, "__str__", str) == 0 &&
-        PyDict_SetItemString(dict, "log", Py_None) == 0)
+        PyDict_SetItemString(dict, "log", Py_None) == 0 &&
+        PyDict_SetItemString(dict, "status", status) == 0)
         type = PyErr_NewExceptionWithDoc(qualname, doc, PyExc_RuntimeError, dict);
+    Py_XDECREF(status);
+    Py_XDECREF(getter);
     Py_XDECREF(dict);
     Py_XDECREF(str);
     Py_XDECREF(init);

@@ -103,6 +103,9 @@ def test_failed_link_carries_the_error_log(jit):
     assert e.log and b"junk" in e.log or b"ERROR" in e.log
     again = pickle.loads(pickle.dumps(e))
     assert type(again) is cubind.nvJitLinkError and again.result == e.result
+    # cuda.bindings' nvJitLinkError carries the code as `status` (an int)
+    assert type(e.status) is int and e.status == int(e.result) == again.status
+    assert e.func in ("nvJitLinkAddData", "nvJitLinkComplete")
     j.destroy(h)
 
 
