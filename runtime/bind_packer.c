@@ -643,13 +643,6 @@ static int pointer_of(PyObject *o, const char *fname, Py_ssize_t i, int depth,
 {
     const char *what = "kernel parameter";
     PyNumberMethods *nb = Py_TYPE(o)->tp_as_number;
-    if (!PyLong_Check(o)) {
-        /* an array first: CuPy arrays and PyTorch tensors also have
-         * __index__ (which refuses all but one-element arrays) */
-        int r = cai_pointer(o, fname, i, addr);
-        if (r != 0)
-            return r;
-    }
     if (PyLong_Check(o) || (nb && nb->nb_index)) {
         PyObject *n = PyNumber_Index(o);
         if (!n)
