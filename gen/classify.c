@@ -47,28 +47,12 @@ int classify_enum_index(const cb_model *m, const char *name)
 
 int classify_is_input(const cb_pclass *pc)
 {
-    switch (pc->shape) {
-    case SH_VALUE: case SH_IN_PTR: case SH_IN_HANDLE_PTR: case SH_IN_ARRAY: case SH_IN_STRING:
-    case SH_IN_BUFFER:
-    case SH_IN_FUNCPTR: case SH_INOUT: case SH_IN_FIXED: case SH_COUNT_INOUT:
-    case SH_KERNEL_PARAMS: case SH_KERNEL_EXTRA: case SH_CALLBACK: case SH_CALLBACK_DATA:
-    case SH_ATTR_IN: case SH_SYNC_CALLBACK: case SH_IN_PLACE: case SH_OUT_BUFFER:
-        return 1;
-    default:
-        return 0;
-    }
+    return shapes_is_input(pc->shape);
 }
 
 int classify_is_output(const cb_pclass *pc)
 {
-    switch (pc->shape) {
-    case SH_OUT: case SH_INOUT: case SH_OUT_ARRAY: case SH_OUT_STRING: case SH_OUT_CHARS:
-    case SH_OUT_FIXED: case SH_COUNT_INOUT: case SH_ATTR_OUT: case SH_OUT_STRUCT:
-    case SH_OUT_BORROWED: case SH_ATTR_OUT_ARRAY:
-        return 1;
-    default:
-        return 0;
-    }
+    return shapes_is_output(pc->shape);
 }
 
 /* The enum index of an enum type, through typedef or tag name or canonical
@@ -721,26 +705,27 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
 }
 
 /* Second pass: counts of arrays. An input array's count stays an input (as
- * in cuda.bindings); a pointer count of an output array is in/out (0 by
- * default), of a caller's buffer in/out and required, of a driver-owned
- * array an output, of an attribute's value set by the binding. */
+ * in cuda.bindings); a pointer count becomes what the array's shape says
+ * (shapes.def's count column): in/out (0 by default) for an output array,
+ * in/out and required for a caller's buffer, an output for a driver-owned
+ * array, set by the binding for an attribute's value. */
 static void mark_counts(cb_fclass *fc)
 {
     const cb_function *f = fc->fn;
     for (size_t i = 0; i < f->nparams; i++) {
         cb_pclass *pc = &fc->params[i];
-        if (pc->count_index < 0 || pc->shape == SH_KERNEL_PARAMS)
+        shape_count becomes = shapes_count(pc->shape); /* shapes.def */
+        if (pc->count_index < 0 || becomes == COUNT_NONE)
             continue;
         cb_pclass *count = &fc->params[pc->count_index];
         count->is_count = 1;
-        if (count->param->type->kind != TY_POINTER || pc->shape == SH_OUT_BORROWED ||
-            pc->shape == SH_ATTR_OUT_ARRAY)
+        if (count->param->type->kind != TY_POINTER || becomes == COUNT_KEPT)
             continue; /* an array of sizes stays an input array */
         if (count->elem != EK_INT)
             count->shape = SH_UNSUPPORTED;
-        else if (pc->shape == SH_ATTR_OUT || pc->shape == SH_ATTR_IN)
+        else if (becomes == COUNT_SET)
             count->shape = SH_ATTR_SIZE;
-        else if (pc->shape == SH_IN_BUFFER)
+        else if (becomes == COUNT_REQUIRED)
             count->shape = SH_INOUT;
         else {
             count->shape = SH_COUNT_INOUT;

@@ -13,6 +13,7 @@
 
 #include "model.h"
 #include "rules.h"
+#include "shapes.h"
 
 /* What one C value is, wherever it sits (by value, behind a pointer, in an
  * array). */
@@ -31,52 +32,8 @@ typedef enum {
                           strings): bytes or str, held by the call's tuple */
 } cb_ekind;
 
-/* How a parameter crosses the boundary. */
-typedef enum {
-    SH_VALUE,          /* input by value */
-    SH_IN_PTR,         /* input const T * to one struct; None gives NULL */
-    SH_IN_HANDLE_PTR,  /* T * to one opaque handle the caller provides (an `in`
-                          rule): the address of the handle object's value,
-                          which the driver may rewrite; None gives NULL */
-    SH_IN_ARRAY,       /* input const T * of `count` elements: a sequence */
-    SH_IN_STRING,      /* input const char *: bytes or str */
-    SH_IN_BUFFER,      /* input void *: an int address, None or a buffer */
-    SH_IN_FUNCPTR,     /* input function pointer: an int address or None */
-    SH_OUT,            /* T * written by the driver and returned */
-    SH_OUT_STRUCT,     /* T * of a struct written by the driver: a new instance */
-    SH_INOUT,          /* T * read and written (a rule says so) */
-    SH_OUT_ARRAY,      /* T * of `count` elements written, returned as a list */
-    SH_OUT_STRING,     /* const char ** written, returned as bytes */
-    SH_OUT_CHARS,      /* char * buffer of `count` bytes, returned as bytes */
-    SH_OUT_FIXED,      /* T * of a fixed number of elements (rule), returned */
-    SH_IN_FIXED,       /* T * of a fixed number of elements (rule), a sequence */
-    SH_COUNT_INOUT,    /* size_t * count of an SH_OUT_ARRAY: in, then out */
-    SH_KERNEL_PARAMS,  /* void **kernelParams: every form the packer takes */
-    SH_KERNEL_EXTRA,   /* void **extra: None, an address or a sequence */
-    SH_CALLBACK,       /* a callback: a Python callable or a C address */
-    SH_CALLBACK_DATA,  /* what the driver passes back to a callback */
-    SH_SYNC_CALLBACK,  /* a callback called during the call, on its thread,
-                          without data: a Python callable or a C address */
-    SH_ATTR_OUT,       /* void * output typed by an attribute's value */
-    SH_ATTR_IN,        /* void * input typed by an attribute's value */
-    SH_ATTR_OUT_ARRAY, /* void ** of outputs, one per entry of an input array
-                          of attributes, each typed by its attribute and as
-                          many bytes as the same entry of an input array of
-                          sizes: returned as a list */
-    SH_ATTR_SIZE,      /* size_t * byte size of an SH_ATTR_OUT/IN value, set by
-                          the binding from the attribute's type: no Python value */
-    SH_OUT_BORROWED,   /* const T ** set to a driver-owned array of `count`
-                          elements (count: an output): returned as a list of copies */
-    SH_IN_PLACE,       /* H * of a handle read and cleared (in-place rule): a
-                          handle object's value is written back after the call */
-    SH_OUT_BUFFER,     /* char * / void * the library fills: the caller's buffer
-                          (bytes or writable buffer, or an address), checked
-                          against its buffer-size function; no output */
-    SH_UNSUPPORTED
-} cb_shape;
-
 typedef struct cb_pclass {
-    cb_shape shape;
+    cb_shape shape;           /* how it crosses the boundary (shapes.def) */
     cb_ekind elem;
     const cb_param *param;
     const char *pyname;       /* the Python name (rename-param rules applied) */

@@ -125,32 +125,12 @@ static const char *unqualified(const cb_type *t)
     return t->is_const && strncmp(s, "const ", 6) == 0 ? s + 6 : s;
 }
 
-/* One boolean per shape and per element kind: templates select their
- * partials with them, and every key is set for every parameter. */
+/* The shape's template (templates/shapes/<name>.tmpl of shapes.def, which
+ * every phase renders with {{>*shape_template}}), one boolean per element
+ * kind and the direction: every key is set for every parameter. */
 static void set_shape_flags(tv *p, const cb_pclass *pc, int pointer_handle)
 {
-    static const struct {
-        const char *key;
-        cb_shape shape;
-    } shapes[] = {
-        {"sh_value", SH_VALUE},         {"sh_in_ptr", SH_IN_PTR},
-        {"sh_in_handle_ptr", SH_IN_HANDLE_PTR},
-        {"sh_in_array", SH_IN_ARRAY},   {"sh_in_string", SH_IN_STRING},
-        {"sh_in_buffer", SH_IN_BUFFER}, {"sh_in_funcptr", SH_IN_FUNCPTR},
-        {"sh_out", SH_OUT},             {"sh_inout", SH_INOUT},
-        {"sh_out_struct", SH_OUT_STRUCT},
-        {"sh_out_array", SH_OUT_ARRAY}, {"sh_out_string", SH_OUT_STRING},
-        {"sh_out_chars", SH_OUT_CHARS}, {"sh_out_fixed", SH_OUT_FIXED},
-        {"sh_in_fixed", SH_IN_FIXED},   {"sh_count_inout", SH_COUNT_INOUT},
-        {"sh_kernel_params", SH_KERNEL_PARAMS}, {"sh_kernel_extra", SH_KERNEL_EXTRA},
-        {"sh_callback", SH_CALLBACK},   {"sh_callback_data", SH_CALLBACK_DATA},
-        {"sh_attr_out", SH_ATTR_OUT},   {"sh_attr_in", SH_ATTR_IN},
-        {"sh_attr_size", SH_ATTR_SIZE}, {"sh_out_borrowed", SH_OUT_BORROWED},
-        {"sh_attr_out_array", SH_ATTR_OUT_ARRAY}, {"sh_sync_callback", SH_SYNC_CALLBACK},
-        {"sh_in_place", SH_IN_PLACE},   {"sh_out_buffer", SH_OUT_BUFFER},
-    };
-    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
-        tv_set_bool(p, shapes[i].key, pc->shape == shapes[i].shape);
+    tv_set_strf(p, "shape_template", "shapes/%s", shapes_name(pc->shape));
     cb_ekind e = pc->elem;
     tv_set_bool(p, "ek_signed", e == EK_INT && pc->is_signed);
     tv_set_bool(p, "ek_unsigned", e == EK_INT && !pc->is_signed);
@@ -470,24 +450,25 @@ static int is_plain_value_elem(cb_ekind elem)
     }
 }
 
-/* 1 when an output parameter gives a plain value. An attribute-typed output
- * does when every attribute's value is a single plain element (an attribute
- * without a type rule gives an int). */
+/* 1 when an output parameter gives a plain value (shapes.def's plain
+ * column). An attribute-typed output does when every attribute's value is a
+ * single plain element (an attribute without a type rule gives an int). */
 static int is_plain_value_output(const cb_pclass *pc)
 {
-    switch (pc->shape) {
-    case SH_COUNT_INOUT:
+    switch (shapes_plain(pc->shape)) {
+    case PLAIN_YES:
         return 1;
-    case SH_OUT: case SH_INOUT:
+    case PLAIN_ELEM:
         return is_plain_value_elem(pc->elem);
-    case SH_ATTR_OUT:
+    case PLAIN_CASES:
         for (size_t i = 0; i < pc->nattr_cases; i++)
             if (pc->attr_cases[i].fixed_len != 0 || !is_plain_value_elem(pc->attr_cases[i].elem))
                 return 0;
         return 1;
-    default:
-        return 0;
+    case PLAIN_NO:
+        break;
     }
+    return 0;
 }
 
 /* The error-log rule of a function, for error_log.c.tmpl: a list of one
@@ -883,6 +864,23 @@ static void api_value(tv *root, const cb_api *api)
     tv_set(root, "library_wheels", wheels);
 }
 
+/* The phases of a shape's template (shapes.def's SHAPE_PHASE): phase_<P>
+ * false for every phase, and phase.<P> a map setting phase_<P> true, which
+ * {{#phase.P}} pushes so that {{>*shape_template}} renders phase P only. */
+static void phases_value(tv *root)
+{
+    tv *phase = tv_map();
+    for (int i = 0; shapes_phase(i); i++) {
+        char key[64];
+        snprintf(key, sizeof key, "phase_%s", shapes_phase(i));
+        tv_set_bool(root, key, 0);
+        tv *on = tv_map();
+        tv_set_bool(on, key, 1);
+        tv_set(phase, shapes_phase(i), on);
+    }
+    tv_set(root, "phase", phase);
+}
+
 static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules *rules)
 {
     tv *root = tv_map();
@@ -896,6 +894,7 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     tv_set_int(root, "cuda_version", m->cuda_version);
     tv_set(root, "interop_includes", interop_includes_value(m));
     tv_set(root, "enums", enums_value(m, &api));
+    phases_value(root);
     tv_set_int(root, "nenums", (long long)m->nenums);
 
     size_t nhc;

@@ -249,8 +249,11 @@ typedef struct {
    template's text: for N_TEXT the bytes to copy (standalone lines already
    cut out), otherwise the tag's trimmed name.  kids is the body of
    N_SECTION / N_INVERTED (empty for other kinds).  ind[0..indlen) is the
-   indentation of a standalone N_PARTIAL (indlen 0 otherwise).  line is the
-   1-based line of the tag's "{{" (of the text's first byte for N_TEXT). */
+   indentation of a standalone N_PARTIAL (indlen 0 otherwise); standalone
+   says whether an N_PARTIAL's tag stood alone on its line, dynamic whether
+   s names the value holding the partial's name ({{>*name}}) rather than the
+   partial itself.  line is the 1-based line of the tag's "{{" (of the
+   text's first byte for N_TEXT). */
 struct node {
     int kind;
     int line;
@@ -258,6 +261,7 @@ struct node {
     size_t len;
     const char *ind;
     size_t indlen;
+    int standalone, dynamic;
     nvec kids;
 };
 
@@ -381,7 +385,7 @@ static int parse(tmpl *t, char *err, size_t errlen) {
         size_t open = find2(s, len, i, '{'), close, b = 0, e = 0, end, ls = 0;
         size_t le, next = len;
         size_t text_end;
-        int standalone = 0;
+        int standalone = 0, dynamic = 0;
         char sigil = 0;
         node nd;
 
@@ -409,9 +413,13 @@ static int parse(tmpl *t, char *err, size_t errlen) {
                 const char *why;
                 while (b < e && is_ws(s[b]))
                     b++;
+                if (sigil == '>' && b < e && s[b] == '*') {
+                    dynamic = 1; /* {{>*name}}: a value names the partial */
+                    b++;
+                }
                 while (e > b && is_ws(s[e - 1]))
                     e--;
-                why = check_name(s + b, e - b, sigil == '>');
+                why = check_name(s + b, e - b, sigil == '>' && !dynamic);
                 if (why) {
                     set_err(err, errlen, t->origin, line, "%s '%.*s'", why,
                             plen(close - open - 2), s + open + 2);
@@ -502,6 +510,8 @@ static int parse(tmpl *t, char *err, size_t errlen) {
         }
         case '>':
             nd.kind = N_PARTIAL;
+            nd.standalone = standalone;
+            nd.dynamic = dynamic;
             if (standalone) {
                 nd.ind = s + ls;
                 nd.indlen = open - ls;
@@ -825,6 +835,20 @@ static void emit(rstate *st, const char *s, size_t n) {
     }
 }
 
+/* An inline partial's output, from out[start], loses its final line
+   ending ("\n" or "\r\n"): a template file ends with one, as editors
+   write it, yet is included inside a line. */
+static void drop_final_newline(rstate *st, size_t start) {
+    strbuf *o = st->out;
+    if (o->oom || o->len == start || o->data[o->len - 1] != '\n')
+        return;
+    o->len--;
+    if (o->len > start && o->data[o->len - 1] == '\r')
+        o->len--;
+    o->data[o->len] = '\0';
+    st->bol = o->len == 0 || o->data[o->len - 1] == '\n';
+}
+
 static int lookup(rstate *st, const tmpl *t, const node *nd, rv *out) {
     const char *s = nd->s, *p;
     size_t n = nd->len, c, f;
@@ -995,19 +1019,33 @@ static int render_nodes(rstate *st, const tmpl *t, const node *a, size_t n) {
                 return -1;
             break;
         case N_PARTIAL: {
-            const tmpl *p = find_tmpl(st->ts, nd->s, nd->len);
-            size_t save = st->ind.len;
+            const char *name = nd->s;
+            size_t namelen = nd->len, save = st->ind.len, start;
+            const tmpl *p;
             int r;
+            if (nd->dynamic) {
+                if (lookup(st, t, nd, &v) != 0)
+                    return -1;
+                if (v.kind != TV_STR) {
+                    set_err(st->err, st->errlen, t->origin, nd->line,
+                            "'%.*s' is a %s, not a string naming a partial",
+                            plen(nd->len), nd->s, tv_kind_name[v.kind]);
+                    return -1;
+                }
+                name = v.v->u.s;
+                namelen = v.v->n;
+            }
+            p = find_tmpl(st->ts, name, namelen);
             if (!p) {
                 set_err(st->err, st->errlen, t->origin, nd->line,
-                        "unknown partial '%.*s'", plen(nd->len), nd->s);
+                        "unknown partial '%.*s'", plen(namelen), name);
                 return -1;
             }
             if (st->depth >= TMPL_MAX_DEPTH) {
                 set_err(st->err, st->errlen, t->origin, nd->line,
                         "partials nested deeper than %d (recursive partial "
                         "'%.*s'?)",
-                        TMPL_MAX_DEPTH, plen(nd->len), nd->s);
+                        TMPL_MAX_DEPTH, plen(namelen), name);
                 return -1;
             }
             if (sb_append(&st->ind, nd->ind, nd->indlen) != 0) {
@@ -1016,9 +1054,12 @@ static int render_nodes(rstate *st, const tmpl *t, const node *a, size_t n) {
                 return -1;
             }
             st->depth++;
+            start = st->out->len;
             r = render_nodes(st, p, p->root.a, p->root.n);
             st->depth--;
             st->ind.len = save;
+            if (r == 0 && !nd->standalone)
+                drop_final_newline(st, start);
             if (r != 0) {
                 size_t l = st->err && st->errlen ? strlen(st->err) : 0;
                 if (l + 1 < st->errlen)

@@ -36,7 +36,14 @@
  *                 joins names with commas.
  *   {{>name}}     partial: renders template "name" of the same set with the
  *                 current context stack.  Unknown partials and nesting deeper
- *                 than TMPL_MAX_DEPTH (recursion) are errors.
+ *                 than TMPL_MAX_DEPTH (recursion) are errors.  A partial tag
+ *                 inside a line (not standalone) inserts the partial's output
+ *                 without its final line ending, so that a template written
+ *                 as lines (each file ending in a newline) can give a piece
+ *                 of a line: "f({{>arg}})" with arg's text "x\n" gives "f(x)".
+ *   {{>*name}}    dynamic partial: as {{>...}}, the partial named by the
+ *                 string value `name` (looked up as {{name}} is).  A missing
+ *                 or non-string value is an error.
  *   {{! text }}   comment; emits nothing; may span lines.
  *
  * Lookup: a name's first component is searched from the innermost frame

@@ -352,6 +352,67 @@ static void test_partials(void) {
     tv_free(c);
 }
 
+/* {{>*name}}: the partial a value names; each parameter picks its own. */
+static void test_dynamic_partials(void) {
+    tmpl_set *ts = tmpl_set_new();
+    tv *c = tv_map(), *params = tv_list(), *p;
+    p = tv_map();
+    tv_set_str(p, "name", "a");
+    tv_set_str(p, "kind", "shapes/value");
+    tv_push(params, p);
+    p = tv_map();
+    tv_set_str(p, "name", "b");
+    tv_set_str(p, "kind", "shapes/out");
+    tv_push(params, p);
+    tv_set(c, "params", params);
+    tv_set_str(c, "unknown", "shapes/none");
+    tv_set_int(c, "number", 3);
+
+    ADD(ts, "shapes/value", "int {{name}}_v;\n");
+    ADD(ts, "shapes/out", "int {{name}}_out;\n");
+    ADD(ts, "decls", "{\n"
+                     "{{#params}}\n"
+                     "    {{> *kind }}\n"
+                     "{{/params}}\n"
+                     "}\n");
+    ADD(ts, "bad", "{{>*unknown}}");
+    ADD(ts, "missing", "{{>*nothing}}");
+    ADD(ts, "notstring", "{{>*number}}");
+    EXPECT(ts, "decls", c, "{\n    int a_v;\n    int b_out;\n}\n");
+    EXPECT_ERR(ts, "bad", c, "bad.tmpl:1:", "unknown partial 'shapes/none'", NULL);
+    EXPECT_ERR(ts, "missing", c, "missing.tmpl:1:", "missing value 'nothing'", NULL);
+    EXPECT_ERR(ts, "notstring", c, "notstring.tmpl:1:", "'number' is a int", NULL);
+    PARSE_ERR("{{>*}}", 1, "empty name");
+    PARSE_ERR("{{>*a..b}}", 1, "invalid name");
+    tmpl_set_free(ts);
+    tv_free(c);
+}
+
+/* A partial inside a line loses its output's final line ending, "\n" or
+   "\r\n" (one only); a standalone one keeps it. */
+static void test_inline_partial_line_ending(void) {
+    tmpl_set *ts = tmpl_set_new();
+    tv *c = tv_map(), *args = tv_list();
+    tv_push(args, tv_str("x"));
+    tv_push(args, tv_str("y"));
+    tv_set(c, "args", args);
+    tv_set_bool(c, "yes", 1);
+
+    ADD(ts, "arg", "{{#yes}}\n{{.}}_v\n{{/yes}}\n");
+    ADD(ts, "call", "f({{#args}}{{>arg}}{{^@last}}, {{/@last}}{{/args}});\n");
+    ADD(ts, "two", "a\n\n");
+    ADD(ts, "crlf", "b\r\n");
+    ADD(ts, "none", "c");
+    ADD(ts, "empty", "{{^yes}}\nnever\n{{/yes}}\n");
+    ADD(ts, "pieces", "[{{>two}}|{{>crlf}}|{{>none}}|{{>empty}}]\n");
+    ADD(ts, "lines", "{{#args}}\n  {{>arg}}\n{{/args}}\n");
+    EXPECT(ts, "call", c, "f(x_v, y_v);\n");
+    EXPECT(ts, "pieces", c, "[a\n|b|c|]\n");
+    EXPECT(ts, "lines", c, "  x_v\n  y_v\n");
+    tmpl_set_free(ts);
+    tv_free(c);
+}
+
 static void test_parse_errors(void) {
     PARSE_ERR("a\n{{#sec}}\nb\n", 2, "unclosed section '{{#sec}}'");
     PARSE_ERR("a\n{{#x}}\n{{^y}}\n{{/y}}\n\n", 2, "unclosed section '{{#x}}'");
@@ -608,6 +669,8 @@ int main(void) {
     test_sections();
     test_standalone();
     test_partials();
+    test_dynamic_partials();
+    test_inline_partial_line_ending();
     test_parse_errors();
     test_render_errors();
     test_incomplete_context();

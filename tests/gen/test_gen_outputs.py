@@ -126,6 +126,23 @@ def root_templates():
 
 PARTIAL = re.compile(r"\{\{>\s*([^\s}]+)\s*\}\}")
 COMMENT = re.compile(r"\{\{!.*?\}\}", re.S)
+SHAPES_DEF = os.path.join(REPO, "gen", "shapes.def")
+
+
+def shapes_table():
+    """(ID, name) of every line of gen/shapes.def, and its phases."""
+    with open(SHAPES_DEF) as f:
+        text = f.read()
+    shapes = re.findall(r"^SHAPE\((SH_\w+),\s*(\w+),", text, re.M)
+    phases = re.findall(r"^SHAPE_PHASE\((\w+)\)", text, re.M)
+    return shapes, phases
+
+
+def dynamic_partials(name):
+    """The templates {{>*name}} can name: render.c sets shape_template to
+    "shapes/<name>" of a shapes.def line; no other dynamic partial exists."""
+    assert name == "shape_template", "a dynamic partial this test does not know: *%s" % name
+    return ["shapes/%s" % n for _, n in shapes_table()[0]]
 
 
 def test_every_template_is_used():
@@ -147,11 +164,60 @@ def test_every_template_is_used():
         with open(names[t]) as f:
             text = COMMENT.sub("", f.read())
         for p in PARTIAL.findall(text):
-            if p not in names:
-                dangling.append("%s -> %s" % (t, p))
-            else:
-                todo.append(p)
+            for q in dynamic_partials(p[1:]) if p.startswith("*") else [p]:
+                if q not in names:
+                    dangling.append("%s -> %s" % (t, q))
+                else:
+                    todo.append(q)
     assert not dangling, "partials naming no template: %s" % dangling
     unused = sorted(set(names) - used)
     assert not unused, ("templates no default generation renders (dead): %s"
                         % ", ".join("templates/%s.tmpl" % u for u in unused))
+
+
+# ---- one table line and one template per parameter shape -------------------
+
+SECTION = re.compile(r"\{\{([#^/])\s*([^\s}]+)\s*\}\}")
+
+
+def test_every_shape_has_one_template_and_every_template_one_shape():
+    shapes, phases = shapes_table()
+    assert len(shapes) >= 28 and {"decl", "in", "call", "out", "cleanup"} <= set(phases)
+    ids = [i for i, _ in shapes]
+    names = [n for _, n in shapes]
+    assert len(set(ids)) == len(ids) and len(set(names)) == len(names), "a shape twice"
+    for sid, name in shapes:
+        assert sid == "SH_" + name.upper(), "%s: its name is not %s" % (sid, name)
+    files = sorted(f[:-len(".tmpl")] for f in os.listdir(os.path.join(TEMPLATES, "shapes")))
+    assert files == sorted(names), (
+        "templates/shapes/ and gen/shapes.def differ: no template for %s, no line for %s"
+        % (sorted(set(names) - set(files)), sorted(set(files) - set(names))))
+
+
+@pytest.mark.parametrize("name", [n for _, n in shapes_table()[0]])
+def test_shape_template_is_phase_sections(name):
+    """A shape's template is phase sections, in shapes.def's order, each
+    once; nothing outside them (it would be emitted in every phase) and no
+    phase of another name."""
+    shapes, phases = shapes_table()
+    with open(os.path.join(TEMPLATES, "shapes", name + ".tmpl")) as f:
+        text = COMMENT.sub("", f.read())
+    seen, depth, outside = [], 0, []
+    pos = 0
+    for m in SECTION.finditer(text):
+        if depth == 0 and text[pos:m.start()].strip():
+            outside.append(text[pos:m.start()].strip()[:40])
+        sigil, key = m.groups()
+        if depth == 0:
+            assert sigil == "#" and key.startswith("phase_"), "%s: {{%s%s}} outside a phase" % (name, sigil, key)
+            seen.append(key[len("phase_"):])
+        depth += -1 if sigil == "/" else 1
+        pos = m.end()
+    if text[pos:].strip():
+        outside.append(text[pos:].strip()[:40])
+    assert not outside, "%s: text outside the phase sections: %s" % (name, outside)
+    assert seen, "%s: no phase" % name
+    assert set(seen) <= set(phases), "%s: unknown phases %s" % (name, set(seen) - set(phases))
+    assert seen == [p for p in phases if p in seen], "%s: phases out of order or twice: %s" % (name, seen)
+    # an input converts (in) and is passed (call); every shape is passed
+    assert "call" in seen, name
