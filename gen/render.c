@@ -16,7 +16,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,41 +29,6 @@
 #include "handles.h"
 #include "render_structs.h"
 #include "render_util.h"
-
-/* ---- literal spellings ------------------------------------------------ */
-
-/* A long long as a C expression valid for every value. */
-static tv *ll_literal(long long v)
-{
-    if (v == LLONG_MIN)
-        return tv_str("(-9223372036854775807LL - 1)");
-    return tv_strf("%lldLL", v);
-}
-
-/* s as a C string literal, one source line per line of text. */
-tv *c_string_literal(const char *s)
-{
-    strbuf sb = {0};
-    sb_putc(&sb, '"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': sb_puts(&sb, "\\\""); break;
-        case '\\': sb_puts(&sb, "\\\\"); break;
-        case '\n': sb_puts(&sb, p[1] ? "\\n\"\n    \"" : "\\n"); break;
-        case '\t': sb_puts(&sb, "\\t"); break;
-        case '?': sb_puts(&sb, "\\?"); break; /* no trigraphs */
-        default:
-            if (*p < 0x20 || *p >= 0x7f)
-                sb_printf(&sb, "\\%03o", *p);
-            else
-                sb_putc(&sb, *p);
-        }
-    }
-    sb_putc(&sb, '"');
-    tv *r = sb.oom ? NULL : tv_str(sb.data);
-    sb_free(&sb);
-    return r;
-}
 
 /* Appends the declaration of `name` (plus suffix) of type `spelling`:
  * "CUstream hStream", "const char *name", and for a function pointer spelled
