@@ -296,13 +296,10 @@ static tv *extents_of(const struct_env *env, const cb_record *r)
         }
         tv_set_int(e, "when", when);
         tv_set_int(e, "when_value", value);
-        strbuf terms = {0};
+        tv *terms = tv_list();
         for (int t = 0; t < HB_NTERMS; t++)
-            sb_printf(&terms, "%s%lld", t ? ", " : "", h.term[t] ? field_index(m, r, h.term[t]) : -1);
-        if (terms.oom)
-            arena_oom();
-        tv_set_str(e, "terms", terms.data);
-        sb_free(&terms);
+            tv_push(terms, tv_int(h.term[t] ? field_index(m, r, h.term[t]) : -1));
+        tv_set(e, "terms", terms);
         tv_push(list, e);
     }
     return list;
@@ -467,17 +464,17 @@ tv *structs_value(const cb_model *m, const cb_rules *rules, const handle_class *
         tv_set_int(rv, "nfields", n);
         tv_set_bool(rv, "exported", !anon_member[i]);
 
-        strbuf doc = {0};
-        sb_printf(&doc, "%s(_ptr=0, **fields)\n--\n\n%s %s", nm.names[i],
-                  r->is_union ? "union" : "struct", *r->tag ? r->tag : r->name);
+        /* its docstring (driver/struct_doc.c): the C type, its typedefs,
+         * its size and the header's documentation, if kept */
+        tv_set_bool(rv, "is_union", r->is_union);
+        tv_set_str(rv, "c_tag", *r->tag ? r->tag : r->name);
+        tv *typedefs = tv_list();
         for (size_t a = 0; a < r->naliases; a++)
-            sb_printf(&doc, "%s%s", a ? ", " : " (typedef ", r->aliases[a]);
-        sb_printf(&doc, "%s, %lld bytes.%s%s", r->naliases ? ")" : "", r->size,
-                  r->doc && *r->doc ? "\n\n" : "", r->doc ? r->doc : "");
-        if (doc.oom)
-            arena_oom();
-        tv_set(rv, "doc", c_string_literal(doc.data));
-        sb_free(&doc);
+            tv_push(typedefs, tv_str(r->aliases[a]));
+        tv_set(rv, "typedefs", typedefs);
+        tv_set_int(rv, "doc_size", r->size);
+        tv_set_bool(rv, "has_doc", r->doc && *r->doc);
+        tv_set(rv, "doc", c_string_literal(r->doc ? r->doc : ""));
         tv_push(records, rv);
 
         if (anon_member[i])
