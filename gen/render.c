@@ -30,17 +30,34 @@
 #include "render_structs.h"
 #include "render_util.h"
 
-/* Appends the declaration of `name` (plus suffix) of type `spelling`:
- * "CUstream hStream", "const char *name", and for a function pointer spelled
- * out the name inside its "(*)": "int (*callback)(void *, void *)". */
-static void sb_declare(strbuf *sb, const char *spelling, const char *name, const char *suffix)
+/* A C declaration of something of type `spelling`, for driver/c_decl.c:
+ * a function pointer spelled out ("int (*)(void *)") puts the name inside
+ * its "(*)" (type_funcptr, type_head "int ", type_tail "(void *)"); any
+ * other type is type_head then the name, after a space unless the
+ * spelling ends in '*' (type_spaced). */
+static void set_decl_type(tv *p, const char *spelling)
 {
     const char *star = strstr(spelling, "(*)");
     size_t n = strlen(spelling);
-    if (star)
-        sb_printf(sb, "%.*s(*%s%s)%s", (int)(star - spelling), spelling, name, suffix, star + 3);
-    else
-        sb_printf(sb, "%s%s%s%s", spelling, n && spelling[n - 1] == '*' ? "" : " ", name, suffix);
+    tv_set_bool(p, "type_funcptr", star != NULL);
+    tv_set(p, "type_head", star ? tv_strf("%.*s", (int)(star - spelling), spelling) : tv_str(spelling));
+    tv_set_str(p, "type_tail", star ? star + 3 : "");
+    tv_set_bool(p, "type_spaced", !star && !(n && spelling[n - 1] == '*'));
+}
+
+/* The parameters of f as driver/c_params.c declares them: {cname, type},
+ * the type as set_decl_type splits it. */
+static tv *c_params_value(const cb_function *f)
+{
+    tv *list = tv_list();
+    for (size_t i = 0; i < f->nparams; i++) {
+        tv *p = tv_map();
+        tv_set_str(p, "cname", f->params[i].name);
+        tv_set_str(p, "type", f->params[i].type->spelling);
+        set_decl_type(p, f->params[i].type->spelling);
+        tv_push(list, p);
+    }
+    return list;
 }
 
 static const char *base_name(const char *path)
@@ -120,14 +137,25 @@ static int in_index_of(const cb_fclass *fc, int k)
     return n;
 }
 
-/* The C expression holding a count parameter's value (its local in
- * param_decl.c: by value, or the variable a pointer count points to). */
-static tv *count_value(const cb_fclass *fc, const cb_pclass *pc)
+/* Parameter k as another parameter's template names it: its C name and
+ * its shape's template, whose value phase spells the C expression of its
+ * value (templates/driver/param_value.c). */
+static tv *param_ref(const cb_fclass *fc, int k)
 {
-    if (pc->count_index < 0 || pc->shape == SH_KERNEL_PARAMS)
-        return tv_str("0");
-    const cb_pclass *count = &fc->params[pc->count_index];
-    return tv_strf("%s%s", count->param->name, count->shape == SH_VALUE ? "_v" : "_out");
+    tv *r = tv_map();
+    tv_set_str(r, "cname", fc->params[k].param->name);
+    tv_set_strf(r, "shape_template", "shapes/%s", shapes_name(fc->params[k].shape));
+    return r;
+}
+
+/* The count parameter of pc as a list of one param_ref, empty when pc has
+ * none (templates/driver/count_value.c gives 0 then). */
+static tv *count_ref(const cb_fclass *fc, const cb_pclass *pc)
+{
+    tv *list = tv_list();
+    if (pc->count_index >= 0 && shapes_count(pc->shape) != COUNT_NONE)
+        tv_push(list, param_ref(fc, pc->count_index));
+    return list;
 }
 
 /* Bytes of the value buffer of an attribute parameter: 64, or its longest
@@ -141,21 +169,9 @@ static long long attr_buffer_size(const cb_pclass *pc)
     return n;
 }
 
-/* The declaration of a function pointer parameter's local `<cname>_f`. */
-static void funcptr_decl(tv *p, const cb_pclass *pc)
-{
-    strbuf sb = {0};
-    sb_declare(&sb, pc->param->type->spelling, pc->param->name, "_f");
-    if (sb.oom)
-        arena_oom();
-    tv_set_str(p, "funcptr_decl", sb.data);
-    sb_free(&sb);
-}
-
-/* A buffer-size rule's size function, for param_size.c.tmpl: its slot,
- * the leading arguments it shares with the function, the type of its size.
- * An output array so sized counts with the local the call fills
- * (`<cname>_n_v`, named as a by-value count is). */
+/* A buffer-size rule's size function, for driver/size_fn_call.c.tmpl: its
+ * slot, the leading parameters it shares with the function (size_args), the
+ * type of its size. */
 static void size_value(tv *p, const cb_fclass *fc, const cb_pclass *pc)
 {
     const cb_function *sf = pc->size_fn;
@@ -166,17 +182,10 @@ static void size_value(tv *p, const cb_fclass *fc, const cb_pclass *pc)
     tv_set_str(p, "size_proc_name", sf->proc_name);
     tv_set_int(p, "size_proc_version", sf->proc_version);
     tv_set_str(p, "size_type", sf->params[sf->nparams - 1].type->pointee->spelling);
-    strbuf sb = {0};
+    tv *args = tv_list();
     for (size_t i = 0; i + 1 < sf->nparams; i++)
-        sb_printf(&sb, "%s_v, ", fc->params[i].param->name);
-    if (sb.oom)
-        arena_oom();
-    tv_set_str(p, "size_args", sb.data ? sb.data : "");
-    sb_free(&sb);
-    if (pc->shape == SH_OUT_ARRAY) {
-        tv_set_strf(p, "count_cname", "%s_n", pc->param->name);
-        tv_set_bool(p, "has_count", 1);
-    }
+        tv_push(args, param_ref(fc, (int)i));
+    tv_set(p, "size_args", args);
 }
 
 static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc, const cb_pclass *pc,
@@ -188,7 +197,7 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     tv_set_str(p, "pyname", pc->pyname);
     tv_set_str(p, "fname", f->name);
     tv_set_str(p, "ptype", pc->param->type->spelling);
-    funcptr_decl(p, pc);
+    set_decl_type(p, pc->param->type->spelling);
     /* a function-pointer parameter also takes its own class (CUhostFn)
      * where its type is one; a bare pointer type (nvrtc's) has none */
     tv_set_bool(p, "funcptr_class",
@@ -216,7 +225,7 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     tv_set_str(p, "struct_name", pc->record_index >= 0 ? m->records[pc->record_index].name : "");
     tv_set_bool(p, "struct_named", pc->record_index >= 0 && !m->records[pc->record_index].is_nested &&
                                         !strchr(m->records[pc->record_index].name, '<'));
-    int has_count = pc->count_index >= 0 && pc->shape != SH_KERNEL_PARAMS;
+    int has_count = pc->count_index >= 0 && shapes_count(pc->shape) != COUNT_NONE;
     tv_set_str(p, "count_cname", has_count ? f->params[pc->count_index].name : "");
     tv_set_str(p, "count_pyname", has_count ? fc->params[pc->count_index].pyname : "");
     tv_set_str(p, "kernel_cname", pc->shape == SH_KERNEL_PARAMS ? f->params[pc->count_index].name : "");
@@ -228,7 +237,7 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     tv_set_str(p, "params_cname", pc->params_index >= 0 ? f->params[pc->params_index].name : "");
     tv_set_bool(p, "count_is_inout",
                 pc->count_index >= 0 && fc->params[pc->count_index].shape == SH_COUNT_INOUT);
-    tv_set(p, "count_value", count_value(fc, pc));
+    tv_set(p, "count_param", count_ref(fc, pc));
     tv_set_bool(p, "has_count", has_count);
     tv_set_int(p, "fixed_len", pc->fixed_len);
     tv_set_int(p, "count_less", pc->count_less);
@@ -260,9 +269,9 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
                pc->shape == SH_ATTR_OUT_ARRAY;
     tv_set_str(p, "attr_cname", attr ? f->params[pc->attr_index].name : "");
     /* SH_ATTR_OUT_ARRAY: the number of values, the count of the attributes */
-    tv_set(p, "attr_count_value", pc->shape == SH_ATTR_OUT_ARRAY
-                                      ? count_value(fc, &fc->params[pc->attr_index])
-                                      : tv_str("0"));
+    tv_set(p, "attr_count_param", pc->shape == SH_ATTR_OUT_ARRAY
+                                      ? count_ref(fc, &fc->params[pc->attr_index])
+                                      : tv_list());
     int sizes = pc->shape == SH_ATTR_OUT_ARRAY && pc->count_index >= 0;
     tv_set_str(p, "attr_sizes_cname", sizes ? f->params[pc->count_index].name : "");
     tv_set_bool(p, "attr_sized_slots", sizes);
@@ -298,29 +307,6 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     return p;
 }
 
-/* "CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)" */
-static char *c_prototype(const cb_function *f)
-{
-    strbuf sb = {0};
-    sb_printf(&sb, "%s %s(", f->ret->spelling, f->name);
-    for (size_t i = 0; i < f->nparams; i++) {
-        if (i)
-            sb_puts(&sb, ", ");
-        sb_declare(&sb, f->params[i].type->spelling, f->params[i].name, "");
-    }
-    sb_putc(&sb, ')');
-    if (sb.oom)
-        arena_oom();
-    return sb.data;
-}
-
-/* The C expression of a handle parameter's value after the call. */
-static void set_handle_value(tv *v, const char *key, const cb_fclass *fc, int k)
-{
-    const cb_pclass *pc = &fc->params[k];
-    tv_set_strf(v, key, "(uintptr_t)%s%s", pc->param->name, pc->shape == SH_OUT ? "_out" : "_v");
-}
-
 /* The registry-* rules of a function, for function.c.tmpl. */
 static tv *registry_value(const cb_fclass *fc)
 {
@@ -338,12 +324,13 @@ static tv *registry_value(const cb_fclass *fc)
         if (strcmp(ra->action, "keep") == 0)
             tv_set_int(v, "in_index", in_index_of(fc, ra->param));
         else
-            set_handle_value(v, "value", fc, ra->param);
+            tv_set(v, "handle_param", param_ref(fc, ra->param));
         tv_set_str(v, "other_kind", ra->other >= 0 ? ra->other_kind : "0");
+        /* driver/other_handle_value.c: a list of one, or 0 when empty */
+        tv *other = tv_list();
         if (ra->other >= 0)
-            set_handle_value(v, "other_value", fc, ra->other);
-        else
-            tv_set_str(v, "other_value", "0");
+            tv_push(other, param_ref(fc, ra->other));
+        tv_set(v, "other_param", other);
         tv_push(list, v);
     }
     return list;
@@ -373,13 +360,10 @@ static tv *undo_value(const cb_fclass *fc)
     tv_set_int(v, "undo_proc_version", ud->fn->proc_version);
     tv *args = tv_list();
     for (size_t a = 0; a < ud->nargs; a++) {
-        tv *av = tv_map();
         int k = ud->param[a];
-        if (k < 0)
-            tv_set_str(av, "expr", ud->literal[a]);
-        else
-            tv_set_strf(av, "expr", "%s%s", fc->params[k].param->name,
-                        fc->params[k].shape == SH_OUT ? "_out" : "_v");
+        tv *av = k < 0 ? tv_map() : param_ref(fc, k);
+        tv_set_bool(av, "is_literal", k < 0);
+        tv_set_str(av, "literal", k < 0 ? ud->literal[a] : "");
         tv_push(args, av);
     }
     tv_set(v, "undo_args", args);
@@ -391,7 +375,7 @@ static tv *undo_value(const cb_fclass *fc)
         tv *rv = tv_map();
         tv_set_str(rv, "cname", fc->params[ra->param].param->name);
         tv_set_str(rv, "kind", ra->kind);
-        set_handle_value(rv, "value", fc, ra->param);
+        tv_set(rv, "handle_param", param_ref(fc, ra->param));
         tv_push(reg, rv);
     }
     tv_set(v, "undo_registry", reg);
@@ -466,15 +450,12 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_fclass 
     tv_set(fn, "error_log", error_log_value(fc));
     tv_set_str(fn, "proc_name", f->proc_name);
     tv_set_int(fn, "proc_version", f->proc_version);
-    char *proto = c_prototype(f);
-    tv_set_str(fn, "c_prototype", proto);
+    /* driver/c_prototype.c: the C prototype, from ret and params */
+    tv_set_str(fn, "ret", f->ret->spelling);
 
     tv *params = tv_list(), *inputs = tv_list(), *sync = tv_list(), *probes = tv_list();
-    strbuf sig = {0}, outs = {0};
     int nin = 0, nout = fc->returns_string, nrequired = 0, cache_result = !fc->returns_string,
         handle_outputs = 0, kparams = 0;
-    if (fc->returns_string)
-        sb_puts(&outs, ", bytes");
     for (size_t i = 0; i < f->nparams; i++) {
         const cb_pclass *pc = &fc->params[i];
         int in = classify_is_input(pc), out = classify_is_output(pc);
@@ -485,7 +466,6 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_fclass 
             tv_push(pc->shape == SH_SYNC_CALLBACK ? sync : probes, sv);
         }
         if (out) {
-            sb_printf(&outs, "%s%s", nout ? ", " : "", pc->pyname);
             nout++;
             cache_result &= is_plain_value_output(pc);
             handle_outputs += pc->elem == EK_HANDLE || pc->elem == EK_VALUE_HANDLE;
@@ -495,14 +475,11 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_fclass 
             tv *iv = tv_map();
             tv_set_str(iv, "pyname", pc->pyname);
             tv_push(inputs, iv);
-            sb_printf(&sig, "%s%s%s", nin ? ", " : "", pc->pyname, pc->optional ? "=0" : "");
             nin++;
             if (!pc->optional)
                 nrequired = nin;
         }
     }
-    if (kparams) /* a keyword-only argtypes= (function.c.tmpl) */
-        sb_printf(&sig, ", *, argtypes=None");
     tv_set_bool(fn, "has_kernel_params", kparams);
     tv_set_int(fn, "nrequired", nrequired);
     tv_set(fn, "params", params);
@@ -530,35 +507,24 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_fclass 
     tv_set(fn, "registry", registry_value(fc));
     tv_set(fn, "undo", undo_value(fc));
 
-    /* The docstrings (templates/driver/docstring.c), one per face: the
-     * signature "name(args)" that inspect.signature() reads, the outputs'
-     * names, and the header's documentation when the model kept it
-     * (`generate --header-docs`; model_forget_docs empties it otherwise). */
-    if (sig.oom || outs.oom)
-        arena_oom();
-    tv_set_str(fn, "py_signature", sig.data ? sig.data : "");
-    tv_set_str(fn, "outputs", outs.data ? outs.data : "");
+    /* The docstrings (templates/driver/docstring.c), one per face, read
+     * the parameters above, and the header's documentation when the model
+     * kept it (`generate --header-docs`; model_forget_docs empties it
+     * otherwise). */
     tv_set_bool(fn, "deprecated", f->deprecated);
     tv_set_bool(fn, "has_header_doc", *f->doc != '\0');
-    if (*f->doc) {
-        char *rst = doc_rst(f->doc);
-        tv_set(fn, "header_doc", c_string_literal(rst));
-        free(rst);
-    }
+    if (*f->doc)
+        tv_set(fn, "header_doc", doc_rst(f->doc));
     tv *faces = tv_list();
     for (int raising = 0; raising < 2; raising++) {
         if (!(raising ? api->raising : api->dropin))
             continue; /* a face the module does not have gets no docstring */
         tv *face = tv_map();
         tv_set_bool(face, "raising", raising);
-        tv_set_str(face, "face_suffix", raising ? "_cu" : "");
         tv_push(faces, face);
     }
     tv_set(fn, "faces", faces);
     free(pyname);
-    sb_free(&sig);
-    sb_free(&outs);
-    free(proto);
     return fn;
 }
 
@@ -592,10 +558,9 @@ static tv *interop_includes_value(const cb_model *m)
     return list;
 }
 
-static tv *capi_value(const cb_model *m, const cb_classes *c, const cb_api *api)
+static tv *capi_value(const cb_model *m, const cb_classes *c)
 {
     char **sigs = abi_signatures(m);
-    char *upper = capi_prefix(api);
     tv *list = tv_list();
     for (size_t i = 0; i < m->nfunctions; i++) {
         const cb_function *f = &m->functions[i];
@@ -607,38 +572,20 @@ static tv *capi_value(const cb_model *m, const cb_classes *c, const cb_api *api)
         for (size_t k = 0; k < c->nfunctions; k++)
             if (c->functions[k].fn == f)
                 keep_gil = c->functions[k].supported && c->functions[k].keep_gil;
-        strbuf decl = {0}, args = {0};
-        for (size_t k = 0; k < f->nparams; k++) {
-            if (k)
-                sb_puts(&decl, ", ");
-            sb_declare(&decl, f->params[k].type->spelling, f->params[k].name, "");
-            sb_printf(&args, "%s%s", k ? ", " : "", f->params[k].name);
-        }
-        if (!f->nparams)
-            sb_puts(&decl, "void");
-        if (decl.oom || args.oom)
-            arena_oom();
         tv *e = tv_map();
         tv_set_str(e, "name", f->name);
         tv_set_str(e, "proc_name", f->proc_name);
         tv_set_int(e, "version", f->proc_version);
-        tv_set_str(e, "decl", decl.data);
-        tv_set_str(e, "args", args.data ? args.data : "");
+        tv_set(e, "cparams", c_params_value(f));
         tv_set(e, "signature", c_string_literal(sigs[i]));
         tv_set_bool(e, "keep_gil", keep_gil);
         /* the result enum, or a pointer (an error-string function): what
          * the entry point returns, and when it raised */
         tv_set_str(e, "ret", f->ret->spelling);
-        if (f->ret->kind == TY_POINTER)
-            tv_set_str(e, "sentinel", "NULL");
-        else
-            tv_set_strf(e, "sentinel", "CUBIND_%s_CAPI_SENTINEL", upper);
+        tv_set_bool(e, "ret_pointer", f->ret->kind == TY_POINTER);
         tv_push(list, e);
-        sb_free(&decl);
-        sb_free(&args);
     }
     abi_signatures_free(sigs, m->nfunctions);
-    free(upper);
     return list;
 }
 
@@ -710,7 +657,7 @@ static void capi_api_value(tv *root, const cb_model *m, const cb_classes *c, con
     tv_set_str(root, "module", api->dropin ? api->dropin : api->raising);
     tv_set_str(root, "result_type", api->result);
     tv_set_str(root, "capi_sentinel", api->capi_sentinel);
-    tv *capi = capi_value(m, c, api);
+    tv *capi = capi_value(m, c);
     tv_set_str(root, "capi_example", m->nfunctions ? m->functions[0].name : "");
     tv_set(root, "capi", capi);
     long long nrecords = 0, nfields = 0;
@@ -790,14 +737,8 @@ static tv *procs_value(const cb_model *m)
         tv_set_str(p, "proc_name", f->proc_name);
         tv_set_int(p, "version", f->proc_version);
         /* a library's entry point type (the driver's come from cudaTypedefs.h) */
-        strbuf decl = {0};
-        for (size_t k = 0; k < f->nparams; k++)
-            sb_printf(&decl, "%s%s", k ? ", " : "", f->params[k].type->spelling);
-        if (decl.oom)
-            arena_oom();
-        tv_set_str(p, "decl", decl.data ? decl.data : "void");
+        tv_set(p, "cparams", c_params_value(f));
         tv_set_str(p, "ret", f->ret->spelling);
-        sb_free(&decl);
         tv_push(list, p);
     }
     return list;
@@ -828,19 +769,21 @@ static void api_value(tv *root, const cb_api *api)
     tv_set(root, "library_wheels", wheels);
 }
 
-/* The phases of a shape's template (shapes.def's SHAPE_PHASE): phase_<P>
- * false for every phase, and phase.<P> a map setting phase_<P> true, which
- * {{#phase.P}} pushes so that {{>*shape_template}} renders phase P only. */
+/* The phases of a shape's template (shapes.def's SHAPE_PHASE): phase.<P>
+ * a map setting phase_<P> true and every other phase_<Q> false, which
+ * {{#phase.P}} pushes so that {{>*shape_template}} renders phase P only,
+ * also where one phase names another parameter's value phase. */
 static void phases_value(tv *root)
 {
     tv *phase = tv_map();
     for (int i = 0; shapes_phase(i); i++) {
-        char key[64];
-        snprintf(key, sizeof key, "phase_%s", shapes_phase(i));
-        tv_set_bool(root, key, 0);
-        tv *on = tv_map();
-        tv_set_bool(on, key, 1);
-        tv_set(phase, shapes_phase(i), on);
+        tv *flags = tv_map();
+        for (int k = 0; shapes_phase(k); k++) {
+            char key[64];
+            snprintf(key, sizeof key, "phase_%s", shapes_phase(k));
+            tv_set_bool(flags, key, k == i);
+        }
+        tv_set(phase, shapes_phase(i), flags);
     }
     tv_set(root, "phase", phase);
 }
@@ -1011,7 +954,7 @@ static tv *stub_context(const cb_model *m, const cb_classes *c, const cb_rules *
 {
     tv *root = driver_context(m, c, rules);
     tv_set_bool(root, "raising", raising);
-    tv_set_strf(root, "face", "cubind.%s", raising ? api->raising : api->dropin);
+    tv_set_str(root, "face", raising ? api->raising : api->dropin);
     tv_set_bool(root, "reexports", raising && api->dropin);
     tv_set_bool(root, "has_face_module", api->dropin && api->raising);
     return root;

@@ -3,6 +3,7 @@
 #include "render_util.h"
 
 #include <limits.h>
+#include <string.h>
 
 #include "strbuf.h"
 
@@ -13,26 +14,47 @@ tv *ll_literal(long long v)
     return tv_strf("%lldLL", v);
 }
 
+/* Appends s[0..n) escaped for a C string literal; with split, each line
+ * ending but a final one also ends the literal's source line: "a\nb"
+ * gives "a\n", a line break, then "b" indented by four spaces. */
+static void escape_into(strbuf *sb, const char *s, size_t n, int split)
+{
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    for (; p < end; p++) {
+        switch (*p) {
+        case '"': sb_puts(sb, "\\\""); break;
+        case '\\': sb_puts(sb, "\\\\"); break;
+        case '\n': sb_puts(sb, split && p + 1 < end ? "\\n\"\n    \"" : "\\n"); break;
+        case '\t': sb_puts(sb, "\\t"); break;
+        case '?': sb_puts(sb, "\\?"); break; /* no trigraphs */
+        default:
+            if (*p < 0x20 || *p >= 0x7f)
+                sb_printf(sb, "\\%03o", *p);
+            else
+                sb_putc(sb, *p);
+        }
+    }
+}
+
+static tv *take(strbuf *sb)
+{
+    tv *r = sb->oom ? NULL : tv_str(sb->data ? sb->data : "");
+    sb_free(sb);
+    return r;
+}
+
 tv *c_string_literal(const char *s)
 {
     strbuf sb = {0};
     sb_putc(&sb, '"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': sb_puts(&sb, "\\\""); break;
-        case '\\': sb_puts(&sb, "\\\\"); break;
-        case '\n': sb_puts(&sb, p[1] ? "\\n\"\n    \"" : "\\n"); break;
-        case '\t': sb_puts(&sb, "\\t"); break;
-        case '?': sb_puts(&sb, "\\?"); break; /* no trigraphs */
-        default:
-            if (*p < 0x20 || *p >= 0x7f)
-                sb_printf(&sb, "\\%03o", *p);
-            else
-                sb_putc(&sb, *p);
-        }
-    }
+    escape_into(&sb, s, strlen(s), 1);
     sb_putc(&sb, '"');
-    tv *r = sb.oom ? NULL : tv_str(sb.data);
-    sb_free(&sb);
-    return r;
+    return take(&sb);
+}
+
+tv *c_string_chars(const char *s, size_t n)
+{
+    strbuf sb = {0};
+    escape_into(&sb, s, n, 0);
+    return take(&sb);
 }

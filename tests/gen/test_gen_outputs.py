@@ -100,6 +100,65 @@ def test_generator_c_has_no_emitted_code():
                        + "\n".join(found))
 
 
+# What the string literals of the files building template values (tv_set,
+# tv_push: the render stage) must not spell: emitted text the templates
+# write around the values. Names and numbers are data; the locals' names,
+# casts, declarators, joined lists and docstring words are text.
+STRING_LITERAL = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+EMITTED_TEXT = [
+    (re.compile(r"^(%s)?_(v|out|f|n|p|a|k|in|obj|seq|b|s|o|mem|buf|reg)$"), "a local's name suffix"),
+    (re.compile(r"\((u?int\w*_t|void \*|const char \*|size_t|unsigned long long|long long)\)"),
+     "a cast"),
+    (re.compile(r"\(\*(%s|\w)"), "a function pointer declarator"),
+    (re.compile(r"^void$"), "an empty parameter list"),
+    (re.compile(r"_ptr=|\*\*fields|--\\n|Returns: |Note: |See also: |Deprecated: |argtypes=|=0$"),
+     "docstring text"),
+    (re.compile(r"^[A-Z][A-Z0-9]*_%s"), "a macro name spelled from parts"),
+    (re.compile(r"^, $|^%s, $|^%s%s, "), "a list joined with commas (a template joins with @last)"),
+]
+
+
+def render_stage_sources():
+    gen = os.path.join(REPO, "gen")
+    out = []
+    for name in sorted(f for f in os.listdir(gen) if f.endswith(".c")):
+        with open(os.path.join(gen, name), errors="replace") as f:
+            text = f.read()
+        if "tv_set" in text or "tv_push" in text:
+            out.append((name, text))
+    return out
+
+
+def emitted_text_in(name, text):
+    found = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if line.strip().startswith(("#include", "/*", "*", "//")):
+            continue
+        for m in STRING_LITERAL.finditer(line):
+            for rx, why in EMITTED_TEXT:
+                if rx.search(m.group(1)):
+                    found.append("gen/%s:%d: %s: %r" % (name, lineno, why, m.group(1)))
+    return found
+
+
+def test_render_stage_spells_no_emitted_text():
+    sources = render_stage_sources()
+    names = [n for n, _ in sources]
+    assert {"render.c", "render_structs.c", "doc_rst.c"} <= set(names), names
+    found = [f for name, text in sources for f in emitted_text_in(name, text)]
+    assert not found, ("text the bindings emit belongs in templates/, not in gen/:\n"
+                       + "\n".join(found))
+
+
+def test_emitted_text_check_can_fail():
+    # what render.c wrote before the templates did
+    before = '    tv_set_strf(v, key, "(uintptr_t)%s%s", name, out ? "_out" : "_v");\n' \
+             '    sb_printf(&sig, "%s%s%s", nin ? ", " : "", pyname, opt ? "=0" : "");\n'
+    found = emitted_text_in("render.c", before)
+    assert any("a cast" in f for f in found) and any("suffix" in f for f in found), found
+    assert any("docstring" in f for f in found) and any("joined" in f for f in found), found
+
+
 # ---- every template is used -----------------------------------------------------
 
 def template_names():
