@@ -24,6 +24,7 @@ static tv *context(void)
     tv_set_bool(ctx, "yes", 1);
     tv_set_bool(ctx, "no", 0);
     tv_set_str(ctx, "empty", "");
+    tv_set_str(ctx, "which", "b"); /* names a partial: {{>*which}} */
     tv *items = tv_list();
     for (int i = 0; i < 3; i++) {
         tv *m = tv_map();
