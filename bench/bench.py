@@ -26,7 +26,7 @@ form, failing call) is reported as "n/a" with the reason; it never stops the
 run.
 
 Floors: the "python" implementation also times each case's calls made to
-``_bench_floor`` (bench/floor_ext.c, built by run_h200.sh), extension
+``_bench_floor`` (bench/floor_ext.c, built by scripts/gpu-run bench), extension
 functions that do nothing: the same number of calls with the same number of
 arguments, each detaching from the interpreter where cubind's function does
 (every function but those marked keep-gil in gen/rules.txt). No binding

@@ -20,10 +20,10 @@
  * do not contend on its reference count, so bench/ft_threads.py's floor
  * case scales as a binding with no shared writes can.
  *
- * Benchmark-only: run_h200.sh and ft_threads_h200.sh build it; nothing
- * ships it.
+ * Benchmark-only: the bench and ft-threads suites of scripts/gpu-run
+ * build it; nothing ships it.
  */
-#include "cubind_compat.h" /* cbs_make_immortal; run_h200.sh passes -Iruntime */
+#include "cubind_compat.h" /* cbs_make_immortal; the suites pass -Iruntime */
 
 static PyObject *floor_call(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kwnames)

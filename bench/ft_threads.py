@@ -45,7 +45,7 @@ if __name__ == "__main__" and sys.argv[1:] == ["--cpus"]:
 import cubind.cu as cu  # noqa: E402 (after the --cpus mode, which needs no GPU)
 import cubind.driver as drv  # noqa: E402
 
-try:  # built by ft_threads_h200.sh beside this run, like run_h200.sh's floor
+try:  # built by the ft-threads suite beside this run, like bench's floor
     import _bench_floor  # noqa: E402
 except ImportError:
     _bench_floor = None

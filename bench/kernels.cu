@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* kernels.cu — the kernels the launch cases of the benchmark suite launch.
  *
- * Compiled on the GPU machine by bench/run_h200.sh with
+ * Compiled on the GPU machine by scripts/gpu-run bench with
  *   nvcc -ptx   -arch=sm_90 bench/kernels.cu -o build/bench/kernels.ptx
  *   nvcc -cubin -arch=sm_90 bench/kernels.cu -o build/bench/kernels.cubin
  * The harnesses load the PTX (the cubin is the fallback when the driver is

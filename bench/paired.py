@@ -4,7 +4,7 @@
 
 bench.py measures each implementation in its own child process; on a shared
 machine the same call costs up to 1.7x more in one process than in another
-(bench/run_process_probe.sh), in C as in Python, so a ratio of two
+(scripts/gpu-run process-probe), in C as in Python, so a ratio of two
 processes' times carries that spread. Here one child process sets up C (the
 cases of bench/c_bench.c built as a library, called through ctypes: no
 Python in its loops), the floor, the thin binding (bench/thin_ext.c: C's

@@ -2,7 +2,7 @@
 """process_probe.py — one process's cost of the same calls through both
 cubind faces (and of a loop calling len(())), one line per run.
 
-run_process_probe.sh runs it in several processes beside c_bench to show
+scripts/gpu-run process-probe runs it in several processes beside c_bench to show
 how much a call's cost moves from one process to the next on the machine,
 in C as in Python; bench.py's best of rounds (one process per
 implementation per round) is chosen with that spread in mind. Also checks

@@ -257,7 +257,7 @@ def machine_section(m, driver_version):
     w("Command (from the repository root, on the GPU machine):")
     w("")
     w("```")
-    w(m.get("command") or "bench/run_h200.sh")
+    w(m.get("command") or "scripts/gpu-run bench")
     w("```")
     return out
 

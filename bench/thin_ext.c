@@ -30,7 +30,7 @@
  * yet bound raises RuntimeError. The functions use METH_FASTCALL |
  * METH_KEYWORDS, as cubind's and the floor's do, and take no keywords.
  *
- * Benchmark-only: run_h200.sh builds it; nothing ships it.
+ * Benchmark-only: scripts/gpu-run bench builds it; nothing ships it.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

@@ -2,7 +2,7 @@
 """examples/ (issue 28): each script runs on the test-only fake driver
 (tests/run sets CUBIND_LIBCUDA and PYTHONPATH=build/python; the fake runs
 the examples' vectorAdd kernel on the host, so they check their results),
-and mypy --strict accepts them. On a GPU: tests/gpu/run_examples_h200.sh."""
+and mypy --strict accepts them. On a GPU: scripts/gpu-run examples."""
 import os
 import pathlib
 import subprocess

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Free-threading rule 2 of DESIGN.md, checked on the source: no borrowed
+"""Free-threading rule 2 of docs/design.md, checked on the source: no borrowed
 reference is kept beyond the call that produced it, so the runtime
 (runtime/*.c, runtime/*.h) and every template the generated modules are
 made from (templates/) call no borrowed-reference API, but for the uses

@@ -13,7 +13,7 @@ from conftest import OUT, REPO
 
 # What carries no SPDX line: data, generated output (its header template
 # writes one), fuzzing inputs, recorded results, the empty py.typed marker.
-NOT_SOURCE = re.compile(r"^out/|/corpus/|/regressions/|/results/|\.(md|txt|json|log)$|"
+NOT_SOURCE = re.compile(r"^out/|/corpus/|/regressions/|^results/|\.(md|txt|json|log)$|"
                         r"^LICENSE$|^\.gitignore$|py\.typed$|^tests/data/")
 
 

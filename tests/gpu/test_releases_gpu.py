@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """Bindings generated from an older release's cuda.h, on the real driver.
 
-tests/gpu/run_releases_h200.sh runs this file against bindings generated
+scripts/gpu-run releases runs this file against bindings generated
 from the 11.8, 12.4 and 13.0 headers (PYTHONPATH picks them): the functions
 whose names or signatures differ between those headers, each called as its
 own header declares it. CUBIND_HEADER_CUDA_VERSION says which header the
 bindings under test come from (cuda.bindings, CUBIND_GPU_IMPL=cuda.bindings
-in tests/gpu/run_h200.sh: its CUDA_VERSION). Never run in CI: tests/gpu/
+in scripts/gpu-run tests: its CUDA_VERSION). Never run in CI: tests/gpu/
 needs the real driver (tests/abi covers generation per release on the fake
 driver).
 """

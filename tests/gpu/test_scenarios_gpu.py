@@ -541,7 +541,7 @@ def test_launch_axpy(mod, devmem, np):
 # ---- pointer attributes --------------------------------------------------------------------
 
 # What cuda.bindings 13.3.1 returns for each attribute (observed on the H200,
-# tests/gpu/results/scenarios-h200.log); cubind must return the same types.
+# results/gpu/scenarios-h200.log); cubind must return the same types.
 POINTER_ATTRIBUTE_TYPES = {
     "CU_POINTER_ATTRIBUTE_CONTEXT": "CUcontext",
     "CU_POINTER_ATTRIBUTE_MEMORY_TYPE": "int",
@@ -878,7 +878,7 @@ def test_stream_callback_python_callable(ctx, stream):
 # what cuda.bindings takes too, but cuda.bindings 13.3.1 crashes on this
 # test (SIGSEGV on a driver thread during the cuStreamSynchronize after the
 # replays: its host-function wrapper does not outlive the first replay,
-# cuda-python #790; tests/gpu/results/cuda-bindings-graph-replay-h200.log),
+# cuda-python #790; results/gpu/cuda-bindings-graph-replay-h200.log),
 # which would end the whole run, so it is skipped there.
 @pytest.mark.parametrize("form", [
     pytest.param("python", marks=cubind_only),

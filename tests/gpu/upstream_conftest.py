@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""conftest.py for a run of cuda-python's own driver tests (tests/gpu/
-run_upstream.sh copies this file, as conftest.py, next to them; the tests
+"""conftest.py for a run of cuda-python's own driver tests (scripts/gpu-run
+upstream copies this file, as conftest.py, next to them; the tests
 themselves are NVIDIA's, kept outside the repository and never edited).
 
 CUBIND_UPSTREAM_IMPL=cubind redirects `cuda.bindings.driver` to

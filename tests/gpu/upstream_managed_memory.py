@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Stand-in for cuda_python_test_helpers.managed_memory, which cuda-python's
-test_cuda.py imports (tests/gpu/run_upstream.sh installs it as that module
+test_cuda.py imports (scripts/gpu-run upstream installs it as that module
 next to the tests): managed_memory_skip_reason() is None when device 0
 supports concurrent managed access, else why a test needing it is skipped."""
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Free-threading rule 3 of DESIGN.md, checked on the built extensions: no
+"""Free-threading rule 3 of docs/design.md, checked on the built extensions: no
 state duplicated across extension modules. The shared runtime (loader,
 registry, deferred queue, callbacks: runtime/rt_*.c) is compiled into
 cubind._runtime alone and reached through its capsule; a second copy in

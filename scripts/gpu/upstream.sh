@@ -1,23 +1,19 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# tests/gpu/run_upstream.sh DIR — cuda-python's own tuple-API driver tests
+# scripts/gpu-run upstream DIR — cuda-python's own tuple-API driver tests
 # (NVIDIA's test_cuda.py and legacy_api/test_legacy_kernelParams.py, kept
 # in DIR outside the repository, never committed or edited) run against
 # cuda.bindings.driver and against cubind.driver (the module redirected by
 # tests/gpu/upstream_conftest.py), then a summary: which tests pass on each
 # and every test that passes on cuda.bindings but not on cubind.
-# On the GPU machine, after building the bindings (tests/gpu/run_h200.sh
-# builds them; or ./configure --no-generator --no-install && ninja bindings).
-# Logs and JUnit XML go to $OUT.
+# Builds the bindings first unless build/python holds them.
+# Logs and JUnit XML go to $OUT (upstream.log, upstream-*.xml).
 set -u
-cd "$(dirname "$0")/../.."
-src=${1:?usage: tests/gpu/run_upstream.sh DIR (the upstream test files)}
+src=${1:?usage: scripts/gpu-run upstream DIR (the upstream test files)}
+. "$(dirname "$0")/common.sh"
 [ -f "$src/test_cuda.py" ] || { echo "no test_cuda.py in $src" >&2; exit 2; }
-OUT=${OUT:-/tmp/cubind-gpu-out}
-mkdir -p "$OUT"
-py=${PYTHON:-$(command -v python3)}
 repo=$(pwd)
-[ -d build/python/cubind ] || { ./configure --no-generator --no-install --python "$py" && ninja bindings; } || exit 1
+[ -d build/python/cubind ] || gpu_build_bindings || exit 1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp -R "$src"/. "$work"/
@@ -29,8 +25,8 @@ cp tests/gpu/upstream_managed_memory.py "$work/cuda_python_test_helpers/managed_
 files="test_cuda.py"
 [ -f "$work/legacy_api/test_legacy_kernelParams.py" ] && files="$files legacy_api/test_legacy_kernelParams.py"
 {
-    echo "## $(date -u +%Y-%m-%dT%H:%MZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
-    echo "cubind commit ${CUBIND_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+    gpu_banner
+    echo "cubind commit $(gpu_commit)"
     "$py" -c 'import sys, cuda.bindings; print("python", sys.version.split()[0], "cuda-bindings", cuda.bindings.__version__)'
     echo "upstream files: $files ($(cd "$work" && sha256sum $files | cut -c1-12 | tr '\n' ' '))"
     for impl in cuda.bindings cubind; do

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# tests/gpu/run_nvrtc_h200.sh [UPSTREAM_DIR] — issue 29 on the GPU machine:
-# builds the bindings from the committed out/ (no libclang there), then
+# scripts/gpu-run nvrtc [UPSTREAM_DIR] — issue 29 on the GPU machine:
+# builds the bindings from the committed out/ (no libclang there) unless
+# build/python holds them, then
 #   - tests/gpu/test_nvrtc_gpu.py against cubind, cubind.cu and cuda.bindings
 #     (source -> NVRTC -> driver launch -> read back; the same through
 #     nvJitLink from PTX and LTO-IR);
@@ -13,15 +14,11 @@
 #     per-call overhead above libnvrtc).
 # Everything goes to $OUT/nvrtc-gpu.log.
 set -u
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/cubind-gpu-out}
-mkdir -p "$OUT"
-py=$(command -v python3)
+. "$(dirname "$0")/common.sh"
 {
-    echo "## $(date -u +%Y-%m-%dT%H:%MZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
-    echo "cubind commit ${CUBIND_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
-    [ -f build/python/cubind/__init__.py ] ||
-        { ./configure --no-generator --no-install --python "$py" && ninja bindings; } || exit 1
+    gpu_banner
+    echo "cubind commit $(gpu_commit)"
+    [ -f build/python/cubind/__init__.py ] || gpu_build_bindings || exit 1
     PYTHONPATH=build/python "$py" -c 'import cubind.nvrtc as n, cubind.nvjitlink as j; print("nvrtc", n._library_status(), "nvjitlink", j._library_status())'
     for impl in cubind cubind.cu cuda.bindings; do
         echo "### CUBIND_GPU_IMPL=$impl tests/gpu/test_nvrtc_gpu.py"

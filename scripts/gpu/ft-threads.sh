@@ -1,23 +1,23 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# bench/ft_threads_h200.sh ORIG_TARBALL — on the GPU machine: builds
+# scripts/gpu-run ft-threads ORIG_TARBALL — on the GPU machine: builds
 # free-threaded CPython 3.13 from Debian's python3.13 orig tarball (carried
-# there; the machine reaches no registry), builds cubind for it from the
-# committed out/, and runs bench/ft_threads.py. Log: $OUT/ft-threads.log.
+# there; the machine reaches no registry) in a scratch directory, builds
+# cubind for it from the committed out/, and runs bench/ft_threads.py
+# (FT_ROUNDS: bench/README.md). Log: $OUT/ft-threads.log.
 set -eu
-tarball=$1
-OUT=${OUT:-/tmp/cubind-gpu-out}
-T=/tmp/pyft
+tarball=${1:?usage: scripts/gpu-run ft-threads ORIG_TARBALL (Debian python3.13 orig tarball)}
+. "$(dirname "$0")/common.sh"
+T=$(mktemp -d)
 {
-    rm -rf "$T" && mkdir -p "$T/src"
+    mkdir -p "$T/src"
     tar -xJf "$tarball" -C "$T/src" --strip-components=1
     (cd "$T/src" && ./configure -q --disable-gil --disable-test-modules --prefix="$T/inst" \
         && make -s -j16 && make -s install) > "$T/build.log" 2>&1 || { tail -30 "$T/build.log"; exit 1; }
     py=$T/inst/bin/python3.13t
-    # CUBIND_COMMIT names the code when the GPU machine's copy has stale git metadata
-    echo "cubind commit ${CUBIND_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}, source digest $(python3 bench/report.py digest)"
+    echo "cubind commit $(gpu_commit), source digest $(gpu_digest)"
     "$py" -c 'import sys; print(sys.version, "GIL enabled:", sys._is_gil_enabled())'
-    ./configure --no-generator --no-install --python "$py" && ninja bindings
+    gpu_build_bindings
     nvcc -ptx -arch=sm_90 -o "$T/kernels.ptx" bench/kernels.cu
     # The floor (bench/floor_ext.c) for this interpreter, importable from $T.
     gcc -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -Iruntime \

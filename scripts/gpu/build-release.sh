@@ -1,11 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# tests/gpu/run_release.sh OUT_DIR INCLUDE_DIR DEST — compiles bindings that
-# were generated from another CUDA release's header (OUT_DIR, from
+# scripts/gpu/build-release.sh OUT_DIR INCLUDE_DIR DEST — compiles bindings
+# that were generated from another CUDA release's header (OUT_DIR, from
 # `cubind generate`) against that release's headers (INCLUDE_DIR) for the
 # python3 on PATH, into DEST/cubind/ beside a copy of the package and the
-# runtime from build/python. Used on the GPU machine to run the scenarios
-# with older bindings on a newer driver.
+# runtime from build/python. Run from the repository root by the suites
+# `releases` and `all` of scripts/gpu-run, to run the scenarios with older
+# bindings on a newer driver; not a suite itself.
 set -eu
 out=$1 inc=$2 dest=$3
 py=$(command -v python3)

@@ -1,15 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# run_h200.sh — the benchmark suite in one command, on the GPU machine, from
-# the repository root:
+# scripts/gpu-run bench — the benchmark suite in one command, on the GPU
+# machine:
 #
-#   bench/run_h200.sh
+#   scripts/gpu-run bench
 #
 # Builds the bindings from the committed out/ (no libclang), the kernels
 # (nvcc → PTX and cubin), c_bench and the floor extension (floor_ext.c;
 # with BENCH_PAIRED, also the thin binding, thin_ext.c),
 # runs c_bench and bench.py, and writes
-# under $OUT (default build/bench/out):
+# under $OUT (scripts/gpu/common.sh; default build/gpu-out):
 #   results.jsonl  every measurement of the run (machine, C, Python), one JSON object a line
 #   report.md      the markdown for BENCHMARKS.md (bench/report.py render)
 #   log.txt        everything this script printed
@@ -33,10 +33,9 @@
 # processes, every implementation and C in each; writes paired.jsonl and
 # paired.md under $OUT).
 set -u
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/common.sh"
 
-OUT=${OUT:-build/bench/out}
-PY=${PYTHON:-$(command -v python3)}
+PY=$py
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 N=${BENCH_N:-200000}
 NL=${BENCH_N_LAUNCH:-20000}
@@ -51,7 +50,7 @@ rm -f "$W/c.jsonl" "$W/py.jsonl" "$W/machine.jsonl"
 exec > >(tee "$OUT/log.txt") 2>&1
 tee_pid=$!
 
-command_line="bench/run_h200.sh"
+command_line="scripts/gpu-run bench"
 for v in BENCH_N BENCH_N_LAUNCH BENCH_REPS BENCH_ROUNDS BENCH_PAIRED BENCH_LAUNCH_TIMING BENCH_CASES BENCH_CUBIND_FORM BENCH_THREAD_CALLS BENCH_THREAD_LAUNCHES PYTHON; do
     [ -n "${!v:-}" ] && command_line="$v=${!v} $command_line"
 done
@@ -66,7 +65,7 @@ build_floor_ext() {
             bench/floor_ext.c -o "$floor_ext"; then
         echo "built $floor_ext"
     else
-        echo "run_h200.sh: compiling bench/floor_ext.c failed; the floors will be n/a"
+        echo "gpu-run bench: compiling bench/floor_ext.c failed; the floors will be n/a"
     fi
 }
 # _bench_thin (bench/thin_ext.c): the thin binding of the paired runs,
@@ -79,7 +78,7 @@ build_thin_ext() {
             bench/thin_ext.c -o "$thin_ext"; then
         echo "built $thin_ext"
     else
-        echo "run_h200.sh: compiling bench/thin_ext.c failed; the thin rows will be n/a"
+        echo "gpu-run bench: compiling bench/thin_ext.c failed; the thin rows will be n/a"
     fi
 }
 start=$(date +%s)
@@ -92,13 +91,13 @@ cat "$W/machine.jsonl"
 
 step "build the bindings (committed out/, no generator)"
 # The whole compiler output goes to build/bench/build.log; the log keeps its tail.
-if (./configure --no-generator --python "$PY" --no-install && ninja bindings) > "$W/build.log" 2>&1; then
+if gpu_build_bindings > "$W/build.log" 2>&1; then
     tail -n 5 "$W/build.log"
     echo "bindings built: $(ls build/python/cubind/)"
 else
     grep -m 20 -e 'error' -e 'configure:' "$W/build.log" || tail -n 40 "$W/build.log"
     cp "$W/build.log" "$OUT/build.log"
-    echo "run_h200.sh: building cubind failed (all of it in $OUT/build.log); its rows will be n/a"
+    echo "gpu-run bench: building cubind failed (all of it in $OUT/build.log); its rows will be n/a"
 fi
 
 step "kernels (nvcc)"
@@ -108,12 +107,12 @@ images=()
 if "$NVCC" -ptx -arch=sm_90 bench/kernels.cu -o "$W/kernels.ptx"; then
     images+=(--image "$W/kernels.ptx")
 else
-    echo "run_h200.sh: nvcc -ptx failed"
+    echo "gpu-run bench: nvcc -ptx failed"
 fi
 if "$NVCC" -cubin -arch=sm_90 bench/kernels.cu -o "$W/kernels.cubin"; then
     images+=(--image "$W/kernels.cubin")
 else
-    echo "run_h200.sh: nvcc -cubin failed"
+    echo "gpu-run bench: nvcc -cubin failed"
 fi
 "$NVCC" --version | tail -n 2
 
@@ -129,12 +128,12 @@ if [ -n "${BENCH_PAIRED:-}" ]; then
             --n "$N" --n-launch "$NL" --launch-timing "$LT" ${BENCH_CASES:+--cases "$BENCH_CASES"} \
             ${BENCH_CUBIND_FORM:+--cubind-form "$BENCH_CUBIND_FORM"} \
             --machine "$W/machine.jsonl" --out "$OUT/paired.jsonl" > "$OUT/paired.md" ||
-            echo "run_h200.sh: paired.py exited with $?"
+            echo "gpu-run bench: paired.py exited with $?"
         cat "$OUT/paired.md"
     else
-        echo "run_h200.sh: compiling c_bench.c as a library failed"
+        echo "gpu-run bench: compiling c_bench.c as a library failed"
     fi
-    echo "run_h200.sh: $(($(date +%s) - start)) s; results in $OUT/ (paired.jsonl, paired.md, log.txt)"
+    echo "gpu-run bench: $(($(date +%s) - start)) s; results in $OUT/ (paired.jsonl, paired.md, log.txt)"
     exec >&- 2>&-
     exit 0
 fi
@@ -145,10 +144,10 @@ if ${CC:-gcc} -std=c11 -O2 -Wall -Wextra -I"$CUDA_HOME/include" bench/c_bench.c 
     timeout 150 "$W/c_bench" "${images[@]}" --n "$N" --n-launch "$NL" --reps "$REPS" \
         --thread-calls "$TC" --thread-launches "$TL" ${SUBMIT:+--launch-submit} \
         --cpus "$("$PY" bench/ft_threads.py --cpus)" > "$W/c.jsonl" ||
-        echo "run_h200.sh: c_bench exited with $?"
+        echo "gpu-run bench: c_bench exited with $?"
     cat "$W/c.jsonl"
 else
-    echo "run_h200.sh: compiling c_bench failed"
+    echo "gpu-run bench: compiling c_bench failed"
 fi
 
 step "floor extension"
@@ -163,7 +162,7 @@ budget=$((480 - ($(date +%s) - start)))
 PYTHONPATH="$PWD/build/python:$PWD/$W${PYTHONPATH:+:$PYTHONPATH}" timeout $((budget + 30)) "$PY" bench/bench.py \
     --out "$W/py.jsonl" "${images[@]}" --n "$N" --n-launch "$NL" --reps "$REPS" \
     --thread-calls "$((TC / 4))" --budget "$budget" --child-timeout 200 --launch-timing "$LT" ${BENCH_CASES:+--cases "$BENCH_CASES"} ||
-    echo "run_h200.sh: bench.py exited with $?"
+    echo "gpu-run bench: bench.py exited with $?"
 
 step "c_bench again"
 # A second C run after the Python ones: the C floor keeps the faster of the
@@ -183,7 +182,7 @@ cat "$W/machine.jsonl" "$W/c.jsonl" "$W/py.jsonl" 2>/dev/null > "$OUT/results.js
 "$PY" bench/report.py render "$OUT/results.jsonl" -o "$OUT/report.md" &&
     cat "$OUT/report.md"
 echo
-echo "run_h200.sh: $(($(date +%s) - start)) s; results in $OUT/ (results.jsonl, report.md, log.txt)"
+echo "gpu-run bench: $(($(date +%s) - start)) s; results in $OUT/ (results.jsonl, report.md, log.txt)"
 # Let tee write the last of the log before the device collects $OUT.
 exec >&- 2>&-
 wait "$tee_pid" 2>/dev/null || true

@@ -1,19 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# tests/gpu/run_h200.sh — builds the bindings from the committed out/ on the
+# scripts/gpu-run tests — builds the bindings from the committed out/ on the
 # GPU machine (no libclang there) and runs the GPU tests against cubind and
-# against cuda.bindings. Results go to $OUT (the device tool's output dir).
+# against cuda.bindings, the shutdown race (cubind only) and the scenarios
+# through the raising face. Log: $OUT/gpu-tests.log.
 set -u
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/cubind-gpu-out}
-mkdir -p "$OUT"
-py=$(command -v python3)
+. "$(dirname "$0")/common.sh"
 {
-    echo "## $(date -u +%Y-%m-%dT%H:%MZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
-    # CUBIND_COMMIT names the code when the GPU machine's copy has stale git metadata
-    echo "cubind commit ${CUBIND_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}, source digest $(python3 bench/report.py digest)"
+    gpu_banner
+    echo "cubind commit $(gpu_commit), source digest $(gpu_digest)"
     "$py" -c 'import sys, cuda.bindings; print("python", sys.version.split()[0], "cuda-bindings", cuda.bindings.__version__)'
-    ./configure --no-generator --no-install --python "$py" && ninja bindings || exit 1
+    gpu_build_bindings || exit 1
     for impl in cubind cuda.bindings; do
         echo "### CUBIND_GPU_IMPL=$impl"
         CUBIND_GPU_IMPL=$impl PYTHONPATH=build/python "$py" -m pytest -v -p no:cacheprovider tests/gpu \

@@ -1,0 +1,37 @@
+# SPDX-License-Identifier: Apache-2.0
+# scripts/gpu/common.sh — sourced by every suite of scripts/gpu-run (never
+# run alone): the one place for what the suites share on the GPU machine.
+# After sourcing, the shell is at the repository root, $OUT is an absolute,
+# existing directory (exported, so a suite that runs another sees the same
+# one) and $py is the interpreter the suite builds and tests for.
+#
+# The GPU machine has no libclang: the bindings are always compiled from
+# the committed out/ (gpu_build_bindings).
+
+# $0 is the suite's own script, scripts/gpu/SUITE.sh.
+cd "$(dirname "$0")/../.." || exit 1
+OUT=${OUT:-build/gpu-out}
+mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd) || exit 1
+export OUT
+py=${PYTHON:-$(command -v python3)}
+
+# The code a log belongs to: CUBIND_COMMIT when given (the GPU machine's
+# copy may carry stale git metadata), else the checkout's HEAD.
+gpu_commit() {
+    echo "${CUBIND_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+}
+
+# A digest of the sources the bindings are built from (bench/report.py).
+gpu_digest() {
+    python3 bench/report.py digest
+}
+
+# The first line of a log: when, on which GPU and driver.
+gpu_banner() {
+    echo "## $(date -u +%Y-%m-%dT%H:%MZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
+}
+
+# Builds cubind for $py from the committed out/ into build/python/.
+gpu_build_bindings() {
+    ./configure --no-generator --no-install --python "$py" && ninja bindings
+}
