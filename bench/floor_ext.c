@@ -23,7 +23,7 @@
  * Benchmark-only: run_h200.sh and ft_threads_h200.sh build it; nothing
  * ships it.
  */
-#include "cubind_compat.h" /* cbs_make_immortal; run_h200.sh passes -Iruntime */
+#include "cubind_compat.h" /* cbs_make_immortal; -Iruntime/include */
 
 static PyObject *floor_call(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kwnames)
