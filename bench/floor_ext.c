@@ -23,7 +23,7 @@
  * Benchmark-only: the bench and ft-threads suites of scripts/gpu-run
  * build it; nothing ships it.
  */
-#include "cubind_compat.h" /* cbs_make_immortal; the suites pass -Iruntime */
+#include "cubind_compat.h" /* cbs_make_immortal; -Iruntime/include */
 
 static PyObject *floor_call(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kwnames)

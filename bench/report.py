@@ -69,8 +69,8 @@ def _version(dist):
 
 
 # What the measured bindings are built from: the generated code, the
-# runtime, and the benchmark itself.
-DIGEST_GLOBS = ["out/*.c", "out/*.h", "runtime/*.c", "runtime/*.h", "bench/*.py", "bench/*.c",
+# runtime (its folders: runtime/README.md), and the benchmark itself.
+DIGEST_GLOBS = ["out/*.c", "out/*.h", "runtime/*/*.c", "runtime/*/*.h", "bench/*.py", "bench/*.c",
                 "bench/*.cu"]
 
 

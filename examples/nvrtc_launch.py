@@ -3,7 +3,7 @@
 with cubind.nvrtc (its raising face, cubind.rtc), load the PTX with
 cubind.cu, launch with cubind.launch, read the result back. No nvcc and
 no other CUDA Python package; needs a GPU and the toolkit's libnvrtc
-(found as runtime/bind_library.h says: CUBIND_LIBNVRTC, CUDA_HOME, pip
+(found as runtime/library/bind_library.h says: CUBIND_LIBNVRTC, CUDA_HOME, pip
 wheels, the system's library path).
 
     PYTHONPATH=build/python python3 examples/nvrtc_launch.py

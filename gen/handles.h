@@ -17,7 +17,7 @@
 
 typedef struct {
     const char *name;
-    const char *kind; /* cbs_handle_kind enumerator (runtime/bind_support.h) */
+    const char *kind; /* cbs_handle_kind enumerator (runtime/module/bind_support.h) */
     int names_kernel; /* the KERNEL of a kernel-params rule: carries a layout cache */
     int stream_protocol; /* named by a stream-protocol rule: __cuda_stream__ */
 } handle_class;

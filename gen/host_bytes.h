@@ -5,7 +5,7 @@
  * it, and the parameters or fields giving the bytes a call touches there.
  * The classifier reads a function's rules (classify.h: the byte count of
  * an SH_IN_BUFFER), the struct tables a record's (render_structs.h: the
- * field's extent, checked by runtime/bind_struct.c at each call).
+ * field's extent, checked by runtime/module/bind_struct.c at each call).
  */
 #ifndef CUBIND_HOST_BYTES_H
 #define CUBIND_HOST_BYTES_H

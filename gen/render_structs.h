@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * render_structs.h — template data for the struct and union classes of the
- * driver module (templates/driver/structs.c.tmpl, runtime/bind_struct.h).
+ * driver module (templates/driver/structs.c.tmpl, runtime/module/bind_struct.h).
  */
 #ifndef CUBIND_RENDER_STRUCTS_H
 #define CUBIND_RENDER_STRUCTS_H

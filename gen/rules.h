@@ -47,13 +47,13 @@
  *   callback FUNCTION FN DATA KIND
  *                            FN is a callback taking DATA back; it accepts a
  *                            Python callable (KIND host, stream or destroy:
- *                            see runtime/rt_callbacks.h) or a C address
+ *                            see runtime/process/rt_callbacks.h) or a C address
  *   sync-callback FUNCTION FN TRAMPOLINE
  *                            FN is a callback the driver calls only on the
  *                            calling thread, during the call, without user
  *                            data; it accepts a Python callable, called
  *                            through the runtime's TRAMPOLINE (a function of
- *                            runtime/bind_sync_callback.h of FN's exact
+ *                            runtime/module/bind_sync_callback.h of FN's exact
  *                            type), or a C address
  *   attribute-output FUNCTION DATA ATTR
  *                            `void *DATA` receives a value whose type depends
@@ -176,7 +176,7 @@
  *                            (the exception's message); also bound
  *   library SONAME           the API is a shared library resolved by dlsym
  *                            (no cudaTypedefs.h, no cuGetProcAddress), tried
- *                            under each SONAME in order (runtime/bind_library.h)
+ *                            under each SONAME in order (runtime/library/bind_library.h)
  *   library-env VAR          the environment variable naming the library file
  *   library-wheel DIR        where NVIDIA's pip wheels put it, relative to
  *                            site-packages/nvidia (one rule per layout)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Typing stub of cubind._runtime (runtime/rt_module.c), written by hand.
+# Typing stub of cubind._runtime (runtime/process/rt_module.c), written by hand.
 from typing import Callable
 
 from cubind.driver import CUresult

@@ -60,7 +60,7 @@ step() { echo; echo "== $* ($(date +%T))"; }
 build_floor_ext() {
     local floor_ext
     floor_ext=$W/_bench_floor$("$PY" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
-    if ${CC:-gcc} -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -Iruntime \
+    if ${CC:-gcc} -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -Iruntime/include \
             -I"$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \
             bench/floor_ext.c -o "$floor_ext"; then
         echo "built $floor_ext"

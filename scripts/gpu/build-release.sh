@@ -15,7 +15,7 @@ suffix=$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"
 mkdir -p "$dest/cubind"
 cp build/python/cubind/__init__.py build/python/cubind/_version.py build/python/cubind/_runtime"$suffix" "$dest/cubind/"
 gcc -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden \
-    -I"$pyinc" -Iruntime -Iruntime/interop -I"$inc" \
-    "$out/driver.c" runtime/bind_support.c runtime/bind_struct.c runtime/bind_packer.c runtime/bind_layout.c runtime/bind_kernel_types.c runtime/bind_kernel_code.c runtime/bind_sync_callback.c \
+    -I"$pyinc" -Iruntime/include -Iruntime/module -Iruntime/interop -I"$inc" \
+    "$out/driver.c" runtime/module/*.c \
     -o "$dest/cubind/driver$suffix" -ldl -pthread
 echo "built $dest/cubind/driver$suffix from $out against $inc"

@@ -20,7 +20,7 @@ T=$(mktemp -d)
     gpu_build_bindings
     nvcc -ptx -arch=sm_90 -o "$T/kernels.ptx" bench/kernels.cu
     # The floor (bench/floor_ext.c) for this interpreter, importable from $T.
-    gcc -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -Iruntime \
+    gcc -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -Iruntime/include \
         -I"$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" bench/floor_ext.c \
         -o "$T/_bench_floor$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')"
     nproc; lscpu | grep -E "^(CPU\(s\)|Thread|Core|Socket|Model name)" || true

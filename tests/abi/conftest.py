@@ -8,6 +8,7 @@ Runs on the main Python only (the consumer extension is built for it). Needs
 fixture runs scripts/fetch-cuda-headers.sh itself and skips only if that
 fails too.
 """
+import glob
 import os
 import re
 import shutil
@@ -127,16 +128,15 @@ def build_bindings(gen_dir, include, pkg_root):
         if (name.startswith("_runtime") and name.endswith(EXT_SUFFIX)
                 or name in ("__init__.py", "_version.py")):
             shutil.copy(os.path.join(BUILD_PY, "cubind", name), pkg)
-    sources = [os.path.join(gen_dir, "driver.c")] + [
-        os.path.join(REPO, "runtime", s)
-        for s in ("bind_support.c", "bind_struct.c", "bind_packer.c", "bind_layout.c",
-                  "bind_kernel_types.c", "bind_kernel_code.c", "bind_sync_callback.c")]
+    # the driver module links runtime/module/ (runtime/README.md)
+    sources = [os.path.join(gen_dir, "driver.c")] + sorted(
+        glob.glob(os.path.join(REPO, "runtime", "module", "*.c")))
     objs = []
 
     def cc(src):
         obj = os.path.join(gen_dir, os.path.basename(src)[:-2] + ".o")
         p = run(["gcc", "-std=c11", "-O0"] + WARN + ["-fvisibility=hidden", "-fPIC",
-                 "-I" + os.path.join(REPO, "runtime"), "-I" + os.path.join(REPO, "runtime", "interop"),
+                 *("-I" + os.path.join(REPO, "runtime", d) for d in ("include", "module", "interop")),
                  "-I" + PY_INCLUDE, "-I" + include,
                  "-c", src, "-o", obj])
         assert p.returncode == 0, "compiling %s failed:\n%s" % (src, p.stderr[-4000:])

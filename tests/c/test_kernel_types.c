@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_kernel_types.c — unit test of runtime/bind_kernel_types.c: kernel
- * parameter types from mangled C++ names, PTX text, fat binaries and type
- * strings (no Python, no driver).
+ * test_kernel_types.c — unit test of runtime/module/bind_kernel_types.c:
+ * kernel parameter types from mangled C++ names, PTX text, fat binaries and
+ * type strings (no Python, no driver).
  *
- *   gcc -std=c11 -Wall -Wextra -Werror -Iruntime tests/c/test_kernel_types.c \
- *       runtime/bind_kernel_types.c -o build/tests/test_kernel_types
+ *   gcc -std=c11 -Wall -Wextra -Werror -Iruntime/include -Iruntime/module \
+ *       tests/c/test_kernel_types.c runtime/module/bind_kernel_types.c \
+ *       -o build/tests/test_kernel_types
  *
  * Also built with -fsanitize=address,undefined: the parsers read untrusted
  * images (truncated ones below) and must stay inside them.

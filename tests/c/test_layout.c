@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_layout.c — unit and stress test of runtime/bind_layout.c, a kernel
- * handle's own copy of its kernel's layout (no Python).
+ * test_layout.c — unit and stress test of runtime/module/bind_layout.c, a
+ * kernel handle's own copy of its kernel's layout (no Python).
  *
- *   gcc -std=c11 -Wall -Wextra -Werror -O2 -pthread -Iruntime \
- *       tests/c/test_layout.c runtime/bind_layout.c -o build/tests/test_layout
+ *   gcc -std=c11 -Wall -Wextra -Werror -O2 -pthread -Iruntime/include \
+ *       -Iruntime/module tests/c/test_layout.c runtime/module/bind_layout.c \
+ *       -o build/tests/test_layout
  *
  * Also built with clang -fsanitize=thread and -fsanitize=address,undefined.
  * RT_STRESS_OPS (default 100000) sets the least number of lookups per

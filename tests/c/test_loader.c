@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_loader.c — unit test of runtime/rt_loader.c (no Python).
+ * test_loader.c — unit test of runtime/process/rt_loader.c (no Python).
  *
  *   test_loader FAKE_LIBCUDA [V1_STUB]
  *
@@ -12,8 +12,9 @@
  *
  *   gcc -std=c11 -shared -fPIC -DTEST_LOADER_V1_STUB tests/c/test_loader.c \
  *       -o build/test_loader_v1/libcuda.so.1
- *   gcc -std=c11 -pthread -Iruntime tests/c/test_loader.c \
- *       runtime/rt_loader.c -ldl -o build/test_loader
+ *   gcc -std=c11 -pthread -Iruntime/include -Iruntime/process \
+ *       tests/c/test_loader.c runtime/process/rt_loader.c -ldl \
+ *       -o build/test_loader
  *
  * The loader is once-per-process, so every case runs in a forked child of a
  * parent that never loads anything: each child sets the environment, then

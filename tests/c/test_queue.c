@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_queue.c — unit and stress test of runtime/rt_queue.c (no Python).
+ * test_queue.c — unit and stress test of runtime/process/rt_queue.c (no
+ * Python).
  *
- *   gcc -std=c11 -Wall -Wextra -Werror -O2 -pthread -Iruntime \
- *       tests/c/test_queue.c runtime/rt_queue.c -o build/tests/test_queue
+ *   gcc -std=c11 -Wall -Wextra -Werror -O2 -pthread -Iruntime/process \
+ *       tests/c/test_queue.c runtime/process/rt_queue.c \
+ *       -o build/tests/test_queue
  *
  * Also built with clang -fsanitize=thread and -fsanitize=address,undefined.
  * RT_STRESS_OPS (default 100000) sets the items pushed per producer.

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_registry.c — unit and stress test of runtime/rt_registry.c (no
+ * test_registry.c — unit and stress test of runtime/process/rt_registry.c (no
  * Python).
  *
- *   gcc -std=c11 -Wall -Wextra -Werror -O2 -pthread -Iruntime \
- *       tests/c/test_registry.c runtime/rt_registry.c -o build/tests/test_registry
+ *   gcc -std=c11 -Wall -Wextra -Werror -O2 -pthread -Iruntime/include \
+ *       -Iruntime/process tests/c/test_registry.c \
+ *       runtime/process/rt_registry.c -o build/tests/test_registry
  *
  * Also built with clang -fsanitize=thread and -fsanitize=address,undefined.
  * RT_STRESS_OPS (default 100000) sets the operations per churn thread.

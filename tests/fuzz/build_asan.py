@@ -28,7 +28,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"
 SAN = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined",
        "-fno-omit-frame-pointer"]
-# The extensions' test-only allocation fault injection (runtime/rt_alloc.h):
+# The extensions' test-only allocation fault injection (runtime/include/rt_alloc.h):
 # cubind._runtime._fail_allocations and _alloc_counts exist in these builds
 # only (never in build/python or a wheel).
 FAULTS = ["-DCUBIND_FAULT_INJECTION"]
@@ -76,7 +76,9 @@ def compile_all(jobs, depfiles):
 def build_ext(cfg, outdir, objdir):
     suffix = cfg["ext_suffix"]
     edges = ninja_edges(BUILD / "extensions.ninja")
-    srcs = {e[0][0]: (e[2][0], e[3].get("py_includes", cfg["py_includes"]))
+    # each object's source, Python include path and runtime folders
+    srcs = {e[0][0]: (e[2][0], e[3].get("py_includes", cfg["py_includes"]),
+                      e[3].get("rt_includes", ""))
             for e in edges if e[1] == "cc_ext"}
     links = [e for e in edges if e[1] == "link_ext" and e[0][0].endswith(suffix)]
     if not links:
@@ -87,10 +89,10 @@ def build_ext(cfg, outdir, objdir):
     for outs, _, objs, _ in links:
         mine = []
         for o in objs:
-            src, inc = srcs[o]
+            src, inc, rt_inc = srcs[o]
             obj = objdir / (pathlib.Path(o).name)
             cmd = [cfg["cc"], "-std=c11", "-O1", "-g", "-fPIC", "-fvisibility=hidden", *SAN, *FAULTS,
-                   "-Iruntime", "-Iruntime/interop", *shlex.split(inc), "-I" + cfg["cuda_include"],
+                   *shlex.split(rt_inc), *shlex.split(inc), "-I" + cfg["cuda_include"],
                    "-MMD", "-MF", str(obj) + ".d", "-c", src, "-o", str(obj)]
             jobs.append((cmd, src))
             depfiles.append(str(obj) + ".d")

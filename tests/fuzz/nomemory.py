@@ -199,7 +199,7 @@ def _destroy_graph():
 graph_create_destroy.cleanup = _destroy_graph
 
 
-# Paths whose own C allocations (runtime/rt_alloc.h) are many: the registry,
+# Paths whose own C allocations (runtime/include/rt_alloc.h) are many: the registry,
 # kernel layouts. They run in the CPython sweeps too.
 SCENARIOS["module, kernel, launch"] = module_kernel_launch
 SCENARIOS["graph create/destroy"] = graph_create_destroy

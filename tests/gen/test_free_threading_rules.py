@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Free-threading rule 2 of docs/design.md, checked on the source: no borrowed
 reference is kept beyond the call that produced it, so the runtime
-(runtime/*.c, runtime/*.h) and every template the generated modules are
+(every .c and .h under runtime/) and every template the generated modules are
 made from (templates/) call no borrowed-reference API, but for the uses
 listed in ALLOWED, each with the reason it cannot outlive its owner.
 
@@ -34,20 +34,20 @@ BORROWED = [
 
 # (file, API) -> (number of uses, why each cannot outlive what owns it).
 ALLOWED = {
-    ("runtime/cubind_compat.h", "PyDict_GetItemWithError"): (
+    ("runtime/include/cubind_compat.h", "PyDict_GetItemWithError"): (
         1, "cbs_dict_get_ref's shim, compiled only before 3.13 (no free-threaded build "
            "exists there): the reference is made strong at once"),
-    ("runtime/bind_struct.c", "PyList_GET_ITEM"): (
+    ("runtime/module/bind_struct.c", "PyList_GET_ITEM"): (
         3, "lists the function made itself (PyDict_Keys / PyDict_Items snapshots, the "
            "entries list keep_collect built) that no other thread sees"),
-    ("runtime/bind_struct.c", "PyDict_GetItemString"): (
+    ("runtime/module/bind_struct.c", "PyDict_GetItemString"): (
         1, "struct_new's own kwds: CPython makes a fresh dict for each call's keywords"),
-    ("runtime/bind_struct.c", "PyDict_Next"): (
+    ("runtime/module/bind_struct.c", "PyDict_Next"): (
         1, "struct_init's own kwds: a fresh dict per call"),
-    ("runtime/bind_support.c", "PyModule_GetDict"): (
+    ("runtime/module/bind_support.c", "PyModule_GetDict"): (
         1, "cbs_share_module_objects at module exec, before the import returns (other "
            "importers wait on the module's import lock); the dict lives with the module"),
-    ("runtime/bind_support.c", "PyDict_Next"): (
+    ("runtime/module/bind_support.c", "PyDict_Next"): (
         1, "the same walk of the module's namespace at exec"),
     ("templates/driver/init.c.tmpl", "PyModule_GetDict"): (
         1, "the raising face is filled from the driver module's namespace at exec, "
@@ -61,9 +61,10 @@ _STRING = re.compile(r'"(?:\\.|[^"\\\n])*"')
 
 
 def sources():
-    for name in sorted(os.listdir(os.path.join(REPO, "runtime"))):
-        if name.endswith((".c", ".h")):
-            yield "runtime/" + name
+    for root, _dirs, files in sorted(os.walk(os.path.join(REPO, "runtime"))):
+        for name in sorted(files):
+            if name.endswith((".c", ".h")):
+                yield os.path.relpath(os.path.join(root, name), REPO)
     for root, _dirs, files in sorted(os.walk(os.path.join(REPO, "templates"))):
         for name in sorted(files):
             yield os.path.relpath(os.path.join(root, name), REPO)

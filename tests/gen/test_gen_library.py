@@ -84,7 +84,7 @@ def test_a_rule_that_does_not_fit_leaves_the_function_unbound(run_cubind, cuda_i
 
 def test_kernel_code_rules_are_the_drivers_only(run_cubind, cuda_include, tmp_path):
     """A kernel-code rule in a library's rules emits no hook: the hooks
-    (runtime/bind_kernel_code.h) type the driver's modules and kernels,
+    (runtime/module/bind_kernel_code.h) type the driver's modules and kernels,
     which a library API has none of; the driver's own rules do emit them."""
     rules = rules_with(tmp_path, "nvrtc", "result nvrtcResult NVRTC_SUCCESS",
                        "result nvrtcResult NVRTC_SUCCESS\nkernel-code nvrtcCompileProgram after")

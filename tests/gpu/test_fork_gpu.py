@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""fork() on the real driver (runtime/README.md, "fork()"): a process that
+"""fork() on the real driver (runtime/process/README.md, "fork()"): a process that
 ran Python host functions on the GPU's streams forks; the child exits
 through the interpreter's normal shutdown (cubind's threading hook and
 atexit step run) while the parent's driver keeps working. Each child must

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Shared by the tests of cubind.nvrtc and cubind.nvjitlink (real
-libnvrtc / libnvJitLink of the toolkit, found by runtime/bind_library.c):
+libnvrtc / libnvJitLink of the toolkit, found by runtime/library/bind_library.c):
 kernels, a compile helper, the ELF header check."""
 import struct
 

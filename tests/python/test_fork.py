@@ -2,7 +2,7 @@
 """fork() after cubind ran Python callbacks (issue 4's "no hang"): the
 child must not inherit a runtime lock held by a thread it does not have, nor
 wait at exit for a callback runner that is not in it
-(runtime/rt_callbacks.h: rt_cb_fork_*, registered by cubind._runtime).
+(runtime/process/rt_callbacks.h: rt_cb_fork_*, registered by cubind._runtime).
 
 Each scenario runs in a fresh interpreter (tests/python/conftest.py
 run_python) that forks and reaps its children with a deadline: a child

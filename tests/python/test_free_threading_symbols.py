@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Free-threading rule 3 of docs/design.md, checked on the built extensions: no
 state duplicated across extension modules. The shared runtime (loader,
-registry, deferred queue, callbacks: runtime/rt_*.c) is compiled into
+registry, deferred queue, callbacks: runtime/process/) is compiled into
 cubind._runtime alone and reached through its capsule; a second copy in
 the driver extension would be a second registry, queue, loader and set of
 runners. The symbol tables (`nm --defined-only`, which lists static
@@ -17,7 +17,7 @@ import cubind.driver
 from conftest import symbols_file
 
 # The runtime's own names: every global function and variable of
-# runtime/rt_*.c starts with one of these (or is static with one of them).
+# runtime/process/ starts with one of these (or is static with one of them).
 RUNTIME_PREFIXES = ("rt_registry_", "rt_queue_", "rt_cb_", "rt_h_", "rt_loader", "rt_drv",
                     "rt_interps", "rt_api", "cubind_rt_", "pc_")
 
@@ -33,7 +33,7 @@ TOOLCHAIN_PREFIXES = ("_sub_I_", "_sub_D_", "_GLOBAL__sub_", "__asan", "__ubsan"
                       "__sanitizer")
 # Defined in both modules by design: in the fault-injection builds
 # (-DCUBIND_FAULT_INJECTION, tests/fuzz) each module's pointer to the one
-# allocation-fault state, which lives in _runtime (runtime/rt_alloc.h).
+# allocation-fault state, which lives in _runtime (runtime/include/rt_alloc.h).
 PER_MODULE_POINTERS = {"rt_alloc_state"}
 
 pytestmark = pytest.mark.skipif(shutil.which("nm") is None, reason="needs binutils' nm")
@@ -74,7 +74,7 @@ def test_the_runtime_is_defined_in_runtime_alone():
 @pytest.mark.parametrize("module", ["cubind.nvrtc", "cubind.nvjitlink"])
 def test_library_modules_hold_no_runtime_state(module):
     """The library APIs' modules reach the runtime through its capsule too;
-    their own loader state (runtime/bind_library.c) is per module: one
+    their own loader state (runtime/library/) is per module: one
     library each."""
     import importlib
 

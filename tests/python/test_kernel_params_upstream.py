@@ -17,7 +17,7 @@ every form, the ctypes types that cuda.bindings refuses in the
 (values, types) form, and cuLaunchCooperativeKernel.
 
 Each kernel gets a fresh name and its module is never unloaded (see the
-layout-cache hazard in runtime/bind_packer.c).
+layout-cache hazard in runtime/module/bind_packer.c).
 """
 import ctypes
 import enum

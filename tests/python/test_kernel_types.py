@@ -8,7 +8,7 @@ parameter's size. The fake records the bytes a launch received; every
 expected byte string is computed here with struct.pack.
 
 Every kernel gets a fresh name, and its module stays loaded unless a test
-unloads it on purpose (see the layout-cache hazard in runtime/bind_packer.c).
+unloads it on purpose (see the layout-cache hazard in runtime/module/bind_packer.c).
 """
 import ctypes
 import gc

@@ -8,7 +8,7 @@ struct.pack or ctypes.
 
 Each kernel gets a fresh name and its module is never unloaded, so no
 CUfunction value is reused within this file (see the layout-cache hazard in
-runtime/bind_packer.c).
+runtime/module/bind_packer.c).
 """
 import ctypes
 import itertools

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """The capsule contract between cubind._runtime and the generated modules
-(runtime/cubind_rt.h): a generated module whose runtime exports another
+(runtime/include/cubind_rt.h): a generated module whose runtime exports another
 signature, or a table smaller than the one it was built against, refuses
 to import with an ImportError naming both signatures and sizes
 (bind_support.c: cbs_import_runtime). Provoked without a rebuild: in a

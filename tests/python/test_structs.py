@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Struct and union classes of cubind.driver (runtime/bind_struct.c,
+"""Struct and union classes of cubind.driver (runtime/module/bind_struct.c,
 templates/driver/structs.c.tmpl): names, field offsets checked byte by byte
 against `cubind dump` (libclang's layout, itself checked against the C
 compiler by tests/gen), views writing through to their parent, arrays,

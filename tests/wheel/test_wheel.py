@@ -245,10 +245,10 @@ def test_platform_tag_is_the_highest_glibc_version(python, wheel):
 
 @pytest.mark.skipif(not (shutil.which("readelf") and shutil.which("objdump")),
                     reason="binutils not installed")
-@pytest.mark.skipif(platform.machine() != "x86_64", reason="runtime/glibc_pins.h pins x86_64's versions")
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="runtime/include/glibc_pins.h pins x86_64's versions")
 @pytest.mark.parametrize("python,wheel", WHEELS, ids=IDS)
 def test_wheels_install_where_glibc_is_2_17(python, wheel):
-    # runtime/glibc_pins.h binds dlopen & co. and pthread_once to their first
+    # runtime/include/glibc_pins.h binds dlopen & co. and pthread_once to their first
     # versions, and the extensions name libdl.so.2 and libpthread.so.0, which
     # define them on glibc < 2.34: nothing needs more than manylinux2014's
     # glibc 2.17 (scripts/check-old-glibc.sh runs a wheel on glibc 2.31). A new

@@ -1,4 +1,4 @@
-{{! Struct and union classes (runtime/bind_struct.h). Class i describes
+{{! Struct and union classes (runtime/module/bind_struct.h). Class i describes
     model.records[i]; the getset closures point at the field tables. }}
 /* ---- struct and union classes --------------------------------------------- */
 

@@ -72,8 +72,9 @@ enum {
     CUBIND_CB_DESTROY = 3   /* CUhostFn of cuUserObjectCreate: destroy(ptr) */
 };
 
-/* Kinds of the shared handle registry (rt_registry.h; runtime/README.md
- * says who registers and unregisters each). Keys are raw handle values. */
+/* Kinds of the shared handle registry (rt_registry.h;
+ * runtime/process/README.md says who registers and unregisters each). Keys
+ * are raw handle values. */
 enum {
     CUBIND_REG_KERNEL_LAYOUT = 1,   /* CUfunction -> its parameter layout (meta,
                                        bind_packer.c); purged by kernels_unloaded */
