@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 #include "model.h"
-#include "rules.h"
+#include "rules_bind.h"
 
 typedef struct {
     const char *name;
@@ -23,7 +23,7 @@ typedef struct {
 } handle_class;
 
 /* The classes, malloc'ed (caller frees); their count in *n. */
-handle_class *handles_collect(const cb_model *m, const cb_rules *rules, size_t *n);
+handle_class *handles_collect(const cb_model *m, const cb_facts *facts, size_t *n);
 /* Index of class `name`, -1 when none. */
 int handles_index(const handle_class *h, size_t n, const char *name);
 /* Whether class `name` holds a pointer (CBS_HANDLE_POINTER). */

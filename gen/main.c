@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * main.c — the `cubind` command line: generate, dump, verify.
+ * main.c — the `cubind` command line: generate, dump, verify, rules, and
+ * the ABI commands (abi_cmd.c).
  *
  * Errors go to stderr as "file:line: message" with exit status 1; usage
  * errors, and a header refused for lacking what the bindings need (not a
@@ -24,6 +25,7 @@
 #include "model.h"
 #include "render.h"
 #include "rules.h"
+#include "rules_bind.h"
 #include "tmpl.h"
 
 /* The version of pyproject.toml, passed by the build (build.ninja). */
@@ -39,6 +41,7 @@ static const char usage_main[] =
     "  generate --header cuda.h --out DIR   write the bindings' sources into DIR\n"
     "  dump --header cuda.h                 print the header's model as JSON\n"
     "  verify FILE...                       check generated files' checksums\n"
+    "  rules                                list the directives of a rules file\n"
     "  manifest --header cuda.h             print the header's ABI manifest (JSON)\n"
     "  abi-diff OLD NEW [--json]            ABI changes between two headers/manifests\n"
     "  abi-check MODULE --header cuda.h     compare a built module's table with a header\n"
@@ -75,6 +78,15 @@ static const char usage_dump[] =
     "sizes and offsets, typedefs, handles, callbacks, integer macros. A\n"
     "header not named cuda.h is read as a library's (nvrtc.h, nvJitLink.h:\n"
     "no cudaTypedefs.h; symbols for dlsym).\n";
+
+static const char usage_rules[] =
+    "usage: cubind rules\n"
+    "\n"
+    "Lists the directives a rules file (gen/rules.txt, gen/<api>.rules) takes,\n"
+    "with their arguments and meaning. A rule's FUNCTION is a function's public\n"
+    "name (cuMemAlloc) or the symbol its header declares (cuMemAlloc_v2); a\n"
+    "RECORD is a record's tag or typedef. `cubind generate --list-unmatched`\n"
+    "names the rules that match nothing in a header.\n";
 
 static const char usage_verify[] =
     "usage: cubind verify FILE...\n"
@@ -251,6 +263,7 @@ static int cmd_generate(int argc, char **argv)
     int status = 1;
     cb_model *m = NULL;
     cb_rules *rules = NULL;
+    cb_facts *facts = NULL;
     cb_classes *classes = NULL;
     render_output out = {0};
     tmpl_set *ts = tmpl_set_new();
@@ -275,8 +288,9 @@ static int cmd_generate(int argc, char **argv)
         model_forget_docs(m);
     if (host_bytes_check(m, rules, err, sizeof err) < 0)
         goto report;
-    classes = classify_model(m, rules);
-    if (classify_undo(m, classes, rules, err, sizeof err) < 0)
+    facts = rules_bind(rules, m);
+    classes = classify_model(m, facts);
+    if (classify_undo(m, classes, facts, err, sizeof err) < 0)
         goto report;
     if (render_all(&out, ts, m, classes, rules, err, sizeof err) < 0)
         goto report;
@@ -286,7 +300,7 @@ static int cmd_generate(int argc, char **argv)
         snprintf(err, sizeof err, "%s:0: cannot write the dependency file", o.depfile);
         goto report;
     }
-    size_t unmatched = rules_unmatched(rules, m, o.list_unmatched ? stderr : NULL);
+    size_t unmatched = rules_unmatched(facts, o.list_unmatched ? stderr : NULL);
     if (unmatched && !o.list_unmatched)
         fprintf(stderr,
                 "cubind: %zu rule%s of %s name%s nothing in %s (rules for other releases; "
@@ -305,6 +319,7 @@ report:
 done:
     render_output_free(&out);
     classes_free(classes);
+    rules_unbind(facts);
     model_free(m);
     rules_free(rules);
     tmpl_set_free(ts);
@@ -342,6 +357,18 @@ static int cmd_verify(int argc, char **argv)
     return bad;
 }
 
+static int cmd_rules(int argc, char **argv)
+{
+    if (argc > 2 && strcmp(argv[2], "--help") != 0 && strcmp(argv[2], "-h") != 0) {
+        fprintf(stderr, "cubind: %s: unknown option\n%s", argv[2], usage_rules);
+        return 2;
+    }
+    fputs(usage_rules, stdout);
+    fputc('\n', stdout);
+    rules_print_directives(stdout);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
@@ -358,6 +385,8 @@ int main(int argc, char **argv)
         return cmd_dump(argc, argv);
     if (strcmp(argv[1], "verify") == 0)
         return cmd_verify(argc, argv);
+    if (strcmp(argv[1], "rules") == 0)
+        return cmd_rules(argc, argv);
     if (strcmp(argv[1], "manifest") == 0)
         return abi_cmd_manifest(argc, argv);
     if (strcmp(argv[1], "abi-diff") == 0)

@@ -30,7 +30,7 @@
  * handle table. */
 typedef struct {
     const cb_model *m;
-    const cb_rules *rules;
+    const cb_facts *facts;
     const handle_class *hc;
     size_t nhc;
 } struct_env;
@@ -102,71 +102,30 @@ static field_shape shape_of(const struct_env *env, const cb_type *t, int nested)
     return s;
 }
 
-/* Whether rule argument `name` names record r (tag, name or a typedef). */
-static int names_record(const cb_record *r, const char *name)
+/* The facts of the field `name` of top's flattened table (rules_bind.h),
+ * NULL for a field inside an anonymous member (top NULL). */
+static const cb_field_facts *field_facts(const struct_env *env, const cb_record *top,
+                                         const char *name)
 {
-    if (strcmp(r->tag, name) == 0 || strcmp(r->name, name) == 0)
-        return 1;
-    for (size_t a = 0; a < r->naliases; a++)
-        if (strcmp(r->aliases[a], name) == 0)
-            return 1;
-    return 0;
-}
-
-/* The `directive RECORD FIELD ...` rule for field `field` of r, or NULL. */
-static cb_rule *field_rule(const cb_rules *rules, const char *directive, const cb_record *r,
-                           const char *field)
-{
-    for (size_t i = 0; i < rules->nrules; i++) {
-        cb_rule *rule = &rules->rules[i];
-        if (strcmp(rule->directive, directive) == 0 && strcmp(rule->args[1], field) == 0 &&
-            names_record(r, rule->args[0])) {
-            rule->used = 1;
-            return rule;
-        }
-    }
-    return NULL;
-}
-
-/* Index of the named field `name` in r's flattened field table, -1. */
-static long long flat_index(const cb_model *m, const cb_record *r, const char *name,
-                            long long *n)
-{
-    for (size_t i = 0; i < r->nfields; i++) {
-        const cb_field *f = &r->fields[i];
-        if (!*f->name) {
-            if (f->nested >= 0) {
-                long long k = flat_index(m, &m->records[f->nested], name, n);
-                if (k >= 0)
-                    return k;
-            }
-            continue;
-        }
-        if (strcmp(f->name, name) == 0)
-            return *n;
-        (*n)++;
-    }
-    return -1;
-}
-
-static long long field_index(const cb_model *m, const cb_record *r, const char *name)
-{
-    long long n = 0;
-    return strcmp(name, "-") == 0 ? -1 : flat_index(m, r, name, &n);
+    if (!top)
+        return NULL;
+    long long k = model_field_index(env->m, top, name);
+    return k >= 0 ? &env->facts->records[top - env->m->records].fields[k] : NULL;
 }
 
 /* kernel-params-field / kernel-extra-field rules: the field's kind and the
  * indexes of the kernel fields it is typed by (bind_struct.h). */
-static void kernel_field(const cb_model *m, const cb_rules *rules, const cb_record *top,
-                         const cb_field *f, field_shape *s, long long *aux)
+static void kernel_field(const struct_env *env, const cb_record *top, const cb_field *f,
+                         field_shape *s, long long *aux)
 {
-    cb_rule *kp = top ? field_rule(rules, "kernel-params-field", top, f->name) : NULL;
-    cb_rule *ke = top ? field_rule(rules, "kernel-extra-field", top, f->name) : NULL;
+    const cb_field_facts *ff = field_facts(env, top, f->name);
+    const cb_rule *kp = ff ? ff->on[CB_D_KERNEL_PARAMS_FIELD] : NULL;
+    const cb_rule *ke = ff ? ff->on[CB_D_KERNEL_EXTRA_FIELD] : NULL;
     if (f->type->kind != TY_POINTER || (!kp && !ke))
         return;
     s->kind = kp ? "CBS_F_KERNEL_PARAMS" : "CBS_F_KERNEL_EXTRA";
-    s->ref = kp ? (int)field_index(m, top, kp->args[2]) : -1;
-    *aux = kp ? field_index(m, top, kp->args[3]) : -1;
+    s->ref = kp ? (int)ff->func : -1;
+    *aux = kp ? ff->kern : -1;
 }
 
 /* The record index of the element type of a field `T *f` whose T is a
@@ -191,14 +150,14 @@ static void array_field(const struct_env *env, const cb_record *top, const cb_fi
                         field_shape *s, long long *aux, long long *elem_size)
 {
     const cb_model *m = env->m;
-    const cb_rules *rules = env->rules;
-    cb_rule *fc = top ? field_rule(rules, "field-count", top, f->name) : NULL;
-    cb_rule *out = top && !fc ? field_rule(rules, "field-count-out", top, f->name) : NULL;
+    const cb_field_facts *ff = field_facts(env, top, f->name);
+    const cb_rule *fc = ff ? ff->on[CB_D_FIELD_COUNT] : NULL;
+    const cb_rule *out = ff && !fc ? ff->on[CB_D_FIELD_COUNT_OUT] : NULL;
     if (out)
         fc = out;
     if (!fc || f->type->kind != TY_POINTER || !f->type->pointee)
         return;
-    long long count = field_index(m, top, fc->args[2]);
+    long long count = out ? ff->count_out : ff->count;
     int elem = out ? -1 : pointee_record(m, f);
     field_shape es = shape_of(env, f->type->pointee, -1);
     int handle = strcmp(es.kind, "CBS_F_HANDLE") == 0 || strcmp(es.kind, "CBS_F_VALUE_HANDLE") == 0;
@@ -237,7 +196,7 @@ static void add_fields(const struct_env *env, const cb_record *r, const cb_recor
         }
         field_shape s = shape_of(env, f->type, f->nested);
         long long aux = -1, elem_size = 0;
-        kernel_field(m, env->rules, top, f, &s, &aux);
+        kernel_field(env, top, f, &s, &aux);
         array_field(env, top, f, &s, &aux, &elem_size);
         int records = strcmp(s.kind, "CBS_F_RECORD_ARRAY") == 0;
         int driver_handles = strcmp(s.kind, "CBS_F_HANDLE_OUT") == 0;
@@ -275,22 +234,21 @@ static void add_fields(const struct_env *env, const cb_record *r, const cb_recor
 static tv *extents_of(const struct_env *env, const cb_record *r)
 {
     const cb_model *m = env->m;
+    const cb_record_facts *rf = &env->facts->records[r - m->records];
     tv *list = tv_list();
-    for (size_t i = 0; i < env->rules->nrules; i++) {
-        cb_rule *rule = &env->rules->rules[i];
+    for (size_t i = 0; i < rf->nhost_bytes; i++) {
+        const cb_rule *rule = rf->host_bytes[i];
         cb_host_bytes h;
         char err[256];
-        if (strcmp(rule->directive, "host-bytes") != 0 || !names_record(r, rule->args[0]) ||
-            host_bytes_parse(env->rules, rule, &h, err, sizeof err) < 0)
+        if (host_bytes_parse(env->facts->rules, rule, &h, err, sizeof err) < 0)
             continue;
-        rule->used = 1;
         tv *e = tv_map();
-        tv_set_int(e, "buffer", field_index(m, r, h.buffer));
+        tv_set_int(e, "buffer", model_field_index(m, r, h.buffer));
         tv_set_int(e, "writes", h.writes);
         long long when = -1, value = 0;
         if (h.when_value) {
             const cb_field *wf = rules_record_field(m, rule->args[0], h.when_field);
-            when = field_index(m, r, h.when_field);
+            when = model_field_index(m, r, h.when_field);
             if (!wf || host_bytes_enumerator(m, wf->type, h.when_value, &value) < 0)
                 when = -1;
         }
@@ -298,7 +256,7 @@ static tv *extents_of(const struct_env *env, const cb_record *r)
         tv_set_int(e, "when_value", value);
         strbuf terms = {0};
         for (int t = 0; t < HB_NTERMS; t++)
-            sb_printf(&terms, "%s%lld", t ? ", " : "", h.term[t] ? field_index(m, r, h.term[t]) : -1);
+            sb_printf(&terms, "%s%lld", t ? ", " : "", h.term[t] ? model_field_index(m, r, h.term[t]) : -1);
         if (terms.oom)
             arena_oom();
         tv_set_str(e, "terms", terms.data);
@@ -329,7 +287,7 @@ static int members_checked(const struct_env *env, const cb_record *r, const cb_r
         int idx = -1;
         if (t && t->kind == TY_RECORD)
             idx = f->nested >= 0 ? f->nested : classify_record_index(m, t);
-        else if (field_rule(env->rules, "field-count", top, f->name))
+        else if (field_facts(env, top, f->name) && field_facts(env, top, f->name)->on[CB_D_FIELD_COUNT])
             idx = pointee_record(m, f);
         if (idx >= 0 && record_checked(env, (size_t)idx, own, memo))
             return 1;
@@ -412,9 +370,9 @@ static void add_alias(tv *aliases, const char **seen, size_t *nseen, const char 
     tv_push(aliases, a);
 }
 
-tv *structs_value(const cb_model *m, const cb_rules *rules, const handle_class *hc, size_t nhc)
+tv *structs_value(const cb_model *m, const cb_facts *facts, const handle_class *hc, size_t nhc)
 {
-    const struct_env env = {m, rules, hc, nhc};
+    const struct_env env = {m, facts, hc, nhc};
     naming nm = {calloc(m->nrecords + 1, sizeof(char *)), 0, 0};
     char *anon_member = calloc(m->nrecords + 1, 1);
     size_t cap_seen = 1;

@@ -8,7 +8,7 @@
 
 #include "handles.h"
 #include "model.h"
-#include "rules.h"
+#include "rules_bind.h"
 #include "tmpl.h"
 
 /* A map:
@@ -27,6 +27,6 @@
  *   aliases: {name, index} for every module attribute naming a class.
  * Handle indices are indices in hc, the module's handle classes
  * (handles_collect, nhc of them), collected once by the caller. */
-tv *structs_value(const cb_model *m, const cb_rules *rules, const handle_class *hc, size_t nhc);
+tv *structs_value(const cb_model *m, const cb_facts *facts, const handle_class *hc, size_t nhc);
 
 #endif
