@@ -781,6 +781,8 @@ cb_classes *classify_model(cb_model *m, const cb_facts *facts)
         arena_oom();
     c->nfunctions = m->nfunctions;
     c->facts = facts;
+    c->handles = handles_collect(m, facts, &c->nhandles);
+    c->records = classify_records(m, facts, c->handles, c->nhandles);
     c->functions = model_alloc(m, (m->nfunctions ? m->nfunctions : 1) * sizeof *c->functions);
     for (size_t i = 0; i < m->nfunctions; i++) {
         const cb_function *f = &m->functions[i];
@@ -942,5 +944,7 @@ int classify_undo(cb_model *m, cb_classes *c, const cb_facts *facts, char *err, 
 
 void classes_free(cb_classes *c)
 {
+    if (c)
+        free(c->handles);
     free(c);
 }

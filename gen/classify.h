@@ -12,6 +12,8 @@
 #ifndef CUBIND_CLASSIFY_H
 #define CUBIND_CLASSIFY_H
 
+#include "classify_records.h"
+#include "handles.h"
 #include "model.h"
 #include "rules.h"
 #include "rules_bind.h"
@@ -177,9 +179,14 @@ typedef struct {
     cb_fclass *functions;     /* parallel to model.functions */
     size_t nfunctions, nsupported;
     const cb_facts *facts;    /* the rules' facts it was classified by */
+    handle_class *handles;    /* the module's handle classes (handles.h) */
+    size_t nhandles;
+    cb_record_class *records; /* parallel to model.records
+                                 (classify_records.h) */
 } cb_classes;
 
-/* Classifies every function; strings live in the model's arena. */
+/* Classifies every function, collects the handle classes and classifies
+ * every record; strings live in the model's arena. */
 cb_classes *classify_model(cb_model *m, const cb_facts *facts);
 /* Resolves the undo rules of classified functions. A rule whose functions
  * both exist must pass as many arguments as the undo function takes, each a

@@ -7,9 +7,9 @@
 
 #include "arena.h"
 
-static const char *int_kind(const cb_type *t)
+static cb_handle_kind int_kind(const cb_type *t)
 {
-    return t->size == 8 ? "CBS_HANDLE_U64" : t->is_signed ? "CBS_HANDLE_I32" : "CBS_HANDLE_U32";
+    return t->size == 8 ? CB_HANDLE_U64 : t->is_signed ? CB_HANDLE_I32 : CB_HANDLE_U32;
 }
 
 /* Whether `name` is the type of the KERNEL parameter of a kernel-params
@@ -35,11 +35,11 @@ handle_class *handles_collect(const cb_model *m, const cb_facts *facts, size_t *
     if (!h)
         arena_oom();
     for (size_t i = 0; i < m->nhandles; i++)
-        h[n++] = (handle_class){m->handles[i].name, "CBS_HANDLE_POINTER",
+        h[n++] = (handle_class){m->handles[i].name, CB_HANDLE_POINTER,
                                 names_kernel(m, facts, m->handles[i].name),
                                 rules_type_rule(facts, CB_D_STREAM_PROTOCOL, m->handles[i].name) != NULL};
     for (size_t i = 0; i < m->ncallbacks; i++)
-        h[n++] = (handle_class){m->callbacks[i].name, "CBS_HANDLE_POINTER", 0, 0};
+        h[n++] = (handle_class){m->callbacks[i].name, CB_HANDLE_POINTER, 0, 0};
     for (size_t i = 0; i < facts->nvalue_classes; i++) {
         const cb_typedef *td = &m->typedefs[facts->value_classes[i]];
         h[n++] = (handle_class){td->name, int_kind(td->type), 0, 0};
@@ -59,5 +59,5 @@ int handles_index(const handle_class *h, size_t n, const char *name)
 int handles_is_pointer(const handle_class *h, size_t n, const char *name)
 {
     int i = handles_index(h, n, name);
-    return i >= 0 && strcmp(h[i].kind, "CBS_HANDLE_POINTER") == 0;
+    return i >= 0 && h[i].kind == CB_HANDLE_POINTER;
 }

@@ -28,6 +28,7 @@
 #include "checksum.h"
 #include "doc_rst.h"
 #include "handles.h"
+#include "render_names.h"
 #include "render_structs.h"
 #include "render_util.h"
 
@@ -294,9 +295,7 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     int cb = pc->shape == SH_CALLBACK;
     /* CUBIND_CB_DESTROY for a parameter that is no callback (unused) */
     cb_callback_kind kind = cb ? pc->callback_kind : CB_CALLBACK_DESTROY;
-    tv_set_str(p, "callback_kind", kind == CB_CALLBACK_HOST     ? "CUBIND_CB_HOST"
-                                   : kind == CB_CALLBACK_STREAM ? "CUBIND_CB_STREAM"
-                                                                : "CUBIND_CB_DESTROY");
+    tv_set_str(p, "callback_kind", render_callback_kind(kind));
     tv_set_bool(p, "callback_host", cb && kind == CB_CALLBACK_HOST);
     tv_set_bool(p, "callback_stream", cb && kind == CB_CALLBACK_STREAM);
     tv_set_str(p, "data_cname", cb ? f->params[pc->data_index].name : "");
@@ -899,21 +898,21 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     tv_set(root, "enums", enums_value(m, &api));
     tv_set_int(root, "nenums", (long long)m->nenums);
 
-    size_t nhc;
-    handle_class *hc = handles_collect(m, c->facts, &nhc);
+    const handle_class *hc = c->handles;
+    size_t nhc = c->nhandles;
     tv *handles = tv_list();
     for (size_t i = 0; i < nhc; i++) {
         tv *h = tv_map();
         tv_set_int(h, "index", (long long)i);
         tv_set_str(h, "name", hc[i].name);
-        tv_set_str(h, "kind", hc[i].kind);
+        tv_set_str(h, "kind", render_handle_kind(hc[i].kind));
         tv_set_bool(h, "names_kernel", hc[i].names_kernel);
         tv_set_bool(h, "stream_protocol", hc[i].stream_protocol);
         tv_push(handles, h);
     }
     tv_set(root, "handles", handles);
     tv_set_int(root, "nhandles", (long long)nhc);
-    tv_set(root, "structs", structs_value(m, c->facts, hc, nhc));
+    tv_set(root, "structs", structs_value(m, c));
     tv_set_bool(root, "raising", 0);
 
     tv_set(root, "procs", procs_value(m));
@@ -953,7 +952,6 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
         tv_set_bool(root, "launch", 0);
     }
     capi_api_value(root, m, c, &api);
-    free(hc);
     return root;
 }
 
