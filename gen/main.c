@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * main.c — the `cubind` command line: generate, dump, verify, rules, and
- * the ABI commands (abi_cmd.c).
+ * main.c — the `cubind` command line: generate, dump, classify, verify,
+ * rules, and the ABI commands (abi_cmd.c).
  *
  * Errors go to stderr as "file:line: message" with exit status 1; usage
  * errors, and a header refused for lacking what the bindings need (not a
@@ -20,6 +20,7 @@
 #include "abi.h"
 #include "checksum.h"
 #include "classify.h"
+#include "classify_json.h"
 #include "host_bytes.h"
 #include "dump.h"
 #include "model.h"
@@ -40,6 +41,7 @@ static const char usage_main[] =
     "commands:\n"
     "  generate --header cuda.h --out DIR   write the bindings' sources into DIR\n"
     "  dump --header cuda.h                 print the header's model as JSON\n"
+    "  classify --header cuda.h             print how each function crosses (JSON)\n"
     "  verify FILE...                       check generated files' checksums\n"
     "  rules                                list the directives of a rules file\n"
     "  manifest --header cuda.h             print the header's ABI manifest (JSON)\n"
@@ -87,6 +89,19 @@ static const char usage_rules[] =
     "name (cuMemAlloc) or the symbol its header declares (cuMemAlloc_v2); a\n"
     "RECORD is a record's tag or typedef. `cubind generate --list-unmatched`\n"
     "names the rules that match nothing in a header.\n";
+
+static const char usage_classify[] =
+    "usage: cubind classify --header cuda.h [--rules FILE]\n"
+    "\n"
+    "Prints the classification `cubind generate` renders, as JSON on stdout:\n"
+    "every function (supported or not, with the reason), each parameter with\n"
+    "its shape, direction (in, out, inout, none), element kind and the rules\n"
+    "that applied to it; the handle classes; every struct and union with its\n"
+    "fields' kinds; the rules that match nothing in the header. Deterministic:\n"
+    "a change of the classifier or the rules shows as a diff of it\n"
+    "(tests/gen/data/classify_cuda13.json). Exit status as for generate.\n"
+    "  --rules FILE     special cases (default: gen/rules.txt beside the build\n"
+    "                   dir; gen/<api>.rules for a library's header)\n";
 
 static const char usage_verify[] =
     "usage: cubind verify FILE...\n"
@@ -326,6 +341,62 @@ done:
     return status;
 }
 
+static int cmd_classify(int argc, char **argv)
+{
+    options o = {0};
+    if (parse_options(argc, argv, &o, usage_classify) < 0)
+        return 2;
+    if (o.help)
+        return 0;
+    if (!o.header || o.out || o.templates || o.depfile) {
+        fprintf(stderr, "cubind classify: %s\n%s",
+                o.header ? "takes only --header and --rules" : "--header is required",
+                usage_classify);
+        return 2;
+    }
+    char rfile[PATH_MAX], err[2048];
+    if (!o.rules) {
+        source_path("gen/rules.txt", rfile, sizeof rfile);
+        o.rules = rfile;
+    }
+    int status = 1;
+    cb_model *m = NULL;
+    cb_facts *facts = NULL;
+    cb_classes *classes = NULL;
+    cb_rules *rules = rules_load(o.rules, err, sizeof err);
+    if (!rules)
+        goto report;
+    cb_api api;
+    rules_api(rules, &api);
+    if (!(m = load_model(o.header, api.is_library, &status)))
+        goto done;
+    if (!model_enum(m, api.result)) {
+        snprintf(err, sizeof err, "%s:0: no enum %s (the result enum its rules file %s names)",
+                 o.header, api.result, o.rules);
+        goto report;
+    }
+    if (host_bytes_check(m, rules, err, sizeof err) < 0)
+        goto report;
+    facts = rules_bind(rules, m);
+    classes = classify_model(m, facts);
+    if (classify_undo(m, classes, facts, err, sizeof err) < 0)
+        goto report;
+    if (classify_json(stdout, m, classes) < 0 || fflush(stdout) != 0) {
+        snprintf(err, sizeof err, "cubind classify: cannot write to stdout");
+        goto report;
+    }
+    status = 0;
+    goto done;
+report:
+    fprintf(stderr, "%s\n", err);
+done:
+    classes_free(classes);
+    rules_unbind(facts);
+    model_free(m);
+    rules_free(rules);
+    return status;
+}
+
 static int cmd_verify(int argc, char **argv)
 {
     if (argc < 3 || strcmp(argv[2], "--help") == 0) {
@@ -383,6 +454,8 @@ int main(int argc, char **argv)
         return cmd_generate(argc, argv);
     if (strcmp(argv[1], "dump") == 0)
         return cmd_dump(argc, argv);
+    if (strcmp(argv[1], "classify") == 0)
+        return cmd_classify(argc, argv);
     if (strcmp(argv[1], "verify") == 0)
         return cmd_verify(argc, argv);
     if (strcmp(argv[1], "rules") == 0)

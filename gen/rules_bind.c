@@ -214,8 +214,10 @@ static void resolve_param(cb_facts *b, const cb_function *f, size_t k, cb_param_
     pf->count = pf->kernel = pf->attr = pf->attr_enum = -1;
     if ((r = pf->on[CB_D_RENAME_PARAM_IN])) {
         pf->pyname = r->args[2];
+        pf->rename = r;
     } else if ((r = rename_rule(b->rules, f->params[k].name))) {
         pf->pyname = r->args[1];
+        pf->rename = r;
         mark(b, r); /* a rename-param matches when a parameter takes it */
     }
     if ((r = pf->on[CB_D_COUNT])) {
@@ -261,6 +263,9 @@ static void bind_callbacks(cb_facts *b, size_t i)
             cb_param_facts *pf = &ff->params[k];
             if (pf->callback_role != CB_CALLBACK_ROLE_NONE)
                 continue;
+            if (strcmp(r->args[1], f->params[k].name) == 0 ||
+                strcmp(r->args[2], f->params[k].name) == 0)
+                pf->callback = r;
             if (strcmp(r->args[1], f->params[k].name) == 0) {
                 pf->callback_role = CB_CALLBACK_ROLE_FN;
                 pf->callback_data = param_index(f, r->args[2]);

@@ -74,6 +74,7 @@ typedef struct {
     const cb_rule *on[CB_NDIRECTIVES];
     const char *pyname;       /* rename-param-in's PY_NAME, else rename-param's
                                  for this C name; NULL: neither */
+    const cb_rule *rename;    /* the rule pyname comes from, NULL */
     int count;                /* count: the integer or integer-pointer
                                  parameter COUNT names, -1 when none */
     int count_less;           /* count: the N of COUNT-N, else 0 */
@@ -92,6 +93,7 @@ typedef struct {
                                  class; NULL (no rule, or it does not apply) */
     const cb_function *size_fn; /* buffer-size: SIZEFN, NULL when absent */
     /* callback: the first rule naming this parameter as FN or DATA */
+    const cb_rule *callback;
     cb_callback_role callback_role;
     int callback_data;        /* ROLE_FN: DATA's index, else -1 */
     cb_callback_kind callback_kind;
