@@ -1,9 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * classify.h — how each parameter of each function crosses the Python
- * boundary, decided from the model by general rules plus the special cases
- * of the rules file, read as the facts rules_bind resolved (rules_bind.h):
- * this stage never looks a rule up by its directive's name.
+ * classify.h — the classify stage: how each parameter of each function
+ * crosses the Python boundary, decided from the model by general rules
+ * plus the special cases of the rules file, read as the facts rules_bind
+ * resolved (rules_bind.h): this stage never looks a rule up by its
+ * directive's name. classify_model also collects the module's handle
+ * classes (handles.h) and classifies every record's fields
+ * (classify_records.h), so that the render stage only spells what is
+ * decided here (render_names.h spells the kinds). `cubind classify`
+ * prints all of it (classify_json.h).
+ *
+ * Pipeline: parse (model.h) -> rules_load + rules_bind (rules.h,
+ * rules_bind.h) -> classify (this) -> render (render.h).
  *
  * A function is supported only when every parameter has a kind below; the
  * others are listed by `cubind generate` with the first reason and are not
