@@ -35,6 +35,17 @@
 #include "arena.h"
 #include "host_bytes.h"
 
+/* The facts of parameter p of f (f a function of the facts' model). */
+static const cb_param_facts *pfacts(const cb_facts *facts, const cb_function *f, const cb_param *p)
+{
+    return &facts->functions[f - facts->model->functions].params[p - f->params];
+}
+
+static const cb_function_facts *ffacts(const cb_facts *facts, const cb_function *f)
+{
+    return &facts->functions[f - facts->model->functions];
+}
+
 int classify_enum_index(const cb_model *m, const char *name)
 {
     if (!name)
@@ -90,14 +101,14 @@ static void set_range(cb_pclass *pc, const cb_type *t)
 }
 
 /* What one value of type t is; EK_NONE when no rule covers it. */
-static cb_ekind elem_kind(const cb_model *m, const cb_rules *rules, const cb_type *t,
+static cb_ekind elem_kind(const cb_model *m, const cb_facts *facts, const cb_type *t,
                           cb_pclass *pc)
 {
     pc->value = t;
     switch (t->kind) {
     case TY_INT:
         set_range(pc, t);
-        if (t->name && rules_find(rules, "value-handle", t->name)) {
+        if (rules_type_rule(facts, CB_D_VALUE_HANDLE, t->name)) {
             pc->handle = t->name;
             return EK_VALUE_HANDLE;
         }
@@ -111,7 +122,7 @@ static cb_ekind elem_kind(const cb_model *m, const cb_rules *rules, const cb_typ
         set_range(pc, t);
         return EK_ENUM;
     case TY_HANDLE:
-        if (rules_has(rules, "int-handles"))
+        if (facts->api.int_handles)
             return EK_POINTER; /* the API's handles are plain ints */
         pc->handle = t->name;
         return EK_HANDLE;
@@ -161,34 +172,23 @@ static size_t common_prefix(const char *a, const char *b)
 }
 
 /* The count parameter paired with array parameter `self`, or -1: the rule
- * `count F P C` (or `C-N`: N fewer elements than C says) if any, else the
- * only count-named integer parameter, else the one whose name (after "num")
- * shares the longest prefix with it. *less receives N (0 without a rule). */
-static int paired_count_less(const cb_function *f, const cb_rules *rules, const cb_param *self,
+ * `count F P C` (or `C-N`: N fewer elements than C says) if any (its
+ * fact), else the only count-named integer parameter, else the one whose
+ * name (after "num") shares the longest prefix with it. *less receives N
+ * (0 without a rule). */
+static int paired_count_less(const cb_function *f, const cb_facts *facts, const cb_param *self,
                              int *less)
 {
-    cb_rule *r = rules_find_fn(rules, "count", f, self->name);
-    char base[128] = "";
-    *less = 0;
-    if (r) {
-        snprintf(base, sizeof base, "%s", r->args[2]);
-        char *minus = strchr(base, '-');
-        if (minus) {
-            *less = atoi(minus + 1);
-            *minus = '\0';
-        }
-    }
+    const cb_param_facts *pf = pfacts(facts, f, self);
+    *less = pf->count_less;
+    if (pf->on[CB_D_COUNT])
+        return pf->count;
     int best = -1;
     size_t best_len = 0;
     for (size_t i = 0; i < f->nparams; i++) {
         const cb_param *p = &f->params[i];
         if (p == self || !is_int_or_int_pointer(p->type))
             continue;
-        if (r) {
-            if (strcmp(p->name, base) == 0)
-                return (int)i;
-            continue;
-        }
         if (!is_count_name(p->name))
             continue;
         /* "count" counts any array; num<Name> those whose name starts with
@@ -206,10 +206,10 @@ static int paired_count_less(const cb_function *f, const cb_rules *rules, const 
     return best;
 }
 
-static int paired_count(const cb_function *f, const cb_rules *rules, const cb_param *self)
+static int paired_count(const cb_function *f, const cb_facts *facts, const cb_param *self)
 {
     int less;
-    return paired_count_less(f, rules, self, &less);
+    return paired_count_less(f, facts, self, &less);
 }
 
 static const char *reason(cb_model *m, const cb_param *p, const char *what)
@@ -226,14 +226,14 @@ static int is_char(const cb_type *t)
 }
 
 /* Shape of a `T **` parameter. */
-static cb_shape pointer_to_pointer(const cb_model *m, const cb_rules *rules, const cb_function *f,
+static cb_shape pointer_to_pointer(const cb_model *m, const cb_facts *facts, const cb_function *f,
                                    const cb_param *p, cb_pclass *pc)
 {
     const cb_type *inner = p->type->pointee;   /* T * */
     const cb_type *target = inner->pointee;    /* T */
     if (inner->is_const && is_char(target) && target->is_const) {
         /* const char *const *: an input array of strings when counted */
-        pc->count_index = paired_count(f, rules, p);
+        pc->count_index = paired_count(f, facts, p);
         if (pc->count_index < 0 || f->params[pc->count_index].type->kind != TY_INT) {
             pc->count_index = -1;
             return SH_UNSUPPORTED;
@@ -255,7 +255,7 @@ static cb_shape pointer_to_pointer(const cb_model *m, const cb_rules *rules, con
     if (target->kind == TY_VOID) {
         pc->elem = EK_POINTER;
         pc->value = inner;
-        pc->count_index = paired_count(f, rules, p);
+        pc->count_index = paired_count(f, facts, p);
         if (pc->count_index >= 0 && f->params[pc->count_index].type->kind == TY_INT)
             return SH_IN_ARRAY;
         pc->count_index = -1;
@@ -264,8 +264,8 @@ static cb_shape pointer_to_pointer(const cb_model *m, const cb_rules *rules, con
     if (target->is_const) {
         /* const T **: the driver points it at an array it owns, counted by
          * an output; the elements are copied out. */
-        pc->elem = elem_kind(m, rules, target, pc);
-        pc->count_index = paired_count(f, rules, p);
+        pc->elem = elem_kind(m, facts, target, pc);
+        pc->count_index = paired_count(f, facts, p);
         if ((pc->elem == EK_HANDLE || pc->elem == EK_STRUCT) && pc->count_index >= 0 &&
             f->params[pc->count_index].type->kind == TY_POINTER)
             return SH_OUT_BORROWED;
@@ -283,18 +283,15 @@ static int param_index(const cb_function *f, const char *name)
 }
 
 /* The callback rule naming p as the callback or as its data, if any. */
-static int classify_callback(const cb_rules *rules, const cb_function *f, const cb_param *p,
+static int classify_callback(const cb_facts *facts, const cb_function *f, const cb_param *p,
                              cb_pclass *pc)
 {
-    for (size_t i = 0; i < rules->nrules; i++) {
-        cb_rule *r = &rules->rules[i];
-        if (strcmp(r->directive, "callback") != 0 || !rules_names_function(r->args[0], f))
-            continue;
-        if (strcmp(r->args[1], p->name) == 0) {
-            r->used = 1;
+    const cb_param_facts *pf = pfacts(facts, f, p);
+    {
+        if (pf->callback_role == CB_CALLBACK_ROLE_FN) {
             pc->shape = SH_CALLBACK;
-            pc->data_index = param_index(f, r->args[2]);
-            pc->callback_kind = r->args[3];
+            pc->data_index = pf->callback_data;
+            pc->callback_kind = pf->callback_kind;
             pc->stream_index = -1;
             pc->object_index = -1;
             for (size_t k = 0; k < f->nparams; k++) {
@@ -305,11 +302,11 @@ static int classify_callback(const cb_rules *rules, const cb_function *f, const 
                     pc->object_index = (int)k;
             }
             /* a destroy callback's payload is registered under its user object */
-            if (pc->data_index < 0 || (strcmp(pc->callback_kind, "destroy") == 0 && pc->object_index < 0))
+            if (pc->data_index < 0 || (pc->callback_kind == CB_CALLBACK_DESTROY && pc->object_index < 0))
                 pc->shape = SH_UNSUPPORTED;
             return 1;
         }
-        if (strcmp(r->args[2], p->name) == 0) {
+        if (pf->callback_role == CB_CALLBACK_ROLE_DATA) {
             pc->shape = SH_CALLBACK_DATA;
             return 1;
         }
@@ -351,7 +348,7 @@ static const cb_type *named_type(cb_model *m, const char *name)
 /* The element of one attribute-type rule's TYPE: a type of named_type(),
  * `char[N]` (a NUL-terminated string of at most N - 1 chars), or `T[]` (an
  * array of T filling the value's byte size). EK_NONE when not covered. */
-static cb_ekind attribute_elem(cb_model *m, const cb_rules *rules, const char *spec, cb_pclass *c)
+static cb_ekind attribute_elem(cb_model *m, const cb_facts *facts, const char *spec, cb_pclass *c)
 {
     char name[128];
     snprintf(name, sizeof name, "%s", spec);
@@ -379,8 +376,8 @@ static cb_ekind attribute_elem(cb_model *m, const cb_rules *rules, const char *s
         c->value = ty;
         return EK_BOOL;
     }
-    cb_ekind e = elem_kind(m, rules, ty, c);
-    if (e == EK_INT && ty->name && rules_find(rules, "value-class", ty->name)) {
+    cb_ekind e = elem_kind(m, facts, ty, c);
+    if (e == EK_INT && rules_type_rule(facts, CB_D_VALUE_CLASS, ty->name)) {
         /* cuda.bindings returns these values as their class (cuuint64_t) */
         e = EK_VALUE_HANDLE;
         c->handle = ty->name;
@@ -388,49 +385,20 @@ static cb_ekind attribute_elem(cb_model *m, const cb_rules *rules, const char *s
     return e;
 }
 
-/* The attribute parameter of an attribute-output rule: an enum by value, or
- * (array: 1) a pointer to enums, counted, beside a `void **` of values and,
- * when a count rule pairs one with it, a pointer to their sizes. NULL when
- * neither. */
-static const cb_enum *attribute_enum(const cb_model *m, const cb_function *f,
-                                     const cb_pclass *pc, int *array)
-{
-    const cb_type *t = f->params[pc->attr_index].type;
-    const cb_type *dt = pc->param->type;
-    *array = t->kind == TY_POINTER;
-    if (*array) {
-        /* an array of sizes is optional: without one each value has a
-         * fixed-size slot (and array-valued attributes are left out) */
-        int unsized = pc->count_index >= 0 && f->params[pc->count_index].type->kind != TY_POINTER;
-        if (unsized || dt->kind != TY_POINTER || dt->pointee->kind != TY_POINTER ||
-            dt->pointee->pointee->kind != TY_VOID)
-            return NULL;
-        t = t->pointee;
-    }
-    int idx = enum_of(m, t);
-    return idx >= 0 ? &m->enums[idx] : NULL;
-}
-
 /* SH_ATTR_OUT: one case per enumerator of the attribute's enum that has an
  * attribute-type rule. */
-static int classify_attribute_output(cb_model *m, const cb_rules *rules, const cb_function *f,
+static int classify_attribute_output(cb_model *m, const cb_facts *facts, const cb_function *f,
                                      cb_pclass *pc, const char **why)
 {
-    cb_rule *r = rules_find_fn(rules, "attribute-output", f, pc->param->name);
-    int input = 0;
-    if (!r) {
-        r = rules_find_fn(rules, "attribute-input", f, pc->param->name);
-        input = 1;
-    }
-    if (!r)
+    const cb_param_facts *pf = pfacts(facts, f, pc->param);
+    if (!pf->on[CB_D_ATTRIBUTE_OUTPUT] && !pf->on[CB_D_ATTRIBUTE_INPUT])
         return 0;
-    pc->attr_index = param_index(f, r->args[2]);
-    if (rules_find_fn(rules, "count", f, pc->param->name))
-        pc->count_index = paired_count(f, rules, pc->param);
-    const cb_enum *e = NULL;
-    int array = 0;
-    if (pc->attr_index >= 0)
-        e = attribute_enum(m, f, pc, &array);
+    int input = pf->attr_input, array = pf->attr_array;
+    pc->attr_index = pf->attr;
+    if (pf->on[CB_D_COUNT])
+        pc->count_index = paired_count(f, facts, pc->param);
+    /* the enum of the attribute parameter (rules_bind.h: attr_enum) */
+    const cb_enum *e = pc->attr_index >= 0 && pf->attr_enum >= 0 ? &m->enums[pf->attr_enum] : NULL;
     if (!e || (array && input)) {
         pc->shape = SH_UNSUPPORTED;
         *why = reason(m, pc->param, array ? "an array of attributes needs a void ** of outputs "
@@ -442,7 +410,7 @@ static int classify_attribute_output(cb_model *m, const cb_rules *rules, const c
     pc->attr_cases = model_alloc(m, (e->nitems ? e->nitems : 1) * sizeof *pc->attr_cases);
     pc->attr_names = model_alloc(m, (e->nitems ? e->nitems : 1) * sizeof *pc->attr_names);
     for (size_t i = 0; i < e->nitems; i++) {
-        cb_rule *t = rules_find(rules, "attribute-type", e->items[i].name);
+        const cb_rule *t = facts->attribute_type[e - m->enums][i];
         if (!t)
             continue;
         cb_pclass *c = &pc->attr_cases[pc->nattr_cases];
@@ -450,7 +418,7 @@ static int classify_attribute_output(cb_model *m, const cb_rules *rules, const c
         c->param = pc->param;
         c->pyname = pc->pyname;
         c->enum_index = c->record_index = -1;
-        c->elem = attribute_elem(m, rules, t->args[1], c);
+        c->elem = attribute_elem(m, facts, t->args[1], c);
         if (c->elem == EK_NONE || (c->elem == EK_STRUCT && c->value->size > 64) ||
             (c->fixed_len < 0 && (pc->count_index < 0 || input)))
             continue; /* the value buffer holds 64 bytes, strings aside; an
@@ -466,19 +434,19 @@ static int is_getter(const cb_function *f)
     return strstr(f->name, "Get") || strstr(f->name, "Enumerate") || strstr(f->name, "Query");
 }
 
-static int has_count_for(const cb_function *f, const cb_rules *rules, const cb_param *p)
+static int has_count_for(const cb_function *f, const cb_facts *facts, const cb_param *p)
 {
-    return !is_count_name(p->name) && paired_count(f, rules, p) >= 0;
+    return !is_count_name(p->name) && paired_count(f, facts, p) >= 0;
 }
 
 /* A pointer to what the caller provides: an array when a count pairs with
  * it, else one struct or one opaque handle (its object's value); other
  * pointees are not covered. */
-static void provided_input(cb_model *m, const cb_rules *rules, const cb_function *f,
+static void provided_input(cb_model *m, const cb_facts *facts, const cb_function *f,
                            const cb_param *p, const cb_type *pt, cb_pclass *pc)
 {
-    pc->elem = elem_kind(m, rules, pt, pc);
-    pc->count_index = paired_count_less(f, rules, p, &pc->count_less);
+    pc->elem = elem_kind(m, facts, pt, pc);
+    pc->count_index = paired_count_less(f, facts, p, &pc->count_less);
     if (pc->elem == EK_NONE || pc->elem == EK_POINTER)
         pc->shape = SH_UNSUPPORTED;
     else if (pc->count_index >= 0 && f->params[pc->count_index].type->kind == TY_INT)
@@ -495,11 +463,11 @@ static void provided_input(cb_model *m, const cb_rules *rules, const cb_function
  * or an output array of as many T as the size function gives. The size
  * function takes the parameters before p, each a value, then a pointer to
  * an integer size. */
-static void classify_sized(cb_model *m, const cb_rules *rules, const cb_function *f,
-                           const cb_param *p, cb_rule *r, cb_pclass *pc, const char **why)
+static void classify_sized(cb_model *m, const cb_facts *facts, const cb_function *f,
+                           const cb_param *p, cb_pclass *pc, const char **why)
 {
     const cb_type *pt = p->type->pointee;
-    const cb_function *sf = rules_function(m, r->args[2]);
+    const cb_function *sf = pfacts(facts, f, p)->size_fn;
     size_t k = (size_t)(p - f->params);
     int ok = sf && sf->nparams == k + 1 && sf->params[k].type->kind == TY_POINTER &&
              sf->params[k].type->pointee->kind == TY_INT;
@@ -512,7 +480,7 @@ static void classify_sized(cb_model *m, const cb_rules *rules, const cb_function
         pc->elem = EK_POINTER;
         return;
     }
-    pc->elem = ok ? elem_kind(m, rules, pt, pc) : EK_NONE;
+    pc->elem = ok ? elem_kind(m, facts, pt, pc) : EK_NONE;
     pc->shape = pc->elem == EK_INT || pc->elem == EK_ENUM ? SH_OUT_ARRAY : SH_UNSUPPORTED;
     if (pc->shape == SH_UNSUPPORTED)
         *why = reason(m, p, "a buffer-size rule needs a char/void/integer pointer and a size "
@@ -521,10 +489,9 @@ static void classify_sized(cb_model *m, const cb_rules *rules, const cb_function
 
 /* A parameter's Python name under the API's python-names rule (snake_case
  * for nvJitLink: numOptions -> num_options); the C name otherwise. */
-static const char *python_param_name(cb_model *m, const cb_rules *rules, const char *name)
+static const char *python_param_name(cb_model *m, const cb_facts *facts, const char *name)
 {
-    cb_api api;
-    rules_api(rules, &api);
+    cb_api api = facts->api;
     if (!api.snake)
         return name;
     api.name_prefix = "";
@@ -537,19 +504,19 @@ static const char *python_param_name(cb_model *m, const cb_rules *rules, const c
 /* A host-bytes rule on `void *` parameter p: its byte count (a parameter
  * host_bytes_check found to be an integer) and whether the driver writes
  * there. */
-static void host_buffer(const cb_rules *rules, const cb_function *f, const cb_param *p,
+static void host_buffer(const cb_facts *facts, const cb_function *f, const cb_param *p,
                         cb_pclass *pc)
 {
-    cb_rule *r = rules_find_fn(rules, "host-bytes", f, p->name);
+    const cb_rule *r = pfacts(facts, f, p)->on[CB_D_HOST_BYTES];
     cb_host_bytes h;
     char err[256];
-    if (!r || host_bytes_parse(rules, r, &h, err, sizeof err) < 0)
+    if (!r || host_bytes_parse(facts->rules, r, &h, err, sizeof err) < 0)
         return;
     pc->count_index = param_index(f, h.term[HB_SIZE]);
     pc->host_writes = h.writes;
 }
 
-static void classify_param(cb_model *m, const cb_rules *rules, const cb_function *f,
+static void classify_param(cb_model *m, const cb_facts *facts, const cb_function *f,
                            const cb_param *p, cb_pclass *pc, const char **why)
 {
     pc->param = p;
@@ -560,45 +527,37 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
     pc->params_index = -1;
     pc->host_writes = -1;
     pc->cast_from = NULL;
-    cb_rule *rename = rules_find_fn(rules, "rename-param-in", f, p->name);
-    if (rename)
-        pc->pyname = rename->args[2];
-    else if ((rename = rules_find(rules, "rename-param", p->name)))
-        pc->pyname = rename->args[1];
-    else
-        pc->pyname = python_param_name(m, rules, p->name);
+    const cb_param_facts *pf = pfacts(facts, f, p);
+    pc->pyname = pf->pyname ? pf->pyname : python_param_name(m, facts, p->name);
     const cb_type *t = p->type;
-    if (classify_callback(rules, f, p, pc) || classify_attribute_output(m, rules, f, pc, why))
+    if (classify_callback(facts, f, p, pc) || classify_attribute_output(m, facts, f, pc, why))
         return;
 
     if (t->kind == TY_FUNCPTR) {
-        cb_rule *sync = rules_find_fn(rules, "sync-callback", f, p->name);
-        pc->shape = sync ? SH_SYNC_CALLBACK : SH_IN_FUNCPTR;
-        pc->trampoline = sync ? sync->args[2] : NULL;
+        pc->shape = pf->trampoline ? SH_SYNC_CALLBACK : SH_IN_FUNCPTR;
+        pc->trampoline = pf->trampoline;
         pc->elem = EK_POINTER;
         return;
     }
-    if (rules_find_fn(rules, "sync-callback", f, p->name)) {
+    if (pf->on[CB_D_SYNC_CALLBACK]) {
         pc->shape = SH_UNSUPPORTED;
         *why = reason(m, p, "a sync-callback rule needs a function pointer parameter");
         return;
     }
     if (t->kind != TY_POINTER) {
-        pc->elem = elem_kind(m, rules, t, pc);
+        pc->elem = elem_kind(m, facts, t, pc);
         /* an address by value only as an int-handles API's handle */
         pc->shape = pc->elem == EK_NONE || (pc->elem == EK_POINTER && t->kind != TY_HANDLE)
                         ? SH_UNSUPPORTED
                         : SH_VALUE;
         if (pc->shape == SH_UNSUPPORTED)
             *why = reason(m, p, "no general rule for this type by value");
-        cb_rule *cast = rules_find_fn(rules, "handle-cast", f, p->name);
         /* A class this header lacks (CUkernel before CUDA 12.0): the rule
-         * does not apply here (rules_unmatched reports it). */
-        if (cast && !model_handle(m, cast->args[2]))
-            cast = NULL;
-        if (cast && pc->elem == EK_HANDLE) {
-            pc->cast_from = cast->args[2];
-        } else if (cast) {
+         * does not apply here (rules_unmatched reports it); pf->cast is
+         * NULL then. */
+        if (pf->cast && pc->elem == EK_HANDLE) {
+            pc->cast_from = pf->cast;
+        } else if (pf->cast) {
             pc->shape = SH_UNSUPPORTED;
             *why = reason(m, p, "a handle-cast rule needs a handle parameter and a handle class");
         }
@@ -606,8 +565,8 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
     }
 
     const cb_type *pt = t->pointee;
-    if (rules_find_fn(rules, "in-place", f, p->name)) {
-        pc->elem = elem_kind(m, rules, pt, pc);
+    if (pf->on[CB_D_IN_PLACE]) {
+        pc->elem = elem_kind(m, facts, pt, pc);
         pc->shape = pc->elem == EK_HANDLE || (pc->elem == EK_POINTER && pt->kind == TY_HANDLE)
                         ? SH_IN_PLACE
                         : SH_UNSUPPORTED;
@@ -615,60 +574,56 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
             *why = reason(m, p, "an in-place rule needs a pointer to a handle");
         return;
     }
-    cb_rule *sized = rules_find_fn(rules, "buffer-size", f, p->name);
-    if (sized) {
-        classify_sized(m, rules, f, p, sized, pc, why);
+    if (pf->on[CB_D_BUFFER_SIZE]) {
+        classify_sized(m, facts, f, p, pc, why);
         return;
     }
-    cb_rule *kp = rules_find_fn(rules, "kernel-params", f, p->name);
-    if (kp) {
-        for (size_t i = 0; i < f->nparams; i++)
-            if (strcmp(f->params[i].name, kp->args[2]) == 0)
-                pc->count_index = (int)i;
+    if (pf->on[CB_D_KERNEL_PARAMS]) {
+        pc->count_index = pf->kernel;
         pc->shape = pc->count_index >= 0 ? SH_KERNEL_PARAMS : SH_UNSUPPORTED;
         return;
     }
-    if (rules_find_fn(rules, "kernel-extra", f, p->name)) {
+    if (pf->on[CB_D_KERNEL_EXTRA]) {
         pc->shape = SH_KERNEL_EXTRA;
         for (const cb_param *q = f->params; q < p; q++)
-            if (rules_find_fn(rules, "kernel-params", f, q->name))
+            if (pfacts(facts, f, q)->on[CB_D_KERNEL_PARAMS])
                 pc->params_index = (int)(q - f->params);
         return;
     }
-    cb_rule *fixed = rules_find_fn(rules, "fixed", f, p->name);
-    int is_in = rules_find_fn(rules, "in", f, p->name) != NULL;
-    int is_out = rules_find_fn(rules, "out", f, p->name) != NULL;
-    if (rules_find_fn(rules, "inout", f, p->name)) {
-        pc->elem = elem_kind(m, rules, pt, pc);
+    const cb_rule *fixed = pf->on[CB_D_FIXED];
+    int is_in = pf->on[CB_D_IN] != NULL;
+    int is_out = pf->on[CB_D_OUT] != NULL;
+    if (pf->on[CB_D_INOUT]) {
+        pc->elem = elem_kind(m, facts, pt, pc);
         pc->shape = pc->elem == EK_NONE || pc->elem == EK_STRUCT ? SH_UNSUPPORTED : SH_INOUT;
     } else if (fixed) {
-        pc->elem = elem_kind(m, rules, pt, pc);
-        pc->fixed_len = strtoll(fixed->args[2], NULL, 10);
+        pc->elem = elem_kind(m, facts, pt, pc);
+        pc->fixed_len = pf->fixed;
         pc->shape = pc->elem == EK_NONE ? SH_UNSUPPORTED
                     : (pt->is_const || is_in) ? SH_IN_FIXED
                                               : SH_OUT_FIXED;
     } else if (pt->kind == TY_VOID) {
         pc->shape = SH_IN_BUFFER;
         pc->elem = EK_POINTER;
-        host_buffer(rules, f, p, pc);
+        host_buffer(facts, f, p, pc);
     } else if (is_char(pt) && pt->is_const) {
         pc->shape = SH_IN_STRING;
     } else if (pt->kind == TY_POINTER && is_in) {
         pc->elem = EK_POINTER;
         pc->value = pt;
-        pc->count_index = paired_count(f, rules, p);
+        pc->count_index = paired_count(f, facts, p);
         pc->shape = pc->count_index >= 0 ? SH_IN_ARRAY : SH_UNSUPPORTED;
     } else if (pt->kind == TY_POINTER) {
-        pc->shape = pointer_to_pointer(m, rules, f, p, pc);
+        pc->shape = pointer_to_pointer(m, facts, f, p, pc);
     } else if (pt->is_const || is_in) {
-        provided_input(m, rules, f, p, pt, pc);
+        provided_input(m, facts, f, p, pt, pc);
     } else if (is_char(pt)) {
         pc->count_index = -1;
         for (size_t i = 0; i < f->nparams; i++)
             if (f->params[i].type->kind == TY_INT && is_char_buffer_size(f->params[i].name, p->name))
                 pc->count_index = (int)i;
         pc->shape = pc->count_index >= 0 ? SH_OUT_CHARS : SH_UNSUPPORTED;
-        int size = pc->count_index < 0 ? paired_count(f, rules, p) : -1;
+        int size = pc->count_index < 0 ? paired_count(f, facts, p) : -1;
         if (size >= 0 && f->params[size].type->kind == TY_POINTER) {
             /* the caller's buffer, filled in place up to an in/out size */
             pc->shape = SH_IN_BUFFER;
@@ -676,20 +631,20 @@ static void classify_param(cb_model *m, const cb_rules *rules, const cb_function
             pc->count_index = size;
         }
     } else if (is_out) {
-        pc->elem = elem_kind(m, rules, pt, pc);
-        if (rules_find_fn(rules, "count", f, p->name))
-            pc->count_index = paired_count(f, rules, p);
+        pc->elem = elem_kind(m, facts, pt, pc);
+        if (pf->on[CB_D_COUNT])
+            pc->count_index = paired_count(f, facts, p);
         pc->shape = pc->elem == EK_NONE     ? SH_UNSUPPORTED
                     : pc->count_index >= 0  ? SH_OUT_ARRAY
                     : pc->elem == EK_STRUCT ? SH_OUT_STRUCT
                                             : SH_OUT;
-    } else if (!is_getter(f) && (pt->kind == TY_RECORD || has_count_for(f, rules, p))) {
+    } else if (!is_getter(f) && (pt->kind == TY_RECORD || has_count_for(f, facts, p))) {
         /* Outside getters, a struct or array behind a non-const pointer is
          * something the caller provides (the driver may update it). */
-        provided_input(m, rules, f, p, pt, pc);
+        provided_input(m, facts, f, p, pt, pc);
     } else {
-        pc->elem = elem_kind(m, rules, pt, pc);
-        pc->count_index = is_count_name(p->name) ? -1 : paired_count(f, rules, p);
+        pc->elem = elem_kind(m, facts, pt, pc);
+        pc->count_index = is_count_name(p->name) ? -1 : paired_count(f, facts, p);
         if (pc->elem == EK_NONE)
             pc->shape = SH_UNSUPPORTED;
         else if (pc->count_index < 0)
@@ -770,19 +725,19 @@ static const char *first_unsupported(const cb_fclass *fc)
     return NULL;
 }
 
-static void classify_registry(cb_model *m, const cb_rules *rules, cb_fclass *fc);
+static void classify_registry(cb_model *m, const cb_facts *facts, cb_fclass *fc);
 
 /* The error-log rule of fc, resolved: PARAM a handle value, SIZEFN(handle,
  * size_t *) and LOGFN(handle, char *) functions of the header. */
-static void classify_error_log(cb_model *m, const cb_rules *rules, cb_fclass *fc)
+static void classify_error_log(cb_model *m, const cb_facts *facts, cb_fclass *fc)
 {
-    cb_rule *r = rules_find_fn(rules, "error-log", fc->fn, NULL);
+    const cb_function_facts *ff = ffacts(facts, fc->fn);
     fc->log_param = -1;
-    if (!r)
+    if (!ff->on[CB_D_ERROR_LOG])
         return;
-    fc->log_param = param_index(fc->fn, r->args[1]);
-    fc->log_size_fn = rules_function(m, r->args[2]);
-    fc->log_fn = rules_function(m, r->args[3]);
+    fc->log_param = ff->log_param;
+    fc->log_size_fn = ff->log_size_fn;
+    fc->log_fn = ff->log_fn;
     if (fc->log_param < 0 || fc->params[fc->log_param].shape != SH_VALUE ||
         fc->params[fc->log_param].param->type->kind != TY_HANDLE || !fc->log_size_fn || !fc->log_fn ||
         fc->log_size_fn->nparams != 2 || fc->log_fn->nparams != 2) {
@@ -795,20 +750,24 @@ static void classify_error_log(cb_model *m, const cb_rules *rules, cb_fclass *fc
 /* Whether f is the error-string function: `const char *f(RESULT)`. */
 static int is_error_string(const cb_model *m, const cb_api *api, const cb_function *f)
 {
-    return api->error_string && rules_names_function(api->error_string, f) &&
+    return api->error_string &&
+           (strcmp(api->error_string, f->name) == 0 ||
+            (f->abi && strcmp(api->error_string, f->abi) == 0)) &&
            f->ret->kind == TY_POINTER && is_char(f->ret->pointee) && f->nparams == 1 &&
            f->params[0].type->kind == TY_ENUM &&
            enum_of(m, f->params[0].type) == classify_enum_index(m, api->result);
 }
 
-cb_classes *classify_model(cb_model *m, const cb_rules *rules)
+cb_classes *classify_model(cb_model *m, const cb_facts *facts)
 {
-    cb_api api;
-    rules_api(rules, &api);
+    const cb_api api = facts->api;
     cb_classes *c = calloc(1, sizeof *c);
     if (!c)
         arena_oom();
     c->nfunctions = m->nfunctions;
+    c->facts = facts;
+    c->handles = handles_collect(m, facts, &c->nhandles);
+    c->records = classify_records(m, facts, c->handles, c->nhandles);
     c->functions = model_alloc(m, (m->nfunctions ? m->nfunctions : 1) * sizeof *c->functions);
     for (size_t i = 0; i < m->nfunctions; i++) {
         const cb_function *f = &m->functions[i];
@@ -825,7 +784,7 @@ cb_classes *classify_model(cb_model *m, const cb_rules *rules)
         }
         for (size_t k = 0; k < f->nparams; k++) {
             const char *pwhy = NULL;
-            classify_param(m, rules, f, &f->params[k], &fc->params[k], &pwhy);
+            classify_param(m, facts, f, &f->params[k], &fc->params[k], &pwhy);
             if (pwhy && !why)
                 why = pwhy;
         }
@@ -843,15 +802,15 @@ cb_classes *classify_model(cb_model *m, const cb_rules *rules)
             why = model_strdup(m, "no PFN typedef in cudaTypedefs.h matches its prototype");
         fc->supported = why == NULL;
         fc->why = why ? why : "";
-        fc->keep_gil = rules_find_fn(rules, "keep-gil", f, NULL) != NULL;
-        fc->unloads_kernels = rules_find_fn(rules, "unloads-kernels", f, NULL) != NULL;
+        const cb_function_facts *ff = ffacts(facts, f);
+        fc->keep_gil = ff->on[CB_D_KEEP_GIL] != NULL;
+        fc->unloads_kernels = ff->on[CB_D_UNLOADS_KERNELS] != NULL;
         /* kernel-code hooks live in the driver's module (bind_kernel_code.c):
          * a library API has no modules or kernels to type. */
-        const cb_rule *code = api.is_library ? NULL : rules_find_fn(rules, "kernel-code", f, NULL);
-        fc->code_before = code && strcmp(code->args[1], "before") == 0;
-        fc->code_after = code && strcmp(code->args[1], "after") == 0;
-        classify_registry(m, rules, fc);
-        classify_error_log(m, rules, fc);
+        fc->code_before = !api.is_library && ff->code == CB_CODE_BEFORE;
+        fc->code_after = !api.is_library && ff->code == CB_CODE_AFTER;
+        classify_registry(m, facts, fc);
+        classify_error_log(m, facts, fc);
         if (fc->supported)
             c->nsupported++;
     }
@@ -859,48 +818,31 @@ cb_classes *classify_model(cb_model *m, const cb_rules *rules)
 }
 
 /* The CUBIND_REG_* constant of the handle type of parameter k ("" if none). */
-static const char *reg_kind(const cb_rules *rules, const cb_fclass *fc, int k)
+static const char *reg_kind(const cb_facts *facts, const cb_fclass *fc, int k)
 {
-    if (k < 0 || !fc->params[k].handle)
-        return "";
-    cb_rule *r = rules_find(rules, "registry-kind", fc->params[k].handle);
+    const cb_rule *r = k >= 0 ? rules_type_rule(facts, CB_D_REGISTRY_KIND, fc->params[k].handle) : NULL;
     return r ? r->args[1] : "";
 }
 
 /* The registry-* rules naming f. A rule whose parameters do not resolve to
  * registered handle kinds makes the function unsupported (a rules error,
  * reported with the function). */
-static void classify_registry(cb_model *m, const cb_rules *rules, cb_fclass *fc)
+static void classify_registry(cb_model *m, const cb_facts *facts, cb_fclass *fc)
 {
-    static const char *const actions[] = {"create", "owned", "destroy", "keep", "depend"};
-    const cb_function *f = fc->fn;
-    size_t n = 0;
-    for (size_t i = 0; i < rules->nrules; i++)
-        n += strncmp(rules->rules[i].directive, "registry-", 9) == 0 &&
-             strcmp(rules->rules[i].directive, "registry-kind") != 0 &&
-             rules_names_function(rules->rules[i].args[0], f);
-    if (!n)
+    const cb_function_facts *ff = ffacts(facts, fc->fn);
+    if (!ff->nregistry)
         return;
-    fc->reg = model_alloc(m, n * sizeof *fc->reg);
-    for (size_t i = 0; i < rules->nrules; i++) {
-        cb_rule *r = &rules->rules[i];
-        if (strncmp(r->directive, "registry-", 9) != 0 || !rules_names_function(r->args[0], f))
-            continue;
-        const char *action = r->directive + 9;
-        size_t a = 0;
-        while (a < sizeof actions / sizeof *actions && strcmp(actions[a], action) != 0)
-            a++;
-        if (a == sizeof actions / sizeof *actions)
-            continue;
-        r->used = 1;
+    fc->reg = model_alloc(m, ff->nregistry * sizeof *fc->reg);
+    for (size_t i = 0; i < ff->nregistry; i++) {
+        const cb_registry_fact *rf = &ff->registry[i];
         cb_regact *ra = &fc->reg[fc->nreg++];
-        ra->action = actions[a];
-        ra->param = param_index(f, r->args[1]);
-        ra->other = r->nargs > 2 && strcmp(r->args[2], "-") != 0 ? param_index(f, r->args[2]) : -1;
-        int keep = strcmp(action, "keep") == 0;
-        ra->kind = keep ? "" : reg_kind(rules, fc, ra->param);
-        ra->other_kind = reg_kind(rules, fc, ra->other);
-        int bad = ra->param < 0 || (r->nargs > 2 && strcmp(r->args[2], "-") != 0 && ra->other < 0);
+        ra->action = rf->action;
+        ra->param = rf->param;
+        ra->other = rf->other;
+        int keep = rf->action == CB_REGISTRY_KEEP;
+        ra->kind = keep ? "" : reg_kind(facts, fc, ra->param);
+        ra->other_kind = reg_kind(facts, fc, ra->other);
+        int bad = ra->param < 0 || (rf->names_other && ra->other < 0);
         bad |= !keep && !*ra->kind;
         bad |= ra->other >= 0 && !*ra->other_kind;
         bad |= keep && (ra->other < 0 || fc->params[ra->param].shape != SH_IN_PTR);
@@ -923,35 +865,24 @@ static int is_int_literal(const char *s)
     return 1;
 }
 
-/* The classification of the function a rule's name names (rules_function's
- * order: public name first, then declared symbol), NULL when none. */
-static cb_fclass *fclass_named(const cb_model *m, cb_classes *c, const char *name)
-{
-    const cb_function *f = rules_function(m, name);
-    for (size_t i = 0; f && i < c->nfunctions; i++)
-        if (c->functions[i].fn == f)
-            return &c->functions[i];
-    return NULL;
-}
-
 /* Resolves one undo rule of fc calling u; -1 with err on a bad argument. */
-static int resolve_undo(cb_model *m, const cb_rules *rules, cb_rule *r, cb_fclass *fc,
+static int resolve_undo(cb_model *m, const cb_facts *facts, const cb_rule *r, cb_fclass *fc,
                         const cb_function *u, char *err, size_t errlen)
 {
     const cb_function *f = fc->fn;
     size_t n = r->nargs - 2;
     if (fc->undo) {
-        snprintf(err, errlen, "%s:%u: a second undo rule for %s", rules->path, r->line, f->name);
+        snprintf(err, errlen, "%s:%u: a second undo rule for %s", facts->rules->path, r->line, f->name);
         return -1;
     }
     if (n != u->nparams) {
         snprintf(err, errlen, "%s:%u: undo %s passes %zu argument(s) to %s, which takes %zu",
-                 rules->path, r->line, f->name, n, u->name, u->nparams);
+                 facts->rules->path, r->line, f->name, n, u->name, u->nparams);
         return -1;
     }
     if (!u->proc_version) {
         snprintf(err, errlen, "%s:%u: undo %s: %s has no PFN typedef to call it through",
-                 rules->path, r->line, f->name, u->name);
+                 facts->rules->path, r->line, f->name, u->name);
         return -1;
     }
     cb_undo *ud = model_alloc(m, sizeof *ud);
@@ -965,7 +896,7 @@ static int resolve_undo(cb_model *m, const cb_rules *rules, cb_rule *r, cb_fclas
         ud->param[a] = is_int_literal(arg) ? -1 : param_index(f, arg);
         if (ud->param[a] < 0 && !is_int_literal(arg)) {
             snprintf(err, errlen, "%s:%u: undo argument '%s' is not a parameter of %s",
-                     rules->path, r->line, arg, f->name);
+                     facts->rules->path, r->line, arg, f->name);
             return -1;
         }
         if (ud->param[a] < 0) {
@@ -976,7 +907,7 @@ static int resolve_undo(cb_model *m, const cb_rules *rules, cb_rule *r, cb_fclas
         if ((pc->shape != SH_OUT && pc->shape != SH_VALUE) || pc->elem == EK_STRUCT) {
             snprintf(err, errlen,
                      "%s:%u: undo argument '%s' of %s is neither a scalar output nor a scalar input",
-                     rules->path, r->line, arg, f->name);
+                     facts->rules->path, r->line, arg, f->name);
             return -1;
         }
     }
@@ -984,18 +915,13 @@ static int resolve_undo(cb_model *m, const cb_rules *rules, cb_rule *r, cb_fclas
     return 0;
 }
 
-int classify_undo(cb_model *m, cb_classes *c, const cb_rules *rules, char *err, size_t errlen)
+int classify_undo(cb_model *m, cb_classes *c, const cb_facts *facts, char *err, size_t errlen)
 {
-    for (size_t i = 0; i < rules->nrules; i++) {
-        cb_rule *r = &rules->rules[i];
-        if (strcmp(r->directive, "undo") != 0)
-            continue;
-        cb_fclass *fc = fclass_named(m, c, r->args[0]);
-        const cb_function *u = rules_function(m, r->args[1]);
-        if (!fc || !u)
-            continue; /* reported by rules_unmatched */
-        r->used = 1;
-        if (resolve_undo(m, rules, r, fc, u, err, errlen) < 0)
+    /* the undo rules whose functions the model has (the others are
+     * reported by rules_unmatched), in file order */
+    for (size_t i = 0; i < facts->nundos; i++) {
+        const cb_undo_fact *uf = &facts->undos[i];
+        if (resolve_undo(m, facts, uf->rule, &c->functions[uf->function], uf->undo, err, errlen) < 0)
             return -1;
     }
     return 0;
@@ -1003,5 +929,7 @@ int classify_undo(cb_model *m, cb_classes *c, const cb_rules *rules, char *err, 
 
 void classes_free(cb_classes *c)
 {
+    if (c)
+        free(c->handles);
     free(c);
 }

@@ -1,8 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * classify.h — how each parameter of each function crosses the Python
- * boundary, decided from the model by general rules plus the special cases
- * of rules.txt (rules.h).
+ * classify.h — the classify stage: how each parameter of each function
+ * crosses the Python boundary, decided from the model by general rules
+ * plus the special cases of the rules file, read as the facts rules_bind
+ * resolved (rules_bind.h): this stage never looks a rule up by its
+ * directive's name. classify_model also collects the module's handle
+ * classes (handles.h) and classifies every record's fields
+ * (classify_records.h), so that the render stage only spells what is
+ * decided here (render_names.h spells the kinds). `cubind classify`
+ * prints all of it (classify_json.h).
+ *
+ * Pipeline: parse (model.h) -> rules_load + rules_bind (rules.h,
+ * rules_bind.h) -> classify (this) -> render (render.h).
  *
  * A function is supported only when every parameter has a kind below; the
  * others are listed by `cubind generate` with the first reason and are not
@@ -11,8 +20,11 @@
 #ifndef CUBIND_CLASSIFY_H
 #define CUBIND_CLASSIFY_H
 
+#include "classify_records.h"
+#include "handles.h"
 #include "model.h"
 #include "rules.h"
+#include "rules_bind.h"
 #include "shapes.h"
 
 /* What one C value is, wherever it sits (by value, behind a pointer, in an
@@ -58,7 +70,7 @@ typedef struct cb_pclass {
     int data_index;           /* SH_CALLBACK: index of its SH_CALLBACK_DATA */
     int stream_index;         /* SH_CALLBACK: the CUstream parameter, or -1 */
     int object_index;         /* SH_CALLBACK: the CUuserObject * output, or -1 */
-    const char *callback_kind;/* SH_CALLBACK: "host", "stream" or "destroy" */
+    cb_callback_kind callback_kind; /* SH_CALLBACK: its callback rule's KIND */
     const char *trampoline;   /* SH_SYNC_CALLBACK: the runtime's C function */
     /* SH_ATTR_OUT / SH_ATTR_IN: the attribute parameter and, per enumerator
      * with a known type, the element that enumerator's value is (a case with
@@ -90,7 +102,7 @@ int classify_is_output(const cb_pclass *pc);
 
 /* One registry-* rule of a function (rules.h), its names resolved. */
 typedef struct {
-    const char *action;       /* "create", "owned", "destroy", "keep", "depend" */
+    cb_registry_action action;
     int param;                /* create/owned: the handle output; destroy,
                                  depend: the handle; keep: the struct input */
     int other;                /* create: DEP; owned: OWNER; keep: TARGET;
@@ -131,17 +143,23 @@ typedef struct {
 typedef struct {
     cb_fclass *functions;     /* parallel to model.functions */
     size_t nfunctions, nsupported;
+    const cb_facts *facts;    /* the rules' facts it was classified by */
+    handle_class *handles;    /* the module's handle classes (handles.h) */
+    size_t nhandles;
+    cb_record_class *records; /* parallel to model.records
+                                 (classify_records.h) */
 } cb_classes;
 
-/* Classifies every function; strings live in the model's arena. */
-cb_classes *classify_model(cb_model *m, const cb_rules *rules);
+/* Classifies every function, collects the handle classes and classifies
+ * every record; strings live in the model's arena. */
+cb_classes *classify_model(cb_model *m, const cb_facts *facts);
 /* Resolves the undo rules of classified functions. A rule whose functions
  * both exist must pass as many arguments as the undo function takes, each a
  * scalar output or input of the function, or an integer literal; a second
  * undo rule for a function is refused too. -1 with "path:line: message" in
  * err otherwise. A rule naming a function the model lacks is left to
  * rules_unmatched. */
-int classify_undo(cb_model *m, cb_classes *c, const cb_rules *rules, char *err, size_t errlen);
+int classify_undo(cb_model *m, cb_classes *c, const cb_facts *facts, char *err, size_t errlen);
 void classes_free(cb_classes *c);
 
 /* Index into model.records of a struct/union type (through its typedef or

@@ -28,6 +28,11 @@ static void jstr(FILE *o, const char *s)
     fputc('"', o);
 }
 
+void dump_json_string(FILE *o, const char *s)
+{
+    jstr(o, s);
+}
+
 static const char *kind_name(cb_tykind k)
 {
     static const char *const names[] = {"void", "int", "float", "enum", "handle",

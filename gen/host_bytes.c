@@ -6,6 +6,7 @@
 #include "host_bytes.h"
 
 #include "classify.h"
+#include "rules_bind.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -145,7 +146,7 @@ static int check_rule(const cb_model *m, const cb_rules *rules, const cb_rule *r
 int host_bytes_check(const cb_model *m, const cb_rules *rules, char *err, size_t errlen)
 {
     for (size_t i = 0; i < rules->nrules; i++)
-        if (strcmp(rules->rules[i].directive, "host-bytes") == 0 &&
+        if (rules->rules[i].directive == CB_D_HOST_BYTES &&
             check_rule(m, rules, &rules->rules[i], err, errlen) < 0)
             return -1;
     return 0;

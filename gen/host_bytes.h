@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * host_bytes.h — the host-bytes rules (rules.h): a `void *` parameter or
- * struct field that holds host memory, whether the driver reads or writes
- * it, and the parameters or fields giving the bytes a call touches there.
+ * host_bytes.h — the host-bytes rules (rules_directives.def): a `void *`
+ * parameter or struct field that holds host memory, whether the driver
+ * reads or writes it, and the parameters or fields giving the bytes a call
+ * touches there.
  * The classifier reads a function's rules (classify.h: the byte count of
  * an SH_IN_BUFFER), the struct tables a record's (render_structs.h: the
  * field's extent, checked by runtime/module/bind_struct.c at each call).
@@ -15,7 +16,8 @@
 #include "model.h"
 #include "rules.h"
 
-/* The terms of the bytes a call touches (rules.h gives the formula). */
+/* The terms of the bytes a call touches (rules_directives.def gives the
+ * formula). */
 typedef enum {
     HB_SIZE,   /* bytes of one row (the rule's SIZE) */
     HB_ROWS,

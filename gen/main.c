@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * main.c — the `cubind` command line: generate, dump, verify.
+ * main.c — the `cubind` command line: generate, dump, classify, verify,
+ * rules, and the ABI commands (abi_cmd.c).
  *
  * Errors go to stderr as "file:line: message" with exit status 1; usage
  * errors, and a header refused for lacking what the bindings need (not a
@@ -19,11 +20,13 @@
 #include "abi.h"
 #include "checksum.h"
 #include "classify.h"
+#include "classify_json.h"
 #include "host_bytes.h"
 #include "dump.h"
 #include "model.h"
 #include "render.h"
 #include "rules.h"
+#include "rules_bind.h"
 #include "tmpl.h"
 
 /* The version of pyproject.toml, passed by the build (build.ninja). */
@@ -38,7 +41,9 @@ static const char usage_main[] =
     "commands:\n"
     "  generate --header cuda.h --out DIR   write the bindings' sources into DIR\n"
     "  dump --header cuda.h                 print the header's model as JSON\n"
+    "  classify --header cuda.h             print how each function crosses (JSON)\n"
     "  verify FILE...                       check generated files' checksums\n"
+    "  rules                                list the directives of a rules file\n"
     "  manifest --header cuda.h             print the header's ABI manifest (JSON)\n"
     "  abi-diff OLD NEW [--json]            ABI changes between two headers/manifests\n"
     "  abi-check MODULE --header cuda.h     compare a built module's table with a header\n"
@@ -75,6 +80,28 @@ static const char usage_dump[] =
     "sizes and offsets, typedefs, handles, callbacks, integer macros. A\n"
     "header not named cuda.h is read as a library's (nvrtc.h, nvJitLink.h:\n"
     "no cudaTypedefs.h; symbols for dlsym).\n";
+
+static const char usage_rules[] =
+    "usage: cubind rules\n"
+    "\n"
+    "Lists the directives a rules file (gen/rules.txt, gen/<api>.rules) takes,\n"
+    "with their arguments and meaning. A rule's FUNCTION is a function's public\n"
+    "name (cuMemAlloc) or the symbol its header declares (cuMemAlloc_v2); a\n"
+    "RECORD is a record's tag or typedef. `cubind generate --list-unmatched`\n"
+    "names the rules that match nothing in a header.\n";
+
+static const char usage_classify[] =
+    "usage: cubind classify --header cuda.h [--rules FILE]\n"
+    "\n"
+    "Prints the classification `cubind generate` renders, as JSON on stdout:\n"
+    "every function (supported or not, with the reason), each parameter with\n"
+    "its shape, direction (in, out, inout, none), element kind and the rules\n"
+    "that applied to it; the handle classes; every struct and union with its\n"
+    "fields' kinds; the rules that match nothing in the header. Deterministic:\n"
+    "a change of the classifier or the rules shows as a diff of it\n"
+    "(tests/gen/data/classify_cuda13.json). Exit status as for generate.\n"
+    "  --rules FILE     special cases (default: gen/rules.txt beside the build\n"
+    "                   dir; gen/<api>.rules for a library's header)\n";
 
 static const char usage_verify[] =
     "usage: cubind verify FILE...\n"
@@ -251,6 +278,7 @@ static int cmd_generate(int argc, char **argv)
     int status = 1;
     cb_model *m = NULL;
     cb_rules *rules = NULL;
+    cb_facts *facts = NULL;
     cb_classes *classes = NULL;
     render_output out = {0};
     tmpl_set *ts = tmpl_set_new();
@@ -275,8 +303,9 @@ static int cmd_generate(int argc, char **argv)
         model_forget_docs(m);
     if (host_bytes_check(m, rules, err, sizeof err) < 0)
         goto report;
-    classes = classify_model(m, rules);
-    if (classify_undo(m, classes, rules, err, sizeof err) < 0)
+    facts = rules_bind(rules, m);
+    classes = classify_model(m, facts);
+    if (classify_undo(m, classes, facts, err, sizeof err) < 0)
         goto report;
     if (render_all(&out, ts, m, classes, rules, err, sizeof err) < 0)
         goto report;
@@ -286,7 +315,7 @@ static int cmd_generate(int argc, char **argv)
         snprintf(err, sizeof err, "%s:0: cannot write the dependency file", o.depfile);
         goto report;
     }
-    size_t unmatched = rules_unmatched(rules, m, o.list_unmatched ? stderr : NULL);
+    size_t unmatched = rules_unmatched(facts, o.list_unmatched ? stderr : NULL);
     if (unmatched && !o.list_unmatched)
         fprintf(stderr,
                 "cubind: %zu rule%s of %s name%s nothing in %s (rules for other releases; "
@@ -305,9 +334,66 @@ report:
 done:
     render_output_free(&out);
     classes_free(classes);
+    rules_unbind(facts);
     model_free(m);
     rules_free(rules);
     tmpl_set_free(ts);
+    return status;
+}
+
+static int cmd_classify(int argc, char **argv)
+{
+    options o = {0};
+    if (parse_options(argc, argv, &o, usage_classify) < 0)
+        return 2;
+    if (o.help)
+        return 0;
+    if (!o.header || o.out || o.templates || o.depfile) {
+        fprintf(stderr, "cubind classify: %s\n%s",
+                o.header ? "takes only --header and --rules" : "--header is required",
+                usage_classify);
+        return 2;
+    }
+    char rfile[PATH_MAX], err[2048];
+    if (!o.rules) {
+        source_path("gen/rules.txt", rfile, sizeof rfile);
+        o.rules = rfile;
+    }
+    int status = 1;
+    cb_model *m = NULL;
+    cb_facts *facts = NULL;
+    cb_classes *classes = NULL;
+    cb_rules *rules = rules_load(o.rules, err, sizeof err);
+    if (!rules)
+        goto report;
+    cb_api api;
+    rules_api(rules, &api);
+    if (!(m = load_model(o.header, api.is_library, &status)))
+        goto done;
+    if (!model_enum(m, api.result)) {
+        snprintf(err, sizeof err, "%s:0: no enum %s (the result enum its rules file %s names)",
+                 o.header, api.result, o.rules);
+        goto report;
+    }
+    if (host_bytes_check(m, rules, err, sizeof err) < 0)
+        goto report;
+    facts = rules_bind(rules, m);
+    classes = classify_model(m, facts);
+    if (classify_undo(m, classes, facts, err, sizeof err) < 0)
+        goto report;
+    if (classify_json(stdout, m, classes) < 0 || fflush(stdout) != 0) {
+        snprintf(err, sizeof err, "cubind classify: cannot write to stdout");
+        goto report;
+    }
+    status = 0;
+    goto done;
+report:
+    fprintf(stderr, "%s\n", err);
+done:
+    classes_free(classes);
+    rules_unbind(facts);
+    model_free(m);
+    rules_free(rules);
     return status;
 }
 
@@ -342,6 +428,18 @@ static int cmd_verify(int argc, char **argv)
     return bad;
 }
 
+static int cmd_rules(int argc, char **argv)
+{
+    if (argc > 2 && strcmp(argv[2], "--help") != 0 && strcmp(argv[2], "-h") != 0) {
+        fprintf(stderr, "cubind: %s: unknown option\n%s", argv[2], usage_rules);
+        return 2;
+    }
+    fputs(usage_rules, stdout);
+    fputc('\n', stdout);
+    rules_print_directives(stdout);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
@@ -356,8 +454,12 @@ int main(int argc, char **argv)
         return cmd_generate(argc, argv);
     if (strcmp(argv[1], "dump") == 0)
         return cmd_dump(argc, argv);
+    if (strcmp(argv[1], "classify") == 0)
+        return cmd_classify(argc, argv);
     if (strcmp(argv[1], "verify") == 0)
         return cmd_verify(argc, argv);
+    if (strcmp(argv[1], "rules") == 0)
+        return cmd_rules(argc, argv);
     if (strcmp(argv[1], "manifest") == 0)
         return abi_cmd_manifest(argc, argv);
     if (strcmp(argv[1], "abi-diff") == 0)

@@ -53,6 +53,58 @@ const cb_record *model_record(const cb_model *m, const char *name)
     return NULL;
 }
 
+int model_enum_index(const cb_model *m, const char *name)
+{
+    if (!name)
+        return -1;
+    for (size_t i = 0; i < m->nenums; i++)
+        if (strcmp(m->enums[i].name, name) == 0 || strcmp(m->enums[i].tag, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+int model_type_enum(const cb_model *m, const cb_type *t)
+{
+    int idx = model_enum_index(m, t->name);
+    if (idx < 0 && t->canon && strncmp(t->canon, "enum ", 5) == 0)
+        idx = model_enum_index(m, t->canon + 5);
+    return idx;
+}
+
+/* Walks r's flattened table: the index of `name` (NULL: none), counting
+ * the named fields in *n. */
+static long long flat_walk(const cb_model *m, const cb_record *r, const char *name, long long *n)
+{
+    for (size_t i = 0; i < r->nfields; i++) {
+        const cb_field *f = &r->fields[i];
+        if (!*f->name) {
+            if (f->nested >= 0) {
+                long long k = flat_walk(m, &m->records[f->nested], name, n);
+                if (k >= 0)
+                    return k;
+            }
+            continue;
+        }
+        if (name && strcmp(f->name, name) == 0)
+            return *n;
+        (*n)++;
+    }
+    return -1;
+}
+
+long long model_field_index(const cb_model *m, const cb_record *r, const char *name)
+{
+    long long n = 0;
+    return strcmp(name, "-") == 0 ? -1 : flat_walk(m, r, name, &n);
+}
+
+long long model_field_count(const cb_model *m, const cb_record *r)
+{
+    long long n = 0;
+    flat_walk(m, r, NULL, &n);
+    return n;
+}
+
 void *model_alloc(cb_model *m, size_t n) { return arena_alloc(m->arena, n); }
 const char *model_strdup(cb_model *m, const char *s) { return arena_strdup(m->arena, s); }
 const char *model_strndup(cb_model *m, const char *s, size_t n) { return arena_strndup(m->arena, s, n); }

@@ -192,6 +192,19 @@ const cb_record *model_record(const cb_model *m, const char *name);
 const cb_handle *model_handle(const cb_model *m, const char *name);
 const cb_callback *model_callback(const cb_model *m, const char *name);
 
+/* Index into model.enums of the enum named `name` (typedef or tag), -1
+ * when none or name is NULL. */
+int model_enum_index(const cb_model *m, const char *name);
+/* The enum index of enum type t: through its typedef or tag name, or its
+ * canonical spelling ("enum CUresult_enum"); -1 when none. */
+int model_type_enum(const cb_model *m, const cb_type *t);
+/* The index of the named field `name` in record r's flattened field table
+ * (its named fields, those of anonymous members inline, in order), -1
+ * when none or name is "-". */
+long long model_field_index(const cb_model *m, const cb_record *r, const char *name);
+/* The number of named fields of that table. */
+long long model_field_count(const cb_model *m, const cb_record *r);
+
 /* Arena allocation for the model's contents (zeroed). The generator is a
  * command-line tool: an allocation failure here ends the process with
  * "cubind: out of memory" and exit status 1, never a crash or partial output

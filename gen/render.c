@@ -27,6 +27,7 @@
 #include "checksum.h"
 #include "doc_rst.h"
 #include "handles.h"
+#include "render_names.h"
 #include "render_structs.h"
 #include "render_util.h"
 
@@ -245,16 +246,15 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     tv_set_bool(p, "fixed_bytes", pc->shape == SH_OUT_FIXED && pc->value->kind == TY_INT &&
                                       pc->value->size == 1 && strstr(pc->value->canon, "char"));
     int cb = pc->shape == SH_CALLBACK;
-    const char *kind = cb ? pc->callback_kind : "";
-    tv_set_str(p, "callback_kind", strcmp(kind, "host") == 0     ? "CUBIND_CB_HOST"
-                                   : strcmp(kind, "stream") == 0 ? "CUBIND_CB_STREAM"
-                                                                 : "CUBIND_CB_DESTROY");
-    tv_set_bool(p, "callback_host", cb && strcmp(kind, "host") == 0);
-    tv_set_bool(p, "callback_stream", cb && strcmp(kind, "stream") == 0);
+    /* CUBIND_CB_DESTROY for a parameter that is no callback (unused) */
+    cb_callback_kind kind = cb ? pc->callback_kind : CB_CALLBACK_DESTROY;
+    tv_set_str(p, "callback_kind", render_callback_kind(kind));
+    tv_set_bool(p, "callback_host", cb && kind == CB_CALLBACK_HOST);
+    tv_set_bool(p, "callback_stream", cb && kind == CB_CALLBACK_STREAM);
     tv_set_str(p, "data_cname", cb ? f->params[pc->data_index].name : "");
     tv_set_int(p, "data_in_index", cb ? in_index_of(fc, pc->data_index) : -1);
     tv_set_str(p, "stream_cname", cb && pc->stream_index >= 0 ? f->params[pc->stream_index].name : "");
-    tv_set_bool(p, "callback_destroy", cb && strcmp(kind, "destroy") == 0);
+    tv_set_bool(p, "callback_destroy", cb && kind == CB_CALLBACK_DESTROY);
     tv_set_str(p, "object_cname", cb && pc->object_index >= 0 ? f->params[pc->object_index].name : "");
     tv_set_str(p, "trampoline", pc->shape == SH_SYNC_CALLBACK ? pc->trampoline : "");
     tv_set_bool(p, "optional", pc->optional);
@@ -314,14 +314,14 @@ static tv *registry_value(const cb_fclass *fc)
     for (size_t i = 0; i < fc->nreg; i++) {
         const cb_regact *ra = &fc->reg[i];
         tv *v = tv_map();
-        tv_set_bool(v, "reg_create", strcmp(ra->action, "create") == 0);
-        tv_set_bool(v, "reg_owned", strcmp(ra->action, "owned") == 0);
-        tv_set_bool(v, "reg_destroy", strcmp(ra->action, "destroy") == 0);
-        tv_set_bool(v, "reg_keep", strcmp(ra->action, "keep") == 0);
-        tv_set_bool(v, "reg_depend", strcmp(ra->action, "depend") == 0);
+        tv_set_bool(v, "reg_create", ra->action == CB_REGISTRY_CREATE);
+        tv_set_bool(v, "reg_owned", ra->action == CB_REGISTRY_OWNED);
+        tv_set_bool(v, "reg_destroy", ra->action == CB_REGISTRY_DESTROY);
+        tv_set_bool(v, "reg_keep", ra->action == CB_REGISTRY_KEEP);
+        tv_set_bool(v, "reg_depend", ra->action == CB_REGISTRY_DEPEND);
         tv_set_str(v, "cname", fc->params[ra->param].param->name);
         tv_set_str(v, "kind", ra->kind);
-        if (strcmp(ra->action, "keep") == 0)
+        if (ra->action == CB_REGISTRY_KEEP)
             tv_set_int(v, "in_index", in_index_of(fc, ra->param));
         else
             tv_set(v, "handle_param", param_ref(fc, ra->param));
@@ -370,7 +370,7 @@ static tv *undo_value(const cb_fclass *fc)
     tv *reg = tv_list();
     for (size_t i = 0; i < fc->nreg; i++) {
         const cb_regact *ra = &fc->reg[i];
-        if (strcmp(ra->action, "create") != 0 || !undo_passes(ud, ra->param))
+        if (ra->action != CB_REGISTRY_CREATE || !undo_passes(ud, ra->param))
             continue;
         tv *rv = tv_map();
         tv_set_str(rv, "cname", fc->params[ra->param].param->name);
@@ -794,7 +794,7 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     cb_api api;
     rules_api(rules, &api);
     api_value(root, &api);
-    const cb_function *es = api.error_string ? rules_function(m, api.error_string) : NULL;
+    const cb_function *es = c->facts->error_string_fn;
     tv_set_str(root, "error_string_proc_name", es ? es->proc_name : "");
     tv_set_int(root, "error_string_proc_version", es ? es->proc_version : 0);
     tv_set_str(root, "header", base_name(m->header));
@@ -804,21 +804,21 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     phases_value(root);
     tv_set_int(root, "nenums", (long long)m->nenums);
 
-    size_t nhc;
-    handle_class *hc = handles_collect(m, rules, &nhc);
+    const handle_class *hc = c->handles;
+    size_t nhc = c->nhandles;
     tv *handles = tv_list();
     for (size_t i = 0; i < nhc; i++) {
         tv *h = tv_map();
         tv_set_int(h, "index", (long long)i);
         tv_set_str(h, "name", hc[i].name);
-        tv_set_str(h, "kind", hc[i].kind);
+        tv_set_str(h, "kind", render_handle_kind(hc[i].kind));
         tv_set_bool(h, "names_kernel", hc[i].names_kernel);
         tv_set_bool(h, "stream_protocol", hc[i].stream_protocol);
         tv_push(handles, h);
     }
     tv_set(root, "handles", handles);
     tv_set_int(root, "nhandles", (long long)nhc);
-    tv_set(root, "structs", structs_value(m, rules, hc, nhc));
+    tv_set(root, "structs", structs_value(m, c));
     tv_set_bool(root, "raising", 0);
 
     tv_set(root, "procs", procs_value(m));
@@ -858,7 +858,6 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
         tv_set_bool(root, "launch", 0);
     }
     capi_api_value(root, m, c, &api);
-    free(hc);
     return root;
 }
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * render_structs.c — template data for the struct and union classes
- * (render_structs.h). Data only: the emitted text is in
- * templates/driver/structs.c.tmpl.
+ * (render_structs.h): the classes' names and docstrings, and the field
+ * classes classify_records decided, spelled. Data only: the emitted text
+ * is in templates/driver/structs.c.tmpl.
  *
  * Class names follow cuda.bindings: a record with a tag is named by its tag
  * (CUDA_MEMCPY2D_st), one without by its first typedef; records nested
@@ -19,329 +20,66 @@
 #include <string.h>
 
 #include "arena.h"
-#include "classify.h"
-#include "handles.h"
-#include "host_bytes.h"
+#include "render_names.h"
 #include "render_util.h"
-
-/* What the field-table stages read: the model, the rules and the module's
- * handle classes (handles.h), collected once by the caller for the whole
- * rendering; a handle class's index in hc is its index in the module's
- * handle table. */
-typedef struct {
-    const cb_model *m;
-    const cb_rules *rules;
-    const handle_class *hc;
-    size_t nhc;
-} struct_env;
-
-
-typedef struct {
-    const char *kind;
-    long long size, count;
-    int ref;
-} field_shape;
-
-static field_shape shape_of(const struct_env *env, const cb_type *t, int nested)
-{
-    const cb_model *m = env->m;
-    field_shape s = {"CBS_F_BYTES", t->size > 0 ? t->size : 0, 0, -1};
-    switch (t->kind) {
-    case TY_INT:
-        s.ref = handles_index(env->hc, env->nhc, t->name);
-        s.kind = s.ref >= 0 ? "CBS_F_VALUE_HANDLE" : t->is_signed ? "CBS_F_SIGNED" : "CBS_F_UNSIGNED";
-        if (t->size != 1 && t->size != 2 && t->size != 4 && t->size != 8) {
-            s.kind = "CBS_F_BYTES";
-            s.ref = -1;
-        }
-        break;
-    case TY_FLOAT:
-        s.kind = t->size == 4 ? "CBS_F_FLOAT" : t->size == 8 ? "CBS_F_DOUBLE" : "CBS_F_BYTES";
-        break;
-    case TY_ENUM: {
-        int idx = classify_enum_index(m, t->name);
-        if (idx < 0 && t->canon && strncmp(t->canon, "enum ", 5) == 0)
-            idx = classify_enum_index(m, t->canon + 5);
-        s.ref = idx;
-        s.kind = idx >= 0 ? "CBS_F_ENUM" : t->is_signed ? "CBS_F_SIGNED" : "CBS_F_UNSIGNED";
-        break;
-    }
-    case TY_HANDLE:
-        s.ref = handles_index(env->hc, env->nhc, t->name);
-        s.kind = s.ref >= 0 ? "CBS_F_HANDLE" : "CBS_F_POINTER";
-        break;
-    case TY_RECORD:
-        s.ref = nested >= 0 ? nested : classify_record_index(m, t);
-        s.kind = s.ref >= 0 ? "CBS_F_RECORD" : "CBS_F_BYTES";
-        break;
-    case TY_POINTER:
-        s.kind = "CBS_F_POINTER";
-        break;
-    case TY_FUNCPTR:
-        s.kind = "CBS_F_FUNCPTR";
-        break;
-    case TY_ARRAY: {
-        const cb_type *e = t->pointee;
-        if (!e || e->kind == TY_ARRAY || t->array_len <= 0)
-            break; /* opaque bytes */
-        if (e->kind == TY_INT && e->size == 1 && e->canon && strcmp(e->canon, "char") == 0) {
-            s.kind = "CBS_F_CHARS";
-            s.size = 1;
-            s.count = t->array_len;
-            break;
-        }
-        field_shape es = shape_of(env, e, nested);
-        if (strcmp(es.kind, "CBS_F_BYTES") == 0)
-            break;
-        es.count = t->array_len;
-        return es;
-    }
-    default:
-        break;
-    }
-    return s;
-}
-
-/* Whether rule argument `name` names record r (tag, name or a typedef). */
-static int names_record(const cb_record *r, const char *name)
-{
-    if (strcmp(r->tag, name) == 0 || strcmp(r->name, name) == 0)
-        return 1;
-    for (size_t a = 0; a < r->naliases; a++)
-        if (strcmp(r->aliases[a], name) == 0)
-            return 1;
-    return 0;
-}
-
-/* The `directive RECORD FIELD ...` rule for field `field` of r, or NULL. */
-static cb_rule *field_rule(const cb_rules *rules, const char *directive, const cb_record *r,
-                           const char *field)
-{
-    for (size_t i = 0; i < rules->nrules; i++) {
-        cb_rule *rule = &rules->rules[i];
-        if (strcmp(rule->directive, directive) == 0 && strcmp(rule->args[1], field) == 0 &&
-            names_record(r, rule->args[0])) {
-            rule->used = 1;
-            return rule;
-        }
-    }
-    return NULL;
-}
-
-/* Index of the named field `name` in r's flattened field table, -1. */
-static long long flat_index(const cb_model *m, const cb_record *r, const char *name,
-                            long long *n)
-{
-    for (size_t i = 0; i < r->nfields; i++) {
-        const cb_field *f = &r->fields[i];
-        if (!*f->name) {
-            if (f->nested >= 0) {
-                long long k = flat_index(m, &m->records[f->nested], name, n);
-                if (k >= 0)
-                    return k;
-            }
-            continue;
-        }
-        if (strcmp(f->name, name) == 0)
-            return *n;
-        (*n)++;
-    }
-    return -1;
-}
-
-static long long field_index(const cb_model *m, const cb_record *r, const char *name)
-{
-    long long n = 0;
-    return strcmp(name, "-") == 0 ? -1 : flat_index(m, r, name, &n);
-}
-
-/* kernel-params-field / kernel-extra-field rules: the field's kind and the
- * indexes of the kernel fields it is typed by (bind_struct.h). */
-static void kernel_field(const cb_model *m, const cb_rules *rules, const cb_record *top,
-                         const cb_field *f, field_shape *s, long long *aux)
-{
-    cb_rule *kp = top ? field_rule(rules, "kernel-params-field", top, f->name) : NULL;
-    cb_rule *ke = top ? field_rule(rules, "kernel-extra-field", top, f->name) : NULL;
-    if (f->type->kind != TY_POINTER || (!kp && !ke))
-        return;
-    s->kind = kp ? "CBS_F_KERNEL_PARAMS" : "CBS_F_KERNEL_EXTRA";
-    s->ref = kp ? (int)field_index(m, top, kp->args[2]) : -1;
-    *aux = kp ? field_index(m, top, kp->args[3]) : -1;
-}
-
-/* The record index of the element type of a field `T *f` whose T is a
- * struct or union of the header, -1 otherwise. */
-static int pointee_record(const cb_model *m, const cb_field *f)
-{
-    if (f->type->kind != TY_POINTER || !f->type->pointee ||
-        f->type->pointee->kind != TY_RECORD)
-        return -1;
-    return classify_record_index(m, f->type->pointee);
-}
-
-/* field-count rules: a `T *FIELD` pointing at an array counted by the
- * integer field COUNT becomes CBS_F_RECORD_ARRAY when T is a struct or
- * union of the header (ref: its record), CBS_F_HANDLE_ARRAY when T is a
- * handle class (ref: its class, *elem_size: the bytes of one handle);
- * field-count-out rules: CBS_F_HANDLE_OUT (T a handle class, as above);
- * aux is the count field's index in top's table (bind_struct.h). A rule
- * whose fields are not of those types changes nothing here;
- * rules_unmatched reports it. */
-static void array_field(const struct_env *env, const cb_record *top, const cb_field *f,
-                        field_shape *s, long long *aux, long long *elem_size)
-{
-    const cb_model *m = env->m;
-    const cb_rules *rules = env->rules;
-    cb_rule *fc = top ? field_rule(rules, "field-count", top, f->name) : NULL;
-    cb_rule *out = top && !fc ? field_rule(rules, "field-count-out", top, f->name) : NULL;
-    if (out)
-        fc = out;
-    if (!fc || f->type->kind != TY_POINTER || !f->type->pointee)
-        return;
-    long long count = field_index(m, top, fc->args[2]);
-    int elem = out ? -1 : pointee_record(m, f);
-    field_shape es = shape_of(env, f->type->pointee, -1);
-    int handle = strcmp(es.kind, "CBS_F_HANDLE") == 0 || strcmp(es.kind, "CBS_F_VALUE_HANDLE") == 0;
-    if (count < 0 || (elem < 0 && !handle))
-        return;
-    s->kind = elem >= 0 ? "CBS_F_RECORD_ARRAY" : out ? "CBS_F_HANDLE_OUT" : "CBS_F_HANDLE_ARRAY";
-    s->ref = elem >= 0 ? elem : es.ref;
-    *elem_size = elem >= 0 ? 0 : es.size;
-    *aux = count;
-}
 
 /* The class name of handle class `index` of the module's table, "" when
  * none. The name is the model's (a handle, callback or typedef name),
  * which outlives the rendering. */
-static const char *handle_name(const struct_env *env, int index)
+static const char *handle_name(const cb_classes *c, int index)
 {
-    return index >= 0 && (size_t)index < env->nhc ? env->hc[index].name : "";
+    return index >= 0 && (size_t)index < c->nhandles ? c->handles[index].name : "";
 }
 
-/* Appends r's fields at byte offset base; anonymous members flattened.
- * top: the record the field table is for (rules name it), NULL inside an
- * anonymous member. class_names: the class name of every record (the
- * stubs type array fields by their element's class). *counted is set when
- * a field is a counted array of records or handles. */
-static void add_fields(const struct_env *env, const cb_record *r, const cb_record *top,
-                       long long base, char **class_names, tv *out, long long *n, int *counted)
+/* The field table of record class rc (classify_records.h), for the
+ * template. class_names: the class name of every record (the stubs type
+ * array fields by their element's class). */
+static tv *fields_value(const cb_classes *c, const cb_record_class *rc, char **class_names)
 {
-    const cb_model *m = env->m;
-    for (size_t i = 0; i < r->nfields; i++) {
-        const cb_field *f = &r->fields[i];
-        if (!*f->name) {
-            if (f->nested >= 0)
-                add_fields(env, &m->records[f->nested], NULL, base + f->offset, class_names,
-                           out, n, counted);
-            continue;
-        }
-        field_shape s = shape_of(env, f->type, f->nested);
-        long long aux = -1, elem_size = 0;
-        kernel_field(m, env->rules, top, f, &s, &aux);
-        array_field(env, top, f, &s, &aux, &elem_size);
-        int records = strcmp(s.kind, "CBS_F_RECORD_ARRAY") == 0;
-        int driver_handles = strcmp(s.kind, "CBS_F_HANDLE_OUT") == 0;
-        int handles = driver_handles || strcmp(s.kind, "CBS_F_HANDLE_ARRAY") == 0;
-        *counted |= records || (handles && !driver_handles);
+    tv *out = tv_list();
+    for (size_t i = 0; i < rc->nfields; i++) {
+        const cb_field_class *fc = &rc->fields[i];
+        int records = fc->kind == CB_FIELD_RECORD_ARRAY;
+        int handles = fc->kind == CB_FIELD_HANDLE_OUT || fc->kind == CB_FIELD_HANDLE_ARRAY;
         tv *fv = tv_map();
         tv_set_bool(fv, "record_array", records || handles);
-        tv_set_str(fv, "elem_class", records   ? class_names[s.ref]
-                                     : handles ? handle_name(env, s.ref)
+        tv_set_str(fv, "elem_class", records   ? class_names[fc->ref]
+                                     : handles ? handle_name(c, fc->ref)
                                                : "");
-        tv_set_int(fv, "aux", aux);
-        tv_set_int(fv, "elem_size", elem_size);
-        tv_set_str(fv, "name", f->name);
-        tv_set_str(fv, "kind", s.kind);
-        tv_set_int(fv, "size", s.size);
-        tv_set_int(fv, "ref", s.ref);
-        tv_set_int(fv, "count", s.count);
-        if (f->bit_width >= 0) {
-            tv_set_int(fv, "offset", base + f->bit_offset / 8);
-            tv_set_int(fv, "bit_width", f->bit_width);
-            tv_set_int(fv, "bit_offset", f->bit_offset % 8);
-        } else {
-            tv_set_int(fv, "offset", base + (f->offset > 0 ? f->offset : 0));
-            tv_set_int(fv, "bit_width", -1);
-            tv_set_int(fv, "bit_offset", 0);
-        }
+        tv_set_int(fv, "aux", fc->aux);
+        tv_set_int(fv, "elem_size", fc->elem_size);
+        tv_set_str(fv, "name", fc->field->name);
+        tv_set_str(fv, "kind", render_field_kind(fc->kind));
+        tv_set_int(fv, "size", fc->size);
+        tv_set_int(fv, "ref", fc->ref);
+        tv_set_int(fv, "count", fc->count);
+        tv_set_int(fv, "offset", fc->offset);
+        tv_set_int(fv, "bit_width", fc->bit_width);
+        tv_set_int(fv, "bit_offset", fc->bit_offset);
         tv_push(out, fv);
-        (*n)++;
     }
+    return out;
 }
 
-/* The host-bytes rules of record r (rules.h), one entry each: the field
- * indexes of its buffer, terms and `when` field in r's table, as
- * bind_struct.h's cbs_host_extent. host_bytes_check validated them. */
-static tv *extents_of(const struct_env *env, const cb_record *r)
+/* The host extents of record class rc, as bind_struct.h's
+ * cbs_host_extent. */
+static tv *extents_value(const cb_record_class *rc)
 {
-    const cb_model *m = env->m;
     tv *list = tv_list();
-    for (size_t i = 0; i < env->rules->nrules; i++) {
-        cb_rule *rule = &env->rules->rules[i];
-        cb_host_bytes h;
-        char err[256];
-        if (strcmp(rule->directive, "host-bytes") != 0 || !names_record(r, rule->args[0]) ||
-            host_bytes_parse(env->rules, rule, &h, err, sizeof err) < 0)
-            continue;
-        rule->used = 1;
+    for (size_t i = 0; i < rc->nextents; i++) {
+        const cb_extent *x = &rc->extents[i];
         tv *e = tv_map();
-        tv_set_int(e, "buffer", field_index(m, r, h.buffer));
-        tv_set_int(e, "writes", h.writes);
-        long long when = -1, value = 0;
-        if (h.when_value) {
-            const cb_field *wf = rules_record_field(m, rule->args[0], h.when_field);
-            when = field_index(m, r, h.when_field);
-            if (!wf || host_bytes_enumerator(m, wf->type, h.when_value, &value) < 0)
-                when = -1;
-        }
-        tv_set_int(e, "when", when);
-        tv_set_int(e, "when_value", value);
+        tv_set_int(e, "buffer", x->buffer);
+        tv_set_int(e, "writes", x->writes);
+        tv_set_int(e, "when", x->when);
+        tv_set_int(e, "when_value", x->when_value);
         tv *terms = tv_list();
         for (int t = 0; t < HB_NTERMS; t++)
-            tv_push(terms, tv_int(h.term[t] ? field_index(m, r, h.term[t]) : -1));
+            tv_push(terms, tv_int(x->term[t]));
         tv_set(e, "terms", terms);
         tv_push(list, e);
     }
     return list;
-}
-
-/* Whether a call must check record i (bind_struct.h: cbs_struct_def
- * .checked): own[i] (a counted array or a host extent of its own), or a
- * record it holds by value or in an array it owns must. memo: -1 unknown;
- * a record never holds itself by value, so a record in progress is 0. */
-static int record_checked(const struct_env *env, size_t i, const int *own, signed char *memo);
-
-static int members_checked(const struct_env *env, const cb_record *r, const cb_record *top,
-                           const int *own, signed char *memo)
-{
-    const cb_model *m = env->m;
-    for (size_t k = 0; k < r->nfields; k++) {
-        const cb_field *f = &r->fields[k];
-        if (!*f->name) {
-            if (f->nested >= 0 && members_checked(env, &m->records[f->nested], top, own, memo))
-                return 1;
-            continue;
-        }
-        const cb_type *t = f->type->kind == TY_ARRAY ? f->type->pointee : f->type;
-        int idx = -1;
-        if (t && t->kind == TY_RECORD)
-            idx = f->nested >= 0 ? f->nested : classify_record_index(m, t);
-        else if (field_rule(env->rules, "field-count", top, f->name))
-            idx = pointee_record(m, f);
-        if (idx >= 0 && record_checked(env, (size_t)idx, own, memo))
-            return 1;
-    }
-    return 0;
-}
-
-static int record_checked(const struct_env *env, size_t i, const int *own, signed char *memo)
-{
-    if (memo[i] < 0) {
-        memo[i] = 0;
-        memo[i] = (signed char)(own[i] || members_checked(env, &env->m->records[i],
-                                                          &env->m->records[i], own, memo));
-    }
-    return memo[i];
 }
 
 typedef struct {
@@ -409,9 +147,8 @@ static void add_alias(tv *aliases, const char **seen, size_t *nseen, const char 
     tv_push(aliases, a);
 }
 
-tv *structs_value(const cb_model *m, const cb_rules *rules, const handle_class *hc, size_t nhc)
+tv *structs_value(const cb_model *m, const cb_classes *c)
 {
-    const struct_env env = {m, rules, hc, nhc};
     naming nm = {calloc(m->nrecords + 1, sizeof(char *)), 0, 0};
     char *anon_member = calloc(m->nrecords + 1, 1);
     size_t cap_seen = 1;
@@ -436,12 +173,6 @@ tv *structs_value(const cb_model *m, const cb_rules *rules, const handle_class *
     tv *root = tv_map();
     tv *records = tv_list(), *aliases = tv_list();
     size_t nseen = 0;
-    int *own = calloc(m->nrecords + 1, sizeof *own);
-    signed char *memo = malloc(m->nrecords + 1);
-    tv **rvs = calloc(m->nrecords + 1, sizeof *rvs);
-    if (!own || !memo || !rvs)
-        arena_oom();
-    memset(memo, -1, m->nrecords + 1);
     for (size_t i = 0; i < m->nrecords; i++) {
         const cb_record *r = &m->records[i];
         tv *rv = tv_map();
@@ -449,20 +180,14 @@ tv *structs_value(const cb_model *m, const cb_rules *rules, const handle_class *
         tv_set_str(rv, "name", nm.names[i]);
         tv_set_int(rv, "size", r->size > 0 ? r->size : 0);
         tv_set_int(rv, "align", r->align > 0 ? r->align : 1);
-        tv *fields = tv_list();
-        long long n = 0;
-        int counted = 0;
-        add_fields(&env, r, r, 0, nm.names, fields, &n, &counted);
-        tv_set(rv, "fields", fields);
-        tv *extents = extents_of(&env, r);
-        size_t nextents = tv_len(extents);
-        tv_set(rv, "extents", extents);
-        tv_set_int(rv, "nextents", (long long)nextents);
-        tv_set_bool(rv, "has_extents", nextents > 0);
-        own[i] = counted || nextents > 0;
-        rvs[i] = rv;
-        tv_set_int(rv, "nfields", n);
+        const cb_record_class *rc = &c->records[i];
+        tv_set(rv, "fields", fields_value(c, rc, nm.names));
+        tv_set(rv, "extents", extents_value(rc));
+        tv_set_int(rv, "nextents", (long long)rc->nextents);
+        tv_set_bool(rv, "has_extents", rc->nextents > 0);
+        tv_set_int(rv, "nfields", (long long)rc->nfields);
         tv_set_bool(rv, "exported", !anon_member[i]);
+        tv_set_int(rv, "checked", rc->checked);
 
         /* its docstring (driver/struct_doc.c): the C type, its typedefs,
          * its size and the header's documentation, if kept */
@@ -485,11 +210,6 @@ tv *structs_value(const cb_model *m, const cb_rules *rules, const handle_class *
         for (size_t a = 0; a < r->naliases; a++)
             add_alias(aliases, seen, &nseen, r->aliases[a], i, nm.names[i]);
     }
-    for (size_t i = 0; i < m->nrecords; i++)
-        tv_set_int(rvs[i], "checked", record_checked(&env, i, own, memo));
-    free(own);
-    free(memo);
-    free(rvs);
     tv_set(root, "records", records);
     tv_set_int(root, "count", (long long)m->nrecords);
     tv_set(root, "aliases", aliases);

@@ -6,12 +6,12 @@
 #ifndef CUBIND_RENDER_STRUCTS_H
 #define CUBIND_RENDER_STRUCTS_H
 
-#include "handles.h"
+#include "classify.h"
 #include "model.h"
-#include "rules.h"
 #include "tmpl.h"
 
-/* A map:
+/* The struct tables of the records c classified (classify_records.h). A
+ * map:
  *   records: one entry per model record, in model order (so a struct class
  *            index is the record's index in model.records, as
  *            cb_pclass.record_index is): index, name (the class name),
@@ -25,8 +25,7 @@
  *            nextents, has_extents, checked (cbs_struct_def.checked);
  *   count:   the number of records;
  *   aliases: {name, index} for every module attribute naming a class.
- * Handle indices are indices in hc, the module's handle classes
- * (handles_collect, nhc of them), collected once by the caller. */
-tv *structs_value(const cb_model *m, const cb_rules *rules, const handle_class *hc, size_t nhc);
+ * Handle indices are indices in c's handle classes (c->handles). */
+tv *structs_value(const cb_model *m, const cb_classes *c);
 
 #endif

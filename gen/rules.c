@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * rules.c — reads rules.txt (see rules.h for the directives).
+ * rules.c — reads a rules file (rules.h), the directive table
+ * (rules_directives.def) and the API directives. Matching the rules to a
+ * header is rules_bind.c's.
  *
  * Invariant: every loaded rule has a known directive and a number of
  * arguments within that directive's range (exactly one number for all but
@@ -18,69 +20,51 @@
 
 #include "arena.h"
 
-static const struct {
-    const char *name;
-    size_t nargs;             /* the fewest arguments */
-    size_t most;              /* the most; 0: exactly nargs */
-} directives[] = {
-    {"value-handle", 1, 0},
-    {"value-class", 1, 0},
-    {"stream-protocol", 1, 0},
-    {"handle-cast", 3, 0},
-    {"keep-gil", 1, 0},
-    {"rename-param", 2, 0},
-    {"rename-param-in", 3, 0},
-    {"inout", 2, 0},
-    {"in", 2, 0},
-    {"out", 2, 0},
-    {"fixed", 3, 0},
-    {"count", 3, 0},
-    {"kernel-params", 3, 0},
-    {"kernel-extra", 2, 0},
-    {"callback", 4, 0},
-    {"sync-callback", 3, 0},
-    {"attribute-output", 3, 0},
-    {"attribute-input", 3, 0},
-    {"attribute-type", 2, 0},
-    {"unloads-kernels", 1, 0},
-    {"kernel-code", 2, 0},
-    {"kernel-params-field", 4, 0},
-    {"kernel-extra-field", 2, 0},
-    {"field-count", 3, 0},
-    {"field-count-out", 3, 0},
-    {"registry-kind", 2, 0},
-    {"registry-create", 3, 0},
-    {"registry-owned", 3, 0},
-    {"registry-destroy", 2, 0},
-    {"registry-keep", 3, 0},
-    {"registry-depend", 3, 0},
-    {"undo", 3, CB_RULE_MAX_ARGS},
-    /* what the API is (one of each per rules file; the driver's defaults
-     * when absent): see rules.h */
-    {"module", 2, 0},
-    {"result", 2, 0},
-    {"error-class", 1, 0},
-    {"error-string", 1, 0},
-    {"library", 1, 0},
-    {"library-env", 1, 0},
-    {"library-wheel", 1, 0},
-    {"python-names", 2, 0},
-    {"int-handles", 0, 0},
-    {"header", 1, 0},
-    {"capi-sentinel", 1, 0},
-    {"in-place", 2, 0},
-    {"buffer-size", 3, 0},
-    {"error-log", 4, 0},
-    {"host-bytes", 4, CB_RULE_MAX_ARGS},
+static const cb_directive_info directives[CB_NDIRECTIVES] = {
+#define CB_DIRECTIVE(id, name, least, most, target, args, doc) \
+    [CB_D_##id] = {name, least, most, target, args, doc},
+#include "rules_directives.def"
 };
 
-/* The index of directive d in directives[], -1 when unknown. */
+const cb_directive_info *rules_directive(cb_directive d)
+{
+    return &directives[d];
+}
+
+/* The directive named d, -1 when unknown. */
 static int directive_index(const char *d)
 {
-    for (size_t i = 0; i < sizeof directives / sizeof *directives; i++)
+    for (size_t i = 0; i < CB_NDIRECTIVES; i++)
         if (strcmp(directives[i].name, d) == 0)
             return (int)i;
     return -1;
+}
+
+/* Prints one group of directives: the API's (api 1) or the others. */
+static void print_group(FILE *out, int api)
+{
+    for (size_t i = 0; i < CB_NDIRECTIVES; i++) {
+        const cb_directive_info *d = &directives[i];
+        if ((d->target == CB_ON_API) != api)
+            continue;
+        fprintf(out, "  %s%s%s\n        ", d->name, *d->args ? " " : "", d->args);
+        for (const char *c = d->doc; *c; c++) {
+            if (*c == '\n')
+                fputs("\n        ", out);
+            else
+                fputc(*c, out);
+        }
+        fputc('\n', out);
+    }
+}
+
+void rules_print_directives(FILE *out)
+{
+    fputs("Special cases:\n", out);
+    print_group(out, 0);
+    fputs("\nWhat the API is (one of each per rules file; the driver's values where "
+          "absent):\n", out);
+    print_group(out, 1);
 }
 
 static char *xstrdup(const char *s)
@@ -112,7 +96,7 @@ static int parse_line(cb_rules *r, char *line, unsigned lineno, size_t *cap, cha
         snprintf(err, errlen, "%s:%u: unknown directive '%s'", r->path, lineno, words[0]);
         return -1;
     }
-    size_t least = directives[d].nargs, most = directives[d].most ? directives[d].most : least;
+    size_t least = directives[d].least, most = directives[d].most;
     if (n - 1 < least || n - 1 > most) {
         if (least == most)
             snprintf(err, errlen, "%s:%u: '%s' takes %zu argument(s), got %zu", r->path, lineno,
@@ -122,10 +106,16 @@ static int parse_line(cb_rules *r, char *line, unsigned lineno, size_t *cap, cha
                      lineno, words[0], least, most, n - 1);
         return -1;
     }
-    if (strcmp(words[0], "kernel-code") == 0 && strcmp(words[2], "before") != 0 &&
+    if (d == CB_D_KERNEL_CODE && strcmp(words[2], "before") != 0 &&
         strcmp(words[2], "after") != 0) {
         snprintf(err, errlen, "%s:%u: 'kernel-code' takes 'before' or 'after', not '%s'",
                  r->path, lineno, words[2]);
+        return -1;
+    }
+    if (d == CB_D_CALLBACK && strcmp(words[4], "host") != 0 && strcmp(words[4], "stream") != 0 &&
+        strcmp(words[4], "destroy") != 0) {
+        snprintf(err, errlen, "%s:%u: 'callback' takes 'host', 'stream' or 'destroy', not '%s'",
+                 r->path, lineno, words[4]);
         return -1;
     }
     if (r->nrules == *cap) {
@@ -137,7 +127,7 @@ static int parse_line(cb_rules *r, char *line, unsigned lineno, size_t *cap, cha
     }
     cb_rule *rule = &r->rules[r->nrules++];
     memset(rule, 0, sizeof *rule);
-    rule->directive = xstrdup(words[0]);
+    rule->directive = (cb_directive)d;
     rule->nargs = n - 1;
     for (size_t i = 1; i < n; i++)
         rule->args[i - 1] = xstrdup(words[i]);
@@ -182,203 +172,12 @@ void rules_free(cb_rules *r)
     if (!r)
         return;
     for (size_t i = 0; i < r->nrules; i++) {
-        free(r->rules[i].directive);
         for (size_t a = 0; a < r->rules[i].nargs; a++)
             free(r->rules[i].args[a]);
     }
     free(r->rules);
     free(r->path);
     free(r);
-}
-
-cb_rule *rules_find(const cb_rules *r, const char *directive, const char *name)
-{
-    for (size_t i = 0; i < r->nrules; i++) {
-        cb_rule *rule = &r->rules[i];
-        if (rule->nargs >= 1 && strcmp(rule->directive, directive) == 0 &&
-            strcmp(rule->args[0], name) == 0) {
-            rule->used = 1;
-            return rule;
-        }
-    }
-    return NULL;
-}
-
-cb_rule *rules_find2(const cb_rules *r, const char *directive, const char *function,
-                     const char *param)
-{
-    for (size_t i = 0; i < r->nrules; i++) {
-        cb_rule *rule = &r->rules[i];
-        if (rule->nargs >= 2 && strcmp(rule->directive, directive) == 0 &&
-            strcmp(rule->args[0], function) == 0 && strcmp(rule->args[1], param) == 0) {
-            rule->used = 1;
-            return rule;
-        }
-    }
-    return NULL;
-}
-
-cb_rule *rules_find_fn(const cb_rules *r, const char *directive, const cb_function *f,
-                       const char *param)
-{
-    cb_rule *rule = param ? rules_find2(r, directive, f->name, param)
-                          : rules_find(r, directive, f->name);
-    if (!rule && f->abi && strcmp(f->abi, f->name) != 0)
-        rule = param ? rules_find2(r, directive, f->abi, param) : rules_find(r, directive, f->abi);
-    return rule;
-}
-
-int rules_names_function(const char *name, const cb_function *f)
-{
-    return strcmp(name, f->name) == 0 || (f->abi && strcmp(name, f->abi) == 0);
-}
-
-const cb_function *rules_function(const cb_model *m, const char *name)
-{
-    const cb_function *f = model_function(m, name);
-    for (size_t i = 0; !f && i < m->nfunctions; i++)
-        if (m->functions[i].abi && strcmp(m->functions[i].abi, name) == 0)
-            f = &m->functions[i];
-    return f;
-}
-
-static int names_typedef(const cb_model *m, const char *name)
-{
-    for (size_t i = 0; i < m->ntypedefs; i++)
-        if (strcmp(m->typedefs[i].name, name) == 0)
-            return 1;
-    return 0;
-}
-
-static int function_has_param(const cb_model *m, const char *function, const char *param)
-{
-    const cb_function *f = rules_function(m, function);
-    for (size_t i = 0; f && i < f->nparams; i++)
-        if (strcmp(f->params[i].name, param) == 0)
-            return 1;
-    return 0;
-}
-
-static int names_handle(const cb_model *m, const char *name)
-{
-    for (size_t i = 0; i < m->nhandles; i++)
-        if (strcmp(m->handles[i].name, name) == 0)
-            return 1;
-    return names_typedef(m, name);
-}
-
-const cb_field *rules_record_field(const cb_model *m, const char *record, const char *field)
-{
-    for (size_t i = 0; i < m->nrecords; i++) {
-        const cb_record *rec = &m->records[i];
-        int named = strcmp(rec->tag, record) == 0 || strcmp(rec->name, record) == 0;
-        for (size_t a = 0; !named && a < rec->naliases; a++)
-            named = strcmp(rec->aliases[a], record) == 0;
-        for (size_t k = 0; named && k < rec->nfields; k++)
-            if (strcmp(rec->fields[k].name, field) == 0)
-                return &rec->fields[k];
-    }
-    return NULL;
-}
-
-static int record_has_field(const cb_model *m, const char *record, const char *field)
-{
-    return rules_record_field(m, record, field) != NULL;
-}
-
-/* Whether integer typedef `name` is a handle class: a value-handle or
- * value-class rule names it (handles.h). */
-static int names_value_handle(const cb_rules *r, const char *name)
-{
-    return name && (rules_find(r, "value-handle", name) || rules_find(r, "value-class", name));
-}
-
-/* Whether `field-count RECORD FIELD COUNT` (or field-count-out: records
- * 0) describes the header: FIELD of RECORD points at a struct or union of
- * the header (when records) or at a handle (an opaque handle of the
- * header, an integer handle of a value-handle / value-class rule), COUNT
- * is an integer field of RECORD (not a bit-field). */
-static int field_count_matches(const cb_rules *r, const cb_model *m, const cb_rule *rule,
-                               int records)
-{
-    const cb_field *a = rules_record_field(m, rule->args[0], rule->args[1]);
-    const cb_field *c = rules_record_field(m, rule->args[0], rule->args[2]);
-    const cb_type *e = a && a->type->kind == TY_POINTER ? a->type->pointee : NULL;
-    int record = e && e->kind == TY_RECORD &&
-                 ((e->name && model_record(m, e->name)) ||
-                  (e->record_tag && *e->record_tag && model_record(m, e->record_tag)));
-    int handle = e && e->name &&
-                 ((e->kind == TY_HANDLE && names_handle(m, e->name)) ||
-                  (e->kind == TY_INT && names_value_handle(r, e->name)));
-    return ((records && record) || handle) && c && c->type->kind == TY_INT && c->bit_width < 0;
-}
-
-size_t rules_unmatched(const cb_rules *r, const cb_model *m, FILE *out)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < r->nrules; i++) {
-        const cb_rule *rule = &r->rules[i];
-        int found;
-        if (strcmp(rule->directive, "value-handle") == 0 ||
-            strcmp(rule->directive, "value-class") == 0)
-            found = names_typedef(m, rule->args[0]);
-        else if (strcmp(rule->directive, "registry-kind") == 0 ||
-                 strcmp(rule->directive, "stream-protocol") == 0)
-            found = names_handle(m, rule->args[0]);
-        else if (strcmp(rule->directive, "kernel-params-field") == 0 ||
-                 strcmp(rule->directive, "kernel-extra-field") == 0)
-            found = record_has_field(m, rule->args[0], rule->args[1]);
-        else if (strcmp(rule->directive, "field-count") == 0)
-            found = field_count_matches(r, m, rule, 1);
-        else if (strcmp(rule->directive, "field-count-out") == 0)
-            found = field_count_matches(r, m, rule, 0);
-        else if (strcmp(rule->directive, "host-bytes") == 0)
-            found = function_has_param(m, rule->args[0], rule->args[1]) ||
-                    record_has_field(m, rule->args[0], rule->args[1]);
-        else if (strcmp(rule->directive, "undo") == 0)
-            found = rules_function(m, rule->args[0]) != NULL &&
-                    rules_function(m, rule->args[1]) != NULL;
-        else if (strcmp(rule->directive, "handle-cast") == 0)
-            found = function_has_param(m, rule->args[0], rule->args[1]) &&
-                    names_handle(m, rule->args[2]);
-        else if (strcmp(rule->directive, "kernel-code") == 0) /* FUNCTION WHEN */
-            found = rules_function(m, rule->args[0]) != NULL;
-        else if (rules_is_api(rule->directive))
-            found = rules_api_matches(m, rule);
-        else if (strcmp(rule->directive, "rename-param") == 0 ||
-                 strcmp(rule->directive, "attribute-type") == 0)
-            found = rule->used; /* set when a parameter or attribute used it */
-        else
-            found = rules_function(m, rule->args[0]) != NULL &&
-                    (rule->nargs < 2 || function_has_param(m, rule->args[0], rule->args[1]));
-        if (!found && out) {
-            fprintf(out, "%s:%u: rule '%s %s%s%s' matches nothing in %s\n", r->path, rule->line,
-                    rule->directive, rule->args[0], rule->nargs > 1 ? " " : "",
-                    rule->nargs > 1 ? rule->args[1] : "", m->header);
-        }
-        n += !found;
-    }
-    return n;
-}
-
-int rules_is_api(const char *d)
-{
-    static const char *const api[] = {"module", "result", "error-class", "error-string",
-                                      "library", "library-env", "library-wheel", "python-names",
-                                      "int-handles", "header", "capi-sentinel"};
-    for (size_t i = 0; i < sizeof api / sizeof *api; i++)
-        if (strcmp(api[i], d) == 0)
-            return 1;
-    return 0;
-}
-
-int rules_api_matches(const cb_model *m, const cb_rule *rule)
-{
-    if (strcmp(rule->directive, "result") == 0)
-        return model_enum(m, rule->args[0]) != NULL;
-    if (strcmp(rule->directive, "error-string") == 0)
-        return rules_function(m, rule->args[0]) != NULL;
-    return 1; /* names nothing of the header */
 }
 
 void rules_api(const cb_rules *r, cb_api *api)
@@ -392,37 +191,47 @@ void rules_api(const cb_rules *r, cb_api *api)
     api->capi_sentinel = "CUDA_ERROR_NOT_FOUND";
     api->name_prefix = "";
     for (size_t i = 0; i < r->nrules; i++) {
-        cb_rule *rule = &r->rules[i];
-        const char *d = rule->directive, *a0 = rule->args[0];
-        if (!rules_is_api(d))
-            continue;
-        rule->used = 1;
-        if (strcmp(d, "module") == 0) {
+        const cb_rule *rule = &r->rules[i];
+        const char *a0 = rule->args[0];
+        switch (rule->directive) {
+        case CB_D_MODULE:
             api->dropin = strcmp(a0, "-") == 0 ? NULL : a0;
             api->raising = strcmp(rule->args[1], "-") == 0 ? NULL : rule->args[1];
-        } else if (strcmp(d, "result") == 0) {
+            break;
+        case CB_D_RESULT:
             api->result = a0;
             api->success = rule->args[1];
-        } else if (strcmp(d, "error-class") == 0) {
+            break;
+        case CB_D_ERROR_CLASS:
             api->error_class = a0;
-        } else if (strcmp(d, "error-string") == 0) {
+            break;
+        case CB_D_ERROR_STRING:
             api->error_string = a0;
-        } else if (strcmp(d, "library") == 0) {
+            break;
+        case CB_D_LIBRARY:
             api->is_library = 1;
             if (api->nlibs < CB_API_MAX_LIBS)
                 api->libs[api->nlibs++] = a0;
-        } else if (strcmp(d, "library-env") == 0) {
+            break;
+        case CB_D_LIBRARY_ENV:
             api->env = a0;
-        } else if (strcmp(d, "library-wheel") == 0) {
+            break;
+        case CB_D_LIBRARY_WHEEL:
             if (api->nwheels < CB_API_MAX_LIBS)
                 api->wheels[api->nwheels++] = a0;
-        } else if (strcmp(d, "capi-sentinel") == 0) {
+            break;
+        case CB_D_CAPI_SENTINEL:
             api->capi_sentinel = a0;
-        } else if (strcmp(d, "int-handles") == 0) {
+            break;
+        case CB_D_INT_HANDLES:
             api->int_handles = 1;
-        } else if (strcmp(d, "python-names") == 0) {
+            break;
+        case CB_D_PYTHON_NAMES:
             api->name_prefix = a0;
             api->snake = strcmp(rule->args[1], "snake") == 0;
+            break;
+        default: /* not an API directive; `header` is configure's */
+            break;
         }
     }
 }
@@ -450,12 +259,4 @@ char *rules_python_name(const cb_api *api, const char *name)
     if (sb.oom || !sb.data)
         arena_oom();
     return sb.data; /* malloc'ed */
-}
-
-int rules_has(const cb_rules *r, const char *directive)
-{
-    for (size_t i = 0; i < r->nrules; i++)
-        if (strcmp(r->rules[i].directive, directive) == 0)
-            return r->rules[i].used = 1;
-    return 0;
 }

@@ -1,0 +1,148 @@
+# SPDX-License-Identifier: Apache-2.0
+"""`cubind classify`: the classification as JSON, and its golden file.
+
+tests/gen/data/classify_cuda13.json is what `cubind classify` prints for
+the CUDA 13.0 cuda.h the tests use (build/config.ninja's cuda_include)
+with gen/rules.txt: a change of the classifier, the rules or the record
+and handle classes shows as a reviewable diff of that file. After an
+intended change, regenerate it with
+
+    CUBIND_REGEN_GOLDEN=1 python3 -m pytest -q tests/gen/test_classify.py
+
+(or `build/cubind classify --header <cuda_include>/cuda.h >
+tests/gen/data/classify_cuda13.json`) and commit it with the change.
+"""
+import difflib
+import json
+import os
+
+import pytest
+
+from conftest import REPO, library_apis
+
+GOLDEN = os.path.join(REPO, "tests", "gen", "data", "classify_cuda13.json")
+REGEN = "CUBIND_REGEN_GOLDEN"
+
+SHAPES = {"value", "in_ptr", "in_handle_ptr", "in_array", "in_string", "in_buffer",
+          "in_funcptr", "out", "out_struct", "inout", "out_array", "out_string", "out_chars",
+          "out_fixed", "in_fixed", "count_inout", "kernel_params", "kernel_extra", "callback",
+          "callback_data", "sync_callback", "attr_out", "attr_in", "attr_out_array",
+          "attr_size", "out_borrowed", "in_place", "out_buffer", "unsupported"}
+
+
+@pytest.fixture(scope="module")
+def classify_text(run_cubind, cuda_h):
+    p = run_cubind("classify", "--header", cuda_h)
+    assert p.returncode == 0, "cubind classify failed (%d):\n%s" % (p.returncode, p.stderr)
+    return p.stdout
+
+
+@pytest.fixture(scope="module")
+def classified(classify_text):
+    try:
+        return json.loads(classify_text)
+    except ValueError as e:
+        pytest.fail("cubind classify printed invalid JSON: %s" % e, pytrace=False)
+
+
+def test_classify_matches_the_golden_file(classify_text):
+    if os.environ.get(REGEN) == "1":
+        with open(GOLDEN, "w") as f:
+            f.write(classify_text)
+    with open(GOLDEN) as f:
+        golden = f.read()
+    if classify_text == golden:
+        return
+    diff = list(difflib.unified_diff(golden.splitlines(), classify_text.splitlines(),
+                                     "tests/gen/data/classify_cuda13.json", "cubind classify",
+                                     lineterm="", n=1))
+    shown = "\n".join(diff[:120]) + ("\n... (%d more lines)" % (len(diff) - 120)
+                                     if len(diff) > 120 else "")
+    pytest.fail("the classification differs from the golden file:\n%s\n\nIf the change is "
+                "intended, regenerate it:\n    %s=1 python3 -m pytest -q "
+                "tests/gen/test_classify.py\nand commit tests/gen/data/classify_cuda13.json "
+                "with the change." % (shown, REGEN), pytrace=False)
+
+
+def test_classify_covers_every_function_and_parameter(classified, dump):
+    """Every function of the model, cuda.h's own (those of dump) and the
+    interop headers' (with their file), each parameter with a shape and a
+    direction; unsupported functions say why."""
+    names = [f["name"] for f in classified["functions"]]
+    assert len(names) == len(set(names)) == classified["nfunctions"]
+    assert set(names) == {f["name"] for f in dump["functions"]}
+    own = {f["name"] for f in classified["functions"] if "file" not in f}
+    assert own == {f["name"] for f in dump["functions"] if not f.get("interop")}
+    if dump["cuda_version"] == 13000:
+        assert len(own) == 449
+    supported = 0
+    for f in classified["functions"]:
+        params = {p["name"]: p for p in f["params"]}
+        model = next((d for d in dump["functions"] if d["name"] == f["name"]), None)
+        if model is not None:
+            assert list(params) == [p["name"] for p in model["params"]], f["name"]
+        for p in f["params"]:
+            assert p["shape"] in SHAPES, (f["name"], p)
+            assert p["direction"] in ("in", "out", "inout", "none"), (f["name"], p)
+            assert p["elem"], (f["name"], p)
+        supported += f["supported"]
+        if not f["supported"]:
+            assert f["why"], f["name"]
+    assert supported == classified["nsupported"]
+
+
+def test_classify_shows_rules_and_shapes(classified):
+    """Spot checks of what the golden file holds: a rule that applied, a
+    count pairing, a callback, a record's field classes, a handle class."""
+    fns = {f["name"]: f for f in classified["functions"]}
+    luid = fns["cuDeviceGetLuid"]["params"][0]
+    assert (luid["shape"], luid["fixed_len"], luid["rules"]) == (
+        "out_fixed", 8, ["fixed cuDeviceGetLuid luid 8"])
+    name = fns["cuDeviceGetName"]["params"]
+    assert (name[0]["shape"], name[0]["count"], name[1]["pyname"]) == ("out_chars", "len", "length")
+    cb = next(p for p in fns["cuLaunchHostFunc"]["params"] if p["shape"] == "callback")
+    assert cb["callback_kind"] == "host" and cb["direction"] == "in"
+    handles = {h["name"]: h for h in classified["handles"]}
+    assert handles["CUstream"]["kind"] == "pointer" and handles["CUstream"].get("stream_protocol")
+    assert handles["CUdevice"]["kind"] == "i32"
+    records = {r["name"]: r for r in classified["records"]}
+    attrs = {f["name"]: f for f in records["CUlaunchConfig_st"]["fields"]}["attrs"]
+    assert (attrs["kind"], attrs["count_field"]) == ("record_array", "numAttrs")
+    assert classified["unmatched_rules"] == []
+
+
+def test_classify_is_deterministic(run_cubind, cuda_h, classify_text):
+    p = run_cubind("classify", "--header", cuda_h)
+    assert p.returncode == 0 and p.stdout == classify_text
+
+
+@pytest.mark.parametrize("rules,header", library_apis())
+def test_classify_a_library_header(run_cubind, cuda_include, rules, header):
+    p = run_cubind("classify", "--header", os.path.join(cuda_include, header), "--rules", rules)
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert d["header"] == header and d["nfunctions"] == d["nsupported"] > 0
+
+
+def test_classify_usage(run_cubind, cuda_h):
+    p = run_cubind("classify", "--help")
+    assert p.returncode == 0 and p.stdout.startswith("usage: cubind classify --header")
+    p = run_cubind("classify")
+    assert p.returncode == 2 and "--header is required" in p.stderr
+    p = run_cubind("classify", "--header", cuda_h, "--out", "x")
+    assert p.returncode == 2 and "takes only --header and --rules" in p.stderr
+
+
+def test_rules_lists_every_directive(run_cubind):
+    """`cubind rules` prints the directive table (gen/rules_directives.def):
+    every directive a rules file uses is listed with its arguments."""
+    p = run_cubind("rules")
+    assert p.returncode == 0, p.stderr
+    listed = {line.split()[0] for line in p.stdout.splitlines() if line.startswith("  ")
+              and not line.startswith("   ")}
+    used = set()
+    for rules, _ in library_apis() + [(os.path.join(REPO, "gen", "rules.txt"), None)]:
+        with open(rules) as f:
+            used |= {line.split()[0] for line in f if line.strip() and not line.startswith("#")}
+    assert used <= listed, used - listed
+    assert "  count FUNCTION PARAM COUNT" in p.stdout
