@@ -377,6 +377,21 @@ def test_argtypes_of_the_launch_functions(kernel, dptr, face):
     assert "argtypes=None" in mod.cuLaunchKernel.__text_signature__
 
 
+@pytest.mark.parametrize("face", ["driver", "cu"])
+def test_launch_docstrings_point_to_argtypes(face):
+    """Issue 26: where no type is known values pack by size, and the
+    docstrings of the launch functions say so and point to argtypes=
+    (launch()'s did; on 1136e36 cuLaunchKernel's did not mention it)."""
+    import cubind.driver as d
+    mod = d if face == "driver" else cu
+    for f in (mod.cuLaunchKernel, mod.cuLaunchKernelEx, mod.cuLaunchCooperativeKernel,
+              cubind.launch):
+        doc = " ".join(f.__doc__.split())
+        assert "argtypes" in doc, f.__name__
+        assert "size alone" in doc and 'extern "C"' in doc, f.__name__
+    assert "argtypes :" not in mod.cuMemAlloc.__doc__
+
+
 def test_argtypes_misaligned_offsets(kernel):
     """Parameters where the driver says, however odd: bytes at 0, 1, 5."""
     k = kernel(fresh("mis"), [1, 4, 8], offsets=[0, 1, 5])
