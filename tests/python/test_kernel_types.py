@@ -220,6 +220,46 @@ def test_ptx_through_fatbin_library_and_link(kernel, dptr, fake):
     _keep.append(mod)
 
 
+def fatbin_of(text):
+    """A fat binary holding one uncompressed PTX entry."""
+    padded = text + b"\0" * (-len(text) % 8)
+    entry = struct.pack("<HHIQ", 1, 0x101, 64, len(padded)) + bytes(48) + padded
+    return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(entry)) + entry + b"\0"
+
+
+@pytest.mark.parametrize("face", ["driver", "cu"])
+def test_ptx_through_load_data_ex_and_load_fat_binary(fake, ctx, dptr, face):
+    """The other two module loaders of the kernel-code rules: PTX text given
+    to cuModuleLoadDataEx (with JIT options), a fat binary to
+    cuModuleLoadFatBinary."""
+    import cubind.driver as d
+
+    def ok(r):
+        if face == "cu":
+            return r
+        assert r[0] == 0, r
+        return r[1]
+
+    mod = d if face == "driver" else cu
+    J = mod.CUjit_option
+    names = [fresh("lx"), fresh("lf")]
+    for name in names:
+        fake.fakecuda_set_param_layout(None, name.encode(), 2, (ctypes.c_size_t * 2)(0, 8),
+                                       (ctypes.c_size_t * 2)(8, 4))
+    ex = ok(mod.cuModuleLoadDataEx(ptx_entry(names[0], [".u64", ".f32"]), 1,
+                                   (J.CU_JIT_OPTIMIZATION_LEVEL,), (4,)))
+    fb = ok(mod.cuModuleLoadFatBinary(fatbin_of(ptx_entry(names[1], [".u64", ".f32"]))))
+    _keep.extend([ex, fb])
+    buf = ctypes.create_string_buffer(64)
+    for name, m in zip(names, (ex, fb)):
+        f = ok(mod.cuModuleGetFunction(m, name.encode()))
+        cubind.launch(f, 1, 1, dptr, 7)
+        n = fake.fakecuda_last_launch_params(name.encode(), buf, 64)
+        assert buf.raw[:n] == struct.pack("<Qf", int(dptr), 7.0), name
+        with pytest.raises(TypeError, match="kernel parameter 1: '%s' declares float" % name):
+            cubind.launch(f, 1, 1, dptr, dptr)
+
+
 def test_ptx_files(fake, ctx, dptr, tmp_path):
     """PTX read from files: cuModuleLoad, cuLibraryLoadFromFile, cuLinkAddFile."""
     names = [fresh("fm"), fresh("fl"), fresh("fk")]
