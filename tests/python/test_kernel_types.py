@@ -829,6 +829,16 @@ def test_nvcc_output_types(fake, ctx, dptr, nvcc_images, image):
     cubind.launch(f, 1, 1, dptr, 113, s, 3)
     n = fake.fakecuda_last_launch_params(b"_Z9kt_structPyc2S3f", buf, 64)
     assert buf.raw[:n] == struct.pack("<QB7x16sf", int(dptr), 113, s, 3.0)
+    # nvcc's name for two `const volatile unsigned *` (S1_ is the pointer)
+    name = b"_Z5kt_cvPyPVKjS1_j"
+    fake.fakecuda_set_param_layout(None, name, 4, (ctypes.c_size_t * 4)(0, 8, 16, 24),
+                                   (ctypes.c_size_t * 4)(8, 8, 8, 4))
+    f = cu.cuModuleGetFunction(mod, name)
+    cubind.launch(f, 1, 1, dptr, dptr, dptr, 5)
+    n = fake.fakecuda_last_launch_params(name, buf, 64)
+    assert buf.raw[:n] == struct.pack("<QQQI", *[int(dptr)] * 3, 5)
+    with pytest.raises(TypeError, match="kernel parameter 2: "):
+        cubind.launch(f, 1, 1, dptr, dptr, 1.5, 5)
 
 
 # ---- threads ---------------------------------------------------------------------------
