@@ -234,7 +234,10 @@ static cbs_ktype type(demangler *d)
         t = CBS_KT(CBS_KT_PTR, sizeof(void *));
         add_sub(d, t);
     } else if (c == 'K' || c == 'V' || c == 'r') {
-        d->p++;
+        /* <CV-qualifiers> ::= [r] [V] [K]: all of them and the type they
+         * qualify are one substitution candidate (PVKj: VKj, not Kj) */
+        while (*d->p == 'r' || *d->p == 'V' || *d->p == 'K')
+            d->p++;
         t = type(d);
         add_sub(d, t);
     } else if (c == 'T') {

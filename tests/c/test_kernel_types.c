@@ -52,6 +52,14 @@ static void test_mangled(void)
     /* a user type by value (size from the driver), unsigned, double */
     mangled("_Z2k16float4jd", 3, (cbs_ktype[]){BLOB, U4, F8});
     mangled("_ZN2ns6kernelIiLi4EEEvPT_", 1, (cbs_ktype[]){PTR});
+    /* names g++ gives: references (lvalue, rvalue) and pointers to
+     * cv-qualified types are pointers, a cv-qualified value its type;
+     * several qualifiers make one substitution candidate (S0_ below is
+     * the pointer, not the qualified unsigned) */
+    mangled("_Z1fRKiOfPVdS0_i", 5, (cbs_ktype[]){PTR, PTR, PTR, PTR, I4});
+    mangled("_Z1gPVKjS0_j", 3, (cbs_ktype[]){PTR, PTR, U4});
+    /* a reference to a user type, and one to a template parameter */
+    mangled("_Z1hIdEvRK6float4RT_", 2, (cbs_ktype[]){PTR, PTR});
     /* a clone suffix ends the name */
     mangled("_Z1gi.constprop.0", 1, (cbs_ktype[]){I4});
     cbs_ktype t[4];

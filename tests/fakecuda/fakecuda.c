@@ -70,6 +70,7 @@ FK_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
     X(UserObjectCreate) X(UserObjectRetain) X(UserObjectRelease)               \
     X(GraphCreate) X(GraphDestroy) X(GraphRetainUserObject)                    \
     X(GraphReleaseUserObject) X(ModuleLoadData) X(ModuleLoadDataEx)            \
+    X(ModuleLoadFatBinary)                                                     \
     X(ModuleUnload) X(ModuleGetFunction) X(LibraryLoadData) X(LibraryUnload)   \
     X(LibraryGetKernel) X(KernelGetFunction) X(FuncGetParamInfo)               \
     X(FuncGetAttribute) X(LaunchKernel) X(LaunchKernelEx)                      \
@@ -2558,6 +2559,13 @@ static CUresult fk_ModuleLoadDataEx(CUmodule *module, const void *image, unsigne
     return module_load(module, image);
 }
 
+/* A fat binary is an image as any other here (the packer reads its PTX). */
+static CUresult fk_ModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
+{
+    ENTERI(ModuleLoadFatBinary);
+    return module_load(module, fatCubin);
+}
+
 /* A file the fake loads code from: it must exist; its path is the image. */
 static CUresult code_file(const char *path)
 {
@@ -4064,6 +4072,7 @@ static CUresult fk_DevSmResourceSplitByCount(CUdevResource *result, unsigned int
     P(ModuleLoad, 2000, fk_ModuleLoad, PFN_cuModuleLoad_v2000)                          \
     P(LibraryLoadFromFile, 12000, fk_LibraryLoadFromFile, PFN_cuLibraryLoadFromFile_v12000) \
     P(ModuleLoadDataEx, 2010, fk_ModuleLoadDataEx, PFN_cuModuleLoadDataEx_v2010)        \
+    P(ModuleLoadFatBinary, 2000, fk_ModuleLoadFatBinary, PFN_cuModuleLoadFatBinary_v2000) \
     P(ModuleUnload, 2000, fk_ModuleUnload, PFN_cuModuleUnload_v2000)                    \
     P(ModuleGetFunction, 2000, fk_ModuleGetFunction, PFN_cuModuleGetFunction_v2000)     \
     P(LibraryLoadData, 12000, fk_LibraryLoadData, PFN_cuLibraryLoadData_v12000)         \

@@ -35,6 +35,9 @@ def crashed_in(log):
 
 
 def test_junk_sweep_on_every_interpreter(tmp_path):
+    """Fails on 05a670f: struct char fields given a non-contiguous
+    memoryview raised BufferError (CUipcMemHandle_v1.reserved,
+    CUlaunchAttribute.pad, ...), which is not among the allowed outcomes."""
     env = dict(os.environ, PYTHONPATH=str(BUILD / "python"),
                CUBIND_LIBCUDA=str(BUILD / "fakecuda" / "libcuda.so.1"),
                PYTHONDONTWRITEBYTECODE="1")

@@ -60,3 +60,13 @@ extern "C" __global__ void kt_ptr(u64 *out, const float *p)
 {
     out[0] = bits(p);
 }
+
+// cv-qualified pointees: `const volatile unsigned *` twice is
+// _Z5kt_cvPyPVKjS1_j, where S1_ is the pointer (several qualifiers make
+// one substitution candidate; the demangler once read it as unsigned)
+__global__ void kt_cv(u64 *out, const volatile unsigned *a, const volatile unsigned *b, unsigned c)
+{
+    out[0] = bits(a);
+    out[1] = bits(b);
+    out[2] = bits(c);
+}

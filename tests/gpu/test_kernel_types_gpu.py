@@ -148,6 +148,13 @@ def test_mangled_names(mods, out, image):
         f = function(mods[image], prefix)
         o = out(2)
         assert o.run(f, 2, 5) == [conv(2.0), 5]
+    # _Z5kt_cvPyPVKjS1_j: S1_ is the second `const volatile unsigned *`
+    f = function(mods[image], b"_Z5kt_cv")
+    o = out(3)
+    a, b = int(o.ptr) + 8, int(o.ptr) + 16
+    assert o.run(f, a, b, 7) == [a, b, 7]
+    with pytest.raises(TypeError, match="kernel parameter 2"):
+        o.run(f, a, 1.5, 7)
 
 
 class S3(ctypes.Structure):

@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Issue 27 items 1-3 on the real driver (cubind only: cuda.bindings has none
+"""Issue 27 items 1-3 and 5 on the real driver (cubind only: cuda.bindings has none
 of these checks). In a fresh interpreter, for its peak RSS: a captured graph
 of three memset nodes; cuGraphGetRootNodes / cuGraphGetNodes with counts
 of 2**30 and 2**32 return the graph's nodes in well under a second without
 the driver zeroing gigabytes (the count is first asked of the driver);
 cuGraphGetEdges returns lists; a short host buffer is refused before the
 driver copies (cuMemcpyDtoH, cuMemcpy2D) and the valid copy round-trips.
-Never run in CI (tests/gpu needs the real driver)."""
+Item 5: exit gives up on a host function that never returns. Never run
+in CI (tests/gpu needs the real driver)."""
 import os
 import subprocess
 import sys
@@ -90,3 +91,48 @@ def test_huge_counts_and_host_buffers_on_the_real_driver(ctx):
                        env=dict(os.environ), timeout=300)
     print(p.stdout)
     assert p.returncode == 0 and p.stdout.startswith("ok"), p.stdout + p.stderr
+
+
+STUCK = r'''
+import time
+import cubind.driver as d
+assert d.cuInit(0)[0] == 0
+r, ctx = d.cuDevicePrimaryCtxRetain(0)
+d.cuCtxSetCurrent(ctx)
+r, s = d.cuStreamCreate(1)
+started = []
+def never_returns(data):
+    d.cuCtxSetCurrent(ctx)
+    started.append(1)
+    d.cuStreamSynchronize(s)  # waits for this very host function: a deadlock in C too
+assert d.cuLaunchHostFunc(s, never_returns, None)[0] == 0
+while not started:
+    time.sleep(0.01)
+print("exiting", flush=True)
+'''
+
+
+def test_exit_gives_up_on_a_host_function_that_never_returns(ctx):
+    """Issue 27 item 5 on the real driver (tests/python/test_exit_timeout.py
+    on the fake): the interpreter's exit waits CUBIND_EXIT_TIMEOUT seconds
+    for the stuck host function, names it in one line on stderr and exits,
+    leaving the driver's thread where it is; the driver's own teardown must
+    not hang on that thread either."""
+    import re
+    import time
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run([sys.executable, "-c", STUCK], capture_output=True, text=True,
+                           env=dict(os.environ, CUBIND_EXIT_TIMEOUT="1"), timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the process did not exit within 120 s")
+    took = time.monotonic() - t0
+    assert p.returncode == 0, (p.returncode, p.stderr[-3000:])
+    assert p.stdout.split() == ["exiting"], p.stdout
+    lines = [line for line in p.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, p.stderr
+    assert re.fullmatch(r"cubind: exiting without waiting for 1 Python callback still running "
+                        r"after 1\.\d{3} s \(host function <function never_returns at "
+                        r"0x[0-9a-f]+>\); left running \(CUBIND_EXIT_TIMEOUT sets the wait\)",
+                        lines[0]), lines[0]
+    assert took < 60, took

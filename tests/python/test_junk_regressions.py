@@ -5,12 +5,11 @@ embedded NUL, enum constructors given floats or str, buffers of the wrong
 kind in char/bytes struct fields, handles given as C function pointers."""
 import ctypes
 import operator
-import sys
 
 import pytest
 
 import cubind.cu as cu
-from conftest import run_python
+from conftest import assert_no_growth, run_python
 
 
 @pytest.mark.parametrize("table", ["_names_by_address_", "_value2member_map_", "__singletons__",
@@ -162,30 +161,26 @@ def test_a_ctypes_function_pointer_is_called_directly(drv, fake, ctx):
 
 
 def test_refused_calls_leave_nothing_behind(drv, ctx):
-    """Each refusal above, repeated: no growth of the interpreter's blocks,
-    and the next valid call succeeds."""
+    """Each refusal above, repeated: neither the interpreter's blocks nor
+    the resident set grow (conftest.assert_no_growth, as the host-buffer
+    and count tests check), and the next valid call succeeds."""
     err, s = drv.cuStreamCreate(0)
     assert err == 0
     u = drv.CUuuid()
     strided = memoryview(b"abcdefgh")[::2]
+    calls = (lambda: drv.cuDeviceGet(**{"ordinal\0x": 0}),
+             lambda: drv.CUDA_MEMCPY2D(**{"srcY\0x": 3}),
+             lambda: drv.CUresult(0.5),
+             lambda: setattr(u, "bytes", strided),
+             lambda: drv.cuLaunchHostFunc(s, s, None),
+             lambda: operator.setitem(drv.CUresult._names_by_address_, 0, 5))
 
     def refusals():
-        for call in (lambda: drv.cuDeviceGet(**{"ordinal\0x": 0}),
-                     lambda: drv.CUDA_MEMCPY2D(**{"srcY\0x": 3}),
-                     lambda: drv.CUresult(0.5),
-                     lambda: setattr(u, "bytes", strided),
-                     lambda: drv.cuLaunchHostFunc(s, s, None),
-                     lambda: operator.setitem(drv.CUresult._names_by_address_, 0, 5)):
+        for call in calls:
             with pytest.raises(TypeError):
                 call()
 
-    for _ in range(50):  # warm up caches (interned names, exception types)
-        refusals()
-    before = sys.getallocatedblocks()
-    for _ in range(500):
-        refusals()
-    grown = sys.getallocatedblocks() - before
-    assert grown < 50, grown
+    assert_no_growth(refusals, rounds=500)
     assert drv.cuDeviceGet(ordinal=0)[0] == 0
     assert drv.cuStreamSynchronize(s)[0] == 0
     assert drv.cuStreamDestroy(s)[0] == 0

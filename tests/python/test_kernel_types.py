@@ -220,6 +220,46 @@ def test_ptx_through_fatbin_library_and_link(kernel, dptr, fake):
     _keep.append(mod)
 
 
+def fatbin_of(text):
+    """A fat binary holding one uncompressed PTX entry."""
+    padded = text + b"\0" * (-len(text) % 8)
+    entry = struct.pack("<HHIQ", 1, 0x101, 64, len(padded)) + bytes(48) + padded
+    return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(entry)) + entry + b"\0"
+
+
+@pytest.mark.parametrize("face", ["driver", "cu"])
+def test_ptx_through_load_data_ex_and_load_fat_binary(fake, ctx, dptr, face):
+    """The other two module loaders of the kernel-code rules: PTX text given
+    to cuModuleLoadDataEx (with JIT options), a fat binary to
+    cuModuleLoadFatBinary."""
+    import cubind.driver as d
+
+    def ok(r):
+        if face == "cu":
+            return r
+        assert r[0] == 0, r
+        return r[1]
+
+    mod = d if face == "driver" else cu
+    J = mod.CUjit_option
+    names = [fresh("lx"), fresh("lf")]
+    for name in names:
+        fake.fakecuda_set_param_layout(None, name.encode(), 2, (ctypes.c_size_t * 2)(0, 8),
+                                       (ctypes.c_size_t * 2)(8, 4))
+    ex = ok(mod.cuModuleLoadDataEx(ptx_entry(names[0], [".u64", ".f32"]), 1,
+                                   (J.CU_JIT_OPTIMIZATION_LEVEL,), (4,)))
+    fb = ok(mod.cuModuleLoadFatBinary(fatbin_of(ptx_entry(names[1], [".u64", ".f32"]))))
+    _keep.extend([ex, fb])
+    buf = ctypes.create_string_buffer(64)
+    for name, m in zip(names, (ex, fb)):
+        f = ok(mod.cuModuleGetFunction(m, name.encode()))
+        cubind.launch(f, 1, 1, dptr, 7)
+        n = fake.fakecuda_last_launch_params(name.encode(), buf, 64)
+        assert buf.raw[:n] == struct.pack("<Qf", int(dptr), 7.0), name
+        with pytest.raises(TypeError, match="kernel parameter 1: '%s' declares float" % name):
+            cubind.launch(f, 1, 1, dptr, dptr)
+
+
 def test_ptx_files(fake, ctx, dptr, tmp_path):
     """PTX read from files: cuModuleLoad, cuLibraryLoadFromFile, cuLinkAddFile."""
     names = [fresh("fm"), fresh("fl"), fresh("fk")]
@@ -273,6 +313,20 @@ def test_mangled_types(kernel, dptr):
               fragments=(f"kernel parameter 1: '{mangled(base, 'Pfif')}' declares int",))
     k.refused(OverflowError, dptr, 2**31, 2.0, fragments=("parameter 1:",))
     k.refused(TypeError, 1.5, 1, 2.0, fragments=("parameter 0:", "declares a pointer"))
+
+
+def test_mangled_qualifiers_and_references(kernel, dptr):
+    """Names as g++ mangles them: `void g(const volatile unsigned *a, const
+    volatile unsigned *b, unsigned c)` is _Z1gPVKjS0_j, where S0_ is the
+    pointer (several qualifiers are one substitution: on 1136e36 S0_ was
+    read as the qualified unsigned, and b was refused as "declares
+    unsigned int"); references are pointers."""
+    k = kernel(mangled(fresh("g"), "PVKjS0_j"), [8, 8, 4])
+    assert k.launch(dptr, dptr, 3) == struct.pack("<QQI", int(dptr), int(dptr), 3)
+    k.refused(TypeError, dptr, 1.5, 3, fragments=("parameter 1:", "declares a pointer"))
+    base = fresh("rf")
+    k = kernel(mangled(base, "RKiOfPVdS0_i"), [8, 8, 8, 8, 4])
+    assert k.launch(dptr, dptr, dptr, dptr, 2) == struct.pack("<QQQQi", *[int(dptr)] * 4, 2)
 
 
 def test_mangled_template_and_user_type(kernel, dptr):
@@ -377,11 +431,70 @@ def test_argtypes_of_the_launch_functions(kernel, dptr, face):
     assert "argtypes=None" in mod.cuLaunchKernel.__text_signature__
 
 
+@pytest.mark.parametrize("face", ["driver", "cu"])
+def test_launch_docstrings_point_to_argtypes(face):
+    """Issue 26: where no type is known values pack by size, and the
+    docstrings of the launch functions say so and point to argtypes=
+    (launch()'s did; on 1136e36 cuLaunchKernel's did not mention it)."""
+    import cubind.driver as d
+    mod = d if face == "driver" else cu
+    for f in (mod.cuLaunchKernel, mod.cuLaunchKernelEx, mod.cuLaunchCooperativeKernel,
+              cubind.launch):
+        doc = " ".join(f.__doc__.split())
+        assert "argtypes" in doc, f.__name__
+        assert "size alone" in doc and 'extern "C"' in doc, f.__name__
+    assert "argtypes :" not in mod.cuMemAlloc.__doc__
+
+
 def test_argtypes_misaligned_offsets(kernel):
     """Parameters where the driver says, however odd: bytes at 0, 1, 5."""
     k = kernel(fresh("mis"), [1, 4, 8], offsets=[0, 1, 5])
     assert k.launch(-1, 3, 4, argtypes=("i1", "f4", "f8")) == struct.pack("<bfd", -1, 3.0, 4.0)
     assert k.launch(255, 1, 2, argtypes=("u1", "u4", "u8")) == struct.pack("<BIQ", 255, 1, 2)
+
+
+def test_bool_parameters(kernel):
+    """A bool parameter ("?", "b1", ctypes.c_bool, a mangled `b`) takes
+    0 and 1 (True, False) only."""
+    k = kernel(fresh("bo"), [1, 1])
+    for types in (("?", "b1"), (ctypes.c_bool, ctypes.c_bool)):
+        assert k.launch(True, 0, argtypes=types) == b"\x01\x00"
+        assert k.launch(False, 1, argtypes=types) == b"\x00\x01"
+        k.refused(OverflowError, 2, 0, argtypes=types, fragments=("parameter 0:", "bool"))
+        k.refused(TypeError, 1.0, 0, argtypes=types, fragments=("parameter 0:", "a float given"))
+    base = fresh("bm")
+    k = kernel(mangled(base, "bb"), [1, 1])
+    assert k.launch(1, True) == b"\x01\x01"
+    k.refused(OverflowError, -1, 0, fragments=("parameter 0:", "declares bool"))
+
+
+def test_refused_arguments_leave_nothing_behind(kernel, dptr):
+    """Every kind of refusal (a float for an int or a pointer, out of
+    range, a short struct, a wrong argtypes= entry, a DLPack array on the
+    host), repeated: no growth of blocks or RSS, nothing launched, and the
+    next valid launch delivers its bytes."""
+    from conftest import assert_no_growth
+
+    name = fresh("lk")
+    k = kernel(name, [8, 4, 4, 12], offsets=[0, 8, 12, 16],
+               image=ptx_entry(name, [".u64", ".u32", ".f32", ".align 4 .b8 {}[12]"]))
+    good = (dptr, 1, 2.0, b"x" * 12)
+    bad = [((1.5, 1, 2.0, b"x" * 12), {}), ((dptr, 2**32, 2.0, b"x" * 12), {}),
+           ((dptr, 1, 2.0, b"x" * 11), {}), ((DLPackArray(int(dptr), device=1), 1, 2.0,
+                                               b"x" * 12), {}),
+           ((dptr, 1, 2.0, b"x" * 12), {"argtypes": ("p", "i8", "f4", None)}),
+           ((dptr, 1, 1e300, b"x" * 12), {})]
+    before = k.count()
+
+    def refusals():
+        for args, kw in bad:
+            with pytest.raises((TypeError, OverflowError)):
+                cubind.launch(k.f, 1, 1, *args, **kw)
+
+    assert_no_growth(refusals, rounds=200)
+    assert k.count() == before
+    assert k.launch(*good) == k.expect(struct.pack("<Q", int(dptr)), struct.pack("<I", 1),
+                                       struct.pack("<f", 2.0), b"x" * 12)
 
 
 def test_argtypes_numpy(kernel):
@@ -614,11 +727,29 @@ else:
     assert "gained the buffer protocol" in out.stdout, out.stdout
 
 
-def test_kernel_params_cycle_is_collected(kernel):
-    """A struct whose kernelParams hold an object that holds the struct:
-    the packed parameters keep their values where the collector sees them
-    (on 05a670f a capsule held them unseen: 2,000 such structs stayed)."""
+@pytest.mark.parametrize("through", ["an object", "nothing"])
+def test_kernel_params_cycle_is_collected(kernel, through):
+    """A struct whose kernelParams hold an object that holds the struct, or
+    the struct itself: the packed parameters keep their values where the
+    collector sees them (on 05a670f a capsule held them unseen: 2,000 such
+    structs stayed)."""
     k = kernel(fresh("cyc"), [8])
+    if through == "nothing":  # structs take no weak references: count them
+        struct_type = type(cu.CUDA_KERNEL_NODE_PARAMS())
+
+        def live():
+            gc.collect()
+            return sum(type(o) is struct_type for o in gc.get_objects())
+
+        before = live()
+        for _ in range(200):
+            p = cu.CUDA_KERNEL_NODE_PARAMS()
+            p.func = k.f
+            p.kernelParams = ((p,), (None,))
+        assert live() == before + 1  # the last one, still held: counted
+        del p
+        assert live() == before
+        return
 
     class Holder:
         def getPtr(self):
@@ -698,6 +829,16 @@ def test_nvcc_output_types(fake, ctx, dptr, nvcc_images, image):
     cubind.launch(f, 1, 1, dptr, 113, s, 3)
     n = fake.fakecuda_last_launch_params(b"_Z9kt_structPyc2S3f", buf, 64)
     assert buf.raw[:n] == struct.pack("<QB7x16sf", int(dptr), 113, s, 3.0)
+    # nvcc's name for two `const volatile unsigned *` (S1_ is the pointer)
+    name = b"_Z5kt_cvPyPVKjS1_j"
+    fake.fakecuda_set_param_layout(None, name, 4, (ctypes.c_size_t * 4)(0, 8, 16, 24),
+                                   (ctypes.c_size_t * 4)(8, 8, 8, 4))
+    f = cu.cuModuleGetFunction(mod, name)
+    cubind.launch(f, 1, 1, dptr, dptr, dptr, 5)
+    n = fake.fakecuda_last_launch_params(name, buf, 64)
+    assert buf.raw[:n] == struct.pack("<QQQI", *[int(dptr)] * 3, 5)
+    with pytest.raises(TypeError, match="kernel parameter 2: "):
+        cubind.launch(f, 1, 1, dptr, dptr, 1.5, 5)
 
 
 # ---- threads ---------------------------------------------------------------------------
