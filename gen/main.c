@@ -5,9 +5,10 @@
  *
  * Errors go to stderr as "file:line: message" with exit status 1; usage
  * errors, and a header refused for lacking what the bindings need (not a
- * driver header: no cuInit, no CUresult enum, no CUDA_VERSION), exit with
- * 2. Nothing is written unless everything rendered, and then the whole set
- * of outputs replaces the old one or none of it does (render_write).
+ * driver header: no cuInit, no CUresult enum, no CUDA_VERSION; a library's
+ * header without the result enum its rules file names), exit with 2.
+ * Nothing is written unless everything rendered, and then the whole set of
+ * outputs replaces the old one or none of it does (render_write).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <limits.h>
@@ -59,7 +60,8 @@ static const char usage_generate[] =
     "renamed into place only when all succeeded. Functions not bound yet are\n"
     "listed in DIR/unsupported.txt and counted on stderr. Exit status 2 on a\n"
     "usage error or a header refused as not a driver header (no cuInit, no\n"
-    "CUresult enum, no CUDA_VERSION), 1 on any other error.\n"
+    "CUresult enum, no CUDA_VERSION) or as lacking the result enum its rules\n"
+    "file names, 1 on any other error.\n"
     "  --templates DIR  templates (default: templates/ beside the build dir)\n"
     "  --rules FILE     special cases (default: gen/rules.txt likewise)\n"
     "  --depfile FILE   write the inputs read (headers, templates, rules) as a\n"
@@ -193,6 +195,32 @@ static cb_model *load_model(const char *header, int library, int *status)
     return m;
 }
 
+/* Every binding returns the result enum the rules file names (`result`:
+ * CUresult, nvrtcResult ...), so a header without that enum is refused
+ * as the parser refuses a header that is not a driver header: -1 with
+ * "file:line: message" in err, for exit status 2. The line is that of the
+ * first function returning the type (declared, but not as an enum), else
+ * 0: the file as a whole. */
+static int check_result_enum(const cb_model *m, const cb_api *api, const char *rules_path,
+                             char *err, size_t errlen)
+{
+    if (model_enum(m, api->result))
+        return 0;
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        const cb_function *f = &m->functions[i];
+        if (f->ret && f->ret->name && strcmp(f->ret->name, api->result) == 0) {
+            snprintf(err, errlen,
+                     "%s:%u: no enum %s (the result enum the rules file %s names; the return "
+                     "type of %s, declared here)",
+                     f->file, f->line, api->result, rules_path, f->name);
+            return -1;
+        }
+    }
+    snprintf(err, errlen, "%s:0: no enum %s (the result enum the rules file %s names)",
+             m->header, api->result, rules_path);
+    return -1;
+}
+
 static int cmd_dump(int argc, char **argv)
 {
     options o = {0};
@@ -294,9 +322,8 @@ static int cmd_generate(int argc, char **argv)
     rules_api(rules, &api);
     if (!(m = load_model(o.header, api.is_library, &status)))
         goto done;
-    if (!model_enum(m, api.result)) {
-        snprintf(err, sizeof err, "%s:0: no enum %s (the result enum its rules file %s names)",
-                 o.header, api.result, o.rules);
+    if (check_result_enum(m, &api, o.rules, err, sizeof err) < 0) {
+        status = 2;
         goto report;
     }
     if (!o.header_docs)
@@ -370,9 +397,8 @@ static int cmd_classify(int argc, char **argv)
     rules_api(rules, &api);
     if (!(m = load_model(o.header, api.is_library, &status)))
         goto done;
-    if (!model_enum(m, api.result)) {
-        snprintf(err, sizeof err, "%s:0: no enum %s (the result enum its rules file %s names)",
-                 o.header, api.result, o.rules);
+    if (check_result_enum(m, &api, o.rules, err, sizeof err) < 0) {
+        status = 2;
         goto report;
     }
     if (host_bytes_check(m, rules, err, sizeof err) < 0)
