@@ -2,7 +2,7 @@
 /*
  * bind_library.h — a library API's shared library (nvrtc, nvJitLink),
  * found and resolved by dlsym for the modules generated from a rules file
- * with `library` rules (gen/rules.h). Linked into each such module; the
+ * with `library` rules (gen/rules/rules.h). Linked into each such module; the
  * driver's own loader is the runtime's (rt_loader.c, cuGetProcAddress).
  *
  * Search order, at a module's first call that needs the library (each

@@ -474,7 +474,7 @@ void cbs_share_object(PyObject *o);
  * new reference to the module (to fetch the exception classes from). */
 const cubind_rt_api *cbs_import_runtime(PyObject **runtime_module);
 
-/* ---- the shared registry, for the registry-* rules (gen/rules.h) ----
+/* ---- the shared registry, for the registry-* rules (gen/rules/rules.h) ----
  * Called after a successful driver call, thread state attached. Handles are
  * raw values; kinds CUBIND_REG_*, 0 for "no other handle". -1 with
  * MemoryError when the registry could not record it. A handle a rule

@@ -3,7 +3,7 @@
  * bind_sync_callback.h — Python callables as callbacks that the driver
  * calls synchronously: on the calling thread, during the driver call, and
  * never after it returns, with no user data (the sync-callback rule of
- * gen/rules.h: cuOccupancyMaxPotentialBlockSize's CUoccupancyB2DSize).
+ * gen/rules/rules.h: cuOccupancyMaxPotentialBlockSize's CUoccupancyB2DSize).
  *
  * Without user data the trampoline cannot be told which callable to run;
  * it finds it through a thread-local slot that points at a per-call

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Unit tests for gen/tmpl.c and gen/strbuf.c.  Exits non-zero on any
+/* Unit tests for gen/tmpl/tmpl.c and gen/util/strbuf.c.  Exits non-zero on any
    failed check; each failure is printed as file:line. */
 #define _POSIX_C_SOURCE 200809L
 
@@ -10,8 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "strbuf.h"
-#include "tmpl.h"
+#include "util/strbuf.h"
+#include "tmpl/tmpl.h"
 
 static int n_checks, n_failed;
 

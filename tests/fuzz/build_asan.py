@@ -114,10 +114,12 @@ def build_gen(cfg, out, objdir):
     edges = ninja_edges(BUILD / "generate.ninja")
     srcs = {e[0][0]: e[2][0] for e in edges if e[1] == "cc_gen"}
     link = [e for e in edges if e[1] == "link_gen"][0]
-    objdir.mkdir(parents=True, exist_ok=True)
     jobs, depfiles, objs = [], [], []
     for o in link[2]:
-        obj = objdir / pathlib.Path(o).name
+        # build/obj/gen/parse/parse.o -> OBJDIR/parse/parse.o: one folder
+        # per stage, as gen/ has (gen/README.md)
+        obj = objdir / pathlib.Path(srcs[o]).relative_to("gen").with_suffix(".o")
+        obj.parent.mkdir(parents=True, exist_ok=True)
         cmd = [cfg["cc"], "-std=c11", "-O1", "-g", *SAN, *shlex.split(cfg["clang_cflags"]),
                "-Igen", '-DCUBIND_VERSION="%s"' % cfg["version"],
                "-MMD", "-MF", str(obj) + ".d", "-c", srcs[o], "-o", str(obj)]

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_rules.c — libFuzzer target for the special-cases file parser
- * (gen/rules.c). The input is written to a memfd and loaded with
+ * (gen/rules/rules.c). The input is written to a memfd and loaded with
  * rules_load("/proc/self/fd/N"); a loaded set is checked against the
  * directive table, bound to an empty model (rules_bind, rules_unmatched)
  * and freed. Failure must come with a "path:line: message". It links the
- * model's lookups (gen/model.c) but not the libclang parser.
+ * model's lookups (gen/model/model.c) but not the libclang parser.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -15,8 +15,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "rules.h"
-#include "rules_bind.h"
+#include "rules/rules.h"
+#include "rules/rules_bind.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * fuzz_tmpl.c — libFuzzer target for the template engine (gen/tmpl.c).
+ * fuzz_tmpl.c — libFuzzer target for the template engine (gen/tmpl/tmpl.c).
  *
  * The input is split at NUL bytes into up to four templates, "main", "a",
  * "b" and "c" (so partials of fuzzed text include each other, recursively
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strbuf.h"
-#include "tmpl.h"
+#include "util/strbuf.h"
+#include "tmpl/tmpl.h"
 
 static tv *context(void)
 {

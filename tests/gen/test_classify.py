@@ -134,7 +134,7 @@ def test_classify_usage(run_cubind, cuda_h):
 
 
 def test_rules_lists_every_directive(run_cubind):
-    """`cubind rules` prints the directive table (gen/rules_directives.def):
+    """`cubind rules` prints the directive table (gen/rules/rules_directives.def):
     every directive a rules file uses is listed with its arguments."""
     p = run_cubind("rules")
     assert p.returncode == 0, p.stderr

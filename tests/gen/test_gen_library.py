@@ -6,6 +6,8 @@ written)."""
 import os
 import re
 
+import pytest
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -51,14 +53,71 @@ def rules_with(tmp_path, api, old, new):
     return str(path)
 
 
-def test_a_result_enum_the_header_lacks_is_an_error(run_cubind, cuda_include, tmp_path):
+def old_output(tmp_path):
+    """An output directory holding a marked file the generator would
+    replace, and its contents: a refused header must leave it as it was."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "nvrtc.c").write_text("/* the old output */\n")
+    return out, {"nvrtc.c": "/* the old output */\n"}
+
+
+def contents(d):
+    return dict((n, (d / n).read_text()) for n in os.listdir(d))
+
+
+def test_a_result_enum_the_header_lacks_is_refused(run_cubind, cuda_include, tmp_path):
+    """The rules name an enum the header does not declare: refused as a
+    header without what the module needs (exit status 2, issue 27 item 4)."""
     rules = rules_with(tmp_path, "nvrtc", "result nvrtcResult NVRTC_SUCCESS",
                        "result nvrtcStatus NVRTC_SUCCESS")
-    out = tmp_path / "out"
+    out, before = old_output(tmp_path)
     p = generate(run_cubind, cuda_include, rules, "nvrtc.h", out)
-    assert p.returncode == 1
+    assert p.returncode == 2, p.stderr
     assert "nvrtc.h:0: no enum nvrtcStatus" in p.stderr and rules in p.stderr
-    assert os.listdir(out) == []
+    assert contents(out) == before
+
+
+RESULT_ENUM = re.compile(r"^\} nvrtcResult;$", re.M)
+
+# A copy of nvrtc.h without the enum its rules file names (result
+# nvrtcResult): the type declared as a plain int (its first use is named),
+# or the enum under another name (the file as a whole is named). Refused
+# with exit status 2 as a cuda.h without CUresult is (6ec5ef8 exits 1).
+NO_RESULT_ENUM = {
+    "not an enum": (lambda t: RESULT_ENUM.sub("} nvrtcResultCodes;\ntypedef int nvrtcResult;",
+                                              t, count=1), True),
+    "renamed": (lambda t: t.replace("nvrtcResult", "nvrtcStatus"), False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NO_RESULT_ENUM))
+def test_a_library_header_without_its_result_enum_is_refused(run_cubind, cuda_include,
+                                                              tmp_path, case):
+    edit, names_a_use = NO_RESULT_ENUM[case]
+    with open(os.path.join(cuda_include, "nvrtc.h")) as f:
+        text = f.read()
+    assert RESULT_ENUM.search(text), "nvrtc.h declares no `} nvrtcResult;`"
+    new = edit(text)
+    assert new != text and not RESULT_ENUM.search(new)
+    hdr = tmp_path / "hdr"
+    hdr.mkdir()
+    (hdr / "nvrtc.h").write_text(new)
+    rules = os.path.join(REPO, "gen", "nvrtc.rules")
+    out, before = old_output(tmp_path)
+    p = generate(run_cubind, str(hdr), rules, "nvrtc.h", out)
+    assert p.returncode == 2, "exit status %d, expected 2:\n%s" % (p.returncode, p.stderr)
+    if names_a_use:
+        use = re.search(r"^nvrtcResult nvrtcVersion\(", new, re.M)
+        line = new.count("\n", 0, use.start()) + 1
+        where = "nvrtc.h:%d: " % line
+        assert "the return type of nvrtcVersion" in p.stderr, p.stderr
+    else:
+        where = "nvrtc.h:0: "
+    assert str(hdr / "nvrtc.h") in p.stderr and where in p.stderr, p.stderr
+    assert "no enum nvrtcResult" in p.stderr and rules in p.stderr, p.stderr
+    assert len(p.stderr.splitlines()) == 1, p.stderr
+    assert contents(out) == before
 
 
 def test_a_bad_api_rule_names_its_line(run_cubind, cuda_include, tmp_path):

@@ -11,6 +11,22 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(REPO, "out")
 TEMPLATES = os.path.join(REPO, "templates")
+GEN = os.path.join(REPO, "gen")
+
+
+def gen_sources(*suffixes):
+    """Every file of gen/ ending in one of suffixes, in every stage's folder
+    (gen/README.md), relative to gen/: "render/render.c"."""
+    found = []
+    for root, _dirs, files in os.walk(GEN):
+        for name in files:
+            if name.endswith(suffixes):
+                found.append(os.path.relpath(os.path.join(root, name), GEN))
+    return sorted(found)
+
+
+def stage_folders():
+    return sorted(n for n in os.listdir(GEN) if os.path.isdir(os.path.join(GEN, n)))
 
 
 def test_out_is_current(generated):
@@ -86,12 +102,13 @@ FORBIDDEN = ["PyObject", "Py_BEGIN_ALLOW_THREADS", "Py_END_ALLOW_THREADS", "#inc
 
 
 def test_generator_c_has_no_emitted_code():
-    gen = os.path.join(REPO, "gen")
-    sources = sorted(f for f in os.listdir(gen) if f.endswith((".c", ".h")))
-    assert "render.c" in sources and "main.c" in sources
+    sources = gen_sources(".c", ".h")
+    assert "render/render.c" in sources and "cli/main.c" in sources
+    # every stage's folder is scanned, not only gen/'s top
+    assert sorted(set(n.split(os.sep)[0] for n in sources)) == stage_folders()
     found = []
     for name in sources:
-        with open(os.path.join(gen, name), errors="replace") as f:
+        with open(os.path.join(GEN, name), errors="replace") as f:
             for lineno, line in enumerate(f, 1):
                 for s in FORBIDDEN:
                     if s in line:
@@ -119,10 +136,9 @@ EMITTED_TEXT = [
 
 
 def render_stage_sources():
-    gen = os.path.join(REPO, "gen")
     out = []
-    for name in sorted(f for f in os.listdir(gen) if f.endswith(".c")):
-        with open(os.path.join(gen, name), errors="replace") as f:
+    for name in gen_sources(".c"):
+        with open(os.path.join(GEN, name), errors="replace") as f:
             text = f.read()
         if "tv_set" in text or "tv_push" in text:
             out.append((name, text))
@@ -144,7 +160,7 @@ def emitted_text_in(name, text):
 def test_render_stage_spells_no_emitted_text():
     sources = render_stage_sources()
     names = [n for n, _ in sources]
-    assert {"render.c", "render_structs.c", "doc_rst.c"} <= set(names), names
+    assert {"render/render.c", "render/render_structs.c", "render/doc_rst.c"} <= set(names), names
     found = [f for name, text in sources for f in emitted_text_in(name, text)]
     assert not found, ("text the bindings emit belongs in templates/, not in gen/:\n"
                        + "\n".join(found))
@@ -174,8 +190,8 @@ def template_names():
 
 
 def root_templates():
-    """Templates gen/render.c renders itself (not through a partial)."""
-    with open(os.path.join(REPO, "gen", "render.c")) as f:
+    """Templates gen/render/render.c renders itself (not through a partial)."""
+    with open(os.path.join(GEN, "render", "render.c")) as f:
         text = f.read()
     # render_one(out, ts, m, "TEMPLATE", file, ...): its fourth argument
     roots = set(re.findall(r"render_one\(\s*\w+\s*,\s*\w+\s*,\s*\w+\s*,\s*\"([^\"]+)\"", text))
@@ -185,11 +201,11 @@ def root_templates():
 
 PARTIAL = re.compile(r"\{\{>\s*([^\s}]+)\s*\}\}")
 COMMENT = re.compile(r"\{\{!.*?\}\}", re.S)
-SHAPES_DEF = os.path.join(REPO, "gen", "shapes.def")
+SHAPES_DEF = os.path.join(GEN, "classify", "shapes.def")
 
 
 def shapes_table():
-    """(ID, name) of every line of gen/shapes.def, and its phases."""
+    """(ID, name) of every line of gen/classify/shapes.def, and its phases."""
     with open(SHAPES_DEF) as f:
         text = f.read()
     shapes = re.findall(r"^SHAPE\((SH_\w+),\s*(\w+),", text, re.M)
@@ -213,7 +229,7 @@ def test_every_template_is_used():
     assert {"driver/module.c", "checks/struct_layout.c", "report.txt",
             "generated_header"} <= roots, roots
     unknown_roots = roots - set(names)
-    assert not unknown_roots, "gen/render.c renders missing templates: %s" % unknown_roots
+    assert not unknown_roots, "gen/render/render.c renders missing templates: %s" % unknown_roots
     used, todo, dangling = set(), sorted(roots), []
     while todo:
         t = todo.pop()
@@ -249,7 +265,7 @@ def test_every_shape_has_one_template_and_every_template_one_shape():
         assert sid == "SH_" + name.upper(), "%s: its name is not %s" % (sid, name)
     files = sorted(f[:-len(".tmpl")] for f in os.listdir(os.path.join(TEMPLATES, "shapes")))
     assert files == sorted(names), (
-        "templates/shapes/ and gen/shapes.def differ: no template for %s, no line for %s"
+        "templates/shapes/ and gen/classify/shapes.def differ: no template for %s, no line for %s"
         % (sorted(set(names) - set(files)), sorted(set(files) - set(names))))
 
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Undo rules (gen/rules.h `undo`): when a create succeeded in the driver
+"""Undo rules (gen/rules/rules.h `undo`): when a create succeeded in the driver
 but its result could not be built (MemoryError), the binding releases what
 was created. Forced with _testcapi.set_nomemory(N) around one call, for
 every N along its path: each MemoryError leaves the fake driver's live

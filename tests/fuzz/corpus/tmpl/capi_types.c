@@ -13,7 +13,7 @@
 
 typedef struct {
     const char *name;       /* public name: "cuCtxCreate" */
-    const char *signature;  /* cubind's ABI signature string (gen/abi.h) */
+    const char *signature;  /* cubind's ABI signature string (gen/abi/abi.h) */
     void (*fn)(void);       /* the entry point, with the C prototype cuda.h gives `name` */
 } cubind_driver_capi_entry;
 

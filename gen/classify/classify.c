@@ -1,0 +1,935 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * classify.c — general rules deciding how each parameter crosses the Python
+ * boundary (classify.h), plus the special cases of rules.txt.
+ *
+ * General rules, in order, for a parameter of type P:
+ *  - a value (integer, float, enum, handle, value handle) is an input;
+ *  - `const char *` is an input string; `void *` / `const void *` host
+ *    memory; a function pointer an input address;
+ *  - `const T *`: an array when a count parameter pairs with it (by name:
+ *    num<Name> or count), else one struct by pointer;
+ *  - `T *` (not const): an output array when a count pairs with it (an
+ *    input count, or an in/out `size_t *num<Name>`), `char *` with a
+ *    len/length parameter an output byte string, else one output value;
+ *  - `const char **` an output string, `void **` an output address (or an
+ *    array of addresses when a count pairs with it), `const T **` (T a
+ *    handle or struct) a driver-owned array whose count is an output;
+ *  - `char *` counted by an in/out size (a rule pairs them): a writable
+ *    buffer the caller provides, which must hold that many bytes;
+ *  - anything else is unsupported, and so is its function.
+ * Special cases come from rules.txt: value handles, in/inout pointers,
+ * fixed-size arrays, explicit count pairings, parameter renames, values
+ * typed by an attribute (sized by a count when one pairs with them).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "classify/classify.h"
+
+#include <ctype.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "model/arena.h"
+#include "classify/host_bytes.h"
+
+/* The facts of parameter p of f (f a function of the facts' model). */
+static const cb_param_facts *pfacts(const cb_facts *facts, const cb_function *f, const cb_param *p)
+{
+    return &facts->functions[f - facts->model->functions].params[p - f->params];
+}
+
+static const cb_function_facts *ffacts(const cb_facts *facts, const cb_function *f)
+{
+    return &facts->functions[f - facts->model->functions];
+}
+
+int classify_enum_index(const cb_model *m, const char *name)
+{
+    if (!name)
+        return -1;
+    for (size_t i = 0; i < m->nenums; i++)
+        if (strcmp(m->enums[i].name, name) == 0 || strcmp(m->enums[i].tag, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+int classify_is_input(const cb_pclass *pc)
+{
+    return shapes_is_input(pc->shape);
+}
+
+int classify_is_output(const cb_pclass *pc)
+{
+    return shapes_is_output(pc->shape);
+}
+
+/* The enum index of an enum type, through typedef or tag name or canonical
+ * spelling ("enum CUresult_enum"). */
+static int enum_of(const cb_model *m, const cb_type *t)
+{
+    int idx = classify_enum_index(m, t->name);
+    if (idx < 0 && strncmp(t->canon, "enum ", 5) == 0)
+        idx = classify_enum_index(m, t->canon + 5);
+    return idx;
+}
+
+int classify_record_index(const cb_model *m, const cb_type *t)
+{
+    const cb_record *r = NULL;
+    if (t->name)
+        r = model_record(m, t->name);
+    if (!r && t->record_tag && *t->record_tag)
+        r = model_record(m, t->record_tag);
+    return r ? (int)(r - m->records) : -1;
+}
+
+static void set_range(cb_pclass *pc, const cb_type *t)
+{
+    int bits = (int)(t->size * 8);
+    pc->is_signed = t->is_signed;
+    if (t->is_signed) {
+        pc->smax = bits >= 64 ? INT64_MAX : (long long)((1ULL << (bits - 1)) - 1);
+        pc->smin = -pc->smax - 1;
+    } else {
+        pc->umax = bits >= 64 ? UINT64_MAX : (1ULL << bits) - 1;
+        pc->smin = 0; /* the signed view of an unsigned range, for enums */
+        pc->smax = bits >= 64 ? INT64_MAX : (long long)pc->umax;
+    }
+}
+
+/* What one value of type t is; EK_NONE when no rule covers it. */
+static cb_ekind elem_kind(const cb_model *m, const cb_facts *facts, const cb_type *t,
+                          cb_pclass *pc)
+{
+    pc->value = t;
+    switch (t->kind) {
+    case TY_INT:
+        set_range(pc, t);
+        if (rules_type_rule(facts, CB_D_VALUE_HANDLE, t->name)) {
+            pc->handle = t->name;
+            return EK_VALUE_HANDLE;
+        }
+        return EK_INT;
+    case TY_FLOAT:
+        return EK_FLOAT;
+    case TY_ENUM:
+        pc->enum_index = enum_of(m, t);
+        if (pc->enum_index < 0)
+            return EK_NONE;
+        set_range(pc, t);
+        return EK_ENUM;
+    case TY_HANDLE:
+        if (facts->api.int_handles)
+            return EK_POINTER; /* the API's handles are plain ints */
+        pc->handle = t->name;
+        return EK_HANDLE;
+    case TY_RECORD:
+        pc->record_index = classify_record_index(m, t);
+        return pc->record_index >= 0 ? EK_STRUCT : EK_NONE;
+    case TY_POINTER:
+        return t->pointee->kind == TY_VOID ? EK_POINTER : EK_NONE;
+    default:
+        return EK_NONE;
+    }
+}
+
+static int is_count_name(const char *name)
+{
+    return (strncmp(name, "num", 3) == 0 && isupper((unsigned char)name[3])) ||
+           strcmp(name, "count") == 0;
+}
+
+/* Whether integer parameter `size` is the byte size of char buffer `buf`:
+ * named len or length (cuDeviceGetName's name, len), or <Stem>Size where
+ * <stem> ends buf's name, letter case aside (11.x cuGraphInstantiate's
+ * logBuffer, bufferSize). */
+static int is_char_buffer_size(const char *size, const char *buf)
+{
+    if (strcmp(size, "len") == 0 || strcmp(size, "length") == 0)
+        return 1;
+    size_t n = strlen(size), nb = strlen(buf);
+    if (n <= 4 || strcmp(size + n - 4, "Size") != 0 || n - 4 > nb)
+        return 0;
+    return strncasecmp(size, buf + nb - (n - 4), n - 4) == 0;
+}
+
+static int is_int_or_int_pointer(const cb_type *t)
+{
+    if (t->kind == TY_POINTER)
+        t = t->pointee;
+    return t->kind == TY_INT;
+}
+
+static size_t common_prefix(const char *a, const char *b)
+{
+    size_t n = 0;
+    while (a[n] && b[n] && tolower((unsigned char)a[n]) == tolower((unsigned char)b[n]))
+        n++;
+    return n;
+}
+
+/* The count parameter paired with array parameter `self`, or -1: the rule
+ * `count F P C` (or `C-N`: N fewer elements than C says) if any (its
+ * fact), else the only count-named integer parameter, else the one whose
+ * name (after "num") shares the longest prefix with it. *less receives N
+ * (0 without a rule). */
+static int paired_count_less(const cb_function *f, const cb_facts *facts, const cb_param *self,
+                             int *less)
+{
+    const cb_param_facts *pf = pfacts(facts, f, self);
+    *less = pf->count_less;
+    if (pf->on[CB_D_COUNT])
+        return pf->count;
+    int best = -1;
+    size_t best_len = 0;
+    for (size_t i = 0; i < f->nparams; i++) {
+        const cb_param *p = &f->params[i];
+        if (p == self || !is_int_or_int_pointer(p->type))
+            continue;
+        if (!is_count_name(p->name))
+            continue;
+        /* "count" counts any array; num<Name> those whose name starts with
+         * Name (allowing a plural's last letter: prefetchLocIdxs). */
+        int any = strcmp(p->name, "count") == 0;
+        const char *stem = any ? p->name : p->name + 3;
+        size_t len = common_prefix(stem, self->name) + 1;
+        if (!any && len < strlen(stem))
+            continue;
+        if (len > best_len) {
+            best = (int)i;
+            best_len = len;
+        }
+    }
+    return best;
+}
+
+static int paired_count(const cb_function *f, const cb_facts *facts, const cb_param *self)
+{
+    int less;
+    return paired_count_less(f, facts, self, &less);
+}
+
+static const char *reason(cb_model *m, const cb_param *p, const char *what)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "parameter '%s' (%s): %s", p->name, p->type->spelling, what);
+    return model_strdup(m, buf);
+}
+
+static int is_char(const cb_type *t)
+{
+    return t->kind == TY_INT && t->size == 1 && t->canon && strstr(t->canon, "char") != NULL &&
+           !strstr(t->canon, "unsigned");
+}
+
+/* Shape of a `T **` parameter. */
+static cb_shape pointer_to_pointer(const cb_model *m, const cb_facts *facts, const cb_function *f,
+                                   const cb_param *p, cb_pclass *pc)
+{
+    const cb_type *inner = p->type->pointee;   /* T * */
+    const cb_type *target = inner->pointee;    /* T */
+    if (inner->is_const && is_char(target) && target->is_const) {
+        /* const char *const *: an input array of strings when counted */
+        pc->count_index = paired_count(f, facts, p);
+        if (pc->count_index < 0 || f->params[pc->count_index].type->kind != TY_INT) {
+            pc->count_index = -1;
+            return SH_UNSUPPORTED;
+        }
+        cb_type *elem = model_alloc((cb_model *)m, sizeof *elem);
+        *elem = *inner;
+        elem->is_const = 0;
+        elem->spelling = "const char *";
+        pc->value = elem;
+        pc->elem = EK_CSTRING;
+        return SH_IN_ARRAY;
+    }
+    if (p->type->pointee->is_const)
+        return SH_UNSUPPORTED;
+    if (is_char(target) && target->is_const) {
+        pc->value = inner;
+        return SH_OUT_STRING;
+    }
+    if (target->kind == TY_VOID) {
+        pc->elem = EK_POINTER;
+        pc->value = inner;
+        pc->count_index = paired_count(f, facts, p);
+        if (pc->count_index >= 0 && f->params[pc->count_index].type->kind == TY_INT)
+            return SH_IN_ARRAY;
+        pc->count_index = -1;
+        return SH_OUT;
+    }
+    if (target->is_const) {
+        /* const T **: the driver points it at an array it owns, counted by
+         * an output; the elements are copied out. */
+        pc->elem = elem_kind(m, facts, target, pc);
+        pc->count_index = paired_count(f, facts, p);
+        if ((pc->elem == EK_HANDLE || pc->elem == EK_STRUCT) && pc->count_index >= 0 &&
+            f->params[pc->count_index].type->kind == TY_POINTER)
+            return SH_OUT_BORROWED;
+        pc->count_index = -1;
+    }
+    return SH_UNSUPPORTED;
+}
+
+static int param_index(const cb_function *f, const char *name)
+{
+    for (size_t i = 0; i < f->nparams; i++)
+        if (strcmp(f->params[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* The callback rule naming p as the callback or as its data, if any. */
+static int classify_callback(const cb_facts *facts, const cb_function *f, const cb_param *p,
+                             cb_pclass *pc)
+{
+    const cb_param_facts *pf = pfacts(facts, f, p);
+    {
+        if (pf->callback_role == CB_CALLBACK_ROLE_FN) {
+            pc->shape = SH_CALLBACK;
+            pc->data_index = pf->callback_data;
+            pc->callback_kind = pf->callback_kind;
+            pc->stream_index = -1;
+            pc->object_index = -1;
+            for (size_t k = 0; k < f->nparams; k++) {
+                const cb_type *t = f->params[k].type;
+                if (t->name && strcmp(t->name, "CUstream") == 0)
+                    pc->stream_index = (int)k;
+                if (t->pointee && t->pointee->name && strcmp(t->pointee->name, "CUuserObject") == 0)
+                    pc->object_index = (int)k;
+            }
+            /* a destroy callback's payload is registered under its user object */
+            if (pc->data_index < 0 || (pc->callback_kind == CB_CALLBACK_DESTROY && pc->object_index < 0))
+                pc->shape = SH_UNSUPPORTED;
+            return 1;
+        }
+        if (pf->callback_role == CB_CALLBACK_ROLE_DATA) {
+            pc->shape = SH_CALLBACK_DATA;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* A type named in an attribute-type rule: a typedef of the header or one
+ * of the builtins int, unsigned, size_t. NULL when unknown. */
+static const cb_type *named_type(cb_model *m, const char *name)
+{
+    for (size_t i = 0; i < m->ntypedefs; i++)
+        if (strcmp(m->typedefs[i].name, name) == 0) {
+            /* The typedef's own name must survive: wrap its target. */
+            cb_type *t = model_alloc(m, sizeof *t);
+            *t = *m->typedefs[i].type;
+            t->name = m->typedefs[i].name;
+            t->spelling = m->typedefs[i].name;
+            if (t->kind == TY_POINTER && t->pointee->kind == TY_OTHER)
+                t->kind = TY_HANDLE; /* a handle typedef seen through its target */
+            return t;
+        }
+    static const struct {
+        const char *name;
+        int size, is_signed;
+    } builtins[] = {{"int", 4, 1}, {"unsigned", 4, 0}, {"size_t", 8, 0}, {"_Bool", 1, 0}};
+    for (size_t i = 0; i < sizeof builtins / sizeof *builtins; i++)
+        if (strcmp(builtins[i].name, name) == 0) {
+            cb_type *t = model_alloc(m, sizeof *t);
+            t->kind = TY_INT;
+            t->spelling = t->canon = builtins[i].name;
+            t->size = t->align = builtins[i].size;
+            t->is_signed = builtins[i].is_signed;
+            return t;
+        }
+    return NULL;
+}
+
+/* The element of one attribute-type rule's TYPE: a type of named_type(),
+ * `char[N]` (a NUL-terminated string of at most N - 1 chars), or `T[]` (an
+ * array of T filling the value's byte size). EK_NONE when not covered. */
+static cb_ekind attribute_elem(cb_model *m, const cb_facts *facts, const char *spec, cb_pclass *c)
+{
+    char name[128];
+    snprintf(name, sizeof name, "%s", spec);
+    char *bracket = strchr(name, '[');
+    if (bracket) {
+        c->fixed_len = bracket[1] == ']' ? -1 : strtoll(bracket + 1, NULL, 10);
+        *bracket = '\0';
+        if (c->fixed_len == 0)
+            return EK_NONE;
+    }
+    if (bracket && c->fixed_len > 0) {
+        if (strcmp(name, "char") != 0)
+            return EK_NONE;
+        cb_type *t = model_alloc(m, sizeof *t);
+        t->kind = TY_INT;
+        t->spelling = t->canon = "char";
+        t->size = t->align = 1;
+        c->value = t;
+        return EK_STRING;
+    }
+    const cb_type *ty = named_type(m, name);
+    if (!ty)
+        return EK_NONE;
+    if (strcmp(name, "_Bool") == 0) {
+        c->value = ty;
+        return EK_BOOL;
+    }
+    cb_ekind e = elem_kind(m, facts, ty, c);
+    if (e == EK_INT && rules_type_rule(facts, CB_D_VALUE_CLASS, ty->name)) {
+        /* cuda.bindings returns these values as their class (cuuint64_t) */
+        e = EK_VALUE_HANDLE;
+        c->handle = ty->name;
+    }
+    return e;
+}
+
+/* SH_ATTR_OUT: one case per enumerator of the attribute's enum that has an
+ * attribute-type rule. */
+static int classify_attribute_output(cb_model *m, const cb_facts *facts, const cb_function *f,
+                                     cb_pclass *pc, const char **why)
+{
+    const cb_param_facts *pf = pfacts(facts, f, pc->param);
+    if (!pf->on[CB_D_ATTRIBUTE_OUTPUT] && !pf->on[CB_D_ATTRIBUTE_INPUT])
+        return 0;
+    int input = pf->attr_input, array = pf->attr_array;
+    pc->attr_index = pf->attr;
+    if (pf->on[CB_D_COUNT])
+        pc->count_index = paired_count(f, facts, pc->param);
+    /* the enum of the attribute parameter (rules_bind.h: attr_enum) */
+    const cb_enum *e = pc->attr_index >= 0 && pf->attr_enum >= 0 ? &m->enums[pf->attr_enum] : NULL;
+    if (!e || (array && input)) {
+        pc->shape = SH_UNSUPPORTED;
+        *why = reason(m, pc->param, array ? "an array of attributes needs a void ** of outputs "
+                                            "and an array of sizes (a count rule)"
+                                          : "its attribute parameter is not an enum");
+        return 1;
+    }
+    pc->shape = input ? SH_ATTR_IN : array ? SH_ATTR_OUT_ARRAY : SH_ATTR_OUT;
+    pc->attr_cases = model_alloc(m, (e->nitems ? e->nitems : 1) * sizeof *pc->attr_cases);
+    pc->attr_names = model_alloc(m, (e->nitems ? e->nitems : 1) * sizeof *pc->attr_names);
+    for (size_t i = 0; i < e->nitems; i++) {
+        const cb_rule *t = facts->attribute_type[e - m->enums][i];
+        if (!t)
+            continue;
+        cb_pclass *c = &pc->attr_cases[pc->nattr_cases];
+        memset(c, 0, sizeof *c);
+        c->param = pc->param;
+        c->pyname = pc->pyname;
+        c->enum_index = c->record_index = -1;
+        c->elem = attribute_elem(m, facts, t->args[1], c);
+        if (c->elem == EK_NONE || (c->elem == EK_STRUCT && c->value->size > 64) ||
+            (c->fixed_len < 0 && (pc->count_index < 0 || input)))
+            continue; /* the value buffer holds 64 bytes, strings aside; an
+                         array needs the byte size of an output */
+        pc->attr_names[pc->nattr_cases++] = e->items[i].name;
+    }
+    return 1;
+}
+
+/* Functions that return what their non-const pointers point to. */
+static int is_getter(const cb_function *f)
+{
+    return strstr(f->name, "Get") || strstr(f->name, "Enumerate") || strstr(f->name, "Query");
+}
+
+static int has_count_for(const cb_function *f, const cb_facts *facts, const cb_param *p)
+{
+    return !is_count_name(p->name) && paired_count(f, facts, p) >= 0;
+}
+
+/* A pointer to what the caller provides: an array when a count pairs with
+ * it, else one struct or one opaque handle (its object's value); other
+ * pointees are not covered. */
+static void provided_input(cb_model *m, const cb_facts *facts, const cb_function *f,
+                           const cb_param *p, const cb_type *pt, cb_pclass *pc)
+{
+    pc->elem = elem_kind(m, facts, pt, pc);
+    pc->count_index = paired_count_less(f, facts, p, &pc->count_less);
+    if (pc->elem == EK_NONE || pc->elem == EK_POINTER)
+        pc->shape = SH_UNSUPPORTED;
+    else if (pc->count_index >= 0 && f->params[pc->count_index].type->kind == TY_INT)
+        pc->shape = SH_IN_ARRAY;
+    else if (pc->elem == EK_STRUCT)
+        pc->shape = SH_IN_PTR, pc->count_index = -1;
+    else if (pc->elem == EK_HANDLE)
+        pc->shape = SH_IN_HANDLE_PTR, pc->count_index = -1;
+    else
+        pc->shape = SH_UNSUPPORTED;
+}
+
+/* A buffer-size rule's parameter: the caller's buffer (char * / void *),
+ * or an output array of as many T as the size function gives. The size
+ * function takes the parameters before p, each a value, then a pointer to
+ * an integer size. */
+static void classify_sized(cb_model *m, const cb_facts *facts, const cb_function *f,
+                           const cb_param *p, cb_pclass *pc, const char **why)
+{
+    const cb_type *pt = p->type->pointee;
+    const cb_function *sf = pfacts(facts, f, p)->size_fn;
+    size_t k = (size_t)(p - f->params);
+    int ok = sf && sf->nparams == k + 1 && sf->params[k].type->kind == TY_POINTER &&
+             sf->params[k].type->pointee->kind == TY_INT;
+    for (size_t i = 0; ok && i < k; i++)
+        ok = f->params[i].type->kind != TY_POINTER &&
+             strcmp(f->params[i].type->canon, sf->params[i].type->canon) == 0;
+    pc->size_fn = sf;
+    if (ok && (pt->kind == TY_VOID || is_char(pt))) {
+        pc->shape = SH_OUT_BUFFER;
+        pc->elem = EK_POINTER;
+        return;
+    }
+    pc->elem = ok ? elem_kind(m, facts, pt, pc) : EK_NONE;
+    pc->shape = pc->elem == EK_INT || pc->elem == EK_ENUM ? SH_OUT_ARRAY : SH_UNSUPPORTED;
+    if (pc->shape == SH_UNSUPPORTED)
+        *why = reason(m, p, "a buffer-size rule needs a char/void/integer pointer and a size "
+                            "function taking the parameters before it and a size pointer");
+}
+
+/* A parameter's Python name under the API's python-names rule (snake_case
+ * for nvJitLink: numOptions -> num_options); the C name otherwise. */
+static const char *python_param_name(cb_model *m, const cb_facts *facts, const char *name)
+{
+    cb_api api = facts->api;
+    if (!api.snake)
+        return name;
+    api.name_prefix = "";
+    char *py = rules_python_name(&api, name);
+    const char *r = model_strdup(m, py);
+    free(py);
+    return r;
+}
+
+/* A host-bytes rule on `void *` parameter p: its byte count (a parameter
+ * host_bytes_check found to be an integer) and whether the driver writes
+ * there. */
+static void host_buffer(const cb_facts *facts, const cb_function *f, const cb_param *p,
+                        cb_pclass *pc)
+{
+    const cb_rule *r = pfacts(facts, f, p)->on[CB_D_HOST_BYTES];
+    cb_host_bytes h;
+    char err[256];
+    if (!r || host_bytes_parse(facts->rules, r, &h, err, sizeof err) < 0)
+        return;
+    pc->count_index = param_index(f, h.term[HB_SIZE]);
+    pc->host_writes = h.writes;
+}
+
+static void classify_param(cb_model *m, const cb_facts *facts, const cb_function *f,
+                           const cb_param *p, cb_pclass *pc, const char **why)
+{
+    pc->param = p;
+    pc->value = p->type;
+    pc->enum_index = -1;
+    pc->record_index = -1;
+    pc->count_index = -1;
+    pc->params_index = -1;
+    pc->host_writes = -1;
+    pc->cast_from = NULL;
+    const cb_param_facts *pf = pfacts(facts, f, p);
+    pc->pyname = pf->pyname ? pf->pyname : python_param_name(m, facts, p->name);
+    const cb_type *t = p->type;
+    if (classify_callback(facts, f, p, pc) || classify_attribute_output(m, facts, f, pc, why))
+        return;
+
+    if (t->kind == TY_FUNCPTR) {
+        pc->shape = pf->trampoline ? SH_SYNC_CALLBACK : SH_IN_FUNCPTR;
+        pc->trampoline = pf->trampoline;
+        pc->elem = EK_POINTER;
+        return;
+    }
+    if (pf->on[CB_D_SYNC_CALLBACK]) {
+        pc->shape = SH_UNSUPPORTED;
+        *why = reason(m, p, "a sync-callback rule needs a function pointer parameter");
+        return;
+    }
+    if (t->kind != TY_POINTER) {
+        pc->elem = elem_kind(m, facts, t, pc);
+        /* an address by value only as an int-handles API's handle */
+        pc->shape = pc->elem == EK_NONE || (pc->elem == EK_POINTER && t->kind != TY_HANDLE)
+                        ? SH_UNSUPPORTED
+                        : SH_VALUE;
+        if (pc->shape == SH_UNSUPPORTED)
+            *why = reason(m, p, "no general rule for this type by value");
+        /* A class this header lacks (CUkernel before CUDA 12.0): the rule
+         * does not apply here (rules_unmatched reports it); pf->cast is
+         * NULL then. */
+        if (pf->cast && pc->elem == EK_HANDLE) {
+            pc->cast_from = pf->cast;
+        } else if (pf->cast) {
+            pc->shape = SH_UNSUPPORTED;
+            *why = reason(m, p, "a handle-cast rule needs a handle parameter and a handle class");
+        }
+        return;
+    }
+
+    const cb_type *pt = t->pointee;
+    if (pf->on[CB_D_IN_PLACE]) {
+        pc->elem = elem_kind(m, facts, pt, pc);
+        pc->shape = pc->elem == EK_HANDLE || (pc->elem == EK_POINTER && pt->kind == TY_HANDLE)
+                        ? SH_IN_PLACE
+                        : SH_UNSUPPORTED;
+        if (pc->shape == SH_UNSUPPORTED)
+            *why = reason(m, p, "an in-place rule needs a pointer to a handle");
+        return;
+    }
+    if (pf->on[CB_D_BUFFER_SIZE]) {
+        classify_sized(m, facts, f, p, pc, why);
+        return;
+    }
+    if (pf->on[CB_D_KERNEL_PARAMS]) {
+        pc->count_index = pf->kernel;
+        pc->shape = pc->count_index >= 0 ? SH_KERNEL_PARAMS : SH_UNSUPPORTED;
+        return;
+    }
+    if (pf->on[CB_D_KERNEL_EXTRA]) {
+        pc->shape = SH_KERNEL_EXTRA;
+        for (const cb_param *q = f->params; q < p; q++)
+            if (pfacts(facts, f, q)->on[CB_D_KERNEL_PARAMS])
+                pc->params_index = (int)(q - f->params);
+        return;
+    }
+    const cb_rule *fixed = pf->on[CB_D_FIXED];
+    int is_in = pf->on[CB_D_IN] != NULL;
+    int is_out = pf->on[CB_D_OUT] != NULL;
+    if (pf->on[CB_D_INOUT]) {
+        pc->elem = elem_kind(m, facts, pt, pc);
+        pc->shape = pc->elem == EK_NONE || pc->elem == EK_STRUCT ? SH_UNSUPPORTED : SH_INOUT;
+    } else if (fixed) {
+        pc->elem = elem_kind(m, facts, pt, pc);
+        pc->fixed_len = pf->fixed;
+        pc->shape = pc->elem == EK_NONE ? SH_UNSUPPORTED
+                    : (pt->is_const || is_in) ? SH_IN_FIXED
+                                              : SH_OUT_FIXED;
+    } else if (pt->kind == TY_VOID) {
+        pc->shape = SH_IN_BUFFER;
+        pc->elem = EK_POINTER;
+        host_buffer(facts, f, p, pc);
+    } else if (is_char(pt) && pt->is_const) {
+        pc->shape = SH_IN_STRING;
+    } else if (pt->kind == TY_POINTER && is_in) {
+        pc->elem = EK_POINTER;
+        pc->value = pt;
+        pc->count_index = paired_count(f, facts, p);
+        pc->shape = pc->count_index >= 0 ? SH_IN_ARRAY : SH_UNSUPPORTED;
+    } else if (pt->kind == TY_POINTER) {
+        pc->shape = pointer_to_pointer(m, facts, f, p, pc);
+    } else if (pt->is_const || is_in) {
+        provided_input(m, facts, f, p, pt, pc);
+    } else if (is_char(pt)) {
+        pc->count_index = -1;
+        for (size_t i = 0; i < f->nparams; i++)
+            if (f->params[i].type->kind == TY_INT && is_char_buffer_size(f->params[i].name, p->name))
+                pc->count_index = (int)i;
+        pc->shape = pc->count_index >= 0 ? SH_OUT_CHARS : SH_UNSUPPORTED;
+        int size = pc->count_index < 0 ? paired_count(f, facts, p) : -1;
+        if (size >= 0 && f->params[size].type->kind == TY_POINTER) {
+            /* the caller's buffer, filled in place up to an in/out size */
+            pc->shape = SH_IN_BUFFER;
+            pc->elem = EK_POINTER;
+            pc->count_index = size;
+        }
+    } else if (is_out) {
+        pc->elem = elem_kind(m, facts, pt, pc);
+        if (pf->on[CB_D_COUNT])
+            pc->count_index = paired_count(f, facts, p);
+        pc->shape = pc->elem == EK_NONE     ? SH_UNSUPPORTED
+                    : pc->count_index >= 0  ? SH_OUT_ARRAY
+                    : pc->elem == EK_STRUCT ? SH_OUT_STRUCT
+                                            : SH_OUT;
+    } else if (!is_getter(f) && (pt->kind == TY_RECORD || has_count_for(f, facts, p))) {
+        /* Outside getters, a struct or array behind a non-const pointer is
+         * something the caller provides (the driver may update it). */
+        provided_input(m, facts, f, p, pt, pc);
+    } else {
+        pc->elem = elem_kind(m, facts, pt, pc);
+        pc->count_index = is_count_name(p->name) ? -1 : paired_count(f, facts, p);
+        if (pc->elem == EK_NONE)
+            pc->shape = SH_UNSUPPORTED;
+        else if (pc->count_index < 0)
+            pc->shape = pc->elem == EK_STRUCT ? SH_OUT_STRUCT : SH_OUT;
+        else if (f->params[pc->count_index].type->kind == TY_INT ||
+                 f->params[pc->count_index].type->kind == TY_POINTER)
+            pc->shape = SH_OUT_ARRAY;
+        else
+            pc->shape = SH_UNSUPPORTED;
+    }
+    if (pc->shape == SH_UNSUPPORTED && !*why)
+        *why = reason(m, p, "no general rule or special case covers it");
+}
+
+/* Second pass: counts of arrays. An input array's count stays an input (as
+ * in cuda.bindings); a pointer count becomes what the array's shape says
+ * (shapes.def's count column): in/out (0 by default) for an output array,
+ * in/out and required for a caller's buffer, an output for a driver-owned
+ * array, set by the binding for an attribute's value. */
+static void mark_counts(cb_fclass *fc)
+{
+    const cb_function *f = fc->fn;
+    for (size_t i = 0; i < f->nparams; i++) {
+        cb_pclass *pc = &fc->params[i];
+        shape_count becomes = shapes_count(pc->shape); /* shapes.def */
+        if (pc->count_index < 0 || becomes == COUNT_NONE)
+            continue;
+        cb_pclass *count = &fc->params[pc->count_index];
+        count->is_count = 1;
+        if (count->param->type->kind != TY_POINTER || becomes == COUNT_KEPT)
+            continue; /* an array of sizes stays an input array */
+        if (count->elem != EK_INT)
+            count->shape = SH_UNSUPPORTED;
+        else if (becomes == COUNT_SET)
+            count->shape = SH_ATTR_SIZE;
+        else if (becomes == COUNT_REQUIRED)
+            count->shape = SH_INOUT;
+        else {
+            count->shape = SH_COUNT_INOUT;
+            count->optional = 1;
+        }
+    }
+}
+
+/* An array of attribute values needs its attributes and, when it has
+ * them, their sizes as input arrays (the attributes' count is the number
+ * of values). */
+static void check_attribute_arrays(cb_fclass *fc)
+{
+    for (size_t i = 0; i < fc->fn->nparams; i++) {
+        cb_pclass *pc = &fc->params[i];
+        if (pc->shape == SH_ATTR_OUT_ARRAY &&
+            (fc->params[pc->attr_index].shape != SH_IN_ARRAY ||
+             (pc->count_index >= 0 && fc->params[pc->count_index].shape != SH_IN_ARRAY)))
+            pc->shape = SH_UNSUPPORTED;
+    }
+}
+
+/* A default only where every later input has one too (Python's rule). */
+static void trim_defaults(cb_fclass *fc)
+{
+    int required_after = 0;
+    for (size_t k = fc->fn->nparams; k-- > 0;) {
+        cb_pclass *pc = &fc->params[k];
+        if (!classify_is_input(pc))
+            continue;
+        if (required_after)
+            pc->optional = 0;
+        required_after |= !pc->optional;
+    }
+}
+
+static const char *first_unsupported(const cb_fclass *fc)
+{
+    for (size_t i = 0; i < fc->fn->nparams; i++)
+        if (fc->params[i].shape == SH_UNSUPPORTED)
+            return "unsupported";
+    return NULL;
+}
+
+static void classify_registry(cb_model *m, const cb_facts *facts, cb_fclass *fc);
+
+/* The error-log rule of fc, resolved: PARAM a handle value, SIZEFN(handle,
+ * size_t *) and LOGFN(handle, char *) functions of the header. */
+static void classify_error_log(cb_model *m, const cb_facts *facts, cb_fclass *fc)
+{
+    const cb_function_facts *ff = ffacts(facts, fc->fn);
+    fc->log_param = -1;
+    if (!ff->on[CB_D_ERROR_LOG])
+        return;
+    fc->log_param = ff->log_param;
+    fc->log_size_fn = ff->log_size_fn;
+    fc->log_fn = ff->log_fn;
+    if (fc->log_param < 0 || fc->params[fc->log_param].shape != SH_VALUE ||
+        fc->params[fc->log_param].param->type->kind != TY_HANDLE || !fc->log_size_fn || !fc->log_fn ||
+        fc->log_size_fn->nparams != 2 || fc->log_fn->nparams != 2) {
+        fc->supported = 0;
+        fc->why = model_strdup(m, "its error-log rule does not name a handle parameter and "
+                                  "two functions (handle, size_t *) and (handle, char *)");
+    }
+}
+
+/* Whether f is the error-string function: `const char *f(RESULT)`. */
+static int is_error_string(const cb_model *m, const cb_api *api, const cb_function *f)
+{
+    return api->error_string &&
+           (strcmp(api->error_string, f->name) == 0 ||
+            (f->abi && strcmp(api->error_string, f->abi) == 0)) &&
+           f->ret->kind == TY_POINTER && is_char(f->ret->pointee) && f->nparams == 1 &&
+           f->params[0].type->kind == TY_ENUM &&
+           enum_of(m, f->params[0].type) == classify_enum_index(m, api->result);
+}
+
+cb_classes *classify_model(cb_model *m, const cb_facts *facts)
+{
+    const cb_api api = facts->api;
+    cb_classes *c = calloc(1, sizeof *c);
+    if (!c)
+        arena_oom();
+    c->nfunctions = m->nfunctions;
+    c->facts = facts;
+    c->handles = handles_collect(m, facts, &c->nhandles);
+    c->records = classify_records(m, facts, c->handles, c->nhandles);
+    c->functions = model_alloc(m, (m->nfunctions ? m->nfunctions : 1) * sizeof *c->functions);
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        const cb_function *f = &m->functions[i];
+        cb_fclass *fc = &c->functions[i];
+        fc->fn = f;
+        fc->params = model_alloc(m, (f->nparams ? f->nparams : 1) * sizeof *fc->params);
+        const char *why = NULL;
+        fc->returns_string = is_error_string(m, &api, f);
+        if (!fc->returns_string &&
+            (f->ret->kind != TY_ENUM || classify_enum_index(m, api.result) != enum_of(m, f->ret))) {
+            char buf[128];
+            snprintf(buf, sizeof buf, "does not return %s", api.result);
+            why = model_strdup(m, buf);
+        }
+        for (size_t k = 0; k < f->nparams; k++) {
+            const char *pwhy = NULL;
+            classify_param(m, facts, f, &f->params[k], &fc->params[k], &pwhy);
+            if (pwhy && !why)
+                why = pwhy;
+        }
+        mark_counts(fc);
+        check_attribute_arrays(fc);
+        trim_defaults(fc);
+        for (size_t k = 0; k < f->nparams; k++) {
+            fc->nin += (size_t)classify_is_input(&fc->params[k]);
+            fc->nout += (size_t)classify_is_output(&fc->params[k]);
+        }
+        fc->nout += (size_t)fc->returns_string;
+        if (!why && first_unsupported(fc))
+            why = model_strdup(m, "a parameter is unsupported");
+        if (!f->proc_version && !api.is_library && !why)
+            why = model_strdup(m, "no PFN typedef in cudaTypedefs.h matches its prototype");
+        fc->supported = why == NULL;
+        fc->why = why ? why : "";
+        const cb_function_facts *ff = ffacts(facts, f);
+        fc->keep_gil = ff->on[CB_D_KEEP_GIL] != NULL;
+        fc->unloads_kernels = ff->on[CB_D_UNLOADS_KERNELS] != NULL;
+        /* kernel-code hooks live in the driver's module (bind_kernel_code.c):
+         * a library API has no modules or kernels to type. */
+        fc->code_before = !api.is_library && ff->code == CB_CODE_BEFORE;
+        fc->code_after = !api.is_library && ff->code == CB_CODE_AFTER;
+        classify_registry(m, facts, fc);
+        classify_error_log(m, facts, fc);
+        if (fc->supported)
+            c->nsupported++;
+    }
+    return c;
+}
+
+/* The CUBIND_REG_* constant of the handle type of parameter k ("" if none). */
+static const char *reg_kind(const cb_facts *facts, const cb_fclass *fc, int k)
+{
+    const cb_rule *r = k >= 0 ? rules_type_rule(facts, CB_D_REGISTRY_KIND, fc->params[k].handle) : NULL;
+    return r ? r->args[1] : "";
+}
+
+/* The registry-* rules naming f. A rule whose parameters do not resolve to
+ * registered handle kinds makes the function unsupported (a rules error,
+ * reported with the function). */
+static void classify_registry(cb_model *m, const cb_facts *facts, cb_fclass *fc)
+{
+    const cb_function_facts *ff = ffacts(facts, fc->fn);
+    if (!ff->nregistry)
+        return;
+    fc->reg = model_alloc(m, ff->nregistry * sizeof *fc->reg);
+    for (size_t i = 0; i < ff->nregistry; i++) {
+        const cb_registry_fact *rf = &ff->registry[i];
+        cb_regact *ra = &fc->reg[fc->nreg++];
+        ra->action = rf->action;
+        ra->param = rf->param;
+        ra->other = rf->other;
+        int keep = rf->action == CB_REGISTRY_KEEP;
+        ra->kind = keep ? "" : reg_kind(facts, fc, ra->param);
+        ra->other_kind = reg_kind(facts, fc, ra->other);
+        int bad = ra->param < 0 || (rf->names_other && ra->other < 0);
+        bad |= !keep && !*ra->kind;
+        bad |= ra->other >= 0 && !*ra->other_kind;
+        bad |= keep && (ra->other < 0 || fc->params[ra->param].shape != SH_IN_PTR);
+        if (bad && fc->supported) {
+            fc->supported = 0;
+            fc->why = model_strdup(m, "a registry rule names a parameter without a registry kind");
+        }
+    }
+}
+
+/* Whether s is a whole decimal integer literal (an optional '-'). */
+static int is_int_literal(const char *s)
+{
+    const char *d = *s == '-' ? s + 1 : s;
+    if (!*d)
+        return 0;
+    for (; *d; d++)
+        if (!isdigit((unsigned char)*d))
+            return 0;
+    return 1;
+}
+
+/* Resolves one undo rule of fc calling u; -1 with err on a bad argument. */
+static int resolve_undo(cb_model *m, const cb_facts *facts, const cb_rule *r, cb_fclass *fc,
+                        const cb_function *u, char *err, size_t errlen)
+{
+    const cb_function *f = fc->fn;
+    size_t n = r->nargs - 2;
+    if (fc->undo) {
+        snprintf(err, errlen, "%s:%u: a second undo rule for %s", facts->rules->path, r->line, f->name);
+        return -1;
+    }
+    if (n != u->nparams) {
+        snprintf(err, errlen, "%s:%u: undo %s passes %zu argument(s) to %s, which takes %zu",
+                 facts->rules->path, r->line, f->name, n, u->name, u->nparams);
+        return -1;
+    }
+    if (!u->proc_version) {
+        snprintf(err, errlen, "%s:%u: undo %s: %s has no PFN typedef to call it through",
+                 facts->rules->path, r->line, f->name, u->name);
+        return -1;
+    }
+    cb_undo *ud = model_alloc(m, sizeof *ud);
+    ud->fn = u;
+    ud->nargs = n;
+    ud->param = model_alloc(m, (n ? n : 1) * sizeof *ud->param);
+    ud->literal = model_alloc(m, (n ? n : 1) * sizeof *ud->literal);
+    for (size_t a = 0; a < n; a++) {
+        const char *arg = r->args[a + 2];
+        ud->literal[a] = NULL;
+        ud->param[a] = is_int_literal(arg) ? -1 : param_index(f, arg);
+        if (ud->param[a] < 0 && !is_int_literal(arg)) {
+            snprintf(err, errlen, "%s:%u: undo argument '%s' is not a parameter of %s",
+                     facts->rules->path, r->line, arg, f->name);
+            return -1;
+        }
+        if (ud->param[a] < 0) {
+            ud->literal[a] = arg;
+            continue;
+        }
+        const cb_pclass *pc = &fc->params[ud->param[a]];
+        if ((pc->shape != SH_OUT && pc->shape != SH_VALUE) || pc->elem == EK_STRUCT) {
+            snprintf(err, errlen,
+                     "%s:%u: undo argument '%s' of %s is neither a scalar output nor a scalar input",
+                     facts->rules->path, r->line, arg, f->name);
+            return -1;
+        }
+    }
+    fc->undo = ud;
+    return 0;
+}
+
+int classify_undo(cb_model *m, cb_classes *c, const cb_facts *facts, char *err, size_t errlen)
+{
+    /* the undo rules whose functions the model has (the others are
+     * reported by rules_unmatched), in file order */
+    for (size_t i = 0; i < facts->nundos; i++) {
+        const cb_undo_fact *uf = &facts->undos[i];
+        if (resolve_undo(m, facts, uf->rule, &c->functions[uf->function], uf->undo, err, errlen) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+void classes_free(cb_classes *c)
+{
+    if (c)
+        free(c->handles);
+    free(c);
+}

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * classify.h — the classify stage: how each parameter of each function
+ * crosses the Python boundary, decided from the model by general rules
+ * plus the special cases of the rules file, read as the facts rules_bind
+ * resolved (rules_bind.h): this stage never looks a rule up by its
+ * directive's name. classify_model also collects the module's handle
+ * classes (handles.h) and classifies every record's fields
+ * (classify_records.h), so that the render stage only spells what is
+ * decided here (render_names.h spells the kinds). `cubind classify`
+ * prints all of it (classify_json.h).
+ *
+ * Pipeline: parse (model.h) -> rules_load + rules_bind (rules.h,
+ * rules_bind.h) -> classify (this) -> render (render.h).
+ *
+ * A function is supported only when every parameter has a kind below; the
+ * others are listed by `cubind generate` with the first reason and are not
+ * exported at all.
+ */
+#ifndef CUBIND_CLASSIFY_H
+#define CUBIND_CLASSIFY_H
+
+#include "classify/classify_records.h"
+#include "classify/handles.h"
+#include "model/model.h"
+#include "rules/rules.h"
+#include "rules/rules_bind.h"
+#include "classify/shapes.h"
+
+/* What one C value is, wherever it sits (by value, behind a pointer, in an
+ * array). */
+typedef enum {
+    EK_NONE,
+    EK_INT,            /* integer; range in is_signed/umax/smin/smax */
+    EK_FLOAT,          /* float or double */
+    EK_ENUM,           /* enum: a member of its enum type or an int */
+    EK_HANDLE,         /* opaque handle (CUstream): its class, an int or None */
+    EK_VALUE_HANDLE,   /* integer handle (CUdevice): its class or an int */
+    EK_STRUCT,         /* a struct/union: an instance of its class */
+    EK_POINTER,        /* void *: an int address or None */
+    EK_BOOL,           /* a one-byte truth value: a bool (any object as input) */
+    EK_STRING,         /* a NUL-terminated char[fixed_len]: bytes (or str in) */
+    EK_CSTRING         /* a const char * (an element of an input array of
+                          strings): bytes or str, held by the call's tuple */
+} cb_ekind;
+
+typedef struct cb_pclass {
+    cb_shape shape;           /* how it crosses the boundary (shapes.def) */
+    cb_ekind elem;
+    const cb_param *param;
+    const char *pyname;       /* the Python name (rename-param rules applied) */
+    const cb_type *value;     /* the element type: the param, or its pointee */
+    int enum_index;           /* EK_ENUM: index into model.enums, else -1 */
+    int record_index;         /* EK_STRUCT: index into model.records, else -1 */
+    const char *handle;       /* EK_HANDLE / EK_VALUE_HANDLE: class name */
+    const char *cast_from;    /* EK_HANDLE: another class the parameter also
+                                 takes (a handle-cast rule), else NULL */
+    int count_index;          /* arrays: index of the count parameter, else -1;
+                                 SH_KERNEL_PARAMS: index of the CUfunction */
+    int params_index;         /* SH_KERNEL_EXTRA: index of the kernelParams
+                                 parameter it pairs with (an earlier one:
+                                 the call packs it first), else -1 */
+    long long fixed_len;      /* SH_*_FIXED: element count */
+    int host_writes;          /* SH_IN_BUFFER with a host-bytes rule: 1 when
+                                 the driver writes the buffer, 0 when it
+                                 only reads it (count_index: its byte
+                                 count); -1 without a rule */
+    int count_less;           /* SH_IN_ARRAY: holds count - count_less elements
+                                 (a `count F P C-N` rule: globalStrides) */
+    int data_index;           /* SH_CALLBACK: index of its SH_CALLBACK_DATA */
+    int stream_index;         /* SH_CALLBACK: the CUstream parameter, or -1 */
+    int object_index;         /* SH_CALLBACK: the CUuserObject * output, or -1 */
+    cb_callback_kind callback_kind; /* SH_CALLBACK: its callback rule's KIND */
+    const char *trampoline;   /* SH_SYNC_CALLBACK: the runtime's C function */
+    /* SH_ATTR_OUT / SH_ATTR_IN: the attribute parameter and, per enumerator
+     * with a known type, the element that enumerator's value is (a case with
+     * fixed_len -1 is an array of them filling the `count` bytes of an
+     * output sized by its count parameter; EK_STRING cases hold fixed_len
+     * chars). count_index, when set, is the byte size: an input (the buffer
+     * the driver fills has that many bytes) or an SH_ATTR_SIZE; for
+     * SH_ATTR_OUT_ARRAY the input array of sizes, and attr_index the input
+     * array of attributes, whose count is the number of values. */
+    int attr_index;
+    struct cb_pclass *attr_cases;
+    const char **attr_names;
+    size_t nattr_cases;
+    /* buffer-size rule: the function giving the size of an SH_OUT_BUFFER
+     * (bytes) or of an SH_OUT_ARRAY (elements), called with the parameters
+     * before this one (each an SH_VALUE) and a pointer to the size */
+    const cb_function *size_fn;
+    int optional;             /* an input with a default (0 / None) */
+    int is_count;             /* the count of some array (used for checks) */
+    /* integer range of EK_INT / EK_VALUE_HANDLE / EK_ENUM values */
+    int is_signed;
+    unsigned long long umax;
+    long long smin, smax;
+} cb_pclass;
+
+/* Whether a parameter appears in the Python signature / the result. */
+int classify_is_input(const cb_pclass *pc);
+int classify_is_output(const cb_pclass *pc);
+
+/* One registry-* rule of a function (rules.h), its names resolved. */
+typedef struct {
+    cb_registry_action action;
+    int param;                /* create/owned: the handle output; destroy,
+                                 depend: the handle; keep: the struct input */
+    int other;                /* create: DEP; owned: OWNER; keep: TARGET;
+                                 depend: DEP; -1 for none */
+    const char *kind;         /* CUBIND_REG_* of param's handle type ("" for keep) */
+    const char *other_kind;   /* CUBIND_REG_* of other's handle type, or "" */
+} cb_regact;
+
+/* The undo rule of a function (rules.h), its names resolved by
+ * classify_undo: what to call when the driver created something but the
+ * result could not be built. */
+typedef struct {
+    const cb_function *fn;    /* the undo function (a proc slot of its own) */
+    int *param;               /* per argument: the parameter it names, or -1 */
+    const char **literal;     /* per argument with param -1: an integer */
+    size_t nargs;             /* fn->nparams */
+} cb_undo;
+
+typedef struct {
+    const cb_function *fn;
+    cb_pclass *params;        /* fn->nparams entries */
+    cb_undo *undo;            /* NULL when no undo rule names fn */
+    cb_regact *reg;           /* registry-* rules of this function */
+    size_t nreg;
+    size_t nin, nout;
+    int supported;
+    const char *why;          /* first reason it is not, "" when supported */
+    int keep_gil;             /* a trivial getter: the call does not detach */
+    int returns_string;       /* the error-string function: returns const char * */
+    /* error-log rule: on failure the raising face's exception carries the
+     * log LOGFN writes for parameter log_param (SIZEFN gives its size) */
+    const cb_function *log_size_fn, *log_fn;
+    int log_param;
+    int unloads_kernels;      /* success invalidates cached kernel layouts */
+    int code_before, code_after; /* kernel-code hooks (bind_kernel_code.h) */
+} cb_fclass;
+
+typedef struct {
+    cb_fclass *functions;     /* parallel to model.functions */
+    size_t nfunctions, nsupported;
+    const cb_facts *facts;    /* the rules' facts it was classified by */
+    handle_class *handles;    /* the module's handle classes (handles.h) */
+    size_t nhandles;
+    cb_record_class *records; /* parallel to model.records
+                                 (classify_records.h) */
+} cb_classes;
+
+/* Classifies every function, collects the handle classes and classifies
+ * every record; strings live in the model's arena. */
+cb_classes *classify_model(cb_model *m, const cb_facts *facts);
+/* Resolves the undo rules of classified functions. A rule whose functions
+ * both exist must pass as many arguments as the undo function takes, each a
+ * scalar output or input of the function, or an integer literal; a second
+ * undo rule for a function is refused too. -1 with "path:line: message" in
+ * err otherwise. A rule naming a function the model lacks is left to
+ * rules_unmatched. */
+int classify_undo(cb_model *m, cb_classes *c, const cb_facts *facts, char *err, size_t errlen);
+void classes_free(cb_classes *c);
+
+/* Index into model.records of a struct/union type (through its typedef or
+ * tag name), -1 when none. */
+int classify_record_index(const cb_model *m, const cb_type *t);
+
+/* Index of the enum named `name` (typedef or tag), -1 when none. */
+int classify_enum_index(const cb_model *m, const char *name);
+
+#endif

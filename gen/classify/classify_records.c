@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * classify_records.c — the field classes of every record
+ * (classify_records.h).
+ *
+ * A field's kind follows its type: integers by signedness (a handle
+ * class's integer typedef as a value handle), floats, enums of the model,
+ * handles of a class, records of the model by value, pointers, function
+ * pointers, char arrays, arrays of any of these (count elements); anything
+ * else is opaque bytes. Then the record rules of the record's own fields
+ * (not those of its anonymous members): kernel-params-field and
+ * kernel-extra-field on a pointer, field-count on a pointer to a record or
+ * handle class, field-count-out on a pointer to a handle class (a rule
+ * whose field is of another type changes nothing; rules_unmatched
+ * reports it).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "classify/classify_records.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/arena.h"
+#include "classify/classify.h"
+
+/* What the stage reads: the model, the facts and the handle classes. */
+typedef struct {
+    cb_model *m;
+    const cb_facts *facts;
+    const handle_class *hc;
+    size_t nhc;
+} record_env;
+
+typedef struct {
+    cb_field_kind kind;
+    long long size, count;
+    int ref;
+} field_shape;
+
+static field_shape shape_of(const record_env *env, const cb_type *t, int nested)
+{
+    const cb_model *m = env->m;
+    field_shape s = {CB_FIELD_BYTES, t->size > 0 ? t->size : 0, 0, -1};
+    switch (t->kind) {
+    case TY_INT:
+        s.ref = handles_index(env->hc, env->nhc, t->name);
+        s.kind = s.ref >= 0 ? CB_FIELD_VALUE_HANDLE : t->is_signed ? CB_FIELD_SIGNED : CB_FIELD_UNSIGNED;
+        if (t->size != 1 && t->size != 2 && t->size != 4 && t->size != 8) {
+            s.kind = CB_FIELD_BYTES;
+            s.ref = -1;
+        }
+        break;
+    case TY_FLOAT:
+        s.kind = t->size == 4 ? CB_FIELD_FLOAT : t->size == 8 ? CB_FIELD_DOUBLE : CB_FIELD_BYTES;
+        break;
+    case TY_ENUM:
+        s.ref = model_type_enum(m, t);
+        s.kind = s.ref >= 0 ? CB_FIELD_ENUM : t->is_signed ? CB_FIELD_SIGNED : CB_FIELD_UNSIGNED;
+        break;
+    case TY_HANDLE:
+        s.ref = handles_index(env->hc, env->nhc, t->name);
+        s.kind = s.ref >= 0 ? CB_FIELD_HANDLE : CB_FIELD_POINTER;
+        break;
+    case TY_RECORD:
+        s.ref = nested >= 0 ? nested : classify_record_index(m, t);
+        s.kind = s.ref >= 0 ? CB_FIELD_RECORD : CB_FIELD_BYTES;
+        break;
+    case TY_POINTER:
+        s.kind = CB_FIELD_POINTER;
+        break;
+    case TY_FUNCPTR:
+        s.kind = CB_FIELD_FUNCPTR;
+        break;
+    case TY_ARRAY: {
+        const cb_type *e = t->pointee;
+        if (!e || e->kind == TY_ARRAY || t->array_len <= 0)
+            break; /* opaque bytes */
+        if (e->kind == TY_INT && e->size == 1 && e->canon && strcmp(e->canon, "char") == 0) {
+            s.kind = CB_FIELD_CHARS;
+            s.size = 1;
+            s.count = t->array_len;
+            break;
+        }
+        field_shape es = shape_of(env, e, nested);
+        if (es.kind == CB_FIELD_BYTES)
+            break;
+        es.count = t->array_len;
+        return es;
+    }
+    default:
+        break;
+    }
+    return s;
+}
+
+/* The facts of the field `name` of top's flattened table, NULL for a
+ * field inside an anonymous member (top NULL). */
+static const cb_field_facts *field_facts(const record_env *env, const cb_record *top,
+                                         const char *name)
+{
+    if (!top)
+        return NULL;
+    long long k = model_field_index(env->m, top, name);
+    return k >= 0 ? &env->facts->records[top - env->m->records].fields[k] : NULL;
+}
+
+/* kernel-params-field / kernel-extra-field rules: the field's kind and the
+ * indexes of the kernel fields it is typed by (bind_struct.h). */
+static void kernel_field(const record_env *env, const cb_record *top, const cb_field *f,
+                         cb_field_class *fc)
+{
+    const cb_field_facts *ff = field_facts(env, top, f->name);
+    const cb_rule *kp = ff ? ff->on[CB_D_KERNEL_PARAMS_FIELD] : NULL;
+    const cb_rule *ke = ff ? ff->on[CB_D_KERNEL_EXTRA_FIELD] : NULL;
+    if (f->type->kind != TY_POINTER || (!kp && !ke))
+        return;
+    fc->kind = kp ? CB_FIELD_KERNEL_PARAMS : CB_FIELD_KERNEL_EXTRA;
+    fc->ref = kp ? (int)ff->func : -1;
+    fc->aux = kp ? ff->kern : -1;
+}
+
+/* The record index of the element type of a field `T *f` whose T is a
+ * struct or union of the header, -1 otherwise. */
+static int pointee_record(const cb_model *m, const cb_field *f)
+{
+    if (f->type->kind != TY_POINTER || !f->type->pointee ||
+        f->type->pointee->kind != TY_RECORD)
+        return -1;
+    return classify_record_index(m, f->type->pointee);
+}
+
+/* field-count rules: a `T *FIELD` pointing at an array counted by the
+ * integer field COUNT becomes RECORD_ARRAY when T is a struct or union of
+ * the header (ref: its record), HANDLE_ARRAY when T is a handle class
+ * (ref: its class, elem_size: the bytes of one handle); field-count-out
+ * rules: HANDLE_OUT (T a handle class, as above); aux is the count
+ * field's index in top's table (bind_struct.h). */
+static void array_field(const record_env *env, const cb_record *top, const cb_field *f,
+                        cb_field_class *fc)
+{
+    const cb_field_facts *ff = field_facts(env, top, f->name);
+    const cb_rule *in = ff ? ff->on[CB_D_FIELD_COUNT] : NULL;
+    const cb_rule *out = ff && !in ? ff->on[CB_D_FIELD_COUNT_OUT] : NULL;
+    if ((!in && !out) || f->type->kind != TY_POINTER || !f->type->pointee)
+        return;
+    long long count = out ? ff->count_out : ff->count;
+    int elem = out ? -1 : pointee_record(env->m, f);
+    field_shape es = shape_of(env, f->type->pointee, -1);
+    int handle = es.kind == CB_FIELD_HANDLE || es.kind == CB_FIELD_VALUE_HANDLE;
+    if (count < 0 || (elem < 0 && !handle))
+        return;
+    fc->kind = elem >= 0 ? CB_FIELD_RECORD_ARRAY : out ? CB_FIELD_HANDLE_OUT : CB_FIELD_HANDLE_ARRAY;
+    fc->ref = elem >= 0 ? elem : es.ref;
+    fc->elem_size = elem >= 0 ? 0 : es.size;
+    fc->aux = count;
+}
+
+/* Appends r's named fields at byte offset base to rc; anonymous members
+ * flattened. top: the record the table is for (the rules name it), NULL
+ * inside an anonymous member. */
+static void add_fields(const record_env *env, const cb_record *r, const cb_record *top,
+                       long long base, cb_record_class *rc)
+{
+    const cb_model *m = env->m;
+    for (size_t i = 0; i < r->nfields; i++) {
+        const cb_field *f = &r->fields[i];
+        if (!*f->name) {
+            if (f->nested >= 0)
+                add_fields(env, &m->records[f->nested], NULL, base + f->offset, rc);
+            continue;
+        }
+        field_shape s = shape_of(env, f->type, f->nested);
+        cb_field_class *fc = &rc->fields[rc->nfields++];
+        *fc = (cb_field_class){f, 0, -1, 0, s.kind, s.size, s.count, s.ref, -1, 0};
+        kernel_field(env, top, f, fc);
+        array_field(env, top, f, fc);
+        if (f->bit_width >= 0) {
+            fc->offset = base + f->bit_offset / 8;
+            fc->bit_width = f->bit_width;
+            fc->bit_offset = f->bit_offset % 8;
+        } else {
+            fc->offset = base + (f->offset > 0 ? f->offset : 0);
+        }
+    }
+}
+
+/* The host-bytes rules of record r, one extent each. */
+static void add_extents(const record_env *env, const cb_record *r, cb_record_class *rc)
+{
+    cb_model *m = env->m;
+    const cb_record_facts *rf = &env->facts->records[r - m->records];
+    rc->extents = model_alloc(m, (rf->nhost_bytes + 1) * sizeof *rc->extents);
+    for (size_t i = 0; i < rf->nhost_bytes; i++) {
+        const cb_rule *rule = rf->host_bytes[i];
+        cb_host_bytes h;
+        char err[256];
+        if (host_bytes_parse(env->facts->rules, rule, &h, err, sizeof err) < 0)
+            continue;
+        cb_extent *e = &rc->extents[rc->nextents++];
+        e->buffer = model_field_index(m, r, h.buffer);
+        e->writes = h.writes;
+        e->when = -1;
+        e->when_value = 0;
+        if (h.when_value) {
+            const cb_field *wf = rules_record_field(m, rule->args[0], h.when_field);
+            e->when = model_field_index(m, r, h.when_field);
+            if (!wf || host_bytes_enumerator(m, wf->type, h.when_value, &e->when_value) < 0)
+                e->when = -1;
+        }
+        for (int t = 0; t < HB_NTERMS; t++)
+            e->term[t] = h.term[t] ? model_field_index(m, r, h.term[t]) : -1;
+    }
+}
+
+/* Whether a call must check record i: own[i] (a counted array of its own
+ * or a host extent), or a record it holds by value or in an array it owns
+ * must. memo: -1 unknown; a record never holds itself by value, so a
+ * record in progress is 0. */
+static int record_checked(const record_env *env, size_t i, const int *own, signed char *memo);
+
+static int members_checked(const record_env *env, const cb_record *r, const cb_record *top,
+                           const int *own, signed char *memo)
+{
+    const cb_model *m = env->m;
+    for (size_t k = 0; k < r->nfields; k++) {
+        const cb_field *f = &r->fields[k];
+        if (!*f->name) {
+            if (f->nested >= 0 && members_checked(env, &m->records[f->nested], top, own, memo))
+                return 1;
+            continue;
+        }
+        const cb_type *t = f->type->kind == TY_ARRAY ? f->type->pointee : f->type;
+        const cb_field_facts *ff = field_facts(env, top, f->name);
+        int idx = -1;
+        if (t && t->kind == TY_RECORD)
+            idx = f->nested >= 0 ? f->nested : classify_record_index(m, t);
+        else if (ff && ff->on[CB_D_FIELD_COUNT])
+            idx = pointee_record(m, f);
+        if (idx >= 0 && record_checked(env, (size_t)idx, own, memo))
+            return 1;
+    }
+    return 0;
+}
+
+static int record_checked(const record_env *env, size_t i, const int *own, signed char *memo)
+{
+    if (memo[i] < 0) {
+        memo[i] = 0;
+        memo[i] = (signed char)(own[i] || members_checked(env, &env->m->records[i],
+                                                          &env->m->records[i], own, memo));
+    }
+    return memo[i];
+}
+
+cb_record_class *classify_records(cb_model *m, const cb_facts *facts, const handle_class *hc,
+                                  size_t nhc)
+{
+    const record_env env = {m, facts, hc, nhc};
+    cb_record_class *rcs = model_alloc(m, (m->nrecords + 1) * sizeof *rcs);
+    int *own = calloc(m->nrecords + 1, sizeof *own);
+    signed char *memo = malloc(m->nrecords + 1);
+    if (!own || !memo)
+        arena_oom();
+    memset(memo, -1, m->nrecords + 1);
+    for (size_t i = 0; i < m->nrecords; i++) {
+        const cb_record *r = &m->records[i];
+        cb_record_class *rc = &rcs[i];
+        rc->fields = model_alloc(m, (facts->records[i].nfields + 1) * sizeof *rc->fields);
+        add_fields(&env, r, r, 0, rc);
+        add_extents(&env, r, rc);
+        /* a counted array the struct object owns (a driver-filled
+         * HANDLE_OUT array is the driver's), or a host extent */
+        for (size_t k = 0; k < rc->nfields; k++)
+            own[i] |= rc->fields[k].kind == CB_FIELD_RECORD_ARRAY ||
+                      rc->fields[k].kind == CB_FIELD_HANDLE_ARRAY;
+        own[i] |= rc->nextents > 0;
+    }
+    for (size_t i = 0; i < m->nrecords; i++)
+        rcs[i].checked = record_checked(&env, i, own, memo);
+    free(own);
+    free(memo);
+    return rcs;
+}

@@ -1,0 +1,497 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * main.c — the `cubind` command line: generate, dump, classify, verify,
+ * rules, and the ABI commands (abi_cmd.c).
+ *
+ * Errors go to stderr as "file:line: message" with exit status 1; usage
+ * errors, and a header refused for lacking what the bindings need (not a
+ * driver header: no cuInit, no CUresult enum, no CUDA_VERSION; a library's
+ * header without the result enum its rules file names), exit with 2.
+ * Nothing is written unless everything rendered, and then the whole set of
+ * outputs replaces the old one or none of it does (render_write).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "abi/abi.h"
+#include "util/checksum.h"
+#include "classify/classify.h"
+#include "cli/classify_json.h"
+#include "classify/host_bytes.h"
+#include "model/dump.h"
+#include "model/model.h"
+#include "render/render.h"
+#include "rules/rules.h"
+#include "rules/rules_bind.h"
+#include "tmpl/tmpl.h"
+
+/* The version of pyproject.toml, passed by the build (build.ninja). */
+#ifndef CUBIND_VERSION
+#error "CUBIND_VERSION is not defined (build with ninja, which passes it)"
+#endif
+
+static const char usage_main[] =
+    "usage: cubind COMMAND [options]\n"
+    "       cubind --version\n"
+    "\n"
+    "commands:\n"
+    "  generate --header cuda.h --out DIR   write the bindings' sources into DIR\n"
+    "  dump --header cuda.h                 print the header's model as JSON\n"
+    "  classify --header cuda.h             print how each function crosses (JSON)\n"
+    "  verify FILE...                       check generated files' checksums\n"
+    "  rules                                list the directives of a rules file\n"
+    "  manifest --header cuda.h             print the header's ABI manifest (JSON)\n"
+    "  abi-diff OLD NEW [--json]            ABI changes between two headers/manifests\n"
+    "  abi-check MODULE --header cuda.h     compare a built module's table with a header\n"
+    "\n"
+    "`cubind COMMAND --help` describes each command.\n";
+
+static const char usage_generate[] =
+    "usage: cubind generate --header cuda.h --out DIR [--templates DIR] [--rules FILE]\n"
+    "                       [--depfile FILE] [--header-docs] [--list-unmatched]\n"
+    "\n"
+    "Parses cuda.h (and cudaTypedefs.h beside it) and writes the generated\n"
+    "sources into DIR, which must exist. Every file is rendered first and\n"
+    "renamed into place only when all succeeded. Functions not bound yet are\n"
+    "listed in DIR/unsupported.txt and counted on stderr. Exit status 2 on a\n"
+    "usage error or a header refused as not a driver header (no cuInit, no\n"
+    "CUresult enum, no CUDA_VERSION) or as lacking the result enum its rules\n"
+    "file names, 1 on any other error.\n"
+    "  --templates DIR  templates (default: templates/ beside the build dir)\n"
+    "  --rules FILE     special cases (default: gen/rules.txt likewise)\n"
+    "  --depfile FILE   write the inputs read (headers, templates, rules) as a\n"
+    "                   Makefile-style dependency file for Ninja\n"
+    "  --header-docs    put the header's documentation comments into the\n"
+    "                   docstrings (reST); without it the generated files hold\n"
+    "                   none of the header's prose, only a link to NVIDIA's\n"
+    "                   documentation (use it on your own header, at build time)\n"
+    "  --list-unmatched name every rule that matches nothing in this header\n"
+    "                   (rules written for other releases); without it one\n"
+    "                   summary line counts them\n";
+
+static const char usage_dump[] =
+    "usage: cubind dump --header cuda.h\n"
+    "\n"
+    "Prints the model of cuda.h as JSON on stdout: functions (public name,\n"
+    "ABI symbol, cuGetProcAddress name and version), enums, records with\n"
+    "sizes and offsets, typedefs, handles, callbacks, integer macros. A\n"
+    "header not named cuda.h is read as a library's (nvrtc.h, nvJitLink.h:\n"
+    "no cudaTypedefs.h; symbols for dlsym).\n";
+
+static const char usage_rules[] =
+    "usage: cubind rules\n"
+    "\n"
+    "Lists the directives a rules file (gen/rules.txt, gen/<api>.rules) takes,\n"
+    "with their arguments and meaning. A rule's FUNCTION is a function's public\n"
+    "name (cuMemAlloc) or the symbol its header declares (cuMemAlloc_v2); a\n"
+    "RECORD is a record's tag or typedef. `cubind generate --list-unmatched`\n"
+    "names the rules that match nothing in a header.\n";
+
+static const char usage_classify[] =
+    "usage: cubind classify --header cuda.h [--rules FILE]\n"
+    "\n"
+    "Prints the classification `cubind generate` renders, as JSON on stdout:\n"
+    "every function (supported or not, with the reason), each parameter with\n"
+    "its shape, direction (in, out, inout, none), element kind and the rules\n"
+    "that applied to it; the handle classes; every struct and union with its\n"
+    "fields' kinds; the rules that match nothing in the header. Deterministic:\n"
+    "a change of the classifier or the rules shows as a diff of it\n"
+    "(tests/gen/data/classify_cuda13.json). Exit status as for generate.\n"
+    "  --rules FILE     special cases (default: gen/rules.txt beside the build\n"
+    "                   dir; gen/<api>.rules for a library's header)\n";
+
+static const char usage_verify[] =
+    "usage: cubind verify FILE...\n"
+    "\n"
+    "Checks that each generated file's body matches the checksum stamped in\n"
+    "its header: a hand edit of generated code fails. Exit 1 on a mismatch.\n";
+
+typedef struct {
+    const char *header, *out, *templates, *rules, *depfile;
+    int help, header_docs, list_unmatched;
+} options;
+
+static int parse_options(int argc, char **argv, options *o, const char *usage)
+{
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        const char **slot = strcmp(a, "--header") == 0      ? &o->header
+                            : strcmp(a, "--out") == 0       ? &o->out
+                            : strcmp(a, "--templates") == 0 ? &o->templates
+                            : strcmp(a, "--rules") == 0     ? &o->rules
+                            : strcmp(a, "--depfile") == 0   ? &o->depfile
+                                                            : NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            o->help = 1;
+            fputs(usage, stdout);
+            return 0;
+        }
+        /* flags of generate only (its usage names them) */
+        int *flag = usage != usage_generate                ? NULL
+                    : strcmp(a, "--header-docs") == 0    ? &o->header_docs
+                    : strcmp(a, "--list-unmatched") == 0 ? &o->list_unmatched
+                                                         : NULL;
+        if (flag) {
+            *flag = 1;
+            continue;
+        }
+        if (!slot || i + 1 >= argc) {
+            fprintf(stderr, "cubind: %s: %s\n%s", a, slot ? "needs a value" : "unknown option",
+                    usage);
+            return -1;
+        }
+        *slot = argv[++i];
+    }
+    return 0;
+}
+
+/* The source tree: the parent of the directory holding this executable. */
+static void source_path(const char *rel, char *out, size_t cap)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+        snprintf(out, cap, "%s", rel);
+        return;
+    }
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash)
+        *slash = '\0';
+    slash = strrchr(exe, '/');
+    if (slash)
+        *slash = '\0';
+    int w = snprintf(out, cap, "%s/%s", exe, rel);
+    if (w < 0 || (size_t)w >= cap)
+        snprintf(out, cap, "%s", rel);
+}
+
+static int is_directory(const char *path);
+
+/* A library's header alone; cuda.h with the interop headers beside it,
+ * read with the shim headers of the source tree's runtime/interop
+ * (cubind_interop.h): beside the executable's directory (build/cubind), or
+ * one level up for a build in a subdirectory (build/asan/cubind).
+ * NULL after reporting the error; *status is then the exit status (2: the
+ * header was refused as not a driver header, 1: any other failure). */
+static cb_model *load_model(const char *header, int library, int *status)
+{
+    char err[2048], interop[PATH_MAX];
+    source_path("runtime/interop", interop, sizeof interop);
+    if (!is_directory(interop))
+        source_path("../runtime/interop", interop, sizeof interop);
+    int refused;
+    cb_model *m = model_parse_api(header, library, library ? NULL : interop, err, sizeof err,
+                                  &refused);
+    if (!m) {
+        fprintf(stderr, "%s\n", err);
+        *status = refused ? 2 : 1;
+    }
+    return m;
+}
+
+/* Every binding returns the result enum the rules file names (`result`:
+ * CUresult, nvrtcResult ...), so a header without that enum is refused
+ * as the parser refuses a header that is not a driver header: -1 with
+ * "file:line: message" in err, for exit status 2. The line is that of the
+ * first function returning the type (declared, but not as an enum), else
+ * 0: the file as a whole. */
+static int check_result_enum(const cb_model *m, const cb_api *api, const char *rules_path,
+                             char *err, size_t errlen)
+{
+    if (model_enum(m, api->result))
+        return 0;
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        const cb_function *f = &m->functions[i];
+        if (f->ret && f->ret->name && strcmp(f->ret->name, api->result) == 0) {
+            snprintf(err, errlen,
+                     "%s:%u: no enum %s (the result enum the rules file %s names; the return "
+                     "type of %s, declared here)",
+                     f->file, f->line, api->result, rules_path, f->name);
+            return -1;
+        }
+    }
+    snprintf(err, errlen, "%s:0: no enum %s (the result enum the rules file %s names)",
+             m->header, api->result, rules_path);
+    return -1;
+}
+
+static int cmd_dump(int argc, char **argv)
+{
+    options o = {0};
+    if (parse_options(argc, argv, &o, usage_dump) < 0)
+        return 2;
+    if (o.help)
+        return 0;
+    if (!o.header) {
+        fprintf(stderr, "cubind dump: --header is required\n%s", usage_dump);
+        return 2;
+    }
+    int status;
+    cb_model *m = load_model(o.header, model_is_library_header(o.header), &status);
+    if (!m)
+        return status;
+    int rc = dump_model(stdout, m);
+    model_free(m);
+    if (rc < 0 || fflush(stdout) != 0) {
+        fprintf(stderr, "cubind dump: cannot write to stdout\n");
+        return 1;
+    }
+    return 0;
+}
+
+/* "out/driver.c: input input ..." for every input of the generation, so
+ * the build reruns it when a template is added, changed or removed. */
+static int write_depfile(const char *path, const char *outdir, const char *first_output,
+                         const cb_model *m, const tmpl_set *ts, const char *rules)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "%s/%s:", outdir, first_output);
+    fprintf(f, " \\\n  %s \\\n  %s", m->header, rules);
+    if (*m->typedefs_header)
+        fprintf(f, " \\\n  %s", m->typedefs_header);
+    /* the shim in its directory, the interop headers beside cuda.h */
+    const char *slash = strrchr(m->header, '/');
+    int dirlen = slash ? (int)(slash - m->header + 1) : 0;
+    for (size_t i = 0; i < m->ninterop_includes; i++) {
+        const char *h = m->interop_includes[i];
+        if (strcmp(h, "cubind_interop.h") == 0)
+            fprintf(f, " \\\n  %s/%s", m->interop_dir, h);
+        else if (strcmp(h, "cudaTypedefs.h") != 0) /* listed above */
+            fprintf(f, " \\\n  %.*s%s", dirlen, m->header, h);
+    }
+    for (size_t i = 0; i < tmpl_count(ts); i++)
+        fprintf(f, " \\\n  %s", tmpl_origin(ts, i));
+    fputc('\n', f);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+static int is_directory(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int cmd_generate(int argc, char **argv)
+{
+    options o = {0};
+    if (parse_options(argc, argv, &o, usage_generate) < 0)
+        return 2;
+    if (o.help)
+        return 0;
+    if (!o.header || !o.out) {
+        fprintf(stderr, "cubind generate: --header and --out are required\n%s", usage_generate);
+        return 2;
+    }
+    if (!is_directory(o.out)) {
+        fprintf(stderr, "%s:0: output directory does not exist\n", o.out);
+        return 1;
+    }
+    char tdir[PATH_MAX], rfile[PATH_MAX], err[2048];
+    if (!o.templates) {
+        source_path("templates", tdir, sizeof tdir);
+        o.templates = tdir;
+    }
+    if (!o.rules) {
+        source_path("gen/rules.txt", rfile, sizeof rfile);
+        o.rules = rfile;
+    }
+    int status = 1;
+    cb_model *m = NULL;
+    cb_rules *rules = NULL;
+    cb_facts *facts = NULL;
+    cb_classes *classes = NULL;
+    render_output out = {0};
+    tmpl_set *ts = tmpl_set_new();
+    if (!ts) {
+        fputs("cubind: out of memory\n", stderr);
+        return 1;
+    }
+    if (tmpl_load_dir(ts, o.templates, err, sizeof err) < 0)
+        goto report;
+    if (!(rules = rules_load(o.rules, err, sizeof err)))
+        goto report;
+    cb_api api;
+    rules_api(rules, &api);
+    if (!(m = load_model(o.header, api.is_library, &status)))
+        goto done;
+    if (check_result_enum(m, &api, o.rules, err, sizeof err) < 0) {
+        status = 2;
+        goto report;
+    }
+    if (!o.header_docs)
+        model_forget_docs(m);
+    if (host_bytes_check(m, rules, err, sizeof err) < 0)
+        goto report;
+    facts = rules_bind(rules, m);
+    classes = classify_model(m, facts);
+    if (classify_undo(m, classes, facts, err, sizeof err) < 0)
+        goto report;
+    if (render_all(&out, ts, m, classes, rules, err, sizeof err) < 0)
+        goto report;
+    if (render_write(&out, o.out, err, sizeof err) < 0)
+        goto report;
+    if (o.depfile && write_depfile(o.depfile, o.out, out.files[0].name, m, ts, o.rules) < 0) {
+        snprintf(err, sizeof err, "%s:0: cannot write the dependency file", o.depfile);
+        goto report;
+    }
+    size_t unmatched = rules_unmatched(facts, o.list_unmatched ? stderr : NULL);
+    if (unmatched && !o.list_unmatched)
+        fprintf(stderr,
+                "cubind: %zu rule%s of %s name%s nothing in %s (rules for other releases; "
+                "--list-unmatched lists them)\n",
+                unmatched, unmatched == 1 ? "" : "s", o.rules, unmatched == 1 ? "s" : "", o.header);
+    const char *report = "unsupported.txt";
+    for (size_t i = 0; i < out.nfiles; i++)
+        if (strstr(out.files[i].name, "unsupported.txt"))
+            report = out.files[i].name;
+    fprintf(stderr, "cubind: %zu of %zu functions bound; the rest are listed in %s/%s\n",
+            classes->nsupported, classes->nfunctions, o.out, report);
+    status = 0;
+    goto done;
+report:
+    fprintf(stderr, "%s\n", err);
+done:
+    render_output_free(&out);
+    classes_free(classes);
+    rules_unbind(facts);
+    model_free(m);
+    rules_free(rules);
+    tmpl_set_free(ts);
+    return status;
+}
+
+static int cmd_classify(int argc, char **argv)
+{
+    options o = {0};
+    if (parse_options(argc, argv, &o, usage_classify) < 0)
+        return 2;
+    if (o.help)
+        return 0;
+    if (!o.header || o.out || o.templates || o.depfile) {
+        fprintf(stderr, "cubind classify: %s\n%s",
+                o.header ? "takes only --header and --rules" : "--header is required",
+                usage_classify);
+        return 2;
+    }
+    char rfile[PATH_MAX], err[2048];
+    if (!o.rules) {
+        source_path("gen/rules.txt", rfile, sizeof rfile);
+        o.rules = rfile;
+    }
+    int status = 1;
+    cb_model *m = NULL;
+    cb_facts *facts = NULL;
+    cb_classes *classes = NULL;
+    cb_rules *rules = rules_load(o.rules, err, sizeof err);
+    if (!rules)
+        goto report;
+    cb_api api;
+    rules_api(rules, &api);
+    if (!(m = load_model(o.header, api.is_library, &status)))
+        goto done;
+    if (check_result_enum(m, &api, o.rules, err, sizeof err) < 0) {
+        status = 2;
+        goto report;
+    }
+    if (host_bytes_check(m, rules, err, sizeof err) < 0)
+        goto report;
+    facts = rules_bind(rules, m);
+    classes = classify_model(m, facts);
+    if (classify_undo(m, classes, facts, err, sizeof err) < 0)
+        goto report;
+    if (classify_json(stdout, m, classes) < 0 || fflush(stdout) != 0) {
+        snprintf(err, sizeof err, "cubind classify: cannot write to stdout");
+        goto report;
+    }
+    status = 0;
+    goto done;
+report:
+    fprintf(stderr, "%s\n", err);
+done:
+    classes_free(classes);
+    rules_unbind(facts);
+    model_free(m);
+    rules_free(rules);
+    return status;
+}
+
+static int cmd_verify(int argc, char **argv)
+{
+    if (argc < 3 || strcmp(argv[2], "--help") == 0) {
+        fputs(usage_verify, argc < 3 ? stderr : stdout);
+        return argc < 3 ? 2 : 0;
+    }
+    int bad = 0;
+    for (int i = 2; i < argc; i++) {
+        FILE *f = fopen(argv[i], "rb");
+        if (!f) {
+            fprintf(stderr, "%s:0: cannot open\n", argv[i]);
+            bad = 1;
+            continue;
+        }
+        strbuf sb = {0};
+        char buf[65536];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+            sb_append(&sb, buf, n);
+        fclose(f);
+        const char *why = "";
+        int ok = sb.oom ? 0 : checksum_verify(sb.data ? sb.data : "", sb.len, &why);
+        if (ok != 1) {
+            fprintf(stderr, "%s:1: %s\n", argv[i], sb.oom ? "out of memory" : why);
+            bad = 1;
+        }
+        sb_free(&sb);
+    }
+    return bad;
+}
+
+static int cmd_rules(int argc, char **argv)
+{
+    if (argc > 2 && strcmp(argv[2], "--help") != 0 && strcmp(argv[2], "-h") != 0) {
+        fprintf(stderr, "cubind: %s: unknown option\n%s", argv[2], usage_rules);
+        return 2;
+    }
+    fputs(usage_rules, stdout);
+    fputc('\n', stdout);
+    rules_print_directives(stdout);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(usage_main, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("cubind %s\n", CUBIND_VERSION);
+        return 0;
+    }
+    if (strcmp(argv[1], "generate") == 0)
+        return cmd_generate(argc, argv);
+    if (strcmp(argv[1], "dump") == 0)
+        return cmd_dump(argc, argv);
+    if (strcmp(argv[1], "classify") == 0)
+        return cmd_classify(argc, argv);
+    if (strcmp(argv[1], "verify") == 0)
+        return cmd_verify(argc, argv);
+    if (strcmp(argv[1], "rules") == 0)
+        return cmd_rules(argc, argv);
+    if (strcmp(argv[1], "manifest") == 0)
+        return abi_cmd_manifest(argc, argv);
+    if (strcmp(argv[1], "abi-diff") == 0)
+        return abi_cmd_diff(argc, argv);
+    if (strcmp(argv[1], "abi-check") == 0)
+        return abi_cmd_check(argc, argv);
+    fprintf(stderr, "cubind: unknown command '%s'\n%s", argv[1], usage_main);
+    return 2;
+}

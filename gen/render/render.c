@@ -1,0 +1,1137 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * render.c — model + classes → template values → files in the output
+ * directory.
+ *
+ * This is where the generator computes data for the templates (names,
+ * indices, ranges, literal spellings of numbers and strings); the text of
+ * the generated code is all in templates/. Every output is rendered into
+ * memory first; only when all rendered does render_write() write them, each
+ * to a temporary file renamed over the old one, the old ones kept (linked)
+ * until every rename succeeded and renamed back if one failed: a failed run
+ * leaves the previous set of outputs untouched, never half of each.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "render/render.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "abi/abi.h"
+#include "model/arena.h"
+#include "util/checksum.h"
+#include "render/doc_rst.h"
+#include "classify/handles.h"
+#include "render/render_names.h"
+#include "render/render_structs.h"
+#include "render/render_util.h"
+
+/* A C declaration of something of type `spelling`, for driver/c_decl.c:
+ * a function pointer spelled out ("int (*)(void *)") puts the name inside
+ * its "(*)" (type_funcptr, type_head "int ", type_tail "(void *)"); any
+ * other type is type_head then the name, after a space unless the
+ * spelling ends in '*' (type_spaced). */
+static void set_decl_type(tv *p, const char *spelling)
+{
+    const char *star = strstr(spelling, "(*)");
+    size_t n = strlen(spelling);
+    tv_set_bool(p, "type_funcptr", star != NULL);
+    tv_set(p, "type_head", star ? tv_strf("%.*s", (int)(star - spelling), spelling) : tv_str(spelling));
+    tv_set_str(p, "type_tail", star ? star + 3 : "");
+    tv_set_bool(p, "type_spaced", !star && !(n && spelling[n - 1] == '*'));
+}
+
+/* The parameters of f as driver/c_params.c declares them: {cname, type},
+ * the type as set_decl_type splits it. */
+static tv *c_params_value(const cb_function *f)
+{
+    tv *list = tv_list();
+    for (size_t i = 0; i < f->nparams; i++) {
+        tv *p = tv_map();
+        tv_set_str(p, "cname", f->params[i].name);
+        tv_set_str(p, "type", f->params[i].type->spelling);
+        set_decl_type(p, f->params[i].type->spelling);
+        tv_push(list, p);
+    }
+    return list;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* ---- Python names (python-names rule) -------------------------------- */
+
+/* How many leading characters every enumerator of e shares, cut after an
+ * underscore (NVJITLINK_INPUT_ of NVJITLINK_INPUT_PTX ...); 0 unless the
+ * API asks for snake names. */
+static size_t enum_common_prefix(const cb_api *api, const cb_enum *e)
+{
+    if (!api->snake || e->nitems < 2)
+        return 0;
+    size_t n = strlen(e->items[0].name);
+    for (size_t k = 1; k < e->nitems; k++) {
+        size_t i = 0;
+        while (i < n && e->items[k].name[i] == e->items[0].name[i])
+            i++;
+        n = i;
+    }
+    while (n && e->items[0].name[n - 1] != '_')
+        n--;
+    return n;
+}
+
+/* An enum class's Python name: enum classes keep their CamelCase, only the
+ * API's prefix goes (nvJitLinkInputType -> InputType). */
+static const char *enum_pyname(const cb_api *api, const char *name)
+{
+    size_t np = strlen(api->name_prefix);
+    return np && strncmp(name, api->name_prefix, np) == 0 && name[np] ? name + np : name;
+}
+
+/* ---- functions ---------------------------------------------------------- */
+
+/* A type's spelling without its own const ("const CUgraphNode" →
+ * "CUgraphNode", but "const void *" stays): the type of a local the call's
+ * array is built in. */
+static const char *unqualified(const cb_type *t)
+{
+    const char *s = t->spelling;
+    return t->is_const && strncmp(s, "const ", 6) == 0 ? s + 6 : s;
+}
+
+/* The shape's template (templates/shapes/<name>.tmpl of shapes.def, which
+ * every phase renders with {{>*shape_template}}), one boolean per element
+ * kind and the direction: every key is set for every parameter. */
+static void set_shape_flags(tv *p, const cb_pclass *pc, int pointer_handle)
+{
+    tv_set_strf(p, "shape_template", "shapes/%s", shapes_name(pc->shape));
+    cb_ekind e = pc->elem;
+    tv_set_bool(p, "ek_signed", e == EK_INT && pc->is_signed);
+    tv_set_bool(p, "ek_unsigned", e == EK_INT && !pc->is_signed);
+    tv_set_bool(p, "ek_float", e == EK_FLOAT);
+    tv_set_bool(p, "ek_enum", e == EK_ENUM);
+    tv_set_bool(p, "ek_handle_pointer", e == EK_HANDLE && pointer_handle);
+    tv_set_bool(p, "ek_value_handle", e == EK_VALUE_HANDLE || (e == EK_HANDLE && !pointer_handle));
+    tv_set_bool(p, "ek_struct", e == EK_STRUCT);
+    tv_set_bool(p, "ek_pointer", e == EK_POINTER);
+    tv_set_bool(p, "ek_bool", e == EK_BOOL);
+    tv_set_bool(p, "ek_string", e == EK_STRING);
+    tv_set_bool(p, "ek_cstring", e == EK_CSTRING);
+    tv_set_bool(p, "is_input", classify_is_input(pc));
+    tv_set_bool(p, "is_output", classify_is_output(pc));
+}
+
+/* Position of parameter k among the function's Python inputs. */
+static int in_index_of(const cb_fclass *fc, int k)
+{
+    int n = 0;
+    for (int i = 0; i < k; i++)
+        n += classify_is_input(&fc->params[i]);
+    return n;
+}
+
+/* Parameter k as another parameter's template names it: its C name and
+ * its shape's template, whose value phase spells the C expression of its
+ * value (templates/driver/param_value.c). */
+static tv *param_ref(const cb_fclass *fc, int k)
+{
+    tv *r = tv_map();
+    tv_set_str(r, "cname", fc->params[k].param->name);
+    tv_set_strf(r, "shape_template", "shapes/%s", shapes_name(fc->params[k].shape));
+    return r;
+}
+
+/* The count parameter of pc as a list of one param_ref, empty when pc has
+ * none (templates/driver/count_value.c gives 0 then). */
+static tv *count_ref(const cb_fclass *fc, const cb_pclass *pc)
+{
+    tv *list = tv_list();
+    if (pc->count_index >= 0 && shapes_count(pc->shape) != COUNT_NONE)
+        tv_push(list, param_ref(fc, pc->count_index));
+    return list;
+}
+
+/* Bytes of the value buffer of an attribute parameter: 64, or its longest
+ * string case. */
+static long long attr_buffer_size(const cb_pclass *pc)
+{
+    long long n = 64;
+    for (size_t i = 0; i < pc->nattr_cases; i++)
+        if (pc->attr_cases[i].elem == EK_STRING && pc->attr_cases[i].fixed_len > n)
+            n = pc->attr_cases[i].fixed_len;
+    return n;
+}
+
+/* A buffer-size rule's size function, for driver/size_fn_call.c.tmpl: its
+ * slot, the leading parameters it shares with the function (size_args), the
+ * type of its size. */
+static void size_value(tv *p, const cb_fclass *fc, const cb_pclass *pc)
+{
+    const cb_function *sf = pc->size_fn;
+    tv_set_bool(p, "has_size_fn", sf != NULL);
+    if (!sf)
+        return;
+    tv_set_str(p, "size_name", sf->name);
+    tv_set_str(p, "size_proc_name", sf->proc_name);
+    tv_set_int(p, "size_proc_version", sf->proc_version);
+    tv_set_str(p, "size_type", sf->params[sf->nparams - 1].type->pointee->spelling);
+    tv *args = tv_list();
+    for (size_t i = 0; i + 1 < sf->nparams; i++)
+        tv_push(args, param_ref(fc, (int)i));
+    tv_set(p, "size_args", args);
+}
+
+static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc, const cb_pclass *pc,
+                       int in_index, int out_index, const handle_class *hc, size_t nhc)
+{
+    const cb_function *f = fc->fn;
+    tv *p = tv_map();
+    tv_set_str(p, "cname", pc->param->name);
+    tv_set_str(p, "pyname", pc->pyname);
+    tv_set_str(p, "fname", f->name);
+    tv_set_str(p, "ptype", pc->param->type->spelling);
+    set_decl_type(p, pc->param->type->spelling);
+    /* a function-pointer parameter also takes its own class (CUhostFn)
+     * where its type is one; a bare pointer type (nvrtc's) has none */
+    tv_set_bool(p, "funcptr_class",
+                pc->shape == SH_IN_FUNCPTR && handles_index(hc, nhc, pc->param->type->spelling) >= 0);
+    tv_set_str(p, "ctype", unqualified(pc->value));
+    tv_set_int(p, "in_index", in_index);
+    tv_set_int(p, "out_index", out_index);
+    /* an input or output after the first: the stubs put ", " before it */
+    tv_set_bool(p, "later_input", in_index > 0);
+    tv_set_bool(p, "later_output", out_index > 0);
+    tv_set_strf(p, "umax", "%llu", pc->umax);
+    tv_set(p, "smin", ll_literal(pc->smin));
+    tv_set(p, "smax", ll_literal(pc->smax));
+    tv_set_str(p, "enum_name", pc->enum_index >= 0 ? m->enums[pc->enum_index].name : "");
+    tv_set_str(p, "enum_pyname", pc->enum_index >= 0 ? enum_pyname(api, m->enums[pc->enum_index].name) : "");
+    tv_set_str(p, "handle_name", pc->handle ? pc->handle : "");
+    /* a class implementing __cuda_stream__: the parameter also takes any
+     * object that does (the stubs' _CudaStreamLike) */
+    int hi = pc->handle ? handles_index(hc, nhc, pc->handle) : -1;
+    tv_set_bool(p, "stream_like", hi >= 0 && hc[hi].stream_protocol);
+    /* a handle-cast rule: the other class the parameter takes */
+    tv_set_str(p, "cast_handle", pc->cast_from ? pc->cast_from : "");
+    tv_set_bool(p, "has_cast", pc->cast_from != NULL);
+    tv_set_int(p, "record_index", pc->record_index);
+    tv_set_str(p, "struct_name", pc->record_index >= 0 ? m->records[pc->record_index].name : "");
+    tv_set_bool(p, "struct_named", pc->record_index >= 0 && !m->records[pc->record_index].is_nested &&
+                                        !strchr(m->records[pc->record_index].name, '<'));
+    int has_count = pc->count_index >= 0 && shapes_count(pc->shape) != COUNT_NONE;
+    tv_set_str(p, "count_cname", has_count ? f->params[pc->count_index].name : "");
+    tv_set_str(p, "count_pyname", has_count ? fc->params[pc->count_index].pyname : "");
+    tv_set_str(p, "kernel_cname", pc->shape == SH_KERNEL_PARAMS ? f->params[pc->count_index].name : "");
+    tv_set_int(p, "kernel_in_index", pc->shape == SH_KERNEL_PARAMS ? in_index_of(fc, pc->count_index) : -1);
+    const char *kernel_cast = pc->shape == SH_KERNEL_PARAMS ? fc->params[pc->count_index].cast_from : NULL;
+    tv_set_bool(p, "kernel_has_cast", kernel_cast != NULL);
+    tv_set_str(p, "kernel_cast_handle", kernel_cast ? kernel_cast : "");
+    tv_set_bool(p, "has_params_sibling", pc->params_index >= 0);
+    tv_set_str(p, "params_cname", pc->params_index >= 0 ? f->params[pc->params_index].name : "");
+    tv_set_bool(p, "count_is_inout",
+                pc->count_index >= 0 && fc->params[pc->count_index].shape == SH_COUNT_INOUT);
+    tv_set(p, "count_param", count_ref(fc, pc));
+    tv_set_bool(p, "has_count", has_count);
+    tv_set_int(p, "fixed_len", pc->fixed_len);
+    tv_set_int(p, "count_less", pc->count_less);
+    /* a fixed array of char is a byte string (cuDeviceGetLuid's luid) */
+    tv_set_bool(p, "fixed_bytes", pc->shape == SH_OUT_FIXED && pc->value->kind == TY_INT &&
+                                      pc->value->size == 1 && strstr(pc->value->canon, "char"));
+    int cb = pc->shape == SH_CALLBACK;
+    /* CUBIND_CB_DESTROY for a parameter that is no callback (unused) */
+    cb_callback_kind kind = cb ? pc->callback_kind : CB_CALLBACK_DESTROY;
+    tv_set_str(p, "callback_kind", render_callback_kind(kind));
+    tv_set_bool(p, "callback_host", cb && kind == CB_CALLBACK_HOST);
+    tv_set_bool(p, "callback_stream", cb && kind == CB_CALLBACK_STREAM);
+    tv_set_str(p, "data_cname", cb ? f->params[pc->data_index].name : "");
+    tv_set_int(p, "data_in_index", cb ? in_index_of(fc, pc->data_index) : -1);
+    tv_set_str(p, "stream_cname", cb && pc->stream_index >= 0 ? f->params[pc->stream_index].name : "");
+    tv_set_bool(p, "callback_destroy", cb && kind == CB_CALLBACK_DESTROY);
+    tv_set_str(p, "object_cname", cb && pc->object_index >= 0 ? f->params[pc->object_index].name : "");
+    tv_set_str(p, "trampoline", pc->shape == SH_SYNC_CALLBACK ? pc->trampoline : "");
+    tv_set_bool(p, "optional", pc->optional);
+    size_value(p, fc, pc);
+    /* a host-bytes rule says whether the driver writes; else the constness */
+    int writable = pc->shape == SH_IN_BUFFER &&
+                   (pc->host_writes >= 0 ? pc->host_writes : !pc->param->type->pointee->is_const);
+    tv_set_bool(p, "writable", writable);
+    tv_set_str(p, "host_access", writable ? "writes" : "reads");
+    set_shape_flags(p, pc, pc->handle && handles_is_pointer(hc, nhc, pc->handle));
+    int attr = pc->shape == SH_ATTR_OUT || pc->shape == SH_ATTR_IN ||
+               pc->shape == SH_ATTR_OUT_ARRAY;
+    tv_set_str(p, "attr_cname", attr ? f->params[pc->attr_index].name : "");
+    /* SH_ATTR_OUT_ARRAY: the number of values, the count of the attributes */
+    tv_set(p, "attr_count_param", pc->shape == SH_ATTR_OUT_ARRAY
+                                      ? count_ref(fc, &fc->params[pc->attr_index])
+                                      : tv_list());
+    int sizes = pc->shape == SH_ATTR_OUT_ARRAY && pc->count_index >= 0;
+    tv_set_str(p, "attr_sizes_cname", sizes ? f->params[pc->count_index].name : "");
+    tv_set_bool(p, "attr_sized_slots", sizes);
+    tv_set_int(p, "attr_buf_size", attr_buffer_size(pc));
+    /* the byte size the binding passes for an attribute value (SH_ATTR_SIZE) */
+    int sized = attr && pc->count_index >= 0 && fc->params[pc->count_index].shape == SH_ATTR_SIZE;
+    tv_set_bool(p, "attr_sets_size", sized);
+    tv_set_bool(p, "attr_sized_buffer", attr && pc->count_index >= 0 && !sized);
+    tv *cases = tv_list();
+    for (size_t i = 0; i < pc->nattr_cases; i++) {
+        const cb_pclass *c = &pc->attr_cases[i];
+        tv *cv = tv_map();
+        tv_set_str(cv, "enumerator", pc->attr_names[i]);
+        tv_set_str(cv, "fname", f->name);
+        tv_set_str(cv, "pyname", pc->pyname);
+        tv_set_strf(cv, "umax", "%llu", c->umax);
+        tv_set(cv, "smin", ll_literal(c->smin));
+        tv_set(cv, "smax", ll_literal(c->smax));
+        tv_set_str(cv, "ctype", unqualified(c->value));
+        tv_set_str(cv, "enum_name", c->enum_index >= 0 ? m->enums[c->enum_index].name : "");
+        tv_set_str(cv, "handle_name", c->handle ? c->handle : "");
+        tv_set_bool(cv, "has_cast", 0);
+        tv_set_int(cv, "record_index", c->record_index);
+        tv_set_bool(cv, "attr_array", c->fixed_len < 0);
+        tv_set_int(cv, "fixed_len", c->fixed_len);
+        tv_set_bool(cv, "attr_sets_size", sized);
+        tv_set_str(cv, "count_cname", sized ? f->params[pc->count_index].name : "");
+        tv_set_str(cv, "cname", pc->param->name);
+        set_shape_flags(cv, c, c->handle && handles_is_pointer(hc, nhc, c->handle));
+        tv_push(cases, cv);
+    }
+    tv_set(p, "attr_cases", cases);
+    return p;
+}
+
+/* The registry-* rules of a function, for function.c.tmpl. */
+static tv *registry_value(const cb_fclass *fc)
+{
+    tv *list = tv_list();
+    for (size_t i = 0; i < fc->nreg; i++) {
+        const cb_regact *ra = &fc->reg[i];
+        tv *v = tv_map();
+        tv_set_bool(v, "reg_create", ra->action == CB_REGISTRY_CREATE);
+        tv_set_bool(v, "reg_owned", ra->action == CB_REGISTRY_OWNED);
+        tv_set_bool(v, "reg_destroy", ra->action == CB_REGISTRY_DESTROY);
+        tv_set_bool(v, "reg_keep", ra->action == CB_REGISTRY_KEEP);
+        tv_set_bool(v, "reg_depend", ra->action == CB_REGISTRY_DEPEND);
+        tv_set_str(v, "cname", fc->params[ra->param].param->name);
+        tv_set_str(v, "kind", ra->kind);
+        if (ra->action == CB_REGISTRY_KEEP)
+            tv_set_int(v, "in_index", in_index_of(fc, ra->param));
+        else
+            tv_set(v, "handle_param", param_ref(fc, ra->param));
+        tv_set_str(v, "other_kind", ra->other >= 0 ? ra->other_kind : "0");
+        /* driver/other_handle_value.c: a list of one, or 0 when empty */
+        tv *other = tv_list();
+        if (ra->other >= 0)
+            tv_push(other, param_ref(fc, ra->other));
+        tv_set(v, "other_param", other);
+        tv_push(list, v);
+    }
+    return list;
+}
+
+/* Whether parameter k is one of the undo call's arguments. */
+static int undo_passes(const cb_undo *ud, int k)
+{
+    for (size_t a = 0; a < ud->nargs; a++)
+        if (ud->param[a] == k)
+            return 1;
+    return 0;
+}
+
+/* The undo rule of a function, for undo.c.tmpl: a list of one entry (the
+ * undo function, its argument expressions, the registry entries its
+ * success unregisters), or empty. */
+static tv *undo_value(const cb_fclass *fc)
+{
+    tv *list = tv_list();
+    const cb_undo *ud = fc->undo;
+    if (!ud)
+        return list;
+    tv *v = tv_map();
+    tv_set_str(v, "undo_name", ud->fn->name);
+    tv_set_str(v, "undo_proc_name", ud->fn->proc_name);
+    tv_set_int(v, "undo_proc_version", ud->fn->proc_version);
+    tv *args = tv_list();
+    for (size_t a = 0; a < ud->nargs; a++) {
+        int k = ud->param[a];
+        tv *av = k < 0 ? tv_map() : param_ref(fc, k);
+        tv_set_bool(av, "is_literal", k < 0);
+        tv_set_str(av, "literal", k < 0 ? ud->literal[a] : "");
+        tv_push(args, av);
+    }
+    tv_set(v, "undo_args", args);
+    tv *reg = tv_list();
+    for (size_t i = 0; i < fc->nreg; i++) {
+        const cb_regact *ra = &fc->reg[i];
+        if (ra->action != CB_REGISTRY_CREATE || !undo_passes(ud, ra->param))
+            continue;
+        tv *rv = tv_map();
+        tv_set_str(rv, "cname", fc->params[ra->param].param->name);
+        tv_set_str(rv, "kind", ra->kind);
+        tv_set(rv, "handle_param", param_ref(fc, ra->param));
+        tv_push(reg, rv);
+    }
+    tv_set(v, "undo_registry", reg);
+    tv_push(list, v);
+    return list;
+}
+
+/* 1 when an element is a plain value (an int, float, bool, enum member,
+ * handle or address): results made only of such values are kept between
+ * calls for reuse (result_cache in templates/driver/results.c); structs,
+ * lists and bytes are not held alive after the caller drops them. */
+static int is_plain_value_elem(cb_ekind elem)
+{
+    switch (elem) {
+    case EK_INT: case EK_FLOAT: case EK_ENUM: case EK_HANDLE: case EK_VALUE_HANDLE:
+    case EK_POINTER: case EK_BOOL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* 1 when an output parameter gives a plain value (shapes.def's plain
+ * column). An attribute-typed output does when every attribute's value is a
+ * single plain element (an attribute without a type rule gives an int). */
+static int is_plain_value_output(const cb_pclass *pc)
+{
+    switch (shapes_plain(pc->shape)) {
+    case PLAIN_YES:
+        return 1;
+    case PLAIN_ELEM:
+        return is_plain_value_elem(pc->elem);
+    case PLAIN_CASES:
+        for (size_t i = 0; i < pc->nattr_cases; i++)
+            if (pc->attr_cases[i].fixed_len != 0 || !is_plain_value_elem(pc->attr_cases[i].elem))
+                return 0;
+        return 1;
+    case PLAIN_NO:
+        break;
+    }
+    return 0;
+}
+
+/* The error-log rule of a function, for error_log.c.tmpl: a list of one
+ * entry, or empty. */
+static tv *error_log_value(const cb_fclass *fc)
+{
+    tv *list = tv_list();
+    if (!fc->log_fn || fc->log_param < 0)
+        return list;
+    tv *v = tv_map();
+    tv_set_str(v, "log_cname", fc->params[fc->log_param].param->name);
+    tv_set_str(v, "log_size_name", fc->log_size_fn->name);
+    tv_set_str(v, "log_size_proc_name", fc->log_size_fn->proc_name);
+    tv_set_int(v, "log_size_proc_version", fc->log_size_fn->proc_version);
+    tv_set_str(v, "log_name", fc->log_fn->name);
+    tv_set_str(v, "log_proc_name", fc->log_fn->proc_name);
+    tv_set_int(v, "log_proc_version", fc->log_fn->proc_version);
+    tv_push(list, v);
+    return list;
+}
+
+static tv *function_value(const cb_model *m, const cb_api *api, const cb_fclass *fc,
+                          const handle_class *hc, size_t nhc)
+{
+    const cb_function *f = fc->fn;
+    tv *fn = tv_map();
+    tv_set_str(fn, "name", f->name);
+    char *pyname = rules_python_name(api, f->name);
+    tv_set_str(fn, "pyname", pyname);
+    tv_set_bool(fn, "returns_string", fc->returns_string);
+    tv_set(fn, "error_log", error_log_value(fc));
+    tv_set_str(fn, "proc_name", f->proc_name);
+    tv_set_int(fn, "proc_version", f->proc_version);
+    /* driver/c_prototype.c: the C prototype, from ret and params */
+    tv_set_str(fn, "ret", f->ret->spelling);
+
+    tv *params = tv_list(), *inputs = tv_list(), *sync = tv_list(), *probes = tv_list();
+    int nin = 0, nout = fc->returns_string, nrequired = 0, cache_result = !fc->returns_string,
+        handle_outputs = 0, kparams = 0;
+    for (size_t i = 0; i < f->nparams; i++) {
+        const cb_pclass *pc = &fc->params[i];
+        int in = classify_is_input(pc), out = classify_is_output(pc);
+        tv_push(params, param_value(m, api, fc, pc, in ? nin : -1, out ? nout : -1, hc, nhc));
+        if (pc->shape == SH_SYNC_CALLBACK || pc->shape == SH_COUNT_INOUT) {
+            tv *sv = tv_map();
+            tv_set_str(sv, "cname", pc->param->name);
+            tv_push(pc->shape == SH_SYNC_CALLBACK ? sync : probes, sv);
+        }
+        if (out) {
+            nout++;
+            cache_result &= is_plain_value_output(pc);
+            handle_outputs += pc->elem == EK_HANDLE || pc->elem == EK_VALUE_HANDLE;
+        }
+        kparams |= pc->shape == SH_KERNEL_PARAMS;
+        if (in) {
+            tv *iv = tv_map();
+            tv_set_str(iv, "pyname", pc->pyname);
+            tv_push(inputs, iv);
+            nin++;
+            if (!pc->optional)
+                nrequired = nin;
+        }
+    }
+    tv_set_bool(fn, "has_kernel_params", kparams);
+    tv_set_int(fn, "nrequired", nrequired);
+    tv_set(fn, "params", params);
+    tv_set(fn, "inputs", inputs);
+    /* sync-callback parameters: the call site enters their context */
+    tv_set_bool(fn, "has_sync_callback", tv_len(sync) > 0);
+    tv_set(fn, "sync_callbacks", sync);
+    /* in/out counts of output arrays: a count far above what exists is
+     * first asked of the driver (function.c.tmpl) */
+    tv_set(fn, "count_probes", probes);
+    tv_set_int(fn, "nin", nin);
+    tv_set_int(fn, "nout", nout);
+    tv_set_bool(fn, "has_inputs", nin > 0);
+    tv_set_bool(fn, "has_outputs", nout > 0);
+    tv_set_bool(fn, "cache_result", cache_result);
+    /* The raising face returns a lone output itself: only a handle can be
+     * reused from one call to the next (cbs_handle_reuse), an int cannot. */
+    tv_set_bool(fn, "cache_raising_result", cache_result && (nout > 1 || handle_outputs == 1));
+    tv_set_bool(fn, "one_output", nout == 1);
+    tv_set_bool(fn, "many_outputs", nout > 1);
+    tv_set_bool(fn, "keep_gil", fc->keep_gil);
+    tv_set_bool(fn, "unloads_kernels", fc->unloads_kernels);
+    tv_set_bool(fn, "code_before", fc->code_before);
+    tv_set_bool(fn, "code_after", fc->code_after);
+    tv_set(fn, "registry", registry_value(fc));
+    tv_set(fn, "undo", undo_value(fc));
+
+    /* The docstrings (templates/driver/docstring.c), one per face, read
+     * the parameters above, and the header's documentation when the model
+     * kept it (`generate --header-docs`; model_forget_docs empties it
+     * otherwise). */
+    tv_set_bool(fn, "deprecated", f->deprecated);
+    tv_set_bool(fn, "has_header_doc", *f->doc != '\0');
+    if (*f->doc)
+        tv_set(fn, "header_doc", doc_rst(f->doc));
+    tv *faces = tv_list();
+    for (int raising = 0; raising < 2; raising++) {
+        if (!(raising ? api->raising : api->dropin))
+            continue; /* a face the module does not have gets no docstring */
+        tv *face = tv_map();
+        tv_set_bool(face, "raising", raising);
+        tv_push(faces, face);
+    }
+    tv_set(fn, "faces", faces);
+    free(pyname);
+    return fn;
+}
+
+/* ---- the C API (capsule table, consumer header) ------------------------ */
+
+/* "DRIVER", "NVRTC": the module's name in upper case (malloc'ed), for the
+ * C API's macros. */
+static char *capi_prefix(const cb_api *api)
+{
+    const char *module = api->dropin ? api->dropin : api->raising;
+    char *upper = strdup(module);
+    if (!upper)
+        arena_oom();
+    for (char *p = upper; *p; p++)
+        *p = (char)toupper((unsigned char)*p);
+    return upper;
+}
+
+/* One entry per function of the header: its parameter declarations and
+ * call arguments as cuda.h spells them, and its ABI signature (abi.h). */
+/* The headers generated C includes after cuda.h when interop headers are
+ * bound (model.h: interop_includes), each {name}; an empty list without. */
+static tv *interop_includes_value(const cb_model *m)
+{
+    tv *list = tv_list();
+    for (size_t i = 0; i < m->ninterop_includes; i++) {
+        tv *h = tv_map();
+        tv_set_str(h, "name", m->interop_includes[i]);
+        tv_push(list, h);
+    }
+    return list;
+}
+
+static tv *capi_value(const cb_model *m, const cb_classes *c)
+{
+    char **sigs = abi_signatures(m);
+    tv *list = tv_list();
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        const cb_function *f = &m->functions[i];
+        if (f->ret->kind != TY_ENUM && f->ret->kind != TY_POINTER)
+            continue; /* no value to report an exception with */
+        if (f->interop)
+            continue; /* the C API is cuda.h's: a consumer includes nothing else */
+        int keep_gil = 0;
+        for (size_t k = 0; k < c->nfunctions; k++)
+            if (c->functions[k].fn == f)
+                keep_gil = c->functions[k].supported && c->functions[k].keep_gil;
+        tv *e = tv_map();
+        tv_set_str(e, "name", f->name);
+        tv_set_str(e, "proc_name", f->proc_name);
+        tv_set_int(e, "version", f->proc_version);
+        tv_set(e, "cparams", c_params_value(f));
+        tv_set(e, "signature", c_string_literal(sigs[i]));
+        tv_set_bool(e, "keep_gil", keep_gil);
+        /* the result enum, or a pointer (an error-string function): what
+         * the entry point returns, and when it raised */
+        tv_set_str(e, "ret", f->ret->spelling);
+        tv_set_bool(e, "ret_pointer", f->ret->kind == TY_POINTER);
+        tv_push(list, e);
+    }
+    abi_signatures_free(sigs, m->nfunctions);
+    return list;
+}
+
+/* ---- struct layout checks -------------------------------------------------- */
+
+/* Appends {path, offset} for every named, non-bit-field member reachable
+ * from record r without crossing an array, offsets relative to the top. */
+static void layout_fields(const cb_model *m, const cb_record *r, const char *prefix,
+                          long long base, tv *out, long long *count)
+{
+    for (size_t i = 0; i < r->nfields; i++) {
+        const cb_field *f = &r->fields[i];
+        if (f->bit_width >= 0 || f->offset < 0)
+            continue;
+        char path[512];
+        if (*f->name)
+            snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", f->name);
+        else
+            snprintf(path, sizeof path, "%s", prefix);
+        if (*f->name) {
+            tv *fv = tv_map();
+            tv_set_str(fv, "path", path);
+            tv_set_int(fv, "offset", base + f->offset);
+            tv_push(out, fv);
+            (*count)++;
+        }
+        if (f->nested >= 0 && f->type->kind == TY_RECORD)
+            layout_fields(m, &m->records[f->nested], path, base + f->offset, out, count);
+    }
+}
+
+/* Every top-level record with a known layout: {ctype, size, align,
+ * fields: [{path, offset}]}; counts added to *nrecords and *nfields. The
+ * struct layout check asserts these values; the C API's layout hashes
+ * (capi_layouts partial) are computed from the same list by the compiler.
+ * with_interop: also the records of the interop headers (the layout
+ * check, which includes them). */
+static tv *layout_records(const cb_model *m, int with_interop, long long *nrecords,
+                          long long *nfields)
+{
+    tv *records = tv_list();
+    for (size_t i = 0; i < m->nrecords; i++) {
+        const cb_record *r = &m->records[i];
+        /* the C API's layouts are cuda.h's: a consumer includes nothing else */
+        if (r->is_nested || r->size <= 0 || (r->interop && !with_interop))
+            continue;
+        tv *rv = tv_map();
+        if (r->naliases)
+            tv_set_str(rv, "ctype", r->aliases[0]);
+        else
+            tv_set_strf(rv, "ctype", "%s %s", r->is_union ? "union" : "struct", r->tag);
+        tv_set_int(rv, "size", r->size);
+        tv_set_int(rv, "align", r->align);
+        tv *fields = tv_list();
+        layout_fields(m, r, "", 0, fields, nfields);
+        tv_set(rv, "fields", fields);
+        tv_push(records, rv);
+        (*nrecords)++;
+    }
+    return records;
+}
+
+/* What the C API's templates read of the API (capi_types.c.tmpl). */
+static void capi_api_value(tv *root, const cb_model *m, const cb_classes *c, const cb_api *api)
+{
+    char *upper = capi_prefix(api);
+    tv_set_str(root, "capi_prefix", upper);
+    free(upper);
+    tv_set_str(root, "module", api->dropin ? api->dropin : api->raising);
+    tv_set_str(root, "result_type", api->result);
+    tv_set_str(root, "capi_sentinel", api->capi_sentinel);
+    tv *capi = capi_value(m, c);
+    tv_set_str(root, "capi_example", m->nfunctions ? m->functions[0].name : "");
+    tv_set(root, "capi", capi);
+    long long nrecords = 0, nfields = 0;
+    tv_set(root, "layouts", layout_records(m, 0, &nrecords, &nfields));
+}
+
+static tv *consumer_context(const cb_model *m, const cb_classes *c, const cb_api *api)
+{
+    tv *root = tv_map();
+    capi_api_value(root, m, c, api);
+    tv_set_str(root, "header", base_name(m->header));
+    tv_set_int(root, "cuda_version", m->cuda_version);
+    return root;
+}
+
+/* ---- the driver module ------------------------------------------------ */
+
+static tv *enums_value(const cb_model *m, const cb_api *api)
+{
+    tv *list = tv_list();
+    for (size_t i = 0; i < m->nenums; i++) {
+        const cb_enum *e = &m->enums[i];
+        size_t cut = enum_common_prefix(api, e);
+        tv *ev = tv_map();
+        tv_set_int(ev, "index", (long long)i);
+        tv_set_str(ev, "name", e->name);
+        tv_set_str(ev, "pyname", enum_pyname(api, e->name));
+        tv_set_int(ev, "nitems", (long long)e->nitems);
+        tv_set_bool(ev, "has_doc", *e->doc != '\0');
+        tv_set(ev, "doc", c_string_literal(e->doc));
+        tv *items = tv_list();
+        for (size_t k = 0; k < e->nitems; k++) {
+            tv *it = tv_map();
+            tv_set_str(it, "name", e->items[k].name);
+            tv_set_str(it, "pyname", e->items[k].name + cut);
+            tv_set_str(it, "enum_class", enum_pyname(api, e->name));
+            tv_set(it, "value", ll_literal(e->items[k].value));
+            tv_push(items, it);
+        }
+        tv_set(ev, "items", items);
+        tv *aliases = tv_list();
+        for (size_t a = 0; a < e->naliases; a++) {
+            tv *av = tv_map();
+            tv_set_str(av, "name", e->aliases[a]);
+            tv_set_str(av, "target", e->name);
+            tv_set_str(av, "target_pyname", enum_pyname(api, e->name));
+            tv_set_int(av, "index", (long long)i);
+            tv_push(aliases, av);
+        }
+        tv_set(ev, "aliases", aliases);
+        tv_push(list, ev);
+    }
+    return list;
+}
+
+static tv *macros_value(const cb_model *m)
+{
+    tv *list = tv_list();
+    for (size_t i = 0; i < m->nmacros; i++) {
+        tv *mv = tv_map();
+        tv_set_str(mv, "name", m->macros[i].name);
+        tv_set(mv, "value", ll_literal(m->macros[i].value));
+        tv_set_int(mv, "is_unsigned", m->macros[i].is_unsigned);
+        tv_push(list, mv);
+    }
+    return list;
+}
+
+static tv *procs_value(const cb_model *m)
+{
+    tv *list = tv_list();
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        const cb_function *f = &m->functions[i];
+        tv *p = tv_map();
+        tv_set_int(p, "index", (long long)i);
+        tv_set_str(p, "name", f->name);
+        tv_set_str(p, "proc_name", f->proc_name);
+        tv_set_int(p, "version", f->proc_version);
+        /* a library's entry point type (the driver's come from cudaTypedefs.h) */
+        tv_set(p, "cparams", c_params_value(f));
+        tv_set_str(p, "ret", f->ret->spelling);
+        tv_push(list, p);
+    }
+    return list;
+}
+
+/* The API a rules file names (rules.h: module, result, error-class, ...). */
+static void api_value(tv *root, const cb_api *api)
+{
+    tv_set_str(root, "module", api->dropin ? api->dropin : api->raising);
+    tv_set_bool(root, "has_dropin", api->dropin != NULL);
+    tv_set_str(root, "raising_module", api->raising ? api->raising : "");
+    tv_set_bool(root, "has_raising", api->raising != NULL);
+    tv_set_str(root, "result_type", api->result);
+    tv_set_str(root, "result_pyname", enum_pyname(api, api->result));
+    tv_set_str(root, "success", api->success);
+    tv_set_str(root, "error_class", api->error_class);
+    tv_set_bool(root, "is_library", api->is_library);
+    tv_set_bool(root, "is_driver", !api->is_library);
+    tv_set_bool(root, "has_error_string", api->error_string != NULL);
+    tv_set_str(root, "error_string", api->error_string ? api->error_string : "");
+    tv_set_str(root, "library_env", api->env ? api->env : "");
+    tv *libs = tv_list(), *wheels = tv_list();
+    for (size_t i = 0; i < api->nlibs; i++)
+        tv_push(libs, tv_str(api->libs[i]));
+    for (size_t i = 0; i < api->nwheels; i++)
+        tv_push(wheels, tv_str(api->wheels[i]));
+    tv_set(root, "library_files", libs);
+    tv_set(root, "library_wheels", wheels);
+}
+
+/* The phases of a shape's template (shapes.def's SHAPE_PHASE): phase.<P>
+ * a map setting phase_<P> true and every other phase_<Q> false, which
+ * {{#phase.P}} pushes so that {{>*shape_template}} renders phase P only,
+ * also where one phase names another parameter's value phase. */
+static void phases_value(tv *root)
+{
+    tv *phase = tv_map();
+    for (int i = 0; shapes_phase(i); i++) {
+        tv *flags = tv_map();
+        for (int k = 0; shapes_phase(k); k++) {
+            char key[64];
+            snprintf(key, sizeof key, "phase_%s", shapes_phase(k));
+            tv_set_bool(flags, key, k == i);
+        }
+        tv_set(phase, shapes_phase(i), flags);
+    }
+    tv_set(root, "phase", phase);
+}
+
+static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules *rules)
+{
+    tv *root = tv_map();
+    cb_api api;
+    rules_api(rules, &api);
+    api_value(root, &api);
+    const cb_function *es = c->facts->error_string_fn;
+    tv_set_str(root, "error_string_proc_name", es ? es->proc_name : "");
+    tv_set_int(root, "error_string_proc_version", es ? es->proc_version : 0);
+    tv_set_str(root, "header", base_name(m->header));
+    tv_set_int(root, "cuda_version", m->cuda_version);
+    tv_set(root, "interop_includes", interop_includes_value(m));
+    tv_set(root, "enums", enums_value(m, &api));
+    phases_value(root);
+    tv_set_int(root, "nenums", (long long)m->nenums);
+
+    const handle_class *hc = c->handles;
+    size_t nhc = c->nhandles;
+    tv *handles = tv_list();
+    for (size_t i = 0; i < nhc; i++) {
+        tv *h = tv_map();
+        tv_set_int(h, "index", (long long)i);
+        tv_set_str(h, "name", hc[i].name);
+        tv_set_str(h, "kind", render_handle_kind(hc[i].kind));
+        tv_set_bool(h, "names_kernel", hc[i].names_kernel);
+        tv_set_bool(h, "stream_protocol", hc[i].stream_protocol);
+        tv_push(handles, h);
+    }
+    tv_set(root, "handles", handles);
+    tv_set_int(root, "nhandles", (long long)nhc);
+    tv_set(root, "structs", structs_value(m, c));
+    tv_set_bool(root, "raising", 0);
+
+    tv_set(root, "procs", procs_value(m));
+    tv_set_int(root, "nprocs", (long long)m->nfunctions);
+    tv *functions = tv_list();
+    for (size_t i = 0; i < c->nfunctions; i++)
+        if (c->functions[i].supported)
+            tv_push(functions, function_value(m, &api, &c->functions[i], hc, nhc));
+    tv_set_int(root, "nbound", (long long)tv_len(functions));
+    tv_set(root, "functions", functions);
+    tv_set(root, "macros", macros_value(m));
+    const cb_function *gn = model_function(m, "cuGetErrorName");
+    const cb_function *gs = model_function(m, "cuGetErrorString");
+    tv_set_int(root, "error_name_version", gn ? gn->proc_version : 0);
+    tv_set_int(root, "error_string_version", gs ? gs->proc_version : 0);
+    tv_set_bool(root, "has_func_get_param_info", model_function(m, "cuFuncGetParamInfo") != NULL);
+    tv_set_bool(root, "has_kernel_get_param_info", model_function(m, "cuKernelGetParamInfo") != NULL);
+    tv_set_bool(root, "has_func_get_name", model_function(m, "cuFuncGetName") != NULL);
+    tv_set_bool(root, "has_kernel_get_name", model_function(m, "cuKernelGetName") != NULL);
+    tv_set_bool(root, "has_func_get_module", model_function(m, "cuFuncGetModule") != NULL);
+    tv_set_bool(root, "has_kernel_get_library", model_function(m, "cuKernelGetLibrary") != NULL);
+    /* cubind.launch: cuLaunchKernel's entry point, when the header has it,
+     * and the other class its kernel parameter takes (a handle-cast rule). */
+    const cb_function *lk = model_function(m, "cuLaunchKernel");
+    if (lk) {
+        tv *launch = tv_map();
+        tv_set_str(launch, "proc_name", lk->proc_name);
+        tv_set_int(launch, "proc_version", lk->proc_version);
+        const char *cast = NULL;
+        for (size_t i = 0; i < c->nfunctions; i++)
+            if (c->functions[i].fn == lk && lk->nparams > 0)
+                cast = c->functions[i].params[0].cast_from;
+        tv_set_bool(launch, "has_cast", cast != NULL);
+        tv_set_str(launch, "cast_handle", cast ? cast : "");
+        tv_set(root, "launch", launch);
+    } else {
+        tv_set_bool(root, "launch", 0);
+    }
+    capi_api_value(root, m, c, &api);
+    return root;
+}
+
+static tv *layout_context(const cb_model *m)
+{
+    tv *root = tv_map();
+    tv_set(root, "interop_includes", interop_includes_value(m));
+    long long nfields = 0, nrecords = 0;
+    tv_set(root, "records", layout_records(m, 1, &nrecords, &nfields));
+    tv_set_int(root, "nrecords", nrecords);
+    tv_set_int(root, "nfields", nfields);
+    return root;
+}
+
+static tv *report_context(const cb_model *m, const cb_classes *c)
+{
+    tv *root = tv_map();
+    tv_set_str(root, "header", base_name(m->header));
+    tv_set_int(root, "nsupported", (long long)c->nsupported);
+    tv_set_int(root, "nfunctions", (long long)c->nfunctions);
+    tv *list = tv_list();
+    for (size_t i = 0; i < c->nfunctions; i++) {
+        if (c->functions[i].supported)
+            continue;
+        tv *u = tv_map();
+        tv_set_str(u, "name", c->functions[i].fn->name);
+        tv_set_str(u, "why", c->functions[i].why);
+        tv_push(list, u);
+    }
+    tv_set(root, "unsupported", list);
+    return root;
+}
+
+/* ---- outputs -------------------------------------------------------------- */
+
+/* The generated header a file gets (checksum.h: the stamp covers the body
+ * after it): a C comment, or "#" lines for stubs and text files. */
+enum { HEADER_C, HEADER_HASH };
+
+/* Renders template `name` into out->files[]: the generated header with the
+ * body's checksum, then the body. */
+static int render_one(render_output *out, const tmpl_set *ts, const cb_model *m, const char *tmpl,
+                      const char *file, tv *ctx, int header, char *err, size_t errlen)
+{
+    strbuf body = {0};
+    int rc = tmpl_render(ts, tmpl, ctx, &body, err, errlen);
+    tv_free(ctx);
+    if (rc < 0) {
+        sb_free(&body);
+        return -1;
+    }
+    strbuf whole = {0};
+    {
+        char sum[CHECKSUM_HEX + 1];
+        checksum_hex(body.data ? body.data : "", body.len, sum);
+        tv *h = tv_map();
+        tv_set_str(h, "file", file);
+        tv_set_str(h, "header", base_name(m->header));
+        tv_set_int(h, "cuda_version", m->cuda_version);
+        tv_set_str(h, "checksum", sum);
+        rc = header == HEADER_C
+                 ? tmpl_render(ts, "generated_header", h, &whole, err, errlen)
+                 : tmpl_render(ts, "generated_header_hash", h, &whole, err, errlen);
+        tv_free(h);
+        if (rc < 0) {
+            sb_free(&body);
+            sb_free(&whole);
+            return -1;
+        }
+    }
+    sb_append(&whole, body.data ? body.data : "", body.len);
+    sb_free(&body);
+    if (whole.oom || out->nfiles == RENDER_MAX_FILES) {
+        sb_free(&whole);
+        snprintf(err, errlen, "%s: out of memory", file);
+        return -1;
+    }
+    snprintf(out->names[out->nfiles], sizeof out->names[out->nfiles], "%s", file);
+    out->files[out->nfiles].name = out->names[out->nfiles];
+    out->files[out->nfiles].data = whole.data;
+    out->files[out->nfiles].len = whole.len;
+    out->nfiles++;
+    return 0;
+}
+
+/* The typing stub of one face of an API: the module's data, read by the
+ * stub templates. `raising` says what the functions return; a raising face
+ * beside a drop-in module re-exports that module's classes (`reexports`),
+ * the other face defines them, and holds the raising face's module object
+ * as _<raising> (driver._cu, nvrtc._rtc) when there is one. */
+static tv *stub_context(const cb_model *m, const cb_classes *c, const cb_rules *rules,
+                        const cb_api *api, int raising)
+{
+    tv *root = driver_context(m, c, rules);
+    tv_set_bool(root, "raising", raising);
+    tv_set_str(root, "face", raising ? api->raising : api->dropin);
+    tv_set_bool(root, "reexports", raising && api->dropin);
+    tv_set_bool(root, "has_face_module", api->dropin && api->raising);
+    return root;
+}
+
+/* The typing stubs of an API: <dropin>.pyi and <raising>.pyi, one per face
+ * the API has (driver.pyi and cu.pyi, nvrtc.pyi and rtc.pyi, nvjitlink.pyi). */
+static int render_stubs(render_output *out, const tmpl_set *ts, const cb_model *m,
+                        const cb_classes *c, const cb_rules *rules, const cb_api *api,
+                        char *err, size_t errlen)
+{
+    for (int raising = 0; raising < 2; raising++) {
+        const char *face = raising ? api->raising : api->dropin;
+        if (!face)
+            continue;
+        char file[128];
+        snprintf(file, sizeof file, "%s.pyi", face);
+        if (render_one(out, ts, m, "stubs/module.pyi", file, stub_context(m, c, rules, api, raising),
+                       HEADER_HASH, err, errlen) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* A library API's outputs (a `library` rule): its module, its list of
+ * functions not bound and its consumer header, named after the module, and
+ * its stubs. */
+static int render_library(render_output *out, const tmpl_set *ts, const cb_model *m,
+                          const cb_classes *c, const cb_rules *rules, const cb_api *api,
+                          char *err, size_t errlen)
+{
+    const char *module = api->dropin ? api->dropin : api->raising;
+    char source[128], report[128], header[128];
+    snprintf(source, sizeof source, "%s.c", module);
+    snprintf(report, sizeof report, "%s_unsupported.txt", module);
+    snprintf(header, sizeof header, "cubind_%s_api.h", module);
+    return render_one(out, ts, m, "driver/module.c", source, driver_context(m, c, rules), HEADER_C,
+                      err, errlen) < 0 ||
+                   render_one(out, ts, m, "report.txt", report, report_context(m, c), HEADER_HASH,
+                              err, errlen) < 0 ||
+                   render_one(out, ts, m, "consumer/cubind_driver_api.h", header,
+                              consumer_context(m, c, api), HEADER_C, err, errlen) < 0 ||
+                   render_stubs(out, ts, m, c, rules, api, err, errlen) < 0
+               ? -1
+               : 0;
+}
+
+int render_all(render_output *out, const tmpl_set *ts, const cb_model *m, const cb_classes *c,
+               const cb_rules *rules, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    cb_api api;
+    rules_api(rules, &api);
+    if (api.is_library) {
+        if (render_library(out, ts, m, c, rules, &api, err, errlen) < 0) {
+            render_output_free(out);
+            return -1;
+        }
+        return 0;
+    }
+    if (render_one(out, ts, m, "driver/module.c", "driver.c", driver_context(m, c, rules), HEADER_C, err,
+                   errlen) < 0 ||
+        render_one(out, ts, m, "checks/struct_layout.c", "struct_layout_check.c",
+                   layout_context(m), HEADER_C, err, errlen) < 0 ||
+        render_one(out, ts, m, "report.txt", "unsupported.txt", report_context(m, c), HEADER_HASH, err,
+                   errlen) < 0 ||
+        render_one(out, ts, m, "consumer/cubind_driver_api.h", "cubind_driver_api.h",
+                   consumer_context(m, c, &api), HEADER_C, err, errlen) < 0 ||
+        render_stubs(out, ts, m, c, rules, &api, err, errlen) < 0) {
+        render_output_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+void render_output_free(render_output *out)
+{
+    for (size_t i = 0; i < out->nfiles; i++)
+        free(out->files[i].data);
+    out->nfiles = 0;
+}
+
+static int write_all(const char *path, const char *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -1;
+    size_t w = len ? fwrite(data, 1, len, f) : 0;
+    int bad = w != len;
+    if (fclose(f) != 0)
+        bad = 1;
+    return bad ? -1 : 0;
+}
+
+/* Puts the previous outputs back after renames [0, done) succeeded: what
+ * existed is renamed back from its kept link, what did not is removed. */
+static void render_roll_back(size_t done, char final[][4096], char kept[][4096], const int *had)
+{
+    for (size_t i = 0; i < done; i++) {
+        if (had[i])
+            rename(kept[i], final[i]);
+        else
+            unlink(final[i]);
+    }
+}
+
+int render_write(const render_output *out, const char *dir, char *err, size_t errlen)
+{
+    char tmp[RENDER_MAX_FILES][4096], final[RENDER_MAX_FILES][4096],
+        kept[RENDER_MAX_FILES][4096];
+    int had[RENDER_MAX_FILES] = {0};
+    size_t written = 0;
+    for (; written < out->nfiles; written++) {
+        const render_file *f = &out->files[written];
+        snprintf(final[written], sizeof final[written], "%s/%s", dir, f->name);
+        snprintf(tmp[written], sizeof tmp[written], "%s/.%s.tmp.%ld", dir, f->name, (long)getpid());
+        snprintf(kept[written], sizeof kept[written], "%s/.%s.old.%ld", dir, f->name,
+                 (long)getpid());
+        if (write_all(tmp[written], f->data, f->len) < 0) {
+            snprintf(err, errlen, "%s:0: cannot write: %s", final[written], strerror(errno));
+            unlink(tmp[written]);
+            break;
+        }
+    }
+    if (written < out->nfiles) {
+        for (size_t i = 0; i < written; i++)
+            unlink(tmp[i]);
+        return -1;
+    }
+    /* A directory in an output's place would fail its rename after the
+     * earlier ones were renamed: refuse before replacing anything. Every
+     * previous output is kept as a second link, so that a rename failing
+     * part-way (for any other reason) can put the old set back: the
+     * directory then holds the whole new set or the whole old one. */
+    size_t nkept = 0;
+    const char *why = NULL;
+    for (; nkept < out->nfiles; nkept++) {
+        struct stat st;
+        if (lstat(final[nkept], &st) < 0)
+            continue;
+        if (S_ISDIR(st.st_mode)) {
+            why = "cannot replace: is a directory";
+            break;
+        }
+        unlink(kept[nkept]);
+        if (link(final[nkept], kept[nkept]) < 0) {
+            snprintf(err, errlen, "%s:0: cannot keep the previous version while replacing it: %s",
+                     final[nkept], strerror(errno));
+            why = "";
+            break;
+        }
+        had[nkept] = 1;
+    }
+    if (why) {
+        if (*why)
+            snprintf(err, errlen, "%s:0: %s", final[nkept], why);
+        for (size_t k = 0; k < out->nfiles; k++) {
+            unlink(tmp[k]);
+            if (had[k])
+                unlink(kept[k]);
+        }
+        return -1;
+    }
+    /* Every temporary exists: renaming cannot run out of space. */
+    for (size_t i = 0; i < out->nfiles; i++) {
+        if (rename(tmp[i], final[i]) < 0) {
+            snprintf(err, errlen, "%s:0: cannot rename into place: %s", final[i], strerror(errno));
+            render_roll_back(i, final, kept, had);
+            for (size_t k = 0; k < out->nfiles; k++) {
+                unlink(tmp[k]);
+                if (had[k])
+                    unlink(kept[k]);
+            }
+            return -1;
+        }
+    }
+    for (size_t i = 0; i < out->nfiles; i++)
+        if (had[i])
+            unlink(kept[i]);
+    return 0;
+}

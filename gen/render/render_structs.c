@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * render_structs.c — template data for the struct and union classes
+ * (render_structs.h): the classes' names and docstrings, and the field
+ * classes classify_records decided, spelled. Data only: the emitted text
+ * is in templates/driver/structs.c.tmpl.
+ *
+ * Class names follow cuda.bindings: a record with a tag is named by its tag
+ * (CUDA_MEMCPY2D_st), one without by its first typedef; records nested
+ * without a tag are anon_structN / anon_unionN, numbered in post-order
+ * (inner records first) over the header, structs and unions counted apart,
+ * anonymous members (flattened into their parent, never exported) counted
+ * too. Every typedef name and the tag of a record name the same class.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "render/render_structs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/arena.h"
+#include "render/render_names.h"
+#include "render/render_util.h"
+
+/* The class name of handle class `index` of the module's table, "" when
+ * none. The name is the model's (a handle, callback or typedef name),
+ * which outlives the rendering. */
+static const char *handle_name(const cb_classes *c, int index)
+{
+    return index >= 0 && (size_t)index < c->nhandles ? c->handles[index].name : "";
+}
+
+/* The field table of record class rc (classify_records.h), for the
+ * template. class_names: the class name of every record (the stubs type
+ * array fields by their element's class). */
+static tv *fields_value(const cb_classes *c, const cb_record_class *rc, char **class_names)
+{
+    tv *out = tv_list();
+    for (size_t i = 0; i < rc->nfields; i++) {
+        const cb_field_class *fc = &rc->fields[i];
+        int records = fc->kind == CB_FIELD_RECORD_ARRAY;
+        int handles = fc->kind == CB_FIELD_HANDLE_OUT || fc->kind == CB_FIELD_HANDLE_ARRAY;
+        tv *fv = tv_map();
+        tv_set_bool(fv, "record_array", records || handles);
+        tv_set_str(fv, "elem_class", records   ? class_names[fc->ref]
+                                     : handles ? handle_name(c, fc->ref)
+                                               : "");
+        tv_set_int(fv, "aux", fc->aux);
+        tv_set_int(fv, "elem_size", fc->elem_size);
+        tv_set_str(fv, "name", fc->field->name);
+        tv_set_str(fv, "kind", render_field_kind(fc->kind));
+        tv_set_int(fv, "size", fc->size);
+        tv_set_int(fv, "ref", fc->ref);
+        tv_set_int(fv, "count", fc->count);
+        tv_set_int(fv, "offset", fc->offset);
+        tv_set_int(fv, "bit_width", fc->bit_width);
+        tv_set_int(fv, "bit_offset", fc->bit_offset);
+        tv_push(out, fv);
+    }
+    return out;
+}
+
+/* The host extents of record class rc, as bind_struct.h's
+ * cbs_host_extent. */
+static tv *extents_value(const cb_record_class *rc)
+{
+    tv *list = tv_list();
+    for (size_t i = 0; i < rc->nextents; i++) {
+        const cb_extent *x = &rc->extents[i];
+        tv *e = tv_map();
+        tv_set_int(e, "buffer", x->buffer);
+        tv_set_int(e, "writes", x->writes);
+        tv_set_int(e, "when", x->when);
+        tv_set_int(e, "when_value", x->when_value);
+        tv *terms = tv_list();
+        for (int t = 0; t < HB_NTERMS; t++)
+            tv_push(terms, tv_int(x->term[t]));
+        tv_set(e, "terms", terms);
+        tv_push(list, e);
+    }
+    return list;
+}
+
+typedef struct {
+    char **names;          /* class name per record (malloc'ed) */
+    int nstruct, nunion;
+} naming;
+
+static char *dup(const char *s)
+{
+    char *d = strdup(s);
+    if (!d)
+        arena_oom();
+    return d;
+}
+
+static void name_post_order(const cb_model *m, size_t idx, naming *nm, int depth)
+{
+    const cb_record *r = &m->records[idx];
+    if (depth > 64)
+        return;
+    for (size_t i = 0; i < r->nfields; i++)
+        if (r->fields[i].nested >= 0 && (size_t)r->fields[i].nested != idx)
+            name_post_order(m, (size_t)r->fields[i].nested, nm, depth + 1);
+    if (nm->names[idx])
+        return;
+    char buf[64];
+    if (*r->tag) {
+        nm->names[idx] = dup(r->tag);
+    } else if (r->is_nested) {
+        if (r->is_union)
+            snprintf(buf, sizeof buf, "anon_union%d", nm->nunion++);
+        else
+            snprintf(buf, sizeof buf, "anon_struct%d", nm->nstruct++);
+        nm->names[idx] = dup(buf);
+    } else {
+        nm->names[idx] = dup(r->name);
+    }
+}
+
+/* A C/Python identifier made of name (for records never reached above). */
+static char *identifier(const char *name)
+{
+    char *s = dup(name);
+    for (char *p = s; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+              (*p >= '0' && *p <= '9') || *p == '_'))
+            *p = '_';
+    return s;
+}
+
+static void add_alias(tv *aliases, const char **seen, size_t *nseen, const char *name, size_t idx,
+                      const char *target)
+{
+    if (!name || !*name || strchr(name, '<') || strchr(name, '.'))
+        return;
+    for (size_t i = 0; i < *nseen; i++)
+        if (strcmp(seen[i], name) == 0)
+            return;
+    seen[(*nseen)++] = name;
+    tv *a = tv_map();
+    tv_set_str(a, "name", name);
+    tv_set_int(a, "index", (long long)idx);
+    tv_set_str(a, "target", target);            /* the class it names */
+    tv_set_bool(a, "is_alias", strcmp(name, target) != 0);
+    tv_push(aliases, a);
+}
+
+tv *structs_value(const cb_model *m, const cb_classes *c)
+{
+    naming nm = {calloc(m->nrecords + 1, sizeof(char *)), 0, 0};
+    char *anon_member = calloc(m->nrecords + 1, 1);
+    size_t cap_seen = 1;
+    for (size_t i = 0; i < m->nrecords; i++)
+        cap_seen += m->records[i].naliases + 3;
+    const char **seen = calloc(cap_seen, sizeof *seen);
+    if (!nm.names || !anon_member || !seen)
+        arena_oom();
+    for (size_t i = 0; i < m->nrecords; i++)
+        for (size_t k = 0; k < m->records[i].nfields; k++) {
+            const cb_field *f = &m->records[i].fields[k];
+            if (!*f->name && f->nested >= 0)
+                anon_member[f->nested] = 1;
+        }
+    for (size_t i = 0; i < m->nrecords; i++)
+        if (!m->records[i].is_nested)
+            name_post_order(m, i, &nm, 0);
+    for (size_t i = 0; i < m->nrecords; i++)
+        if (!nm.names[i])
+            nm.names[i] = identifier(m->records[i].name);
+
+    tv *root = tv_map();
+    tv *records = tv_list(), *aliases = tv_list();
+    size_t nseen = 0;
+    for (size_t i = 0; i < m->nrecords; i++) {
+        const cb_record *r = &m->records[i];
+        tv *rv = tv_map();
+        tv_set_int(rv, "index", (long long)i);
+        tv_set_str(rv, "name", nm.names[i]);
+        tv_set_int(rv, "size", r->size > 0 ? r->size : 0);
+        tv_set_int(rv, "align", r->align > 0 ? r->align : 1);
+        const cb_record_class *rc = &c->records[i];
+        tv_set(rv, "fields", fields_value(c, rc, nm.names));
+        tv_set(rv, "extents", extents_value(rc));
+        tv_set_int(rv, "nextents", (long long)rc->nextents);
+        tv_set_bool(rv, "has_extents", rc->nextents > 0);
+        tv_set_int(rv, "nfields", (long long)rc->nfields);
+        tv_set_bool(rv, "exported", !anon_member[i]);
+        tv_set_int(rv, "checked", rc->checked);
+
+        /* its docstring (driver/struct_doc.c): the C type, its typedefs,
+         * its size and the header's documentation, if kept */
+        tv_set_bool(rv, "is_union", r->is_union);
+        tv_set_str(rv, "c_tag", *r->tag ? r->tag : r->name);
+        tv *typedefs = tv_list();
+        for (size_t a = 0; a < r->naliases; a++)
+            tv_push(typedefs, tv_str(r->aliases[a]));
+        tv_set(rv, "typedefs", typedefs);
+        tv_set_int(rv, "doc_size", r->size);
+        tv_set_bool(rv, "has_doc", r->doc && *r->doc);
+        tv_set(rv, "doc", c_string_literal(r->doc ? r->doc : ""));
+        tv_push(records, rv);
+
+        if (anon_member[i])
+            continue;
+        add_alias(aliases, seen, &nseen, nm.names[i], i, nm.names[i]);
+        add_alias(aliases, seen, &nseen, r->tag, i, nm.names[i]);
+        add_alias(aliases, seen, &nseen, r->name, i, nm.names[i]);
+        for (size_t a = 0; a < r->naliases; a++)
+            add_alias(aliases, seen, &nseen, r->aliases[a], i, nm.names[i]);
+    }
+    tv_set(root, "records", records);
+    tv_set_int(root, "count", (long long)m->nrecords);
+    tv_set(root, "aliases", aliases);
+    for (size_t i = 0; i < m->nrecords; i++)
+        free(nm.names[i]);
+    free(nm.names);
+    free(anon_member);
+    free(seen);
+    return root;
+}

@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * rules.c — reads a rules file (rules.h), the directive table
+ * (rules_directives.def) and the API directives. Matching the rules to a
+ * header is rules_bind.c's.
+ *
+ * Invariant: every loaded rule has a known directive and a number of
+ * arguments within that directive's range (exactly one number for all but
+ * `undo`, whose undo call takes one to six arguments, and `host-bytes`,
+ * whose optional terms go up to the limit).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "rules/rules.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/strbuf.h"
+
+#include "model/arena.h"
+
+static const cb_directive_info directives[CB_NDIRECTIVES] = {
+#define CB_DIRECTIVE(id, name, least, most, target, args, doc) \
+    [CB_D_##id] = {name, least, most, target, args, doc},
+#include "rules/rules_directives.def"
+};
+
+const cb_directive_info *rules_directive(cb_directive d)
+{
+    return &directives[d];
+}
+
+/* The directive named d, -1 when unknown. */
+static int directive_index(const char *d)
+{
+    for (size_t i = 0; i < CB_NDIRECTIVES; i++)
+        if (strcmp(directives[i].name, d) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* Prints one group of directives: the API's (api 1) or the others. */
+static void print_group(FILE *out, int api)
+{
+    for (size_t i = 0; i < CB_NDIRECTIVES; i++) {
+        const cb_directive_info *d = &directives[i];
+        if ((d->target == CB_ON_API) != api)
+            continue;
+        fprintf(out, "  %s%s%s\n        ", d->name, *d->args ? " " : "", d->args);
+        for (const char *c = d->doc; *c; c++) {
+            if (*c == '\n')
+                fputs("\n        ", out);
+            else
+                fputc(*c, out);
+        }
+        fputc('\n', out);
+    }
+}
+
+void rules_print_directives(FILE *out)
+{
+    fputs("Special cases:\n", out);
+    print_group(out, 0);
+    fputs("\nWhat the API is (one of each per rules file; the driver's values where "
+          "absent):\n", out);
+    print_group(out, 1);
+}
+
+static char *xstrdup(const char *s)
+{
+    char *p = strdup(s);
+    if (!p)
+        arena_oom();
+    return p;
+}
+
+static int parse_line(cb_rules *r, char *line, unsigned lineno, size_t *cap, char *err, size_t errlen)
+{
+    char *hash = strchr(line, '#');
+    if (hash)
+        *hash = '\0';
+    char *words[CB_RULE_MAX_ARGS + 1];
+    size_t n = 0;
+    for (char *tok = strtok(line, " \t\r\n"); tok; tok = strtok(NULL, " \t\r\n")) {
+        if (n == sizeof words / sizeof *words) {
+            snprintf(err, errlen, "%s:%u: too many words", r->path, lineno);
+            return -1;
+        }
+        words[n++] = tok;
+    }
+    if (n == 0)
+        return 0;
+    int d = directive_index(words[0]);
+    if (d < 0) {
+        snprintf(err, errlen, "%s:%u: unknown directive '%s'", r->path, lineno, words[0]);
+        return -1;
+    }
+    size_t least = directives[d].least, most = directives[d].most;
+    if (n - 1 < least || n - 1 > most) {
+        if (least == most)
+            snprintf(err, errlen, "%s:%u: '%s' takes %zu argument(s), got %zu", r->path, lineno,
+                     words[0], least, n - 1);
+        else
+            snprintf(err, errlen, "%s:%u: '%s' takes %zu to %zu arguments, got %zu", r->path,
+                     lineno, words[0], least, most, n - 1);
+        return -1;
+    }
+    if (d == CB_D_KERNEL_CODE && strcmp(words[2], "before") != 0 &&
+        strcmp(words[2], "after") != 0) {
+        snprintf(err, errlen, "%s:%u: 'kernel-code' takes 'before' or 'after', not '%s'",
+                 r->path, lineno, words[2]);
+        return -1;
+    }
+    if (d == CB_D_CALLBACK && strcmp(words[4], "host") != 0 && strcmp(words[4], "stream") != 0 &&
+        strcmp(words[4], "destroy") != 0) {
+        snprintf(err, errlen, "%s:%u: 'callback' takes 'host', 'stream' or 'destroy', not '%s'",
+                 r->path, lineno, words[4]);
+        return -1;
+    }
+    if (r->nrules == *cap) {
+        *cap = *cap ? *cap * 2 : 32;
+        cb_rule *grown = realloc(r->rules, *cap * sizeof *grown);
+        if (!grown)
+            arena_oom();
+        r->rules = grown;
+    }
+    cb_rule *rule = &r->rules[r->nrules++];
+    memset(rule, 0, sizeof *rule);
+    rule->directive = (cb_directive)d;
+    rule->nargs = n - 1;
+    for (size_t i = 1; i < n; i++)
+        rule->args[i - 1] = xstrdup(words[i]);
+    rule->line = lineno;
+    return 0;
+}
+
+cb_rules *rules_load(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "%s:0: cannot open the rules file", path);
+        return NULL;
+    }
+    cb_rules *r = calloc(1, sizeof *r);
+    if (!r)
+        arena_oom();
+    r->path = xstrdup(path);
+    size_t cap = 0;
+    char buf[1024];
+    unsigned lineno = 0;
+    int rc = 0;
+    while (rc == 0 && fgets(buf, sizeof buf, f)) {
+        lineno++;
+        if (!strchr(buf, '\n') && !feof(f)) {
+            snprintf(err, errlen, "%s:%u: line too long", path, lineno);
+            rc = -1;
+            break;
+        }
+        rc = parse_line(r, buf, lineno, &cap, err, errlen);
+    }
+    fclose(f);
+    if (rc) {
+        rules_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+void rules_free(cb_rules *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->nrules; i++) {
+        for (size_t a = 0; a < r->rules[i].nargs; a++)
+            free(r->rules[i].args[a]);
+    }
+    free(r->rules);
+    free(r->path);
+    free(r);
+}
+
+void rules_api(const cb_rules *r, cb_api *api)
+{
+    memset(api, 0, sizeof *api);
+    api->dropin = "driver";
+    api->raising = "cu";
+    api->result = "CUresult";
+    api->success = "CUDA_SUCCESS";
+    api->error_class = "CUDAError";
+    api->capi_sentinel = "CUDA_ERROR_NOT_FOUND";
+    api->name_prefix = "";
+    for (size_t i = 0; i < r->nrules; i++) {
+        const cb_rule *rule = &r->rules[i];
+        const char *a0 = rule->args[0];
+        switch (rule->directive) {
+        case CB_D_MODULE:
+            api->dropin = strcmp(a0, "-") == 0 ? NULL : a0;
+            api->raising = strcmp(rule->args[1], "-") == 0 ? NULL : rule->args[1];
+            break;
+        case CB_D_RESULT:
+            api->result = a0;
+            api->success = rule->args[1];
+            break;
+        case CB_D_ERROR_CLASS:
+            api->error_class = a0;
+            break;
+        case CB_D_ERROR_STRING:
+            api->error_string = a0;
+            break;
+        case CB_D_LIBRARY:
+            api->is_library = 1;
+            if (api->nlibs < CB_API_MAX_LIBS)
+                api->libs[api->nlibs++] = a0;
+            break;
+        case CB_D_LIBRARY_ENV:
+            api->env = a0;
+            break;
+        case CB_D_LIBRARY_WHEEL:
+            if (api->nwheels < CB_API_MAX_LIBS)
+                api->wheels[api->nwheels++] = a0;
+            break;
+        case CB_D_CAPI_SENTINEL:
+            api->capi_sentinel = a0;
+            break;
+        case CB_D_INT_HANDLES:
+            api->int_handles = 1;
+            break;
+        case CB_D_PYTHON_NAMES:
+            api->name_prefix = a0;
+            api->snake = strcmp(rule->args[1], "snake") == 0;
+            break;
+        default: /* not an API directive; `header` is configure's */
+            break;
+        }
+    }
+}
+
+/* name without the API's prefix, in snake_case when the API says so
+ * (nvJitLinkGetLinkedLTOIRSize -> get_linked_ltoir_size): an underscore
+ * before a capital that follows a lower-case letter or digit, or that
+ * ends a run of capitals before a lower-case letter. */
+char *rules_python_name(const cb_api *api, const char *name)
+{
+    size_t np = strlen(api->name_prefix);
+    if (np && strncmp(name, api->name_prefix, np) == 0 && name[np])
+        name += np;
+    strbuf sb = {0};
+    if (!api->snake)
+        sb_puts(&sb, name);
+    for (size_t i = 0; api->snake && name[i]; i++) {
+        unsigned char c = (unsigned char)name[i], prev = i ? (unsigned char)name[i - 1] : 0,
+                      next = (unsigned char)name[i + 1];
+        if (i && isupper(c) &&
+            (islower(prev) || isdigit(prev) || (isupper(prev) && next && islower(next))))
+            sb_putc(&sb, '_');
+        sb_putc(&sb, (char)tolower(c));
+    }
+    if (sb.oom || !sb.data)
+        arena_oom();
+    return sb.data; /* malloc'ed */
+}

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * rules.h — the special cases of a rules file (gen/rules.txt for the
+ * driver, gen/<api>.rules for a library): the exceptions to the
+ * classifier's general rules, and what the API is. Each line is a
+ * directive and its arguments; `#` starts a comment.
+ *
+ * The directives, the arguments each takes and what they mean are one
+ * table, gen/rules/rules_directives.def: the cb_directive enum below, the
+ * parser's arities and `cubind rules` (the documentation it prints) all
+ * come from it.
+ *
+ * A rule's FUNCTION is a function's public name (cuMemAlloc) or the
+ * symbol its header declares (cuMemAlloc_v2): a rule naming the symbol
+ * follows a function that another release declares under that name
+ * (12.x's cuGraphAddDependencies_v2). A RECORD is a record's tag or any
+ * of its typedef names.
+ *
+ * The pipeline: rules_load reads and checks the file's syntax (directive
+ * names, arities, the few arguments that take a fixed set of words);
+ * rules_bind (rules_bind.h) resolves every rule against the model once,
+ * into facts per function and parameter, per record field, per type and
+ * per enumerator, and reports the rules that match nothing; the later
+ * stages read those facts, never a directive by its name.
+ */
+#ifndef CUBIND_RULES_H
+#define CUBIND_RULES_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "model/model.h"
+
+/* The most arguments a directive takes (`host-bytes`: OWNER, BUFFER,
+ * ACCESS, SIZE and up to eight KEY=NAME terms). */
+#define CB_RULE_MAX_ARGS 12
+
+/* One enumerator per directive of rules_directives.def, in its order. */
+typedef enum {
+#define CB_DIRECTIVE(id, name, least, most, target, args, doc) CB_D_##id,
+#include "rules/rules_directives.def"
+    CB_NDIRECTIVES
+} cb_directive;
+
+/* What a directive's first arguments name, for the binding. */
+typedef enum {
+    CB_ON_TYPEDEF,        /* TYPEDEF: an integer typedef of the header */
+    CB_ON_HANDLE,         /* HANDLE: an opaque handle (or a typedef) */
+    CB_ON_FUNCTION,       /* FUNCTION [WORD]: a function */
+    CB_ON_FUNCTIONS,      /* FUNCTION FUNCTION ...: two functions (undo) */
+    CB_ON_PARAM,          /* FUNCTION PARAM ...: a function's parameter */
+    CB_ON_PARAM_NAME,     /* C_NAME ...: every parameter of that name */
+    CB_ON_ENUMERATOR,     /* ENUMERATOR ...: an enumerator */
+    CB_ON_FIELD,          /* RECORD FIELD ...: a record's field */
+    CB_ON_PARAM_OR_FIELD, /* OWNER BUFFER ...: a parameter or a field */
+    CB_ON_API             /* what the API is: nothing of the header, or
+                             what rules_bind checks (result, error-string) */
+} cb_rule_target;
+
+/* A directive's row of the table. */
+typedef struct {
+    const char *name;
+    size_t least, most;       /* the arguments it takes */
+    cb_rule_target target;
+    const char *args;         /* "FUNCTION PARAM N" */
+    const char *doc;          /* its documentation, lines joined by \n */
+} cb_directive_info;
+
+/* The row of directive d (d < CB_NDIRECTIVES). */
+const cb_directive_info *rules_directive(cb_directive d);
+/* Prints every directive (ARGS and DOC, API directives last) for
+ * `cubind rules`. */
+void rules_print_directives(FILE *out);
+
+typedef struct {
+    cb_directive directive;
+    char *args[CB_RULE_MAX_ARGS];
+    size_t nargs;             /* within the directive's least..most */
+    unsigned line;
+} cb_rule;
+
+typedef struct {
+    char *path;
+    cb_rule *rules;
+    size_t nrules;
+} cb_rules;
+
+/* Loads rules from path. Returns NULL and writes "path:line: message" into
+ * err on a syntax error, an unknown directive, a directive with a number
+ * of arguments it does not take, a kernel-code WHEN other than before /
+ * after or a callback KIND other than host / stream / destroy. */
+cb_rules *rules_load(const char *path, char *err, size_t errlen);
+void rules_free(cb_rules *r);
+
+#define CB_API_MAX_LIBS 8
+
+/* The API directives of a rules file, the driver's values where absent.
+ * Strings point into the rules. */
+typedef struct {
+    const char *dropin, *raising;   /* module names; NULL for a face not made */
+    const char *result, *success;   /* result enum and its success value */
+    const char *error_class;        /* cubind.<error_class> */
+    const char *error_string;       /* NULL when none */
+    int is_library;                 /* a `library` rule: dlsym, no cudaTypedefs.h */
+    const char *libs[CB_API_MAX_LIBS];
+    size_t nlibs;
+    const char *env;                /* NULL when none */
+    const char *wheels[CB_API_MAX_LIBS];
+    size_t nwheels;
+    const char *name_prefix;        /* "" when none */
+    int snake;                      /* python-names ... snake */
+    int int_handles;                /* int-handles: opaque handles are plain ints */
+    const char *capi_sentinel;      /* what a C API entry returns having raised */
+} cb_api;
+
+/* Fills api from r's API directives. */
+void rules_api(const cb_rules *r, cb_api *api);
+/* A function's or parameter's Python name under the API's python-names
+ * rule (malloc'ed): its prefix stripped, snake_case when asked. */
+char *rules_python_name(const cb_api *api, const char *name);
+
+#endif

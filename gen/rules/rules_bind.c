@@ -1,0 +1,566 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * rules_bind.c — binds a rules file to a model (rules_bind.h): every
+ * rule's names resolved once, the facts filled, the rules matching
+ * nothing counted.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "rules/rules_bind.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/arena.h"
+
+/* ---- name resolution ----------------------------------------------------- */
+
+const cb_function *rules_function(const cb_model *m, const char *name)
+{
+    const cb_function *f = model_function(m, name);
+    for (size_t i = 0; !f && i < m->nfunctions; i++)
+        if (m->functions[i].abi && strcmp(m->functions[i].abi, name) == 0)
+            f = &m->functions[i];
+    return f;
+}
+
+/* Whether rule argument `name` names record r (tag, name or a typedef). */
+static int names_record(const cb_record *r, const char *name)
+{
+    if (strcmp(r->tag, name) == 0 || strcmp(r->name, name) == 0)
+        return 1;
+    for (size_t a = 0; a < r->naliases; a++)
+        if (strcmp(r->aliases[a], name) == 0)
+            return 1;
+    return 0;
+}
+
+const cb_field *rules_record_field(const cb_model *m, const char *record, const char *field)
+{
+    for (size_t i = 0; i < m->nrecords; i++) {
+        const cb_record *rec = &m->records[i];
+        for (size_t k = 0; names_record(rec, record) && k < rec->nfields; k++)
+            if (strcmp(rec->fields[k].name, field) == 0)
+                return &rec->fields[k];
+    }
+    return NULL;
+}
+
+static int param_index(const cb_function *f, const char *name)
+{
+    for (size_t i = 0; i < f->nparams; i++)
+        if (strcmp(f->params[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+static int names_typedef(const cb_model *m, const char *name)
+{
+    for (size_t i = 0; i < m->ntypedefs; i++)
+        if (strcmp(m->typedefs[i].name, name) == 0)
+            return 1;
+    return 0;
+}
+
+static int names_handle(const cb_model *m, const char *name)
+{
+    return model_handle(m, name) != NULL || names_typedef(m, name);
+}
+
+static int function_has_param(const cb_model *m, const char *function, const char *param)
+{
+    const cb_function *f = rules_function(m, function);
+    return f && param_index(f, param) >= 0;
+}
+
+/* ---- the facts ------------------------------------------------------------ */
+
+static cb_type_facts *type_facts(const cb_facts *f, const char *name)
+{
+    for (size_t i = 0; name && i < f->ntypes; i++)
+        if (strcmp(f->types[i].name, name) == 0)
+            return &f->types[i];
+    return NULL;
+}
+
+const cb_type_facts *rules_type_facts(const cb_facts *f, const char *name)
+{
+    return type_facts(f, name);
+}
+
+const cb_rule *rules_type_rule(const cb_facts *f, cb_directive d, const char *name)
+{
+    const cb_type_facts *t = rules_type_facts(f, name);
+    return t ? t->on[d] : NULL;
+}
+
+/* TYPEDEF and HANDLE rules: one entry per name, the first rule of each
+ * directive; the integer typedefs of value-handle then value-class rules
+ * in order (handles.h). */
+static void bind_types(cb_facts *b)
+{
+    const cb_rules *r = b->rules;
+    size_t cap = 0, ccap = 0;
+    for (size_t i = 0; i < r->nrules; i++) {
+        const cb_rule *rule = &r->rules[i];
+        cb_rule_target t = rules_directive(rule->directive)->target;
+        if (t != CB_ON_TYPEDEF && t != CB_ON_HANDLE)
+            continue;
+        cb_type_facts *tf = type_facts(b, rule->args[0]);
+        if (!tf) {
+            tf = ARENA_PUSH(b->arena, b->types, b->ntypes, cap);
+            tf->name = rule->args[0];
+        }
+        if (!tf->on[rule->directive])
+            tf->on[rule->directive] = rule;
+    }
+    static const cb_directive value[] = {CB_D_VALUE_HANDLE, CB_D_VALUE_CLASS};
+    for (size_t d = 0; d < 2; d++)
+        for (size_t i = 0; i < r->nrules; i++) {
+            if (r->rules[i].directive != value[d])
+                continue;
+            for (size_t k = 0; k < b->model->ntypedefs; k++) {
+                const cb_typedef *td = &b->model->typedefs[k];
+                if (strcmp(td->name, r->rules[i].args[0]) == 0 && td->type->kind == TY_INT) {
+                    *ARENA_PUSH(b->arena, b->value_classes, b->nvalue_classes, ccap) = k;
+                    break;
+                }
+            }
+        }
+}
+
+/* The slots of the function (and parameter) a FUNCTION rule names: pass 0
+ * binds rules naming public names, pass 1 those naming a declared symbol
+ * (into the slots still empty). */
+static void bind_slots(cb_facts *b, const cb_rule *rule, int pass)
+{
+    const cb_model *m = b->model;
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        const cb_function *f = &m->functions[i];
+        int named = pass == 0 ? strcmp(rule->args[0], f->name) == 0
+                              : f->abi && strcmp(f->abi, f->name) != 0 &&
+                                    strcmp(rule->args[0], f->abi) == 0;
+        if (!named)
+            continue;
+        cb_function_facts *ff = &b->functions[i];
+        if (!ff->on[rule->directive])
+            ff->on[rule->directive] = rule;
+        int k = rule->nargs >= 2 ? param_index(f, rule->args[1]) : -1;
+        if (k >= 0 && !ff->params[k].on[rule->directive])
+            ff->params[k].on[rule->directive] = rule;
+    }
+}
+
+static int names_function(const char *name, const cb_function *f)
+{
+    return strcmp(name, f->name) == 0 || (f->abi && strcmp(name, f->abi) == 0);
+}
+
+static int is_int_or_int_pointer(const cb_type *t)
+{
+    if (t->kind == TY_POINTER)
+        t = t->pointee;
+    return t->kind == TY_INT;
+}
+
+/* The enum of an attribute rule's ATTR (rules_bind.h: attr_enum). */
+static int attribute_enum(const cb_model *m, const cb_function *f, size_t k,
+                          const cb_param_facts *pf)
+{
+    const cb_type *t = f->params[pf->attr].type;
+    const cb_type *dt = f->params[k].type;
+    if (pf->attr_array) {
+        /* an array of sizes is optional: without one each value has a
+         * fixed-size slot (and array-valued attributes are left out) */
+        int count = pf->on[CB_D_COUNT] ? pf->count : -1;
+        int unsized = count >= 0 && f->params[count].type->kind != TY_POINTER;
+        if (unsized || dt->kind != TY_POINTER || dt->pointee->kind != TY_POINTER ||
+            dt->pointee->pointee->kind != TY_VOID)
+            return -1;
+        t = t->pointee;
+    }
+    return model_type_enum(m, t);
+}
+
+/* The first rename-param rule for C name `name`, NULL. */
+static const cb_rule *rename_rule(const cb_rules *r, const char *name)
+{
+    for (size_t i = 0; i < r->nrules; i++)
+        if (r->rules[i].directive == CB_D_RENAME_PARAM && strcmp(r->rules[i].args[0], name) == 0)
+            return &r->rules[i];
+    return NULL;
+}
+
+/* The first attribute-type rule for enumerator `name`, NULL. */
+static const cb_rule *attribute_type_rule(const cb_rules *r, const char *name)
+{
+    for (size_t i = 0; i < r->nrules; i++)
+        if (r->rules[i].directive == CB_D_ATTRIBUTE_TYPE &&
+            strcmp(r->rules[i].args[0], name) == 0)
+            return &r->rules[i];
+    return NULL;
+}
+
+static void mark(cb_facts *b, const cb_rule *rule)
+{
+    if (rule)
+        b->matched[rule - b->rules->rules] = 1;
+}
+
+/* The other arguments of parameter k's rules, resolved. */
+static void resolve_param(cb_facts *b, const cb_function *f, size_t k, cb_param_facts *pf)
+{
+    const cb_model *m = b->model;
+    const cb_rule *r;
+    pf->count = pf->kernel = pf->attr = pf->attr_enum = -1;
+    if ((r = pf->on[CB_D_RENAME_PARAM_IN])) {
+        pf->pyname = r->args[2];
+        pf->rename = r;
+    } else if ((r = rename_rule(b->rules, f->params[k].name))) {
+        pf->pyname = r->args[1];
+        pf->rename = r;
+        mark(b, r); /* a rename-param matches when a parameter takes it */
+    }
+    if ((r = pf->on[CB_D_COUNT])) {
+        const char *c = r->args[2], *minus = strchr(c, '-');
+        size_t n = minus ? (size_t)(minus - c) : strlen(c);
+        pf->count_less = minus ? atoi(minus + 1) : 0;
+        for (size_t i = 0; i < f->nparams && pf->count < 0; i++)
+            if (i != k && is_int_or_int_pointer(f->params[i].type) &&
+                strlen(f->params[i].name) == n && strncmp(f->params[i].name, c, n) == 0)
+                pf->count = (int)i;
+    }
+    if ((r = pf->on[CB_D_KERNEL_PARAMS]))
+        pf->kernel = param_index(f, r->args[2]);
+    if ((r = pf->on[CB_D_FIXED]))
+        pf->fixed = strtoll(r->args[2], NULL, 10);
+    if ((r = pf->on[CB_D_SYNC_CALLBACK]))
+        pf->trampoline = r->args[2];
+    if ((r = pf->on[CB_D_HANDLE_CAST]) && model_handle(m, r->args[2]))
+        pf->cast = r->args[2];
+    if ((r = pf->on[CB_D_BUFFER_SIZE]))
+        pf->size_fn = rules_function(m, r->args[2]);
+    r = pf->on[CB_D_ATTRIBUTE_OUTPUT];
+    pf->attr_input = !r && pf->on[CB_D_ATTRIBUTE_INPUT];
+    if (!r)
+        r = pf->on[CB_D_ATTRIBUTE_INPUT];
+    if (r && (pf->attr = param_index(f, r->args[2])) >= 0) {
+        pf->attr_array = f->params[pf->attr].type->kind == TY_POINTER;
+        pf->attr_enum = attribute_enum(m, f, k, pf);
+    }
+}
+
+/* callback rules, in file order: the first naming a parameter as FN or
+ * DATA decides what it is. */
+static void bind_callbacks(cb_facts *b, size_t i)
+{
+    const cb_function *f = &b->model->functions[i];
+    cb_function_facts *ff = &b->functions[i];
+    for (size_t n = 0; n < b->rules->nrules; n++) {
+        const cb_rule *r = &b->rules->rules[n];
+        if (r->directive != CB_D_CALLBACK || !names_function(r->args[0], f))
+            continue;
+        for (size_t k = 0; k < f->nparams; k++) {
+            cb_param_facts *pf = &ff->params[k];
+            if (pf->callback_role != CB_CALLBACK_ROLE_NONE)
+                continue;
+            if (strcmp(r->args[1], f->params[k].name) == 0 ||
+                strcmp(r->args[2], f->params[k].name) == 0)
+                pf->callback = r;
+            if (strcmp(r->args[1], f->params[k].name) == 0) {
+                pf->callback_role = CB_CALLBACK_ROLE_FN;
+                pf->callback_data = param_index(f, r->args[2]);
+                pf->callback_kind = strcmp(r->args[3], "host") == 0     ? CB_CALLBACK_HOST
+                                    : strcmp(r->args[3], "stream") == 0 ? CB_CALLBACK_STREAM
+                                                                        : CB_CALLBACK_DESTROY;
+            } else if (strcmp(r->args[2], f->params[k].name) == 0) {
+                pf->callback_role = CB_CALLBACK_ROLE_DATA;
+            }
+        }
+    }
+}
+
+/* registry-* rules naming f by either name, in file order. */
+static void bind_registry(cb_facts *b, size_t i)
+{
+    const cb_function *f = &b->model->functions[i];
+    cb_function_facts *ff = &b->functions[i];
+    size_t cap = 0;
+    for (size_t n = 0; n < b->rules->nrules; n++) {
+        const cb_rule *r = &b->rules->rules[n];
+        cb_registry_action a;
+        switch (r->directive) {
+        case CB_D_REGISTRY_CREATE: a = CB_REGISTRY_CREATE; break;
+        case CB_D_REGISTRY_OWNED: a = CB_REGISTRY_OWNED; break;
+        case CB_D_REGISTRY_DESTROY: a = CB_REGISTRY_DESTROY; break;
+        case CB_D_REGISTRY_KEEP: a = CB_REGISTRY_KEEP; break;
+        case CB_D_REGISTRY_DEPEND: a = CB_REGISTRY_DEPEND; break;
+        default: continue;
+        }
+        if (!names_function(r->args[0], f))
+            continue;
+        cb_registry_fact *rf = ARENA_PUSH(b->arena, ff->registry, ff->nregistry, cap);
+        rf->action = a;
+        rf->param = param_index(f, r->args[1]);
+        rf->names_other = r->nargs > 2 && strcmp(r->args[2], "-") != 0;
+        rf->other = rf->names_other ? param_index(f, r->args[2]) : -1;
+    }
+}
+
+static void bind_functions(cb_facts *b)
+{
+    const cb_model *m = b->model;
+    const cb_rules *r = b->rules;
+    b->functions = arena_alloc(b->arena, (m->nfunctions + 1) * sizeof *b->functions);
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        b->functions[i].params =
+            arena_alloc(b->arena, (m->functions[i].nparams + 1) * sizeof *b->functions[i].params);
+        for (size_t k = 0; k < m->functions[i].nparams; k++)
+            b->functions[i].params[k].callback_data = -1;
+    }
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t n = 0; n < r->nrules; n++) {
+            cb_rule_target t = rules_directive(r->rules[n].directive)->target;
+            if (t == CB_ON_FUNCTION || t == CB_ON_FUNCTIONS || t == CB_ON_PARAM ||
+                t == CB_ON_PARAM_OR_FIELD)
+                bind_slots(b, &r->rules[n], pass);
+        }
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        const cb_function *f = &m->functions[i];
+        cb_function_facts *ff = &b->functions[i];
+        bind_callbacks(b, i);
+        bind_registry(b, i);
+        for (size_t k = 0; k < f->nparams; k++)
+            resolve_param(b, f, k, &ff->params[k]);
+        const cb_rule *code = ff->on[CB_D_KERNEL_CODE];
+        ff->code = !code                               ? CB_CODE_NONE
+                   : strcmp(code->args[1], "before") == 0 ? CB_CODE_BEFORE
+                                                          : CB_CODE_AFTER;
+        const cb_rule *log = ff->on[CB_D_ERROR_LOG];
+        ff->log_param = log ? param_index(f, log->args[1]) : -1;
+        ff->log_size_fn = log ? rules_function(m, log->args[2]) : NULL;
+        ff->log_fn = log ? rules_function(m, log->args[3]) : NULL;
+    }
+}
+
+/* RECORD FIELD rules and host-bytes rules naming records. */
+static void bind_records(cb_facts *b)
+{
+    const cb_model *m = b->model;
+    const cb_rules *r = b->rules;
+    b->records = arena_alloc(b->arena, (m->nrecords + 1) * sizeof *b->records);
+    for (size_t i = 0; i < m->nrecords; i++) {
+        cb_record_facts *rf = &b->records[i];
+        rf->nfields = (size_t)model_field_count(m, &m->records[i]);
+        rf->fields = arena_alloc(b->arena, (rf->nfields + 1) * sizeof *rf->fields);
+    }
+    for (size_t n = 0; n < r->nrules; n++) {
+        const cb_rule *rule = &r->rules[n];
+        cb_rule_target t = rules_directive(rule->directive)->target;
+        if (t != CB_ON_FIELD && rule->directive != CB_D_HOST_BYTES)
+            continue;
+        for (size_t i = 0; i < m->nrecords; i++) {
+            const cb_record *rec = &m->records[i];
+            cb_record_facts *rf = &b->records[i];
+            if (!names_record(rec, rule->args[0]))
+                continue;
+            if (rule->directive == CB_D_HOST_BYTES) {
+                size_t cap = rf->nhost_bytes; /* grown one at a time */
+                *ARENA_PUSH(b->arena, rf->host_bytes, rf->nhost_bytes, cap) = rule;
+                continue;
+            }
+            long long k = model_field_index(m, rec, rule->args[1]);
+            if (k < 0 || rf->fields[k].on[rule->directive])
+                continue;
+            cb_field_facts *ff = &rf->fields[k];
+            ff->on[rule->directive] = rule;
+            switch (rule->directive) {
+            case CB_D_KERNEL_PARAMS_FIELD:
+                ff->func = model_field_index(m, rec, rule->args[2]);
+                ff->kern = model_field_index(m, rec, rule->args[3]);
+                break;
+            case CB_D_FIELD_COUNT:
+                ff->count = model_field_index(m, rec, rule->args[2]);
+                break;
+            case CB_D_FIELD_COUNT_OUT:
+                ff->count_out = model_field_index(m, rec, rule->args[2]);
+                break;
+            default:
+                break;
+            }
+        }
+    }
+    for (size_t i = 0; i < m->nrecords; i++) {
+        const cb_record *rec = &m->records[i];
+        cb_record_facts *rf = &b->records[i];
+        for (size_t k = 0; k < rec->nfields; k++) {
+            long long x = *rec->fields[k].name ? model_field_index(m, rec, rec->fields[k].name) : -1;
+            if (x >= 0)
+                rf->fields[x].direct = 1;
+        }
+        for (size_t k = 0; k < rf->nfields; k++) {
+            cb_field_facts *ff = &rf->fields[k];
+            if (!ff->on[CB_D_KERNEL_PARAMS_FIELD])
+                ff->func = ff->kern = -1;
+            if (!ff->on[CB_D_FIELD_COUNT])
+                ff->count = -1;
+            if (!ff->on[CB_D_FIELD_COUNT_OUT])
+                ff->count_out = -1;
+        }
+    }
+}
+
+/* Per enumerator its attribute-type rule; an attribute enum of a bound
+ * attribute rule marks the rules of its enumerators as matching (an
+ * attribute-input rule over an array of attributes binds none). */
+static void bind_attribute_types(cb_facts *b)
+{
+    const cb_model *m = b->model;
+    b->attribute_type = arena_alloc(b->arena, (m->nenums + 1) * sizeof *b->attribute_type);
+    for (size_t e = 0; e < m->nenums; e++) {
+        b->attribute_type[e] =
+            arena_alloc(b->arena, (m->enums[e].nitems + 1) * sizeof *b->attribute_type[e]);
+        for (size_t k = 0; k < m->enums[e].nitems; k++)
+            b->attribute_type[e][k] = attribute_type_rule(b->rules, m->enums[e].items[k].name);
+    }
+    for (size_t i = 0; i < m->nfunctions; i++)
+        for (size_t k = 0; k < m->functions[i].nparams; k++) {
+            const cb_param_facts *pf = &b->functions[i].params[k];
+            /* a callback's parameters are not attribute values */
+            if (pf->callback_role != CB_CALLBACK_ROLE_NONE || pf->attr_enum < 0 ||
+                (pf->attr_array && pf->attr_input))
+                continue;
+            for (size_t n = 0; n < m->enums[pf->attr_enum].nitems; n++)
+                mark(b, b->attribute_type[pf->attr_enum][n]);
+        }
+}
+
+static void bind_undos(cb_facts *b)
+{
+    size_t cap = 0;
+    for (size_t n = 0; n < b->rules->nrules; n++) {
+        const cb_rule *r = &b->rules->rules[n];
+        if (r->directive != CB_D_UNDO)
+            continue;
+        const cb_function *f = rules_function(b->model, r->args[0]);
+        const cb_function *u = rules_function(b->model, r->args[1]);
+        if (!f || !u)
+            continue; /* reported by rules_unmatched */
+        cb_undo_fact *uf = ARENA_PUSH(b->arena, b->undos, b->nundos, cap);
+        uf->rule = r;
+        uf->function = (size_t)(f - b->model->functions);
+        uf->undo = u;
+    }
+}
+
+/* ---- matching ----------------------------------------------------------- */
+
+/* Whether `field-count RECORD FIELD COUNT` (or field-count-out: records
+ * 0) describes the header: FIELD of RECORD points at a struct or union of
+ * the header (when records) or at a handle (an opaque handle of the
+ * header, an integer handle of a value-handle / value-class rule), COUNT
+ * is an integer field of RECORD (not a bit-field). */
+static int field_count_matches(const cb_facts *b, const cb_rule *rule, int records)
+{
+    const cb_model *m = b->model;
+    const cb_field *a = rules_record_field(m, rule->args[0], rule->args[1]);
+    const cb_field *c = rules_record_field(m, rule->args[0], rule->args[2]);
+    const cb_type *e = a && a->type->kind == TY_POINTER ? a->type->pointee : NULL;
+    int record = e && e->kind == TY_RECORD &&
+                 ((e->name && model_record(m, e->name)) ||
+                  (e->record_tag && *e->record_tag && model_record(m, e->record_tag)));
+    int value_handle = e && e->name && (rules_type_rule(b, CB_D_VALUE_HANDLE, e->name) ||
+                                        rules_type_rule(b, CB_D_VALUE_CLASS, e->name));
+    int handle = e && e->name &&
+                 ((e->kind == TY_HANDLE && names_handle(m, e->name)) ||
+                  (e->kind == TY_INT && value_handle));
+    return ((records && record) || handle) && c && c->type->kind == TY_INT && c->bit_width < 0;
+}
+
+/* Whether one rule matches the model (rules_unmatched). */
+static int rule_matches(const cb_facts *b, const cb_rule *rule)
+{
+    const cb_model *m = b->model;
+    const char *a0 = rule->args[0];
+    switch (rule->directive) {
+    case CB_D_RENAME_PARAM:
+    case CB_D_ATTRIBUTE_TYPE:
+        return b->matched[rule - b->rules->rules]; /* set when bound */
+    case CB_D_HANDLE_CAST:
+        return function_has_param(m, a0, rule->args[1]) && names_handle(m, rule->args[2]);
+    case CB_D_FIELD_COUNT:
+        return field_count_matches(b, rule, 1);
+    case CB_D_FIELD_COUNT_OUT:
+        return field_count_matches(b, rule, 0);
+    case CB_D_KERNEL_CODE: /* FUNCTION WHEN */
+        return rules_function(m, a0) != NULL;
+    case CB_D_RESULT:
+        return model_enum(m, a0) != NULL;
+    case CB_D_ERROR_STRING:
+        return rules_function(m, a0) != NULL;
+    default:
+        break;
+    }
+    switch (rules_directive(rule->directive)->target) {
+    case CB_ON_TYPEDEF:
+        return names_typedef(m, a0);
+    case CB_ON_HANDLE:
+        return names_handle(m, a0);
+    case CB_ON_FIELD:
+        return rules_record_field(m, a0, rule->args[1]) != NULL;
+    case CB_ON_PARAM_OR_FIELD:
+        return function_has_param(m, a0, rule->args[1]) ||
+               rules_record_field(m, a0, rule->args[1]) != NULL;
+    case CB_ON_FUNCTIONS:
+        return rules_function(m, a0) != NULL && rules_function(m, rule->args[1]) != NULL;
+    case CB_ON_API:
+        return 1; /* names nothing of the header */
+    default: /* FUNCTION [PARAM ...] */
+        return rules_function(m, a0) != NULL &&
+               (rule->nargs < 2 || function_has_param(m, a0, rule->args[1]));
+    }
+}
+
+cb_facts *rules_bind(const cb_rules *r, const cb_model *m)
+{
+    cb_arena *a = arena_create();
+    if (!a)
+        arena_oom();
+    cb_facts *b = arena_alloc(a, sizeof *b);
+    b->arena = a;
+    b->model = m;
+    b->rules = r;
+    b->matched = arena_alloc(a, r->nrules + 1);
+    rules_api(r, &b->api);
+    b->error_string_fn = b->api.error_string ? rules_function(m, b->api.error_string) : NULL;
+    bind_types(b);
+    bind_functions(b);
+    bind_records(b);
+    bind_attribute_types(b);
+    bind_undos(b);
+    for (size_t i = 0; i < r->nrules; i++)
+        b->matched[i] = (unsigned char)rule_matches(b, &r->rules[i]);
+    return b;
+}
+
+void rules_unbind(cb_facts *f)
+{
+    if (f)
+        arena_destroy(f->arena);
+}
+
+size_t rules_unmatched(const cb_facts *f, FILE *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < f->rules->nrules; i++) {
+        const cb_rule *rule = &f->rules->rules[i];
+        if (f->matched[i])
+            continue;
+        n++;
+        if (out)
+            fprintf(out, "%s:%u: rule '%s %s%s%s' matches nothing in %s\n", f->rules->path,
+                    rule->line, rules_directive(rule->directive)->name, rule->args[0],
+                    rule->nargs > 1 ? " " : "", rule->nargs > 1 ? rule->args[1] : "",
+                    f->model->header);
+    }
+    return n;
+}

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * rules_bind.h — the rules of a rules file (rules.h) bound to one model:
+ * every rule resolved to what it names, once, into typed facts per
+ * function and parameter, per record field, per type name and per
+ * enumerator. The classifier (classify.h), the handle classes, the record
+ * fields and the renderer read these facts by index; none of them looks a
+ * rule up by its directive's name.
+ *
+ * How a rule's names resolve, in this one place:
+ *  - FUNCTION: a function's public name or its declared symbol. For a
+ *    function's slot of a directive, a rule naming the public name comes
+ *    before one naming the symbol, then file order (one rule follows a
+ *    function across releases that renamed it); lists (registry-*,
+ *    callback) take every rule naming either, in file order. A function
+ *    argument of a rule (undo's UNDO, buffer-size's SIZEFN, error-log's
+ *    functions, error-string) is the function of that public name, else
+ *    the first declaring that symbol (rules_function).
+ *  - PARAM, COUNT, KERNEL, ATTR, DATA: a parameter of that function by name.
+ *  - RECORD FIELD: every record whose tag, name or typedef is RECORD, the
+ *    field FIELD of its flattened field table (anonymous members' fields
+ *    inline, model_field_index).
+ *  - TYPEDEF, HANDLE: a type name; ENUMERATOR: an enumerator of the model.
+ * In every slot the first rule that resolves wins; a later duplicate binds
+ * nothing and is reported only when its target is missing too (as every
+ * rule is: rules_unmatched).
+ *
+ * Ownership: the facts live in their own arena (rules_unbind frees it);
+ * they point into the model and the rules, which must outlive them.
+ */
+#ifndef CUBIND_RULES_BIND_H
+#define CUBIND_RULES_BIND_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "model/model.h"
+#include "rules/rules.h"
+
+/* A callback rule's KIND (runtime/process/rt_callbacks.h's CUBIND_CB_*). */
+typedef enum {
+    CB_CALLBACK_HOST,
+    CB_CALLBACK_STREAM,
+    CB_CALLBACK_DESTROY
+} cb_callback_kind;
+
+/* The registry-* rule of a function (runtime/include/cubind_rt.h's registry). */
+typedef enum {
+    CB_REGISTRY_CREATE,
+    CB_REGISTRY_OWNED,
+    CB_REGISTRY_DESTROY,
+    CB_REGISTRY_KEEP,
+    CB_REGISTRY_DEPEND
+} cb_registry_action;
+
+/* A kernel-code rule's WHEN. */
+typedef enum {
+    CB_CODE_NONE,
+    CB_CODE_BEFORE,
+    CB_CODE_AFTER
+} cb_code_when;
+
+/* What a parameter is to a callback rule. */
+typedef enum {
+    CB_CALLBACK_ROLE_NONE,
+    CB_CALLBACK_ROLE_FN,      /* its FN: the callback */
+    CB_CALLBACK_ROLE_DATA     /* its DATA: what the driver passes back */
+} cb_callback_role;
+
+/* The facts of one parameter. on[d]: the rule of directive d naming this
+ * parameter (FUNCTION PARAM ...), NULL when none; the fields below are
+ * that rule's other arguments, resolved. */
+typedef struct {
+    const cb_rule *on[CB_NDIRECTIVES];
+    const char *pyname;       /* rename-param-in's PY_NAME, else rename-param's
+                                 for this C name; NULL: neither */
+    const cb_rule *rename;    /* the rule pyname comes from, NULL */
+    int count;                /* count: the integer or integer-pointer
+                                 parameter COUNT names, -1 when none */
+    int count_less;           /* count: the N of COUNT-N, else 0 */
+    int kernel;               /* kernel-params: KERNEL's index, else -1 */
+    /* attribute-output (or, without one, attribute-input) */
+    int attr;                 /* ATTR's index, else -1 */
+    int attr_input;           /* the rule is attribute-input */
+    int attr_array;           /* ATTR is a pointer: an array of attributes */
+    int attr_enum;            /* the enum index of ATTR's values: ATTR an
+                                 enum, or an array of them beside a `void **`
+                                 parameter whose count rule (if any) names a
+                                 pointer; -1 otherwise */
+    long long fixed;          /* fixed: N */
+    const char *trampoline;   /* sync-callback: TRAMPOLINE, else NULL */
+    const char *cast;         /* handle-cast: HANDLE when the header has that
+                                 class; NULL (no rule, or it does not apply) */
+    const cb_function *size_fn; /* buffer-size: SIZEFN, NULL when absent */
+    /* callback: the first rule naming this parameter as FN or DATA */
+    const cb_rule *callback;
+    cb_callback_role callback_role;
+    int callback_data;        /* ROLE_FN: DATA's index, else -1 */
+    cb_callback_kind callback_kind;
+} cb_param_facts;
+
+/* One registry-* rule of a function, its parameters resolved. */
+typedef struct {
+    cb_registry_action action;
+    int param;                /* its second argument's index, -1 when none */
+    int other;                /* its third (DEP, OWNER, TARGET), -1 when none
+                                 or `-` */
+    int names_other;          /* a third argument other than `-` is given */
+} cb_registry_fact;
+
+/* The facts of one function. on[d]: the rule of directive d naming the
+ * function (any of its FUNCTION rules), NULL when none. */
+typedef struct {
+    const cb_rule *on[CB_NDIRECTIVES];
+    cb_param_facts *params;   /* parallel to the function's parameters */
+    cb_registry_fact *registry; /* its registry-* rules, in file order */
+    size_t nregistry;
+    cb_code_when code;        /* kernel-code WHEN */
+    /* error-log: PARAM's index (-1), SIZEFN and LOGFN (NULL when absent) */
+    int log_param;
+    const cb_function *log_size_fn, *log_fn;
+} cb_function_facts;
+
+/* The facts of one field of a record's flattened field table. */
+typedef struct {
+    const cb_rule *on[CB_NDIRECTIVES]; /* RECORD FIELD rules naming it */
+    int direct;               /* a field of the record itself, not of an
+                                 anonymous member */
+    long long func, kern;     /* kernel-params-field: FUNC's and KERN's
+                                 indexes in the table, -1 (or `-`) */
+    long long count;          /* field-count: COUNT's index, -1 */
+    long long count_out;      /* field-count-out: COUNT's index, -1 */
+} cb_field_facts;
+
+typedef struct {
+    cb_field_facts *fields;   /* one per named field of the flattened table */
+    size_t nfields;
+    const cb_rule **host_bytes; /* host-bytes rules naming the record */
+    size_t nhost_bytes;
+} cb_record_facts;
+
+/* The rules naming one type name (TYPEDEF, HANDLE): on[d], first of each. */
+typedef struct {
+    const char *name;
+    const cb_rule *on[CB_NDIRECTIVES];
+} cb_type_facts;
+
+/* An undo rule whose two functions the model has, in file order. */
+typedef struct {
+    const cb_rule *rule;
+    size_t function;          /* index of FUNCTION in model.functions */
+    const cb_function *undo;  /* UNDO */
+} cb_undo_fact;
+
+typedef struct cb_facts {
+    const cb_model *model;
+    const cb_rules *rules;
+    cb_api api;
+    const cb_function *error_string_fn; /* the error-string function, NULL */
+    cb_function_facts *functions; /* parallel to model.functions */
+    cb_record_facts *records;     /* parallel to model.records */
+    const cb_rule ***attribute_type; /* per enum, per enumerator: its
+                                        attribute-type rule, NULL */
+    cb_type_facts *types;
+    size_t ntypes;
+    /* the integer typedefs of value-handle rules, then of value-class
+     * rules, each in file order: indexes into model.typedefs (handles.h) */
+    size_t *value_classes;
+    size_t nvalue_classes;
+    cb_undo_fact *undos;
+    size_t nundos;
+    unsigned char *matched;   /* per rule: it matches the header */
+    cb_arena *arena;
+} cb_facts;
+
+/* Binds every rule of r to m. Never fails (out of memory ends the
+ * process, arena.h). */
+cb_facts *rules_bind(const cb_rules *r, const cb_model *m);
+void rules_unbind(cb_facts *f);
+
+/* The facts of type `name`, NULL when no rule names it. */
+const cb_type_facts *rules_type_facts(const cb_facts *f, const char *name);
+/* The rule of directive d naming type `name`, NULL. */
+const cb_rule *rules_type_rule(const cb_facts *f, cb_directive d, const char *name);
+
+/* Writes "path:line: rule 'DIRECTIVE ARG0[ ARG1]' matches nothing in
+ * HEADER" to out for each rule that matches nothing in the model: naming
+ * a typedef, handle, function, parameter or field it lacks (`undo`: either
+ * function; `handle-cast`: also its class; field-count: a field of the
+ * wrong type), a rename-param no parameter took, an attribute-type no
+ * bound attribute enum holds. Returns how many; out NULL only counts. */
+size_t rules_unmatched(const cb_facts *f, FILE *out);
+
+/* The function a rule's name names (public name first, then declared
+ * symbol), or NULL. */
+const cb_function *rules_function(const cb_model *m, const char *name);
+/* The field `field` (a field of the record itself) of a record named
+ * `record` (tag, name or typedef), or NULL. */
+const cb_field *rules_record_field(const cb_model *m, const char *record, const char *field);
+
+#endif
