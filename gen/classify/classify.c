@@ -46,16 +46,6 @@ static const cb_function_facts *ffacts(const cb_facts *facts, const cb_function 
     return &facts->functions[f - facts->model->functions];
 }
 
-int classify_enum_index(const cb_model *m, const char *name)
-{
-    if (!name)
-        return -1;
-    for (size_t i = 0; i < m->nenums; i++)
-        if (strcmp(m->enums[i].name, name) == 0 || strcmp(m->enums[i].tag, name) == 0)
-            return (int)i;
-    return -1;
-}
-
 int classify_is_input(const cb_pclass *pc)
 {
     return shapes_is_input(pc->shape);
@@ -64,16 +54,6 @@ int classify_is_input(const cb_pclass *pc)
 int classify_is_output(const cb_pclass *pc)
 {
     return shapes_is_output(pc->shape);
-}
-
-/* The enum index of an enum type, through typedef or tag name or canonical
- * spelling ("enum CUresult_enum"). */
-static int enum_of(const cb_model *m, const cb_type *t)
-{
-    int idx = classify_enum_index(m, t->name);
-    if (idx < 0 && strncmp(t->canon, "enum ", 5) == 0)
-        idx = classify_enum_index(m, t->canon + 5);
-    return idx;
 }
 
 int classify_record_index(const cb_model *m, const cb_type *t)
@@ -116,7 +96,7 @@ static cb_ekind elem_kind(const cb_model *m, const cb_facts *facts, const cb_typ
     case TY_FLOAT:
         return EK_FLOAT;
     case TY_ENUM:
-        pc->enum_index = enum_of(m, t);
+        pc->enum_index = model_type_enum(m, t);
         if (pc->enum_index < 0)
             return EK_NONE;
         set_range(pc, t);
@@ -755,7 +735,7 @@ static int is_error_string(const cb_model *m, const cb_api *api, const cb_functi
             (f->abi && strcmp(api->error_string, f->abi) == 0)) &&
            f->ret->kind == TY_POINTER && is_char(f->ret->pointee) && f->nparams == 1 &&
            f->params[0].type->kind == TY_ENUM &&
-           enum_of(m, f->params[0].type) == classify_enum_index(m, api->result);
+           model_type_enum(m, f->params[0].type) == model_enum_index(m, api->result);
 }
 
 cb_classes *classify_model(cb_model *m, const cb_facts *facts)
@@ -777,7 +757,7 @@ cb_classes *classify_model(cb_model *m, const cb_facts *facts)
         const char *why = NULL;
         fc->returns_string = is_error_string(m, &api, f);
         if (!fc->returns_string &&
-            (f->ret->kind != TY_ENUM || classify_enum_index(m, api.result) != enum_of(m, f->ret))) {
+            (f->ret->kind != TY_ENUM || model_enum_index(m, api.result) != model_type_enum(m, f->ret))) {
             char buf[128];
             snprintf(buf, sizeof buf, "does not return %s", api.result);
             why = model_strdup(m, buf);

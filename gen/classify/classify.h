@@ -166,7 +166,4 @@ void classes_free(cb_classes *c);
  * tag name), -1 when none. */
 int classify_record_index(const cb_model *m, const cb_type *t);
 
-/* Index of the enum named `name` (typedef or tag), -1 when none. */
-int classify_enum_index(const cb_model *m, const char *name);
-
 #endif

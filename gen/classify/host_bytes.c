@@ -65,9 +65,7 @@ int host_bytes_parse(const cb_rules *rules, const cb_rule *rule, cb_host_bytes *
 
 int host_bytes_enumerator(const cb_model *m, const cb_type *t, const char *name, long long *value)
 {
-    int e = t->kind == TY_ENUM ? classify_enum_index(m, t->name) : -1;
-    if (e < 0 && t->kind == TY_ENUM && t->canon && strncmp(t->canon, "enum ", 5) == 0)
-        e = classify_enum_index(m, t->canon + 5);
+    int e = t->kind == TY_ENUM ? model_type_enum(m, t) : -1;
     for (size_t k = 0; e >= 0 && k < m->enums[e].nitems; k++)
         if (strcmp(m->enums[e].items[k].name, name) == 0) {
             *value = m->enums[e].items[k].value;
