@@ -103,7 +103,7 @@ static const char usage_classify[] =
     "a change of the classifier or the rules shows as a diff of it\n"
     "(tests/gen/data/classify_cuda13.json). Exit status as for generate.\n"
     "  --rules FILE     special cases (default: gen/rules.txt beside the build\n"
-    "                   dir; gen/<api>.rules for a library's header)\n";
+    "                   dir; give gen/<api>.rules for a library's header)\n";
 
 static const char usage_verify[] =
     "usage: cubind verify FILE...\n"
@@ -279,6 +279,54 @@ static int is_directory(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* What generate and classify both compute from a header and a rules file:
+ * the rules, the model, the rules bound to it, the classification. Every
+ * member is NULL until its step succeeded; classified_free frees what is
+ * set. */
+typedef struct {
+    cb_rules *rules;
+    cb_model *m;
+    cb_facts *facts;
+    cb_classes *classes;
+} classified;
+
+/* Reads rules_path, parses header for the API it names, checks the result
+ * enum and the host-bytes rules, binds the rules and classifies. 0, or the
+ * exit status (1, or 2 for a refused header) with the message in err, or
+ * with err empty when it was already reported. keep_docs: the header's
+ * documentation comments stay in the model (generate --header-docs). */
+static int classify_header(classified *c, const char *header, const char *rules_path,
+                           int keep_docs, char *err, size_t errlen)
+{
+    *err = '\0';
+    if (!(c->rules = rules_load(rules_path, err, errlen)))
+        return 1;
+    cb_api api;
+    rules_api(c->rules, &api);
+    int status;
+    if (!(c->m = load_model(header, api.is_library, &status)))
+        return status;
+    if (check_result_enum(c->m, &api, rules_path, err, errlen) < 0)
+        return 2;
+    if (!keep_docs)
+        model_forget_docs(c->m);
+    if (host_bytes_check(c->m, c->rules, err, errlen) < 0)
+        return 1;
+    c->facts = rules_bind(c->rules, c->m);
+    c->classes = classify_model(c->m, c->facts);
+    if (classify_undo(c->m, c->classes, c->facts, err, errlen) < 0)
+        return 1;
+    return 0;
+}
+
+static void classified_free(classified *c)
+{
+    classes_free(c->classes);
+    rules_unbind(c->facts);
+    model_free(c->m);
+    rules_free(c->rules);
+}
+
 static int cmd_generate(int argc, char **argv)
 {
     options o = {0};
@@ -304,10 +352,7 @@ static int cmd_generate(int argc, char **argv)
         o.rules = rfile;
     }
     int status = 1;
-    cb_model *m = NULL;
-    cb_rules *rules = NULL;
-    cb_facts *facts = NULL;
-    cb_classes *classes = NULL;
+    classified c = {0};
     render_output out = {0};
     tmpl_set *ts = tmpl_set_new();
     if (!ts) {
@@ -316,33 +361,18 @@ static int cmd_generate(int argc, char **argv)
     }
     if (tmpl_load_dir(ts, o.templates, err, sizeof err) < 0)
         goto report;
-    if (!(rules = rules_load(o.rules, err, sizeof err)))
+    if ((status = classify_header(&c, o.header, o.rules, o.header_docs, err, sizeof err)) != 0)
         goto report;
-    cb_api api;
-    rules_api(rules, &api);
-    if (!(m = load_model(o.header, api.is_library, &status)))
-        goto done;
-    if (check_result_enum(m, &api, o.rules, err, sizeof err) < 0) {
-        status = 2;
-        goto report;
-    }
-    if (!o.header_docs)
-        model_forget_docs(m);
-    if (host_bytes_check(m, rules, err, sizeof err) < 0)
-        goto report;
-    facts = rules_bind(rules, m);
-    classes = classify_model(m, facts);
-    if (classify_undo(m, classes, facts, err, sizeof err) < 0)
-        goto report;
-    if (render_all(&out, ts, m, classes, rules, err, sizeof err) < 0)
+    status = 1;
+    if (render_all(&out, ts, c.m, c.classes, c.rules, err, sizeof err) < 0)
         goto report;
     if (render_write(&out, o.out, err, sizeof err) < 0)
         goto report;
-    if (o.depfile && write_depfile(o.depfile, o.out, out.files[0].name, m, ts, o.rules) < 0) {
+    if (o.depfile && write_depfile(o.depfile, o.out, out.files[0].name, c.m, ts, o.rules) < 0) {
         snprintf(err, sizeof err, "%s:0: cannot write the dependency file", o.depfile);
         goto report;
     }
-    size_t unmatched = rules_unmatched(facts, o.list_unmatched ? stderr : NULL);
+    size_t unmatched = rules_unmatched(c.facts, o.list_unmatched ? stderr : NULL);
     if (unmatched && !o.list_unmatched)
         fprintf(stderr,
                 "cubind: %zu rule%s of %s name%s nothing in %s (rules for other releases; "
@@ -353,17 +383,15 @@ static int cmd_generate(int argc, char **argv)
         if (strstr(out.files[i].name, "unsupported.txt"))
             report = out.files[i].name;
     fprintf(stderr, "cubind: %zu of %zu functions bound; the rest are listed in %s/%s\n",
-            classes->nsupported, classes->nfunctions, o.out, report);
+            c.classes->nsupported, c.classes->nfunctions, o.out, report);
     status = 0;
     goto done;
 report:
-    fprintf(stderr, "%s\n", err);
+    if (*err)
+        fprintf(stderr, "%s\n", err);
 done:
     render_output_free(&out);
-    classes_free(classes);
-    rules_unbind(facts);
-    model_free(m);
-    rules_free(rules);
+    classified_free(&c);
     tmpl_set_free(ts);
     return status;
 }
@@ -386,40 +414,15 @@ static int cmd_classify(int argc, char **argv)
         source_path("gen/rules.txt", rfile, sizeof rfile);
         o.rules = rfile;
     }
-    int status = 1;
-    cb_model *m = NULL;
-    cb_facts *facts = NULL;
-    cb_classes *classes = NULL;
-    cb_rules *rules = rules_load(o.rules, err, sizeof err);
-    if (!rules)
-        goto report;
-    cb_api api;
-    rules_api(rules, &api);
-    if (!(m = load_model(o.header, api.is_library, &status)))
-        goto done;
-    if (check_result_enum(m, &api, o.rules, err, sizeof err) < 0) {
-        status = 2;
-        goto report;
-    }
-    if (host_bytes_check(m, rules, err, sizeof err) < 0)
-        goto report;
-    facts = rules_bind(rules, m);
-    classes = classify_model(m, facts);
-    if (classify_undo(m, classes, facts, err, sizeof err) < 0)
-        goto report;
-    if (classify_json(stdout, m, classes) < 0 || fflush(stdout) != 0) {
+    classified c = {0};
+    int status = classify_header(&c, o.header, o.rules, 1, err, sizeof err);
+    if (status == 0 && (classify_json(stdout, c.m, c.classes) < 0 || fflush(stdout) != 0)) {
         snprintf(err, sizeof err, "cubind classify: cannot write to stdout");
-        goto report;
+        status = 1;
     }
-    status = 0;
-    goto done;
-report:
-    fprintf(stderr, "%s\n", err);
-done:
-    classes_free(classes);
-    rules_unbind(facts);
-    model_free(m);
-    rules_free(rules);
+    if (status != 0 && *err)
+        fprintf(stderr, "%s\n", err);
+    classified_free(&c);
     return status;
 }
 
