@@ -56,16 +56,6 @@ int classify_is_output(const cb_pclass *pc)
     return shapes_is_output(pc->shape);
 }
 
-int classify_record_index(const cb_model *m, const cb_type *t)
-{
-    const cb_record *r = NULL;
-    if (t->name)
-        r = model_record(m, t->name);
-    if (!r && t->record_tag && *t->record_tag)
-        r = model_record(m, t->record_tag);
-    return r ? (int)(r - m->records) : -1;
-}
-
 static void set_range(cb_pclass *pc, const cb_type *t)
 {
     int bits = (int)(t->size * 8);
@@ -107,7 +97,7 @@ static cb_ekind elem_kind(const cb_model *m, const cb_facts *facts, const cb_typ
         pc->handle = t->name;
         return EK_HANDLE;
     case TY_RECORD:
-        pc->record_index = classify_record_index(m, t);
+        pc->record_index = model_type_record(m, t);
         return pc->record_index >= 0 ? EK_STRUCT : EK_NONE;
     case TY_POINTER:
         return t->pointee->kind == TY_VOID ? EK_POINTER : EK_NONE;

@@ -162,8 +162,4 @@ cb_classes *classify_model(cb_model *m, const cb_facts *facts);
 int classify_undo(cb_model *m, cb_classes *c, const cb_facts *facts, char *err, size_t errlen);
 void classes_free(cb_classes *c);
 
-/* Index into model.records of a struct/union type (through its typedef or
- * tag name), -1 when none. */
-int classify_record_index(const cb_model *m, const cb_type *t);
-
 #endif

@@ -62,7 +62,7 @@ static field_shape shape_of(const record_env *env, const cb_type *t, int nested)
         s.kind = s.ref >= 0 ? CB_FIELD_HANDLE : CB_FIELD_POINTER;
         break;
     case TY_RECORD:
-        s.ref = nested >= 0 ? nested : classify_record_index(m, t);
+        s.ref = nested >= 0 ? nested : model_type_record(m, t);
         s.kind = s.ref >= 0 ? CB_FIELD_RECORD : CB_FIELD_BYTES;
         break;
     case TY_POINTER:
@@ -126,7 +126,7 @@ static int pointee_record(const cb_model *m, const cb_field *f)
     if (f->type->kind != TY_POINTER || !f->type->pointee ||
         f->type->pointee->kind != TY_RECORD)
         return -1;
-    return classify_record_index(m, f->type->pointee);
+    return model_type_record(m, f->type->pointee);
 }
 
 /* field-count rules: a `T *FIELD` pointing at an array counted by the
@@ -233,7 +233,7 @@ static int members_checked(const record_env *env, const cb_record *r, const cb_r
         const cb_field_facts *ff = field_facts(env, top, f->name);
         int idx = -1;
         if (t && t->kind == TY_RECORD)
-            idx = f->nested >= 0 ? f->nested : classify_record_index(m, t);
+            idx = f->nested >= 0 ? f->nested : model_type_record(m, t);
         else if (ff && ff->on[CB_D_FIELD_COUNT])
             idx = pointee_record(m, f);
         if (idx >= 0 && record_checked(env, (size_t)idx, own, memo))

@@ -40,16 +40,21 @@ const cb_enum *model_enum(const cb_model *m, const char *name) { FIND(m->enums, 
 const cb_handle *model_handle(const cb_model *m, const char *name) { FIND(m->handles, m->nhandles, name, name); }
 const cb_callback *model_callback(const cb_model *m, const char *name) { FIND(m->callbacks, m->ncallbacks, name, name); }
 
+int model_record_named(const cb_record *r, const char *name)
+{
+    if (strcmp(r->name, name) == 0 || (*r->tag && strcmp(r->tag, name) == 0))
+        return 1;
+    for (size_t a = 0; a < r->naliases; a++)
+        if (strcmp(r->aliases[a], name) == 0)
+            return 1;
+    return 0;
+}
+
 const cb_record *model_record(const cb_model *m, const char *name)
 {
-    for (size_t i = 0; i < m->nrecords; i++) {
-        const cb_record *r = &m->records[i];
-        if (strcmp(r->name, name) == 0 || (*r->tag && strcmp(r->tag, name) == 0))
-            return r;
-        for (size_t a = 0; a < r->naliases; a++)
-            if (strcmp(r->aliases[a], name) == 0)
-                return r;
-    }
+    for (size_t i = 0; i < m->nrecords; i++)
+        if (model_record_named(&m->records[i], name))
+            return &m->records[i];
     return NULL;
 }
 
@@ -69,6 +74,16 @@ int model_type_enum(const cb_model *m, const cb_type *t)
     if (idx < 0 && t->canon && strncmp(t->canon, "enum ", 5) == 0)
         idx = model_enum_index(m, t->canon + 5);
     return idx;
+}
+
+int model_type_record(const cb_model *m, const cb_type *t)
+{
+    const cb_record *r = NULL;
+    if (t->name)
+        r = model_record(m, t->name);
+    if (!r && t->record_tag && *t->record_tag)
+        r = model_record(m, t->record_tag);
+    return r ? (int)(r - m->records) : -1;
 }
 
 /* Walks r's flattened table: the index of `name` (NULL: none), counting

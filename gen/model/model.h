@@ -189,6 +189,9 @@ void model_forget_docs(cb_model *m);
 const cb_function *model_function(const cb_model *m, const char *name);
 const cb_enum *model_enum(const cb_model *m, const char *name);
 const cb_record *model_record(const cb_model *m, const char *name);
+/* Whether `name` names record r: its name, its tag (when it has one) or
+ * one of its typedefs. model_record's test, for callers holding a record. */
+int model_record_named(const cb_record *r, const char *name);
 const cb_handle *model_handle(const cb_model *m, const char *name);
 const cb_callback *model_callback(const cb_model *m, const char *name);
 
@@ -198,6 +201,9 @@ int model_enum_index(const cb_model *m, const char *name);
 /* The enum index of enum type t: through its typedef or tag name, or its
  * canonical spelling ("enum CUresult_enum"); -1 when none. */
 int model_type_enum(const cb_model *m, const cb_type *t);
+/* The record index of struct/union type t: through its typedef or tag
+ * name; -1 when none. */
+int model_type_record(const cb_model *m, const cb_type *t);
 /* The index of the named field `name` in record r's flattened field table
  * (its named fields, those of anonymous members inline, in order), -1
  * when none or name is "-". */

@@ -23,22 +23,11 @@ const cb_function *rules_function(const cb_model *m, const char *name)
     return f;
 }
 
-/* Whether rule argument `name` names record r (tag, name or a typedef). */
-static int names_record(const cb_record *r, const char *name)
-{
-    if (strcmp(r->tag, name) == 0 || strcmp(r->name, name) == 0)
-        return 1;
-    for (size_t a = 0; a < r->naliases; a++)
-        if (strcmp(r->aliases[a], name) == 0)
-            return 1;
-    return 0;
-}
-
 const cb_field *rules_record_field(const cb_model *m, const char *record, const char *field)
 {
     for (size_t i = 0; i < m->nrecords; i++) {
         const cb_record *rec = &m->records[i];
-        for (size_t k = 0; names_record(rec, record) && k < rec->nfields; k++)
+        for (size_t k = 0; model_record_named(rec, record) && k < rec->nfields; k++)
             if (strcmp(rec->fields[k].name, field) == 0)
                 return &rec->fields[k];
     }
@@ -361,7 +350,7 @@ static void bind_records(cb_facts *b)
         for (size_t i = 0; i < m->nrecords; i++) {
             const cb_record *rec = &m->records[i];
             cb_record_facts *rf = &b->records[i];
-            if (!names_record(rec, rule->args[0]))
+            if (!model_record_named(rec, rule->args[0]))
                 continue;
             if (rule->directive == CB_D_HOST_BYTES) {
                 size_t cap = rf->nhost_bytes; /* grown one at a time */
@@ -465,9 +454,7 @@ static int field_count_matches(const cb_facts *b, const cb_rule *rule, int recor
     const cb_field *a = rules_record_field(m, rule->args[0], rule->args[1]);
     const cb_field *c = rules_record_field(m, rule->args[0], rule->args[2]);
     const cb_type *e = a && a->type->kind == TY_POINTER ? a->type->pointee : NULL;
-    int record = e && e->kind == TY_RECORD &&
-                 ((e->name && model_record(m, e->name)) ||
-                  (e->record_tag && *e->record_tag && model_record(m, e->record_tag)));
+    int record = e && e->kind == TY_RECORD && model_type_record(m, e) >= 0;
     int value_handle = e && e->name && (rules_type_rule(b, CB_D_VALUE_HANDLE, e->name) ||
                                         rules_type_rule(b, CB_D_VALUE_CLASS, e->name));
     int handle = e && e->name &&
