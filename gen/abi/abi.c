@@ -17,6 +17,7 @@
 #include "util/checksum.h"
 #include "abi/json.h"
 #include "util/strbuf.h"
+#include "util/path.h"
 
 #define MANIFEST_FORMAT "cubind-abi-manifest/1"
 
@@ -167,12 +168,6 @@ static int cmp_str(const void *x, const void *y)
 
 /* ---- a set from a model ------------------------------------------------------ */
 
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
-}
-
 static int read_file(const char *path, strbuf *sb)
 {
     FILE *f = fopen(path, "rb");
@@ -273,7 +268,7 @@ void aset_from_model(aset *s, const cb_model *m, const char *source)
     if (!s->a)
         arena_oom();
     s->source = arena_strdup(s->a, source);
-    s->header = arena_strdup(s->a, base_name(m->header));
+    s->header = arena_strdup(s->a, path_base(m->header));
     s->cuda_version = m->cuda_version;
     strbuf in = {0};
     if (read_file(m->header, &in) == 0 &&

@@ -15,6 +15,7 @@
 
 #include "model/dump.h"
 #include "render/render_names.h"
+#include "util/path.h"
 
 static const char *elem_name(cb_ekind e)
 {
@@ -32,12 +33,6 @@ static const char *elem_name(cb_ekind e)
     case EK_CSTRING: return "cstring";
     }
     return "?";
-}
-
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
 }
 
 /* ", "key": "value"" */
@@ -179,7 +174,7 @@ static void write_function(FILE *o, const cb_model *m, const cb_classes *c, size
     if (!fc->supported)
         kv_str(o, "why", fc->why);
     if (f->interop)
-        kv_str(o, "file", base_name(f->file));
+        kv_str(o, "file", path_base(f->file));
     fprintf(o, ", \"inputs\": %zu, \"outputs\": %zu", fc->nin, fc->nout);
     if (fc->returns_string)
         kv_bool(o, "returns_string", 1);
@@ -307,8 +302,8 @@ int classify_json(FILE *o, const cb_model *m, const cb_classes *c)
 {
     const cb_facts *facts = c->facts;
     fputs("{\"header\": ", o);
-    dump_json_string(o, base_name(m->header));
-    kv_str(o, "rules", base_name(facts->rules->path));
+    dump_json_string(o, path_base(m->header));
+    kv_str(o, "rules", path_base(facts->rules->path));
     fprintf(o, ", \"cuda_version\": %lld", m->cuda_version);
     fprintf(o, ",\n  \"nfunctions\": %zu, \"nsupported\": %zu,\n  \"functions\": [", c->nfunctions,
             c->nsupported);

@@ -30,6 +30,7 @@
 #include "render/render_names.h"
 #include "render/render_structs.h"
 #include "render/render_util.h"
+#include "util/path.h"
 
 /* A C declaration of something of type `spelling`, for driver/c_decl.c:
  * a function pointer spelled out ("int (*)(void *)") puts the name inside
@@ -59,12 +60,6 @@ static tv *c_params_value(const cb_function *f)
         tv_push(list, p);
     }
     return list;
-}
-
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
 }
 
 /* ---- Python names (python-names rule) -------------------------------- */
@@ -668,7 +663,7 @@ static tv *consumer_context(const cb_model *m, const cb_classes *c, const cb_api
 {
     tv *root = tv_map();
     capi_api_value(root, m, c, api);
-    tv_set_str(root, "header", base_name(m->header));
+    tv_set_str(root, "header", path_base(m->header));
     tv_set_int(root, "cuda_version", m->cuda_version);
     return root;
 }
@@ -797,7 +792,7 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     const cb_function *es = c->facts->error_string_fn;
     tv_set_str(root, "error_string_proc_name", es ? es->proc_name : "");
     tv_set_int(root, "error_string_proc_version", es ? es->proc_version : 0);
-    tv_set_str(root, "header", base_name(m->header));
+    tv_set_str(root, "header", path_base(m->header));
     tv_set_int(root, "cuda_version", m->cuda_version);
     tv_set(root, "interop_includes", interop_includes_value(m));
     tv_set(root, "enums", enums_value(m, &api));
@@ -875,7 +870,7 @@ static tv *layout_context(const cb_model *m)
 static tv *report_context(const cb_model *m, const cb_classes *c)
 {
     tv *root = tv_map();
-    tv_set_str(root, "header", base_name(m->header));
+    tv_set_str(root, "header", path_base(m->header));
     tv_set_int(root, "nsupported", (long long)c->nsupported);
     tv_set_int(root, "nfunctions", (long long)c->nfunctions);
     tv *list = tv_list();
@@ -915,7 +910,7 @@ static int render_one(render_output *out, const tmpl_set *ts, const cb_model *m,
         checksum_hex(body.data ? body.data : "", body.len, sum);
         tv *h = tv_map();
         tv_set_str(h, "file", file);
-        tv_set_str(h, "header", base_name(m->header));
+        tv_set_str(h, "header", path_base(m->header));
         tv_set_int(h, "cuda_version", m->cuda_version);
         tv_set_str(h, "checksum", sum);
         rc = header == HEADER_C
