@@ -102,12 +102,18 @@ static const char *unqualified(const cb_type *t)
     return t->is_const && strncmp(s, "const ", 6) == 0 ? s + 6 : s;
 }
 
-/* The shape's template (templates/shapes/<name>.tmpl of shapes.def, which
- * every phase renders with {{>*shape_template}}), one boolean per element
+/* "shape_template": the partial of shape s (templates/shapes/<name>.tmpl
+ * of shapes.def), which every phase renders with {{>*shape_template}}. */
+static void set_shape_template(tv *p, cb_shape s)
+{
+    tv_set_strf(p, "shape_template", "shapes/%s", shapes_name(s));
+}
+
+/* The shape's template (set_shape_template), one boolean per element
  * kind and the direction: every key is set for every parameter. */
 static void set_shape_flags(tv *p, const cb_pclass *pc, int pointer_handle)
 {
-    tv_set_strf(p, "shape_template", "shapes/%s", shapes_name(pc->shape));
+    set_shape_template(p, pc->shape);
     cb_ekind e = pc->elem;
     tv_set_bool(p, "ek_signed", e == EK_INT && pc->is_signed);
     tv_set_bool(p, "ek_unsigned", e == EK_INT && !pc->is_signed);
@@ -140,7 +146,7 @@ static tv *param_ref(const cb_fclass *fc, int k)
 {
     tv *r = tv_map();
     tv_set_str(r, "cname", fc->params[k].param->name);
-    tv_set_strf(r, "shape_template", "shapes/%s", shapes_name(fc->params[k].shape));
+    set_shape_template(r, fc->params[k].shape);
     return r;
 }
 
