@@ -14,11 +14,14 @@ runs one loop of each in turn, R times,
 rotating the order; each implementation keeps its best loop. Every ratio of
 the issue-8 targets is computed inside one process, then summarised over
 K fresh processes (median, range, and in how many processes the target
-held).
+held). With --base DIR, every other process runs a base build's cubind (DIR
+first on its PYTHONPATH) instead of this checkout's, and the report adds an
+A/B of the two builds: their per-process ratios to the references, taken in
+the same run, so the machine's drift over time touches both alike.
 
   paired.py run --c-lib LIB --image FILE [--processes K] [--reps R] [--n N]
                 [--n-launch N] [--cases A,B] [--launch-timing sync|submit]
-                [--out FILE]                 -> JSON lines, then the report
+                [--base DIR] [--out FILE]    -> JSON lines, then the report
   paired.py render FILE                      -> the markdown report
 
 The kernels, cases, floors and each implementation's calls are bench.py's
@@ -50,6 +53,8 @@ LAUNCH_VARIANT = {"cubind.driver": "plain", "cubind.cu": "plain", "cuda.bindings
                   "cuda.core": "args", "thin": "prepacked"}
 DEFAULT_CASES = bench.CALL_CASES + ["launch_empty_kernel", "launch_small_kernel",
                                     "launch_16_args", "launch_512_args"]
+# The A/B of a base build: each cubind face against each reference binding.
+AB_REFERENCES = ["cuda.bindings", "cuda.core"]
 
 
 # ---------------------------------------------------------------------------
@@ -218,6 +223,18 @@ def case_n(case, cfg):
     return cfg["n_launch"] if case == "mem_alloc_free" else cfg["n"]
 
 
+def cubind_origin():
+    """The meta record naming the cubind package this process imports (its
+    __file__; None and the error when it imports none): the log's proof of
+    which build a process ran."""
+    try:
+        import cubind
+    except Exception as e:
+        return {"case": "meta", "impl": "cubind", "cubind_file": None,
+                "error": "%s: %s" % (type(e).__name__, e)}
+    return {"case": "meta", "impl": "cubind", "cubind_file": cubind.__file__}
+
+
 def run_child(cfg):
     objs, why = {}, {}
     try:
@@ -243,6 +260,7 @@ def run_child(cfg):
             objs[name] = open_impl(name, cfg)
         except Exception as e:
             why[name] = "setup failed: %s: %s" % (type(e).__name__, e)
+    bench.emit(cubind_origin())
     for name in ("cubind.driver", "cuda.bindings"):
         if name in objs:
             bench.emit({"case": "meta", "impl": name,
@@ -287,33 +305,91 @@ def run_child(cfg):
 # ---------------------------------------------------------------------------
 # Parent: K processes, then the report.
 
+def process_side(k, base):
+    """Which build process k runs: without a base, always this checkout's;
+    with one, even k this checkout's and odd k the base's, so K processes
+    give ceil(K/2) and floor(K/2) and the two sides interleave in time."""
+    return "base" if base and k % 2 else "this"
+
+
+def child_env(side, base):
+    """The child's environment: the base side finds the base build's cubind
+    first (DIR before the inherited PYTHONPATH, which still gives C's
+    library, the floor and the thin binding); this side inherits as is."""
+    if side != "base":
+        return None
+    inherited = os.environ.get("PYTHONPATH")
+    return dict(os.environ, PYTHONPATH=base + (os.pathsep + inherited if inherited else ""))
+
+
+def is_under(path, directory):
+    """Whether path lies inside directory, links resolved (a sibling that
+    only shares a prefix, base2 beside base, is not inside)."""
+    path, directory = os.path.realpath(path), os.path.realpath(directory)
+    return os.path.commonpath([path, directory]) == directory
+
+
+def origin_error(k, side, records, base):
+    """Why process k's records do not prove it ran its side's cubind (the
+    base side from under `base`, this side from elsewhere), or None."""
+    origin = next((r for r in records if "cubind_file" in r), None)
+    if origin is None or origin["cubind_file"] is None:
+        return ("process %d (%s) imported no cubind (%s): an A/B needs both builds" %
+                (k, side, origin.get("error") if origin else "it reported nothing"))
+    path = origin["cubind_file"]
+    if side == "base" and not is_under(path, base):
+        return ("process %d (base) imported cubind from %s, outside --base %s: it would "
+                "measure this build as the base" % (k, path, base))
+    if side == "this" and is_under(path, base):
+        return ("process %d (this) imported cubind from %s, inside --base %s: this "
+                "build's processes must not find the base build" % (k, path, base))
+    return None
+
+
+def write_records(path, records):
+    with open(path, "w") as f:
+        for rec in records:
+            f.write(json.dumps(rec) + "\n")
+
+
 def run(args):
     cfg = {"cases": args.cases.split(",") if args.cases else DEFAULT_CASES,
            "n": args.n, "n_launch": args.n_launch, "reps": args.reps,
            "images": [p for p in args.image if os.path.exists(p)],
            "c_lib": args.c_lib, "launch_timing": args.launch_timing,
            "cubind_form": args.cubind_form}
+    base = os.path.abspath(args.base) if args.base else None
     records = [{"paired": "meta", "processes": args.processes, "command": " ".join(sys.argv),
-                **{k: v for k, v in cfg.items() if k != "c_lib"}}]
+                **{k: v for k, v in cfg.items() if k != "c_lib"},
+                **({"base": base} if base else {})}]
     if args.machine:
         with open(args.machine) as f:
             records += [json.loads(line) for line in f if line.strip()]
     for k in range(args.processes):
+        side = process_side(k, base)
         t0 = time.time()
         r = subprocess.run([sys.executable, os.path.abspath(__file__), "child", json.dumps(cfg)],
-                           capture_output=True, text=True, timeout=args.child_timeout)
+                           capture_output=True, text=True, timeout=args.child_timeout,
+                           env=child_env(side, base))
+        mine = []
         for line in r.stdout.splitlines():
             try:
                 rec = json.loads(line)
             except ValueError:
                 continue
-            records.append(dict(rec, process=k))
-        sys.stderr.write("paired.py: process %d: exit %d, %.1f s\n%s" %
-                         (k, r.returncode, time.time() - t0,
+            mine.append(dict(rec, process=k, side=side))
+        records += mine
+        sys.stderr.write("paired.py: process %d (%s): exit %d, %.1f s\n%s" %
+                         (k, side, r.returncode, time.time() - t0,
                           r.stderr[-2000:] if r.returncode else ""))
-    with open(args.out, "w") as f:
-        for rec in records:
-            f.write(json.dumps(rec) + "\n")
+        # A process that ran the other side's build would make the A/B
+        # compare a build with itself: stop there, keeping the log.
+        why = origin_error(k, side, mine, base) if base else None
+        if why:
+            write_records(args.out, records)
+            sys.stderr.write("paired.py: %s; stopped (records so far in %s)\n" % (why, args.out))
+            return 1
+    write_records(args.out, records)
     sys.stdout.write(render(records))
     return 0
 
@@ -360,7 +436,71 @@ def summarise(values):
     return statistics.median(vals), vals[0], vals[-1], len(vals)
 
 
+def record_cases(records):
+    """The cases the records name, in their first record's order."""
+    cases = []
+    for r in records:
+        if "case" in r and r["case"] != "meta" and r["case"] not in cases:
+            cases.append(r["case"])
+    return cases
+
+
+def ab_cell(s, fmt, unit):
+    """A summary's median and range ("—" when no process has the value)."""
+    return "—" if s is None else (fmt + unit + " (" + fmt + "–" + fmt + ")") % s[:3]
+
+
+def ab_change(a, b):
+    """The change of the median from base `b` to this `a`, in %."""
+    return "—" if a is None or b is None else "%+.1f%%" % ((a[0] / b[0] - 1) * 100)
+
+
+def ab_section(this, base, cases):
+    """The A/B of this build against the base: per case, each cubind face's
+    per-process ratio to each reference binding (and cubind.driver's own
+    ns), its median and range on each side, and the change of the median.
+    Each ratio is still taken inside one process; only the summaries of
+    the two sides' processes are compared."""
+    this_procs, base_procs = per_process(this), per_process(base)
+    lines = ["", "### A/B against the base build", "",
+             "%d processes of this build and %d of the base build, alternating (this build "
+             "first); only cubind differs between them (the harness, C, the floor and the thin "
+             "binding are this checkout's). Each process's `cubind.__file__` is in the JSON "
+             "lines; the run stops if a process imported the other side's build. Per case, each "
+             "cubind face's ratio to each reference, taken per process: the median and range "
+             "over each side's processes, and the change of the median (this / base − 1)." %
+             (len(this_procs), len(base_procs)), "",
+             "| case | measure | this build | base build | change |", "|---|---|---|---|---|"]
+
+    def row(case, measure, value, fmt, unit):
+        a = summarise([value(t) for t in this_procs.values()])
+        b = summarise([value(t) for t in base_procs.values()])
+        if a is not None or b is not None:
+            lines.append("| %s | %s | %s | %s | %s |" %
+                         (case, measure, ab_cell(a, fmt, unit), ab_cell(b, fmt, unit),
+                          ab_change(a, b)))
+
+    def ratio(case, impl, ref):
+        return lambda t: target_ratio("plain", case, impl, ref, t)
+
+    for case in cases:
+        for impl in BINDINGS:
+            for ref in AB_REFERENCES:
+                row(case, "%s / %s" % (impl, ref), ratio(case, impl, ref), "%.3f", "×")
+        row(case, "cubind.driver ns", lambda t: t.get((case, "cubind.driver")), "%.1f", "")
+    na = sorted({(r["case"], r["impl"], r.get("reason", "")) for r in base
+                 if r.get("status") == "n/a"})
+    if na:
+        lines += ["", "Not measured in the base build:", ""] + ["- %s %s: %s" % x for x in na]
+    return lines
+
+
 def render(records):
+    """The report. Records of base processes (side "base") feed only the A/B
+    section at the end; everything before it is this build's processes, and
+    a log without base processes renders as it did before there were sides."""
+    base = [r for r in records if r.get("side") == "base"]
+    records = [r for r in records if r.get("side") != "base"]
     meta = next((r for r in records if r.get("paired") == "meta"), {})
     machine = next((r for r in records if r.get("impl") == "machine"), None)
     driver = next((r["driver_version"] for r in records if "driver_version" in r), None)
@@ -377,6 +517,9 @@ def render(records):
         "and range over the processes, and in how many of them the target held." %
         (len(procs), meta.get("reps", "?")),
         "", "Command: `%s`" % meta.get("command", "?"), ""]
+    if base:
+        lines += ["These are this build's processes only; the base build's (--base) alternate "
+                  "with them, and the A/B section at the end compares the two.", ""]
     if meta.get("cubind_form", "plain") == "tuple":
         lines += ["cubind's launches here take cuda.bindings' own (values, ctypes types) form "
                   "(--cubind-form tuple), as code written for cuda.bindings passes them: the "
@@ -417,11 +560,7 @@ def render(records):
                      (what, limit, " | ".join(cells), ", ".join(held) or "—"))
     lines += ["", "Median ns per call over the processes (each process's best loop):", "",
               "| case | " + " | ".join(IMPLS) + " |", "|---|" + "---|" * len(IMPLS)]
-    cases = []
-    for r in records:
-        if "case" in r and r["case"] != "meta" and r["case"] not in cases:
-            cases.append(r["case"])
-    for case in cases:
+    for case in record_cases(records):
         row = []
         for impl in IMPLS:
             s = summarise([t.get((case, impl)) for t in procs.values()])
@@ -431,6 +570,8 @@ def render(records):
                  if r.get("status") == "n/a"})
     if na:
         lines += ["", "Not measured:", ""] + ["- %s %s: %s" % x for x in na]
+    if base:
+        lines += ab_section(records, base, record_cases(records + base))
     return "\n".join(lines) + "\n"
 
 
@@ -455,6 +596,9 @@ def main(argv=None):
     ap.add_argument("--cubind-form", choices=["plain", "tuple", "launch"], default="plain",
                     help="cubind's kernelParams form in launch cases (tuple: cuda.bindings'; "
                     "launch: cubind.launch for the raising face, plain values for the other)")
+    ap.add_argument("--base", metavar="DIR",
+                    help="a base build's python directory (another checkout's build/python): "
+                    "odd processes run its cubind, for an A/B of the two builds")
     ap.add_argument("--child-timeout", type=int, default=300)
     ap.add_argument("--out", default="build/bench/paired.jsonl")
     ap.add_argument("--machine", help="the line `report.py machine` wrote, for the report")

@@ -31,7 +31,10 @@
 # BENCH_THREAD_LAUNCHES (5000 per thread), CUDA_HOME (/usr/local/cuda),
 # BENCH_PAIRED (K: instead of c_bench and bench.py, bench/paired.py in K
 # processes, every implementation and C in each; writes paired.jsonl and
-# paired.md under $OUT).
+# paired.md under $OUT), BENCH_BASE (paired only: DIR, a checkout of an
+# older commit relative to the repository root; its bindings are built the
+# same way, log in build/bench/base-build.log, and every other paired
+# process runs them, for an A/B of the two builds in one run).
 set -u
 . "$(dirname "$0")/common.sh"
 
@@ -51,7 +54,7 @@ exec > >(tee "$OUT/log.txt") 2>&1
 tee_pid=$!
 
 command_line="scripts/gpu-run bench"
-for v in BENCH_N BENCH_N_LAUNCH BENCH_REPS BENCH_ROUNDS BENCH_PAIRED BENCH_LAUNCH_TIMING BENCH_CASES BENCH_CUBIND_FORM BENCH_THREAD_CALLS BENCH_THREAD_LAUNCHES PYTHON; do
+for v in BENCH_N BENCH_N_LAUNCH BENCH_REPS BENCH_ROUNDS BENCH_PAIRED BENCH_BASE BENCH_LAUNCH_TIMING BENCH_CASES BENCH_CUBIND_FORM BENCH_THREAD_CALLS BENCH_THREAD_LAUNCHES PYTHON; do
     [ -n "${!v:-}" ] && command_line="$v=${!v} $command_line"
 done
 step() { echo; echo "== $* ($(date +%T))"; }
@@ -120,13 +123,29 @@ if [ -n "${BENCH_PAIRED:-}" ]; then
     step "floor and thin extensions"
     build_floor_ext
     build_thin_ext
+    # base_args stays empty unless the base build succeeded: paired.py then
+    # runs this build alone, and the report has no A/B section.
+    base_args=()
+    if [ -n "${BENCH_BASE:-}" ]; then
+        step "the base build's bindings ($BENCH_BASE, committed out/, no generator)"
+        if (cd "$BENCH_BASE" && gpu_build_bindings) > "$W/base-build.log" 2>&1; then
+            tail -n 5 "$W/base-build.log"
+            base_args=(--base "$(cd "$BENCH_BASE" && pwd)/build/python")
+            echo "base bindings built: $(ls "$BENCH_BASE/build/python/cubind/")"
+        else
+            tail -n 40 "$W/base-build.log"
+            cp "$W/base-build.log" "$OUT/base-build.log"
+            echo "gpu-run bench: building the base ($BENCH_BASE) failed (all of it in" \
+                "$OUT/base-build.log); no A/B, this build alone"
+        fi
+    fi
     step "c_bench as a library, paired.py"
     if ${CC:-gcc} -std=c11 -O2 -Wall -Wextra -DCB_LIBRARY -fPIC -shared -I"$CUDA_HOME/include" \
             bench/c_bench.c -o "$W/libc_bench.so" -ldl; then
         PYTHONPATH="$PWD/build/python:$PWD/$W${PYTHONPATH:+:$PYTHONPATH}" timeout 540 "$PY" bench/paired.py run \
             --c-lib "$W/libc_bench.so" "${images[@]}" --processes "$BENCH_PAIRED" --reps "$REPS" \
             --n "$N" --n-launch "$NL" --launch-timing "$LT" ${BENCH_CASES:+--cases "$BENCH_CASES"} \
-            ${BENCH_CUBIND_FORM:+--cubind-form "$BENCH_CUBIND_FORM"} \
+            ${BENCH_CUBIND_FORM:+--cubind-form "$BENCH_CUBIND_FORM"} "${base_args[@]}" \
             --machine "$W/machine.jsonl" --out "$OUT/paired.jsonl" > "$OUT/paired.md" ||
             echo "gpu-run bench: paired.py exited with $?"
         cat "$OUT/paired.md"
@@ -137,6 +156,8 @@ if [ -n "${BENCH_PAIRED:-}" ]; then
     exec >&- 2>&-
     exit 0
 fi
+
+[ -n "${BENCH_BASE:-}" ] && echo "gpu-run bench: BENCH_BASE is for paired runs (BENCH_PAIRED); ignored"
 
 step "c_bench"
 if ${CC:-gcc} -std=c11 -O2 -Wall -Wextra -I"$CUDA_HOME/include" bench/c_bench.c \

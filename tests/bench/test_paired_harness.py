@@ -12,6 +12,7 @@ the tests check what each produces, never how fast. Needs
 import ctypes
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -67,6 +68,75 @@ def test_paired_run_measures_every_reference_beside_cubind(tmp_path, image):
     report = r.stdout
     assert "| target | limit | cubind.driver | cubind.cu | floor | thin | held (driver, cu) |" in report
     assert "| case | c | floor | thin | cubind.driver | cubind.cu |" in report
+
+
+def run_paired(out, image, processes, *extra):
+    """paired.py run, quick, on two cases; the records it wrote and the run."""
+    r = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "bench", "paired.py"), "run", "--c-lib", C_LIB,
+         "--image", image, "--processes", str(processes), "--reps", "1", "--n", "100",
+         "--n-launch", "10", "--cases", "device_get,launch_empty_kernel", "--out", str(out),
+         *extra],
+        env=harness_env(), capture_output=True, text=True, timeout=300)
+    records = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+    return r, records
+
+
+def cubind_files(records):
+    """{process: (side, cubind.__file__)} of the processes' meta records."""
+    return {rec["process"]: (rec["side"], rec["cubind_file"]) for rec in records
+            if "cubind_file" in rec}
+
+
+def test_paired_run_alternates_with_a_base_build(tmp_path, image):
+    # The base build: a copy of this one elsewhere, which only the base
+    # processes must import.
+    base = tmp_path / "base"
+    shutil.copytree(os.path.join(ROOT, "build", "python", "cubind"), base / "cubind")
+    r, records = run_paired(tmp_path / "paired.jsonl", image, 3, "--base", str(base))
+    assert r.returncode == 0, r.stderr
+    assert records[0]["paired"] == "meta" and records[0]["base"] == str(base)
+    origins = cubind_files(records)
+    assert sorted(origins) == [0, 1, 2]
+    assert [origins[k][0] for k in range(3)] == ["this", "base", "this"]
+    assert origins[1][1] == str(base / "cubind" / "__init__.py")
+    for k in (0, 2):
+        assert origins[k][1] == os.path.join(ROOT, "build", "python", "cubind", "__init__.py")
+    for rec in records:
+        if "process" in rec:
+            assert rec["side"] == ("base" if rec["process"] == 1 else "this"), rec
+    ok = {(rec["side"], rec["case"], rec["impl"]) for rec in records if rec.get("status") == "ok"}
+    for side in ("this", "base"):
+        assert (side, "launch_empty_kernel", "cubind.driver") in ok, side
+    report = r.stdout
+    assert "\n### A/B against the base build\n" in report
+    assert "2 processes of this build and 1 of the base build" in report
+    assert "| device_get | cubind.driver ns | " in report
+    assert "| launch_empty_kernel | cubind.driver ns | " in report
+
+
+def test_paired_run_stops_when_this_build_finds_the_base(tmp_path, image):
+    # this build's processes import cubind from build/python: given as the
+    # base, the first process already proves the A/B would be void.
+    base = os.path.join(ROOT, "build", "python")
+    out = tmp_path / "paired.jsonl"
+    r, records = run_paired(out, image, 2, "--base", base)
+    assert r.returncode == 1
+    assert "process 0 (this) imported cubind from" in r.stderr and "inside --base" in r.stderr
+    assert r.stdout == ""
+    assert {rec["process"] for rec in records if "process" in rec} == {0}
+
+
+def test_paired_run_stops_when_the_base_finds_this_build(tmp_path, image):
+    # A base directory without cubind: the base process falls back to this
+    # build's, which must not pass for the base.
+    base = tmp_path / "empty"
+    base.mkdir()
+    r, records = run_paired(tmp_path / "paired.jsonl", image, 2, "--base", str(base))
+    assert r.returncode == 1
+    assert "process 1 (base) imported cubind from" in r.stderr and "outside --base" in r.stderr
+    assert cubind_files(records)[1] == (
+        "base", os.path.join(ROOT, "build", "python", "cubind", "__init__.py"))
 
 
 def run_thin(code):
