@@ -68,7 +68,7 @@ git ls-files -z | xargs -0 tar -cf - | tar -xf - -C "$scratch"
 (cd "$scratch" && ./configure --no-generator --no-install --python "$host_py" --no-free-threaded &&
     ninja bindings wheel) >"$scratch/build.log" 2>&1 ||
     { tail -n 20 "$scratch/build.log" >&2; die "building the wheel failed"; }
-wheel=$(ls "$scratch"/dist/cubind-*-cp313-cp313-*.whl)
+wheel=$(ls "$scratch"/dist/cubind_cu*-cp313-cp313-*.whl)
 log "wheel: $(basename "$wheel")"
 
 # ---- into the chroot: the wheel unpacked, the fake driver built there

@@ -13,7 +13,7 @@ work=$(mktemp -d)
     python3 -m pip wheel . --no-deps --no-index -w "$work/wh" \
         --config-settings configure-args="--no-generator --no-install" || exit 1
     ls "$work/wh"
-    python3 -m venv "$work/env" && "$work/env/bin/python" -m pip install -q --no-index "$work"/wh/cubind-*.whl || exit 1
+    python3 -m venv "$work/env" && "$work/env/bin/python" -m pip install -q --no-index "$work"/wh/cubind_cu*.whl || exit 1
     # the machine's python3 is itself a venv: let the new one see its pytest and cuda.bindings
     sp=$(ls -d "$work"/env/lib/python3*/site-packages)
     python3 -c "import site; print('\n'.join(site.getsitepackages()))" > "$sp/zz_outer.pth"

@@ -141,6 +141,29 @@ def test_version_is_one_string_everywhere():
     assert re.search(r"^## %s\b" % re.escape(version), changelog, re.M), "CHANGELOG.md lacks it"
 
 
+def test_every_wheel_glob_matches_the_wheel_file_name():
+    # Scripts and docs find the built wheel by a glob; the distribution
+    # became cubind-cu13 (file cubind_cu13-...) and scripts/gpu/wheel.sh,
+    # check-old-glibc.sh and packaging/README.md kept "cubind-*.whl", which
+    # matched nothing (the GPU wheel suite failed at c4871ae).
+    import fnmatch
+    project = mkwheel.project_metadata()
+    dist = mkwheel.distribution(project, CUDA_RELEASE).replace("-", "_")
+    names = ["%s-%s-%s-%s-manylinux_2_16_x86_64.whl" % (dist, project["version"], py, abi)
+             for py, abi in (("cp312", "cp312"), ("cp313", "cp313"), ("cp313", "cp313t"))]
+    files = subprocess.run(["git", "ls-files", "scripts", "packaging", "README.md", "docs"],
+                           cwd=ROOT, check=True, capture_output=True, text=True).stdout.split()
+    globs = []
+    for f in files:
+        if f.endswith(".py"):   # Python code builds its globs from the name
+            continue
+        for g in re.findall(r"[\w.*-]*\*[\w.*-]*\.whl", (ROOT / f).read_text(errors="replace")):
+            globs.append((f, g))
+            assert any(fnmatch.fnmatch(n, g) for n in names), \
+                "%s: %r matches no wheel the backend names (%s)" % (f, g, names[0])
+    assert len(globs) >= 3, globs
+
+
 # ---------------------------------------------------------------- configure
 
 def configure(src, *args, **env):
