@@ -22,7 +22,8 @@ the same run, so the machine's drift over time touches both alike.
   paired.py run --c-lib LIB --image FILE [--processes K] [--reps R] [--n N]
                 [--n-launch N] [--cases A,B] [--launch-timing sync|submit]
                 [--base DIR] [--out FILE]    -> JSON lines, then the report
-  paired.py render FILE                      -> the markdown report
+  paired.py render FILE [FILE...]            -> the markdown report (several
+                                                runs of one command: pooled)
 
 The kernels, cases, floors and each implementation's calls are bench.py's
 (DriverImpl, CoreImpl, floor_spec) but the thin binding's (ThinImpl, here:
@@ -53,6 +54,9 @@ LAUNCH_VARIANT = {"cubind.driver": "plain", "cubind.cu": "plain", "cuda.bindings
                   "cuda.core": "args", "thin": "prepacked"}
 DEFAULT_CASES = bench.CALL_CASES + ["launch_empty_kernel", "launch_small_kernel",
                                     "launch_16_args", "launch_512_args"]
+# load_runs: the offset between two pooled runs' process numbers (more
+# processes than any run has).
+PROCESS_STRIDE = 100000
 # The A/B of a base build: each cubind face against each reference binding.
 AB_REFERENCES = ["cuda.bindings", "cuda.core"]
 
@@ -575,13 +579,32 @@ def render(records):
     return "\n".join(lines) + "\n"
 
 
+def load_runs(paths):
+    """The records of one or more runs' JSON lines, pooled: each run's
+    process numbers are offset by PROCESS_STRIDE times its position, so no
+    two runs' processes merge; the report's command and settings are the
+    first run's (pool runs of one command only)."""
+    records = []
+    for i, path in enumerate(paths):
+        with open(path) as f:
+            for line in f:
+                if line.strip():
+                    rec = json.loads(line)
+                    if "process" in rec:
+                        rec["process"] += i * PROCESS_STRIDE
+                    records.append(rec)
+    return records
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["child"]:
         return run_child(json.loads(argv[1]))
     if argv[:1] == ["render"]:
-        with open(argv[1]) as f:
-            sys.stdout.write(render([json.loads(line) for line in f if line.strip()]))
+        if len(argv) < 2:
+            sys.stderr.write("usage: paired.py render FILE [FILE...]\n")
+            return 2
+        sys.stdout.write(render(load_runs(argv[1:])))
         return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("mode", choices=["run"])

@@ -178,3 +178,23 @@ def test_records_without_sides_render_as_before():
     # Tagging every record "this" (as run does without --base) changes nothing.
     tagged = [dict(r, side="this") if "process" in r else r for r in unsided_log()]
     assert paired.render(tagged) == report
+
+
+def test_runs_pooled_by_render_keep_their_processes_apart(tmp_path):
+    # Two runs of one command, both numbering their processes 0..5: pooled,
+    # each side has 6 processes, not 3 merged ones, and the medians are
+    # over all of them (the second run's cubind.driver is 100 ns slower).
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    slower = [dict(r, ns=r["ns"] + 100) if r.get("impl") == "cubind.driver" and "ns" in r
+              and r["case"] == "launch_small_kernel" else r for r in sided_log()]
+    for path, records in ((first, sided_log()), (second, slower)):
+        path.write_text("".join(paired.json.dumps(r) + "\n" for r in records))
+    pooled = paired.load_runs([str(first), str(second)])
+    assert len({r["process"] for r in pooled if "process" in r}) == 12
+    report = paired.render(pooled)
+    assert "6 processes of this build and 6 of the base build" in report
+    rows = ab_rows(report)
+    # this: 650 660 670 750 760 770 -> 710; base: 630 640 650 730 740 750 -> 690
+    assert rows[("launch_small_kernel", "cubind.driver ns")] == \
+        ["710.0 (650.0–770.0)", "690.0 (630.0–750.0)", "+2.9%"]
+    assert paired.main(["render", str(first)]) == 0
