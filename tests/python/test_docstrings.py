@@ -85,3 +85,25 @@ def test_macros_naming_launch_attributes(face, drv, header_text):
         assert value == int(getattr(drv.CUlaunchAttributeID, member)), name
     assert face.CU_STREAM_ATTRIBUTE_PRIORITY == 8
     assert face.CU_KERNEL_NODE_ATTRIBUTE_COOPERATIVE == 2
+
+
+@pytest.mark.parametrize("module", ["cubind.driver", "cubind.cu", "cubind.nvrtc",
+                                    "cubind.nvjitlink"])
+def test_returns_lists_name_every_output_once(module, drv):
+    """The Returns section names the outputs as ``(status, a, b)`` (tuple
+    face) or ``a, b`` (raising face), never with an empty entry. Failed on
+    3dd668e for nvrtcGetErrorString, whose C string came out as
+    ``(status, , bytes)`` and ``, bytes``."""
+    import importlib
+    mod = importlib.import_module(module)
+    checked = 0
+    for name in dir(mod):
+        doc = getattr(getattr(mod, name), "__doc__", None) or ""
+        if "\nReturns\n-------\n" not in doc:
+            continue
+        returns = doc.split("\nReturns\n-------\n", 1)[1].split("\n\n", 1)[0]
+        for listed in re.findall(r"``([^`]*)``: (?:the|what)", returns):
+            entries = [e.strip() for e in listed.strip("()").split(",")]
+            assert all(entries), "%s.%s: %r" % (module, name, listed)
+            checked += 1
+    assert checked >= 5, checked
