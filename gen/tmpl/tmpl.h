@@ -44,7 +44,11 @@
  *   {{>*name}}    dynamic partial: as {{>...}}, the partial named by the
  *                 string value `name` (looked up as {{name}} is).  A missing
  *                 or non-string value is an error.
- *   {{! text }}   comment; emits nothing; may span lines.
+ *   {{! text }}   comment; emits nothing; may span lines.  A comment that
+ *                 opens at a line's end and closes on the next line
+ *                 ("a, {{!" newline "  }}b") takes that newline and indent
+ *                 with it: one output line written over several template
+ *                 lines (templates/ keep lines <= 160 characters).
  *
  * Lookup: a name's first component is searched from the innermost frame
  * outwards; frames that are not maps (strings, ints) are skipped.

@@ -272,6 +272,14 @@ static void test_standalone(void) {
        "}}\n"
        "d {{!x}}\n",
        c, "ab\nc\nd \n");
+    /* a line continued in a comment: the comment takes the newline and
+     * the next line's indent with it, so one output line can be written
+     * over several template lines (templates/ keep lines <= 160 chars);
+     * a section tag after the comment's close is not standalone */
+    T1("f(a, {{!\n"
+       "      }}b, {{#yes}}{{!\n"
+       "      }}c{{/yes}});\n",
+       c, "f(a, b, c);\n");
     /* not standalone: two tags on a line, or other text on the line */
     T1("{{#yes}}{{/yes}}\n", c, "\n");
     T1(" {{#yes}}x{{/yes}}\n", c, " x\n");
