@@ -1,45 +1,97 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""The junk sweep (issue 27): every exported callable of every generated
-module (cubind.driver and cubind.cu: functions, classes, the methods and
-settable attributes of their instances) called with junk, on the test-only
-fake driver, by whatever interpreter runs this script. Run by
-tests/fuzz/test_junk_sweep.py once per interpreter ./configure found, each
-in a process of its own; needs only the standard library (no hypothesis).
+"""The junk sweep (issue 27): every exported callable of a group of
+generated modules (functions, classes, the public methods of an instance
+of each class, the settable attributes of each struct) called with junk, by
+whatever interpreter runs this script; needs only the standard library (no
+hypothesis). The groups (--modules, table GROUPS below):
 
-Every outcome must be a return or one of fuzz_params.ALLOWED (MemoryError
-only for a big int or a long sequence). Before each call the callable's
-qualified name and the call's number are written (unbuffered) to the file
-given with --log: when the process dies, the last line names the call that
-killed it, and the sweep is deterministic (--seed), so that call is
-reproducible.
+- driver (the default): cubind.driver and cubind.cu on the test-only fake
+  driver; run by tests/fuzz/test_junk_sweep.py once per interpreter
+  ./configure found, each in a process of its own. Junk by what each
+  parameter is (ByKind): ints of every edge size, floats (nan, inf), str
+  (empty, NUL, non ASCII), bytes, bytearray, non-contiguous and cast
+  memoryviews, None, lists, tuples, dicts, callables, classes, handles of
+  every class (fresh and from the pool of live driver objects), default
+  struct instances, enum members; calls with too few and too many
+  arguments, keywords (known, unknown, duplicated, with an embedded NUL);
+  --calls random calls per callable and face, seeded (--seed). Parameters
+  that take a raw address get no int, handle or struct
+  (fuzz_params.classify); struct constructors' positional argument is such
+  an address; struct attributes get no int either (an int pointer field
+  would be read by repr).
+- libraries: cubind.nvrtc, cubind.rtc and cubind.nvjitlink on the real
+  libnvrtc and libnvJitLink; run by tests/python/test_library_junk.py, so
+  on every interpreter tests/python runs on, ASan's included. A fixed junk
+  list given in every combination (EveryCombination).
 
-Junk: ints of every edge size, floats (nan, inf), str (empty, NUL, non
-ASCII), bytes, bytearray, non-contiguous and cast memoryviews, None, lists,
-tuples, dicts, callables, classes, handles of every class (fresh and from
-the pool of live driver objects), default struct instances, enum members;
-calls with too few and too many arguments, keywords (known, unknown,
-duplicated, with an embedded NUL). Parameters that take a raw address get
-no int, handle or struct (fuzz_params.classify); struct constructors'
-positional argument is such an address; struct attributes get no int
-either (an int pointer field would be read by repr).
+Every outcome must be a return or one of the group's allowed exceptions
+(MemoryError only for a big int or a long sequence). Before each call the
+callable's qualified name and the call's number are written (unbuffered) to
+the file given with --log: when the process dies, the last line names the
+call that killed it (crashed_in), and the sweep is deterministic, so that
+call is reproducible.
 
-Prints "callables N calls M", counts per outcome, and FAILURE blocks.
+Prints "callables N calls M", per module "module NAME callables N swept S",
+"swept functions F classes C methods M", counts per outcome, and FAILURE
+blocks; exits 1 if there was one.
 """
 import argparse
+import builtins
 import collections
 import ctypes
 import faulthandler
+import importlib
+import inspect
+import itertools
 import os
 import random
 import sys
 import traceback
 
-import cubind.cu as cu
-import cubind.driver as drv
-from fuzz_params import ALLOWED, Pool, big, classifier
+# Given as the junk of a group: values chosen per parameter (ByKind).
+BY_KIND = "by parameter kind"
 
-MODULES = (("cubind.driver", drv), ("cubind.cu", cu))
+Group = collections.namedtuple("Group", "modules allowed junk")
+
+# modules: swept in this order. allowed: what a call may raise besides
+# returning, as names (builtins, or module.name: a tuple there counts
+# member by member), imported when the group runs. junk: BY_KIND, or a list
+# given to every parameter (EveryCombination).
+GROUPS = {
+    "driver": Group(modules=("cubind.driver", "cubind.cu"),
+                    allowed=("fuzz_params.ALLOWED",),  # shared with the hypothesis fuzz
+                    junk=BY_KIND),
+    # No int: a handle given as an int is an address the library
+    # dereferences, in cuda.bindings as here (the hypothesis fuzz keeps to
+    # the same rule).
+    "libraries": Group(modules=("cubind.nvrtc", "cubind.rtc", "cubind.nvjitlink"),
+                       allowed=("TypeError", "ValueError", "OverflowError", "cubind.NVRTCError",
+                                "cubind.nvJitLinkError"),
+                       junk=[None, "junk", b"junk", 1.5, object(), [], [None], (b"a",),
+                             bytearray(4), "a\0b"]),
+}
+
+
+def crashed_in(log):
+    """The call a process that died in the sweep was making: the name on
+    the last line of its log, without the call's number."""
+    try:
+        with open(log) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return "(no log)"
+    return lines[-1].rsplit(" #", 1)[0] if lines else "(before the first call)"
+
+
+def resolve(names):
+    """The exception classes `names` (GROUPS' allowed) name."""
+    found = []
+    for name in names:
+        module, _, attr = name.rpartition(".")
+        obj = getattr(importlib.import_module(module) if module else builtins, attr)
+        found.extend(obj if isinstance(obj, tuple) else (obj,))
+    return tuple(found)
 
 
 class Opaque:
@@ -57,53 +109,11 @@ def fresh(cls, *args):
         return None
 
 
-class Junk:
-    """The junk values, by what they may be given to."""
-
-    def __init__(self, kinds, pool):
-        self.ints = [0, 1, -1, 2, 7, 255, 4096, 2**31 - 1, 2**31, -2**31 - 1, 2**32, 2**63 - 1,
-                     2**63, -2**63 - 1, 2**64, 2**200, True, False]
-        self.floats = [0.0, -1.5, 1e300, float("nan"), float("inf")]
-        self.texts = ["", "x", "\0", "a\0b", "\u00e9t\u00e9", "k" * 40]
-        self.blobs = [b"", b"\0", b"abcd", bytearray(8), memoryview(b"abcdefgh")[::2],
-                      memoryview(bytearray(16)).cast("i"), (ctypes.c_char * 8)()]
-        self.misc = [None, Opaque(), callback, {}, {"a": 1}, (), [], [None], [0, 1], object, 1j,
-                     Ellipsis, (1.5, None), ([1, 2], [ctypes.c_int] * 2)]
-        self.handles = [h for c in sorted(kinds.handles.values(), key=lambda c: c.__name__)
-                        for h in (fresh(c), fresh(c, 0)) if h is not None]
-        self.structs = [s for s in (fresh(c) for c in sorted(kinds.structs.values(),
-                                                                key=lambda c: c.__name__))
-                        if s is not None]
-        self.enums = [m for e in sorted(kinds.enums.values(), key=lambda c: c.__name__)
-                      for m in list(e.__members__.values())[:2]]
-        self.pool = pool
-        # Never an int, bool, enum member, handle or struct: taken as an address.
-        self.raw = [None, Opaque(), callback, {}, (), [], [None], [None, None], "", "x", 1.5,
-                    float("nan"), object, [None, 1.5, b"x"], ([1.5], [None])] + self.blobs
-        # For struct attributes: no int (an int in a pointer field is an address).
-        self.attr = self.floats + self.texts + self.blobs + [
-            None, Opaque(), callback, {}, (), [], [None], [1.5, "x"], object, 1j]
-        self.anything = (self.ints + self.floats + self.texts + self.blobs + self.misc
-                         + self.handles + self.structs + self.enums)
-
-    def for_kind(self, kind):
-        k = kind[0]
-        if k == "raw":
-            return self.raw
-        if k == "handle":
-            right = [h for h in (fresh(kind[1]), fresh(kind[1], 0)) if h is not None]
-            return right * 4 + self.ints + self.handles + self.pool.handles + self.anything
-        if k == "struct":
-            return [fresh(kind[1])] * 4 + [None] + self.structs + self.anything
-        if k == "enum":
-            return list(kind[1].__members__.values())[:4] * 2 + self.ints + self.anything
-        if k == "str":
-            return self.texts + self.blobs + self.anything
-        if k == "float":
-            return self.floats + self.ints + self.anything
-        if k == "int":
-            return self.ints * 2 + self.anything
-        return self.anything
+def instance_of(cls):
+    """The instance whose methods are swept: an enum's first member, else
+    what the class makes of no argument, or None."""
+    members = getattr(cls, "__members__", None)
+    return next(iter(members.values())) if members else fresh(cls)
 
 
 SHAPES = ["exact"] * 6 + ["fewer", "more", "kw", "kw_all", "kw_unknown", "kw_dup", "kw_nul",
@@ -139,26 +149,176 @@ def build_call(rnd, names, cands, extra):
     return values[:i], {names[i] + "\0junk": values[i]}
 
 
-class Sweep:
-    def __init__(self, logfd, seed, calls):
-        self.logfd = logfd
+# The junk of a group: what its callables are called with. Each method
+# returns the (args, kwargs) of the calls of one callable, made in that
+# order (a generator: a call's values are chosen after the calls before it
+# returned).
+
+class ByKind:
+    """The driver group's junk: values by what each parameter may be given
+    (fuzz_params.classify), `per` calls of each callable in random SHAPES,
+    seeded by the callable's name."""
+
+    def __init__(self, seed, per):
+        import cubind.driver
+        from fuzz_params import Pool, big, classifier
+
+        self.drv = cubind.driver
         self.seed = seed
-        self.per = calls
+        self.per = per
+        self.big = big
+        self.kinds, self.params = classifier()
+        self.pool = Pool()
+        self.pool.refresh()
+        kinds = self.kinds
+        self.ints = [0, 1, -1, 2, 7, 255, 4096, 2**31 - 1, 2**31, -2**31 - 1, 2**32, 2**63 - 1,
+                     2**63, -2**63 - 1, 2**64, 2**200, True, False]
+        self.floats = [0.0, -1.5, 1e300, float("nan"), float("inf")]
+        self.texts = ["", "x", "\0", "a\0b", "\u00e9t\u00e9", "k" * 40]
+        self.blobs = [b"", b"\0", b"abcd", bytearray(8), memoryview(b"abcdefgh")[::2],
+                      memoryview(bytearray(16)).cast("i"), (ctypes.c_char * 8)()]
+        self.misc = [None, Opaque(), callback, {}, {"a": 1}, (), [], [None], [0, 1], object, 1j,
+                     Ellipsis, (1.5, None), ([1, 2], [ctypes.c_int] * 2)]
+        self.handles = [h for c in sorted(kinds.handles.values(), key=lambda c: c.__name__)
+                        for h in (fresh(c), fresh(c, 0)) if h is not None]
+        self.structs = [s for s in (fresh(c) for c in sorted(kinds.structs.values(),
+                                                                key=lambda c: c.__name__))
+                        if s is not None]
+        self.enums = [m for e in sorted(kinds.enums.values(), key=lambda c: c.__name__)
+                      for m in list(e.__members__.values())[:2]]
+        # Never an int, bool, enum member, handle or struct: taken as an address.
+        self.raw = [None, Opaque(), callback, {}, (), [], [None], [None, None], "", "x", 1.5,
+                    float("nan"), object, [None, 1.5, b"x"], ([1.5], [None])] + self.blobs
+        # For struct attributes: no int (an int in a pointer field is an address).
+        self.attr = self.floats + self.texts + self.blobs + [
+            None, Opaque(), callback, {}, (), [], [None], [1.5, "x"], object, 1j]
+        self.anything = (self.ints + self.floats + self.texts + self.blobs + self.misc
+                         + self.handles + self.structs + self.enums)
+
+    def refresh(self):
+        """Before each callable: the pool of live driver objects renewed."""
+        self.pool.refresh()
+        self.pool.current()
+
+    def is_struct(self, cls):
+        return cls in self.kinds.structs.values()
+
+    def for_kind(self, kind):
+        k = kind[0]
+        if k == "raw":
+            return self.raw
+        if k == "handle":
+            right = [h for h in (fresh(kind[1]), fresh(kind[1], 0)) if h is not None]
+            return right * 4 + self.ints + self.handles + self.pool.handles + self.anything
+        if k == "struct":
+            return [fresh(kind[1])] * 4 + [None] + self.structs + self.anything
+        if k == "enum":
+            return list(kind[1].__members__.values())[:4] * 2 + self.ints + self.anything
+        if k == "str":
+            return self.texts + self.blobs + self.anything
+        if k == "float":
+            return self.floats + self.ints + self.anything
+        if k == "int":
+            return self.ints * 2 + self.anything
+        return self.anything
+
+    def calls(self, what, names, cands, extra):
+        rnd = random.Random("%d %s" % (self.seed, what))
+        for _ in range(self.per):
+            yield build_call(rnd, names, cands, extra)
+
+    def function(self, what, name, f):
+        # both faces are classified by the drop-in face's docstring (its C
+        # prototype); a function only cubind.cu has (launch) has none:
+        # every parameter is then taken as a raw address
+        sig, kinds_of = self.params(name, getattr(self.drv, name, f))
+        names = list(sig.parameters)
+        cands = [self.for_kind(kinds_of[n]) for n in names]
+        return self.calls(what, names, cands, self.anything)
+
+    def constructor(self, what, cls, public):
+        if self.is_struct(cls):
+            # The positional argument is the address of the struct's
+            # storage; keywords set fields.
+            return self.calls(what, public[:3] or ["x"], [self.raw] + [self.attr] * 2, self.attr)
+        return self.calls(what, ["value"], [self.anything], self.anything)
+
+    def attribute(self, what, attr):
+        """Values a struct's attribute is set to."""
+        rnd = random.Random("%d %s.%s" % (self.seed, what, attr))
+        for _ in range(max(1, self.per // 8)):
+            yield rnd.choice(self.attr)
+
+    def method(self, what, on_struct):
+        cands = [self.attr if on_struct else self.anything] * 2
+        return self.calls(what, ["a", "b"], cands, self.attr)
+
+
+class EveryCombination:
+    """A fixed junk list given to every parameter: every combination of up
+    to three arguments, then each rotation of the list for each count up to
+    one more argument than the callable takes."""
+
+    def __init__(self, values):
+        self.values = values
+
+    def refresh(self):
+        pass
+
+    @staticmethod
+    def big(value):
+        return False  # nothing of the list is: MemoryError is a failure
+
+    @staticmethod
+    def is_struct(cls):
+        return False
+
+    def calls(self, nparams):
+        v = self.values
+        for k in range(nparams + 2):
+            if k <= 3:
+                combos = itertools.product(v, repeat=k)
+            else:
+                combos = [tuple(v[(i + s) % len(v)] for i in range(k)) for s in range(len(v))]
+            for args in combos:
+                yield args, {}
+
+    def function(self, what, name, f):
+        return self.calls(len(inspect.signature(f).parameters))
+
+    def constructor(self, what, cls, public):
+        return self.calls(1)
+
+    def method(self, what, on_struct):
+        return self.calls(1)
+
+
+class Sweep:
+    def __init__(self, logfd, allowed, junk, crash_at):
+        self.logfd = logfd
+        self.allowed = allowed
+        self.junk = junk
+        self.crash_at = crash_at
         self.calls = 0
         self.outcomes = collections.Counter()
         self.failures = []
-        self.swept = collections.Counter()
+        self.swept = collections.Counter()  # callables per module
+        self.kinds = collections.Counter()  # functions, classes, methods
 
     def call(self, what, f, args, kwargs):
         """One call of f, logged first; its outcome counted or recorded."""
         self.calls += 1
         os.write(self.logfd, ("%s #%d\n" % (what, self.calls)).encode())
+        if what == self.crash_at:
+            # SIGABRT, not a wild read: under ASan (tests/fuzz/test_python_asan.py)
+            # a SIGSEGV becomes exit status 1, an abort stays a signal
+            os.abort()
         try:
             f(*args, **kwargs)
-        except ALLOWED as e:
+        except self.allowed as e:
             self.outcomes[type(e).__name__] += 1
         except MemoryError:
-            if any(big(v) for v in list(args) + list(kwargs.values())):
+            if any(self.junk.big(v) for v in list(args) + list(kwargs.values())):
                 self.outcomes["MemoryError"] += 1
             else:
                 self.failures.append((what, args, kwargs, traceback.format_exc()))
@@ -167,86 +327,76 @@ class Sweep:
         else:
             self.outcomes["returned"] += 1
 
-    def calls_of(self, what, f, names, cands, extra):
-        rnd = random.Random("%d %s" % (self.seed, what))
-        for _ in range(self.per):
-            args, kwargs = build_call(rnd, names, cands, extra)
+    def each(self, what, f, calls):
+        for args, kwargs in calls:
             self.call(what, f, args, kwargs)
 
+    def module(self, modname, mod):
+        """Every exported callable of mod; their names."""
+        names = sorted(n for n in dir(mod) if not n.startswith("_") and callable(getattr(mod, n)))
+        for name in names:
+            obj = getattr(mod, name)
+            what = "%s.%s" % (modname, name)
+            self.junk.refresh()
+            if isinstance(obj, type):
+                self.cls(what, obj)
+            else:
+                self.kinds["functions"] += 1
+                self.each(what, obj, self.junk.function(what, name, obj))
+            self.swept[modname] += 1
+            if len(self.failures) > 50:
+                break
+        return names
 
-def sweep_function(sw, junk, params, modname, name, f):
-    # both faces are classified by the drop-in face's docstring (its C
-    # prototype); a function only cubind.cu has (launch) has none: every
-    # parameter is then taken as a raw address
-    sig, kinds_of = params(name, getattr(drv, name, f))
-    names = list(sig.parameters)
-    cands = [junk.for_kind(kinds_of[n]) for n in names]
-    sw.calls_of("%s.%s" % (modname, name), f, names, cands, junk.anything)
-
-
-def sweep_class(sw, junk, kinds, modname, name, cls):
-    what = "%s.%s" % (modname, name)
-    is_struct = cls in kinds.structs.values()
-    public = sorted(a for a in dir(cls) if not a.startswith("_"))
-    if is_struct:
-        # The positional argument is the address of the struct's storage;
-        # keywords set fields.
-        sw.calls_of(what, cls, public[:3] or ["x"], [junk.raw] + [junk.attr] * 2, junk.attr)
-        instance = fresh(cls)
+    def cls(self, what, cls):
+        self.kinds["classes"] += 1
+        junk = self.junk
+        public = sorted(a for a in dir(cls) if not a.startswith("_"))
+        self.each(what, cls, junk.constructor(what, cls, public))
+        instance = instance_of(cls)
+        on_struct = junk.is_struct(cls)
+        if on_struct:
+            for a in public:
+                if callable(getattr(instance, a, None)):
+                    continue
+                for v in junk.attribute(what, a):
+                    self.call("%s.%s=" % (what, a), setattr, (instance, a, v), {})
+                self.call("%s repr" % what, repr, (instance,), {})
         for a in public:
-            if callable(getattr(instance, a, None)):
-                continue
-            rnd = random.Random("%d %s.%s" % (sw.seed, what, a))
-            for _ in range(max(1, sw.per // 8)):
-                v = rnd.choice(junk.attr)
-                sw.call("%s.%s=" % (what, a), setattr, (instance, a, v), {})
-            sw.call("%s repr" % what, repr, (instance,), {})
-    else:
-        sw.calls_of(what, cls, ["value"], [junk.anything], junk.anything)
-        instance = fresh(cls) if not kinds.enums.get(name) else next(
-            iter(cls.__members__.values()), None)
-    for a in public:
-        m = getattr(instance, a, None) if instance is not None else None
-        if callable(m) and not isinstance(m, type):
-            sw.calls_of("%s().%s" % (what, a), m, ["a", "b"],
-                        [junk.attr if is_struct else junk.anything] * 2, junk.attr)
+            m = getattr(instance, a, None) if instance is not None else None
+            if callable(m) and not isinstance(m, type):
+                self.kinds["methods"] += 1
+                mwhat = "%s().%s" % (what, a)
+                self.each(mwhat, m, junk.method(mwhat, on_struct))
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--log", required=True)
-    ap.add_argument("--calls", type=int, default=60, help="calls per callable and face")
-    ap.add_argument("--seed", type=int, default=27)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--modules", choices=sorted(GROUPS), default="driver",
+                    help="the group of modules to sweep (default: driver)")
+    ap.add_argument("--log", required=True, help="each call is written here before it is made")
+    ap.add_argument("--calls", type=int, default=60, help="driver: calls per callable and face")
+    ap.add_argument("--seed", type=int, default=27, help="driver: the seed of the random calls")
+    ap.add_argument("--crash-at", metavar="NAME",
+                    help="abort at the first call of NAME (as logged, without its number): "
+                    "the harness's own test")
     a = ap.parse_args()
     faulthandler.enable()
     logfd = os.open(a.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
 
-    kinds, params = classifier()
-    pool = Pool()
-    pool.refresh()
-    junk = Junk(kinds, pool)
-    sw = Sweep(logfd, a.seed, a.calls)
-
-    exported = {}
-    for modname, mod in MODULES:
-        names = sorted(n for n in dir(mod) if not n.startswith("_") and callable(getattr(mod, n)))
-        exported[modname] = names
-        for name in names:
-            obj = getattr(mod, name)
-            pool.refresh()
-            pool.current()
-            if isinstance(obj, type):
-                sweep_class(sw, junk, kinds, modname, name, obj)
-            else:
-                sweep_function(sw, junk, params, modname, name, obj)
-            sw.swept[modname] += 1
-            if len(sw.failures) > 50:
-                break
+    group = GROUPS[a.modules]
+    modules = [(name, importlib.import_module(name)) for name in group.modules]
+    junk = ByKind(a.seed, a.calls) if group.junk is BY_KIND else EveryCombination(group.junk)
+    sw = Sweep(logfd, resolve(group.allowed), junk, a.crash_at)
+    exported = {modname: sw.module(modname, mod) for modname, mod in modules}
 
     total = sum(len(v) for v in exported.values())
     print("callables %d calls %d" % (total, sw.calls))
     for modname, names in exported.items():
         print("module %s callables %d swept %d" % (modname, len(names), sw.swept[modname]))
+    print("swept functions %d classes %d methods %d"
+          % (sw.kinds["functions"], sw.kinds["classes"], sw.kinds["methods"]))
     for k, v in sorted(sw.outcomes.items()):
         print("outcome %s %d" % (k, v))
     for what, args, kwargs, tb in sw.failures[:20]:
