@@ -854,12 +854,16 @@ def test_threads_loading_launching_and_unloading_ptx(fake, ctx, dptr):
         fake.fakecuda_set_param_layout(None, name.encode(), 2, (ctypes.c_size_t * 2)(0, 8),
                                        (ctypes.c_size_t * 2)(8, 4))
     errors, start = [], threading.Barrier(len(names))
+    # The read-back buffers are made here, not in the threads: 3.13t's
+    # ctypes writes its array type's flags on every instantiation, a race
+    # of CPython's own that ThreadSanitizer reported from this test.
+    bufs = [ctypes.create_string_buffer(32) for _ in names]
 
     def work(t, name):
         try:
             cu.cuCtxSetCurrent(ctx)
+            buf = bufs[t]
             start.wait()
-            buf = ctypes.create_string_buffer(32)
             for it in range(20):
                 mod = cu.cuModuleLoadData(ptx_entry(name, [".u64", ".f32"]))
                 f = cu.cuModuleGetFunction(mod, name.encode())
