@@ -244,14 +244,6 @@ static cb_shape pointer_to_pointer(const cb_model *m, const cb_facts *facts, con
     return SH_UNSUPPORTED;
 }
 
-static int param_index(const cb_function *f, const char *name)
-{
-    for (size_t i = 0; i < f->nparams; i++)
-        if (strcmp(f->params[i].name, name) == 0)
-            return (int)i;
-    return -1;
-}
-
 /* The callback rule naming p as the callback or as its data, if any. */
 static int classify_callback(const cb_facts *facts, const cb_function *f, const cb_param *p,
                              cb_pclass *pc)
@@ -482,7 +474,7 @@ static void host_buffer(const cb_facts *facts, const cb_function *f, const cb_pa
     char err[256];
     if (!r || host_bytes_parse(facts->rules, r, &h, err, sizeof err) < 0)
         return;
-    pc->count_index = param_index(f, h.term[HB_SIZE]);
+    pc->count_index = model_param_index(f, h.term[HB_SIZE]);
     pc->host_writes = h.writes;
 }
 
@@ -863,7 +855,7 @@ static int resolve_undo(cb_model *m, const cb_facts *facts, const cb_rule *r, cb
     for (size_t a = 0; a < n; a++) {
         const char *arg = r->args[a + 2];
         ud->literal[a] = NULL;
-        ud->param[a] = is_int_literal(arg) ? -1 : param_index(f, arg);
+        ud->param[a] = is_int_literal(arg) ? -1 : model_param_index(f, arg);
         if (ud->param[a] < 0 && !is_int_literal(arg)) {
             snprintf(err, errlen, "%s:%u: undo argument '%s' is not a parameter of %s",
                      facts->rules->path, r->line, arg, f->name);

@@ -76,10 +76,8 @@ int host_bytes_enumerator(const cb_model *m, const cb_type *t, const char *name,
 
 static const cb_type *param_type(const cb_function *f, const char *name)
 {
-    for (size_t i = 0; i < f->nparams; i++)
-        if (strcmp(f->params[i].name, name) == 0)
-            return f->params[i].type;
-    return NULL;
+    int i = model_param_index(f, name);
+    return i < 0 ? NULL : f->params[i].type;
 }
 
 /* The type of the owner's parameter or field `name`, NULL when none. */

@@ -40,6 +40,14 @@ const cb_enum *model_enum(const cb_model *m, const char *name) { FIND(m->enums, 
 const cb_handle *model_handle(const cb_model *m, const char *name) { FIND(m->handles, m->nhandles, name, name); }
 const cb_callback *model_callback(const cb_model *m, const char *name) { FIND(m->callbacks, m->ncallbacks, name, name); }
 
+int model_param_index(const cb_function *f, const char *name)
+{
+    for (size_t i = 0; i < f->nparams; i++)
+        if (strcmp(f->params[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
 int model_record_named(const cb_record *r, const char *name)
 {
     if (strcmp(r->name, name) == 0 || (*r->tag && strcmp(r->tag, name) == 0))

@@ -193,6 +193,8 @@ const cb_record *model_record(const cb_model *m, const char *name);
  * one of its typedefs. model_record's test, for callers holding a record. */
 int model_record_named(const cb_record *r, const char *name);
 const cb_handle *model_handle(const cb_model *m, const char *name);
+/* The index of f's parameter `name`, -1 when f has none of that name. */
+int model_param_index(const cb_function *f, const char *name);
 const cb_callback *model_callback(const cb_model *m, const char *name);
 
 /* Index into model.enums of the enum named `name` (typedef or tag), -1

@@ -34,14 +34,6 @@ const cb_field *rules_record_field(const cb_model *m, const char *record, const 
     return NULL;
 }
 
-static int param_index(const cb_function *f, const char *name)
-{
-    for (size_t i = 0; i < f->nparams; i++)
-        if (strcmp(f->params[i].name, name) == 0)
-            return (int)i;
-    return -1;
-}
-
 static int names_typedef(const cb_model *m, const char *name)
 {
     for (size_t i = 0; i < m->ntypedefs; i++)
@@ -58,7 +50,7 @@ static int names_handle(const cb_model *m, const char *name)
 static int function_has_param(const cb_model *m, const char *function, const char *param)
 {
     const cb_function *f = rules_function(m, function);
-    return f && param_index(f, param) >= 0;
+    return f && model_param_index(f, param) >= 0;
 }
 
 /* ---- the facts ------------------------------------------------------------ */
@@ -133,7 +125,7 @@ static void bind_slots(cb_facts *b, const cb_rule *rule, int pass)
         cb_function_facts *ff = &b->functions[i];
         if (!ff->on[rule->directive])
             ff->on[rule->directive] = rule;
-        int k = rule->nargs >= 2 ? param_index(f, rule->args[1]) : -1;
+        int k = rule->nargs >= 2 ? model_param_index(f, rule->args[1]) : -1;
         if (k >= 0 && !ff->params[k].on[rule->directive])
             ff->params[k].on[rule->directive] = rule;
     }
@@ -219,7 +211,7 @@ static void resolve_param(cb_facts *b, const cb_function *f, size_t k, cb_param_
                 pf->count = (int)i;
     }
     if ((r = pf->on[CB_D_KERNEL_PARAMS]))
-        pf->kernel = param_index(f, r->args[2]);
+        pf->kernel = model_param_index(f, r->args[2]);
     if ((r = pf->on[CB_D_FIXED]))
         pf->fixed = strtoll(r->args[2], NULL, 10);
     if ((r = pf->on[CB_D_SYNC_CALLBACK]))
@@ -232,7 +224,7 @@ static void resolve_param(cb_facts *b, const cb_function *f, size_t k, cb_param_
     pf->attr_input = !r && pf->on[CB_D_ATTRIBUTE_INPUT];
     if (!r)
         r = pf->on[CB_D_ATTRIBUTE_INPUT];
-    if (r && (pf->attr = param_index(f, r->args[2])) >= 0) {
+    if (r && (pf->attr = model_param_index(f, r->args[2])) >= 0) {
         pf->attr_array = f->params[pf->attr].type->kind == TY_POINTER;
         pf->attr_enum = attribute_enum(m, f, k, pf);
     }
@@ -257,7 +249,7 @@ static void bind_callbacks(cb_facts *b, size_t i)
                 pf->callback = r;
             if (strcmp(r->args[1], f->params[k].name) == 0) {
                 pf->callback_role = CB_CALLBACK_ROLE_FN;
-                pf->callback_data = param_index(f, r->args[2]);
+                pf->callback_data = model_param_index(f, r->args[2]);
                 pf->callback_kind = strcmp(r->args[3], "host") == 0     ? CB_CALLBACK_HOST
                                     : strcmp(r->args[3], "stream") == 0 ? CB_CALLBACK_STREAM
                                                                         : CB_CALLBACK_DESTROY;
@@ -289,9 +281,9 @@ static void bind_registry(cb_facts *b, size_t i)
             continue;
         cb_registry_fact *rf = ARENA_PUSH(b->arena, ff->registry, ff->nregistry, cap);
         rf->action = a;
-        rf->param = param_index(f, r->args[1]);
+        rf->param = model_param_index(f, r->args[1]);
         rf->names_other = r->nargs > 2 && strcmp(r->args[2], "-") != 0;
-        rf->other = rf->names_other ? param_index(f, r->args[2]) : -1;
+        rf->other = rf->names_other ? model_param_index(f, r->args[2]) : -1;
     }
 }
 
@@ -325,7 +317,7 @@ static void bind_functions(cb_facts *b)
                    : strcmp(code->args[1], "before") == 0 ? CB_CODE_BEFORE
                                                           : CB_CODE_AFTER;
         const cb_rule *log = ff->on[CB_D_ERROR_LOG];
-        ff->log_param = log ? param_index(f, log->args[1]) : -1;
+        ff->log_param = log ? model_param_index(f, log->args[1]) : -1;
         ff->log_size_fn = log ? rules_function(m, log->args[2]) : NULL;
         ff->log_fn = log ? rules_function(m, log->args[3]) : NULL;
     }
