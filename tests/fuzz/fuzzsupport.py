@@ -47,6 +47,7 @@ def asan_python_env(**extra):
         PYTHONPATH=str(ASAN_PY),
         CUBIND_LIBCUDA=str(BUILD / "fakecuda" / "libcuda.so.1"),
         PYTHONDONTWRITEBYTECODE="1",
+        CUBIND_UNDER_ASAN="1",  # tests/python/conftest.py: no memory counts
     )
     env.update(extra)
     return env
