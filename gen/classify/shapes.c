@@ -9,14 +9,15 @@ typedef struct {
     int dir;
     shape_count count;
     shape_plain plain;
+    shape_attach attach;
 } shape_info;
 
 /* Indexed by cb_shape: the enum and this table come from the same lines. */
 static const shape_info shapes[] = {
-#define SHAPE(id, name, dir, count, plain) [id] = {#name, dir, count, plain},
+#define SHAPE(id, name, dir, count, plain, attach) [id] = {#name, dir, count, plain, attach},
 #include "classify/shapes.def"
 #undef SHAPE
-    [SH_UNSUPPORTED] = {"unsupported", SHAPE_HIDDEN, COUNT_INOUT, PLAIN_NO},
+    [SH_UNSUPPORTED] = {"unsupported", SHAPE_HIDDEN, COUNT_INOUT, PLAIN_NO, ATTACH_NO},
 };
 
 static const shape_info *info(cb_shape s)
@@ -47,6 +48,11 @@ shape_count shapes_count(cb_shape s)
 shape_plain shapes_plain(cb_shape s)
 {
     return info(s)->plain;
+}
+
+shape_attach shapes_attach(cb_shape s)
+{
+    return info(s)->attach;
 }
 
 static const char *const phases[] = {

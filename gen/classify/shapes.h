@@ -33,10 +33,17 @@ typedef enum {
     PLAIN_CASES  /* when every attribute's value is one plain element */
 } shape_plain;
 
+/* Whether Python code may run inside the C call for a shape (shapes.def's
+ * attach). */
+typedef enum {
+    ATTACH_NO,   /* the call detaches the thread state for it */
+    ATTACH_WHEN  /* the call stays attached when its attach phase holds */
+} shape_attach;
+
 /* How a parameter crosses the boundary: one enumerator per shapes.def
  * line, in its order, then SH_UNSUPPORTED (a parameter no rule covers). */
 typedef enum {
-#define SHAPE(id, name, dir, count, plain) id,
+#define SHAPE(id, name, dir, count, plain, attach) id,
 #include "classify/shapes.def"
 #undef SHAPE
     SH_UNSUPPORTED
@@ -56,6 +63,8 @@ int shapes_is_output(cb_shape s);
  * PLAIN_NO. */
 shape_count shapes_count(cb_shape s);
 shape_plain shapes_plain(cb_shape s);
+/* shapes.def's attach column; SH_UNSUPPORTED: ATTACH_NO. */
+shape_attach shapes_attach(cb_shape s);
 
 /* The phases of shapes.def's SHAPE_PHASE list, by index (NULL past the
  * last): "decl", "in", ... */

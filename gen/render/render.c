@@ -454,24 +454,20 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_fclass 
     /* driver/c_prototype.c: the C prototype, from ret and params */
     tv_set_str(fn, "ret", f->ret->spelling);
 
-    tv *params = tv_list(), *inputs = tv_list(), *sync = tv_list(), *probes = tv_list();
+    tv *params = tv_list(), *inputs = tv_list(), *attached = tv_list();
     int nin = 0, nout = fc->returns_string, nrequired = 0, cache_result = !fc->returns_string,
-        handle_outputs = 0, kparams = 0;
+        handle_outputs = 0;
     for (size_t i = 0; i < f->nparams; i++) {
         const cb_pclass *pc = &fc->params[i];
         int in = classify_is_input(pc), out = classify_is_output(pc);
         tv_push(params, param_value(m, api, fc, pc, in ? nin : -1, out ? nout : -1, hc, nhc));
-        if (pc->shape == SH_SYNC_CALLBACK || pc->shape == SH_COUNT_INOUT) {
-            tv *sv = tv_map();
-            tv_set_str(sv, "cname", pc->param->name);
-            tv_push(pc->shape == SH_SYNC_CALLBACK ? sync : probes, sv);
-        }
+        if (shapes_attach(pc->shape) == ATTACH_WHEN)
+            tv_push(attached, param_ref(fc, (int)i));
         if (out) {
             nout++;
             cache_result &= is_plain_value_output(pc);
             handle_outputs += pc->elem == EK_HANDLE || pc->elem == EK_VALUE_HANDLE;
         }
-        kparams |= pc->shape == SH_KERNEL_PARAMS;
         if (in) {
             tv *iv = tv_map();
             tv_set_str(iv, "pyname", pc->pyname);
@@ -481,16 +477,13 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_fclass 
                 nrequired = nin;
         }
     }
-    tv_set_bool(fn, "has_kernel_params", kparams);
     tv_set_int(fn, "nrequired", nrequired);
     tv_set(fn, "params", params);
     tv_set(fn, "inputs", inputs);
-    /* sync-callback parameters: the call site enters their context */
-    tv_set_bool(fn, "has_sync_callback", tv_len(sync) > 0);
-    tv_set(fn, "sync_callbacks", sync);
-    /* in/out counts of output arrays: a count far above what exists is
-     * first asked of the driver (function.c.tmpl) */
-    tv_set(fn, "count_probes", probes);
+    /* the parameters of an ATTACH_WHEN shape (shapes.def): the call keeps
+     * the thread state attached when one's attach phase holds */
+    tv_set_bool(fn, "has_attached", tv_len(attached) > 0);
+    tv_set(fn, "attached", attached);
     tv_set_int(fn, "nin", nin);
     tv_set_int(fn, "nout", nout);
     tv_set_bool(fn, "has_inputs", nin > 0);
