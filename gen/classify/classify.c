@@ -720,6 +720,24 @@ static int is_error_string(const cb_model *m, const cb_api *api, const cb_functi
            model_type_enum(m, f->params[0].type) == model_enum_index(m, api->result);
 }
 
+/* What render reads of a parameter beyond its shape, made consistent
+ * once every parameter is classified (classify.h: derive_params): the
+ * indices a shape does not use are -1, so that render tests an index, never
+ * a shape. */
+static void derive_params(cb_fclass *fc)
+{
+    for (size_t k = 0; k < fc->fn->nparams; k++) {
+        cb_pclass *pc = &fc->params[k];
+        pc->kernel_index = pc->shape == SH_KERNEL_PARAMS ? pc->count_index : -1;
+        if (pc->shape != SH_CALLBACK)
+            pc->data_index = pc->stream_index = pc->object_index = -1;
+        if (pc->shape != SH_ATTR_OUT && pc->shape != SH_ATTR_IN && pc->shape != SH_ATTR_OUT_ARRAY)
+            pc->attr_index = -1;
+        if (pc->shape != SH_SYNC_CALLBACK)
+            pc->trampoline = NULL;
+    }
+}
+
 cb_classes *classify_model(cb_model *m, const cb_facts *facts)
 {
     const cb_api api = facts->api;
@@ -773,6 +791,7 @@ cb_classes *classify_model(cb_model *m, const cb_facts *facts)
         fc->code_after = !api.is_library && ff->code == CB_CODE_AFTER;
         classify_registry(m, facts, fc);
         classify_error_log(m, facts, fc);
+        derive_params(fc);
         if (fc->supported)
             c->nsupported++;
     }

@@ -94,6 +94,13 @@ typedef struct cb_pclass {
     int is_signed;
     unsigned long long umax;
     long long smin, smax;
+    /* Set last, from the above (classify.c: derive_params), so that render
+     * tests indices and flags, never a shape: data_index, stream_index and
+     * object_index are -1 outside SH_CALLBACK, attr_index outside the
+     * SH_ATTR_* shapes with an attribute, trampoline NULL outside
+     * SH_SYNC_CALLBACK. */
+    int kernel_index;         /* SH_KERNEL_PARAMS: the CUfunction parameter
+                                 (its count_index), else -1 */
 } cb_pclass;
 
 /* Whether a parameter appears in the Python signature / the result. */

@@ -230,15 +230,18 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     int has_count = pc->count_index >= 0 && shapes_count(pc->shape) != COUNT_NONE;
     tv_set_str(p, "count_cname", has_count ? f->params[pc->count_index].name : "");
     tv_set_str(p, "count_pyname", has_count ? fc->params[pc->count_index].pyname : "");
-    tv_set_str(p, "kernel_cname", pc->shape == SH_KERNEL_PARAMS ? f->params[pc->count_index].name : "");
-    tv_set_int(p, "kernel_in_index", pc->shape == SH_KERNEL_PARAMS ? in_index_of(fc, pc->count_index) : -1);
-    const char *kernel_cast = pc->shape == SH_KERNEL_PARAMS ? fc->params[pc->count_index].cast_from : NULL;
+    /* the kernel a kernel-parameters parameter is packed for */
+    int kernel = pc->kernel_index;
+    tv_set_str(p, "kernel_cname", kernel >= 0 ? f->params[kernel].name : "");
+    tv_set_int(p, "kernel_in_index", kernel >= 0 ? in_index_of(fc, kernel) : -1);
+    const char *kernel_cast = kernel >= 0 ? fc->params[kernel].cast_from : NULL;
     tv_set_bool(p, "kernel_has_cast", kernel_cast != NULL);
     tv_set_str(p, "kernel_cast_handle", kernel_cast ? kernel_cast : "");
     tv_set_bool(p, "has_params_sibling", pc->params_index >= 0);
     tv_set_str(p, "params_cname", pc->params_index >= 0 ? f->params[pc->params_index].name : "");
-    tv_set_bool(p, "count_is_inout",
-                pc->count_index >= 0 && fc->params[pc->count_index].shape == SH_COUNT_INOUT);
+    /* a count read and written (a pointer): the array gets what it says after */
+    const cb_pclass *cnt = pc->count_index >= 0 ? &fc->params[pc->count_index] : NULL;
+    tv_set_bool(p, "count_is_inout", cnt && classify_is_input(cnt) && classify_is_output(cnt));
     tv_set(p, "count_param", count_ref(fc, pc));
     tv_set_bool(p, "has_count", has_count);
     tv_set_int(p, "fixed_len", pc->fixed_len);
@@ -246,7 +249,7 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     /* a fixed array of char is a byte string (cuDeviceGetLuid's luid) */
     tv_set_bool(p, "fixed_bytes", pc->shape == SH_OUT_FIXED && pc->value->kind == TY_INT &&
                                       pc->value->size == 1 && strstr(pc->value->canon, "char"));
-    int cb = pc->shape == SH_CALLBACK;
+    int cb = pc->data_index >= 0; /* a callback: its data, stream, user object */
     /* CUBIND_CB_DESTROY for a parameter that is no callback (unused) */
     cb_callback_kind kind = cb ? pc->callback_kind : CB_CALLBACK_DESTROY;
     tv_set_str(p, "callback_kind", render_callback_kind(kind));
@@ -257,7 +260,7 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     tv_set_str(p, "stream_cname", cb && pc->stream_index >= 0 ? f->params[pc->stream_index].name : "");
     tv_set_bool(p, "callback_destroy", cb && kind == CB_CALLBACK_DESTROY);
     tv_set_str(p, "object_cname", cb && pc->object_index >= 0 ? f->params[pc->object_index].name : "");
-    tv_set_str(p, "trampoline", pc->shape == SH_SYNC_CALLBACK ? pc->trampoline : "");
+    tv_set_str(p, "trampoline", pc->trampoline ? pc->trampoline : "");
     tv_set_bool(p, "optional", pc->optional);
     size_value(p, fc, pc);
     /* a host-bytes rule says whether the driver writes; else the constness */
@@ -266,21 +269,21 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     tv_set_bool(p, "writable", writable);
     tv_set_str(p, "host_access", writable ? "writes" : "reads");
     set_shape_flags(p, pc, pc->handle && handles_is_pointer(hc, nhc, pc->handle));
-    int attr = pc->shape == SH_ATTR_OUT || pc->shape == SH_ATTR_IN ||
-               pc->shape == SH_ATTR_OUT_ARRAY;
+    int attr = pc->attr_index >= 0; /* typed by an attribute parameter */
     tv_set_str(p, "attr_cname", attr ? f->params[pc->attr_index].name : "");
-    /* SH_ATTR_OUT_ARRAY: the number of values, the count of the attributes */
-    tv_set(p, "attr_count_param", pc->shape == SH_ATTR_OUT_ARRAY
-                                      ? count_ref(fc, &fc->params[pc->attr_index])
-                                      : tv_list());
-    int sizes = pc->shape == SH_ATTR_OUT_ARRAY && pc->count_index >= 0;
-    tv_set_str(p, "attr_sizes_cname", sizes ? f->params[pc->count_index].name : "");
-    tv_set_bool(p, "attr_sized_slots", sizes);
+    /* an array of values: their number, the count of the attributes */
+    tv_set(p, "attr_count_param", attr ? count_ref(fc, &fc->params[pc->attr_index]) : tv_list());
+    /* the byte size the binding passes for an attribute value: a count
+     * neither in nor out (the binding sets it, shapes.def's dir) */
+    int sized = attr && cnt && !classify_is_input(cnt) && !classify_is_output(cnt);
+    /* else a count that is an input: the byte size of a value, or the
+     * array of sizes of an array of values (sized slots) */
+    int by_input = attr && cnt && !sized;
+    tv_set_str(p, "attr_sizes_cname", by_input ? f->params[pc->count_index].name : "");
+    tv_set_bool(p, "attr_sized_slots", by_input);
     tv_set_int(p, "attr_buf_size", attr_buffer_size(pc));
-    /* the byte size the binding passes for an attribute value (SH_ATTR_SIZE) */
-    int sized = attr && pc->count_index >= 0 && fc->params[pc->count_index].shape == SH_ATTR_SIZE;
     tv_set_bool(p, "attr_sets_size", sized);
-    tv_set_bool(p, "attr_sized_buffer", attr && pc->count_index >= 0 && !sized);
+    tv_set_bool(p, "attr_sized_buffer", by_input);
     tv *cases = tv_list();
     for (size_t i = 0; i < pc->nattr_cases; i++) {
         const cb_pclass *c = &pc->attr_cases[i];
