@@ -724,10 +724,22 @@ static int is_error_string(const cb_model *m, const cb_api *api, const cb_functi
  * once every parameter is classified (classify.h: derive_params): the
  * indices a shape does not use are -1, so that render tests an index, never
  * a shape. */
-static void derive_params(cb_fclass *fc)
+static void derive_params(const cb_classes *c, cb_fclass *fc)
 {
     for (size_t k = 0; k < fc->fn->nparams; k++) {
         cb_pclass *pc = &fc->params[k];
+        /* a function-pointer parameter also takes its own class (CUhostFn)
+         * where its type is one; a bare pointer type (nvrtc's) has none */
+        pc->funcptr_class = pc->shape == SH_IN_FUNCPTR &&
+                            handles_index(c->handles, c->nhandles, pc->param->type->spelling) >= 0;
+        int hi = pc->handle ? handles_index(c->handles, c->nhandles, pc->handle) : -1;
+        pc->stream_like = hi >= 0 && c->handles[hi].stream_protocol;
+        /* a host-bytes rule says whether the driver writes; else the constness */
+        pc->writable = pc->shape == SH_IN_BUFFER &&
+                       (pc->host_writes >= 0 ? pc->host_writes : !pc->param->type->pointee->is_const);
+        /* a fixed array of char is a byte string (cuDeviceGetLuid's luid) */
+        pc->fixed_bytes = pc->shape == SH_OUT_FIXED && pc->value->kind == TY_INT && pc->value->size == 1 &&
+                          strstr(pc->value->canon, "char") != NULL;
         pc->kernel_index = pc->shape == SH_KERNEL_PARAMS ? pc->count_index : -1;
         if (pc->shape != SH_CALLBACK)
             pc->data_index = pc->stream_index = pc->object_index = -1;
@@ -736,6 +748,79 @@ static void derive_params(cb_fclass *fc)
         if (pc->shape != SH_SYNC_CALLBACK)
             pc->trampoline = NULL;
     }
+}
+
+/* 1 when an element is a plain value (an int, float, bool, enum member,
+ * handle or address): results made only of such values are kept between
+ * calls for reuse (result_cache in templates/driver/results.c); structs,
+ * lists and bytes are not held alive after the caller drops them. */
+static int is_plain_value_elem(cb_ekind elem)
+{
+    switch (elem) {
+    case EK_INT: case EK_FLOAT: case EK_ENUM: case EK_HANDLE: case EK_VALUE_HANDLE:
+    case EK_POINTER: case EK_BOOL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* 1 when an output parameter gives a plain value (shapes.def's plain
+ * column). An attribute-typed output does when every attribute's value is a
+ * single plain element (an attribute without a type rule gives an int). */
+static int is_plain_value_output(const cb_pclass *pc)
+{
+    switch (shapes_plain(pc->shape)) {
+    case PLAIN_YES:
+        return 1;
+    case PLAIN_ELEM:
+        return is_plain_value_elem(pc->elem);
+    case PLAIN_CASES:
+        for (size_t i = 0; i < pc->nattr_cases; i++)
+            if (pc->attr_cases[i].fixed_len != 0 || !is_plain_value_elem(pc->attr_cases[i].elem))
+                return 0;
+        return 1;
+    case PLAIN_NO:
+        break;
+    }
+    return 0;
+}
+
+/* Whether fc's result may be kept for reuse (classify.h: cache_result).
+ * The raising face returns a lone output itself: only a handle can be
+ * reused from one call to the next (cbs_handle_reuse), an int cannot. */
+static void derive_function(cb_fclass *fc)
+{
+    int cache = !fc->returns_string, handle_outputs = 0;
+    for (size_t k = 0; k < fc->fn->nparams; k++) {
+        const cb_pclass *pc = &fc->params[k];
+        if (!classify_is_output(pc))
+            continue;
+        cache &= is_plain_value_output(pc);
+        handle_outputs += pc->elem == EK_HANDLE || pc->elem == EK_VALUE_HANDLE;
+    }
+    fc->cache_result = cache;
+    fc->cache_raising_result = cache && (fc->nout > 1 || handle_outputs == 1);
+}
+
+/* The driver functions the module's own code calls (classify.h:
+ * runtime_fns), and the handle-cast class of cuLaunchKernel's kernel. */
+static void derive_runtime_fns(cb_model *m, cb_classes *c)
+{
+    c->runtime_fns.get_error_name = model_function(m, "cuGetErrorName");
+    c->runtime_fns.get_error_string = model_function(m, "cuGetErrorString");
+    c->runtime_fns.func_get_param_info = model_function(m, "cuFuncGetParamInfo");
+    c->runtime_fns.kernel_get_param_info = model_function(m, "cuKernelGetParamInfo");
+    c->runtime_fns.func_get_name = model_function(m, "cuFuncGetName");
+    c->runtime_fns.kernel_get_name = model_function(m, "cuKernelGetName");
+    c->runtime_fns.func_get_module = model_function(m, "cuFuncGetModule");
+    c->runtime_fns.kernel_get_library = model_function(m, "cuKernelGetLibrary");
+    const cb_function *lk = model_function(m, "cuLaunchKernel");
+    c->runtime_fns.launch_kernel = lk;
+    c->launch_cast = NULL;
+    for (size_t i = 0; lk && i < c->nfunctions; i++)
+        if (c->functions[i].fn == lk && lk->nparams > 0)
+            c->launch_cast = c->functions[i].params[0].cast_from;
 }
 
 cb_classes *classify_model(cb_model *m, const cb_facts *facts)
@@ -791,10 +876,12 @@ cb_classes *classify_model(cb_model *m, const cb_facts *facts)
         fc->code_after = !api.is_library && ff->code == CB_CODE_AFTER;
         classify_registry(m, facts, fc);
         classify_error_log(m, facts, fc);
-        derive_params(fc);
+        derive_params(c, fc);
+        derive_function(fc);
         if (fc->supported)
             c->nsupported++;
     }
+    derive_runtime_fns(m, c);
     return c;
 }
 

@@ -101,6 +101,14 @@ typedef struct cb_pclass {
      * SH_SYNC_CALLBACK. */
     int kernel_index;         /* SH_KERNEL_PARAMS: the CUfunction parameter
                                  (its count_index), else -1 */
+    int funcptr_class;        /* SH_IN_FUNCPTR whose type is a handle class
+                                 (CUhostFn): it also takes that class */
+    int stream_like;          /* its handle class implements
+                                 __cuda_stream__ (handles.h) */
+    int writable;             /* SH_IN_BUFFER the call writes: its
+                                 host-bytes rule says so, or else the
+                                 pointee is not const */
+    int fixed_bytes;          /* SH_OUT_FIXED of a char type: bytes */
 } cb_pclass;
 
 /* Whether a parameter appears in the Python signature / the result. */
@@ -145,6 +153,11 @@ typedef struct {
     int log_param;
     int unloads_kernels;      /* success invalidates cached kernel layouts */
     int code_before, code_after; /* kernel-code hooks (bind_kernel_code.h) */
+    /* Set last (classify.c: derive_function): a result made only of plain
+     * values (shapes.def's plain column) is kept for reuse between calls
+     * (result_cache, templates/driver/results.c); the raising face keeps
+     * it only when it is more than one value or a lone handle. */
+    int cache_result, cache_raising_result;
 } cb_fclass;
 
 typedef struct {
@@ -155,6 +168,19 @@ typedef struct {
     size_t nhandles;
     cb_record_class *records; /* parallel to model.records
                                  (classify_records.h) */
+    /* Driver functions the module's own code calls (templates/driver/
+     * module.c.tmpl, launch.c.tmpl), NULL where the header lacks one
+     * (and in a library API's module). */
+    struct {
+        const cb_function *get_error_name, *get_error_string;
+        const cb_function *func_get_param_info, *kernel_get_param_info;
+        const cb_function *func_get_name, *kernel_get_name;
+        const cb_function *func_get_module, *kernel_get_library;
+        const cb_function *launch_kernel;
+    } runtime_fns;
+    const char *launch_cast;  /* the other class launch_kernel's kernel
+                                 parameter takes (a handle-cast rule), or
+                                 NULL */
 } cb_classes;
 
 /* Classifies every function, collects the handle classes and classifies

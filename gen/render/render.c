@@ -200,10 +200,7 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     tv_set_str(p, "fname", f->name);
     tv_set_str(p, "ptype", pc->param->type->spelling);
     set_decl_type(p, pc->param->type->spelling);
-    /* a function-pointer parameter also takes its own class (CUhostFn)
-     * where its type is one; a bare pointer type (nvrtc's) has none */
-    tv_set_bool(p, "funcptr_class",
-                pc->shape == SH_IN_FUNCPTR && handles_index(hc, nhc, pc->param->type->spelling) >= 0);
+    tv_set_bool(p, "funcptr_class", pc->funcptr_class);
     tv_set_str(p, "ctype", unqualified(pc->value));
     tv_set_int(p, "in_index", in_index);
     tv_set_int(p, "out_index", out_index);
@@ -218,8 +215,7 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     tv_set_str(p, "handle_name", pc->handle ? pc->handle : "");
     /* a class implementing __cuda_stream__: the parameter also takes any
      * object that does (the stubs' _CudaStreamLike) */
-    int hi = pc->handle ? handles_index(hc, nhc, pc->handle) : -1;
-    tv_set_bool(p, "stream_like", hi >= 0 && hc[hi].stream_protocol);
+    tv_set_bool(p, "stream_like", pc->stream_like);
     /* a handle-cast rule: the other class the parameter takes */
     tv_set_str(p, "cast_handle", pc->cast_from ? pc->cast_from : "");
     tv_set_bool(p, "has_cast", pc->cast_from != NULL);
@@ -246,9 +242,7 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     tv_set_bool(p, "has_count", has_count);
     tv_set_int(p, "fixed_len", pc->fixed_len);
     tv_set_int(p, "count_less", pc->count_less);
-    /* a fixed array of char is a byte string (cuDeviceGetLuid's luid) */
-    tv_set_bool(p, "fixed_bytes", pc->shape == SH_OUT_FIXED && pc->value->kind == TY_INT &&
-                                      pc->value->size == 1 && strstr(pc->value->canon, "char"));
+    tv_set_bool(p, "fixed_bytes", pc->fixed_bytes);
     int cb = pc->data_index >= 0; /* a callback: its data, stream, user object */
     /* CUBIND_CB_DESTROY for a parameter that is no callback (unused) */
     cb_callback_kind kind = cb ? pc->callback_kind : CB_CALLBACK_DESTROY;
@@ -263,11 +257,8 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     tv_set_str(p, "trampoline", pc->trampoline ? pc->trampoline : "");
     tv_set_bool(p, "optional", pc->optional);
     size_value(p, fc, pc);
-    /* a host-bytes rule says whether the driver writes; else the constness */
-    int writable = pc->shape == SH_IN_BUFFER &&
-                   (pc->host_writes >= 0 ? pc->host_writes : !pc->param->type->pointee->is_const);
-    tv_set_bool(p, "writable", writable);
-    tv_set_str(p, "host_access", writable ? "writes" : "reads");
+    tv_set_bool(p, "writable", pc->writable);
+    tv_set_str(p, "host_access", pc->writable ? "writes" : "reads");
     set_shape_flags(p, pc, pc->handle && handles_is_pointer(hc, nhc, pc->handle));
     int attr = pc->attr_index >= 0; /* typed by an attribute parameter */
     tv_set_str(p, "attr_cname", attr ? f->params[pc->attr_index].name : "");
@@ -387,42 +378,6 @@ static tv *undo_value(const cb_fclass *fc)
     return list;
 }
 
-/* 1 when an element is a plain value (an int, float, bool, enum member,
- * handle or address): results made only of such values are kept between
- * calls for reuse (result_cache in templates/driver/results.c); structs,
- * lists and bytes are not held alive after the caller drops them. */
-static int is_plain_value_elem(cb_ekind elem)
-{
-    switch (elem) {
-    case EK_INT: case EK_FLOAT: case EK_ENUM: case EK_HANDLE: case EK_VALUE_HANDLE:
-    case EK_POINTER: case EK_BOOL:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-/* 1 when an output parameter gives a plain value (shapes.def's plain
- * column). An attribute-typed output does when every attribute's value is a
- * single plain element (an attribute without a type rule gives an int). */
-static int is_plain_value_output(const cb_pclass *pc)
-{
-    switch (shapes_plain(pc->shape)) {
-    case PLAIN_YES:
-        return 1;
-    case PLAIN_ELEM:
-        return is_plain_value_elem(pc->elem);
-    case PLAIN_CASES:
-        for (size_t i = 0; i < pc->nattr_cases; i++)
-            if (pc->attr_cases[i].fixed_len != 0 || !is_plain_value_elem(pc->attr_cases[i].elem))
-                return 0;
-        return 1;
-    case PLAIN_NO:
-        break;
-    }
-    return 0;
-}
-
 /* The error-log rule of a function, for error_log.c.tmpl: a list of one
  * entry, or empty. */
 static tv *error_log_value(const cb_fclass *fc)
@@ -458,19 +413,14 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_fclass 
     tv_set_str(fn, "ret", f->ret->spelling);
 
     tv *params = tv_list(), *inputs = tv_list(), *attached = tv_list();
-    int nin = 0, nout = fc->returns_string, nrequired = 0, cache_result = !fc->returns_string,
-        handle_outputs = 0;
+    int nin = 0, nout = fc->returns_string, nrequired = 0;
     for (size_t i = 0; i < f->nparams; i++) {
         const cb_pclass *pc = &fc->params[i];
         int in = classify_is_input(pc), out = classify_is_output(pc);
         tv_push(params, param_value(m, api, fc, pc, in ? nin : -1, out ? nout : -1, hc, nhc));
         if (shapes_attach(pc->shape) == ATTACH_WHEN)
             tv_push(attached, param_ref(fc, (int)i));
-        if (out) {
-            nout++;
-            cache_result &= is_plain_value_output(pc);
-            handle_outputs += pc->elem == EK_HANDLE || pc->elem == EK_VALUE_HANDLE;
-        }
+        nout += out;
         if (in) {
             tv *iv = tv_map();
             tv_set_str(iv, "pyname", pc->pyname);
@@ -491,10 +441,8 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_fclass 
     tv_set_int(fn, "nout", nout);
     tv_set_bool(fn, "has_inputs", nin > 0);
     tv_set_bool(fn, "has_outputs", nout > 0);
-    tv_set_bool(fn, "cache_result", cache_result);
-    /* The raising face returns a lone output itself: only a handle can be
-     * reused from one call to the next (cbs_handle_reuse), an int cannot. */
-    tv_set_bool(fn, "cache_raising_result", cache_result && (nout > 1 || handle_outputs == 1));
+    tv_set_bool(fn, "cache_result", fc->cache_result);
+    tv_set_bool(fn, "cache_raising_result", fc->cache_raising_result);
     tv_set_bool(fn, "one_output", nout == 1);
     tv_set_bool(fn, "many_outputs", nout > 1);
     tv_set_bool(fn, "keep_gil", fc->keep_gil);
@@ -827,29 +775,24 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     tv_set_int(root, "nbound", (long long)tv_len(functions));
     tv_set(root, "functions", functions);
     tv_set(root, "macros", macros_value(m));
-    const cb_function *gn = model_function(m, "cuGetErrorName");
-    const cb_function *gs = model_function(m, "cuGetErrorString");
+    const cb_function *gn = c->runtime_fns.get_error_name, *gs = c->runtime_fns.get_error_string;
     tv_set_int(root, "error_name_version", gn ? gn->proc_version : 0);
     tv_set_int(root, "error_string_version", gs ? gs->proc_version : 0);
-    tv_set_bool(root, "has_func_get_param_info", model_function(m, "cuFuncGetParamInfo") != NULL);
-    tv_set_bool(root, "has_kernel_get_param_info", model_function(m, "cuKernelGetParamInfo") != NULL);
-    tv_set_bool(root, "has_func_get_name", model_function(m, "cuFuncGetName") != NULL);
-    tv_set_bool(root, "has_kernel_get_name", model_function(m, "cuKernelGetName") != NULL);
-    tv_set_bool(root, "has_func_get_module", model_function(m, "cuFuncGetModule") != NULL);
-    tv_set_bool(root, "has_kernel_get_library", model_function(m, "cuKernelGetLibrary") != NULL);
+    tv_set_bool(root, "has_func_get_param_info", c->runtime_fns.func_get_param_info != NULL);
+    tv_set_bool(root, "has_kernel_get_param_info", c->runtime_fns.kernel_get_param_info != NULL);
+    tv_set_bool(root, "has_func_get_name", c->runtime_fns.func_get_name != NULL);
+    tv_set_bool(root, "has_kernel_get_name", c->runtime_fns.kernel_get_name != NULL);
+    tv_set_bool(root, "has_func_get_module", c->runtime_fns.func_get_module != NULL);
+    tv_set_bool(root, "has_kernel_get_library", c->runtime_fns.kernel_get_library != NULL);
     /* cubind.launch: cuLaunchKernel's entry point, when the header has it,
      * and the other class its kernel parameter takes (a handle-cast rule). */
-    const cb_function *lk = model_function(m, "cuLaunchKernel");
+    const cb_function *lk = c->runtime_fns.launch_kernel;
     if (lk) {
         tv *launch = tv_map();
         tv_set_str(launch, "proc_name", lk->proc_name);
         tv_set_int(launch, "proc_version", lk->proc_version);
-        const char *cast = NULL;
-        for (size_t i = 0; i < c->nfunctions; i++)
-            if (c->functions[i].fn == lk && lk->nparams > 0)
-                cast = c->functions[i].params[0].cast_from;
-        tv_set_bool(launch, "has_cast", cast != NULL);
-        tv_set_str(launch, "cast_handle", cast ? cast : "");
+        tv_set_bool(launch, "has_cast", c->launch_cast != NULL);
+        tv_set_str(launch, "cast_handle", c->launch_cast ? c->launch_cast : "");
         tv_set(root, "launch", launch);
     } else {
         tv_set_bool(root, "launch", 0);
