@@ -258,7 +258,6 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     tv_set_bool(p, "optional", pc->optional);
     size_value(p, fc, pc);
     tv_set_bool(p, "writable", pc->writable);
-    tv_set_str(p, "host_access", pc->writable ? "writes" : "reads");
     set_shape_flags(p, pc, pc->handle && handles_is_pointer(hc, nhc, pc->handle));
     int attr = pc->attr_index >= 0; /* typed by an attribute parameter */
     tv_set_str(p, "attr_cname", attr ? f->params[pc->attr_index].name : "");
@@ -320,7 +319,7 @@ static tv *registry_value(const cb_fclass *fc)
             tv_set_int(v, "in_index", in_index_of(fc, ra->param));
         else
             tv_set(v, "handle_param", param_ref(fc, ra->param));
-        tv_set_str(v, "other_kind", ra->other >= 0 ? ra->other_kind : "0");
+        tv_set_str(v, "other_kind", ra->other >= 0 ? ra->other_kind : "");
         /* driver/other_handle_value.c: a list of one, or 0 when empty */
         tv *other = tv_list();
         if (ra->other >= 0)
@@ -536,29 +535,44 @@ static tv *capi_value(const cb_model *m, const cb_classes *c)
 
 /* ---- struct layout checks -------------------------------------------------- */
 
+/* Named members nested in one another, at most (a member deeper is left
+ * out of the checks). */
+enum { LAYOUT_MAX_DEPTH = 32 };
+
+/* The names of path[0..n) as a list of strings (driver/member_path.c
+ * joins them). */
+static tv *path_value(const char *const *path, size_t n)
+{
+    tv *list = tv_list();
+    for (size_t i = 0; i < n; i++)
+        tv_push(list, tv_str(path[i]));
+    return list;
+}
+
 /* Appends {path, offset} for every named, non-bit-field member reachable
- * from record r without crossing an array, offsets relative to the top. */
-static void layout_fields(const cb_model *m, const cb_record *r, const char *prefix,
+ * from record r without crossing an array, offsets relative to the top:
+ * path the names of the named members it is in (path[0..depth), an
+ * anonymous member adds none), then its own. */
+static void layout_fields(const cb_model *m, const cb_record *r, const char **path, size_t depth,
                           long long base, tv *out, long long *count)
 {
     for (size_t i = 0; i < r->nfields; i++) {
         const cb_field *f = &r->fields[i];
         if (f->bit_width >= 0 || f->offset < 0)
             continue;
-        char path[512];
-        if (*f->name)
-            snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", f->name);
-        else
-            snprintf(path, sizeof path, "%s", prefix);
+        size_t d = depth;
         if (*f->name) {
+            if (d == LAYOUT_MAX_DEPTH)
+                continue; /* deeper than any header nests */
+            path[d++] = f->name;
             tv *fv = tv_map();
-            tv_set_str(fv, "path", path);
+            tv_set(fv, "path", path_value(path, d));
             tv_set_int(fv, "offset", base + f->offset);
             tv_push(out, fv);
             (*count)++;
         }
         if (f->nested >= 0 && f->type->kind == TY_RECORD)
-            layout_fields(m, &m->records[f->nested], path, base + f->offset, out, count);
+            layout_fields(m, &m->records[f->nested], path, d, base + f->offset, out, count);
     }
 }
 
@@ -578,14 +592,16 @@ static tv *layout_records(const cb_model *m, int with_interop, long long *nrecor
         if (r->is_nested || r->size <= 0 || (r->interop && !with_interop))
             continue;
         tv *rv = tv_map();
-        if (r->naliases)
-            tv_set_str(rv, "ctype", r->aliases[0]);
-        else
-            tv_set_strf(rv, "ctype", "%s %s", r->is_union ? "union" : "struct", r->tag);
+        /* driver/record_ctype.c spells its C type */
+        tv_set_bool(rv, "has_alias", r->naliases > 0);
+        tv_set_str(rv, "alias", r->naliases ? r->aliases[0] : "");
+        tv_set_bool(rv, "is_union", r->is_union);
+        tv_set_str(rv, "tag", r->tag ? r->tag : "");
         tv_set_int(rv, "size", r->size);
         tv_set_int(rv, "align", r->align);
         tv *fields = tv_list();
-        layout_fields(m, r, "", 0, fields, nfields);
+        const char *path[LAYOUT_MAX_DEPTH];
+        layout_fields(m, r, path, 0, 0, fields, nfields);
         tv_set(rv, "fields", fields);
         tv_push(records, rv);
         (*nrecords)++;
