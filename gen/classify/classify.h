@@ -60,7 +60,7 @@ typedef struct cb_pclass {
     int params_index;         /* SH_KERNEL_EXTRA: index of the kernelParams
                                  parameter it pairs with (an earlier one:
                                  the call packs it first), else -1 */
-    long long fixed_len;      /* SH_*_FIXED: element count */
+    long long fixed_len;      /* SH_*_FIXED: element count, else 0 */
     int host_writes;          /* SH_IN_BUFFER with a host-bytes rule: 1 when
                                  the driver writes the buffer, 0 when it
                                  only reads it (count_index: its byte

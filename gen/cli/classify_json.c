@@ -122,26 +122,26 @@ static void write_param(FILE *o, const cb_model *m, const cb_fclass *fc, size_t 
         kv_str(o, "handle", pc->handle);
     if (pc->cast_from)
         kv_str(o, "cast_from", pc->cast_from);
-    if (pc->shape == SH_KERNEL_PARAMS)
-        kv_param(o, "kernel", f, pc->count_index);
+    if (pc->kernel_index >= 0) /* classify.h: the fields a shape lacks are -1 */
+        kv_param(o, "kernel", f, pc->kernel_index);
     else
         kv_param(o, "count", f, pc->count_index);
     if (pc->count_less)
         fprintf(o, ", \"count_less\": %d", pc->count_less);
     kv_param(o, "params", f, pc->params_index);
-    if (pc->shape == SH_IN_FIXED || pc->shape == SH_OUT_FIXED)
+    if (pc->fixed_len) /* set only for the SH_*_FIXED shapes */
         fprintf(o, ", \"fixed_len\": %lld", pc->fixed_len);
     if (pc->host_writes >= 0)
         kv_str(o, "host_access", pc->host_writes ? "writes" : "reads");
-    if (pc->shape == SH_CALLBACK) {
+    if (pc->data_index >= 0) {
         kv_str(o, "callback_kind", render_callback_kind_word(pc->callback_kind));
         kv_param(o, "data", f, pc->data_index);
         kv_param(o, "stream", f, pc->stream_index);
         kv_param(o, "object", f, pc->object_index);
     }
-    if (pc->shape == SH_SYNC_CALLBACK)
+    if (pc->trampoline)
         kv_str(o, "trampoline", pc->trampoline);
-    if (pc->shape == SH_ATTR_OUT || pc->shape == SH_ATTR_IN || pc->shape == SH_ATTR_OUT_ARRAY) {
+    if (pc->attr_index >= 0) {
         kv_param(o, "attr", f, pc->attr_index);
         fputs(", \"attr_cases\": [", o);
         for (size_t i = 0; i < pc->nattr_cases; i++) {

@@ -15,6 +15,7 @@ tests/gen/data/classify_cuda13.json`) and commit it with the change.
 import difflib
 import json
 import os
+import re
 
 import pytest
 
@@ -23,11 +24,19 @@ from conftest import REPO, library_apis
 GOLDEN = os.path.join(REPO, "tests", "gen", "data", "classify_cuda13.json")
 REGEN = "CUBIND_REGEN_GOLDEN"
 
-SHAPES = {"value", "in_ptr", "in_handle_ptr", "in_array", "in_string", "in_buffer",
-          "in_funcptr", "out", "out_struct", "inout", "out_array", "out_string", "out_chars",
-          "out_fixed", "in_fixed", "count_inout", "kernel_params", "kernel_extra", "callback",
-          "callback_data", "sync_callback", "attr_out", "attr_in", "attr_out_array",
-          "attr_size", "out_borrowed", "in_place", "out_buffer", "unsupported"}
+SHAPES_DEF = os.path.join(REPO, "gen", "classify", "shapes.def")
+
+
+def shape_names():
+    """The name of every SHAPE line of gen/classify/shapes.def, and
+    "unsupported" (SH_UNSUPPORTED, shapes.h)."""
+    with open(SHAPES_DEF) as f:
+        names = set(re.findall(r"^SHAPE\(SH_\w+,\s*(\w+),", f.read(), re.M))
+    assert len(names) >= 28, "gen/classify/shapes.def: too few SHAPE lines read: %s" % sorted(names)
+    return names | {"unsupported"}
+
+
+SHAPES = shape_names()
 
 
 @pytest.fixture(scope="module")
