@@ -69,6 +69,9 @@ static field_shape shape_of(const record_env *env, const cb_type *t, int nested)
         s.kind = CB_FIELD_POINTER;
         break;
     case TY_FUNCPTR:
+        /* ref: the typedef's function-pointer class (CUhostFn), which
+         * the field takes as well as an int (bind_struct.c to_pointer) */
+        s.ref = handles_index(env->hc, env->nhc, t->name);
         s.kind = CB_FIELD_FUNCPTR;
         break;
     case TY_ARRAY: {

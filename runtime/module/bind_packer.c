@@ -2166,6 +2166,42 @@ int cbs_pack_kernel_params(cbs_tables *tb, PyObject *obj, void *func, PyObject *
                 "tuple/list of values, not %.100s", Py_TYPE(obj)->tp_name);
 }
 
+/* 1 when item k of extra (params[0..k) already packed) is the value of
+ * key `key`: extra is key, value pairs up to CU_LAUNCH_PARAM_END, which
+ * the driver reads no further than. */
+static int extra_value_of(void *const *params, size_t k, uintptr_t key)
+{
+    if (k % 2 == 0)
+        return 0;
+    for (size_t i = 0; i < k; i += 2)
+        if ((uintptr_t)params[i] == CU_LAUNCH_PARAM_END_AS_INT)
+            return 0;
+    return (uintptr_t)params[k - 1] == key;
+}
+
+/* The buffers given in extra as Python buffers against what the driver
+ * reads there: a size_t through CU_LAUNCH_PARAM_BUFFER_SIZE's value, as
+ * many bytes as it says through CU_LAUNCH_PARAM_BUFFER_POINTER's. An int
+ * address stays unchecked, as in C. 0, or -1 with ValueError. */
+static int extra_check(const char *fname, const Py_buffer *ptr_view, size_t ptr_at,
+                       const Py_buffer *size_view, size_t size_at)
+{
+    if (!size_view)
+        return 0;
+    if (size_view->len < (Py_ssize_t)sizeof(size_t))
+        return fail(PyExc_ValueError, fname, "extra item", (Py_ssize_t)size_at,
+                    "the CU_LAUNCH_PARAM_BUFFER_SIZE buffer has %zd bytes, fewer than the %zu of "
+                    "the size_t the driver reads there", size_view->len, sizeof(size_t));
+    size_t need;
+    memcpy(&need, size_view->buf, sizeof need);
+    if (ptr_view && (size_t)ptr_view->len < need)
+        return fail(PyExc_ValueError, fname, "extra item", (Py_ssize_t)ptr_at,
+                    "the CU_LAUNCH_PARAM_BUFFER_POINTER buffer has %zd bytes, fewer than the %zu "
+                    "its CU_LAUNCH_PARAM_BUFFER_SIZE (item %zu) says the driver reads",
+                    ptr_view->len, need, size_at);
+    return 0;
+}
+
 int cbs_pack_extra_slow(PyObject *obj, const char *fname, cbs_packed *out)
 {
     if (PyLong_Check(obj)) {
@@ -2191,6 +2227,9 @@ int cbs_pack_extra_slow(PyObject *obj, const char *fname, cbs_packed *out)
     /* One more pointer: a terminating CU_LAUNCH_PARAM_END, always. */
     if (reserve(out, n + 1, 0, nbuf) < 0)
         return -1;
+    /* The Python buffer given as item k, or NULL (checked below). */
+    const Py_buffer *ptr_view = NULL, *size_view = NULL;
+    size_t ptr_at = 0, size_at = 0;
     for (size_t k = 0; k < n; k++) {
         PyObject *v = PyTuple_GET_ITEM(items, k);
         void *addr = NULL;
@@ -2207,6 +2246,10 @@ int cbs_pack_extra_slow(PyObject *obj, const char *fname, cbs_packed *out)
             if (!view)
                 return rewrap(PyExc_TypeError, fname, "extra item", (Py_ssize_t)k);
             addr = view->buf;
+            if (extra_value_of(out->params, k, CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT))
+                ptr_view = view, ptr_at = k;
+            else if (extra_value_of(out->params, k, CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT))
+                size_view = view, size_at = k;
         } else {
             int r = call_getptr(v, fname, "extra item", (Py_ssize_t)k, &addr);
             if (r < 0)
@@ -2219,5 +2262,5 @@ int cbs_pack_extra_slow(PyObject *obj, const char *fname, cbs_packed *out)
         out->params[k] = addr;
     }
     out->params[n] = NULL;
-    return 0;
+    return extra_check(fname, ptr_view, ptr_at, size_view, size_at);
 }

@@ -595,9 +595,27 @@ static int to_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsign
     if (PyLong_Check(v))
         return to_integer(s, f, v, 0, (int)(8 * f->size), out);
     if (f->kind == CBS_F_FUNCPTR) {
-        if (PyIndex_Check(v))
-            return to_integer(s, f, v, 0, (int)(8 * f->size), out);
-        field_type_error(s, f, "an int address or None", v);
+        /* As a function-pointer parameter takes it (cbs_funcptr_value): the
+         * field's own class, a ctypes function pointer; never another
+         * handle (its __index__ is no function the driver may call). */
+        cbs_tables *tb = tables_of_type(Py_TYPE(s));
+        if (!tb)
+            return -1;
+        PyTypeObject *own = f->index >= 0 ? tb->handles[f->index] : NULL;
+        char where[160];
+        snprintf(where, sizeof where, "%s.%s", cbs_short_name(Py_TYPE(s)), f->name);
+        void *fp = NULL;
+        int rc = cbs_funcptr_value(v, own, where, f->name, &fp);
+        if (rc < 0)
+            return -1;
+        if (rc > 0) {
+            *out = (unsigned long long)(uintptr_t)fp;
+            return 0;
+        }
+        char want[200];
+        snprintf(want, sizeof want, "an int address, %s, a ctypes function pointer or None",
+                 own ? cbs_short_name(own) : "a function pointer");
+        field_type_error(s, f, want, v);
         return -1;
     }
     if (is_struct_type(Py_TYPE(v))) {
@@ -1334,6 +1352,8 @@ static int check_fields(const cbs_tables *tb, const cbs_struct_def *def)
             bad |= f->index < 0 || (size_t)f->index >= def->nfields ||
                    f->aux >= (int)def->nfields || f->aux < -1 || f->size != sizeof(void *);
         bad |= f->kind == CBS_F_KERNEL_EXTRA && f->size != sizeof(void *);
+        bad |= f->kind == CBS_F_FUNCPTR &&
+               (f->size != sizeof(void *) || f->index < -1 || f->index >= (int)tb->nhandles);
         if (f->kind == CBS_F_RECORD_ARRAY || f->kind == CBS_F_HANDLE_ARRAY ||
             f->kind == CBS_F_HANDLE_OUT) {
             size_t ntab = f->kind == CBS_F_RECORD_ARRAY ? tb->nstructs : tb->nhandles;
@@ -1481,7 +1501,24 @@ static int check_extent(check_walk *w, cbs_struct *root, unsigned char *data,
     if (!o)
         return PyErr_Occurred() ? -1 : 0;
     int rc = 0;
-    if (PyMemoryView_Check(o) && (uintptr_t)PyMemoryView_GET_BUFFER(o)->buf == bits) {
+    if (is_struct_type(Py_TYPE(o)) && (uintptr_t)((cbs_struct *)o)->data == bits) {
+        /* a struct set as the address: its bytes (to the end of the array
+         * it is an element of) hold what the call touches */
+        const cbs_struct *held = (const cbs_struct *)o;
+        const cbs_struct *r = held->owner ? (const cbs_struct *)held->owner : held;
+        size_t have = held->def->size;
+        if (r->nelems && r->def == held->def && held->data >= r->data &&
+            held->data < r->data + r->nelems * r->def->size)
+            have = (size_t)(r->data + r->nelems * r->def->size - held->data);
+        unsigned long long need = extent_bytes(data, def, e);
+        if ((unsigned long long)have < need) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s(): argument '%s': %s.%s is a %s of %zu bytes, fewer than the %llu the "
+                         "call %s", w->func, w->param, w->path, f->name,
+                         cbs_short_name(Py_TYPE(o)), have, need, e->writes ? "writes" : "reads");
+            rc = -1;
+        }
+    } else if (PyMemoryView_Check(o) && (uintptr_t)PyMemoryView_GET_BUFFER(o)->buf == bits) {
         const Py_buffer *b = PyMemoryView_GET_BUFFER(o);
         unsigned long long need = extent_bytes(data, def, e);
         if (e->writes && b->readonly) {

@@ -108,7 +108,9 @@ typedef enum {
     CBS_F_RECORD,        /* nested record: class tables.structs[index] */
     CBS_F_POINTER,       /* data pointer: an int address */
     CBS_F_CHARS,         /* char array: bytes, zero-padded when shorter */
-    CBS_F_FUNCPTR,       /* function pointer: an int address */
+    CBS_F_FUNCPTR,       /* function pointer: an int address, an instance of
+                            tables.handles[index] (its class; -1: none) or a
+                            ctypes function pointer */
     CBS_F_BYTES,         /* opaque bytes (a type the generator cannot describe) */
     CBS_F_KERNEL_PARAMS, /* void **kernelParams: every form cuLaunchKernel takes
                             (bind_packer.h); index: the CUfunction field typing

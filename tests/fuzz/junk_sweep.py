@@ -47,6 +47,7 @@ import itertools
 import os
 import random
 import sys
+import time
 import traceback
 
 # Given as the junk of a group: values chosen per parameter (ByKind).
@@ -294,11 +295,12 @@ class EveryCombination:
 
 
 class Sweep:
-    def __init__(self, logfd, allowed, junk, crash_at):
+    def __init__(self, logfd, allowed, junk, crash_at, hang_at=None):
         self.logfd = logfd
         self.allowed = allowed
         self.junk = junk
         self.crash_at = crash_at
+        self.hang_at = hang_at
         self.calls = 0
         self.outcomes = collections.Counter()
         self.failures = []
@@ -313,6 +315,9 @@ class Sweep:
             # SIGABRT, not a wild read: under ASan (tests/fuzz/test_python_asan.py)
             # a SIGSEGV becomes exit status 1, an abort stays a signal
             os.abort()
+        if what == self.hang_at:
+            while True:  # until the harness kills it
+                time.sleep(60)
         try:
             f(*args, **kwargs)
         except self.allowed as e:
@@ -381,6 +386,9 @@ def main():
     ap.add_argument("--crash-at", metavar="NAME",
                     help="abort at the first call of NAME (as logged, without its number): "
                     "the harness's own test")
+    ap.add_argument("--hang-at", metavar="NAME",
+                    help="never return from the first call of NAME: the harness's own test "
+                    "of a call that hangs")
     a = ap.parse_args()
     faulthandler.enable()
     logfd = os.open(a.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
@@ -388,7 +396,7 @@ def main():
     group = GROUPS[a.modules]
     modules = [(name, importlib.import_module(name)) for name in group.modules]
     junk = ByKind(a.seed, a.calls) if group.junk is BY_KIND else EveryCombination(group.junk)
-    sw = Sweep(logfd, resolve(group.allowed), junk, a.crash_at)
+    sw = Sweep(logfd, resolve(group.allowed), junk, a.crash_at, a.hang_at)
     exported = {modname: sw.module(modname, mod) for modname, mod in modules}
 
     total = sum(len(v) for v in exported.values())

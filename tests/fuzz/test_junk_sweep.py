@@ -27,6 +27,19 @@ def interpreters():
     return config("pythons").split()
 
 
+def expected_interpreters():
+    """Two (the system Python and the free-threaded 3.13t) unless
+    ./configure was told to leave 3.13t out (--no-free-threaded, or
+    --no-install / --user, which imply it): build/config.ninja's
+    free_threaded = 0. A config.ninja without the line predates it and
+    expects two."""
+    try:
+        free_threaded = config("free_threaded")
+    except KeyError:
+        free_threaded = "1"
+    return 1 if free_threaded == "0" else 2
+
+
 def sweep_env():
     return dict(os.environ, PYTHONPATH=str(BUILD / "python"),
                 CUBIND_LIBCUDA=str(BUILD / "fakecuda" / "libcuda.so.1"),
@@ -38,9 +51,16 @@ def test_junk_sweep_on_every_interpreter(tmp_path):
     memoryview raised BufferError (CUipcMemHandle_v1.reserved,
     CUlaunchAttribute.pad, ...), which is not among the allowed outcomes."""
     env = sweep_env()
+    pythons = interpreters()
+    want = expected_interpreters()
+    assert len(pythons) >= want, (
+        "the junk sweep runs on every interpreter ./configure found, and it found %d (%s) where "
+        "%d are expected: configure without a free-threaded CPython only with "
+        "--no-free-threaded (build/config.ninja: free_threaded = 0)"
+        % (len(pythons), " ".join(pythons) or "none", want))
     runs = []
     t0 = time.monotonic()
-    for i, py in enumerate(interpreters()):
+    for i, py in enumerate(pythons):
         log = str(tmp_path / ("sweep-%d.log" % i))
         runs.append((py, log, subprocess.Popen([py, SCRIPT, "--log", log, "--calls", CALLS],
                                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,

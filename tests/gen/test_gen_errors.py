@@ -129,6 +129,9 @@ PARTIAL_HEADERS = {
 
 @pytest.mark.parametrize("case", sorted(PARTIAL_HEADERS))
 def test_header_with_part_of_the_declarations(run_cubind, tmp_path, case):
+    """Exit status 2 (a header refused as not a driver header) naming what
+    is missing or wrong: fails on 05a670f, which exited 1 for these (the
+    status of a generator error, not of a refused header)."""
     text, message, line = PARTIAL_HEADERS[case]
     h = made_up_header(tmp_path, text)
     p = generate_fails(run_cubind, tmp_path, h, h, line, status=2)
@@ -168,7 +171,7 @@ CUDA_VERSION_CASES = {
 def test_header_without_a_cuda_version_is_refused(run_cubind, tmp_path, cuda_h, case):
     """Refused with exit status 2, naming the header (and the line of a
     CUDA_VERSION that is not a release number); out/ untouched; `manifest`
-    and `dump` refuse it the same way."""
+    `dump` and `classify` refuse it the same way."""
     edit, has_line, message = CUDA_VERSION_CASES[case]
     with open(cuda_h) as f:
         text = f.read()
@@ -177,7 +180,8 @@ def test_header_without_a_cuda_version_is_refused(run_cubind, tmp_path, cuda_h, 
     p = generate_fails(run_cubind, tmp_path, h, h, line if has_line else 0, status=2)
     assert message in p.stderr, p.stderr
     assert len(p.stderr.splitlines()) == 1, p.stderr
-    for cmd in (["manifest", "--header", str(h)], ["dump", "--header", str(h)]):
+    for cmd in (["manifest", "--header", str(h)], ["dump", "--header", str(h)],
+                ["classify", "--header", str(h)]):
         q = run_cubind(*cmd)
         assert_error(q, h, line if has_line else 0, status=2)
         assert message in q.stderr, q.stderr

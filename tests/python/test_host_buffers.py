@@ -7,8 +7,11 @@ address stays unchecked, as in C. The fake driver counts the calls it got
 and records the box of the last 2D/3D copy, so a refused call is seen not
 to reach it, and the next valid call is seen to work. On 05a670f the short
 buffers reach the driver (cuMemcpyDtoH writes past the bytearray) and the
-struct fields are not checked at all."""
+struct fields are not checked at all; on 56ed141 a struct set as a host
+pointer field is not checked (its size is that of its class), nor are the
+buffers of a launch's `extra`."""
 import ctypes
+import struct
 
 import pytest
 
@@ -232,3 +235,98 @@ def test_a_refused_call_leaves_nothing_behind(drv, fake, dptr):
 
     assert_no_growth(refused)
     assert drv.cuMemcpyDtoH(short, dptr, 8)[0] == 0
+
+
+def test_a_struct_as_a_host_pointer_is_checked_by_its_size(drv, fake, dptr):
+    """A struct object set as a host-bytes field (CUDA_MEMCPY2D.srcHost =
+    CUuuid()) is an address of its own bytes: 56ed141 never checked them
+    against the box (only memoryviews were), so the copy read past it."""
+    u = drv.CUuuid()
+    u.bytes = bytes(range(16))
+    p = copy2d(drv, u, dptr, 17, 1, 17, 17)
+    before = calls(fake, "cuMemcpy2D")
+    with pytest.raises(ValueError, match=r"cuMemcpy2D\(\): argument 'pCopy': CUDA_MEMCPY2D_st"
+                                         r"\.srcHost is a CUuuid(_st)? of 16 bytes, fewer than the "
+                                         r"17 the call reads"):
+        drv.cuMemcpy2D(p)
+    assert calls(fake, "cuMemcpy2D") == before
+    p.WidthInBytes = p.srcPitch = p.dstPitch = 16
+    assert drv.cuMemcpy2D(p)[0] == 0
+    # the driver writes into a struct the same way, checked the same way
+    back = drv.CUuuid()
+    q = copy2d(drv, dptr, back, 16, 2, 16, 16)
+    with pytest.raises(ValueError, match=r"CUDA_MEMCPY2D_st\.dstHost is a CUuuid(_st)? of 16 "
+                                         r"bytes, fewer than the 32 the call writes"):
+        drv.cuMemcpy2D(q)
+    q.Height = 1
+    assert drv.cuMemcpy2D(q)[0] == 0
+    assert back.bytes == bytes(range(16))
+    # an element of an array of structs holds the bytes to the array's end
+    cfg = drv.CUlaunchConfig()
+    cfg.attrs = [drv.CUlaunchAttribute(), drv.CUlaunchAttribute()]
+    first, second = cfg.attrs
+    size = second.getPtr() - first.getPtr()
+    for elem, have in ((first, 2 * size), (second, size)):
+        r = copy2d(drv, elem, dptr, have, 1, have, have)
+        assert drv.cuMemcpy2D(r)[0] == 0
+        r.WidthInBytes = r.srcPitch = have + 1
+        with pytest.raises(ValueError, match=rf"srcHost is a CUlaunchAttribute(_st)? of {have} "
+                                             rf"bytes, fewer than the {have + 1}"):
+            drv.cuMemcpy2D(r)
+
+
+@pytest.mark.parametrize("face_name", ["driver", "cu"])
+def test_extra_buffers_are_checked_against_the_size_they_give(drv, fake, ctx, face_name):
+    """cuLaunchKernel's extra, [CU_LAUNCH_PARAM_BUFFER_POINTER, buf,
+    CU_LAUNCH_PARAM_BUFFER_SIZE, size, CU_LAUNCH_PARAM_END]: the driver
+    reads a size_t through `size` and that many bytes through `buf`. Given
+    as Python buffers, both are checked before the call (56ed141 passed
+    their addresses on: the driver read past them); ints stay unchecked."""
+    import cubind.cu as cu
+    face = cu if face_name == "cu" else drv
+    done = (lambda r: r is None) if face is cu else (lambda r: r[0] == 0)
+    err, mod = drv.cuModuleLoadData(b"fake image for extra\0")
+    assert err == 0
+    err, f = drv.cuModuleGetFunction(mod, b"xk")
+    assert err == 0
+    count = lambda: fake.fakecuda_launch_count(b"xk")
+    P, S, END = (drv.CU_LAUNCH_PARAM_BUFFER_POINTER, drv.CU_LAUNCH_PARAM_BUFFER_SIZE,
+                 drv.CU_LAUNCH_PARAM_END)
+
+    def launch(extra):
+        return face.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, None, None, extra)
+
+    def cuex(extra):
+        config = drv.CUlaunchConfig()
+        for dim in ("gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ"):
+            setattr(config, dim, 1)
+        return face.cuLaunchKernelEx(config, f, None, extra)
+
+    before = count()
+    for call, name in ((launch, "cuLaunchKernel"), (cuex, "cuLaunchKernelEx")):
+        with pytest.raises(ValueError, match=name + r"\(\): extra item 1: the "
+                           r"CU_LAUNCH_PARAM_BUFFER_POINTER buffer has 8 bytes, fewer than the 16 "
+                           r"its CU_LAUNCH_PARAM_BUFFER_SIZE \(item 3\) says"):
+            call([P, bytearray(8), S, ctypes.c_size_t(16), END])
+        with pytest.raises(ValueError, match=name + r"\(\): extra item 3: the "
+                           r"CU_LAUNCH_PARAM_BUFFER_SIZE buffer has 4 bytes, fewer than the 8 of "
+                           r"the size_t"):
+            call([P, bytearray(8), S, ctypes.c_uint32(8), END])
+        # the order of the pairs does not matter; bytes are buffers too
+        with pytest.raises(ValueError, match=r"extra item 3: the CU_LAUNCH_PARAM_BUFFER_POINTER "
+                                             r"buffer has 3 bytes, fewer than the 4"):
+            call((S, struct.pack("N", 4), P, b"abc", END))
+    assert count() == before
+    args = bytes(range(16))
+    size = ctypes.c_size_t(16)
+    assert done(launch([P, bytearray(args), S, size, END]))
+    assert done(cuex((S, struct.pack("N", 16), P, args, END)))
+    # an int address is the caller's to size, as in C; past END nothing is read
+    argbuf = ctypes.create_string_buffer(args, 16)
+    assert done(launch([P, ctypes.addressof(argbuf), S, size, END]))
+    assert done(launch([P, bytearray(16), S, ctypes.addressof(size), END]))
+    assert done(launch([P, bytearray(16), S, size, END, P, bytearray(0)]))
+    assert count() == before + 5
+    out = ctypes.create_string_buffer(32)
+    assert fake.fakecuda_last_launch_params(b"xk", out, 32) == 16
+    assert drv.cuModuleUnload(mod)[0] == 0

@@ -1,8 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Junk that the bindings let through before (issue 27, item 7; each test
-fails on 05a670f): enum tables written from Python, keywords with an
-embedded NUL, enum constructors given floats or str, buffers of the wrong
-kind in char/bytes struct fields, handles given as C function pointers."""
+"""Junk that the bindings let through before (issue 27, item 7): enum
+tables written from Python, keywords with an embedded NUL, enum
+constructors given floats or str, buffers of the wrong kind in char/bytes
+struct fields, handles given as C function pointers (parameters and struct
+fields). Each test that refuses junk fails on 05a670f (the function-pointer
+field test on 56ed141 too, which still took any __index__ object there);
+test_enum_constructors_still_take_int_like_values and
+test_a_ctypes_function_pointer_is_called_directly pass there: they guard
+what the refusals must keep taking."""
 import ctypes
 import operator
 
@@ -184,3 +189,44 @@ def test_refused_calls_leave_nothing_behind(drv, ctx):
     assert drv.cuDeviceGet(ordinal=0)[0] == 0
     assert drv.cuStreamSynchronize(s)[0] == 0
     assert drv.cuStreamDestroy(s)[0] == 0
+
+
+@pytest.mark.parametrize("cls", ["CUDA_HOST_NODE_PARAMS", "CUDA_HOST_NODE_PARAMS_v2"])
+def test_a_function_pointer_field_takes_no_handle(drv, ctx, cls):
+    """56ed141 took any __index__ object as CUDA_HOST_NODE_PARAMS(_v2).fn:
+    a CUstream, CUevent or CUdeviceptr became the function the driver's
+    thread calls for the host node (cuGraphAddHostNode,
+    cuGraphHostNodeSetParams, CUgraphNodeParams.host). The field takes
+    what a function-pointer parameter takes: an int, its own class
+    (CUhostFn), a ctypes function pointer, None."""
+    err, s = drv.cuStreamCreate(0)
+    assert err == 0
+    err, ev = drv.cuEventCreate(0)
+    assert err == 0
+    t = getattr(drv, cls)
+    name = t.__name__.split(".")[-1]
+    want = (rf"{name}\.fn must be an int address, CUhostFn, a ctypes function pointer or "
+            rf"None, not ")
+    for junk in (s, ev, drv.CUdeviceptr(0x1000), drv.CUstream(0), Index(), 1.5, "f", b"12345678"):
+        p = t()
+        with pytest.raises(TypeError, match=want):
+            p.fn = junk
+        assert p.fn == 0
+        with pytest.raises(TypeError, match=want):
+            t(fn=junk)
+    params = drv.CUgraphNodeParams()
+    with pytest.raises(TypeError, match=r"CUDA_HOST_NODE_PARAMS_v2(_st)?\.fn must be"):
+        params.host.fn = s
+    CB = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+    cfn = CB(lambda p: None)
+    address = ctypes.cast(cfn, ctypes.c_void_p).value
+    for good, value in ((cfn, address), (drv.CUhostFn(address), address), (address, address),
+                        (None, 0), (0, 0), (True, 1)):
+        p = t()
+        p.fn = good
+        assert p.fn == value, good
+        assert t(fn=good).fn == value, good
+    params.host.fn = cfn
+    assert params.host.fn == address
+    assert drv.cuStreamDestroy(s)[0] == 0
+    assert drv.cuEventDestroy(ev)[0] == 0

@@ -29,9 +29,17 @@ SCRIPT = pathlib.Path(__file__).resolve().parents[1] / "fuzz" / "junk_sweep.py"
 crashed_in = runpy.run_path(str(SCRIPT))["crashed_in"]
 
 
-def sweep(log, *options):
-    return subprocess.run([sys.executable, str(SCRIPT), "--modules", "libraries", "--log", log,
-                           *options], capture_output=True, text=True, timeout=120)
+def sweep(log, *options, timeout=120):
+    """The sweep's child, finished; a child still running after `timeout`
+    seconds is killed and fails the test naming the call it hung in (the
+    log's last line), as a child that dies is reported."""
+    try:
+        return subprocess.run([sys.executable, str(SCRIPT), "--modules", "libraries", "--log",
+                               log, *options], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the junk sweep was still running after %d s, in %s" % (timeout,
+                                                                            crashed_in(log)),
+                    pytrace=False)
 
 
 def test_junk_arguments_give_clean_outcomes(nvrtc, tmp_path):  # noqa: F811
@@ -60,6 +68,17 @@ def test_a_crash_is_attributed_to_its_call(nvrtc, tmp_path):  # noqa: F811
     r = sweep(log, "--crash-at", "cubind.nvjitlink.version")
     assert r.returncode < 0, (r.returncode, r.stdout)
     assert crashed_in(log) == "cubind.nvjitlink.version"
+
+
+def test_a_hang_is_attributed_to_its_call(nvrtc, tmp_path):  # noqa: F811
+    """A child that never returns from a call is killed at the timeout
+    and reported with that call (before, subprocess.run's TimeoutExpired
+    named none)."""
+    log = str(tmp_path / "hang.log")
+    with pytest.raises(pytest.fail.Exception) as e:
+        sweep(log, "--hang-at", "cubind.nvjitlink.version", timeout=15)
+    assert str(e.value) == "the junk sweep was still running after 15 s, in " \
+        "cubind.nvjitlink.version", str(e.value)
 
 
 @pytest.mark.parametrize("module", ["cubind.nvrtc", "cubind.rtc", "cubind.nvjitlink"])
