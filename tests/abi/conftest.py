@@ -2,7 +2,9 @@
 """Fixtures of the ABI tests (tests/abi): the capsule C API, per-release
 generation (11.8, 12.4, 13.0) and the abi-diff / abi-check / manifest tools.
 
-Runs on the main Python only (the consumer extension is built for it). Needs
+Runs on the main Python; the consumer's layout check is also compiled for
+and imported into every interpreter ./configure found (`interpreter_paths`,
+`compile_consumer(..., python=...)`). Needs
 `ninja all tests`. The 11.8 and 12.4 headers come from build/config.ninja
 (./configure --with-old-headers, the default); when that has none, the
 fixture runs scripts/fetch-cuda-headers.sh itself and skips only if that
@@ -107,11 +109,30 @@ def generate(header_dir, out, rules=None):
     return p
 
 
-def compile_consumer(api_dir, include, out_dir):
-    """Builds the test-only consumer from api_dir/cubind_driver_api.h."""
+def interpreter_paths(python):
+    """(include directory, extension suffix) of the interpreter `python`."""
+    if python == sys.executable:
+        return PY_INCLUDE, EXT_SUFFIX
+    p = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['include']); "
+             "print(sysconfig.get_config_var('EXT_SUFFIX'))"])
+    assert p.returncode == 0, p.stderr
+    include, suffix = p.stdout.split()
+    return include, suffix
+
+
+def configured_pythons():
+    """Every interpreter ./configure built the bindings for (the main one
+    first)."""
+    return (config_value("pythons") or sys.executable).split()
+
+
+def compile_consumer(api_dir, include, out_dir, python=sys.executable):
+    """Builds the test-only consumer from api_dir/cubind_driver_api.h for
+    the interpreter `python` (default: the one running the tests)."""
     os.makedirs(out_dir, exist_ok=True)
-    so = os.path.join(out_dir, "_cubind_consumer" + EXT_SUFFIX)
-    p = run(["gcc", "-std=c11", "-O1"] + WARN + ["-fPIC", "-shared", "-I" + PY_INCLUDE,
+    py_include, suffix = interpreter_paths(python)
+    so = os.path.join(out_dir, "_cubind_consumer" + suffix)
+    p = run(["gcc", "-std=c11", "-O1"] + WARN + ["-fPIC", "-shared", "-I" + py_include,
              "-I" + include, "-I" + api_dir, CONSUMER_SRC, "-o", so])
     assert p.returncode == 0, "compiling the consumer failed:\n" + p.stderr[-4000:]
     return out_dir

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from conftest import (BUILD_PY, CONSUMER_DIR, REPO, compile_consumer, generate, py_env,
-                      release_include, run, EXT_SUFFIX)
+from conftest import (BUILD_PY, CONSUMER_DIR, REPO, compile_consumer, configured_pythons, generate,
+                      py_env, release_include, run, EXT_SUFFIX)
 
 
 def consumer_built():
@@ -20,9 +20,9 @@ def consumer_built():
     return CONSUMER_DIR
 
 
-def py(code, *paths, libcuda=None):
+def py(code, *paths, libcuda=None, python=sys.executable):
     env = py_env(*paths) if libcuda is None else py_env(*paths, libcuda=libcuda)
-    return run([sys.executable, "-c", code], env=env)
+    return run([python, "-c", code], env=env)
 
 
 def test_capsule_is_exported():
@@ -100,12 +100,15 @@ def assert_short(message, mismatches):
         assert message.rstrip().endswith("(this ImportError's .mismatches lists all of them)")
 
 
-def test_consumer_compiled_against_a_changed_struct_is_refused(tmp_path, cuda_include):
+@pytest.mark.parametrize("python", configured_pythons())
+def test_consumer_compiled_against_a_changed_struct_is_refused(tmp_path, cuda_include, python):
     """The consumer header of these very bindings (out/), compiled against a
     copy of their cuda.h in which one struct (CUDA_MEMCPY2D) has one more
     field: the signatures match, the layouts the compiler computed do not,
     so the import is refused naming that struct with both sizes (05a670f
-    imported it, and would have passed the driver the wrong layout)."""
+    imported it, and would have passed the driver the wrong layout). On
+    every configured interpreter (the free-threaded one included): the
+    consumer is compiled for it and imported into its bindings."""
     with open(os.path.join(cuda_include, "cuda.h")) as f:
         text = f.read()
     changed, n = re.subn(r"^(typedef struct CUDA_MEMCPY2D_st \{)$", r"\1\n    int testsAbiExtra;",
@@ -114,8 +117,8 @@ def test_consumer_compiled_against_a_changed_struct_is_refused(tmp_path, cuda_in
     inc = tmp_path / "include"
     inc.mkdir()
     (inc / "cuda.h").write_text(changed)
-    cdir = compile_consumer(os.path.join(REPO, "out"), str(inc), str(tmp_path / "consumer"))
-    p = py(IMPORT_LISTING_MISMATCHES, cdir, BUILD_PY)
+    cdir = compile_consumer(os.path.join(REPO, "out"), str(inc), str(tmp_path / "consumer"), python)
+    p = py(IMPORT_LISTING_MISMATCHES, cdir, BUILD_PY, python=python)
     assert p.returncode == 0, p.stdout + p.stderr[-3000:]
     message, mismatches = p.stdout.split(SEPARATOR, 1)
     assert_short(message, mismatches)
@@ -125,8 +128,9 @@ def test_consumer_compiled_against_a_changed_struct_is_refused(tmp_path, cuda_in
     # bindings were generated from) still matches.
     assert all(not re.match(r"  cu\w+:", line) for line in mismatches.splitlines()), mismatches
     # The same consumer compiled against the unchanged cuda.h imports.
-    cdir = compile_consumer(os.path.join(REPO, "out"), cuda_include, str(tmp_path / "same"))
-    assert py("import _cubind_consumer", cdir, BUILD_PY).returncode == 0
+    cdir = compile_consumer(os.path.join(REPO, "out"), cuda_include, str(tmp_path / "same"), python)
+    p = py("import _cubind_consumer as c; print(c.init(0))", cdir, BUILD_PY, python=python)
+    assert p.returncode == 0 and p.stdout.split() == ["0"], p.stdout + p.stderr[-3000:]
 
 
 def test_consumer_from_12_4_refused_by_13_0_bindings(tmp_path, cuda_include):
