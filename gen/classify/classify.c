@@ -33,7 +33,6 @@
 #include <strings.h>
 
 #include "model/arena.h"
-#include "classify/host_bytes.h"
 
 /* The facts of parameter p of f (f a function of the facts' model). */
 static const cb_param_facts *pfacts(const cb_facts *facts, const cb_function *f, const cb_param *p)
@@ -463,19 +462,16 @@ static const char *python_param_name(cb_model *m, const cb_facts *facts, const c
     return r;
 }
 
-/* A host-bytes rule on `void *` parameter p: its byte count (a parameter
- * host_bytes_check found to be an integer) and whether the driver writes
- * there. */
+/* A host-bytes rule on `void *` parameter p: its byte count (an integer
+ * parameter: rules_bind checked it) and whether the driver writes there. */
 static void host_buffer(const cb_facts *facts, const cb_function *f, const cb_param *p,
                         cb_pclass *pc)
 {
-    const cb_rule *r = pfacts(facts, f, p)->on[CB_D_HOST_BYTES];
-    cb_host_bytes h;
-    char err[256];
-    if (!r || host_bytes_parse(facts->rules, r, &h, err, sizeof err) < 0)
+    const cb_param_facts *pf = pfacts(facts, f, p);
+    if (!pf->on[CB_D_HOST_BYTES])
         return;
-    pc->count_index = model_param_index(f, h.term[HB_SIZE]);
-    pc->host_writes = h.writes;
+    pc->count_index = (int)pf->host_bytes.term[HB_SIZE];
+    pc->host_writes = pf->host_bytes.writes;
 }
 
 static void classify_param(cb_model *m, const cb_facts *facts, const cb_function *f,

@@ -7,6 +7,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "rules/rules_bind.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -323,7 +325,7 @@ static void bind_functions(cb_facts *b)
     }
 }
 
-/* RECORD FIELD rules and host-bytes rules naming records. */
+/* RECORD FIELD rules. */
 static void bind_records(cb_facts *b)
 {
     const cb_model *m = b->model;
@@ -337,18 +339,13 @@ static void bind_records(cb_facts *b)
     for (size_t n = 0; n < r->nrules; n++) {
         const cb_rule *rule = &r->rules[n];
         cb_rule_target t = rules_directive(rule->directive)->target;
-        if (t != CB_ON_FIELD && rule->directive != CB_D_HOST_BYTES)
+        if (t != CB_ON_FIELD)
             continue;
         for (size_t i = 0; i < m->nrecords; i++) {
             const cb_record *rec = &m->records[i];
             cb_record_facts *rf = &b->records[i];
             if (!model_record_named(rec, rule->args[0]))
                 continue;
-            if (rule->directive == CB_D_HOST_BYTES) {
-                size_t cap = rf->nhost_bytes; /* grown one at a time */
-                *ARENA_PUSH(b->arena, rf->host_bytes, rf->nhost_bytes, cap) = rule;
-                continue;
-            }
             long long k = model_field_index(m, rec, rule->args[1]);
             if (k < 0 || rf->fields[k].on[rule->directive])
                 continue;
@@ -386,6 +383,244 @@ static void bind_records(cb_facts *b)
                 ff->count = -1;
             if (!ff->on[CB_D_FIELD_COUNT_OUT])
                 ff->count_out = -1;
+        }
+    }
+}
+
+/* ---- host-bytes rules ------------------------------------------------------ */
+
+/* The KEY= of each term; SIZE has none (it is positional). */
+static const char *const term_keys[HB_NTERMS] = {
+    NULL, "rows", "depth", "pitch", "slice", "x", "y", "z",
+};
+
+/* A host-bytes rule split into its words (pointers into the rule). */
+typedef struct {
+    const char *buffer;
+    int writes;
+    const char *term[HB_NTERMS]; /* the parameter/field of each term; NULL: absent */
+    long long bytes;             /* SIZE a constant (term[HB_SIZE] NULL), else 0 */
+    char when_field[64];         /* when=FIELD:ENUMERATOR, else "" */
+    const char *when_value;      /* NULL when no when= */
+} hb_words;
+
+/* Sets b->error to "path:line: host-bytes: ..." unless it is set. */
+static void hb_error(cb_facts *b, const cb_rule *rule, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void hb_error(cb_facts *b, const cb_rule *rule, const char *fmt, ...)
+{
+    if (b->error)
+        return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    size_t n = strlen(b->rules->path) + strlen(msg) + 48;
+    char *e = arena_alloc(b->arena, n);
+    snprintf(e, n, "%s:%u: host-bytes: %s", b->rules->path, rule->line, msg);
+    b->error = e;
+}
+
+/* A SIZE that is a constant byte count: a positive decimal integer. */
+static long long constant_bytes(const char *s)
+{
+    size_t n = strspn(s, "0123456789");
+    if (!n || s[n] || n > 15)
+        return -1;
+    return strtoll(s, NULL, 10);
+}
+
+/* Splits a host-bytes rule into *h; -1 (b->error set) for an ACCESS other
+ * than reads / writes, a constant SIZE of 0, an unknown KEY, a term given
+ * twice or a `when` without ENUMERATOR. */
+static int hb_parse(cb_facts *b, const cb_rule *rule, hb_words *h)
+{
+    memset(h, 0, sizeof *h);
+    h->buffer = rule->args[1];
+    if (strcmp(rule->args[2], "reads") != 0 && strcmp(rule->args[2], "writes") != 0) {
+        hb_error(b, rule, "ACCESS must be reads or writes, not '%s'", rule->args[2]);
+        return -1;
+    }
+    h->writes = strcmp(rule->args[2], "writes") == 0;
+    long long bytes = constant_bytes(rule->args[3]);
+    if (bytes == 0) {
+        hb_error(b, rule, "a constant SIZE must be at least 1 byte");
+        return -1;
+    }
+    if (bytes > 0)
+        h->bytes = bytes;
+    else
+        h->term[HB_SIZE] = rule->args[3];
+    for (size_t a = 4; a < rule->nargs; a++) {
+        const char *arg = rule->args[a];
+        const char *eq = strchr(arg, '=');
+        size_t klen = eq ? (size_t)(eq - arg) : 0;
+        int t = -1;
+        for (int k = 1; eq && k < HB_NTERMS; k++)
+            if (strlen(term_keys[k]) == klen && strncmp(arg, term_keys[k], klen) == 0)
+                t = k;
+        int is_when = eq && klen == 4 && strncmp(arg, "when", 4) == 0;
+        const char *colon = is_when ? strchr(eq + 1, ':') : NULL;
+        size_t wlen = colon ? (size_t)(colon - eq - 1) : 0;
+        if ((t < 0 && !is_when) || !eq[1] ||
+            (is_when && (!wlen || wlen >= sizeof h->when_field || !colon[1]))) {
+            hb_error(b, rule,
+                     "'%s' is not rows=, depth=, pitch=, slice=, x=, y=, z= or "
+                     "when=FIELD:ENUMERATOR",
+                     arg);
+            return -1;
+        }
+        if ((is_when && h->when_value) || (t >= 0 && h->term[t])) {
+            hb_error(b, rule, "'%.*s' given twice", (int)klen, arg);
+            return -1;
+        }
+        if (is_when) {
+            memcpy(h->when_field, eq + 1, wlen);
+            h->when_field[wlen] = '\0';
+            h->when_value = colon + 1;
+        } else {
+            h->term[t] = eq + 1;
+        }
+    }
+    return 0;
+}
+
+/* The value of enumerator `name` of the enum of type t; 0 when found,
+ * -1 when t is no enum of the model or lacks it. */
+static int enumerator_value(const cb_model *m, const cb_type *t, const char *name,
+                            long long *value)
+{
+    int e = t->kind == TY_ENUM ? model_type_enum(m, t) : -1;
+    for (size_t k = 0; e >= 0 && k < m->enums[e].nitems; k++)
+        if (strcmp(m->enums[e].items[k].name, name) == 0) {
+            *value = m->enums[e].items[k].value;
+            return 0;
+        }
+    return -1;
+}
+
+/* The type of the owner's parameter or field `name`, NULL when none. */
+static const cb_type *hb_member_type(const cb_model *m, const cb_function *f, const char *owner,
+                                     const char *name)
+{
+    if (f) {
+        int i = model_param_index(f, name);
+        return i < 0 ? NULL : f->params[i].type;
+    }
+    const cb_field *fd = rules_record_field(m, owner, name);
+    return fd && fd->bit_width < 0 ? fd->type : NULL;
+}
+
+/* Checks a host-bytes rule whose owner the model has (a rule naming a
+ * function or record it lacks is left to rules_unmatched): BUFFER a
+ * pointer to void, not const for `writes`; every term an integer
+ * parameter or field of the owner, a function's only SIZE (and not a
+ * constant); `when` an enum field and one of its enumerators. -1 with
+ * b->error set. */
+static int hb_check(cb_facts *b, const cb_rule *rule, const hb_words *h)
+{
+    const cb_model *m = b->model;
+    const char *owner = rule->args[0];
+    const cb_function *f = rules_function(m, owner);
+    const cb_type *bt = hb_member_type(m, f, owner, h->buffer);
+    if (!bt)
+        return 0; /* the owner lacks it: rules_unmatched reports the rule */
+    const char *what = f ? "parameter" : "field";
+    if (bt->kind != TY_POINTER || !bt->pointee || bt->pointee->kind != TY_VOID) {
+        hb_error(b, rule, "%s '%s' of %s is not a void pointer", what, h->buffer, owner);
+        return -1;
+    }
+    if (h->writes && bt->pointee->is_const) {
+        hb_error(b, rule, "%s '%s' of %s is const: the driver cannot write it", what, h->buffer,
+                 owner);
+        return -1;
+    }
+    if (f && h->bytes) {
+        hb_error(b, rule, "a function parameter's SIZE is a parameter, not a constant");
+        return -1;
+    }
+    for (int t = 0; t < HB_NTERMS; t++) {
+        if (!h->term[t])
+            continue;
+        if (f && t != HB_SIZE) {
+            hb_error(b, rule, "a function parameter takes only SIZE, not %s=", term_keys[t]);
+            return -1;
+        }
+        const cb_type *tt = hb_member_type(m, f, owner, h->term[t]);
+        if (!tt || tt->kind != TY_INT) {
+            hb_error(b, rule, "'%s' is not an integer %s of %s", h->term[t], what, owner);
+            return -1;
+        }
+    }
+    if (!h->when_value)
+        return 0;
+    const cb_type *wt = f ? NULL : hb_member_type(m, f, owner, h->when_field);
+    long long v;
+    if (!wt || enumerator_value(m, wt, h->when_value, &v) < 0) {
+        hb_error(b, rule, "when= needs an enum field of %s and one of its enumerators", owner);
+        return -1;
+    }
+    return 0;
+}
+
+/* host-bytes rules, in file order: each split and checked (the first
+ * that does not fit sets b->error and ends the binding of them), then
+ * resolved into the facts of the parameter it names (its slot: bind_slots)
+ * and of every record it names. */
+static void bind_host_bytes(cb_facts *b)
+{
+    const cb_model *m = b->model;
+    const cb_rules *r = b->rules;
+    hb_words *words = arena_alloc(b->arena, (r->nrules + 1) * sizeof *words);
+    for (size_t n = 0; n < r->nrules; n++)
+        if (r->rules[n].directive == CB_D_HOST_BYTES &&
+            (hb_parse(b, &r->rules[n], &words[n]) < 0 || hb_check(b, &r->rules[n], &words[n]) < 0))
+            return;
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        const cb_function *f = &m->functions[i];
+        for (size_t k = 0; k < f->nparams; k++) {
+            cb_param_facts *pf = &b->functions[i].params[k];
+            const cb_rule *rule = pf->on[CB_D_HOST_BYTES];
+            if (!rule)
+                continue;
+            const hb_words *h = &words[rule - r->rules];
+            cb_host_bytes_fact *hf = &pf->host_bytes;
+            hf->rule = rule;
+            hf->buffer = (long long)k;
+            hf->writes = h->writes;
+            hf->bytes = h->bytes;
+            hf->when = -1;
+            for (int t = 0; t < HB_NTERMS; t++)
+                hf->term[t] = h->term[t] ? model_param_index(f, h->term[t]) : -1;
+        }
+    }
+    for (size_t n = 0; n < r->nrules; n++) {
+        const cb_rule *rule = &r->rules[n];
+        if (rule->directive != CB_D_HOST_BYTES)
+            continue;
+        const hb_words *h = &words[n];
+        for (size_t i = 0; i < m->nrecords; i++) {
+            const cb_record *rec = &m->records[i];
+            cb_record_facts *rf = &b->records[i];
+            if (!model_record_named(rec, rule->args[0]))
+                continue;
+            size_t cap = rf->nhost_bytes; /* grown one at a time */
+            cb_host_bytes_fact *hf = ARENA_PUSH(b->arena, rf->host_bytes, rf->nhost_bytes, cap);
+            hf->rule = rule;
+            hf->buffer = model_field_index(m, rec, h->buffer);
+            hf->writes = h->writes;
+            hf->bytes = h->bytes;
+            hf->when = -1;
+            hf->when_value = 0;
+            if (h->when_value) {
+                const cb_field *wf = rules_record_field(m, rule->args[0], h->when_field);
+                hf->when = model_field_index(m, rec, h->when_field);
+                if (!wf || enumerator_value(m, wf->type, h->when_value, &hf->when_value) < 0)
+                    hf->when = -1;
+            }
+            for (int t = 0; t < HB_NTERMS; t++)
+                hf->term[t] = h->term[t] ? model_field_index(m, rec, h->term[t]) : -1;
         }
     }
 }
@@ -514,6 +749,7 @@ cb_facts *rules_bind(const cb_rules *r, const cb_model *m)
     bind_types(b);
     bind_functions(b);
     bind_records(b);
+    bind_host_bytes(b);
     bind_attribute_types(b);
     bind_undos(b);
     for (size_t i = 0; i < r->nrules; i++)

@@ -60,6 +60,37 @@ typedef enum {
     CB_CODE_AFTER
 } cb_code_when;
 
+/* The terms of the bytes a host-bytes rule's call touches
+ * (rules_directives.def gives the formula; runtime/module/bind_struct.h's
+ * CBS_HB_* in this order). */
+typedef enum {
+    HB_SIZE,   /* bytes of one row (the rule's SIZE) */
+    HB_ROWS,
+    HB_DEPTH,
+    HB_PITCH,
+    HB_SLICE,
+    HB_X,
+    HB_Y,
+    HB_Z,
+    HB_NTERMS
+} cb_hb_term;
+
+/* One host-bytes rule resolved against its owner: indexes of the
+ * function's parameters, or of the record's flattened field table
+ * (model_field_index); rules_bind checked that the rule fits (error). */
+typedef struct {
+    const cb_rule *rule;
+    long long buffer;         /* BUFFER; -1 when the record lacks it
+                                 (the rule is unmatched) */
+    int writes;               /* ACCESS is `writes` */
+    long long term[HB_NTERMS];/* each term's parameter or field, -1 absent
+                                 (SIZE -1: a constant, below) */
+    long long bytes;          /* SIZE as a constant byte count, else 0 */
+    long long when;           /* when=: the enum field, -1 without one (or
+                                 when it does not resolve) */
+    long long when_value;     /* its ENUMERATOR's value, else 0 */
+} cb_host_bytes_fact;
+
 /* What a parameter is to a callback rule. */
 typedef enum {
     CB_CALLBACK_ROLE_NONE,
@@ -97,6 +128,7 @@ typedef struct {
     cb_callback_role callback_role;
     int callback_data;        /* ROLE_FN: DATA's index, else -1 */
     cb_callback_kind callback_kind;
+    cb_host_bytes_fact host_bytes; /* on[CB_D_HOST_BYTES]'s, resolved */
 } cb_param_facts;
 
 /* One registry-* rule of a function, its parameters resolved. */
@@ -135,7 +167,8 @@ typedef struct {
 typedef struct {
     cb_field_facts *fields;   /* one per named field of the flattened table */
     size_t nfields;
-    const cb_rule **host_bytes; /* host-bytes rules naming the record */
+    cb_host_bytes_fact *host_bytes; /* host-bytes rules naming the record,
+                                       in file order */
     size_t nhost_bytes;
 } cb_record_facts;
 
@@ -170,11 +203,20 @@ typedef struct cb_facts {
     cb_undo_fact *undos;
     size_t nundos;
     unsigned char *matched;   /* per rule: it matches the header */
+    /* "path:line: message" for the first rule that names what the model
+     * has but does not fit it (host-bytes: an ACCESS other than reads /
+     * writes, an unknown KEY or one given twice; a BUFFER not a void
+     * pointer, or const for `writes`; a term not an integer parameter or
+     * field of the owner, a function's term other than SIZE or a constant
+     * SIZE; a when= not an enum field and one of its enumerators); NULL
+     * when none. The facts are not to be classified then. */
+    const char *error;
     cb_arena *arena;
 } cb_facts;
 
 /* Binds every rule of r to m. Never fails (out of memory ends the
- * process, arena.h). */
+ * process, arena.h); a rule that does not fit what it names sets
+ * f->error. */
 cb_facts *rules_bind(const cb_rules *r, const cb_model *m);
 void rules_unbind(cb_facts *f);
 

@@ -502,6 +502,8 @@ def test_field_count_rules_on_handles_make_handle_arrays(run_cubind, tmp_path, c
     ("host-bytes cuMemcpyHtoD srcHost reads testsGenNoCount", "'testsGenNoCount' is not an integer"),
     ("host-bytes cuMemcpyHtoD srcHost reads ByteCount rows=ByteCount",
      "a function parameter takes only SIZE"),
+    ("host-bytes cuMemcpyHtoD srcHost reads 4", "SIZE is a parameter, not a constant"),
+    ("host-bytes CUDA_MEMCPY2D_st srcHost reads 0", "a constant SIZE must be at least 1 byte"),
     ("host-bytes CUDA_MEMCPY2D_st srcHost reads WidthInBytes rows=srcMemoryType",
      "'srcMemoryType' is not an integer field"),
     ("host-bytes CUDA_MEMCPY2D_st srcHost reads WidthInBytes colour=Height", "is not rows="),
