@@ -811,24 +811,14 @@ static void classify_registry(cb_model *m, const cb_facts *facts, cb_fclass *fc)
     }
 }
 
-/* Whether s is a whole decimal integer literal (an optional '-'). */
-static int is_int_literal(const char *s)
+/* Checks one undo rule of fc (its fact) and sets fc->undo; -1 with err
+ * on a bad argument. */
+static int resolve_undo(cb_model *m, const cb_facts *facts, const cb_undo_fact *uf,
+                        cb_fclass *fc, char *err, size_t errlen)
 {
-    const char *d = *s == '-' ? s + 1 : s;
-    if (!*d)
-        return 0;
-    for (; *d; d++)
-        if (!isdigit((unsigned char)*d))
-            return 0;
-    return 1;
-}
-
-/* Resolves one undo rule of fc calling u; -1 with err on a bad argument. */
-static int resolve_undo(cb_model *m, const cb_facts *facts, const cb_rule *r, cb_fclass *fc,
-                        const cb_function *u, char *err, size_t errlen)
-{
-    const cb_function *f = fc->fn;
-    size_t n = r->nargs - 2;
+    const cb_function *f = fc->fn, *u = uf->undo;
+    const cb_rule *r = uf->rule;
+    size_t n = uf->nargs;
     if (fc->undo) {
         snprintf(err, errlen, "%s:%u: a second undo rule for %s", facts->rules->path, r->line, f->name);
         return -1;
@@ -849,23 +839,20 @@ static int resolve_undo(cb_model *m, const cb_facts *facts, const cb_rule *r, cb
     ud->param = model_alloc(m, (n ? n : 1) * sizeof *ud->param);
     ud->literal = model_alloc(m, (n ? n : 1) * sizeof *ud->literal);
     for (size_t a = 0; a < n; a++) {
-        const char *arg = r->args[a + 2];
-        ud->literal[a] = NULL;
-        ud->param[a] = is_int_literal(arg) ? -1 : model_param_index(f, arg);
-        if (ud->param[a] < 0 && !is_int_literal(arg)) {
+        ud->param[a] = uf->param[a];
+        ud->literal[a] = uf->literal[a];
+        if (ud->param[a] < 0 && !ud->literal[a]) {
             snprintf(err, errlen, "%s:%u: undo argument '%s' is not a parameter of %s",
-                     facts->rules->path, r->line, arg, f->name);
+                     facts->rules->path, r->line, r->args[a + 2], f->name);
             return -1;
         }
-        if (ud->param[a] < 0) {
-            ud->literal[a] = arg;
+        if (ud->param[a] < 0)
             continue;
-        }
         const cb_pclass *pc = &fc->params[ud->param[a]];
         if ((pc->shape != SH_OUT && pc->shape != SH_VALUE) || pc->elem == EK_STRUCT) {
             snprintf(err, errlen,
                      "%s:%u: undo argument '%s' of %s is neither a scalar output nor a scalar input",
-                     facts->rules->path, r->line, arg, f->name);
+                     facts->rules->path, r->line, r->args[a + 2], f->name);
             return -1;
         }
     }
@@ -879,7 +866,7 @@ int classify_undo(cb_model *m, cb_classes *c, const cb_facts *facts, char *err, 
      * reported by rules_unmatched), in file order */
     for (size_t i = 0; i < facts->nundos; i++) {
         const cb_undo_fact *uf = &facts->undos[i];
-        if (resolve_undo(m, facts, uf->rule, &c->functions[uf->function], uf->undo, err, errlen) < 0)
+        if (resolve_undo(m, facts, uf, &c->functions[uf->function], err, errlen) < 0)
             return -1;
     }
     return 0;

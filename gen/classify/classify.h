@@ -111,9 +111,9 @@ typedef struct {
     const char *other_kind;   /* CUBIND_REG_* of other's handle type, or "" */
 } cb_regact;
 
-/* The undo rule of a function (rules.h), its names resolved by
- * classify_undo: what to call when the driver created something but the
- * result could not be built. */
+/* The undo rule of a function (rules.h), from its fact (rules_bind.h)
+ * checked by classify_undo: what to call when the driver created
+ * something but the result could not be built. */
 typedef struct {
     const cb_function *fn;    /* the undo function (a proc slot of its own) */
     int *param;               /* per argument: the parameter it names, or -1 */
@@ -153,7 +153,7 @@ typedef struct {
 /* Classifies every function, collects the handle classes and classifies
  * every record; strings live in the model's arena. */
 cb_classes *classify_model(cb_model *m, const cb_facts *facts);
-/* Resolves the undo rules of classified functions. A rule whose functions
+/* Checks the undo facts of classified functions. A rule whose functions
  * both exist must pass as many arguments as the undo function takes, each a
  * scalar output or input of the function, or an integer literal; a second
  * undo rule for a function is refused too. -1 with "path:line: message" in

@@ -650,6 +650,21 @@ static void bind_attribute_types(cb_facts *b)
         }
 }
 
+/* Whether s is a whole decimal integer literal (an optional '-'). */
+static int is_int_literal(const char *s)
+{
+    const char *d = *s == '-' ? s + 1 : s;
+    if (!*d)
+        return 0;
+    for (; *d; d++)
+        if (*d < '0' || *d > '9')
+            return 0;
+    return 1;
+}
+
+/* undo rules whose functions the model has, each ARG resolved to a
+ * parameter of FUNCTION or an integer literal (classify_undo checks
+ * them). */
 static void bind_undos(cb_facts *b)
 {
     size_t cap = 0;
@@ -665,6 +680,15 @@ static void bind_undos(cb_facts *b)
         uf->rule = r;
         uf->function = (size_t)(f - b->model->functions);
         uf->undo = u;
+        uf->nargs = r->nargs - 2;
+        uf->param = arena_alloc(b->arena, (uf->nargs + 1) * sizeof *uf->param);
+        uf->literal = arena_alloc(b->arena, (uf->nargs + 1) * sizeof *uf->literal);
+        for (size_t a = 0; a < uf->nargs; a++) {
+            const char *arg = r->args[a + 2];
+            int literal = is_int_literal(arg);
+            uf->param[a] = literal ? -1 : model_param_index(f, arg);
+            uf->literal[a] = literal ? arg : NULL;
+        }
     }
 }
 

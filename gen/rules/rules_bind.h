@@ -183,6 +183,11 @@ typedef struct {
     const cb_rule *rule;
     size_t function;          /* index of FUNCTION in model.functions */
     const cb_function *undo;  /* UNDO */
+    size_t nargs;             /* the ARGs given */
+    int *param;               /* per ARG: the parameter of FUNCTION it
+                                 names, -1 */
+    const char **literal;     /* per ARG: it, when an integer literal;
+                                 NULL (with param -1: neither) */
 } cb_undo_fact;
 
 typedef struct cb_facts {
