@@ -275,65 +275,21 @@ static int classify_callback(const cb_facts *facts, const cb_function *f, const 
     return 0;
 }
 
-/* A type named in an attribute-type rule: a typedef of the header or one
- * of the builtins int, unsigned, size_t. NULL when unknown. */
-static const cb_type *named_type(cb_model *m, const char *name)
+/* The element of one attribute-type rule's TYPE (its fact: rules_bind.h):
+ * a string of char[N], an array of T (fixed_len -1), one _Bool, or what
+ * elem_kind makes of the type. EK_NONE when not covered. */
+static cb_ekind attribute_elem(cb_model *m, const cb_facts *facts,
+                               const cb_attribute_type_fact *t, cb_pclass *c)
 {
-    for (size_t i = 0; i < m->ntypedefs; i++)
-        if (strcmp(m->typedefs[i].name, name) == 0) {
-            /* The typedef's own name must survive: wrap its target. */
-            cb_type *t = model_alloc(m, sizeof *t);
-            *t = *m->typedefs[i].type;
-            t->name = m->typedefs[i].name;
-            t->spelling = m->typedefs[i].name;
-            if (t->kind == TY_POINTER && t->pointee->kind == TY_OTHER)
-                t->kind = TY_HANDLE; /* a handle typedef seen through its target */
-            return t;
-        }
-    static const struct {
-        const char *name;
-        int size, is_signed;
-    } builtins[] = {{"int", 4, 1}, {"unsigned", 4, 0}, {"size_t", 8, 0}, {"_Bool", 1, 0}};
-    for (size_t i = 0; i < sizeof builtins / sizeof *builtins; i++)
-        if (strcmp(builtins[i].name, name) == 0) {
-            cb_type *t = model_alloc(m, sizeof *t);
-            t->kind = TY_INT;
-            t->spelling = t->canon = builtins[i].name;
-            t->size = t->align = builtins[i].size;
-            t->is_signed = builtins[i].is_signed;
-            return t;
-        }
-    return NULL;
-}
-
-/* The element of one attribute-type rule's TYPE: a type of named_type(),
- * `char[N]` (a NUL-terminated string of at most N - 1 chars), or `T[]` (an
- * array of T filling the value's byte size). EK_NONE when not covered. */
-static cb_ekind attribute_elem(cb_model *m, const cb_facts *facts, const char *spec, cb_pclass *c)
-{
-    char name[128];
-    snprintf(name, sizeof name, "%s", spec);
-    char *bracket = strchr(name, '[');
-    if (bracket) {
-        c->fixed_len = bracket[1] == ']' ? -1 : strtoll(bracket + 1, NULL, 10);
-        *bracket = '\0';
-        if (c->fixed_len == 0)
-            return EK_NONE;
-    }
-    if (bracket && c->fixed_len > 0) {
-        if (strcmp(name, "char") != 0)
-            return EK_NONE;
-        cb_type *t = model_alloc(m, sizeof *t);
-        t->kind = TY_INT;
-        t->spelling = t->canon = "char";
-        t->size = t->align = 1;
-        c->value = t;
-        return EK_STRING;
-    }
-    const cb_type *ty = named_type(m, name);
+    c->fixed_len = t->len;
+    const cb_type *ty = t->type;
     if (!ty)
         return EK_NONE;
-    if (strcmp(name, "_Bool") == 0) {
+    if (t->len > 0) {
+        c->value = ty;
+        return EK_STRING;
+    }
+    if (t->is_bool) {
         c->value = ty;
         return EK_BOOL;
     }
@@ -371,15 +327,15 @@ static int classify_attribute_output(cb_model *m, const cb_facts *facts, const c
     pc->attr_cases = model_alloc(m, (e->nitems ? e->nitems : 1) * sizeof *pc->attr_cases);
     pc->attr_names = model_alloc(m, (e->nitems ? e->nitems : 1) * sizeof *pc->attr_names);
     for (size_t i = 0; i < e->nitems; i++) {
-        const cb_rule *t = facts->attribute_type[e - m->enums][i];
-        if (!t)
+        const cb_attribute_type_fact *t = &facts->attribute_type[e - m->enums][i];
+        if (!t->rule)
             continue;
         cb_pclass *c = &pc->attr_cases[pc->nattr_cases];
         memset(c, 0, sizeof *c);
         c->param = pc->param;
         c->pyname = pc->pyname;
         c->enum_index = c->record_index = -1;
-        c->elem = attribute_elem(m, facts, t->args[1], c);
+        c->elem = attribute_elem(m, facts, t, c);
         if (c->elem == EK_NONE || (c->elem == EK_STRUCT && c->value->size > 64) ||
             (c->fixed_len < 0 && (pc->count_index < 0 || input)))
             continue; /* the value buffer holds 64 bytes, strings aside; an

@@ -625,9 +625,71 @@ static void bind_host_bytes(cb_facts *b)
     }
 }
 
-/* Per enumerator its attribute-type rule; an attribute enum of a bound
- * attribute rule marks the rules of its enumerators as matching (an
- * attribute-input rule over an array of attributes binds none). */
+/* A type named in an attribute-type rule: a typedef of the header or one
+ * of the builtins int, unsigned, size_t, _Bool. NULL when unknown. */
+static const cb_type *named_type(cb_facts *b, const char *name)
+{
+    const cb_model *m = b->model;
+    for (size_t i = 0; i < m->ntypedefs; i++)
+        if (strcmp(m->typedefs[i].name, name) == 0) {
+            /* The typedef's own name must survive: wrap its target. */
+            cb_type *t = arena_alloc(b->arena, sizeof *t);
+            *t = *m->typedefs[i].type;
+            t->name = m->typedefs[i].name;
+            t->spelling = m->typedefs[i].name;
+            if (t->kind == TY_POINTER && t->pointee->kind == TY_OTHER)
+                t->kind = TY_HANDLE; /* a handle typedef seen through its target */
+            return t;
+        }
+    static const struct {
+        const char *name;
+        int size, is_signed;
+    } builtins[] = {{"int", 4, 1}, {"unsigned", 4, 0}, {"size_t", 8, 0}, {"_Bool", 1, 0}};
+    for (size_t i = 0; i < sizeof builtins / sizeof *builtins; i++)
+        if (strcmp(builtins[i].name, name) == 0) {
+            cb_type *t = arena_alloc(b->arena, sizeof *t);
+            t->kind = TY_INT;
+            t->spelling = t->canon = builtins[i].name;
+            t->size = t->align = builtins[i].size;
+            t->is_signed = builtins[i].is_signed;
+            return t;
+        }
+    return NULL;
+}
+
+/* An attribute-type rule's TYPE resolved into *a: a type of named_type(),
+ * `char[N]` (a NUL-terminated string of at most N - 1 chars), or `T[]`
+ * (an array of T filling the value's byte size); type NULL when none
+ * (char[0], X[N] of another X, an unknown name). */
+static void resolve_attribute_type(cb_facts *b, const cb_rule *rule, cb_attribute_type_fact *a)
+{
+    char name[128];
+    snprintf(name, sizeof name, "%s", rule->args[1]);
+    a->rule = rule;
+    char *bracket = strchr(name, '[');
+    if (bracket) {
+        a->len = bracket[1] == ']' ? -1 : strtoll(bracket + 1, NULL, 10);
+        *bracket = '\0';
+        if (a->len == 0)
+            return;
+    }
+    if (bracket && a->len > 0) {
+        if (strcmp(name, "char") != 0)
+            return;
+        cb_type *t = arena_alloc(b->arena, sizeof *t);
+        t->kind = TY_INT;
+        t->spelling = t->canon = "char";
+        t->size = t->align = 1;
+        a->type = t;
+        return;
+    }
+    a->type = named_type(b, name);
+    a->is_bool = a->type && strcmp(name, "_Bool") == 0;
+}
+
+/* Per enumerator its attribute-type rule, resolved; an attribute enum of
+ * a bound attribute rule marks the rules of its enumerators as matching
+ * (an attribute-input rule over an array of attributes binds none). */
 static void bind_attribute_types(cb_facts *b)
 {
     const cb_model *m = b->model;
@@ -635,8 +697,11 @@ static void bind_attribute_types(cb_facts *b)
     for (size_t e = 0; e < m->nenums; e++) {
         b->attribute_type[e] =
             arena_alloc(b->arena, (m->enums[e].nitems + 1) * sizeof *b->attribute_type[e]);
-        for (size_t k = 0; k < m->enums[e].nitems; k++)
-            b->attribute_type[e][k] = attribute_type_rule(b->rules, m->enums[e].items[k].name);
+        for (size_t k = 0; k < m->enums[e].nitems; k++) {
+            const cb_rule *rule = attribute_type_rule(b->rules, m->enums[e].items[k].name);
+            if (rule)
+                resolve_attribute_type(b, rule, &b->attribute_type[e][k]);
+        }
     }
     for (size_t i = 0; i < m->nfunctions; i++)
         for (size_t k = 0; k < m->functions[i].nparams; k++) {
@@ -646,7 +711,7 @@ static void bind_attribute_types(cb_facts *b)
                 (pf->attr_array && pf->attr_input))
                 continue;
             for (size_t n = 0; n < m->enums[pf->attr_enum].nitems; n++)
-                mark(b, b->attribute_type[pf->attr_enum][n]);
+                mark(b, b->attribute_type[pf->attr_enum][n].rule);
         }
 }
 

@@ -20,7 +20,8 @@
  *  - RECORD FIELD: every record whose tag, name or typedef is RECORD, the
  *    field FIELD of its flattened field table (anonymous members' fields
  *    inline, model_field_index).
- *  - TYPEDEF, HANDLE: a type name; ENUMERATOR: an enumerator of the model.
+ *  - TYPEDEF, HANDLE: a type name; ENUMERATOR: an enumerator of the model;
+ *    attribute-type's TYPE: a typedef of the model or a builtin.
  * In every slot the first rule that resolves wins; a later duplicate binds
  * nothing and is reported only when its target is missing too (as every
  * rule is: rules_unmatched).
@@ -178,6 +179,18 @@ typedef struct {
     const cb_rule *on[CB_NDIRECTIVES];
 } cb_type_facts;
 
+/* The attribute-type rule of one enumerator, its TYPE resolved: a typedef
+ * of the model (a type of the facts carrying the typedef's name; a handle
+ * typedef as TY_HANDLE), a builtin (int, unsigned, size_t, _Bool), `char[N]`
+ * or `T[]` (rules_directives.def). */
+typedef struct {
+    const cb_rule *rule;      /* NULL: no rule (the rest is 0) */
+    const cb_type *type;      /* the value's type (char[N]: char; T[]: T);
+                                 NULL when TYPE names none of these */
+    long long len;            /* char[N]: N (a string); T[]: -1; else 0 */
+    int is_bool;              /* T is _Bool */
+} cb_attribute_type_fact;
+
 /* An undo rule whose two functions the model has, in file order. */
 typedef struct {
     const cb_rule *rule;
@@ -197,8 +210,7 @@ typedef struct cb_facts {
     const cb_function *error_string_fn; /* the error-string function, NULL */
     cb_function_facts *functions; /* parallel to model.functions */
     cb_record_facts *records;     /* parallel to model.records */
-    const cb_rule ***attribute_type; /* per enum, per enumerator: its
-                                        attribute-type rule, NULL */
+    cb_attribute_type_fact **attribute_type; /* per enum, per enumerator */
     cb_type_facts *types;
     size_t ntypes;
     /* the integer typedefs of value-handle rules, then of value-class
