@@ -661,14 +661,13 @@ static void classify_error_log(cb_model *m, const cb_facts *facts, cb_fclass *fc
     }
 }
 
-/* Whether f is the error-string function: `const char *f(RESULT)`. */
-static int is_error_string(const cb_model *m, const cb_api *api, const cb_function *f)
+/* Whether f is the error-string function (its fact) and is
+ * `const char *f(RESULT)`. */
+static int is_error_string(const cb_model *m, const cb_facts *facts, const cb_function *f)
 {
-    return api->error_string &&
-           (strcmp(api->error_string, f->name) == 0 ||
-            (f->abi && strcmp(api->error_string, f->abi) == 0)) &&
-           f->ret->kind == TY_POINTER && is_char(f->ret->pointee) && f->nparams == 1 &&
-           f->params[0].type->kind == TY_ENUM &&
+    const cb_api *api = &facts->api;
+    return f == facts->error_string_fn && f->ret->kind == TY_POINTER &&
+           is_char(f->ret->pointee) && f->nparams == 1 && f->params[0].type->kind == TY_ENUM &&
            model_type_enum(m, f->params[0].type) == model_enum_index(m, api->result);
 }
 
@@ -689,7 +688,7 @@ cb_classes *classify_model(cb_model *m, const cb_facts *facts)
         fc->fn = f;
         fc->params = model_alloc(m, (f->nparams ? f->nparams : 1) * sizeof *fc->params);
         const char *why = NULL;
-        fc->returns_string = is_error_string(m, &api, f);
+        fc->returns_string = is_error_string(m, facts, f);
         if (!fc->returns_string &&
             (f->ret->kind != TY_ENUM || model_enum_index(m, api.result) != model_type_enum(m, f->ret))) {
             char buf[128];
