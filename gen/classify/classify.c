@@ -77,7 +77,7 @@ static cb_ekind elem_kind(const cb_model *m, const cb_facts *facts, const cb_typ
     switch (t->kind) {
     case TY_INT:
         set_range(pc, t);
-        if (rules_type_rule(facts, CB_D_VALUE_HANDLE, t->name)) {
+        if (rules_type_rule(facts, CB_D_VALUE_HANDLE, t)) {
             pc->handle = t->name;
             return EK_VALUE_HANDLE;
         }
@@ -294,7 +294,7 @@ static cb_ekind attribute_elem(cb_model *m, const cb_facts *facts,
         return EK_BOOL;
     }
     cb_ekind e = elem_kind(m, facts, ty, c);
-    if (e == EK_INT && rules_type_rule(facts, CB_D_VALUE_CLASS, ty->name)) {
+    if (e == EK_INT && rules_type_rule(facts, CB_D_VALUE_CLASS, ty)) {
         /* cuda.bindings returns these values as their class (cuuint64_t) */
         e = EK_VALUE_HANDLE;
         c->handle = ty->name;
@@ -733,7 +733,9 @@ cb_classes *classify_model(cb_model *m, const cb_facts *facts)
 /* The CUBIND_REG_* constant of the handle type of parameter k ("" if none). */
 static const char *reg_kind(const cb_facts *facts, const cb_fclass *fc, int k)
 {
-    const cb_rule *r = k >= 0 ? rules_type_rule(facts, CB_D_REGISTRY_KIND, fc->params[k].handle) : NULL;
+    const cb_pclass *pc = k >= 0 ? &fc->params[k] : NULL;
+    const cb_rule *r =
+        pc && pc->handle ? rules_type_rule(facts, CB_D_REGISTRY_KIND, pc->value) : NULL;
     return r ? r->args[1] : "";
 }
 

@@ -57,44 +57,53 @@ static int function_has_param(const cb_model *m, const char *function, const cha
 
 /* ---- the facts ------------------------------------------------------------ */
 
-static cb_type_facts *type_facts(const cb_facts *f, const char *name)
+const cb_type_facts *rules_type_facts(const cb_facts *f, const cb_type *t)
 {
-    for (size_t i = 0; name && i < f->ntypes; i++)
-        if (strcmp(f->types[i].name, name) == 0)
-            return &f->types[i];
+    const cb_model *m = f->model;
+    if (!t || !t->name)
+        return NULL;
+    const cb_handle *h = model_handle(m, t->name);
+    if (h)
+        return &f->handles[h - m->handles];
+    for (size_t i = 0; i < m->ntypedefs; i++)
+        if (strcmp(m->typedefs[i].name, t->name) == 0)
+            return &f->typedefs[i];
     return NULL;
 }
 
-const cb_type_facts *rules_type_facts(const cb_facts *f, const char *name)
+const cb_rule *rules_type_rule(const cb_facts *f, cb_directive d, const cb_type *t)
 {
-    return type_facts(f, name);
+    const cb_type_facts *tf = rules_type_facts(f, t);
+    return tf ? tf->on[d] : NULL;
 }
 
-const cb_rule *rules_type_rule(const cb_facts *f, cb_directive d, const char *name)
+static void bind_type_slot(cb_type_facts *tf, const cb_rule *rule)
 {
-    const cb_type_facts *t = rules_type_facts(f, name);
-    return t ? t->on[d] : NULL;
+    if (!tf->on[rule->directive])
+        tf->on[rule->directive] = rule;
 }
 
-/* TYPEDEF and HANDLE rules: one entry per name, the first rule of each
- * directive; the integer typedefs of value-handle then value-class rules
- * in order (handles.h). */
+/* TYPEDEF and HANDLE rules: the first rule of each directive naming a
+ * typedef or opaque handle of the model, in its facts; the integer
+ * typedefs of value-handle then value-class rules in order (handles.h). */
 static void bind_types(cb_facts *b)
 {
+    const cb_model *m = b->model;
     const cb_rules *r = b->rules;
-    size_t cap = 0, ccap = 0;
+    size_t ccap = 0;
+    b->typedefs = arena_alloc(b->arena, (m->ntypedefs + 1) * sizeof *b->typedefs);
+    b->handles = arena_alloc(b->arena, (m->nhandles + 1) * sizeof *b->handles);
     for (size_t i = 0; i < r->nrules; i++) {
         const cb_rule *rule = &r->rules[i];
         cb_rule_target t = rules_directive(rule->directive)->target;
         if (t != CB_ON_TYPEDEF && t != CB_ON_HANDLE)
             continue;
-        cb_type_facts *tf = type_facts(b, rule->args[0]);
-        if (!tf) {
-            tf = ARENA_PUSH(b->arena, b->types, b->ntypes, cap);
-            tf->name = rule->args[0];
-        }
-        if (!tf->on[rule->directive])
-            tf->on[rule->directive] = rule;
+        for (size_t k = 0; k < m->ntypedefs; k++)
+            if (strcmp(m->typedefs[k].name, rule->args[0]) == 0)
+                bind_type_slot(&b->typedefs[k], rule);
+        for (size_t k = 0; k < m->nhandles; k++)
+            if (strcmp(m->handles[k].name, rule->args[0]) == 0)
+                bind_type_slot(&b->handles[k], rule);
     }
     static const cb_directive value[] = {CB_D_VALUE_HANDLE, CB_D_VALUE_CLASS};
     for (size_t d = 0; d < 2; d++)
@@ -771,8 +780,8 @@ static int field_count_matches(const cb_facts *b, const cb_rule *rule, int recor
     const cb_field *c = rules_record_field(m, rule->args[0], rule->args[2]);
     const cb_type *e = a && a->type->kind == TY_POINTER ? a->type->pointee : NULL;
     int record = e && e->kind == TY_RECORD && model_type_record(m, e) >= 0;
-    int value_handle = e && e->name && (rules_type_rule(b, CB_D_VALUE_HANDLE, e->name) ||
-                                        rules_type_rule(b, CB_D_VALUE_CLASS, e->name));
+    int value_handle = e && (rules_type_rule(b, CB_D_VALUE_HANDLE, e) ||
+                             rules_type_rule(b, CB_D_VALUE_CLASS, e));
     int handle = e && e->name &&
                  ((e->kind == TY_HANDLE && names_handle(m, e->name)) ||
                   (e->kind == TY_INT && value_handle));

@@ -20,7 +20,9 @@
  *  - RECORD FIELD: every record whose tag, name or typedef is RECORD, the
  *    field FIELD of its flattened field table (anonymous members' fields
  *    inline, model_field_index).
- *  - TYPEDEF, HANDLE: a type name; ENUMERATOR: an enumerator of the model;
+ *  - TYPEDEF, HANDLE: every typedef and opaque handle of that name (facts
+ *    by model index, found from a type: rules_type_facts); ENUMERATOR: an
+ *    enumerator of the model;
  *    attribute-type's TYPE: a typedef of the model or a builtin.
  * In every slot the first rule that resolves wins; a later duplicate binds
  * nothing and is reported only when its target is missing too (as every
@@ -173,9 +175,9 @@ typedef struct {
     size_t nhost_bytes;
 } cb_record_facts;
 
-/* The rules naming one type name (TYPEDEF, HANDLE): on[d], first of each. */
+/* The rules naming one typedef or opaque handle (TYPEDEF, HANDLE): on[d],
+ * the first of each. */
 typedef struct {
-    const char *name;
     const cb_rule *on[CB_NDIRECTIVES];
 } cb_type_facts;
 
@@ -211,8 +213,8 @@ typedef struct cb_facts {
     cb_function_facts *functions; /* parallel to model.functions */
     cb_record_facts *records;     /* parallel to model.records */
     cb_attribute_type_fact **attribute_type; /* per enum, per enumerator */
-    cb_type_facts *types;
-    size_t ntypes;
+    cb_type_facts *typedefs;      /* parallel to model.typedefs */
+    cb_type_facts *handles;       /* parallel to model.handles */
     /* the integer typedefs of value-handle rules, then of value-class
      * rules, each in file order: indexes into model.typedefs (handles.h) */
     size_t *value_classes;
@@ -237,10 +239,11 @@ typedef struct cb_facts {
 cb_facts *rules_bind(const cb_rules *r, const cb_model *m);
 void rules_unbind(cb_facts *f);
 
-/* The facts of type `name`, NULL when no rule names it. */
-const cb_type_facts *rules_type_facts(const cb_facts *f, const char *name);
-/* The rule of directive d naming type `name`, NULL. */
-const cb_rule *rules_type_rule(const cb_facts *f, cb_directive d, const char *name);
+/* The facts of the opaque handle or typedef of the model that type t
+ * names (its outermost typedef name), NULL when it names none. */
+const cb_type_facts *rules_type_facts(const cb_facts *f, const cb_type *t);
+/* The rule of directive d naming the type t names, NULL. */
+const cb_rule *rules_type_rule(const cb_facts *f, cb_directive d, const cb_type *t);
 
 /* Writes "path:line: rule 'DIRECTIVE ARG0[ ARG1]' matches nothing in
  * HEADER" to out for each rule that matches nothing in the model: naming
