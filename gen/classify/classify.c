@@ -730,13 +730,13 @@ cb_classes *classify_model(cb_model *m, const cb_facts *facts)
     return c;
 }
 
-/* The CUBIND_REG_* constant of the handle type of parameter k ("" if none). */
-static const char *reg_kind(const cb_facts *facts, const cb_fclass *fc, int k)
+/* The registry kind of the handle type of parameter k (CB_REG_KIND_NONE
+ * if none). */
+static cb_registry_kind reg_kind(const cb_facts *facts, const cb_fclass *fc, int k)
 {
     const cb_pclass *pc = k >= 0 ? &fc->params[k] : NULL;
-    const cb_rule *r =
-        pc && pc->handle ? rules_type_rule(facts, CB_D_REGISTRY_KIND, pc->value) : NULL;
-    return r ? r->args[1] : "";
+    const cb_type_facts *tf = pc && pc->handle ? rules_type_facts(facts, pc->value) : NULL;
+    return tf ? tf->registry_kind : CB_REG_KIND_NONE;
 }
 
 /* The registry-* rules naming f. A rule whose parameters do not resolve to
@@ -755,11 +755,11 @@ static void classify_registry(cb_model *m, const cb_facts *facts, cb_fclass *fc)
         ra->param = rf->param;
         ra->other = rf->other;
         int keep = rf->action == CB_REGISTRY_KEEP;
-        ra->kind = keep ? "" : reg_kind(facts, fc, ra->param);
+        ra->kind = keep ? CB_REG_KIND_NONE : reg_kind(facts, fc, ra->param);
         ra->other_kind = reg_kind(facts, fc, ra->other);
         int bad = ra->param < 0 || (rf->names_other && ra->other < 0);
-        bad |= !keep && !*ra->kind;
-        bad |= ra->other >= 0 && !*ra->other_kind;
+        bad |= !keep && ra->kind == CB_REG_KIND_NONE;
+        bad |= ra->other >= 0 && ra->other_kind == CB_REG_KIND_NONE;
         bad |= keep && (ra->other < 0 || fc->params[ra->param].shape != SH_IN_PTR);
         if (bad && fc->supported) {
             fc->supported = 0;

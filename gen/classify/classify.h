@@ -107,8 +107,9 @@ typedef struct {
                                  depend: the handle; keep: the struct input */
     int other;                /* create: DEP; owned: OWNER; keep: TARGET;
                                  depend: DEP; -1 for none */
-    const char *kind;         /* CUBIND_REG_* of param's handle type ("" for keep) */
-    const char *other_kind;   /* CUBIND_REG_* of other's handle type, or "" */
+    cb_registry_kind kind;    /* the registry kind of param's handle type
+                                 (CB_REG_KIND_NONE for keep) */
+    cb_registry_kind other_kind; /* other's, or CB_REG_KIND_NONE */
 } cb_regact;
 
 /* The undo rule of a function (rules.h), from its fact (rules_bind.h)

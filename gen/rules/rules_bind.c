@@ -57,6 +57,47 @@ static int function_has_param(const cb_model *m, const char *function, const cha
 
 /* ---- the facts ------------------------------------------------------------ */
 
+/* Sets b->error to "path:line: DIRECTIVE: ..." unless it is set. */
+static void bind_error(cb_facts *b, const cb_rule *rule, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void bind_error(cb_facts *b, const cb_rule *rule, const char *fmt, ...)
+{
+    if (b->error)
+        return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    size_t n = strlen(b->rules->path) + strlen(msg) + 64;
+    char *e = arena_alloc(b->arena, n);
+    snprintf(e, n, "%s:%u: %s: %s", b->rules->path, rule->line,
+             rules_directive(rule->directive)->name, msg);
+    b->error = e;
+}
+
+/* The registry kinds a registry-kind rule may name, by their word. */
+static const struct {
+    const char *word;
+    cb_registry_kind kind;
+} registry_kinds[] = {
+    {"CUBIND_REG_GRAPH", CB_REG_KIND_GRAPH},
+    {"CUBIND_REG_GRAPH_EXEC", CB_REG_KIND_GRAPH_EXEC},
+    {"CUBIND_REG_GRAPH_NODE", CB_REG_KIND_GRAPH_NODE},
+};
+
+/* A registry-kind rule's CONSTANT; CB_REG_KIND_NONE (b->error set) when
+ * it is none of registry_kinds. */
+static cb_registry_kind registry_kind(cb_facts *b, const cb_rule *rule)
+{
+    for (size_t i = 0; i < sizeof registry_kinds / sizeof *registry_kinds; i++)
+        if (strcmp(registry_kinds[i].word, rule->args[1]) == 0)
+            return registry_kinds[i].kind;
+    bind_error(b, rule, "'%s' is not a registry kind (CUBIND_REG_GRAPH, CUBIND_REG_GRAPH_EXEC "
+                        "or CUBIND_REG_GRAPH_NODE)", rule->args[1]);
+    return CB_REG_KIND_NONE;
+}
+
 const cb_type_facts *rules_type_facts(const cb_facts *f, const cb_type *t)
 {
     const cb_model *m = f->model;
@@ -77,10 +118,13 @@ const cb_rule *rules_type_rule(const cb_facts *f, cb_directive d, const cb_type 
     return tf ? tf->on[d] : NULL;
 }
 
-static void bind_type_slot(cb_type_facts *tf, const cb_rule *rule)
+static void bind_type_slot(cb_type_facts *tf, const cb_rule *rule, cb_registry_kind kind)
 {
-    if (!tf->on[rule->directive])
-        tf->on[rule->directive] = rule;
+    if (tf->on[rule->directive])
+        return;
+    tf->on[rule->directive] = rule;
+    if (rule->directive == CB_D_REGISTRY_KIND)
+        tf->registry_kind = kind;
 }
 
 /* TYPEDEF and HANDLE rules: the first rule of each directive naming a
@@ -98,12 +142,14 @@ static void bind_types(cb_facts *b)
         cb_rule_target t = rules_directive(rule->directive)->target;
         if (t != CB_ON_TYPEDEF && t != CB_ON_HANDLE)
             continue;
+        cb_registry_kind kind =
+            rule->directive == CB_D_REGISTRY_KIND ? registry_kind(b, rule) : CB_REG_KIND_NONE;
         for (size_t k = 0; k < m->ntypedefs; k++)
             if (strcmp(m->typedefs[k].name, rule->args[0]) == 0)
-                bind_type_slot(&b->typedefs[k], rule);
+                bind_type_slot(&b->typedefs[k], rule, kind);
         for (size_t k = 0; k < m->nhandles; k++)
             if (strcmp(m->handles[k].name, rule->args[0]) == 0)
-                bind_type_slot(&b->handles[k], rule);
+                bind_type_slot(&b->handles[k], rule, kind);
     }
     static const cb_directive value[] = {CB_D_VALUE_HANDLE, CB_D_VALUE_CLASS};
     for (size_t d = 0; d < 2; d++)
@@ -413,23 +459,7 @@ typedef struct {
     const char *when_value;      /* NULL when no when= */
 } hb_words;
 
-/* Sets b->error to "path:line: host-bytes: ..." unless it is set. */
-static void hb_error(cb_facts *b, const cb_rule *rule, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void hb_error(cb_facts *b, const cb_rule *rule, const char *fmt, ...)
-{
-    if (b->error)
-        return;
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    size_t n = strlen(b->rules->path) + strlen(msg) + 48;
-    char *e = arena_alloc(b->arena, n);
-    snprintf(e, n, "%s:%u: host-bytes: %s", b->rules->path, rule->line, msg);
-    b->error = e;
-}
+
 
 /* A SIZE that is a constant byte count: a positive decimal integer. */
 static long long constant_bytes(const char *s)
@@ -448,13 +478,13 @@ static int hb_parse(cb_facts *b, const cb_rule *rule, hb_words *h)
     memset(h, 0, sizeof *h);
     h->buffer = rule->args[1];
     if (strcmp(rule->args[2], "reads") != 0 && strcmp(rule->args[2], "writes") != 0) {
-        hb_error(b, rule, "ACCESS must be reads or writes, not '%s'", rule->args[2]);
+        bind_error(b, rule, "ACCESS must be reads or writes, not '%s'", rule->args[2]);
         return -1;
     }
     h->writes = strcmp(rule->args[2], "writes") == 0;
     long long bytes = constant_bytes(rule->args[3]);
     if (bytes == 0) {
-        hb_error(b, rule, "a constant SIZE must be at least 1 byte");
+        bind_error(b, rule, "a constant SIZE must be at least 1 byte");
         return -1;
     }
     if (bytes > 0)
@@ -474,14 +504,14 @@ static int hb_parse(cb_facts *b, const cb_rule *rule, hb_words *h)
         size_t wlen = colon ? (size_t)(colon - eq - 1) : 0;
         if ((t < 0 && !is_when) || !eq[1] ||
             (is_when && (!wlen || wlen >= sizeof h->when_field || !colon[1]))) {
-            hb_error(b, rule,
+            bind_error(b, rule,
                      "'%s' is not rows=, depth=, pitch=, slice=, x=, y=, z= or "
                      "when=FIELD:ENUMERATOR",
                      arg);
             return -1;
         }
         if ((is_when && h->when_value) || (t >= 0 && h->term[t])) {
-            hb_error(b, rule, "'%.*s' given twice", (int)klen, arg);
+            bind_error(b, rule, "'%.*s' given twice", (int)klen, arg);
             return -1;
         }
         if (is_when) {
@@ -537,28 +567,28 @@ static int hb_check(cb_facts *b, const cb_rule *rule, const hb_words *h)
         return 0; /* the owner lacks it: rules_unmatched reports the rule */
     const char *what = f ? "parameter" : "field";
     if (bt->kind != TY_POINTER || !bt->pointee || bt->pointee->kind != TY_VOID) {
-        hb_error(b, rule, "%s '%s' of %s is not a void pointer", what, h->buffer, owner);
+        bind_error(b, rule, "%s '%s' of %s is not a void pointer", what, h->buffer, owner);
         return -1;
     }
     if (h->writes && bt->pointee->is_const) {
-        hb_error(b, rule, "%s '%s' of %s is const: the driver cannot write it", what, h->buffer,
+        bind_error(b, rule, "%s '%s' of %s is const: the driver cannot write it", what, h->buffer,
                  owner);
         return -1;
     }
     if (f && h->bytes) {
-        hb_error(b, rule, "a function parameter's SIZE is a parameter, not a constant");
+        bind_error(b, rule, "a function parameter's SIZE is a parameter, not a constant");
         return -1;
     }
     for (int t = 0; t < HB_NTERMS; t++) {
         if (!h->term[t])
             continue;
         if (f && t != HB_SIZE) {
-            hb_error(b, rule, "a function parameter takes only SIZE, not %s=", term_keys[t]);
+            bind_error(b, rule, "a function parameter takes only SIZE, not %s=", term_keys[t]);
             return -1;
         }
         const cb_type *tt = hb_member_type(m, f, owner, h->term[t]);
         if (!tt || tt->kind != TY_INT) {
-            hb_error(b, rule, "'%s' is not an integer %s of %s", h->term[t], what, owner);
+            bind_error(b, rule, "'%s' is not an integer %s of %s", h->term[t], what, owner);
             return -1;
         }
     }
@@ -567,7 +597,7 @@ static int hb_check(cb_facts *b, const cb_rule *rule, const hb_words *h)
     const cb_type *wt = f ? NULL : hb_member_type(m, f, owner, h->when_field);
     long long v;
     if (!wt || enumerator_value(m, wt, h->when_value, &v) < 0) {
-        hb_error(b, rule, "when= needs an enum field of %s and one of its enumerators", owner);
+        bind_error(b, rule, "when= needs an enum field of %s and one of its enumerators", owner);
         return -1;
     }
     return 0;

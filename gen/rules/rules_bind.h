@@ -56,6 +56,17 @@ typedef enum {
     CB_REGISTRY_DEPEND
 } cb_registry_action;
 
+/* A registry-kind rule's CONSTANT: the registry kind of a handle type
+ * (runtime/include/cubind_rt.h's CUBIND_REG_*, spelled by render_names.h);
+ * rules_bind refuses another. */
+typedef enum {
+    CB_REG_KIND_NONE,         /* no registry-kind rule */
+    CB_REG_KIND_GRAPH,
+    CB_REG_KIND_GRAPH_EXEC,
+    CB_REG_KIND_GRAPH_NODE,
+    CB_NREG_KINDS
+} cb_registry_kind;
+
 /* A kernel-code rule's WHEN. */
 typedef enum {
     CB_CODE_NONE,
@@ -179,6 +190,7 @@ typedef struct {
  * the first of each. */
 typedef struct {
     const cb_rule *on[CB_NDIRECTIVES];
+    cb_registry_kind registry_kind; /* on[CB_D_REGISTRY_KIND]'s CONSTANT */
 } cb_type_facts;
 
 /* The attribute-type rule of one enumerator, its TYPE resolved: a typedef
@@ -222,8 +234,9 @@ typedef struct cb_facts {
     cb_undo_fact *undos;
     size_t nundos;
     unsigned char *matched;   /* per rule: it matches the header */
-    /* "path:line: message" for the first rule that names what the model
-     * has but does not fit it (host-bytes: an ACCESS other than reads /
+    /* "path:line: message" for the first rule whose arguments are wrong:
+     * a registry-kind CONSTANT that is no registry kind, or a rule that
+     * names what the model has but does not fit it (host-bytes: an ACCESS other than reads /
      * writes, an unknown KEY or one given twice; a BUFFER not a void
      * pointer, or const for `writes`; a term not an integer parameter or
      * field of the owner, a function's term other than SIZE or a constant
