@@ -33,7 +33,6 @@
 #include <strings.h>
 
 #include "model/arena.h"
-#include "classify/host_bytes.h"
 
 /* The facts of parameter p of f (f a function of the facts' model). */
 static const cb_param_facts *pfacts(const cb_facts *facts, const cb_function *f, const cb_param *p)
@@ -78,7 +77,7 @@ static cb_ekind elem_kind(const cb_model *m, const cb_facts *facts, const cb_typ
     switch (t->kind) {
     case TY_INT:
         set_range(pc, t);
-        if (rules_type_rule(facts, CB_D_VALUE_HANDLE, t->name)) {
+        if (rules_type_rule(facts, CB_D_VALUE_HANDLE, t)) {
             pc->handle = t->name;
             return EK_VALUE_HANDLE;
         }
@@ -276,70 +275,26 @@ static int classify_callback(const cb_facts *facts, const cb_function *f, const 
     return 0;
 }
 
-/* A type named in an attribute-type rule: a typedef of the header or one
- * of the builtins int, unsigned, size_t. NULL when unknown. */
-static const cb_type *named_type(cb_model *m, const char *name)
+/* The element of one attribute-type rule's TYPE (its fact: rules_bind.h):
+ * a string of char[N], an array of T (fixed_len -1), one _Bool, or what
+ * elem_kind makes of the type. EK_NONE when not covered. */
+static cb_ekind attribute_elem(cb_model *m, const cb_facts *facts,
+                               const cb_attribute_type_fact *t, cb_pclass *c)
 {
-    for (size_t i = 0; i < m->ntypedefs; i++)
-        if (strcmp(m->typedefs[i].name, name) == 0) {
-            /* The typedef's own name must survive: wrap its target. */
-            cb_type *t = model_alloc(m, sizeof *t);
-            *t = *m->typedefs[i].type;
-            t->name = m->typedefs[i].name;
-            t->spelling = m->typedefs[i].name;
-            if (t->kind == TY_POINTER && t->pointee->kind == TY_OTHER)
-                t->kind = TY_HANDLE; /* a handle typedef seen through its target */
-            return t;
-        }
-    static const struct {
-        const char *name;
-        int size, is_signed;
-    } builtins[] = {{"int", 4, 1}, {"unsigned", 4, 0}, {"size_t", 8, 0}, {"_Bool", 1, 0}};
-    for (size_t i = 0; i < sizeof builtins / sizeof *builtins; i++)
-        if (strcmp(builtins[i].name, name) == 0) {
-            cb_type *t = model_alloc(m, sizeof *t);
-            t->kind = TY_INT;
-            t->spelling = t->canon = builtins[i].name;
-            t->size = t->align = builtins[i].size;
-            t->is_signed = builtins[i].is_signed;
-            return t;
-        }
-    return NULL;
-}
-
-/* The element of one attribute-type rule's TYPE: a type of named_type(),
- * `char[N]` (a NUL-terminated string of at most N - 1 chars), or `T[]` (an
- * array of T filling the value's byte size). EK_NONE when not covered. */
-static cb_ekind attribute_elem(cb_model *m, const cb_facts *facts, const char *spec, cb_pclass *c)
-{
-    char name[128];
-    snprintf(name, sizeof name, "%s", spec);
-    char *bracket = strchr(name, '[');
-    if (bracket) {
-        c->fixed_len = bracket[1] == ']' ? -1 : strtoll(bracket + 1, NULL, 10);
-        *bracket = '\0';
-        if (c->fixed_len == 0)
-            return EK_NONE;
-    }
-    if (bracket && c->fixed_len > 0) {
-        if (strcmp(name, "char") != 0)
-            return EK_NONE;
-        cb_type *t = model_alloc(m, sizeof *t);
-        t->kind = TY_INT;
-        t->spelling = t->canon = "char";
-        t->size = t->align = 1;
-        c->value = t;
-        return EK_STRING;
-    }
-    const cb_type *ty = named_type(m, name);
+    c->fixed_len = t->len;
+    const cb_type *ty = t->type;
     if (!ty)
         return EK_NONE;
-    if (strcmp(name, "_Bool") == 0) {
+    if (t->len > 0) {
+        c->value = ty;
+        return EK_STRING;
+    }
+    if (t->is_bool) {
         c->value = ty;
         return EK_BOOL;
     }
     cb_ekind e = elem_kind(m, facts, ty, c);
-    if (e == EK_INT && rules_type_rule(facts, CB_D_VALUE_CLASS, ty->name)) {
+    if (e == EK_INT && rules_type_rule(facts, CB_D_VALUE_CLASS, ty)) {
         /* cuda.bindings returns these values as their class (cuuint64_t) */
         e = EK_VALUE_HANDLE;
         c->handle = ty->name;
@@ -372,15 +327,15 @@ static int classify_attribute_output(cb_model *m, const cb_facts *facts, const c
     pc->attr_cases = model_alloc(m, (e->nitems ? e->nitems : 1) * sizeof *pc->attr_cases);
     pc->attr_names = model_alloc(m, (e->nitems ? e->nitems : 1) * sizeof *pc->attr_names);
     for (size_t i = 0; i < e->nitems; i++) {
-        const cb_rule *t = facts->attribute_type[e - m->enums][i];
-        if (!t)
+        const cb_attribute_type_fact *t = &facts->attribute_type[e - m->enums][i];
+        if (!t->rule)
             continue;
         cb_pclass *c = &pc->attr_cases[pc->nattr_cases];
         memset(c, 0, sizeof *c);
         c->param = pc->param;
         c->pyname = pc->pyname;
         c->enum_index = c->record_index = -1;
-        c->elem = attribute_elem(m, facts, t->args[1], c);
+        c->elem = attribute_elem(m, facts, t, c);
         if (c->elem == EK_NONE || (c->elem == EK_STRUCT && c->value->size > 64) ||
             (c->fixed_len < 0 && (pc->count_index < 0 || input)))
             continue; /* the value buffer holds 64 bytes, strings aside; an
@@ -463,19 +418,16 @@ static const char *python_param_name(cb_model *m, const cb_facts *facts, const c
     return r;
 }
 
-/* A host-bytes rule on `void *` parameter p: its byte count (a parameter
- * host_bytes_check found to be an integer) and whether the driver writes
- * there. */
+/* A host-bytes rule on `void *` parameter p: its byte count (an integer
+ * parameter: rules_bind checked it) and whether the driver writes there. */
 static void host_buffer(const cb_facts *facts, const cb_function *f, const cb_param *p,
                         cb_pclass *pc)
 {
-    const cb_rule *r = pfacts(facts, f, p)->on[CB_D_HOST_BYTES];
-    cb_host_bytes h;
-    char err[256];
-    if (!r || host_bytes_parse(facts->rules, r, &h, err, sizeof err) < 0)
+    const cb_param_facts *pf = pfacts(facts, f, p);
+    if (!pf->on[CB_D_HOST_BYTES])
         return;
-    pc->count_index = model_param_index(f, h.term[HB_SIZE]);
-    pc->host_writes = h.writes;
+    pc->count_index = (int)pf->host_bytes.term[HB_SIZE];
+    pc->host_writes = pf->host_bytes.writes;
 }
 
 static void classify_param(cb_model *m, const cb_facts *facts, const cb_function *f,
@@ -709,14 +661,13 @@ static void classify_error_log(cb_model *m, const cb_facts *facts, cb_fclass *fc
     }
 }
 
-/* Whether f is the error-string function: `const char *f(RESULT)`. */
-static int is_error_string(const cb_model *m, const cb_api *api, const cb_function *f)
+/* Whether f is the error-string function (its fact) and is
+ * `const char *f(RESULT)`. */
+static int is_error_string(const cb_model *m, const cb_facts *facts, const cb_function *f)
 {
-    return api->error_string &&
-           (strcmp(api->error_string, f->name) == 0 ||
-            (f->abi && strcmp(api->error_string, f->abi) == 0)) &&
-           f->ret->kind == TY_POINTER && is_char(f->ret->pointee) && f->nparams == 1 &&
-           f->params[0].type->kind == TY_ENUM &&
+    const cb_api *api = &facts->api;
+    return f == facts->error_string_fn && f->ret->kind == TY_POINTER &&
+           is_char(f->ret->pointee) && f->nparams == 1 && f->params[0].type->kind == TY_ENUM &&
            model_type_enum(m, f->params[0].type) == model_enum_index(m, api->result);
 }
 
@@ -840,7 +791,7 @@ cb_classes *classify_model(cb_model *m, const cb_facts *facts)
         fc->fn = f;
         fc->params = model_alloc(m, (f->nparams ? f->nparams : 1) * sizeof *fc->params);
         const char *why = NULL;
-        fc->returns_string = is_error_string(m, &api, f);
+        fc->returns_string = is_error_string(m, facts, f);
         if (!fc->returns_string &&
             (f->ret->kind != TY_ENUM || model_enum_index(m, api.result) != model_type_enum(m, f->ret))) {
             char buf[128];
@@ -885,11 +836,13 @@ cb_classes *classify_model(cb_model *m, const cb_facts *facts)
     return c;
 }
 
-/* The CUBIND_REG_* constant of the handle type of parameter k ("" if none). */
-static const char *reg_kind(const cb_facts *facts, const cb_fclass *fc, int k)
+/* The registry kind of the handle type of parameter k (CB_REG_KIND_NONE
+ * if none). */
+static cb_registry_kind reg_kind(const cb_facts *facts, const cb_fclass *fc, int k)
 {
-    const cb_rule *r = k >= 0 ? rules_type_rule(facts, CB_D_REGISTRY_KIND, fc->params[k].handle) : NULL;
-    return r ? r->args[1] : "";
+    const cb_pclass *pc = k >= 0 ? &fc->params[k] : NULL;
+    const cb_type_facts *tf = pc && pc->handle ? rules_type_facts(facts, pc->value) : NULL;
+    return tf ? tf->registry_kind : CB_REG_KIND_NONE;
 }
 
 /* The registry-* rules naming f. A rule whose parameters do not resolve to
@@ -908,11 +861,11 @@ static void classify_registry(cb_model *m, const cb_facts *facts, cb_fclass *fc)
         ra->param = rf->param;
         ra->other = rf->other;
         int keep = rf->action == CB_REGISTRY_KEEP;
-        ra->kind = keep ? "" : reg_kind(facts, fc, ra->param);
+        ra->kind = keep ? CB_REG_KIND_NONE : reg_kind(facts, fc, ra->param);
         ra->other_kind = reg_kind(facts, fc, ra->other);
         int bad = ra->param < 0 || (rf->names_other && ra->other < 0);
-        bad |= !keep && !*ra->kind;
-        bad |= ra->other >= 0 && !*ra->other_kind;
+        bad |= !keep && ra->kind == CB_REG_KIND_NONE;
+        bad |= ra->other >= 0 && ra->other_kind == CB_REG_KIND_NONE;
         bad |= keep && (ra->other < 0 || fc->params[ra->param].shape != SH_IN_PTR);
         if (bad && fc->supported) {
             fc->supported = 0;
@@ -921,24 +874,14 @@ static void classify_registry(cb_model *m, const cb_facts *facts, cb_fclass *fc)
     }
 }
 
-/* Whether s is a whole decimal integer literal (an optional '-'). */
-static int is_int_literal(const char *s)
+/* Checks one undo rule of fc (its fact) and sets fc->undo; -1 with err
+ * on a bad argument. */
+static int resolve_undo(cb_model *m, const cb_facts *facts, const cb_undo_fact *uf,
+                        cb_fclass *fc, char *err, size_t errlen)
 {
-    const char *d = *s == '-' ? s + 1 : s;
-    if (!*d)
-        return 0;
-    for (; *d; d++)
-        if (!isdigit((unsigned char)*d))
-            return 0;
-    return 1;
-}
-
-/* Resolves one undo rule of fc calling u; -1 with err on a bad argument. */
-static int resolve_undo(cb_model *m, const cb_facts *facts, const cb_rule *r, cb_fclass *fc,
-                        const cb_function *u, char *err, size_t errlen)
-{
-    const cb_function *f = fc->fn;
-    size_t n = r->nargs - 2;
+    const cb_function *f = fc->fn, *u = uf->undo;
+    const cb_rule *r = uf->rule;
+    size_t n = uf->nargs;
     if (fc->undo) {
         snprintf(err, errlen, "%s:%u: a second undo rule for %s", facts->rules->path, r->line, f->name);
         return -1;
@@ -959,23 +902,20 @@ static int resolve_undo(cb_model *m, const cb_facts *facts, const cb_rule *r, cb
     ud->param = model_alloc(m, (n ? n : 1) * sizeof *ud->param);
     ud->literal = model_alloc(m, (n ? n : 1) * sizeof *ud->literal);
     for (size_t a = 0; a < n; a++) {
-        const char *arg = r->args[a + 2];
-        ud->literal[a] = NULL;
-        ud->param[a] = is_int_literal(arg) ? -1 : model_param_index(f, arg);
-        if (ud->param[a] < 0 && !is_int_literal(arg)) {
+        ud->param[a] = uf->param[a];
+        ud->literal[a] = uf->literal[a];
+        if (ud->param[a] < 0 && !ud->literal[a]) {
             snprintf(err, errlen, "%s:%u: undo argument '%s' is not a parameter of %s",
-                     facts->rules->path, r->line, arg, f->name);
+                     facts->rules->path, r->line, r->args[a + 2], f->name);
             return -1;
         }
-        if (ud->param[a] < 0) {
-            ud->literal[a] = arg;
+        if (ud->param[a] < 0)
             continue;
-        }
         const cb_pclass *pc = &fc->params[ud->param[a]];
         if ((pc->shape != SH_OUT && pc->shape != SH_VALUE) || pc->elem == EK_STRUCT) {
             snprintf(err, errlen,
                      "%s:%u: undo argument '%s' of %s is neither a scalar output nor a scalar input",
-                     facts->rules->path, r->line, arg, f->name);
+                     facts->rules->path, r->line, r->args[a + 2], f->name);
             return -1;
         }
     }
@@ -989,7 +929,7 @@ int classify_undo(cb_model *m, cb_classes *c, const cb_facts *facts, char *err, 
      * reported by rules_unmatched), in file order */
     for (size_t i = 0; i < facts->nundos; i++) {
         const cb_undo_fact *uf = &facts->undos[i];
-        if (resolve_undo(m, facts, uf->rule, &c->functions[uf->function], uf->undo, err, errlen) < 0)
+        if (resolve_undo(m, facts, uf, &c->functions[uf->function], err, errlen) < 0)
             return -1;
     }
     return 0;

@@ -122,13 +122,14 @@ typedef struct {
                                  depend: the handle; keep: the struct input */
     int other;                /* create: DEP; owned: OWNER; keep: TARGET;
                                  depend: DEP; -1 for none */
-    const char *kind;         /* CUBIND_REG_* of param's handle type ("" for keep) */
-    const char *other_kind;   /* CUBIND_REG_* of other's handle type, or "" */
+    cb_registry_kind kind;    /* the registry kind of param's handle type
+                                 (CB_REG_KIND_NONE for keep) */
+    cb_registry_kind other_kind; /* other's, or CB_REG_KIND_NONE */
 } cb_regact;
 
-/* The undo rule of a function (rules.h), its names resolved by
- * classify_undo: what to call when the driver created something but the
- * result could not be built. */
+/* The undo rule of a function (rules.h), from its fact (rules_bind.h)
+ * checked by classify_undo: what to call when the driver created
+ * something but the result could not be built. */
 typedef struct {
     const cb_function *fn;    /* the undo function (a proc slot of its own) */
     int *param;               /* per argument: the parameter it names, or -1 */
@@ -186,7 +187,7 @@ typedef struct {
 /* Classifies every function, collects the handle classes and classifies
  * every record; strings live in the model's arena. */
 cb_classes *classify_model(cb_model *m, const cb_facts *facts);
-/* Resolves the undo rules of classified functions. A rule whose functions
+/* Checks the undo facts of classified functions. A rule whose functions
  * both exist must pass as many arguments as the undo function takes, each a
  * scalar output or input of the function, or an integer literal; a second
  * undo rule for a function is refused too. -1 with "path:line: message" in

@@ -187,31 +187,22 @@ static void add_fields(const record_env *env, const cb_record *r, const cb_recor
     }
 }
 
-/* The host-bytes rules of record r, one extent each. */
+/* The host-bytes rules of record r, one extent each (their facts). */
 static void add_extents(const record_env *env, const cb_record *r, cb_record_class *rc)
 {
     cb_model *m = env->m;
     const cb_record_facts *rf = &env->facts->records[r - m->records];
     rc->extents = model_alloc(m, (rf->nhost_bytes + 1) * sizeof *rc->extents);
     for (size_t i = 0; i < rf->nhost_bytes; i++) {
-        const cb_rule *rule = rf->host_bytes[i];
-        cb_host_bytes h;
-        char err[256];
-        if (host_bytes_parse(env->facts->rules, rule, &h, err, sizeof err) < 0)
-            continue;
+        const cb_host_bytes_fact *h = &rf->host_bytes[i];
         cb_extent *e = &rc->extents[rc->nextents++];
-        e->buffer = model_field_index(m, r, h.buffer);
-        e->writes = h.writes;
-        e->when = -1;
-        e->when_value = 0;
-        if (h.when_value) {
-            const cb_field *wf = rules_record_field(m, rule->args[0], h.when_field);
-            e->when = model_field_index(m, r, h.when_field);
-            if (!wf || host_bytes_enumerator(m, wf->type, h.when_value, &e->when_value) < 0)
-                e->when = -1;
-        }
+        e->buffer = h->buffer;
+        e->writes = h->writes;
+        e->when = h->when;
+        e->when_value = h->when_value;
+        e->bytes = h->bytes;
         for (int t = 0; t < HB_NTERMS; t++)
-            e->term[t] = h.term[t] ? model_field_index(m, r, h.term[t]) : -1;
+            e->term[t] = h->term[t];
     }
 }
 

@@ -14,7 +14,6 @@
 #include <stddef.h>
 
 #include "classify/handles.h"
-#include "classify/host_bytes.h"
 #include "model/model.h"
 #include "rules/rules_bind.h"
 
@@ -61,13 +60,14 @@ typedef struct {
 } cb_field_class;
 
 /* A host-bytes rule of the record, resolved to field indexes of its table
- * (bind_struct.h's cbs_host_extent; host_bytes_check validated it). */
+ * (bind_struct.h's cbs_host_extent; its fact, which rules_bind checked). */
 typedef struct {
     long long buffer;
     int writes;
     long long when;           /* the when= enum field, -1 */
     long long when_value;     /* its enumerator's value */
     long long term[HB_NTERMS];/* -1 for an absent term */
+    long long bytes;          /* a constant SIZE (term[HB_SIZE] -1), else 0 */
 } cb_extent;
 
 typedef struct {

@@ -37,7 +37,7 @@ handle_class *handles_collect(const cb_model *m, const cb_facts *facts, size_t *
     for (size_t i = 0; i < m->nhandles; i++)
         h[n++] = (handle_class){m->handles[i].name, CB_HANDLE_POINTER,
                                 names_kernel(m, facts, m->handles[i].name),
-                                rules_type_rule(facts, CB_D_STREAM_PROTOCOL, m->handles[i].name) != NULL};
+                                facts->handles[i].on[CB_D_STREAM_PROTOCOL] != NULL};
     for (size_t i = 0; i < m->ncallbacks; i++)
         h[n++] = (handle_class){m->callbacks[i].name, CB_HANDLE_POINTER, 0, 0};
     for (size_t i = 0; i < facts->nvalue_classes; i++) {

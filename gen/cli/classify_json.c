@@ -208,10 +208,10 @@ static void write_function(FILE *o, const cb_model *m, const cb_classes *c, size
             dump_json_string(o, render_registry_action_word(ra->action));
             kv_param(o, "param", f, ra->param);
             kv_param(o, "other", f, ra->other);
-            if (*ra->kind)
-                kv_str(o, "kind", ra->kind);
-            if (ra->other >= 0 && *ra->other_kind)
-                kv_str(o, "other_kind", ra->other_kind);
+            if (ra->kind != CB_REG_KIND_NONE)
+                kv_str(o, "kind", render_registry_kind(ra->kind));
+            if (ra->other >= 0 && ra->other_kind != CB_REG_KIND_NONE)
+                kv_str(o, "other_kind", render_registry_kind(ra->other_kind));
             fputc('}', o);
         }
         fputc(']', o);

@@ -22,7 +22,6 @@
 #include "util/checksum.h"
 #include "classify/classify.h"
 #include "cli/classify_json.h"
-#include "classify/host_bytes.h"
 #include "model/dump.h"
 #include "model/model.h"
 #include "render/render.h"
@@ -291,9 +290,10 @@ typedef struct {
 } classified;
 
 /* Reads rules_path, parses header for the API it names, checks the result
- * enum and the host-bytes rules, binds the rules and classifies. 0, or the
- * exit status (1, or 2 for a refused header) with the message in err, or
- * with err empty when it was already reported. keep_docs: the header's
+ * enum, binds the rules (refusing one that does not fit what it names:
+ * rules_bind.h) and classifies. 0, or the exit status (1, or 2 for a
+ * refused header) with the message in err, or with err empty when it was
+ * already reported. keep_docs: the header's
  * documentation comments stay in the model (generate --header-docs). */
 static int classify_header(classified *c, const char *header, const char *rules_path,
                            int keep_docs, char *err, size_t errlen)
@@ -310,9 +310,11 @@ static int classify_header(classified *c, const char *header, const char *rules_
         return 2;
     if (!keep_docs)
         model_forget_docs(c->m);
-    if (host_bytes_check(c->m, c->rules, err, errlen) < 0)
-        return 1;
     c->facts = rules_bind(c->rules, c->m);
+    if (c->facts->error) {
+        snprintf(err, errlen, "%s", c->facts->error);
+        return 1;
+    }
     c->classes = classify_model(c->m, c->facts);
     if (classify_undo(c->m, c->classes, c->facts, err, errlen) < 0)
         return 1;

@@ -314,12 +314,12 @@ static tv *registry_value(const cb_fclass *fc)
         tv_set_bool(v, "reg_keep", ra->action == CB_REGISTRY_KEEP);
         tv_set_bool(v, "reg_depend", ra->action == CB_REGISTRY_DEPEND);
         tv_set_str(v, "cname", fc->params[ra->param].param->name);
-        tv_set_str(v, "kind", ra->kind);
+        tv_set_str(v, "kind", render_registry_kind(ra->kind));
         if (ra->action == CB_REGISTRY_KEEP)
             tv_set_int(v, "in_index", in_index_of(fc, ra->param));
         else
             tv_set(v, "handle_param", param_ref(fc, ra->param));
-        tv_set_str(v, "other_kind", ra->other >= 0 ? ra->other_kind : "");
+        tv_set_str(v, "other_kind", ra->other >= 0 ? render_registry_kind(ra->other_kind) : "");
         /* driver/other_handle_value.c: a list of one, or 0 when empty */
         tv *other = tv_list();
         if (ra->other >= 0)
@@ -368,7 +368,7 @@ static tv *undo_value(const cb_fclass *fc)
             continue;
         tv *rv = tv_map();
         tv_set_str(rv, "cname", fc->params[ra->param].param->name);
-        tv_set_str(rv, "kind", ra->kind);
+        tv_set_str(rv, "kind", render_registry_kind(ra->kind));
         tv_set(rv, "handle_param", param_ref(fc, ra->param));
         tv_push(reg, rv);
     }

@@ -2,9 +2,9 @@
 /*
  * render_names.h — the one table of the names the classify stage's kinds
  * go by outside the generator: the runtime's enumerator each is spelled
- * as in generated code (CBS_F_*, CBS_HANDLE_*, CUBIND_CB_*), and the word
- * for it in `cubind classify` and in rules (host, create). The generator's
- * C compares the enums, never these strings.
+ * as in generated code (CBS_F_*, CBS_HANDLE_*, CUBIND_CB_*, CUBIND_REG_*),
+ * and the word for it in `cubind classify` and in rules (host, create).
+ * The generator's C compares the enums, never these strings.
  */
 #ifndef CUBIND_RENDER_NAMES_H
 #define CUBIND_RENDER_NAMES_H
@@ -27,5 +27,7 @@ const char *render_callback_kind(cb_callback_kind k);
 const char *render_callback_kind_word(cb_callback_kind k);
 /* "create", the registry-* rule's suffix */
 const char *render_registry_action_word(cb_registry_action a);
+/* "CUBIND_REG_GRAPH" (runtime/include/cubind_rt.h), "" for none */
+const char *render_registry_kind(cb_registry_kind k);
 
 #endif

@@ -7,6 +7,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "rules/rules_bind.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,44 +57,99 @@ static int function_has_param(const cb_model *m, const char *function, const cha
 
 /* ---- the facts ------------------------------------------------------------ */
 
-static cb_type_facts *type_facts(const cb_facts *f, const char *name)
+/* Sets b->error to "path:line: DIRECTIVE: ..." unless it is set. */
+static void bind_error(cb_facts *b, const cb_rule *rule, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void bind_error(cb_facts *b, const cb_rule *rule, const char *fmt, ...)
 {
-    for (size_t i = 0; name && i < f->ntypes; i++)
-        if (strcmp(f->types[i].name, name) == 0)
-            return &f->types[i];
+    if (b->error)
+        return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    size_t n = strlen(b->rules->path) + strlen(msg) + 64;
+    char *e = arena_alloc(b->arena, n);
+    snprintf(e, n, "%s:%u: %s: %s", b->rules->path, rule->line,
+             rules_directive(rule->directive)->name, msg);
+    b->error = e;
+}
+
+/* The registry kinds a registry-kind rule may name, by their word. */
+static const struct {
+    const char *word;
+    cb_registry_kind kind;
+} registry_kinds[] = {
+    {"CUBIND_REG_GRAPH", CB_REG_KIND_GRAPH},
+    {"CUBIND_REG_GRAPH_EXEC", CB_REG_KIND_GRAPH_EXEC},
+    {"CUBIND_REG_GRAPH_NODE", CB_REG_KIND_GRAPH_NODE},
+};
+
+/* A registry-kind rule's CONSTANT; CB_REG_KIND_NONE (b->error set) when
+ * it is none of registry_kinds. */
+static cb_registry_kind registry_kind(cb_facts *b, const cb_rule *rule)
+{
+    for (size_t i = 0; i < sizeof registry_kinds / sizeof *registry_kinds; i++)
+        if (strcmp(registry_kinds[i].word, rule->args[1]) == 0)
+            return registry_kinds[i].kind;
+    bind_error(b, rule, "'%s' is not a registry kind (CUBIND_REG_GRAPH, CUBIND_REG_GRAPH_EXEC "
+                        "or CUBIND_REG_GRAPH_NODE)", rule->args[1]);
+    return CB_REG_KIND_NONE;
+}
+
+const cb_type_facts *rules_type_facts(const cb_facts *f, const cb_type *t)
+{
+    const cb_model *m = f->model;
+    if (!t || !t->name)
+        return NULL;
+    const cb_handle *h = model_handle(m, t->name);
+    if (h)
+        return &f->handles[h - m->handles];
+    for (size_t i = 0; i < m->ntypedefs; i++)
+        if (strcmp(m->typedefs[i].name, t->name) == 0)
+            return &f->typedefs[i];
     return NULL;
 }
 
-const cb_type_facts *rules_type_facts(const cb_facts *f, const char *name)
+const cb_rule *rules_type_rule(const cb_facts *f, cb_directive d, const cb_type *t)
 {
-    return type_facts(f, name);
+    const cb_type_facts *tf = rules_type_facts(f, t);
+    return tf ? tf->on[d] : NULL;
 }
 
-const cb_rule *rules_type_rule(const cb_facts *f, cb_directive d, const char *name)
+static void bind_type_slot(cb_type_facts *tf, const cb_rule *rule, cb_registry_kind kind)
 {
-    const cb_type_facts *t = rules_type_facts(f, name);
-    return t ? t->on[d] : NULL;
+    if (tf->on[rule->directive])
+        return;
+    tf->on[rule->directive] = rule;
+    if (rule->directive == CB_D_REGISTRY_KIND)
+        tf->registry_kind = kind;
 }
 
-/* TYPEDEF and HANDLE rules: one entry per name, the first rule of each
- * directive; the integer typedefs of value-handle then value-class rules
- * in order (handles.h). */
+/* TYPEDEF and HANDLE rules: the first rule of each directive naming a
+ * typedef or opaque handle of the model, in its facts; the integer
+ * typedefs of value-handle then value-class rules in order (handles.h). */
 static void bind_types(cb_facts *b)
 {
+    const cb_model *m = b->model;
     const cb_rules *r = b->rules;
-    size_t cap = 0, ccap = 0;
+    size_t ccap = 0;
+    b->typedefs = arena_alloc(b->arena, (m->ntypedefs + 1) * sizeof *b->typedefs);
+    b->handles = arena_alloc(b->arena, (m->nhandles + 1) * sizeof *b->handles);
     for (size_t i = 0; i < r->nrules; i++) {
         const cb_rule *rule = &r->rules[i];
         cb_rule_target t = rules_directive(rule->directive)->target;
         if (t != CB_ON_TYPEDEF && t != CB_ON_HANDLE)
             continue;
-        cb_type_facts *tf = type_facts(b, rule->args[0]);
-        if (!tf) {
-            tf = ARENA_PUSH(b->arena, b->types, b->ntypes, cap);
-            tf->name = rule->args[0];
-        }
-        if (!tf->on[rule->directive])
-            tf->on[rule->directive] = rule;
+        cb_registry_kind kind =
+            rule->directive == CB_D_REGISTRY_KIND ? registry_kind(b, rule) : CB_REG_KIND_NONE;
+        for (size_t k = 0; k < m->ntypedefs; k++)
+            if (strcmp(m->typedefs[k].name, rule->args[0]) == 0)
+                bind_type_slot(&b->typedefs[k], rule, kind);
+        for (size_t k = 0; k < m->nhandles; k++)
+            if (strcmp(m->handles[k].name, rule->args[0]) == 0)
+                bind_type_slot(&b->handles[k], rule, kind);
     }
     static const cb_directive value[] = {CB_D_VALUE_HANDLE, CB_D_VALUE_CLASS};
     for (size_t d = 0; d < 2; d++)
@@ -323,7 +380,7 @@ static void bind_functions(cb_facts *b)
     }
 }
 
-/* RECORD FIELD rules and host-bytes rules naming records. */
+/* RECORD FIELD rules. */
 static void bind_records(cb_facts *b)
 {
     const cb_model *m = b->model;
@@ -337,18 +394,13 @@ static void bind_records(cb_facts *b)
     for (size_t n = 0; n < r->nrules; n++) {
         const cb_rule *rule = &r->rules[n];
         cb_rule_target t = rules_directive(rule->directive)->target;
-        if (t != CB_ON_FIELD && rule->directive != CB_D_HOST_BYTES)
+        if (t != CB_ON_FIELD)
             continue;
         for (size_t i = 0; i < m->nrecords; i++) {
             const cb_record *rec = &m->records[i];
             cb_record_facts *rf = &b->records[i];
             if (!model_record_named(rec, rule->args[0]))
                 continue;
-            if (rule->directive == CB_D_HOST_BYTES) {
-                size_t cap = rf->nhost_bytes; /* grown one at a time */
-                *ARENA_PUSH(b->arena, rf->host_bytes, rf->nhost_bytes, cap) = rule;
-                continue;
-            }
             long long k = model_field_index(m, rec, rule->args[1]);
             if (k < 0 || rf->fields[k].on[rule->directive])
                 continue;
@@ -390,9 +442,293 @@ static void bind_records(cb_facts *b)
     }
 }
 
-/* Per enumerator its attribute-type rule; an attribute enum of a bound
- * attribute rule marks the rules of its enumerators as matching (an
- * attribute-input rule over an array of attributes binds none). */
+/* ---- host-bytes rules ------------------------------------------------------ */
+
+/* The KEY= of each term; SIZE has none (it is positional). */
+static const char *const term_keys[HB_NTERMS] = {
+    NULL, "rows", "depth", "pitch", "slice", "x", "y", "z",
+};
+
+/* A host-bytes rule split into its words (pointers into the rule). */
+typedef struct {
+    const char *buffer;
+    int writes;
+    const char *term[HB_NTERMS]; /* the parameter/field of each term; NULL: absent */
+    long long bytes;             /* SIZE a constant (term[HB_SIZE] NULL), else 0 */
+    char when_field[64];         /* when=FIELD:ENUMERATOR, else "" */
+    const char *when_value;      /* NULL when no when= */
+} hb_words;
+
+
+
+/* A SIZE that is a constant byte count: a positive decimal integer. */
+static long long constant_bytes(const char *s)
+{
+    size_t n = strspn(s, "0123456789");
+    if (!n || s[n] || n > 15)
+        return -1;
+    return strtoll(s, NULL, 10);
+}
+
+/* Splits a host-bytes rule into *h; -1 (b->error set) for an ACCESS other
+ * than reads / writes, a constant SIZE of 0, an unknown KEY, a term given
+ * twice or a `when` without ENUMERATOR. */
+static int hb_parse(cb_facts *b, const cb_rule *rule, hb_words *h)
+{
+    memset(h, 0, sizeof *h);
+    h->buffer = rule->args[1];
+    if (strcmp(rule->args[2], "reads") != 0 && strcmp(rule->args[2], "writes") != 0) {
+        bind_error(b, rule, "ACCESS must be reads or writes, not '%s'", rule->args[2]);
+        return -1;
+    }
+    h->writes = strcmp(rule->args[2], "writes") == 0;
+    long long bytes = constant_bytes(rule->args[3]);
+    if (bytes == 0) {
+        bind_error(b, rule, "a constant SIZE must be at least 1 byte");
+        return -1;
+    }
+    if (bytes > 0)
+        h->bytes = bytes;
+    else
+        h->term[HB_SIZE] = rule->args[3];
+    for (size_t a = 4; a < rule->nargs; a++) {
+        const char *arg = rule->args[a];
+        const char *eq = strchr(arg, '=');
+        size_t klen = eq ? (size_t)(eq - arg) : 0;
+        int t = -1;
+        for (int k = 1; eq && k < HB_NTERMS; k++)
+            if (strlen(term_keys[k]) == klen && strncmp(arg, term_keys[k], klen) == 0)
+                t = k;
+        int is_when = eq && klen == 4 && strncmp(arg, "when", 4) == 0;
+        const char *colon = is_when ? strchr(eq + 1, ':') : NULL;
+        size_t wlen = colon ? (size_t)(colon - eq - 1) : 0;
+        if ((t < 0 && !is_when) || !eq[1] ||
+            (is_when && (!wlen || wlen >= sizeof h->when_field || !colon[1]))) {
+            bind_error(b, rule,
+                     "'%s' is not rows=, depth=, pitch=, slice=, x=, y=, z= or "
+                     "when=FIELD:ENUMERATOR",
+                     arg);
+            return -1;
+        }
+        if ((is_when && h->when_value) || (t >= 0 && h->term[t])) {
+            bind_error(b, rule, "'%.*s' given twice", (int)klen, arg);
+            return -1;
+        }
+        if (is_when) {
+            memcpy(h->when_field, eq + 1, wlen);
+            h->when_field[wlen] = '\0';
+            h->when_value = colon + 1;
+        } else {
+            h->term[t] = eq + 1;
+        }
+    }
+    return 0;
+}
+
+/* The value of enumerator `name` of the enum of type t; 0 when found,
+ * -1 when t is no enum of the model or lacks it. */
+static int enumerator_value(const cb_model *m, const cb_type *t, const char *name,
+                            long long *value)
+{
+    int e = t->kind == TY_ENUM ? model_type_enum(m, t) : -1;
+    for (size_t k = 0; e >= 0 && k < m->enums[e].nitems; k++)
+        if (strcmp(m->enums[e].items[k].name, name) == 0) {
+            *value = m->enums[e].items[k].value;
+            return 0;
+        }
+    return -1;
+}
+
+/* The type of the owner's parameter or field `name`, NULL when none. */
+static const cb_type *hb_member_type(const cb_model *m, const cb_function *f, const char *owner,
+                                     const char *name)
+{
+    if (f) {
+        int i = model_param_index(f, name);
+        return i < 0 ? NULL : f->params[i].type;
+    }
+    const cb_field *fd = rules_record_field(m, owner, name);
+    return fd && fd->bit_width < 0 ? fd->type : NULL;
+}
+
+/* Checks a host-bytes rule whose owner the model has (a rule naming a
+ * function or record it lacks is left to rules_unmatched): BUFFER a
+ * pointer to void, not const for `writes`; every term an integer
+ * parameter or field of the owner, a function's only SIZE (and not a
+ * constant); `when` an enum field and one of its enumerators. -1 with
+ * b->error set. */
+static int hb_check(cb_facts *b, const cb_rule *rule, const hb_words *h)
+{
+    const cb_model *m = b->model;
+    const char *owner = rule->args[0];
+    const cb_function *f = rules_function(m, owner);
+    const cb_type *bt = hb_member_type(m, f, owner, h->buffer);
+    if (!bt)
+        return 0; /* the owner lacks it: rules_unmatched reports the rule */
+    const char *what = f ? "parameter" : "field";
+    if (bt->kind != TY_POINTER || !bt->pointee || bt->pointee->kind != TY_VOID) {
+        bind_error(b, rule, "%s '%s' of %s is not a void pointer", what, h->buffer, owner);
+        return -1;
+    }
+    if (h->writes && bt->pointee->is_const) {
+        bind_error(b, rule, "%s '%s' of %s is const: the driver cannot write it", what, h->buffer,
+                 owner);
+        return -1;
+    }
+    if (f && h->bytes) {
+        bind_error(b, rule, "a function parameter's SIZE is a parameter, not a constant");
+        return -1;
+    }
+    for (int t = 0; t < HB_NTERMS; t++) {
+        if (!h->term[t])
+            continue;
+        if (f && t != HB_SIZE) {
+            bind_error(b, rule, "a function parameter takes only SIZE, not %s=", term_keys[t]);
+            return -1;
+        }
+        const cb_type *tt = hb_member_type(m, f, owner, h->term[t]);
+        if (!tt || tt->kind != TY_INT) {
+            bind_error(b, rule, "'%s' is not an integer %s of %s", h->term[t], what, owner);
+            return -1;
+        }
+    }
+    if (!h->when_value)
+        return 0;
+    const cb_type *wt = f ? NULL : hb_member_type(m, f, owner, h->when_field);
+    long long v;
+    if (!wt || enumerator_value(m, wt, h->when_value, &v) < 0) {
+        bind_error(b, rule, "when= needs an enum field of %s and one of its enumerators", owner);
+        return -1;
+    }
+    return 0;
+}
+
+/* host-bytes rules, in file order: each split and checked (the first
+ * that does not fit sets b->error and ends the binding of them), then
+ * resolved into the facts of the parameter it names (its slot: bind_slots)
+ * and of every record it names. */
+static void bind_host_bytes(cb_facts *b)
+{
+    const cb_model *m = b->model;
+    const cb_rules *r = b->rules;
+    hb_words *words = arena_alloc(b->arena, (r->nrules + 1) * sizeof *words);
+    for (size_t n = 0; n < r->nrules; n++)
+        if (r->rules[n].directive == CB_D_HOST_BYTES &&
+            (hb_parse(b, &r->rules[n], &words[n]) < 0 || hb_check(b, &r->rules[n], &words[n]) < 0))
+            return;
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        const cb_function *f = &m->functions[i];
+        for (size_t k = 0; k < f->nparams; k++) {
+            cb_param_facts *pf = &b->functions[i].params[k];
+            const cb_rule *rule = pf->on[CB_D_HOST_BYTES];
+            if (!rule)
+                continue;
+            const hb_words *h = &words[rule - r->rules];
+            cb_host_bytes_fact *hf = &pf->host_bytes;
+            hf->rule = rule;
+            hf->buffer = (long long)k;
+            hf->writes = h->writes;
+            hf->bytes = h->bytes;
+            hf->when = -1;
+            for (int t = 0; t < HB_NTERMS; t++)
+                hf->term[t] = h->term[t] ? model_param_index(f, h->term[t]) : -1;
+        }
+    }
+    for (size_t n = 0; n < r->nrules; n++) {
+        const cb_rule *rule = &r->rules[n];
+        if (rule->directive != CB_D_HOST_BYTES)
+            continue;
+        const hb_words *h = &words[n];
+        for (size_t i = 0; i < m->nrecords; i++) {
+            const cb_record *rec = &m->records[i];
+            cb_record_facts *rf = &b->records[i];
+            if (!model_record_named(rec, rule->args[0]))
+                continue;
+            size_t cap = rf->nhost_bytes; /* grown one at a time */
+            cb_host_bytes_fact *hf = ARENA_PUSH(b->arena, rf->host_bytes, rf->nhost_bytes, cap);
+            hf->rule = rule;
+            hf->buffer = model_field_index(m, rec, h->buffer);
+            hf->writes = h->writes;
+            hf->bytes = h->bytes;
+            hf->when = -1;
+            hf->when_value = 0;
+            if (h->when_value) {
+                const cb_field *wf = rules_record_field(m, rule->args[0], h->when_field);
+                hf->when = model_field_index(m, rec, h->when_field);
+                if (!wf || enumerator_value(m, wf->type, h->when_value, &hf->when_value) < 0)
+                    hf->when = -1;
+            }
+            for (int t = 0; t < HB_NTERMS; t++)
+                hf->term[t] = h->term[t] ? model_field_index(m, rec, h->term[t]) : -1;
+        }
+    }
+}
+
+/* A type named in an attribute-type rule: a typedef of the header or one
+ * of the builtins int, unsigned, size_t, _Bool. NULL when unknown. */
+static const cb_type *named_type(cb_facts *b, const char *name)
+{
+    const cb_model *m = b->model;
+    for (size_t i = 0; i < m->ntypedefs; i++)
+        if (strcmp(m->typedefs[i].name, name) == 0) {
+            /* The typedef's own name must survive: wrap its target. */
+            cb_type *t = arena_alloc(b->arena, sizeof *t);
+            *t = *m->typedefs[i].type;
+            t->name = m->typedefs[i].name;
+            t->spelling = m->typedefs[i].name;
+            if (t->kind == TY_POINTER && t->pointee->kind == TY_OTHER)
+                t->kind = TY_HANDLE; /* a handle typedef seen through its target */
+            return t;
+        }
+    static const struct {
+        const char *name;
+        int size, is_signed;
+    } builtins[] = {{"int", 4, 1}, {"unsigned", 4, 0}, {"size_t", 8, 0}, {"_Bool", 1, 0}};
+    for (size_t i = 0; i < sizeof builtins / sizeof *builtins; i++)
+        if (strcmp(builtins[i].name, name) == 0) {
+            cb_type *t = arena_alloc(b->arena, sizeof *t);
+            t->kind = TY_INT;
+            t->spelling = t->canon = builtins[i].name;
+            t->size = t->align = builtins[i].size;
+            t->is_signed = builtins[i].is_signed;
+            return t;
+        }
+    return NULL;
+}
+
+/* An attribute-type rule's TYPE resolved into *a: a type of named_type(),
+ * `char[N]` (a NUL-terminated string of at most N - 1 chars), or `T[]`
+ * (an array of T filling the value's byte size); type NULL when none
+ * (char[0], X[N] of another X, an unknown name). */
+static void resolve_attribute_type(cb_facts *b, const cb_rule *rule, cb_attribute_type_fact *a)
+{
+    char name[128];
+    snprintf(name, sizeof name, "%s", rule->args[1]);
+    a->rule = rule;
+    char *bracket = strchr(name, '[');
+    if (bracket) {
+        a->len = bracket[1] == ']' ? -1 : strtoll(bracket + 1, NULL, 10);
+        *bracket = '\0';
+        if (a->len == 0)
+            return;
+    }
+    if (bracket && a->len > 0) {
+        if (strcmp(name, "char") != 0)
+            return;
+        cb_type *t = arena_alloc(b->arena, sizeof *t);
+        t->kind = TY_INT;
+        t->spelling = t->canon = "char";
+        t->size = t->align = 1;
+        a->type = t;
+        return;
+    }
+    a->type = named_type(b, name);
+    a->is_bool = a->type && strcmp(name, "_Bool") == 0;
+}
+
+/* Per enumerator its attribute-type rule, resolved; an attribute enum of
+ * a bound attribute rule marks the rules of its enumerators as matching
+ * (an attribute-input rule over an array of attributes binds none). */
 static void bind_attribute_types(cb_facts *b)
 {
     const cb_model *m = b->model;
@@ -400,8 +736,11 @@ static void bind_attribute_types(cb_facts *b)
     for (size_t e = 0; e < m->nenums; e++) {
         b->attribute_type[e] =
             arena_alloc(b->arena, (m->enums[e].nitems + 1) * sizeof *b->attribute_type[e]);
-        for (size_t k = 0; k < m->enums[e].nitems; k++)
-            b->attribute_type[e][k] = attribute_type_rule(b->rules, m->enums[e].items[k].name);
+        for (size_t k = 0; k < m->enums[e].nitems; k++) {
+            const cb_rule *rule = attribute_type_rule(b->rules, m->enums[e].items[k].name);
+            if (rule)
+                resolve_attribute_type(b, rule, &b->attribute_type[e][k]);
+        }
     }
     for (size_t i = 0; i < m->nfunctions; i++)
         for (size_t k = 0; k < m->functions[i].nparams; k++) {
@@ -411,10 +750,25 @@ static void bind_attribute_types(cb_facts *b)
                 (pf->attr_array && pf->attr_input))
                 continue;
             for (size_t n = 0; n < m->enums[pf->attr_enum].nitems; n++)
-                mark(b, b->attribute_type[pf->attr_enum][n]);
+                mark(b, b->attribute_type[pf->attr_enum][n].rule);
         }
 }
 
+/* Whether s is a whole decimal integer literal (an optional '-'). */
+static int is_int_literal(const char *s)
+{
+    const char *d = *s == '-' ? s + 1 : s;
+    if (!*d)
+        return 0;
+    for (; *d; d++)
+        if (*d < '0' || *d > '9')
+            return 0;
+    return 1;
+}
+
+/* undo rules whose functions the model has, each ARG resolved to a
+ * parameter of FUNCTION or an integer literal (classify_undo checks
+ * them). */
 static void bind_undos(cb_facts *b)
 {
     size_t cap = 0;
@@ -430,6 +784,15 @@ static void bind_undos(cb_facts *b)
         uf->rule = r;
         uf->function = (size_t)(f - b->model->functions);
         uf->undo = u;
+        uf->nargs = r->nargs - 2;
+        uf->param = arena_alloc(b->arena, (uf->nargs + 1) * sizeof *uf->param);
+        uf->literal = arena_alloc(b->arena, (uf->nargs + 1) * sizeof *uf->literal);
+        for (size_t a = 0; a < uf->nargs; a++) {
+            const char *arg = r->args[a + 2];
+            int literal = is_int_literal(arg);
+            uf->param[a] = literal ? -1 : model_param_index(f, arg);
+            uf->literal[a] = literal ? arg : NULL;
+        }
     }
 }
 
@@ -447,8 +810,8 @@ static int field_count_matches(const cb_facts *b, const cb_rule *rule, int recor
     const cb_field *c = rules_record_field(m, rule->args[0], rule->args[2]);
     const cb_type *e = a && a->type->kind == TY_POINTER ? a->type->pointee : NULL;
     int record = e && e->kind == TY_RECORD && model_type_record(m, e) >= 0;
-    int value_handle = e && e->name && (rules_type_rule(b, CB_D_VALUE_HANDLE, e->name) ||
-                                        rules_type_rule(b, CB_D_VALUE_CLASS, e->name));
+    int value_handle = e && (rules_type_rule(b, CB_D_VALUE_HANDLE, e) ||
+                             rules_type_rule(b, CB_D_VALUE_CLASS, e));
     int handle = e && e->name &&
                  ((e->kind == TY_HANDLE && names_handle(m, e->name)) ||
                   (e->kind == TY_INT && value_handle));
@@ -514,6 +877,7 @@ cb_facts *rules_bind(const cb_rules *r, const cb_model *m)
     bind_types(b);
     bind_functions(b);
     bind_records(b);
+    bind_host_bytes(b);
     bind_attribute_types(b);
     bind_undos(b);
     for (size_t i = 0; i < r->nrules; i++)

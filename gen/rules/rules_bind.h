@@ -20,7 +20,10 @@
  *  - RECORD FIELD: every record whose tag, name or typedef is RECORD, the
  *    field FIELD of its flattened field table (anonymous members' fields
  *    inline, model_field_index).
- *  - TYPEDEF, HANDLE: a type name; ENUMERATOR: an enumerator of the model.
+ *  - TYPEDEF, HANDLE: every typedef and opaque handle of that name (facts
+ *    by model index, found from a type: rules_type_facts); ENUMERATOR: an
+ *    enumerator of the model;
+ *    attribute-type's TYPE: a typedef of the model or a builtin.
  * In every slot the first rule that resolves wins; a later duplicate binds
  * nothing and is reported only when its target is missing too (as every
  * rule is: rules_unmatched).
@@ -53,12 +56,54 @@ typedef enum {
     CB_REGISTRY_DEPEND
 } cb_registry_action;
 
+/* A registry-kind rule's CONSTANT: the registry kind of a handle type
+ * (runtime/include/cubind_rt.h's CUBIND_REG_*, spelled by render_names.h);
+ * rules_bind refuses another. */
+typedef enum {
+    CB_REG_KIND_NONE,         /* no registry-kind rule */
+    CB_REG_KIND_GRAPH,
+    CB_REG_KIND_GRAPH_EXEC,
+    CB_REG_KIND_GRAPH_NODE,
+    CB_NREG_KINDS
+} cb_registry_kind;
+
 /* A kernel-code rule's WHEN. */
 typedef enum {
     CB_CODE_NONE,
     CB_CODE_BEFORE,
     CB_CODE_AFTER
 } cb_code_when;
+
+/* The terms of the bytes a host-bytes rule's call touches
+ * (rules_directives.def gives the formula; runtime/module/bind_struct.h's
+ * CBS_HB_* in this order). */
+typedef enum {
+    HB_SIZE,   /* bytes of one row (the rule's SIZE) */
+    HB_ROWS,
+    HB_DEPTH,
+    HB_PITCH,
+    HB_SLICE,
+    HB_X,
+    HB_Y,
+    HB_Z,
+    HB_NTERMS
+} cb_hb_term;
+
+/* One host-bytes rule resolved against its owner: indexes of the
+ * function's parameters, or of the record's flattened field table
+ * (model_field_index); rules_bind checked that the rule fits (error). */
+typedef struct {
+    const cb_rule *rule;
+    long long buffer;         /* BUFFER; -1 when the record lacks it
+                                 (the rule is unmatched) */
+    int writes;               /* ACCESS is `writes` */
+    long long term[HB_NTERMS];/* each term's parameter or field, -1 absent
+                                 (SIZE -1: a constant, below) */
+    long long bytes;          /* SIZE as a constant byte count, else 0 */
+    long long when;           /* when=: the enum field, -1 without one (or
+                                 when it does not resolve) */
+    long long when_value;     /* its ENUMERATOR's value, else 0 */
+} cb_host_bytes_fact;
 
 /* What a parameter is to a callback rule. */
 typedef enum {
@@ -97,6 +142,7 @@ typedef struct {
     cb_callback_role callback_role;
     int callback_data;        /* ROLE_FN: DATA's index, else -1 */
     cb_callback_kind callback_kind;
+    cb_host_bytes_fact host_bytes; /* on[CB_D_HOST_BYTES]'s, resolved */
 } cb_param_facts;
 
 /* One registry-* rule of a function, its parameters resolved. */
@@ -135,21 +181,40 @@ typedef struct {
 typedef struct {
     cb_field_facts *fields;   /* one per named field of the flattened table */
     size_t nfields;
-    const cb_rule **host_bytes; /* host-bytes rules naming the record */
+    cb_host_bytes_fact *host_bytes; /* host-bytes rules naming the record,
+                                       in file order */
     size_t nhost_bytes;
 } cb_record_facts;
 
-/* The rules naming one type name (TYPEDEF, HANDLE): on[d], first of each. */
+/* The rules naming one typedef or opaque handle (TYPEDEF, HANDLE): on[d],
+ * the first of each. */
 typedef struct {
-    const char *name;
     const cb_rule *on[CB_NDIRECTIVES];
+    cb_registry_kind registry_kind; /* on[CB_D_REGISTRY_KIND]'s CONSTANT */
 } cb_type_facts;
+
+/* The attribute-type rule of one enumerator, its TYPE resolved: a typedef
+ * of the model (a type of the facts carrying the typedef's name; a handle
+ * typedef as TY_HANDLE), a builtin (int, unsigned, size_t, _Bool), `char[N]`
+ * or `T[]` (rules_directives.def). */
+typedef struct {
+    const cb_rule *rule;      /* NULL: no rule (the rest is 0) */
+    const cb_type *type;      /* the value's type (char[N]: char; T[]: T);
+                                 NULL when TYPE names none of these */
+    long long len;            /* char[N]: N (a string); T[]: -1; else 0 */
+    int is_bool;              /* T is _Bool */
+} cb_attribute_type_fact;
 
 /* An undo rule whose two functions the model has, in file order. */
 typedef struct {
     const cb_rule *rule;
     size_t function;          /* index of FUNCTION in model.functions */
     const cb_function *undo;  /* UNDO */
+    size_t nargs;             /* the ARGs given */
+    int *param;               /* per ARG: the parameter of FUNCTION it
+                                 names, -1 */
+    const char **literal;     /* per ARG: it, when an integer literal;
+                                 NULL (with param -1: neither) */
 } cb_undo_fact;
 
 typedef struct cb_facts {
@@ -159,10 +224,9 @@ typedef struct cb_facts {
     const cb_function *error_string_fn; /* the error-string function, NULL */
     cb_function_facts *functions; /* parallel to model.functions */
     cb_record_facts *records;     /* parallel to model.records */
-    const cb_rule ***attribute_type; /* per enum, per enumerator: its
-                                        attribute-type rule, NULL */
-    cb_type_facts *types;
-    size_t ntypes;
+    cb_attribute_type_fact **attribute_type; /* per enum, per enumerator */
+    cb_type_facts *typedefs;      /* parallel to model.typedefs */
+    cb_type_facts *handles;       /* parallel to model.handles */
     /* the integer typedefs of value-handle rules, then of value-class
      * rules, each in file order: indexes into model.typedefs (handles.h) */
     size_t *value_classes;
@@ -170,18 +234,29 @@ typedef struct cb_facts {
     cb_undo_fact *undos;
     size_t nundos;
     unsigned char *matched;   /* per rule: it matches the header */
+    /* "path:line: message" for the first rule whose arguments are wrong:
+     * a registry-kind CONSTANT that is no registry kind, or a rule that
+     * names what the model has but does not fit it (host-bytes: an ACCESS other than reads /
+     * writes, an unknown KEY or one given twice; a BUFFER not a void
+     * pointer, or const for `writes`; a term not an integer parameter or
+     * field of the owner, a function's term other than SIZE or a constant
+     * SIZE; a when= not an enum field and one of its enumerators); NULL
+     * when none. The facts are not to be classified then. */
+    const char *error;
     cb_arena *arena;
 } cb_facts;
 
 /* Binds every rule of r to m. Never fails (out of memory ends the
- * process, arena.h). */
+ * process, arena.h); a rule that does not fit what it names sets
+ * f->error. */
 cb_facts *rules_bind(const cb_rules *r, const cb_model *m);
 void rules_unbind(cb_facts *f);
 
-/* The facts of type `name`, NULL when no rule names it. */
-const cb_type_facts *rules_type_facts(const cb_facts *f, const char *name);
-/* The rule of directive d naming type `name`, NULL. */
-const cb_rule *rules_type_rule(const cb_facts *f, cb_directive d, const char *name);
+/* The facts of the opaque handle or typedef of the model that type t
+ * names (its outermost typedef name), NULL when it names none. */
+const cb_type_facts *rules_type_facts(const cb_facts *f, const cb_type *t);
+/* The rule of directive d naming the type t names, NULL. */
+const cb_rule *rules_type_rule(const cb_facts *f, cb_directive d, const cb_type *t);
 
 /* Writes "path:line: rule 'DIRECTIVE ARG0[ ARG1]' matches nothing in
  * HEADER" to out for each rule that matches nothing in the model: naming

@@ -146,7 +146,7 @@ typedef struct {
 } cbs_field_def;
 
 /* The terms of the bytes a call touches through a host buffer, in the
- * order of gen/classify/host_bytes.h's cb_hb_term: the bytes needed are ((z +
+ * order of gen/rules/rules_bind.h's cb_hb_term: the bytes needed are ((z +
  * depth - 1) * slice + y + rows - 1) * pitch + x + size, none when size,
  * rows or depth is 0 (an absent rows or depth is 1, any other term 0). */
 enum { CBS_HB_SIZE, CBS_HB_ROWS, CBS_HB_DEPTH, CBS_HB_PITCH, CBS_HB_SLICE, CBS_HB_X, CBS_HB_Y,

@@ -506,6 +506,8 @@ def test_field_count_rules_on_handles_make_handle_arrays(run_cubind, tmp_path, c
     ("host-bytes cuMemcpyHtoD srcHost reads testsGenNoCount", "'testsGenNoCount' is not an integer"),
     ("host-bytes cuMemcpyHtoD srcHost reads ByteCount rows=ByteCount",
      "a function parameter takes only SIZE"),
+    ("host-bytes cuMemcpyHtoD srcHost reads 4", "SIZE is a parameter, not a constant"),
+    ("host-bytes CUDA_MEMCPY2D_st srcHost reads 0", "a constant SIZE must be at least 1 byte"),
     ("host-bytes CUDA_MEMCPY2D_st srcHost reads WidthInBytes rows=srcMemoryType",
      "'srcMemoryType' is not an integer field"),
     ("host-bytes CUDA_MEMCPY2D_st srcHost reads WidthInBytes colour=Height", "is not rows="),
@@ -539,3 +541,15 @@ def test_host_bytes_rules_naming_nothing_are_reported(run_cubind, tmp_path, cuda
     assert unmatched(2, "host-bytes CUDA_MEMCPY2D_st testsGenNoField") in stderr
     # the repository's rules made the copy structs' extents
     assert "static const cbs_host_extent struct_extents_" in text
+
+
+def test_registry_kind_rules_naming_no_kind_are_errors(run_cubind, tmp_path, cuda_h):
+    """A registry-kind CONSTANT must be one of the registry kinds the
+    generator knows (rules_bind.h: cb_registry_kind): a path:line error."""
+    with open(RULES) as f:
+        lines = f.read().splitlines(True)
+    lines.append("registry-kind CUgraph CUBIND_REG_TESTS_GEN_NONE\n")
+    rules = tmp_path / "rules.txt"
+    rules.write_text("".join(lines))
+    p = generate_fails(run_cubind, tmp_path, cuda_h, rules, len(lines), "--rules", str(rules))
+    assert "registry-kind: 'CUBIND_REG_TESTS_GEN_NONE' is not a registry kind" in p.stderr
