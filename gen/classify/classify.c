@@ -935,6 +935,72 @@ int classify_undo(cb_model *m, cb_classes *c, const cb_facts *facts, char *err, 
     return 0;
 }
 
+/* The count-bound rule r on parameter k of fc, checked and recorded on the
+ * output array it counts; -1 with err when it does not fit. */
+static int resolve_count_bound(const cb_facts *facts, const cb_rule *r, cb_fclass *fc, size_t k,
+                               const cb_function *u, char *err, size_t errlen)
+{
+    const cb_function *f = fc->fn;
+    const char *path = facts->rules->path;
+    const cb_type *count = u->nparams == 2 ? u->params[0].type : NULL;
+    int bound_arg = -1;
+    for (size_t j = 0; count && j < f->nparams; j++)
+        if (bound_arg < 0 && fc->params[j].shape == SH_VALUE && f->params[j].type->kind == TY_HANDLE &&
+            strcmp(f->params[j].type->canon, u->params[1].type->canon) == 0)
+            bound_arg = (int)j;
+    if (!count || count->kind != TY_POINTER || count->pointee->kind != TY_INT ||
+        count->pointee->is_signed || bound_arg < 0) {
+        snprintf(err, errlen,
+                 "%s:%u: count-bound %s: %s must take (unsigned int *count, H) with H the type "
+                 "of a handle parameter of %s", path, r->line, f->name, u->name, f->name);
+        return -1;
+    }
+    if (!u->proc_version && !facts->api.is_library) {
+        snprintf(err, errlen, "%s:%u: count-bound %s: %s has no PFN typedef to call it through",
+                 path, r->line, f->name, u->name);
+        return -1;
+    }
+    if (!fc->supported)
+        return 0; /* its shapes say nothing: unsupported for another reason */
+    cb_pclass *array = NULL;
+    for (size_t j = 0; j < f->nparams; j++)
+        if (fc->params[j].shape == SH_OUT_ARRAY && fc->params[j].count_index == (int)k &&
+            !fc->params[j].size_fn)
+            array = &fc->params[j];
+    const cb_pclass *pc = &fc->params[k];
+    if (!array || pc->shape != SH_VALUE || pc->elem != EK_INT || pc->is_signed) {
+        snprintf(err, errlen,
+                 "%s:%u: count-bound %s: '%s' is not the unsigned input count of an output array",
+                 path, r->line, f->name, pc->param->name);
+        return -1;
+    }
+    array->bound_fn = u;
+    array->bound_arg = bound_arg;
+    return 0;
+}
+
+int classify_count_bounds(cb_model *m, cb_classes *c, const cb_facts *facts, char *err,
+                          size_t errlen)
+{
+    (void)m;
+    for (size_t i = 0; i < c->nfunctions; i++) {
+        cb_fclass *fc = &c->functions[i];
+        for (size_t k = 0; k < fc->fn->nparams; k++) {
+            fc->params[k].bound_fn = NULL;
+            fc->params[k].bound_arg = -1;
+        }
+        for (size_t k = 0; k < fc->fn->nparams; k++) {
+            const cb_param_facts *pf = &facts->functions[i].params[k];
+            const cb_rule *r = pf->on[CB_D_COUNT_BOUND];
+            /* COUNTFN missing from the header: rules_unmatched reports it */
+            if (r && pf->count_fn &&
+                resolve_count_bound(facts, r, fc, k, pf->count_fn, err, errlen) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
 void classes_free(cb_classes *c)
 {
     if (c)

@@ -109,6 +109,12 @@ typedef struct cb_pclass {
                                  host-bytes rule says so, or else the
                                  pointee is not const */
     int fixed_bytes;          /* SH_OUT_FIXED of a char type: bytes */
+    /* count-bound rule (classify_count_bounds): an SH_OUT_ARRAY whose
+     * input count a count function bounds above CBS_COUNT_PROBE_ABOVE,
+     * called as bound_fn(&count, parameter bound_arg); NULL and -1 for
+     * every other parameter */
+    const cb_function *bound_fn;
+    int bound_arg;
 } cb_pclass;
 
 /* Whether a parameter appears in the Python signature / the result. */
@@ -194,6 +200,17 @@ cb_classes *classify_model(cb_model *m, const cb_facts *facts);
  * err otherwise. A rule naming a function the model lacks is left to
  * rules_unmatched. */
 int classify_undo(cb_model *m, cb_classes *c, const cb_facts *facts, char *err, size_t errlen);
+/* Resolves the count-bound rules of classified functions (after
+ * classify_model; every parameter's bound_fn / bound_arg set): COUNT must
+ * be the unsigned input count of an output array (SH_VALUE counting an
+ * SH_OUT_ARRAY without a buffer-size rule) and COUNTFN take (unsigned
+ * integer *, H) with H the type of a handle parameter of FUNCTION passed
+ * by value, and have a PFN typedef (a library API: none needed). -1 with
+ * "path:line: message" in err otherwise. A rule naming a function or
+ * parameter the model lacks is left to rules_unmatched; one on a function
+ * that is unsupported for other reasons only has COUNTFN checked. */
+int classify_count_bounds(cb_model *m, cb_classes *c, const cb_facts *facts, char *err,
+                          size_t errlen);
 void classes_free(cb_classes *c);
 
 #endif

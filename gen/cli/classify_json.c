@@ -156,6 +156,10 @@ static void write_param(FILE *o, const cb_model *m, const cb_fclass *fc, size_t 
     }
     if (pc->size_fn)
         kv_str(o, "size_fn", pc->size_fn->name);
+    if (pc->bound_fn) {
+        kv_str(o, "count_bound", pc->bound_fn->name);
+        kv_param(o, "count_bound_arg", f, pc->bound_arg);
+    }
     const cb_rule *extra[] = {pf->rename, pf->callback};
     kv_rules(o, pf->on, extra, sizeof extra / sizeof *extra);
     fputc('}', o);

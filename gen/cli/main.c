@@ -318,6 +318,8 @@ static int classify_header(classified *c, const char *header, const char *rules_
     c->classes = classify_model(c->m, c->facts);
     if (classify_undo(c->m, c->classes, c->facts, err, errlen) < 0)
         return 1;
+    if (classify_count_bounds(c->m, c->classes, c->facts, err, errlen) < 0)
+        return 1;
     return 0;
 }
 

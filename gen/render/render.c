@@ -190,6 +190,23 @@ static void size_value(tv *p, const cb_fclass *fc, const cb_pclass *pc)
     tv_set(p, "size_args", args);
 }
 
+/* A count-bound rule's count function, for the size phase of
+ * shapes/out_array.tmpl: its slot, the type of the count it writes and the
+ * handle parameter it is called with (bound_arg, a list of one param_ref). */
+static void count_bound_value(tv *p, const cb_fclass *fc, const cb_pclass *pc)
+{
+    const cb_function *bf = pc->bound_fn;
+    tv_set_bool(p, "has_count_bound", bf != NULL);
+    tv *arg = tv_list();
+    if (bf)
+        tv_push(arg, param_ref(fc, pc->bound_arg));
+    tv_set(p, "bound_arg", arg);
+    tv_set_str(p, "bound_name", bf ? bf->name : "");
+    tv_set_str(p, "bound_proc_name", bf ? bf->proc_name : "");
+    tv_set_int(p, "bound_proc_version", bf ? bf->proc_version : 0);
+    tv_set_str(p, "bound_type", bf ? bf->params[0].type->pointee->spelling : "");
+}
+
 static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc, const cb_pclass *pc,
                        int in_index, int out_index, const handle_class *hc, size_t nhc)
 {
@@ -257,6 +274,7 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     tv_set_str(p, "trampoline", pc->trampoline ? pc->trampoline : "");
     tv_set_bool(p, "optional", pc->optional);
     size_value(p, fc, pc);
+    count_bound_value(p, fc, pc);
     tv_set_bool(p, "writable", pc->writable);
     set_shape_flags(p, pc, pc->handle && handles_is_pointer(hc, nhc, pc->handle));
     int attr = pc->attr_index >= 0; /* typed by an attribute parameter */

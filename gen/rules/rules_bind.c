@@ -839,6 +839,8 @@ static int rule_matches(const cb_facts *b, const cb_rule *rule)
         return model_enum(m, a0) != NULL;
     case CB_D_ERROR_STRING:
         return rules_function(m, a0) != NULL;
+    case CB_D_COUNT_BOUND: /* FUNCTION COUNT COUNTFN */
+        return function_has_param(m, a0, rule->args[1]) && rules_function(m, rule->args[2]);
     default:
         break;
     }
@@ -862,6 +864,18 @@ static int rule_matches(const cb_facts *b, const cb_rule *rule)
     }
 }
 
+/* count-bound rules: the COUNT parameter's COUNTFN (classify_count_bounds
+ * checks what it is). */
+static void bind_count_bounds(cb_facts *b)
+{
+    for (size_t i = 0; i < b->model->nfunctions; i++)
+        for (size_t k = 0; k < b->model->functions[i].nparams; k++) {
+            cb_param_facts *pf = &b->functions[i].params[k];
+            const cb_rule *r = pf->on[CB_D_COUNT_BOUND];
+            pf->count_fn = r ? rules_function(b->model, r->args[2]) : NULL;
+        }
+}
+
 cb_facts *rules_bind(const cb_rules *r, const cb_model *m)
 {
     cb_arena *a = arena_create();
@@ -876,6 +890,7 @@ cb_facts *rules_bind(const cb_rules *r, const cb_model *m)
     b->error_string_fn = b->api.error_string ? rules_function(m, b->api.error_string) : NULL;
     bind_types(b);
     bind_functions(b);
+    bind_count_bounds(b);
     bind_records(b);
     bind_host_bytes(b);
     bind_attribute_types(b);

@@ -14,7 +14,7 @@
  *    function across releases that renamed it); lists (registry-*,
  *    callback) take every rule naming either, in file order. A function
  *    argument of a rule (undo's UNDO, buffer-size's SIZEFN, error-log's
- *    functions, error-string) is the function of that public name, else
+ *    functions, count-bound's COUNTFN, error-string) is the function of that public name, else
  *    the first declaring that symbol (rules_function).
  *  - PARAM, COUNT, KERNEL, ATTR, DATA: a parameter of that function by name.
  *  - RECORD FIELD: every record whose tag, name or typedef is RECORD, the
@@ -143,6 +143,8 @@ typedef struct {
     int callback_data;        /* ROLE_FN: DATA's index, else -1 */
     cb_callback_kind callback_kind;
     cb_host_bytes_fact host_bytes; /* on[CB_D_HOST_BYTES]'s, resolved */
+    const cb_function *count_fn; /* count-bound (on COUNT): COUNTFN, NULL
+                                    when absent or the header lacks it */
 } cb_param_facts;
 
 /* One registry-* rule of a function, its parameters resolved. */
@@ -261,7 +263,7 @@ const cb_rule *rules_type_rule(const cb_facts *f, cb_directive d, const cb_type 
 /* Writes "path:line: rule 'DIRECTIVE ARG0[ ARG1]' matches nothing in
  * HEADER" to out for each rule that matches nothing in the model: naming
  * a typedef, handle, function, parameter or field it lacks (`undo`: either
- * function; `handle-cast`: also its class; field-count: a field of the
+ * function; `handle-cast`: also its class; `count-bound`: also COUNTFN; field-count: a field of the
  * wrong type), a rename-param no parameter took, an attribute-type no
  * bound attribute enum holds. Returns how many; out NULL only counts. */
 size_t rules_unmatched(const cb_facts *f, FILE *out);

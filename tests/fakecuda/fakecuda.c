@@ -87,7 +87,8 @@ FK_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
     X(LinkCreate) X(LinkAddData) X(LinkAddFile) X(LinkComplete) X(LinkDestroy) \
     X(ModuleLoad) X(LibraryLoadFromFile)                                           \
     X(Memcpy2D) X(Memcpy2DUnaligned) X(Memcpy3D) X(GraphGetNodes) X(GraphGetRootNodes) \
-    X(GraphGetEdges) \
+    X(GraphGetEdges) X(ModuleGetFunctionCount) X(ModuleEnumerateFunctions)    \
+    X(LibraryGetKernelCount) X(LibraryEnumerateKernels)                        \
     X(PointerGetAttributes) X(ProfilerStart) X(ProfilerStop)
 
 enum {
@@ -2622,6 +2623,47 @@ static CUresult fk_ModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const cha
     return e;
 }
 
+/* A module holds the functions cuModuleGetFunction resolved in it so far
+ * (any name resolves): these count and enumerate them, oldest first. At
+ * most numFunctions handles are written; the rest of the array is left as
+ * it was. */
+static CUresult fk_ModuleGetFunctionCount(unsigned int *count, CUmodule hmod)
+{
+    ENTERI(ModuleGetFunctionCount);
+    if (!count)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct module *m = (struct module *)reg_find((uintptr_t)hmod, K_MODULE);
+    unsigned int n = 0;
+    for (struct func *f = m ? m->funcs : NULL; f; f = f->sib)
+        n++;
+    if (m)
+        *count = n;
+    UNLOCK();
+    return m ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult fk_ModuleEnumerateFunctions(CUfunction *functions, unsigned int numFunctions,
+                                            CUmodule mod)
+{
+    ENTERI(ModuleEnumerateFunctions);
+    if (!functions && numFunctions)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct module *m = (struct module *)reg_find((uintptr_t)mod, K_MODULE);
+    unsigned int n = 0;
+    for (struct func *f = m ? m->funcs : NULL; f; f = f->sib)
+        n++;
+    /* the list is newest first: entry i of the oldest-first order is
+     * n - 1 - (its place in the list) */
+    unsigned int i = n;
+    for (struct func *f = m ? m->funcs : NULL; f; f = f->sib)
+        if (--i < numFunctions)
+            functions[i] = (CUfunction)(void *)f;
+    UNLOCK();
+    return m ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
 /* cuLibraryLoadData's and cuLibraryLoadFromFile's body (code: the image,
  * or the file's path). */
 static CUresult library_load(CUlibrary *library, const void *code, CUjit_option *jitOptions,
@@ -2709,6 +2751,43 @@ static CUresult fk_LibraryGetKernel(CUkernel *pKernel, CUlibrary library, const 
     }
     UNLOCK();
     return e;
+}
+
+/* A library holds the kernels cuLibraryGetKernel resolved in it so far:
+ * counted and enumerated as a module's functions are. */
+static CUresult fk_LibraryGetKernelCount(unsigned int *count, CUlibrary lib)
+{
+    ENTERI(LibraryGetKernelCount);
+    if (!count)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct library *l = (struct library *)reg_find((uintptr_t)lib, K_LIBRARY);
+    unsigned int n = 0;
+    for (struct kernel *k = l ? l->kernels : NULL; k; k = k->sib)
+        n++;
+    if (l)
+        *count = n;
+    UNLOCK();
+    return l ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult fk_LibraryEnumerateKernels(CUkernel *kernels, unsigned int numKernels,
+                                           CUlibrary lib)
+{
+    ENTERI(LibraryEnumerateKernels);
+    if (!kernels && numKernels)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct library *l = (struct library *)reg_find((uintptr_t)lib, K_LIBRARY);
+    unsigned int n = 0;
+    for (struct kernel *k = l ? l->kernels : NULL; k; k = k->sib)
+        n++;
+    unsigned int i = n;
+    for (struct kernel *k = l ? l->kernels : NULL; k; k = k->sib)
+        if (--i < numKernels)
+            kernels[i] = (CUkernel)(void *)k;
+    UNLOCK();
+    return l ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
 static CUresult fk_KernelGetFunction(CUfunction *pFunc, CUkernel kernel)
@@ -4078,6 +4157,14 @@ static CUresult fk_DevSmResourceSplitByCount(CUdevResource *result, unsigned int
     P(LibraryLoadData, 12000, fk_LibraryLoadData, PFN_cuLibraryLoadData_v12000)         \
     P(LibraryUnload, 12000, fk_LibraryUnload, PFN_cuLibraryUnload_v12000)               \
     P(LibraryGetKernel, 12000, fk_LibraryGetKernel, PFN_cuLibraryGetKernel_v12000)      \
+    P(ModuleGetFunctionCount, 12040, fk_ModuleGetFunctionCount,                         \
+      PFN_cuModuleGetFunctionCount_v12040)                                              \
+    P(ModuleEnumerateFunctions, 12040, fk_ModuleEnumerateFunctions,                     \
+      PFN_cuModuleEnumerateFunctions_v12040)                                            \
+    P(LibraryGetKernelCount, 12040, fk_LibraryGetKernelCount,                           \
+      PFN_cuLibraryGetKernelCount_v12040)                                               \
+    P(LibraryEnumerateKernels, 12040, fk_LibraryEnumerateKernels,                       \
+      PFN_cuLibraryEnumerateKernels_v12040)                                             \
     P(KernelGetFunction, 12000, fk_KernelGetFunction, PFN_cuKernelGetFunction_v12000)   \
     P(FuncGetParamInfo, 12040, fk_FuncGetParamInfo, PFN_cuFuncGetParamInfo_v12040)     \
     P(FuncGetAttribute, 2020, fk_FuncGetAttribute, PFN_cuFuncGetAttribute_v2020)        \

@@ -553,3 +553,55 @@ def test_registry_kind_rules_naming_no_kind_are_errors(run_cubind, tmp_path, cud
     rules.write_text("".join(lines))
     p = generate_fails(run_cubind, tmp_path, cuda_h, rules, len(lines), "--rules", str(rules))
     assert "registry-kind: 'CUBIND_REG_TESTS_GEN_NONE' is not a registry kind" in p.stderr
+
+
+COUNT_BOUND_RULES = ("count-bound cuModuleEnumerateFunctions ",
+                     "count-bound cuLibraryEnumerateKernels ")
+
+
+@pytest.mark.parametrize("rule, message", [
+    ("count-bound cuModuleEnumerateFunctions numFunctions cuLibraryGetKernelCount",
+     "cuLibraryGetKernelCount must take (unsigned int *count, H) with H the type of a handle "
+     "parameter of cuModuleEnumerateFunctions"),
+    ("count-bound cuModuleEnumerateFunctions numFunctions cuModuleGetFunction",
+     "cuModuleGetFunction must take (unsigned int *count, H)"),
+    ("count-bound cuModuleEnumerateFunctions mod cuModuleGetFunctionCount",
+     "'mod' is not the unsigned input count of an output array"),
+    ("count-bound cuGraphGetNodes numNodes cuModuleGetFunctionCount",
+     "cuModuleGetFunctionCount must take (unsigned int *count, H) with H the type of a handle "
+     "parameter of cuGraphGetNodes"),
+    ("count-bound cuLibraryEnumerateKernels numKernels cuLibraryGetKernelCount\n"
+     "count-bound cuModuleEnumerateFunctions numFunctions cuModuleGetFunctionCount\n"
+     "count-bound cuDevSmResourceSplitByCount nbGroups cuLibraryGetKernelCount", None),
+])
+def test_count_bound_rules_that_do_not_fit_are_errors(run_cubind, tmp_path, cuda_h, rule,
+                                                      message):
+    """A count-bound rule whose functions exist must name the unsigned input
+    count of an output array and a count function (unsigned int *, H) with
+    H a handle parameter of the function: otherwise a path:line error on
+    its line. message None: the last line is checked for its handle."""
+    with open(RULES) as f:
+        lines = [l for l in f.read().splitlines(True) if not l.startswith(COUNT_BOUND_RULES)]
+    assert len(lines) == len(open(RULES).readlines()) - 2, "rules.txt lost its count-bound rules"
+    lines += [l + "\n" for l in rule.split("\n")]
+    rules = tmp_path / "rules.txt"
+    rules.write_text("".join(lines))
+    p = generate_fails(run_cubind, tmp_path, cuda_h, rules, len(lines), "--rules", str(rules))
+    assert (message or "count-bound cuDevSmResourceSplitByCount: cuLibraryGetKernelCount must "
+            "take (unsigned int *count, H)") in p.stderr
+
+
+def test_count_bound_rules_naming_nothing_are_reported(run_cubind, tmp_path, cuda_h):
+    """One naming a function, count or count function the header lacks
+    is only reported; the repository's two rules bind their functions."""
+    stderr, unmatched, text = generate_with_extra_rules(
+        run_cubind, tmp_path, cuda_h,
+        ["count-bound cuTestsGenNoSuchEnumerate n cuModuleGetFunctionCount\n",
+         "count-bound cuModuleEnumerateFunctions testsGenNoCount cuModuleGetFunctionCount\n",
+         "count-bound cuModuleEnumerateFunctions numFunctions cuTestsGenNoSuchCount\n"])
+    assert unmatched(1, "count-bound cuTestsGenNoSuchEnumerate n") in stderr
+    assert unmatched(2, "count-bound cuModuleEnumerateFunctions testsGenNoCount") in stderr
+    assert unmatched(3, "count-bound cuModuleEnumerateFunctions numFunctions") in stderr
+    assert "bound_fn = proc(st, PROC_cuModuleGetFunctionCount);" in text
+    assert "bound_fn = proc(st, PROC_cuLibraryGetKernelCount);" in text
+    assert text.count("bound_fn = proc(st, PROC_") == 2
