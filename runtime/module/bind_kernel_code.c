@@ -132,6 +132,82 @@ void cbs_code_before_cuLibraryUnload(const cubind_rt_api *rt, CUlibrary library)
 {
     code_map(rt, CUBIND_REG_CODE_LIBRARY, (uintptr_t)library, NULL);
 }
+
+/* ---- a library's modules ---------------------------------------------------- */
+
+/* A keep-alive of a library's entry: unmaps the module entry `item` (held
+ * by this keep-alive) derived from it, when the library's entry goes. */
+static void derived_unmap(void *item, void *ctx)
+{
+    const cubind_rt_api *rt = ctx;
+    rt->reg_unregister_entry(item); /* -ENOENT: replaced by a later load */
+    rt->reg_release(item);
+}
+
+/* `module` is library's module (cuLibraryGetModule, or cuFuncGetModule of a
+ * function of its kernel): a CUfunction of it finds its types through
+ * CUBIND_REG_CODE_MODULE, as any module's do. Maps a copy of the library's
+ * table there, marked with the library's entry (derived once per entry:
+ * asking again, as a launch loop calling cuKernelGetFunction does, finds
+ * the mark and adds nothing), and unmapped when the library's entry is
+ * destroyed (cuLibraryUnload, a later load of the same value). A library
+ * without PTX types unmaps whatever the module value still had. */
+static void code_library_module(const cubind_rt_api *rt, uintptr_t module, uintptr_t library)
+{
+    struct rt_registry_entry *lib, *d;
+    if (!module)
+        return;
+    if (rt->reg_lookup(CUBIND_REG_CODE_LIBRARY, library, &lib) != 0) {
+        code_map(rt, CUBIND_REG_CODE_MODULE, module, NULL);
+        return;
+    }
+    if (rt->reg_lookup(CUBIND_REG_CODE_MODULE, module, &d) == 0) {
+        int same = cbs_kt_table_origin(rt->reg_meta(d)) == (uintptr_t)lib;
+        rt->reg_release(d);
+        if (same) {
+            rt->reg_release(lib);
+            return;
+        }
+    }
+    cbs_kt_table *t = cbs_kt_table_derive(rt->reg_meta(lib), (uintptr_t)lib);
+    rt->reg_unregister(CUBIND_REG_CODE_MODULE, module);
+    if (t && rt->reg_register(CUBIND_REG_CODE_MODULE, module, t, cbs_kt_table_free, NULL,
+                              &d) == 0) {
+        if (rt->reg_keep_alive(lib, d, derived_unmap, (void *)rt) != 0) {
+            /* cannot tie it to the library: no types rather than stale ones */
+            rt->reg_unregister_entry(d);
+            rt->reg_release(d);
+        }
+    } else {
+        cbs_kt_table_free(t);
+    }
+    rt->reg_release(lib);
+}
+
+/* The driver function `name` (ABI version `version`), or NULL. */
+static void *driver_fn(const cubind_rt_api *rt, const char *name, int version)
+{
+    return rt->lookup(name, version, NULL);
+}
+
+void cbs_code_after_cuLibraryGetModule(const cubind_rt_api *rt, CUmodule *pMod,
+                                       CUlibrary library)
+{
+    code_library_module(rt, (uintptr_t)*pMod, (uintptr_t)library);
+}
+
+void cbs_code_after_cuKernelGetFunction(const cubind_rt_api *rt, CUfunction *pFunc,
+                                        CUkernel kernel)
+{
+    typedef CUresult (*func_module_fn)(CUmodule *, CUfunction);
+    typedef CUresult (*kernel_library_fn)(CUlibrary *, CUkernel);
+    func_module_fn fm = (func_module_fn)driver_fn(rt, "cuFuncGetModule", 11000);
+    kernel_library_fn kl = (kernel_library_fn)driver_fn(rt, "cuKernelGetLibrary", 12050);
+    CUmodule module = NULL;
+    CUlibrary library = NULL;
+    if (fm && kl && fm(&module, *pFunc) == CUDA_SUCCESS && kl(&library, kernel) == CUDA_SUCCESS)
+        code_library_module(rt, (uintptr_t)module, (uintptr_t)library);
+}
 #endif
 
 /* ---- links ---------------------------------------------------------------- */

@@ -9,6 +9,10 @@
  * handle, its meta an immutable cbs_kt_table (bind_kernel_types.h):
  *   CUBIND_REG_CODE_MODULE   CUmodule   -> the PTX entries it was loaded from
  *   CUBIND_REG_CODE_LIBRARY  CUlibrary  -> same
+ *   CUBIND_REG_CODE_MODULE   a library's CUmodule (cuLibraryGetModule, or
+ *                            the module of a cuKernelGetFunction result) ->
+ *                            a copy of its library's table, unmapped when
+ *                            the library's entry goes (cuLibraryUnload)
  *   CUBIND_REG_CODE_LINK     CUlinkState-> the PTX added so far, and the
  *                                         image cuLinkComplete gave
  *   CUBIND_REG_CODE_IMAGE    that image's address -> its PTX entries, for the
@@ -66,6 +70,10 @@ void cbs_code_after_cuLibraryLoadFromFile(const cubind_rt_api *rt, CUlibrary *li
                                           void **libraryOptionValues,
                                           unsigned int numLibraryOptions);
 void cbs_code_before_cuLibraryUnload(const cubind_rt_api *rt, CUlibrary library);
+void cbs_code_after_cuLibraryGetModule(const cubind_rt_api *rt, CUmodule *pMod,
+                                       CUlibrary library);
+void cbs_code_after_cuKernelGetFunction(const cubind_rt_api *rt, CUfunction *pFunc,
+                                        CUkernel kernel);
 #endif
 
 /* The PTX types of entry `name` with n parameters of the module

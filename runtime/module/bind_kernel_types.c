@@ -430,6 +430,7 @@ typedef struct {
 
 struct cbs_kt_table {
     size_t n;
+    uintptr_t origin; /* cbs_kt_table_derive's mark; 0 otherwise */
     kt_entry e[];
 };
 
@@ -494,6 +495,7 @@ static cbs_kt_table *list_finish(kt_list *l)
             ntypes += l->e[k].nparams;
         char *names = (char *)(types + ntypes);
         t->n = l->n;
+        t->origin = 0;
         for (size_t k = 0; k < l->n; k++) {
             size_t len = strlen(l->e[k].name) + 1;
             memcpy(names, l->e[k].name, len);
@@ -799,6 +801,19 @@ cbs_kt_table *cbs_kt_table_merge(const cbs_kt_table *a, const cbs_kt_table *b)
             }
         }
     return list_finish(&l);
+}
+
+cbs_kt_table *cbs_kt_table_derive(const cbs_kt_table *t, uintptr_t origin)
+{
+    cbs_kt_table *copy = cbs_kt_table_merge(t, NULL);
+    if (copy)
+        copy->origin = origin;
+    return copy;
+}
+
+uintptr_t cbs_kt_table_origin(const cbs_kt_table *t)
+{
+    return t ? t->origin : 0;
 }
 
 void cbs_kt_table_free(void *table)

@@ -16,6 +16,7 @@
 #define CUBIND_BIND_KERNEL_TYPES_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum {
     CBS_KT_UNKNOWN = 0, /* typed by size */
@@ -60,6 +61,13 @@ cbs_kt_table *cbs_kt_table_from_image(const void *image, size_t len);
 cbs_kt_table *cbs_kt_table_merge(const cbs_kt_table *a, const cbs_kt_table *b);
 
 void cbs_kt_table_free(void *table);
+
+/* A copy of t (NULL: out of memory, or t NULL) marked with `origin`, an
+ * opaque nonzero value never dereferenced (bind_kernel_code.c: the registry
+ * entry of the library it was copied from); cbs_kt_table_origin reads the
+ * mark back (0 for a table not made here). */
+cbs_kt_table *cbs_kt_table_derive(const cbs_kt_table *t, uintptr_t origin);
+uintptr_t cbs_kt_table_origin(const cbs_kt_table *t);
 
 /* Entry `name`'s parameter types: 1 and out[0..n) when the table has one
  * entry of that name with n parameters; 0 otherwise. */

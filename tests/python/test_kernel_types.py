@@ -220,6 +220,69 @@ def test_ptx_through_fatbin_library_and_link(kernel, dptr, fake):
     _keep.append(mod)
 
 
+@pytest.mark.parametrize("face", ["driver", "cu"])
+def test_ptx_library_functions(fake, ctx, dptr, face):
+    """A CUfunction of an extern "C" kernel of a PTX library, reached through
+    cuKernelGetFunction and through cuLibraryGetModule + cuModuleGetFunction
+    (cuFuncGetModule answers the library's module, as the real driver does):
+    typed by the library's PTX, so 7 reaches the float as 7.0f. Asking again
+    adds no entry; cuLibraryUnload forgets the module's types."""
+    import cubind.driver as d
+
+    def ok(r):
+        if face == "cu":
+            return r
+        assert r[0] == 0, r
+        return r[1] if len(r) == 2 else r[1:]
+
+    mod = d if face == "driver" else cu
+    rt = sys.modules["cubind._runtime"]
+    base = rt._registry_counts()["code_module"]
+    name = fresh("lf")
+    fake.fakecuda_set_param_layout(None, name.encode(), 2, (ctypes.c_size_t * 2)(0, 8),
+                                   (ctypes.c_size_t * 2)(8, 4))
+    lib = ok(mod.cuLibraryLoadData(ptx_entry(name, [".u64", ".f32"]), None, None, 0, None,
+                                   None, 0))
+    kern = ok(mod.cuLibraryGetKernel(lib, name.encode()))
+    via_kernel = ok(mod.cuKernelGetFunction(kern))
+    libmod = ok(mod.cuLibraryGetModule(lib))
+    via_module = ok(mod.cuModuleGetFunction(libmod, name.encode()))
+    assert int(ok(mod.cuFuncGetModule(via_kernel))) == int(libmod)
+    for _ in range(3):
+        ok(mod.cuKernelGetFunction(kern))
+        ok(mod.cuLibraryGetModule(lib))
+    assert rt._registry_counts()["code_module"] == base + 1
+    buf = ctypes.create_string_buffer(64)
+    want = struct.pack("<Qf", int(dptr), 7.0)
+    assert want[8:] != struct.pack("<i", 7)
+    for f in (via_kernel, via_module):
+        cubind.launch(f, 1, 1, dptr, 7)
+        n = fake.fakecuda_last_launch_params(name.encode(), buf, 64)
+        assert buf.raw[:n] == want
+        mod.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, None, (dptr, 7), None)
+        n = fake.fakecuda_last_launch_params(name.encode(), buf, 64)
+        assert buf.raw[:n] == want
+        with pytest.raises(TypeError, match="kernel parameter 1: '%s' declares float" % name):
+            cubind.launch(f, 1, 1, dptr, dptr)
+    ok(mod.cuLibraryUnload(lib))
+    assert rt._registry_counts()["code_module"] == base
+
+
+def test_library_module_without_ptx_packs_by_size(fake, ctx, dptr):
+    """The same paths for a library loaded from a cubin: nothing typed, the
+    int packed by size (documented), and no module entry made."""
+    rt = sys.modules["cubind._runtime"]
+    base = rt._registry_counts()["code_module"]
+    name = fresh("lc")
+    k = Kernel(fake, name, [8, 4], library=True)
+    f = cu.cuKernelGetFunction(k.f)
+    g = cu.cuModuleGetFunction(cu.cuLibraryGetModule(k.mod), name.encode())
+    assert rt._registry_counts()["code_module"] == base
+    for fn in (f, g):
+        cubind.launch(fn, 1, 1, dptr, 7)
+        assert k.recorded() == struct.pack("<Qi", int(dptr), 7)
+
+
 def fatbin_of(text):
     """A fat binary holding one uncompressed PTX entry."""
     padded = text + b"\0" * (-len(text) % 8)
