@@ -138,6 +138,10 @@ typedef struct {
     int log_param;
     int unloads_kernels;      /* success invalidates cached kernel layouts */
     int code_before, code_after; /* kernel-code hooks (bind_kernel_code.h) */
+    int code_image;           /* code_after: the code image parameter (the one
+                                 SH_IN_BUFFER without a count), checked before
+                                 the call and its length passed to the hook;
+                                 else -1 */
 } cb_fclass;
 
 typedef struct {

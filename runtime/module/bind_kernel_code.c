@@ -3,6 +3,8 @@
  * bind_kernel_code.c — PTX kernel types per loaded module, library and
  * link (see bind_kernel_code.h).
  */
+#include "bind_support.h" /* Python.h first */
+
 #include "bind_kernel_code.h"
 #include "rt_alloc.h"
 
@@ -73,29 +75,52 @@ static void code_loaded_file(const cubind_rt_api *rt, int kind, uintptr_t key, c
     rt_free(buf);
 }
 
+int cbs_code_image_check(const char *fname, const char *param, PyObject *obj, const void *image,
+                         size_t len)
+{
+    unsigned long long need;
+    /* a bytes object's buffer is followed by its NUL (the C API's promise) */
+    switch (cbs_kt_image_fits(image, len, obj && PyBytes_Check(obj), &need)) {
+    case CBS_IMAGE_NO_NUL:
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): argument '%s' has no NUL within its %zu bytes: PTX text must end "
+                     "with one (the driver reads up to it)",
+                     fname, param, len);
+        return -1;
+    case CBS_IMAGE_SHORT:
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): argument '%s' has %zu bytes, fewer than the %llu its headers "
+                     "declare (a truncated fat binary or cubin)",
+                     fname, param, len, need);
+        return -1;
+    default:
+        return 0;
+    }
+}
+
 void cbs_code_after_cuModuleLoad(const cubind_rt_api *rt, CUmodule *module, const char *fname)
 {
     code_loaded_file(rt, CUBIND_REG_CODE_MODULE, (uintptr_t)*module, fname);
 }
 
 void cbs_code_after_cuModuleLoadData(const cubind_rt_api *rt, CUmodule *module,
-                                     const void *image)
+                                     const void *image, size_t len)
 {
-    code_loaded(rt, CUBIND_REG_CODE_MODULE, (uintptr_t)*module, image, 0);
+    code_loaded(rt, CUBIND_REG_CODE_MODULE, (uintptr_t)*module, image, len);
 }
 
 void cbs_code_after_cuModuleLoadDataEx(const cubind_rt_api *rt, CUmodule *module,
                                        const void *image, unsigned int numOptions,
-                                       CUjit_option *options, void **optionValues)
+                                       CUjit_option *options, void **optionValues, size_t len)
 {
     (void)numOptions, (void)options, (void)optionValues;
-    code_loaded(rt, CUBIND_REG_CODE_MODULE, (uintptr_t)*module, image, 0);
+    code_loaded(rt, CUBIND_REG_CODE_MODULE, (uintptr_t)*module, image, len);
 }
 
 void cbs_code_after_cuModuleLoadFatBinary(const cubind_rt_api *rt, CUmodule *module,
-                                          const void *fatCubin)
+                                          const void *fatCubin, size_t len)
 {
-    code_loaded(rt, CUBIND_REG_CODE_MODULE, (uintptr_t)*module, fatCubin, 0);
+    code_loaded(rt, CUBIND_REG_CODE_MODULE, (uintptr_t)*module, fatCubin, len);
 }
 
 void cbs_code_before_cuModuleUnload(const cubind_rt_api *rt, CUmodule hmod)
@@ -109,11 +134,11 @@ void cbs_code_after_cuLibraryLoadData(const cubind_rt_api *rt, CUlibrary *librar
                                       void **jitOptionsValues, unsigned int numJitOptions,
                                       CUlibraryOption *libraryOptions,
                                       void **libraryOptionValues,
-                                      unsigned int numLibraryOptions)
+                                      unsigned int numLibraryOptions, size_t len)
 {
     (void)jitOptions, (void)jitOptionsValues, (void)numJitOptions;
     (void)libraryOptions, (void)libraryOptionValues, (void)numLibraryOptions;
-    code_loaded(rt, CUBIND_REG_CODE_LIBRARY, (uintptr_t)*library, code, 0);
+    code_loaded(rt, CUBIND_REG_CODE_LIBRARY, (uintptr_t)*library, code, len);
 }
 
 void cbs_code_after_cuLibraryLoadFromFile(const cubind_rt_api *rt, CUlibrary *library,

@@ -56,6 +56,17 @@ typedef struct cbs_kt_table cbs_kt_table;
  * out of memory. */
 cbs_kt_table *cbs_kt_table_from_image(const void *image, size_t len);
 
+/* Whether a code image given as a buffer of len bytes holds all that the
+ * driver reads of it, by what its contents say: PTX text (anything not
+ * below) up to its NUL, within len or at len when nul_after (a bytes
+ * object's terminator); a fat binary its header's entries size; an ELF64
+ * cubin its header and header tables; a fat binary wrapper its 16
+ * bytes (the data it points to is an address, unchecked). CBS_IMAGE_OK, or
+ * what is wrong, with *need the bytes the image declares (SHORT). Reads
+ * no byte at or past len. */
+enum { CBS_IMAGE_OK, CBS_IMAGE_NO_NUL, CBS_IMAGE_SHORT };
+int cbs_kt_image_fits(const void *image, size_t len, int nul_after, unsigned long long *need);
+
 /* A table holding a's and b's entries (a's first; either may be NULL):
  * new, or NULL when both are NULL or out of memory. a and b stay. */
 cbs_kt_table *cbs_kt_table_merge(const cbs_kt_table *a, const cbs_kt_table *b);

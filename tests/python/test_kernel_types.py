@@ -23,7 +23,7 @@ import pytest
 import cubind
 import cubind.cu as cu
 
-from conftest import run_python
+from conftest import run_python, run_python_args
 
 _ids = itertools.count()
 _keep = []
@@ -321,6 +321,155 @@ def test_ptx_through_load_data_ex_and_load_fat_binary(fake, ctx, dptr, face):
         assert buf.raw[:n] == struct.pack("<Qf", int(dptr), 7.0), name
         with pytest.raises(TypeError, match="kernel parameter 1: '%s' declares float" % name):
             cubind.launch(f, 1, 1, dptr, dptr)
+
+
+def fatbin_entry(text, flags=0, kind=1):
+    """One fat binary entry (64-byte header: kind, version, header size,
+    payload size, flags at 40) with its payload padded to 8 bytes."""
+    padded = text + b"\0" * (-len(text) % 8)
+    head = struct.pack("<HHIQ", kind, 0x101, 64, len(padded)) + bytes(24) + \
+        struct.pack("<Q", flags) + bytes(16)
+    assert len(head) == 64
+    return head + padded
+
+
+def fatbin_from(*entries):
+    body = b"".join(entries)
+    return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(body)) + body
+
+
+def test_fatbin_compressed_ptx_entries_are_skipped(kernel, dptr):
+    """An entry whose flags say compressed (0x2000, 0x8000) is not read,
+    even when its bytes happen to look like PTX: no types from it (by size);
+    a plain entry beside it still types its kernel."""
+    for flag in (0x2000, 0x8000):
+        name = fresh("cz")
+        text = ptx_entry(name, [".u64", ".f32"])
+        k = kernel(name, [8, 4], image=fatbin_from(fatbin_entry(text, flags=flag)))
+        assert k.launch(dptr, 3) == struct.pack("<Qi", int(dptr), 3)
+    name, other = fresh("cp"), fresh("cq")
+    fake_ptx = fatbin_entry(ptx_entry(other, [".f32"]), flags=0x2000)
+    k = kernel(name, [8, 4], image=fatbin_from(fake_ptx, fatbin_entry(
+        ptx_entry(name, [".u64", ".f32"]), flags=0x11)))   # 64-bit | linux: plain
+    assert k.launch(dptr, 3) == struct.pack("<Qf", int(dptr), 3.0)
+
+
+def loaders(face):
+    """(name, call(image)) of the four code-image loaders of one face."""
+    import cubind.driver as d
+    mod = d if face == "driver" else cu
+    J = mod.CUjit_option
+    return [("cuModuleLoadData", "image", mod.cuModuleLoadData),
+            ("cuModuleLoadDataEx", "image",
+             lambda im: mod.cuModuleLoadDataEx(im, 1, (J.CU_JIT_OPTIMIZATION_LEVEL,), (4,))),
+            ("cuModuleLoadFatBinary", "fatCubin", mod.cuModuleLoadFatBinary),
+            ("cuLibraryLoadData", "code",
+             lambda im: mod.cuLibraryLoadData(im, None, None, 0, None, None, 0))]
+
+
+def elf64(shoff, shnum, sections=()):
+    """An ELF64 header (e_shoff, e_shnum, e_shentsize 64) and section headers."""
+    head = b"\x7fELF\x02\x01\x01" + bytes(9) + struct.pack("<HHIQQQIHHHHHH", 2, 190, 1, 0, 0,
+                                                               shoff, 0, 64, 0, 0, 64, shnum, 0)
+    assert len(head) == 64
+    sh = b"".join(struct.pack("<IIQQQQIIQQ", 0, t, 0, 0, off, size, 0, 0, 1, 0)
+                  for t, off, size in sections)
+    return head + sh
+
+
+@pytest.mark.parametrize("face", ["driver", "cu"])
+def test_code_image_buffers_hold_what_the_driver_reads(fake, ctx, face):
+    """A code image given as a buffer must hold what the driver reads of it:
+    PTX text up to its NUL, a fat binary the size its header declares, a
+    cubin its header and section table. Else ValueError naming the
+    parameter, before the driver is called. bytes end in a NUL of
+    CPython's (the C API promises it), so PTX bytes without one load."""
+    name = fresh("nb")
+    text = ptx_entry(name, [".u64", ".f32"])[:-1]       # no NUL
+    fat = fatbin_of(text + b"\0")
+    bad = [(bytearray(text), "no NUL"), (memoryview(text + b"\0")[:-1], "no NUL"),
+           (bytearray(b""), "no NUL"), (bytearray(fat[:-9]), "fewer than"),
+           (memoryview(fat)[:16], "fewer than"), (bytearray(fat[:8]), "fewer than"),
+           (bytearray(elf64(64, 2)), "fewer than"), (bytearray(b"\x7fELF\x02"), "fewer than")]
+    for fname, param, load in loaders(face):
+        for image, why in bad:
+            before = fake.fakecuda_call_count(fname.encode())
+            with pytest.raises(ValueError) as info:
+                load(image)
+            msg = str(info.value)
+            assert f"{fname}(): argument '{param}'" in msg and why in msg, msg
+            assert fake.fakecuda_call_count(fname.encode()) == before, "the driver was called"
+        good = [text, bytearray(text + b"\0"), memoryview(b"xx" + text + b"\0\0")[2:],
+                bytearray(fat), bytes(elf64(64, 2, [(1, 128, 8), (8, 128, 2**40)]))]
+        for image in good:
+            r = load(image)
+            assert face == "cu" or r[0] == 0, (fname, r)
+            _keep.append(r)
+
+
+GUARDED = """
+import ctypes, mmap, struct, sys
+import cubind, cubind.cu as cu
+from fake_driver import open_fake
+fake = open_fake()
+cu.cuInit(0)
+cu.cuCtxSetCurrent(cu.cuDevicePrimaryCtxRetain(cu.cuDeviceGet(0)))
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+page = mmap.PAGESIZE
+m = mmap.mmap(-1, 2 * page)
+base = ctypes.addressof(ctypes.c_char.from_buffer(m))
+assert libc.mprotect(base + page, page, 0) == 0      # the next page: PROT_NONE
+def at_end(data):
+    # data's last byte is the page's last: one byte more faults
+    m[page - len(data):page] = data
+    return memoryview(m)[page - len(data):page]
+name = sys.argv[1]
+text = (f".version 8.0\\n.target sm_80\\n.address_size 64\\n"
+        f".visible .entry {name}(.param .u64 a, .param .f32 b)\\n{{ ret; }}\\n").encode()
+for load in (cu.cuModuleLoadData, cu.cuModuleLoadFatBinary,
+             lambda im: cu.cuLibraryLoadData(im, None, None, 0, None, None, 0)):
+    try:
+        load(at_end(text))
+        raise SystemExit("loaded PTX without a NUL")
+    except ValueError as e:
+        assert "no NUL" in str(e), e
+# with its NUL as the page's last byte: loads, typed, nothing read past it
+n = 2
+fake.fakecuda_set_param_layout(None, name.encode(), n, (ctypes.c_size_t * n)(0, 8),
+                               (ctypes.c_size_t * n)(8, 4))
+f = cu.cuModuleGetFunction(cu.cuModuleLoadData(at_end(text + b"\\0")), name.encode())
+dptr = cu.cuMemAlloc(64)
+cubind.launch(f, 1, 1, dptr, 7)
+buf = ctypes.create_string_buffer(64)
+k = fake.fakecuda_last_launch_params(name.encode(), buf, 64)
+assert buf.raw[:k] == struct.pack("<Qf", int(dptr), 7.0), buf.raw[:k]
+# a fat binary whose entry's PTX has no NUL, ending at the page's end:
+# typed from the bytes within the buffer
+name2 = name + "f"
+text2 = text.replace(name.encode(), name2.encode())
+pad = -len(text2) % 8
+body = struct.pack("<HHIQ", 1, 0x101, 64, len(text2) + pad) + bytes(48) + b"\\n" * pad + text2
+fat = struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(body)) + body
+fake.fakecuda_set_param_layout(None, name2.encode(), n, (ctypes.c_size_t * n)(0, 8),
+                               (ctypes.c_size_t * n)(8, 4))
+f = cu.cuModuleGetFunction(cu.cuModuleLoadFatBinary(at_end(fat)), name2.encode())
+cubind.launch(f, 1, 1, dptr, 7)
+k = fake.fakecuda_last_launch_params(name2.encode(), buf, 64)
+assert buf.raw[:k] == struct.pack("<Qf", int(dptr), 7.0), buf.raw[:k]
+print("ok")
+"""
+
+
+def test_code_image_never_read_past_its_buffer():
+    """A buffer ending at an inaccessible page: PTX without a NUL there is
+    refused before anything reads past it (before the check, the driver,
+    and cubind's own PTX scan, read on into the next page: SIGSEGV), one
+    with its NUL as the last byte loads and is typed; a fat binary's text
+    is read only within its buffer. In a fresh process: a fault there fails
+    the test, not the run."""
+    r = run_python_args(GUARDED, fresh("gp"))
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), (r.returncode, r.stdout, r.stderr)
 
 
 def test_ptx_files(fake, ctx, dptr, tmp_path):
