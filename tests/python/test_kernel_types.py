@@ -837,6 +837,117 @@ def test_values_and_ctypes_types(kernel, dptr):
                           ((0, 1.5, 2), (ctypes.c_void_p, ctypes.c_int, ctypes.c_float)), 0)
 
 
+def test_values_and_ctypes_types_numpy_exact(kernel, dptr):
+    """numpy scalars for c_float / c_double convert only when exact, as in
+    the typed paths (cuda.bindings rounds them through ctypes.c_float):
+    np.float64(0.1) is not a float32. Python floats still round as C does."""
+    np = pytest.importorskip("numpy")
+    k = kernel(fresh("vn"), [8, 4, 8])
+    T = (ctypes.c_void_p, ctypes.c_float, ctypes.c_double)
+
+    def launch(a, b):
+        cu.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, ((0, a, b), T), 0)
+        return k.recorded()
+
+    for a, b in [(np.float32(0.1), np.float64(0.1)), (np.float64(0.5), np.float32(0.1)),
+                 (np.int64(3), np.uint8(7)), (np.int64(2**24), np.int64(2**53)),
+                 (np.bool_(True), np.bool_(False)), (0.1, 0.1), (2**40 + 1, 3)]:
+        assert launch(a, b) == k.expect(bytes(8), struct.pack("<f", a), struct.pack("<d", b)), \
+            (a, b)
+    for a, b, why in [(np.float64(0.1), 1.0, "not exactly a float"),
+                      (np.int64(2**24 + 1), 1.0, "not exactly representable"),
+                      (0.0, np.int64(2**53 + 1), "not exactly representable"),
+                      (np.float64(1e-50), 1.0, "not exactly a float")]:
+        before = k.count()
+        with pytest.raises(TypeError, match=why):
+            launch(a, b)
+        assert k.count() == before
+    with pytest.raises(OverflowError, match="kernel parameter 1"):
+        launch(np.float64(1e300), 1.0)
+    # NaN and infinities are exact in either width
+    out = launch(np.float64(np.inf), np.float32(np.nan))
+    assert out[8:12] == struct.pack("<f", float("inf")) and out[12:] != bytes(8)
+
+
+def test_values_and_ctypes_types_pointer_objects(kernel, dptr):
+    """c_void_p takes what pointers take elsewhere when the value has no
+    getPtr(): __cuda_array_interface__ (before __index__), DLPack on a CUDA
+    device, an object whose handle is one (cuda.core's Buffer)."""
+    k = kernel(fresh("vp"), [8])
+    p = int(dptr)
+    for obj, want in [(CAI(p + 16), p + 16), (TensorLike(p + 24), p + 24),
+                      (DLPackArray(p, 32), p + 32), (CoreBuffer(p + 8), p + 8),
+                      (CoreBuffer(dptr), p), (CoreBuffer(CAI(p + 40)), p + 40)]:
+        cu.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, ((obj,), (ctypes.c_void_p,)), 0)
+        assert k.recorded() == struct.pack("<Q", want), obj
+    for bad in (1.5, DLPackArray(p, device=1), object(), CoreBuffer(2.5)):
+        with pytest.raises(TypeError, match="kernel parameter 0"):
+            cu.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, ((bad,), (ctypes.c_void_p,)), 0)
+    with pytest.raises(OverflowError):
+        cu.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, ((CAI(-8),), (ctypes.c_void_p,)), 0)
+
+
+def f32_of_int(n):
+    """The float32 bytes of int n rounded once to nearest (ties to even), as
+    C converts an integer to float; computed with integers only (packing
+    float(n) would round through a double first)."""
+    m, sign = abs(n), -1 if n < 0 else 1
+    shift = m.bit_length() - 24
+    if shift > 0:
+        q, r = divmod(m, 1 << shift)
+        half = 1 << (shift - 1)
+        if r > half or (r == half and q & 1):
+            q += 1
+        m = q << shift
+    return struct.pack("<f", float(sign * m))   # m has at most 25 significant bits: exact
+
+
+@pytest.mark.parametrize("source", ["argtypes", "ptx", "mangled"])
+def test_large_ints_into_float32_round_once(kernel, source):
+    """An int above 2**53 for a float parameter is rounded once, from the
+    integer, as (float)(long long) / (float)(unsigned long long) do; through
+    a double it was rounded twice: 2**60 + 2**36 + 1 became 2**60."""
+    import random
+    name = fresh("rf")
+    if source == "ptx":
+        k = kernel(name, [4], image=ptx_entry(name, [".f32"]))
+    elif source == "mangled":
+        k = kernel(mangled(name, "f"), [4])
+    else:
+        k = kernel(name, [4])
+    kw = {"argtypes": ("f4",)} if source == "argtypes" else {}
+    n = 2**60 + 2**36 + 1
+    assert f32_of_int(n) == struct.pack("<f", 2.0**60 + 2.0**37)
+    assert struct.pack("<f", float(n)) == struct.pack("<f", 2.0**60)   # the double rounding
+    rng = random.Random(26)
+    values = [n, -n, 2**63 + 2**39 + 1, 2**64 - 1, -2**63, 2**53 + 1, 2**24 + 1, 7, -3,
+              2**64 + 2**40 + 1]                       # beyond 64 bits: through a double
+    values += [rng.randrange(-2**63, 2**64) | 1 for _ in range(40)]
+    for v in values:
+        want = f32_of_int(v) if -2**63 <= v < 2**64 else struct.pack("<f", float(v))
+        assert k.launch(v, **kw) == want, v
+
+
+def test_numpy_bool_for_bool_int_and_float_parameters(kernel):
+    """np.bool_ is a truth value: 0 or 1 into bool and integer parameters
+    (typed by argtypes, PTX or a mangled name), 0.0 or 1.0 into a float
+    one, and packs as a Python bool where types are unknown; never "a float
+    given" (numpy 2 has no __index__ for it)."""
+    np = pytest.importorskip("numpy")
+    T, F = np.bool_(True), np.bool_(False)
+    k = kernel(fresh("nb"), [1, 4, 1, 4])
+    assert k.launch(T, T, F, T, argtypes=("?", "i4", "u1", "f4")) == \
+        k.expect(b"\x01", struct.pack("<i", 1), b"\x00", struct.pack("<f", 1.0))
+    name = fresh("nbp")
+    k = kernel(name, [1, 4, 8], image=ptx_entry(name, [".u8", ".u32", ".u64"]))
+    assert k.launch(T, F, T) == k.expect(b"\x01", bytes(4), struct.pack("<Q", 1))
+    base = fresh("nbm")
+    k = kernel(mangled(base, "bif"), [1, 4, 4])
+    assert k.launch(T, T, F) == k.expect(b"\x01", struct.pack("<i", 1), struct.pack("<f", 0.0))
+    k = kernel(fresh("nbu"), [1, 4, 8])
+    assert k.launch(T, T, F) == k.expect(b"\x01", struct.pack("<i", 1), bytes(8))
+
+
 # ---- random mixtures against a reference packer ----------------------------------
 
 # type string -> (size, struct code)
