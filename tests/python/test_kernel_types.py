@@ -1011,6 +1011,87 @@ def test_random_mixtures_match_reference(fake, ctx):
     check()
 
 
+# type string -> its PTX .param declaration (nvcc's unsigned integers are
+# PTX's either-sign ones; "p" a .ptr pointer)
+REF_PTX = {
+    "i1": ".s8", "u1": ".u8", "i2": ".s16", "u2": ".u16", "i4": ".s32", "u4": ".u32",
+    "i8": ".s64", "u8": ".u64", "f4": ".f32", "f8": ".f64", "f2": ".f16",
+    "p": ".u64 .ptr .global .align 8",
+}
+
+
+def reference_typed(offsets, types, values, ptx):
+    """The bytes a launch must deliver for these typed parameters, or the
+    exception of the first value its type refuses: TypeError for a float
+    into an integer or pointer, OverflowError out of range. PTX's unsigned
+    integers take either sign (as their bits)."""
+    out = bytearray(max(o + REF_TYPES[t][0] for o, t in zip(offsets, types)))
+    for o, t, v in zip(offsets, types, values):
+        size, code = REF_TYPES[t]
+        if code in "fde":
+            try:
+                chunk = struct.pack("<" + code, v)
+            except (OverflowError, struct.error):
+                return OverflowError
+        else:
+            if isinstance(v, float):
+                return TypeError
+            bits = 8 * size
+            lo = -2**(bits - 1) if t[0] == "i" or (ptx and t[0] == "u") else 0
+            hi = 2**(bits - 1) - 1 if t[0] == "i" else 2**bits - 1
+            if not lo <= v <= hi:
+                return OverflowError
+            chunk = (v % 2**bits).to_bytes(size, "little")
+        out[o:o + size] = chunk
+    return bytes(out)
+
+
+def test_random_layouts_sources_and_floats_match_reference(fake, ctx):
+    """Random parameter lists at random (often misaligned) offsets, typed by
+    argtypes= or by a PTX .entry declaring the drawn types, with random ints
+    and floats of every kind: floats for integers and pointers must be a
+    TypeError, out-of-range values an OverflowError (the first refused
+    value decides, nothing launched), everything else the reference's
+    bytes."""
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+
+    def value_for(t):
+        size = REF_TYPES[t][0]
+        lim = {4: 3.0e38, 8: 1e308, 2: 65000.0}.get(size, 1e30)
+        return st.one_of(st.integers(-2**(8 * size), 2**(8 * size)),
+                         st.floats(-lim, lim, allow_nan=False))
+
+    @st.composite
+    def cases(draw):
+        types = draw(st.lists(st.sampled_from(sorted(REF_TYPES)), min_size=1, max_size=10))
+        offsets, at = [], 0
+        for t in types:
+            at += draw(st.integers(0, 7))
+            offsets.append(at)
+            at += REF_TYPES[t][0]
+        source = draw(st.sampled_from(["argtypes", "ptx"]))
+        return types, offsets, source, [draw(value_for(t)) for t in types]
+
+    @hypothesis.settings(max_examples=150, deadline=None, database=None)
+    @hypothesis.given(cases())
+    def check(case):
+        types, offsets, source, values = case
+        sizes = [REF_TYPES[t][0] for t in types]
+        name = fresh("hr")
+        ptx = source == "ptx"
+        image = ptx_entry(name, [REF_PTX[t] for t in types]) if ptx else None
+        k = Kernel(fake, name, sizes, offsets=offsets, image=image)
+        kw = {} if ptx else {"argtypes": types}
+        want = reference_typed(offsets, types, values, ptx)
+        if isinstance(want, type):
+            k.refused(want, *values, **kw)
+        else:
+            assert k.launch(*values, **kw) == want
+
+    check()
+
+
 # ---- the packer's bounds and the garbage collector ----------------------------------
 
 @pytest.mark.skipif(sys.version_info < (3, 12), reason="__buffer__ is Python 3.12+")
