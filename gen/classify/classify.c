@@ -639,6 +639,7 @@ static const char *first_unsupported(const cb_fclass *fc)
     return NULL;
 }
 
+static int code_image_param(const cb_fclass *fc);
 static void classify_registry(cb_model *m, const cb_facts *facts, cb_fclass *fc);
 
 /* The error-log rule of fc, resolved: PARAM a handle value, SIZEFN(handle,
@@ -825,6 +826,7 @@ cb_classes *classify_model(cb_model *m, const cb_facts *facts)
          * a library API has no modules or kernels to type. */
         fc->code_before = !api.is_library && ff->code == CB_CODE_BEFORE;
         fc->code_after = !api.is_library && ff->code == CB_CODE_AFTER;
+        fc->code_image = fc->code_after ? code_image_param(fc) : -1;
         classify_registry(m, facts, fc);
         classify_error_log(m, facts, fc);
         derive_params(c, fc);
@@ -834,6 +836,24 @@ cb_classes *classify_model(cb_model *m, const cb_facts *facts)
     }
     derive_runtime_fns(m, c);
     return c;
+}
+
+/* The code image of a kernel-code function: its one SH_IN_BUFFER parameter
+ * without a count (cuModuleLoadData's image ...), whose length a Python
+ * buffer bounds; -1 when there is none or more than one (cuLinkAddData's
+ * data has its size). */
+static int code_image_param(const cb_fclass *fc)
+{
+    int found = -1;
+    for (size_t k = 0; k < fc->fn->nparams; k++) {
+        const cb_pclass *pc = &fc->params[k];
+        if (pc->shape != SH_IN_BUFFER || pc->count_index >= 0)
+            continue;
+        if (found >= 0)
+            return -1;
+        found = (int)k;
+    }
+    return found;
 }
 
 /* The registry kind of the handle type of parameter k (CB_REG_KIND_NONE

@@ -165,6 +165,10 @@ typedef struct {
      * (result_cache, templates/driver/results.c); the raising face keeps
      * it only when it is more than one value or a lone handle. */
     int cache_result, cache_raising_result;
+    int code_image;           /* code_after: the code image parameter (the one
+                                 SH_IN_BUFFER without a count), checked before
+                                 the call and its length passed to the hook;
+                                 else -1 */
 } cb_fclass;
 
 typedef struct {

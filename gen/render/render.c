@@ -257,6 +257,9 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     tv_set_bool(p, "count_is_inout", cnt && classify_is_input(cnt) && classify_is_output(cnt));
     tv_set(p, "count_param", count_ref(fc, pc));
     tv_set_bool(p, "has_count", has_count);
+    /* a kernel-code function's code image: a Python buffer must hold what
+     * the driver reads of it (bind_kernel_code.h) */
+    tv_set_bool(p, "code_image", fc->code_image >= 0 && pc == &fc->params[fc->code_image]);
     tv_set_int(p, "fixed_len", pc->fixed_len);
     tv_set_int(p, "count_less", pc->count_less);
     tv_set_bool(p, "fixed_bytes", pc->fixed_bytes);
@@ -466,6 +469,12 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_fclass 
     tv_set_bool(fn, "unloads_kernels", fc->unloads_kernels);
     tv_set_bool(fn, "code_before", fc->code_before);
     tv_set_bool(fn, "code_after", fc->code_after);
+    /* the code image as a list of one param_ref (empty when none): its
+     * buffer's length goes to the after hook */
+    tv *image = tv_list();
+    if (fc->code_image >= 0)
+        tv_push(image, param_ref(fc, fc->code_image));
+    tv_set(fn, "code_image_param", image);
     tv_set(fn, "registry", registry_value(fc));
     tv_set(fn, "undo", undo_value(fc));
 

@@ -3,6 +3,8 @@
  * bind_kernel_code.c — PTX kernel types per loaded module, library and
  * link (see bind_kernel_code.h).
  */
+#include "bind_support.h" /* Python.h first */
+
 #include "bind_kernel_code.h"
 #include "rt_alloc.h"
 
@@ -73,29 +75,52 @@ static void code_loaded_file(const cubind_rt_api *rt, int kind, uintptr_t key, c
     rt_free(buf);
 }
 
+int cbs_code_image_check(const char *fname, const char *param, PyObject *obj, const void *image,
+                         size_t len)
+{
+    unsigned long long need;
+    /* a bytes object's buffer is followed by its NUL (the C API's promise) */
+    switch (cbs_kt_image_fits(image, len, obj && PyBytes_Check(obj), &need)) {
+    case CBS_IMAGE_NO_NUL:
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): argument '%s' has no NUL within its %zu bytes: PTX text must end "
+                     "with one (the driver reads up to it)",
+                     fname, param, len);
+        return -1;
+    case CBS_IMAGE_SHORT:
+        PyErr_Format(PyExc_ValueError,
+                     "%s(): argument '%s' has %zu bytes, fewer than the %llu its headers "
+                     "declare (a truncated fat binary or cubin)",
+                     fname, param, len, need);
+        return -1;
+    default:
+        return 0;
+    }
+}
+
 void cbs_code_after_cuModuleLoad(const cubind_rt_api *rt, CUmodule *module, const char *fname)
 {
     code_loaded_file(rt, CUBIND_REG_CODE_MODULE, (uintptr_t)*module, fname);
 }
 
 void cbs_code_after_cuModuleLoadData(const cubind_rt_api *rt, CUmodule *module,
-                                     const void *image)
+                                     const void *image, size_t len)
 {
-    code_loaded(rt, CUBIND_REG_CODE_MODULE, (uintptr_t)*module, image, 0);
+    code_loaded(rt, CUBIND_REG_CODE_MODULE, (uintptr_t)*module, image, len);
 }
 
 void cbs_code_after_cuModuleLoadDataEx(const cubind_rt_api *rt, CUmodule *module,
                                        const void *image, unsigned int numOptions,
-                                       CUjit_option *options, void **optionValues)
+                                       CUjit_option *options, void **optionValues, size_t len)
 {
     (void)numOptions, (void)options, (void)optionValues;
-    code_loaded(rt, CUBIND_REG_CODE_MODULE, (uintptr_t)*module, image, 0);
+    code_loaded(rt, CUBIND_REG_CODE_MODULE, (uintptr_t)*module, image, len);
 }
 
 void cbs_code_after_cuModuleLoadFatBinary(const cubind_rt_api *rt, CUmodule *module,
-                                          const void *fatCubin)
+                                          const void *fatCubin, size_t len)
 {
-    code_loaded(rt, CUBIND_REG_CODE_MODULE, (uintptr_t)*module, fatCubin, 0);
+    code_loaded(rt, CUBIND_REG_CODE_MODULE, (uintptr_t)*module, fatCubin, len);
 }
 
 void cbs_code_before_cuModuleUnload(const cubind_rt_api *rt, CUmodule hmod)
@@ -109,11 +134,11 @@ void cbs_code_after_cuLibraryLoadData(const cubind_rt_api *rt, CUlibrary *librar
                                       void **jitOptionsValues, unsigned int numJitOptions,
                                       CUlibraryOption *libraryOptions,
                                       void **libraryOptionValues,
-                                      unsigned int numLibraryOptions)
+                                      unsigned int numLibraryOptions, size_t len)
 {
     (void)jitOptions, (void)jitOptionsValues, (void)numJitOptions;
     (void)libraryOptions, (void)libraryOptionValues, (void)numLibraryOptions;
-    code_loaded(rt, CUBIND_REG_CODE_LIBRARY, (uintptr_t)*library, code, 0);
+    code_loaded(rt, CUBIND_REG_CODE_LIBRARY, (uintptr_t)*library, code, len);
 }
 
 void cbs_code_after_cuLibraryLoadFromFile(const cubind_rt_api *rt, CUlibrary *library,
@@ -131,6 +156,82 @@ void cbs_code_after_cuLibraryLoadFromFile(const cubind_rt_api *rt, CUlibrary *li
 void cbs_code_before_cuLibraryUnload(const cubind_rt_api *rt, CUlibrary library)
 {
     code_map(rt, CUBIND_REG_CODE_LIBRARY, (uintptr_t)library, NULL);
+}
+
+/* ---- a library's modules ---------------------------------------------------- */
+
+/* A keep-alive of a library's entry: unmaps the module entry `item` (held
+ * by this keep-alive) derived from it, when the library's entry goes. */
+static void derived_unmap(void *item, void *ctx)
+{
+    const cubind_rt_api *rt = ctx;
+    rt->reg_unregister_entry(item); /* -ENOENT: replaced by a later load */
+    rt->reg_release(item);
+}
+
+/* `module` is library's module (cuLibraryGetModule, or cuFuncGetModule of a
+ * function of its kernel): a CUfunction of it finds its types through
+ * CUBIND_REG_CODE_MODULE, as any module's do. Maps a copy of the library's
+ * table there, marked with the library's entry (derived once per entry:
+ * asking again, as a launch loop calling cuKernelGetFunction does, finds
+ * the mark and adds nothing), and unmapped when the library's entry is
+ * destroyed (cuLibraryUnload, a later load of the same value). A library
+ * without PTX types unmaps whatever the module value still had. */
+static void code_library_module(const cubind_rt_api *rt, uintptr_t module, uintptr_t library)
+{
+    struct rt_registry_entry *lib, *d;
+    if (!module)
+        return;
+    if (rt->reg_lookup(CUBIND_REG_CODE_LIBRARY, library, &lib) != 0) {
+        code_map(rt, CUBIND_REG_CODE_MODULE, module, NULL);
+        return;
+    }
+    if (rt->reg_lookup(CUBIND_REG_CODE_MODULE, module, &d) == 0) {
+        int same = cbs_kt_table_origin(rt->reg_meta(d)) == (uintptr_t)lib;
+        rt->reg_release(d);
+        if (same) {
+            rt->reg_release(lib);
+            return;
+        }
+    }
+    cbs_kt_table *t = cbs_kt_table_derive(rt->reg_meta(lib), (uintptr_t)lib);
+    rt->reg_unregister(CUBIND_REG_CODE_MODULE, module);
+    if (t && rt->reg_register(CUBIND_REG_CODE_MODULE, module, t, cbs_kt_table_free, NULL,
+                              &d) == 0) {
+        if (rt->reg_keep_alive(lib, d, derived_unmap, (void *)rt) != 0) {
+            /* cannot tie it to the library: no types rather than stale ones */
+            rt->reg_unregister_entry(d);
+            rt->reg_release(d);
+        }
+    } else {
+        cbs_kt_table_free(t);
+    }
+    rt->reg_release(lib);
+}
+
+/* The driver function `name` (ABI version `version`), or NULL. */
+static void *driver_fn(const cubind_rt_api *rt, const char *name, int version)
+{
+    return rt->lookup(name, version, NULL);
+}
+
+void cbs_code_after_cuLibraryGetModule(const cubind_rt_api *rt, CUmodule *pMod,
+                                       CUlibrary library)
+{
+    code_library_module(rt, (uintptr_t)*pMod, (uintptr_t)library);
+}
+
+void cbs_code_after_cuKernelGetFunction(const cubind_rt_api *rt, CUfunction *pFunc,
+                                        CUkernel kernel)
+{
+    typedef CUresult (*func_module_fn)(CUmodule *, CUfunction);
+    typedef CUresult (*kernel_library_fn)(CUlibrary *, CUkernel);
+    func_module_fn fm = (func_module_fn)driver_fn(rt, "cuFuncGetModule", 11000);
+    kernel_library_fn kl = (kernel_library_fn)driver_fn(rt, "cuKernelGetLibrary", 12050);
+    CUmodule module = NULL;
+    CUlibrary library = NULL;
+    if (fm && kl && fm(&module, *pFunc) == CUDA_SUCCESS && kl(&library, kernel) == CUDA_SUCCESS)
+        code_library_module(rt, (uintptr_t)module, (uintptr_t)library);
 }
 #endif
 

@@ -9,6 +9,10 @@
  * handle, its meta an immutable cbs_kt_table (bind_kernel_types.h):
  *   CUBIND_REG_CODE_MODULE   CUmodule   -> the PTX entries it was loaded from
  *   CUBIND_REG_CODE_LIBRARY  CUlibrary  -> same
+ *   CUBIND_REG_CODE_MODULE   a library's CUmodule (cuLibraryGetModule, or
+ *                            the module of a cuKernelGetFunction result) ->
+ *                            a copy of its library's table, unmapped when
+ *                            the library's entry goes (cuLibraryUnload)
  *   CUBIND_REG_CODE_LINK     CUlinkState-> the PTX added so far, and the
  *                                         image cuLinkComplete gave
  *   CUBIND_REG_CODE_IMAGE    that image's address -> its PTX entries, for the
@@ -20,11 +24,13 @@
  * Thread safety: the registry's; entries are immutable once registered. A
  * link state used from two threads at once (which CUDA does not allow) may
  * lose one thread's types: the kernel then packs by size.
- * Nothing here raises: a table that cannot be made (no PTX, no memory)
+ * Nothing here raises but cbs_code_image_check: a table that cannot be made (no PTX, no memory)
  * only leaves the kernel's types unknown.
  */
 #ifndef CUBIND_BIND_KERNEL_CODE_H
 #define CUBIND_BIND_KERNEL_CODE_H
+
+#include "bind_support.h" /* Python.h first: cbs_code_image_check's PyObject */
 
 #include "bind_kernel_types.h"
 #include "cubind_rt.h"
@@ -33,13 +39,16 @@
 
 /* Hooks, with the driver function's own parameters. */
 void cbs_code_after_cuModuleLoad(const cubind_rt_api *rt, CUmodule *module, const char *fname);
+/* The loaders of a code image (its parameter `image`, `fatCubin`, `code`)
+ * get its length last: a Python buffer's, so that its PTX is never read
+ * past it; 0 for an int address (read as the driver reads it, as in C). */
 void cbs_code_after_cuModuleLoadData(const cubind_rt_api *rt, CUmodule *module,
-                                     const void *image);
+                                     const void *image, size_t len);
 void cbs_code_after_cuModuleLoadDataEx(const cubind_rt_api *rt, CUmodule *module,
                                        const void *image, unsigned int numOptions,
-                                       CUjit_option *options, void **optionValues);
+                                       CUjit_option *options, void **optionValues, size_t len);
 void cbs_code_after_cuModuleLoadFatBinary(const cubind_rt_api *rt, CUmodule *module,
-                                          const void *fatCubin);
+                                          const void *fatCubin, size_t len);
 void cbs_code_before_cuModuleUnload(const cubind_rt_api *rt, CUmodule hmod);
 void cbs_code_after_cuLinkAddData(const cubind_rt_api *rt, CUlinkState state,
                                   CUjitInputType type, void *data, size_t size,
@@ -58,7 +67,7 @@ void cbs_code_after_cuLibraryLoadData(const cubind_rt_api *rt, CUlibrary *librar
                                       void **jitOptionsValues, unsigned int numJitOptions,
                                       CUlibraryOption *libraryOptions,
                                       void **libraryOptionValues,
-                                      unsigned int numLibraryOptions);
+                                      unsigned int numLibraryOptions, size_t len);
 void cbs_code_after_cuLibraryLoadFromFile(const cubind_rt_api *rt, CUlibrary *library,
                                           const char *fileName, CUjit_option *jitOptions,
                                           void **jitOptionsValues, unsigned int numJitOptions,
@@ -66,7 +75,20 @@ void cbs_code_after_cuLibraryLoadFromFile(const cubind_rt_api *rt, CUlibrary *li
                                           void **libraryOptionValues,
                                           unsigned int numLibraryOptions);
 void cbs_code_before_cuLibraryUnload(const cubind_rt_api *rt, CUlibrary library);
+void cbs_code_after_cuLibraryGetModule(const cubind_rt_api *rt, CUmodule *pMod,
+                                       CUlibrary library);
+void cbs_code_after_cuKernelGetFunction(const cubind_rt_api *rt, CUfunction *pFunc,
+                                        CUkernel kernel);
 #endif
+
+/* Before a code image loader calls the driver, for an image given as a
+ * Python buffer `obj` (len bytes at image): 0 when it holds what the driver
+ * will read of it (cbs_kt_image_fits: a PTX text's NUL, a fat binary's or
+ * cubin's declared size), else -1 with a ValueError naming fname's
+ * parameter `param`. The driver is not called then: it would read past
+ * the buffer. */
+int cbs_code_image_check(const char *fname, const char *param, PyObject *obj, const void *image,
+                         size_t len);
 
 /* The PTX types of entry `name` with n parameters of the module
  * (CUBIND_REG_CODE_MODULE) or library (_LIBRARY) `owner`: 1 and out[0..n),

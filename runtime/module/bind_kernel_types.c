@@ -430,6 +430,7 @@ typedef struct {
 
 struct cbs_kt_table {
     size_t n;
+    uintptr_t origin; /* cbs_kt_table_derive's mark; 0 otherwise */
     kt_entry e[];
 };
 
@@ -494,6 +495,7 @@ static cbs_kt_table *list_finish(kt_list *l)
             ntypes += l->e[k].nparams;
         char *names = (char *)(types + ntypes);
         t->n = l->n;
+        t->origin = 0;
         for (size_t k = 0; k < l->n; k++) {
             size_t len = strlen(l->e[k].name) + 1;
             memcpy(names, l->e[k].name, len);
@@ -726,10 +728,19 @@ static int has_magic(const unsigned char *p, size_t len, uint32_t magic)
 #define FATBIN_MAGIC 0xBA55ED50u
 #define FATBIN_WRAPPER_MAGIC 0x466243B1u
 #define FATBIN_KIND_PTX 1u
+/* An entry's flags (the 8 bytes at 40 of its header): its payload is
+ * compressed (the older scheme and the newer one; nvcc compresses PTX by
+ * default, -no-compress keeps it plain). */
+#define FATBIN_FLAG_COMPRESSED (0x2000u | 0x8000u)
 #define PTX_MAX ((size_t)1 << 30)
 
-/* The uncompressed PTX entries of the fat binary at p (16-byte header,
- * then entries: kind, header size, payload size). */
+/* The uncompressed PTX entries of the fat binary at p: a 16-byte header
+ * (magic; version; the entries' offset, 2 bytes at 6; their size, 8 bytes
+ * at 8), then entries (kind, 2 bytes at 0; header size, 4 at 4; payload
+ * size, 8 at 8; flags, 8 at 40), each followed by its payload. A PTX entry
+ * whose flags say compressed is skipped (its text is not read: no types);
+ * one that is not must hold text beginning as PTX does, else it is
+ * skipped too (a payload this parser does not understand). */
 static int fatbin(const unsigned char *p, size_t len, kt_list *l)
 {
     if (len && len < 16)
@@ -737,18 +748,20 @@ static int fatbin(const unsigned char *p, size_t len, kt_list *l)
     uint64_t body = rd64(p + 8);
     uint16_t head;
     memcpy(&head, p + 6, 2);
-    if (head < 16 || body > PTX_MAX || (len && 16 + body > len))
+    if (head < 16 || body > PTX_MAX || (len && head + body > len))
         return 0;
     const unsigned char *e = p + head, *end = p + head + body;
-    while (e + 64 <= end) {
+    while (end - e >= 64) {
         uint16_t kind;
         memcpy(&kind, e, 2);
         uint32_t ehead = rd32(e + 4);
         uint64_t payload = rd64(e + 8);
-        if (ehead < 64 || payload > (uint64_t)(end - e - ehead))
+        uint64_t flags = rd64(e + 40);
+        if (ehead < 64 || ehead > (size_t)(end - e) || payload > (uint64_t)(end - e - ehead))
             return 0;
         const char *text = (const char *)e + ehead;
-        if (kind == FATBIN_KIND_PTX && payload && looks_like_ptx(text, (size_t)payload)) {
+        if (kind == FATBIN_KIND_PTX && !(flags & FATBIN_FLAG_COMPRESSED) && payload &&
+            looks_like_ptx(text, (size_t)payload)) {
             size_t n = text_len(text, (size_t)payload);
             if (ptx_text(text, text + n, l) < 0)
                 return -1;
@@ -756,6 +769,67 @@ static int fatbin(const unsigned char *p, size_t len, kt_list *l)
         e += ehead + payload;
     }
     return 0;
+}
+
+static uint16_t rd16(const unsigned char *p)
+{
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+}
+
+/* An ELF64 image's extent as its header declares it: the end of the header
+ * and of its program and section header tables (UINT64_MAX when a table's
+ * bounds overflow). Sections' contents are not added: a table the driver
+ * reads first, and a loader rejecting a valid file would be worse than one
+ * trusting a truncated one as C does. Only for len >= 64. */
+static uint64_t elf64_extent(const unsigned char *p)
+{
+    uint64_t phoff = rd64(p + 0x20), shoff = rd64(p + 0x28);
+    uint64_t phsize = (uint64_t)rd16(p + 0x36) * rd16(p + 0x38);
+    uint64_t shsize = (uint64_t)rd16(p + 0x3A) * rd16(p + 0x3C);
+    if (phoff > UINT64_MAX - phsize || shoff > UINT64_MAX - shsize)
+        return UINT64_MAX;
+    uint64_t end = 64;
+    if (phsize && phoff + phsize > end)
+        end = phoff + phsize;
+    if (shsize && shoff + shsize > end)
+        end = shoff + shsize;
+    return end;
+}
+
+int cbs_kt_image_fits(const void *image, size_t len, int nul_after, unsigned long long *need)
+{
+    const unsigned char *p = image;
+    *need = 0;
+    if (len >= 4 && p[0] == 0x7f && p[1] == 'E' && p[2] == 'L' && p[3] == 'F') {
+        *need = 64;
+        if (len < 64)
+            return CBS_IMAGE_SHORT;
+        if (p[4] != 2) /* not ELFCLASS64 (a cubin is): unchecked */
+            return CBS_IMAGE_OK;
+        uint64_t end = elf64_extent(p);
+        *need = end;
+        return end > len ? CBS_IMAGE_SHORT : CBS_IMAGE_OK;
+    }
+    if (len >= 4 && rd32(p) == FATBIN_MAGIC) {
+        if (len < 16) {
+            *need = 16;
+            return CBS_IMAGE_SHORT;
+        }
+        uint64_t body = rd64(p + 8), head = rd16(p + 6);
+        *need = body > UINT64_MAX - head ? UINT64_MAX : head + body;
+        return *need > len ? CBS_IMAGE_SHORT : CBS_IMAGE_OK;
+    }
+    if (len >= 4 && rd32(p) == FATBIN_WRAPPER_MAGIC) {
+        /* {int magic; int version; const unsigned long long *data; ...}:
+         * the data it points to lies outside the buffer, unchecked (an
+         * address, as in C) */
+        *need = 16;
+        return len < 16 ? CBS_IMAGE_SHORT : CBS_IMAGE_OK;
+    }
+    /* anything else the driver reads as NUL-terminated text */
+    return (len && memchr(p, '\0', len)) || nul_after ? CBS_IMAGE_OK : CBS_IMAGE_NO_NUL;
 }
 
 cbs_kt_table *cbs_kt_table_from_image(const void *image, size_t len)
@@ -799,6 +873,19 @@ cbs_kt_table *cbs_kt_table_merge(const cbs_kt_table *a, const cbs_kt_table *b)
             }
         }
     return list_finish(&l);
+}
+
+cbs_kt_table *cbs_kt_table_derive(const cbs_kt_table *t, uintptr_t origin)
+{
+    cbs_kt_table *copy = cbs_kt_table_merge(t, NULL);
+    if (copy)
+        copy->origin = origin;
+    return copy;
+}
+
+uintptr_t cbs_kt_table_origin(const cbs_kt_table *t)
+{
+    return t ? t->origin : 0;
 }
 
 void cbs_kt_table_free(void *table)

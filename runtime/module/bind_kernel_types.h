@@ -16,6 +16,7 @@
 #define CUBIND_BIND_KERNEL_TYPES_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum {
     CBS_KT_UNKNOWN = 0, /* typed by size */
@@ -55,11 +56,29 @@ typedef struct cbs_kt_table cbs_kt_table;
  * out of memory. */
 cbs_kt_table *cbs_kt_table_from_image(const void *image, size_t len);
 
+/* Whether a code image given as a buffer of len bytes holds all that the
+ * driver reads of it, by what its contents say: PTX text (anything not
+ * below) up to its NUL, within len or at len when nul_after (a bytes
+ * object's terminator); a fat binary its header's entries size; an ELF64
+ * cubin its header and header tables; a fat binary wrapper its 16
+ * bytes (the data it points to is an address, unchecked). CBS_IMAGE_OK, or
+ * what is wrong, with *need the bytes the image declares (SHORT). Reads
+ * no byte at or past len. */
+enum { CBS_IMAGE_OK, CBS_IMAGE_NO_NUL, CBS_IMAGE_SHORT };
+int cbs_kt_image_fits(const void *image, size_t len, int nul_after, unsigned long long *need);
+
 /* A table holding a's and b's entries (a's first; either may be NULL):
  * new, or NULL when both are NULL or out of memory. a and b stay. */
 cbs_kt_table *cbs_kt_table_merge(const cbs_kt_table *a, const cbs_kt_table *b);
 
 void cbs_kt_table_free(void *table);
+
+/* A copy of t (NULL: out of memory, or t NULL) marked with `origin`, an
+ * opaque nonzero value never dereferenced (bind_kernel_code.c: the registry
+ * entry of the library it was copied from); cbs_kt_table_origin reads the
+ * mark back (0 for a table not made here). */
+cbs_kt_table *cbs_kt_table_derive(const cbs_kt_table *t, uintptr_t origin);
+uintptr_t cbs_kt_table_origin(const cbs_kt_table *t);
 
 /* Entry `name`'s parameter types: 1 and out[0..n) when the table has one
  * entry of that name with n parameters; 0 otherwise. */

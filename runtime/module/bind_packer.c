@@ -16,11 +16,14 @@
  *                   negative half of the signed range, two's complement, as
  *                   ctypes does), or an instance of that very type
  *   c_float         a float/int/object with __float__ (finite values beyond
- *                   float32's range are an OverflowError), a c_float
+ *                   float32's range are an OverflowError), a c_float; a
+ *                   numpy scalar only when float32 holds it exactly
  *   c_double        same for float64, and a c_float (as cuda.bindings allows)
  *   c_void_p        an int 0..2^64-1, a c_void_p, or an object with getPtr()
  *                   whose result is stored (cuda.bindings' semantics: the
- *                   address of the object's storage)
+ *                   address of the object's storage); else what a pointer
+ *                   takes in the typed paths (pointer_of: a device array,
+ *                   DLPack, an object whose handle is one)
  *   None            an object with getPtr() (a handle, a struct of the
  *                   bindings, cuda.bindings' objects): params[i] = getPtr()
  *                   (the object's storage: the kernel receives its C value
@@ -738,6 +741,8 @@ static CBS_ALWAYS_INLINE int put_plain_common(PyObject *v, size_t size, unsigned
     return 0;
 }
 
+static int is_numpy_bool(PyObject *v);
+
 static int put_plain(PyObject *v, size_t size, unsigned char *dst, const char *fname,
                      Py_ssize_t i)
 {
@@ -781,6 +786,13 @@ static int put_plain(PyObject *v, size_t size, unsigned char *dst, const char *f
         return 0;
     }
     int r;
+    if (is_numpy_bool(v)) {
+        /* as a Python bool (its buffer is 1 byte, whatever the parameter) */
+        int b = PyObject_IsTrue(v);
+        if (b < 0)
+            return rewrap(PyExc_TypeError, fname, "kernel parameter", i);
+        return put_plain_int(b ? Py_True : Py_False, size, dst, fname, i);
+    }
     if (!PyBytes_CheckExact(v) && !PyByteArray_CheckExact(v)) {
         /* A device array is passed by its address, whatever else it is:
          * asked first, as CuPy's arrays also export the buffer protocol
@@ -908,6 +920,34 @@ static int known_float(double d, int exact, size_t size, unsigned char *dst, con
     return kfail(PyExc_TypeError, fname, l, i, t, "no float fits", v);
 }
 
+/* An int object into a float32 as C converts a long long or unsigned long
+ * long to float (one rounding, to nearest): 1 when written; 0 (no error
+ * set) when n is outside both types, for the caller's double path. */
+static int int_to_float32(PyObject *n, unsigned char *dst)
+{
+    int overflow;
+    long long s = PyLong_AsLongLongAndOverflow(n, &overflow);
+    float f;
+    if (!overflow) {
+        if (s == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return 0;
+        }
+        f = (float)s;
+    } else if (overflow > 0) {
+        unsigned long long u = PyLong_AsUnsignedLongLong(n);
+        if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+            PyErr_Clear(); /* above 2**64: through a double (no C type holds it) */
+            return 0;
+        }
+        f = (float)u;
+    } else {
+        return 0;
+    }
+    memcpy(dst, &f, 4);
+    return 1;
+}
+
 /* An int object into a parameter of known type t. */
 static int known_from_int(PyObject *n, int exact, cbs_ktype t, size_t size, unsigned char *dst,
                           const char *fname, const cbs_pack_layout *l, Py_ssize_t i, PyObject *v)
@@ -939,7 +979,11 @@ static int known_from_int(PyObject *n, int exact, cbs_ktype t, size_t size, unsi
         store_bits(dst, 8, bits);
         return 0;
     case CBS_KT_FLOAT: {
-        /* as C converts an integer to a floating type: rounded */
+        /* as C converts an integer to a floating type: rounded once, from
+         * the integer itself where a C integer type holds it (through a
+         * double, an int above 2**53 would be rounded twice) */
+        if (size == 4 && !exact && int_to_float32(n, dst))
+            return 0;
         double d = PyLong_AsDouble(n);
         if (d == -1.0 && PyErr_Occurred()) {
             PyErr_Clear();
@@ -979,6 +1023,60 @@ static int known_from_index(PyObject *v, int exact, cbs_ktype t, size_t size, un
 static int is_numpy_scalar(PyObject *v)
 {
     return strncmp(Py_TYPE(v)->tp_name, "numpy.", 6) == 0;
+}
+
+/* numpy.bool_ (numpy.bool in numpy 2): a truth value, neither an integer
+ * (its __index__ is deprecated, then gone) nor a float. */
+static int is_numpy_bool(PyObject *v)
+{
+    const char *n = Py_TYPE(v)->tp_name;
+    return strcmp(n, "numpy.bool_") == 0 || strcmp(n, "numpy.bool") == 0;
+}
+
+/* A numpy scalar v for the (values, types) form's c_float / c_double
+ * (`size` bytes): its value when that type holds it exactly, as the typed
+ * paths take numpy scalars (known_float), else TypeError; out of float's
+ * range is an OverflowError. A bool is 0.0 or 1.0. */
+static int ctypes_numpy_float(PyObject *v, size_t size, unsigned char *slot, const char *fname,
+                              const char *what, Py_ssize_t i)
+{
+    const char *type = size == 4 ? "c_float" : "c_double";
+    PyNumberMethods *nb = Py_TYPE(v)->tp_as_number;
+    double d;
+    if (is_numpy_bool(v)) {
+        int t = PyObject_IsTrue(v);
+        if (t < 0)
+            return rewrap(PyExc_TypeError, fname, what, i);
+        d = t ? 1.0 : 0.0;
+    } else if (nb && nb->nb_index && !PyFloat_Check(v)) {
+        PyObject *n = PyNumber_Index(v);
+        if (!n)
+            return rewrap(PyExc_TypeError, fname, what, i);
+        d = PyLong_AsDouble(n);
+        int same = -1;
+        if (!(d == -1.0 && PyErr_Occurred())) {
+            PyObject *back = PyLong_FromDouble(d);
+            same = back ? PyObject_RichCompareBool(back, n, Py_EQ) : -1;
+            Py_XDECREF(back);
+        }
+        Py_DECREF(n);
+        if (same < 0)
+            return rewrap(PyExc_OverflowError, fname, what, i);
+        if (!same || (size == 4 && isfinite(d) && fabs(d) <= FLT_MAX && (double)(float)d != d))
+            return fail(PyExc_TypeError, fname, what, i, "%s: %R is not exactly representable",
+                        type, v);
+    } else if (nb && nb->nb_float) {
+        d = PyFloat_AsDouble(v);
+        if (d == -1.0 && PyErr_Occurred())
+            return rewrap(PyExc_TypeError, fname, what, i);
+        if (size == 4 && isfinite(d) && fabs(d) <= FLT_MAX && (double)(float)d != d)
+            return fail(PyExc_TypeError, fname, what, i, "%s: %R is not exactly a float", type,
+                        v);
+    } else {
+        return fail(PyExc_TypeError, fname, what, i, "%s needs a float, not %.100s", type,
+                    Py_TYPE(v)->tp_name);
+    }
+    return put_float(d, size, slot, fname, i);
 }
 
 /* The values nearly every typed launch passes, written without a call (as
@@ -1039,6 +1137,14 @@ static int put_known(PyObject *v, cbs_ktype t, const cbs_pack_layout *l, size_t 
     }
     if (PyLong_Check(v))
         return known_from_int(v, 0, t, size, dst, fname, l, ix, v);
+    if (is_numpy_bool(v) && k != CBS_KT_BLOB) {
+        /* as a Python bool: 0 or 1, exactly (its __index__ is deprecated,
+         * and gone in numpy 2, where it would read as "a float given") */
+        int b = PyObject_IsTrue(v);
+        if (b < 0)
+            return rewrap(PyExc_TypeError, fname, "kernel parameter", ix);
+        return known_from_int(b ? Py_True : Py_False, 1, t, size, dst, fname, l, ix, v);
+    }
     if (cbs_is_handle(v)) {
         if (k == CBS_KT_FLOAT || k == CBS_KT_BLOB)
             return kfail(PyExc_TypeError, fname, l, ix, t, "a handle given:", v);
@@ -1813,6 +1919,8 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
         if (Py_TYPE(v) == (PyTypeObject *)ti->type)
             return copy_instance(v, size, slot, c, i);
         double d;
+        if (is_numpy_scalar(v))
+            return ctypes_numpy_float(v, size, slot, fname, what, i);
         if (PyFloat_Check(v)) {
             d = PyFloat_AS_DOUBLE(v);
         } else if (PyLong_Check(v) || (Py_TYPE(v)->tp_as_number &&
@@ -1855,8 +1963,23 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
             memcpy(slot, &addr, sizeof addr);
             return 0;
         }
+        /* what a pointer takes elsewhere: a device array (before any number:
+         * CuPy arrays have __index__ too), DLPack, an object whose `handle`
+         * is one (cuda.core's Buffer), an integer object */
+        unsigned long long bits;
+        r = cai_pointer(v, fname, i, &bits);
+        if (r == 0)
+            r = pointer_of(v, fname, i, 0, &bits);
+        if (r < 0)
+            return -1;
+        if (r > 0) {
+            store_bits(slot, sizeof(void *), bits);
+            return 0;
+        }
         return fail(PyExc_TypeError, fname, what, i,
-                    "c_void_p needs an int, a c_void_p or an object with getPtr(), not %.100s",
+                    "c_void_p needs an int, a c_void_p, an object with getPtr(), a device "
+                    "array (__cuda_array_interface__, DLPack) or an object whose handle is "
+                    "one, not %.100s",
                     Py_TYPE(v)->tp_name);
     }
     case T_AGG: {

@@ -178,6 +178,68 @@ static void test_fatbin(void)
         cbs_kt_table_free(cbs_kt_table_from_image(cut, k));
         free(cut);
     }
+    /* an entry flagged compressed (either scheme) is skipped, even when its
+     * bytes read as PTX; other flags (64-bit, linux) leave it read */
+    static const uint64_t flags[] = {0x2000, 0x8000, 0x2011};
+    for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++) {
+        memcpy(z, buf, size);
+        memcpy(z + 16 + 64 + 8 + 40, &flags[k], 8);
+        t = cbs_kt_table_from_image(z, size);
+        CHECK(t == NULL);
+        cbs_kt_table_free(t);
+    }
+    uint64_t plain = 0x11;
+    memcpy(z, buf, size);
+    memcpy(z + 16 + 64 + 8 + 40, &plain, 8);
+    t = cbs_kt_table_from_image(z, size);
+    CHECK(t && cbs_kt_table_find(t, "axpy", 3, got));
+    cbs_kt_table_free(t);
+}
+
+/* cbs_kt_image_fits: each image copied to a heap block of exactly its
+ * length, so that ASan reports a read past it. */
+static int fits(const void *image, size_t len, int nul_after, unsigned long long *need)
+{
+    unsigned char *copy = malloc(len ? len : 1);
+    memcpy(copy, image, len);
+    int r = cbs_kt_image_fits(copy, len, nul_after, need);
+    free(copy);
+    return r;
+}
+
+static void test_image_fits(void)
+{
+    unsigned long long need;
+    CHECK(fits("ptx\0", 4, 0, &need) == CBS_IMAGE_OK);
+    CHECK(fits("ptx", 3, 0, &need) == CBS_IMAGE_NO_NUL);
+    CHECK(fits("ptx", 3, 1, &need) == CBS_IMAGE_OK);   /* bytes: its NUL follows */
+    CHECK(fits("", 0, 0, &need) == CBS_IMAGE_NO_NUL);
+    static unsigned char buf[4096];
+    size_t size = make_fatbin(buf, sizeof buf, ptx);
+    CHECK(fits(buf, size, 0, &need) == CBS_IMAGE_OK);
+    CHECK(fits(buf, size - 1, 1, &need) == CBS_IMAGE_SHORT && need == size);
+    CHECK(fits(buf, 15, 0, &need) == CBS_IMAGE_SHORT && need == 16);
+    CHECK(fits(buf, 4, 0, &need) == CBS_IMAGE_SHORT);
+    /* ELF64: the header, then a section table of 3 entries of 64 at 64 */
+    unsigned char elf[256] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
+    uint64_t shoff = 64;
+    uint16_t shent = 64, shnum = 3;
+    memcpy(elf + 0x28, &shoff, 8);
+    memcpy(elf + 0x3A, &shent, 2);
+    memcpy(elf + 0x3C, &shnum, 2);
+    CHECK(fits(elf, 256, 0, &need) == CBS_IMAGE_OK);
+    CHECK(fits(elf, 255, 0, &need) == CBS_IMAGE_SHORT && need == 256);
+    CHECK(fits(elf, 63, 0, &need) == CBS_IMAGE_SHORT);
+    CHECK(fits(elf, 5, 0, &need) == CBS_IMAGE_SHORT);
+    shoff = UINT64_MAX - 8;
+    memcpy(elf + 0x28, &shoff, 8);
+    CHECK(fits(elf, 256, 0, &need) == CBS_IMAGE_SHORT);
+    elf[4] = 1; /* ELFCLASS32: not a cubin, unchecked */
+    CHECK(fits(elf, 64, 0, &need) == CBS_IMAGE_OK);
+    /* the wrapper: its own 16 bytes (what it points to is an address) */
+    struct { uint32_t magic, version; const void *data, *file; } wrap = {0x466243B1u, 1, buf, NULL};
+    CHECK(fits(&wrap, sizeof wrap, 0, &need) == CBS_IMAGE_OK);
+    CHECK(fits(&wrap, 8, 0, &need) == CBS_IMAGE_SHORT);
 }
 
 static void test_strings(void)
@@ -208,6 +270,7 @@ int main(void)
     test_mangled();
     test_ptx();
     test_fatbin();
+    test_image_fits();
     test_strings();
     if (failures)
         fprintf(stderr, "test_kernel_types: %d failure(s)\n", failures);

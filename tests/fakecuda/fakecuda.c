@@ -72,7 +72,7 @@ FK_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
     X(GraphReleaseUserObject) X(ModuleLoadData) X(ModuleLoadDataEx)            \
     X(ModuleLoadFatBinary)                                                     \
     X(ModuleUnload) X(ModuleGetFunction) X(LibraryLoadData) X(LibraryUnload)   \
-    X(LibraryGetKernel) X(KernelGetFunction) X(FuncGetParamInfo)               \
+    X(LibraryGetKernel) X(KernelGetFunction) X(LibraryGetModule) X(FuncGetParamInfo)               \
     X(FuncGetAttribute) X(LaunchKernel) X(LaunchKernelEx)                      \
     X(LaunchCooperativeKernel) X(StreamGetCaptureInfo) X(LogsDumpToMemory)    \
     X(MemRangeGetAttribute) X(MemRangeGetAttributes) X(CoredumpGetAttribute)   \
@@ -194,7 +194,7 @@ static CUresult fk_enter(int fn, int ver)
  * the old one. */
 
 enum { K_NONE, K_CTX, K_STREAM, K_EVENT, K_DMEM, K_HMEM, K_MODULE, K_FUNC,
-       K_LIBRARY, K_KERNEL, K_UOBJ, K_GRAPH, K_GNODE, K_GEXEC, K_LINK, K__N };
+       K_LIBRARY, K_KERNEL, K_UOBJ, K_GRAPH, K_GNODE, K_GEXEC, K_LINK, K_LIBMODULE, K__N };
 
 struct ctx;
 struct obj {
@@ -338,7 +338,7 @@ struct mem {
 struct func {
     struct obj h;
     char *name;
-    struct module *mod; /* cuFuncGetModule's answer (NULL: a kernel's function) */
+    struct module *mod; /* cuFuncGetModule's answer (a kernel's: its library's module) */
     struct func *sib;
     int nparams; /* -1: no layout of its own */
     size_t *off, *sz;
@@ -357,9 +357,16 @@ struct kernel {
     struct func *fn;
 };
 
+/* A library's module (K_LIBMODULE, owned by its library): what
+ * cuLibraryGetModule returns and cuFuncGetModule answers for the functions of
+ * the library's kernels; it holds those functions (cuKernelGetFunction and
+ * cuModuleGetFunction on it give the same one for a name), as the real
+ * driver's per-context module of a library does. Not a live handle of its
+ * own, and cuModuleUnload refuses it. */
 struct library {
     struct obj h;
     struct kernel *kernels;
+    struct module mod;
 };
 
 /* A link state: cuLinkComplete's image is a fixed text naming the state
@@ -727,14 +734,20 @@ static void obj_free(struct obj *o)
         while (l->kernels) {
             struct kernel *k = l->kernels;
             l->kernels = k->sib;
-            if (k->fn)
-                func_free(k->fn);
-            reg_del(&k->h);
+            reg_del(&k->h); /* k->fn is one of l->mod's functions */
             free(k->name);
             free(k);
         }
+        while (l->mod.funcs) {
+            struct func *f = l->mod.funcs;
+            l->mod.funcs = f->sib;
+            func_free(f);
+        }
+        reg_del(&l->mod.h);
         break;
     }
+    case K_LIBMODULE:
+        return; /* owned by its library */
     case K_FUNC:
         func_free((struct func *)o);
         return;
@@ -2595,6 +2608,20 @@ static CUresult fk_ModuleUnload(CUmodule hmod)
     return o ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
+/* m's function `name`, made on first use (under G); NULL: out of memory. */
+static struct func *module_function(struct module *m, const char *name)
+{
+    struct func *f;
+    for (f = m->funcs; f && strcmp(f->name, name) != 0; f = f->sib)
+        ;
+    if (!f && (f = func_new(name, NULL))) {
+        f->mod = m;
+        f->sib = m->funcs;
+        m->funcs = f;
+    }
+    return f;
+}
+
 static CUresult fk_ModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
 {
     ENTERI(ModuleGetFunction);
@@ -2603,22 +2630,15 @@ static CUresult fk_ModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const cha
     LOCK();
     CUresult e = CUDA_SUCCESS;
     struct module *m = (struct module *)reg_find((uintptr_t)hmod, K_MODULE);
+    if (!m)
+        m = (struct module *)reg_find((uintptr_t)hmod, K_LIBMODULE);
     struct func *f = NULL;
     if (!m)
         e = CUDA_ERROR_INVALID_HANDLE;
-    else {
-        for (f = m->funcs; f && strcmp(f->name, name) != 0; f = f->sib)
-            ;
-        if (!f && (f = func_new(name, NULL))) {
-            f->mod = m;
-            f->sib = m->funcs;
-            m->funcs = f;
-        }
-        if (!f)
-            e = CUDA_ERROR_OUT_OF_MEMORY;
-        else
-            *hfunc = (CUfunction)(void *)f;
-    }
+    else if (!(f = module_function(m, name)))
+        e = CUDA_ERROR_OUT_OF_MEMORY;
+    else
+        *hfunc = (CUfunction)(void *)f;
     UNLOCK();
     return e;
 }
@@ -2680,6 +2700,7 @@ static CUresult library_load(CUlibrary *library, const void *code, CUjit_option 
     LOCK();
     record_image(code);
     reg_add(&l->h, K_LIBRARY, 0, NULL);
+    reg_add(&l->mod.h, K_LIBMODULE, 0, NULL);
     *library = (CUlibrary)(void *)l;
     UNLOCK();
     return CUDA_SUCCESS;
@@ -2717,6 +2738,24 @@ static CUresult fk_LibraryUnload(CUlibrary library)
         obj_free(o);
     UNLOCK();
     return o ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult fk_LibraryGetModule(CUmodule *pMod, CUlibrary library)
+{
+    ENTERI(LibraryGetModule);
+    if (!pMod)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult e;
+    if (cur_ctx(&e)) {
+        struct library *l = (struct library *)reg_find((uintptr_t)library, K_LIBRARY);
+        if (!l)
+            e = CUDA_ERROR_INVALID_HANDLE;
+        else
+            *pMod = (CUmodule)(void *)&l->mod;
+    }
+    UNLOCK();
+    return e;
 }
 
 static CUresult fk_LibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
@@ -2801,7 +2840,7 @@ static CUresult fk_KernelGetFunction(CUfunction *pFunc, CUkernel kernel)
         struct kernel *k = (struct kernel *)reg_find((uintptr_t)kernel, K_KERNEL);
         if (!k)
             e = CUDA_ERROR_INVALID_HANDLE;
-        else if (!k->fn && !(k->fn = func_new(k->name, NULL)))
+        else if (!k->fn && !(k->fn = module_function(&k->lib->mod, k->name)))
             e = CUDA_ERROR_OUT_OF_MEMORY;
         else
             *pFunc = (CUfunction)(void *)k->fn;
@@ -4166,6 +4205,7 @@ static CUresult fk_DevSmResourceSplitByCount(CUdevResource *result, unsigned int
     P(LibraryEnumerateKernels, 12040, fk_LibraryEnumerateKernels,                       \
       PFN_cuLibraryEnumerateKernels_v12040)                                             \
     P(KernelGetFunction, 12000, fk_KernelGetFunction, PFN_cuKernelGetFunction_v12000)   \
+    P(LibraryGetModule, 12000, fk_LibraryGetModule, PFN_cuLibraryGetModule_v12000)      \
     P(FuncGetParamInfo, 12040, fk_FuncGetParamInfo, PFN_cuFuncGetParamInfo_v12040)     \
     P(FuncGetAttribute, 2020, fk_FuncGetAttribute, PFN_cuFuncGetAttribute_v2020)        \
     P(LaunchKernel, 4000, fk_LaunchKernel, PFN_cuLaunchKernel_v4000)                    \
@@ -4370,7 +4410,7 @@ FK_EXPORT int fakecuda_reset(void)
     v = reg_collect(0, NULL, 1, &n);
     size_t owners = 0;
     for (size_t i = 0; v && i < n; i++)
-        if (v[i]->kind != K_FUNC && v[i]->kind != K_KERNEL)
+        if (v[i]->kind != K_FUNC && v[i]->kind != K_KERNEL && v[i]->kind != K_LIBMODULE)
             v[owners++] = v[i];
     for (size_t i = 0; v && i < owners; i++)
         obj_free(v[i]);

@@ -186,6 +186,26 @@ def test_cukernel_handles(images, ctx, out):
         ok(d.cuLibraryUnload(lib))
 
 
+def test_ptx_library_functions(images, ctx, out):
+    """A CUfunction of a PTX library's extern "C" kernel, through
+    cuKernelGetFunction and through cuLibraryGetModule + cuModuleGetFunction:
+    typed by the library's PTX (2 reaches the float as 2.0f, a float for the
+    int is refused), as the library's CUkernel is."""
+    import cubind.driver as d
+    lib = ok(d.cuLibraryLoadData(images["ptx"], None, None, 0, None, None, 0))
+    try:
+        k = ok(d.cuLibraryGetKernel(lib, b"kt_axpy"))
+        via_kernel = ok(d.cuKernelGetFunction(k))
+        via_module = ok(d.cuModuleGetFunction(ok(d.cuLibraryGetModule(lib)), b"kt_axpy"))
+        for f in (via_kernel, via_module):
+            o = out(2)
+            assert o.run(f, 7, 2) == [7, f32(2.0)]
+            with pytest.raises(TypeError, match="kernel parameter 1: 'kt_axpy' declares"):
+                o.run(f, 1.5, 2.0)
+    finally:
+        ok(d.cuLibraryUnload(lib))
+
+
 def _cuda_core():
     """cuda.core (its Device, Buffer, ObjectCode), wherever this version has them."""
     try:

@@ -23,7 +23,7 @@ import pytest
 import cubind
 import cubind.cu as cu
 
-from conftest import run_python
+from conftest import run_python, run_python_args
 
 _ids = itertools.count()
 _keep = []
@@ -220,6 +220,69 @@ def test_ptx_through_fatbin_library_and_link(kernel, dptr, fake):
     _keep.append(mod)
 
 
+@pytest.mark.parametrize("face", ["driver", "cu"])
+def test_ptx_library_functions(fake, ctx, dptr, face):
+    """A CUfunction of an extern "C" kernel of a PTX library, reached through
+    cuKernelGetFunction and through cuLibraryGetModule + cuModuleGetFunction
+    (cuFuncGetModule answers the library's module, as the real driver does):
+    typed by the library's PTX, so 7 reaches the float as 7.0f. Asking again
+    adds no entry; cuLibraryUnload forgets the module's types."""
+    import cubind.driver as d
+
+    def ok(r):
+        if face == "cu":
+            return r
+        assert r[0] == 0, r
+        return r[1] if len(r) == 2 else r[1:]
+
+    mod = d if face == "driver" else cu
+    rt = sys.modules["cubind._runtime"]
+    base = rt._registry_counts()["code_module"]
+    name = fresh("lf")
+    fake.fakecuda_set_param_layout(None, name.encode(), 2, (ctypes.c_size_t * 2)(0, 8),
+                                   (ctypes.c_size_t * 2)(8, 4))
+    lib = ok(mod.cuLibraryLoadData(ptx_entry(name, [".u64", ".f32"]), None, None, 0, None,
+                                   None, 0))
+    kern = ok(mod.cuLibraryGetKernel(lib, name.encode()))
+    via_kernel = ok(mod.cuKernelGetFunction(kern))
+    libmod = ok(mod.cuLibraryGetModule(lib))
+    via_module = ok(mod.cuModuleGetFunction(libmod, name.encode()))
+    assert int(ok(mod.cuFuncGetModule(via_kernel))) == int(libmod)
+    for _ in range(3):
+        ok(mod.cuKernelGetFunction(kern))
+        ok(mod.cuLibraryGetModule(lib))
+    assert rt._registry_counts()["code_module"] == base + 1
+    buf = ctypes.create_string_buffer(64)
+    want = struct.pack("<Qf", int(dptr), 7.0)
+    assert want[8:] != struct.pack("<i", 7)
+    for f in (via_kernel, via_module):
+        cubind.launch(f, 1, 1, dptr, 7)
+        n = fake.fakecuda_last_launch_params(name.encode(), buf, 64)
+        assert buf.raw[:n] == want
+        mod.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, None, (dptr, 7), None)
+        n = fake.fakecuda_last_launch_params(name.encode(), buf, 64)
+        assert buf.raw[:n] == want
+        with pytest.raises(TypeError, match="kernel parameter 1: '%s' declares float" % name):
+            cubind.launch(f, 1, 1, dptr, dptr)
+    ok(mod.cuLibraryUnload(lib))
+    assert rt._registry_counts()["code_module"] == base
+
+
+def test_library_module_without_ptx_packs_by_size(fake, ctx, dptr):
+    """The same paths for a library loaded from a cubin: nothing typed, the
+    int packed by size (documented), and no module entry made."""
+    rt = sys.modules["cubind._runtime"]
+    base = rt._registry_counts()["code_module"]
+    name = fresh("lc")
+    k = Kernel(fake, name, [8, 4], library=True)
+    f = cu.cuKernelGetFunction(k.f)
+    g = cu.cuModuleGetFunction(cu.cuLibraryGetModule(k.mod), name.encode())
+    assert rt._registry_counts()["code_module"] == base
+    for fn in (f, g):
+        cubind.launch(fn, 1, 1, dptr, 7)
+        assert k.recorded() == struct.pack("<Qi", int(dptr), 7)
+
+
 def fatbin_of(text):
     """A fat binary holding one uncompressed PTX entry."""
     padded = text + b"\0" * (-len(text) % 8)
@@ -258,6 +321,155 @@ def test_ptx_through_load_data_ex_and_load_fat_binary(fake, ctx, dptr, face):
         assert buf.raw[:n] == struct.pack("<Qf", int(dptr), 7.0), name
         with pytest.raises(TypeError, match="kernel parameter 1: '%s' declares float" % name):
             cubind.launch(f, 1, 1, dptr, dptr)
+
+
+def fatbin_entry(text, flags=0, kind=1):
+    """One fat binary entry (64-byte header: kind, version, header size,
+    payload size, flags at 40) with its payload padded to 8 bytes."""
+    padded = text + b"\0" * (-len(text) % 8)
+    head = struct.pack("<HHIQ", kind, 0x101, 64, len(padded)) + bytes(24) + \
+        struct.pack("<Q", flags) + bytes(16)
+    assert len(head) == 64
+    return head + padded
+
+
+def fatbin_from(*entries):
+    body = b"".join(entries)
+    return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(body)) + body
+
+
+def test_fatbin_compressed_ptx_entries_are_skipped(kernel, dptr):
+    """An entry whose flags say compressed (0x2000, 0x8000) is not read,
+    even when its bytes happen to look like PTX: no types from it (by size);
+    a plain entry beside it still types its kernel."""
+    for flag in (0x2000, 0x8000):
+        name = fresh("cz")
+        text = ptx_entry(name, [".u64", ".f32"])
+        k = kernel(name, [8, 4], image=fatbin_from(fatbin_entry(text, flags=flag)))
+        assert k.launch(dptr, 3) == struct.pack("<Qi", int(dptr), 3)
+    name, other = fresh("cp"), fresh("cq")
+    fake_ptx = fatbin_entry(ptx_entry(other, [".f32"]), flags=0x2000)
+    k = kernel(name, [8, 4], image=fatbin_from(fake_ptx, fatbin_entry(
+        ptx_entry(name, [".u64", ".f32"]), flags=0x11)))   # 64-bit | linux: plain
+    assert k.launch(dptr, 3) == struct.pack("<Qf", int(dptr), 3.0)
+
+
+def loaders(face):
+    """(name, call(image)) of the four code-image loaders of one face."""
+    import cubind.driver as d
+    mod = d if face == "driver" else cu
+    J = mod.CUjit_option
+    return [("cuModuleLoadData", "image", mod.cuModuleLoadData),
+            ("cuModuleLoadDataEx", "image",
+             lambda im: mod.cuModuleLoadDataEx(im, 1, (J.CU_JIT_OPTIMIZATION_LEVEL,), (4,))),
+            ("cuModuleLoadFatBinary", "fatCubin", mod.cuModuleLoadFatBinary),
+            ("cuLibraryLoadData", "code",
+             lambda im: mod.cuLibraryLoadData(im, None, None, 0, None, None, 0))]
+
+
+def elf64(shoff, shnum, sections=()):
+    """An ELF64 header (e_shoff, e_shnum, e_shentsize 64) and section headers."""
+    head = b"\x7fELF\x02\x01\x01" + bytes(9) + struct.pack("<HHIQQQIHHHHHH", 2, 190, 1, 0, 0,
+                                                               shoff, 0, 64, 0, 0, 64, shnum, 0)
+    assert len(head) == 64
+    sh = b"".join(struct.pack("<IIQQQQIIQQ", 0, t, 0, 0, off, size, 0, 0, 1, 0)
+                  for t, off, size in sections)
+    return head + sh
+
+
+@pytest.mark.parametrize("face", ["driver", "cu"])
+def test_code_image_buffers_hold_what_the_driver_reads(fake, ctx, face):
+    """A code image given as a buffer must hold what the driver reads of it:
+    PTX text up to its NUL, a fat binary the size its header declares, a
+    cubin its header and section table. Else ValueError naming the
+    parameter, before the driver is called. bytes end in a NUL of
+    CPython's (the C API promises it), so PTX bytes without one load."""
+    name = fresh("nb")
+    text = ptx_entry(name, [".u64", ".f32"])[:-1]       # no NUL
+    fat = fatbin_of(text + b"\0")
+    bad = [(bytearray(text), "no NUL"), (memoryview(text + b"\0")[:-1], "no NUL"),
+           (bytearray(b""), "no NUL"), (bytearray(fat[:-9]), "fewer than"),
+           (memoryview(fat)[:16], "fewer than"), (bytearray(fat[:8]), "fewer than"),
+           (bytearray(elf64(64, 2)), "fewer than"), (bytearray(b"\x7fELF\x02"), "fewer than")]
+    for fname, param, load in loaders(face):
+        for image, why in bad:
+            before = fake.fakecuda_call_count(fname.encode())
+            with pytest.raises(ValueError) as info:
+                load(image)
+            msg = str(info.value)
+            assert f"{fname}(): argument '{param}'" in msg and why in msg, msg
+            assert fake.fakecuda_call_count(fname.encode()) == before, "the driver was called"
+        good = [text, bytearray(text + b"\0"), memoryview(b"xx" + text + b"\0\0")[2:],
+                bytearray(fat), bytes(elf64(64, 2, [(1, 128, 8), (8, 128, 2**40)]))]
+        for image in good:
+            r = load(image)
+            assert face == "cu" or r[0] == 0, (fname, r)
+            _keep.append(r)
+
+
+GUARDED = """
+import ctypes, mmap, struct, sys
+import cubind, cubind.cu as cu
+from fake_driver import open_fake
+fake = open_fake()
+cu.cuInit(0)
+cu.cuCtxSetCurrent(cu.cuDevicePrimaryCtxRetain(cu.cuDeviceGet(0)))
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+page = mmap.PAGESIZE
+m = mmap.mmap(-1, 2 * page)
+base = ctypes.addressof(ctypes.c_char.from_buffer(m))
+assert libc.mprotect(base + page, page, 0) == 0      # the next page: PROT_NONE
+def at_end(data):
+    # data's last byte is the page's last: one byte more faults
+    m[page - len(data):page] = data
+    return memoryview(m)[page - len(data):page]
+name = sys.argv[1]
+text = (f".version 8.0\\n.target sm_80\\n.address_size 64\\n"
+        f".visible .entry {name}(.param .u64 a, .param .f32 b)\\n{{ ret; }}\\n").encode()
+for load in (cu.cuModuleLoadData, cu.cuModuleLoadFatBinary,
+             lambda im: cu.cuLibraryLoadData(im, None, None, 0, None, None, 0)):
+    try:
+        load(at_end(text))
+        raise SystemExit("loaded PTX without a NUL")
+    except ValueError as e:
+        assert "no NUL" in str(e), e
+# with its NUL as the page's last byte: loads, typed, nothing read past it
+n = 2
+fake.fakecuda_set_param_layout(None, name.encode(), n, (ctypes.c_size_t * n)(0, 8),
+                               (ctypes.c_size_t * n)(8, 4))
+f = cu.cuModuleGetFunction(cu.cuModuleLoadData(at_end(text + b"\\0")), name.encode())
+dptr = cu.cuMemAlloc(64)
+cubind.launch(f, 1, 1, dptr, 7)
+buf = ctypes.create_string_buffer(64)
+k = fake.fakecuda_last_launch_params(name.encode(), buf, 64)
+assert buf.raw[:k] == struct.pack("<Qf", int(dptr), 7.0), buf.raw[:k]
+# a fat binary whose entry's PTX has no NUL, ending at the page's end:
+# typed from the bytes within the buffer
+name2 = name + "f"
+text2 = text.replace(name.encode(), name2.encode())
+pad = -len(text2) % 8
+body = struct.pack("<HHIQ", 1, 0x101, 64, len(text2) + pad) + bytes(48) + b"\\n" * pad + text2
+fat = struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(body)) + body
+fake.fakecuda_set_param_layout(None, name2.encode(), n, (ctypes.c_size_t * n)(0, 8),
+                               (ctypes.c_size_t * n)(8, 4))
+f = cu.cuModuleGetFunction(cu.cuModuleLoadFatBinary(at_end(fat)), name2.encode())
+cubind.launch(f, 1, 1, dptr, 7)
+k = fake.fakecuda_last_launch_params(name2.encode(), buf, 64)
+assert buf.raw[:k] == struct.pack("<Qf", int(dptr), 7.0), buf.raw[:k]
+print("ok")
+"""
+
+
+def test_code_image_never_read_past_its_buffer():
+    """A buffer ending at an inaccessible page: PTX without a NUL there is
+    refused before anything reads past it (before the check, the driver,
+    and cubind's own PTX scan, read on into the next page: SIGSEGV), one
+    with its NUL as the last byte loads and is typed; a fat binary's text
+    is read only within its buffer. In a fresh process: a fault there fails
+    the test, not the run."""
+    r = run_python_args(GUARDED, fresh("gp"))
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), (r.returncode, r.stdout, r.stderr)
 
 
 def test_ptx_files(fake, ctx, dptr, tmp_path):
@@ -625,6 +837,117 @@ def test_values_and_ctypes_types(kernel, dptr):
                           ((0, 1.5, 2), (ctypes.c_void_p, ctypes.c_int, ctypes.c_float)), 0)
 
 
+def test_values_and_ctypes_types_numpy_exact(kernel, dptr):
+    """numpy scalars for c_float / c_double convert only when exact, as in
+    the typed paths (cuda.bindings rounds them through ctypes.c_float):
+    np.float64(0.1) is not a float32. Python floats still round as C does."""
+    np = pytest.importorskip("numpy")
+    k = kernel(fresh("vn"), [8, 4, 8])
+    T = (ctypes.c_void_p, ctypes.c_float, ctypes.c_double)
+
+    def launch(a, b):
+        cu.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, ((0, a, b), T), 0)
+        return k.recorded()
+
+    for a, b in [(np.float32(0.1), np.float64(0.1)), (np.float64(0.5), np.float32(0.1)),
+                 (np.int64(3), np.uint8(7)), (np.int64(2**24), np.int64(2**53)),
+                 (np.bool_(True), np.bool_(False)), (0.1, 0.1), (2**40 + 1, 3)]:
+        assert launch(a, b) == k.expect(bytes(8), struct.pack("<f", a), struct.pack("<d", b)), \
+            (a, b)
+    for a, b, why in [(np.float64(0.1), 1.0, "not exactly a float"),
+                      (np.int64(2**24 + 1), 1.0, "not exactly representable"),
+                      (0.0, np.int64(2**53 + 1), "not exactly representable"),
+                      (np.float64(1e-50), 1.0, "not exactly a float")]:
+        before = k.count()
+        with pytest.raises(TypeError, match=why):
+            launch(a, b)
+        assert k.count() == before
+    with pytest.raises(OverflowError, match="kernel parameter 1"):
+        launch(np.float64(1e300), 1.0)
+    # NaN and infinities are exact in either width
+    out = launch(np.float64(np.inf), np.float32(np.nan))
+    assert out[8:12] == struct.pack("<f", float("inf")) and out[12:] != bytes(8)
+
+
+def test_values_and_ctypes_types_pointer_objects(kernel, dptr):
+    """c_void_p takes what pointers take elsewhere when the value has no
+    getPtr(): __cuda_array_interface__ (before __index__), DLPack on a CUDA
+    device, an object whose handle is one (cuda.core's Buffer)."""
+    k = kernel(fresh("vp"), [8])
+    p = int(dptr)
+    for obj, want in [(CAI(p + 16), p + 16), (TensorLike(p + 24), p + 24),
+                      (DLPackArray(p, 32), p + 32), (CoreBuffer(p + 8), p + 8),
+                      (CoreBuffer(dptr), p), (CoreBuffer(CAI(p + 40)), p + 40)]:
+        cu.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, ((obj,), (ctypes.c_void_p,)), 0)
+        assert k.recorded() == struct.pack("<Q", want), obj
+    for bad in (1.5, DLPackArray(p, device=1), object(), CoreBuffer(2.5)):
+        with pytest.raises(TypeError, match="kernel parameter 0"):
+            cu.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, ((bad,), (ctypes.c_void_p,)), 0)
+    with pytest.raises(OverflowError):
+        cu.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, ((CAI(-8),), (ctypes.c_void_p,)), 0)
+
+
+def f32_of_int(n):
+    """The float32 bytes of int n rounded once to nearest (ties to even), as
+    C converts an integer to float; computed with integers only (packing
+    float(n) would round through a double first)."""
+    m, sign = abs(n), -1 if n < 0 else 1
+    shift = m.bit_length() - 24
+    if shift > 0:
+        q, r = divmod(m, 1 << shift)
+        half = 1 << (shift - 1)
+        if r > half or (r == half and q & 1):
+            q += 1
+        m = q << shift
+    return struct.pack("<f", float(sign * m))   # m has at most 25 significant bits: exact
+
+
+@pytest.mark.parametrize("source", ["argtypes", "ptx", "mangled"])
+def test_large_ints_into_float32_round_once(kernel, source):
+    """An int above 2**53 for a float parameter is rounded once, from the
+    integer, as (float)(long long) / (float)(unsigned long long) do; through
+    a double it was rounded twice: 2**60 + 2**36 + 1 became 2**60."""
+    import random
+    name = fresh("rf")
+    if source == "ptx":
+        k = kernel(name, [4], image=ptx_entry(name, [".f32"]))
+    elif source == "mangled":
+        k = kernel(mangled(name, "f"), [4])
+    else:
+        k = kernel(name, [4])
+    kw = {"argtypes": ("f4",)} if source == "argtypes" else {}
+    n = 2**60 + 2**36 + 1
+    assert f32_of_int(n) == struct.pack("<f", 2.0**60 + 2.0**37)
+    assert struct.pack("<f", float(n)) == struct.pack("<f", 2.0**60)   # the double rounding
+    rng = random.Random(26)
+    values = [n, -n, 2**63 + 2**39 + 1, 2**64 - 1, -2**63, 2**53 + 1, 2**24 + 1, 7, -3,
+              2**64 + 2**40 + 1]                       # beyond 64 bits: through a double
+    values += [rng.randrange(-2**63, 2**64) | 1 for _ in range(40)]
+    for v in values:
+        want = f32_of_int(v) if -2**63 <= v < 2**64 else struct.pack("<f", float(v))
+        assert k.launch(v, **kw) == want, v
+
+
+def test_numpy_bool_for_bool_int_and_float_parameters(kernel):
+    """np.bool_ is a truth value: 0 or 1 into bool and integer parameters
+    (typed by argtypes, PTX or a mangled name), 0.0 or 1.0 into a float
+    one, and packs as a Python bool where types are unknown; never "a float
+    given" (numpy 2 has no __index__ for it)."""
+    np = pytest.importorskip("numpy")
+    T, F = np.bool_(True), np.bool_(False)
+    k = kernel(fresh("nb"), [1, 4, 1, 4])
+    assert k.launch(T, T, F, T, argtypes=("?", "i4", "u1", "f4")) == \
+        k.expect(b"\x01", struct.pack("<i", 1), b"\x00", struct.pack("<f", 1.0))
+    name = fresh("nbp")
+    k = kernel(name, [1, 4, 8], image=ptx_entry(name, [".u8", ".u32", ".u64"]))
+    assert k.launch(T, F, T) == k.expect(b"\x01", bytes(4), struct.pack("<Q", 1))
+    base = fresh("nbm")
+    k = kernel(mangled(base, "bif"), [1, 4, 4])
+    assert k.launch(T, T, F) == k.expect(b"\x01", struct.pack("<i", 1), struct.pack("<f", 0.0))
+    k = kernel(fresh("nbu"), [1, 4, 8])
+    assert k.launch(T, T, F) == k.expect(b"\x01", struct.pack("<i", 1), bytes(8))
+
+
 # ---- random mixtures against a reference packer ----------------------------------
 
 # type string -> (size, struct code)
@@ -684,6 +1007,87 @@ def test_random_mixtures_match_reference(fake, ctx):
         if all((c in "iq" and isinstance(v, int)) or (c == "d" and isinstance(v, float))
                for v, c in zip(values, codes)):
             assert k.launch(*values) == want
+
+    check()
+
+
+# type string -> its PTX .param declaration (nvcc's unsigned integers are
+# PTX's either-sign ones; "p" a .ptr pointer)
+REF_PTX = {
+    "i1": ".s8", "u1": ".u8", "i2": ".s16", "u2": ".u16", "i4": ".s32", "u4": ".u32",
+    "i8": ".s64", "u8": ".u64", "f4": ".f32", "f8": ".f64", "f2": ".f16",
+    "p": ".u64 .ptr .global .align 8",
+}
+
+
+def reference_typed(offsets, types, values, ptx):
+    """The bytes a launch must deliver for these typed parameters, or the
+    exception of the first value its type refuses: TypeError for a float
+    into an integer or pointer, OverflowError out of range. PTX's unsigned
+    integers take either sign (as their bits)."""
+    out = bytearray(max(o + REF_TYPES[t][0] for o, t in zip(offsets, types)))
+    for o, t, v in zip(offsets, types, values):
+        size, code = REF_TYPES[t]
+        if code in "fde":
+            try:
+                chunk = struct.pack("<" + code, v)
+            except (OverflowError, struct.error):
+                return OverflowError
+        else:
+            if isinstance(v, float):
+                return TypeError
+            bits = 8 * size
+            lo = -2**(bits - 1) if t[0] == "i" or (ptx and t[0] == "u") else 0
+            hi = 2**(bits - 1) - 1 if t[0] == "i" else 2**bits - 1
+            if not lo <= v <= hi:
+                return OverflowError
+            chunk = (v % 2**bits).to_bytes(size, "little")
+        out[o:o + size] = chunk
+    return bytes(out)
+
+
+def test_random_layouts_sources_and_floats_match_reference(fake, ctx):
+    """Random parameter lists at random (often misaligned) offsets, typed by
+    argtypes= or by a PTX .entry declaring the drawn types, with random ints
+    and floats of every kind: floats for integers and pointers must be a
+    TypeError, out-of-range values an OverflowError (the first refused
+    value decides, nothing launched), everything else the reference's
+    bytes."""
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+
+    def value_for(t):
+        size = REF_TYPES[t][0]
+        lim = {4: 3.0e38, 8: 1e308, 2: 65000.0}.get(size, 1e30)
+        return st.one_of(st.integers(-2**(8 * size), 2**(8 * size)),
+                         st.floats(-lim, lim, allow_nan=False))
+
+    @st.composite
+    def cases(draw):
+        types = draw(st.lists(st.sampled_from(sorted(REF_TYPES)), min_size=1, max_size=10))
+        offsets, at = [], 0
+        for t in types:
+            at += draw(st.integers(0, 7))
+            offsets.append(at)
+            at += REF_TYPES[t][0]
+        source = draw(st.sampled_from(["argtypes", "ptx"]))
+        return types, offsets, source, [draw(value_for(t)) for t in types]
+
+    @hypothesis.settings(max_examples=150, deadline=None, database=None)
+    @hypothesis.given(cases())
+    def check(case):
+        types, offsets, source, values = case
+        sizes = [REF_TYPES[t][0] for t in types]
+        name = fresh("hr")
+        ptx = source == "ptx"
+        image = ptx_entry(name, [REF_PTX[t] for t in types]) if ptx else None
+        k = Kernel(fake, name, sizes, offsets=offsets, image=image)
+        kw = {} if ptx else {"argtypes": types}
+        want = reference_typed(offsets, types, values, ptx)
+        if isinstance(want, type):
+            k.refused(want, *values, **kw)
+        else:
+            assert k.launch(*values, **kw) == want
 
     check()
 
