@@ -7,14 +7,39 @@
 #     (source -> NVRTC -> driver launch -> read back; the same through
 #     nvJitLink from PTX and LTO-IR);
 #   - examples/nvrtc_launch.py;
-#   - cuda-python's own test_nvrtc.py / test_nvjitlink.py against cubind's
-#     modules when UPSTREAM_DIR (a copy kept outside the repository, with
-#     its run.sh and shim/) is given;
+#   - cuda-python's own test_nvrtc.py / test_nvjitlink.py (kept in
+#     UPSTREAM_DIR, outside the repository, never edited), when given, on
+#     cuda.bindings and on cubind's modules (redirected by
+#     tests/gpu/upstream_library_conftest.py), then the summary of
+#     tests/gpu/upstream_summary.py;
 #   - bench/nvrtc_bench.py (import ratio against cuda.bindings.nvrtc, the
 #     per-call overhead above libnvrtc).
 # Everything goes to $OUT/nvrtc-gpu.log.
 set -u
 . "$(dirname "$0")/common.sh"
+
+# gpu_upstream_library_tests DIR: DIR's test_nvrtc.py and test_nvjitlink.py,
+# copied to a scratch directory beside tests/gpu/upstream_library_conftest.py,
+# on cuda.bindings and then on cubind; JUnit XML in $OUT.
+gpu_upstream_library_tests() {
+    [ -f "$1/test_nvrtc.py" ] || { echo "no test_nvrtc.py in $1"; return 1; }
+    repo=$PWD
+    work=$(mktemp -d)
+    files=""
+    for f in test_nvrtc.py test_nvjitlink.py; do
+        [ -f "$1/$f" ] && cp "$1/$f" "$work/" && files="$files $f"
+    done
+    cp tests/gpu/upstream_library_conftest.py "$work/conftest.py"
+    echo "### cuda-python's$files on cuda.bindings and on cubind ($1: $(cd "$work" && sha256sum $files | cut -c1-12 | tr '\n' ' '))"
+    for impl in cuda.bindings cubind; do
+        echo "### $impl"
+        (cd "$work" && CUBIND_UPSTREAM_IMPL=$impl PYTHONPATH="$work:$repo/build/python${PYTHONPATH:+:$PYTHONPATH}" \
+            "$py" -m pytest -p no:cacheprovider -q -rfEs --rootdir "$work" \
+            --junitxml "$OUT/upstream-library-$impl.xml" $files)
+    done
+    "$py" tests/gpu/upstream_summary.py "$OUT/upstream-library-cuda.bindings.xml" "$OUT/upstream-library-cubind.xml"
+    rm -rf "$work"
+}
 {
     gpu_banner
     echo "cubind commit $(gpu_commit)"
@@ -27,8 +52,7 @@ set -u
     echo "### examples/nvrtc_launch.py"
     PYTHONPATH=build/python "$py" examples/nvrtc_launch.py
     if [ -n "${1:-}" ]; then
-        echo "### cuda-python's test_nvrtc.py and test_nvjitlink.py against cubind ($1)"
-        sh "$1/run.sh" "$PWD/build/python"
+        gpu_upstream_library_tests "$1"
     fi
     echo "### bench/nvrtc_bench.py"
     PYTHONPATH=build/python "$py" bench/nvrtc_bench.py --runs 31

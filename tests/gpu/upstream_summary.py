@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Summary of scripts/gpu-run upstream: reads the JUnit XML of the run on
+"""Summary of scripts/gpu-run upstream (and of the upstream part of
+scripts/gpu-run nvrtc): reads the JUnit XML of the run on
 cuda.bindings and of the run on cubind and prints, per module, passed /
 failed / skipped, then every test that passes on cuda.bindings but not on
 cubind (with its first message line), and the count "N of M".
