@@ -22,9 +22,10 @@ def _run(*args, timeout=300, prefix=()):
     args = list(args)
     # The sanitized binary is one directory deeper than build/cubind, so its
     # default templates/ and rules.txt (found beside the build dir) are not
-    # the repository's: name them unless the test does.
-    if args and args[0] == "generate":
-        if "--templates" not in args:
+    # the repository's: name them unless the test does (classify reads the
+    # rules, not the templates).
+    if args and args[0] in ("generate", "classify"):
+        if "--templates" not in args and args[0] == "generate":
             args += ["--templates", str(ROOT / "templates")]
         if "--rules" not in args:
             args += ["--rules", str(ROOT / "gen" / "rules.txt")]
