@@ -13,13 +13,17 @@ cuGraphGetRootNodes(graph, 2**30) allocated 8 GiB for the driver to fill
 and built a list of 2**30 handles: here it fails on the limit."""
 from conftest import run_python
 
-SCRIPT = r'''
+# The start of every child script here: the address-space limit, the fake
+# driver, a current context, and ok() (the value of a successful call).
+PROLOGUE = r'''
 import os, resource, sys, time
 # Under AddressSanitizer (tests/fuzz re-runs this suite so) the shadow
 # memory alone exceeds any such limit: no limit there.
 if "libasan" not in open("/proc/self/maps").read():
     LIMIT = 4 << 30
     resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
+import cubind
+import cubind.cu as cu
 import cubind.driver as d
 from conftest import assert_no_growth
 from fake_driver import open_fake
@@ -31,6 +35,9 @@ def ok(r):
 
 ok(d.cuInit(0))
 ok(d.cuCtxSetCurrent(ok(d.cuDevicePrimaryCtxRetain(ok(d.cuDeviceGet(0))))))
+'''
+
+SCRIPT = PROLOGUE + r'''
 mod = ok(d.cuModuleLoadData(b"fake image\0"))
 f = ok(d.cuModuleGetFunction(mod, b"k"))
 graph = ok(d.cuGraphCreate(0))
@@ -129,24 +136,7 @@ def test_every_array_an_in_out_count_sizes_is_an_array():
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stdout + proc.stderr
 
 
-ENUMERATE = r"""
-import os, resource, sys, time
-if "libasan" not in open("/proc/self/maps").read():
-    LIMIT = 4 << 30
-    resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
-import cubind
-import cubind.cu as cu
-import cubind.driver as d
-from conftest import assert_no_growth
-from fake_driver import open_fake
-
-fake = open_fake()
-def ok(r):
-    assert r[0] == 0, r
-    return r[1] if len(r) == 2 else r[1:]
-
-ok(d.cuInit(0))
-ok(d.cuCtxSetCurrent(ok(d.cuDevicePrimaryCtxRetain(ok(d.cuDeviceGet(0))))))
+ENUMERATE = PROLOGUE + r"""
 # the fake's module and library hold what was resolved in them, oldest first
 mod = ok(d.cuModuleLoadData(b"fake image\0"))
 funcs = [ok(d.cuModuleGetFunction(mod, n)) for n in (b"a", b"b", b"c")]
