@@ -73,6 +73,7 @@ static tv *extents_value(const cb_record_class *rc)
         tv_set_int(e, "writes", x->writes);
         tv_set_int(e, "when", x->when);
         tv_set_int(e, "when_value", x->when_value);
+        tv_set_int(e, "bytes", x->bytes);
         tv *terms = tv_list();
         for (int t = 0; t < HB_NTERMS; t++)
             tv_push(terms, tv_int(x->term[t]));

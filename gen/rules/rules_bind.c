@@ -553,7 +553,8 @@ static const cb_type *hb_member_type(const cb_model *m, const cb_function *f, co
 
 /* Checks a host-bytes rule whose owner the model has (a rule naming a
  * function or record it lacks is left to rules_unmatched): BUFFER a
- * pointer to void, not const for `writes`; every term an integer
+ * pointer to void (any pointer for a field's constant SIZE), not const
+ * for `writes`; every term an integer
  * parameter or field of the owner, a function's only SIZE (and not a
  * constant); `when` an enum field and one of its enumerators. -1 with
  * b->error set. */
@@ -566,7 +567,10 @@ static int hb_check(cb_facts *b, const cb_rule *rule, const hb_words *h)
     if (!bt)
         return 0; /* the owner lacks it: rules_unmatched reports the rule */
     const char *what = f ? "parameter" : "field";
-    if (bt->kind != TY_POINTER || !bt->pointee || bt->pointee->kind != TY_VOID) {
+    /* a constant SIZE is the size of what a typed field points to
+     * (CUmemDecompressParams.dstActBytes); a computed one counts bytes of
+     * a void pointer's memory */
+    if (bt->kind != TY_POINTER || !bt->pointee || (bt->pointee->kind != TY_VOID && !h->bytes)) {
         bind_error(b, rule, "%s '%s' of %s is not a void pointer", what, h->buffer, owner);
         return -1;
     }

@@ -1470,7 +1470,8 @@ static unsigned long long extent_bytes(const unsigned char *data, const cbs_stru
     unsigned long long t[CBS_HB_NTERMS];
     for (int k = 0; k < CBS_HB_NTERMS; k++)
         t[k] = e->terms[k] >= 0 ? field_uint(data, &def->fields[e->terms[k]])
-               : k == CBS_HB_ROWS || k == CBS_HB_DEPTH ? 1 : 0;
+               : k == CBS_HB_ROWS || k == CBS_HB_DEPTH ? 1
+               : k == CBS_HB_SIZE ? e->size : 0;
     if (!t[CBS_HB_SIZE] || !t[CBS_HB_ROWS] || !t[CBS_HB_DEPTH])
         return 0;
     /* the last row touched: (z + depth - 1) * slice + y + rows - 1 */

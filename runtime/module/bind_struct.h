@@ -160,6 +160,8 @@ typedef struct {
     int when;                  /* an enum field, or -1: always checked */
     long long when_value;      /* checked while `when` holds this */
     int terms[CBS_HB_NTERMS];  /* integer fields; -1: absent */
+    unsigned long long size;   /* a constant SIZE (terms[CBS_HB_SIZE] -1:
+                                  the rule gave a byte count), else 0 */
 } cbs_host_extent;
 
 typedef struct {

@@ -224,6 +224,32 @@ def test_every_element_of_an_array_of_structs_is_checked(drv, ctx):
         drv.cuMemBatchDecompressAsync([good, good], 2, 0, None)
 
 
+def test_a_typed_pointer_field_is_checked_by_its_constant_size(drv, ctx):
+    """CUmemDecompressParams.dstActBytes: the engine writes a cuuint32_t
+    there (`host-bytes ... dstActBytes writes 4`). A buffer shorter than 4
+    bytes or read-only is refused naming the field; 4 writable bytes pass
+    the check (the fake has no cuMemBatchDecompressAsync, so the call then
+    fails on the lookup). On e304124 any buffer was taken, even bytes(0)."""
+    import cubind
+
+    def params(act):
+        p = drv.CUmemDecompressParams()
+        p.src, p.srcNumBytes = bytearray(32), 32
+        p.dst, p.dstNumBytes = bytearray(64), 64
+        p.dstActBytes = act
+        return p
+    for short in (bytearray(0), bytearray(3)):
+        with pytest.raises(ValueError, match=r"CUmemDecompressParams_st.dstActBytes has %d bytes, "
+                                             r"fewer than the 4 the call writes" % len(short)):
+            drv.cuMemBatchDecompressAsync([params(short)], 1, 0, None)
+    with pytest.raises(TypeError, match="CUmemDecompressParams_st.dstActBytes is a read-only buffer"):
+        drv.cuMemBatchDecompressAsync([params(bytes(4))], 1, 0, None)
+    with pytest.raises(cubind.FunctionNotFoundError):
+        drv.cuMemBatchDecompressAsync([params(bytearray(4))], 1, 0, None)
+    with pytest.raises(cubind.FunctionNotFoundError):  # an int address: unchecked, as in C
+        drv.cuMemBatchDecompressAsync([params(0x1000)], 1, 0, None)
+
+
 def test_a_refused_call_leaves_nothing_behind(drv, fake, dptr):
     short, p = bytearray(8), copy2d(drv, bytearray(8), dptr, 16, 1, 16, 16)
 
