@@ -646,12 +646,16 @@ static void bind_host_bytes(cb_facts *b)
         for (size_t i = 0; i < m->nrecords; i++) {
             const cb_record *rec = &m->records[i];
             cb_record_facts *rf = &b->records[i];
-            if (!model_record_named(rec, rule->args[0]))
+            int buffer = model_record_named(rec, rule->args[0])
+                             ? model_field_index(m, rec, h->buffer) : -1;
+            /* a record lacking BUFFER gets no extent: rules_unmatched
+             * reports the rule, and no fact holds a field it lacks */
+            if (buffer < 0)
                 continue;
             size_t cap = rf->nhost_bytes; /* grown one at a time */
             cb_host_bytes_fact *hf = ARENA_PUSH(b->arena, rf->host_bytes, rf->nhost_bytes, cap);
             hf->rule = rule;
-            hf->buffer = model_field_index(m, rec, h->buffer);
+            hf->buffer = buffer;
             hf->writes = h->writes;
             hf->bytes = h->bytes;
             hf->when = -1;
