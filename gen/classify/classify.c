@@ -255,11 +255,15 @@ static int classify_callback(const cb_facts *facts, const cb_function *f, const 
             pc->callback_kind = pf->callback_kind;
             pc->stream_index = -1;
             pc->object_index = -1;
+            /* the stream: the parameter of the stream-protocol handle;
+             * the object: the handle the function creates (a non-const
+             * pointer to a handle, cuUserObjectCreate's CUuserObject *) */
             for (size_t k = 0; k < f->nparams; k++) {
                 const cb_type *t = f->params[k].type;
-                if (t->name && strcmp(t->name, "CUstream") == 0)
+                if (rules_type_rule(facts, CB_D_STREAM_PROTOCOL, t))
                     pc->stream_index = (int)k;
-                if (t->pointee && t->pointee->name && strcmp(t->pointee->name, "CUuserObject") == 0)
+                if (t->kind == TY_POINTER && t->pointee && t->pointee->kind == TY_HANDLE &&
+                    !t->pointee->is_const)
                     pc->object_index = (int)k;
             }
             /* a destroy callback's payload is registered under its user object */

@@ -68,8 +68,10 @@ typedef struct cb_pclass {
     int count_less;           /* SH_IN_ARRAY: holds count - count_less elements
                                  (a `count F P C-N` rule: globalStrides) */
     int data_index;           /* SH_CALLBACK: index of its SH_CALLBACK_DATA */
-    int stream_index;         /* SH_CALLBACK: the CUstream parameter, or -1 */
-    int object_index;         /* SH_CALLBACK: the CUuserObject * output, or -1 */
+    int stream_index;         /* SH_CALLBACK: the stream-protocol handle
+                                 parameter (CUstream), or -1 */
+    int object_index;         /* SH_CALLBACK: the handle output the function
+                                 creates (CUuserObject *), or -1 */
     cb_callback_kind callback_kind; /* SH_CALLBACK: its callback rule's KIND */
     const char *trampoline;   /* SH_SYNC_CALLBACK: the runtime's C function */
     /* SH_ATTR_OUT / SH_ATTR_IN: the attribute parameter and, per enumerator
