@@ -2644,9 +2644,42 @@ static CUresult fk_ModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const cha
 }
 
 /* A module holds the functions cuModuleGetFunction resolved in it so far
- * (any name resolves): these count and enumerate them, oldest first. At
- * most numFunctions handles are written; the rest of the array is left as
- * it was. */
+ * (any name resolves), a library the kernels cuLibraryGetKernel resolved:
+ * sibling lists, newest first, which the driver counts and enumerates
+ * oldest first. sib_list walks one (next: a member's sibling) and returns
+ * how many members it has; with put, it hands put the first cap members
+ * of the oldest-first order with their index there. At most cap handles
+ * are written; the rest of the caller's array is left as it was. */
+typedef const void *(*sib_next_fn)(const void *member);
+typedef void (*sib_put_fn)(void *out, unsigned int index, const void *member);
+
+static unsigned int sib_list(const void *first, sib_next_fn next, sib_put_fn put, void *out,
+                             unsigned int cap)
+{
+    unsigned int n = 0;
+    for (const void *p = first; p; p = next(p))
+        n++;
+    /* entry i of the oldest-first order is n - 1 - (its place in the list) */
+    unsigned int i = n;
+    for (const void *p = put ? first : NULL; p; p = next(p))
+        if (--i < cap)
+            put(out, i, p);
+    return n;
+}
+
+static const void *func_next(const void *f) { return ((const struct func *)f)->sib; }
+static const void *kernel_next(const void *k) { return ((const struct kernel *)k)->sib; }
+
+static void put_function(void *out, unsigned int i, const void *f)
+{
+    ((CUfunction *)out)[i] = (CUfunction)(uintptr_t)f;
+}
+
+static void put_kernel(void *out, unsigned int i, const void *k)
+{
+    ((CUkernel *)out)[i] = (CUkernel)(uintptr_t)k;
+}
+
 static CUresult fk_ModuleGetFunctionCount(unsigned int *count, CUmodule hmod)
 {
     ENTERI(ModuleGetFunctionCount);
@@ -2654,11 +2687,8 @@ static CUresult fk_ModuleGetFunctionCount(unsigned int *count, CUmodule hmod)
         return CUDA_ERROR_INVALID_VALUE;
     LOCK();
     struct module *m = (struct module *)reg_find((uintptr_t)hmod, K_MODULE);
-    unsigned int n = 0;
-    for (struct func *f = m ? m->funcs : NULL; f; f = f->sib)
-        n++;
     if (m)
-        *count = n;
+        *count = sib_list(m->funcs, func_next, NULL, NULL, 0);
     UNLOCK();
     return m ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
@@ -2671,15 +2701,8 @@ static CUresult fk_ModuleEnumerateFunctions(CUfunction *functions, unsigned int 
         return CUDA_ERROR_INVALID_VALUE;
     LOCK();
     struct module *m = (struct module *)reg_find((uintptr_t)mod, K_MODULE);
-    unsigned int n = 0;
-    for (struct func *f = m ? m->funcs : NULL; f; f = f->sib)
-        n++;
-    /* the list is newest first: entry i of the oldest-first order is
-     * n - 1 - (its place in the list) */
-    unsigned int i = n;
-    for (struct func *f = m ? m->funcs : NULL; f; f = f->sib)
-        if (--i < numFunctions)
-            functions[i] = (CUfunction)(void *)f;
+    if (m)
+        sib_list(m->funcs, func_next, put_function, functions, numFunctions);
     UNLOCK();
     return m ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
@@ -2792,8 +2815,8 @@ static CUresult fk_LibraryGetKernel(CUkernel *pKernel, CUlibrary library, const 
     return e;
 }
 
-/* A library holds the kernels cuLibraryGetKernel resolved in it so far:
- * counted and enumerated as a module's functions are. */
+/* A library's kernels: counted and enumerated as a module's functions are
+ * (sib_list). */
 static CUresult fk_LibraryGetKernelCount(unsigned int *count, CUlibrary lib)
 {
     ENTERI(LibraryGetKernelCount);
@@ -2801,11 +2824,8 @@ static CUresult fk_LibraryGetKernelCount(unsigned int *count, CUlibrary lib)
         return CUDA_ERROR_INVALID_VALUE;
     LOCK();
     struct library *l = (struct library *)reg_find((uintptr_t)lib, K_LIBRARY);
-    unsigned int n = 0;
-    for (struct kernel *k = l ? l->kernels : NULL; k; k = k->sib)
-        n++;
     if (l)
-        *count = n;
+        *count = sib_list(l->kernels, kernel_next, NULL, NULL, 0);
     UNLOCK();
     return l ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
@@ -2818,13 +2838,8 @@ static CUresult fk_LibraryEnumerateKernels(CUkernel *kernels, unsigned int numKe
         return CUDA_ERROR_INVALID_VALUE;
     LOCK();
     struct library *l = (struct library *)reg_find((uintptr_t)lib, K_LIBRARY);
-    unsigned int n = 0;
-    for (struct kernel *k = l ? l->kernels : NULL; k; k = k->sib)
-        n++;
-    unsigned int i = n;
-    for (struct kernel *k = l ? l->kernels : NULL; k; k = k->sib)
-        if (--i < numKernels)
-            kernels[i] = (CUkernel)(void *)k;
+    if (l)
+        sib_list(l->kernels, kernel_next, put_kernel, kernels, numKernels);
     UNLOCK();
     return l ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
