@@ -35,6 +35,8 @@ offs = (ctypes.c_size_t * 3)(0, 8, 16)
 sizes = (ctypes.c_size_t * 3)(4, 8, 8)
 assert fake.fakecuda_set_param_layout(None, b"nm_kernel", 3, offs, sizes) == 0
 kern = cu.cuModuleGetFunction(mod, b"nm_kernel")
+lib = cu.cuLibraryLoadData(b"nomemory\0", None, None, 0, None, None, 0)
+cu.cuLibraryGetKernel(lib, b"nm_kernel")
 # Past the packer's inline bounds (64 parameters, 1024 bytes): its pointer
 # array and argument bytes come from the heap; 8-byte holes between the
 # parameters are zeroed.
@@ -127,6 +129,10 @@ SCENARIOS = {
     "cuGetErrorString": lambda: drv.cuGetErrorString(drv.CUresult.CUDA_ERROR_INVALID_VALUE),
     "CUDAError raised": lambda: cu.cuCtxGetApiVersion(12345),
     "cuModuleEnumerateFunctions": lambda: drv.cuModuleEnumerateFunctions(4, mod),
+    # A count above CBS_COUNT_PROBE_ABOVE: capped first by what the count
+    # function says (the count-bound rules of gen/rules.txt), both faces.
+    "EnumerateFunctions (bound)": lambda: drv.cuModuleEnumerateFunctions(1 << 20, mod),
+    "EnumerateKernels (bound)": lambda: cu.cuLibraryEnumerateKernels(1 << 20, lib),
     "wrong type": lambda: drv.cuDeviceGetUuid("x"),
     "struct constructor": lambda: drv.CUDA_MEMCPY2D(),
     "struct param": lambda: drv.cuLaunchKernelEx(drv.CUlaunchConfig(), kern, None, None),
