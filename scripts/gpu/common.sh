@@ -35,3 +35,23 @@ gpu_banner() {
 gpu_build_bindings() {
     ./configure --no-generator --no-install --python "$py" && ninja bindings
 }
+
+# gpu_upstream_pytest WORK TAG FILES...: cuda-python's test FILES, copied
+# into the scratch directory WORK beside a conftest.py that redirects the
+# module under test by CUBIND_UPSTREAM_IMPL, run on cuda.bindings and then
+# on cubind (JUnit XML in $OUT/TAG-IMPL.xml), then the summary of
+# tests/gpu/upstream_summary.py: every test passing on cuda.bindings only.
+gpu_upstream_pytest() {
+    upstream_work=$1
+    upstream_tag=$2
+    shift 2
+    upstream_repo=$(pwd)
+    for impl in cuda.bindings cubind; do
+        echo "### $impl"
+        (cd "$upstream_work" && CUBIND_UPSTREAM_IMPL=$impl \
+            PYTHONPATH="$upstream_work:$upstream_repo/build/python${PYTHONPATH:+:$PYTHONPATH}" \
+            "$py" -m pytest -p no:cacheprovider -q -rfEs --rootdir "$upstream_work" \
+            --junitxml "$OUT/$upstream_tag-$impl.xml" "$@")
+    done
+    "$py" tests/gpu/upstream_summary.py "$OUT/$upstream_tag-cuda.bindings.xml" "$OUT/$upstream_tag-cubind.xml"
+}

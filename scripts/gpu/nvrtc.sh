@@ -23,7 +23,6 @@ set -u
 # on cuda.bindings and then on cubind; JUnit XML in $OUT.
 gpu_upstream_library_tests() {
     [ -f "$1/test_nvrtc.py" ] || { echo "no test_nvrtc.py in $1"; return 1; }
-    repo=$PWD
     work=$(mktemp -d)
     files=""
     for f in test_nvrtc.py test_nvjitlink.py; do
@@ -31,13 +30,7 @@ gpu_upstream_library_tests() {
     done
     cp tests/gpu/upstream_library_conftest.py "$work/conftest.py"
     echo "### cuda-python's$files on cuda.bindings and on cubind ($1: $(cd "$work" && sha256sum $files | cut -c1-12 | tr '\n' ' '))"
-    for impl in cuda.bindings cubind; do
-        echo "### $impl"
-        (cd "$work" && CUBIND_UPSTREAM_IMPL=$impl PYTHONPATH="$work:$repo/build/python${PYTHONPATH:+:$PYTHONPATH}" \
-            "$py" -m pytest -p no:cacheprovider -q -rfEs --rootdir "$work" \
-            --junitxml "$OUT/upstream-library-$impl.xml" $files)
-    done
-    "$py" tests/gpu/upstream_summary.py "$OUT/upstream-library-cuda.bindings.xml" "$OUT/upstream-library-cubind.xml"
+    gpu_upstream_pytest "$work" upstream-library $files
     rm -rf "$work"
 }
 {

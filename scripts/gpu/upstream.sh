@@ -12,7 +12,6 @@ set -u
 src=${1:?usage: scripts/gpu-run upstream DIR (the upstream test files)}
 . "$(dirname "$0")/common.sh"
 [ -f "$src/test_cuda.py" ] || { echo "no test_cuda.py in $src" >&2; exit 2; }
-repo=$(pwd)
 [ -d build/python/cubind ] || gpu_build_bindings || exit 1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -29,11 +28,5 @@ files="test_cuda.py"
     echo "cubind commit $(gpu_commit)"
     "$py" -c 'import sys, cuda.bindings; print("python", sys.version.split()[0], "cuda-bindings", cuda.bindings.__version__)'
     echo "upstream files: $files ($(cd "$work" && sha256sum $files | cut -c1-12 | tr '\n' ' '))"
-    for impl in cuda.bindings cubind; do
-        echo "### $impl"
-        (cd "$work" && CUBIND_UPSTREAM_IMPL=$impl PYTHONPATH="$work:$repo/build/python${PYTHONPATH:+:$PYTHONPATH}" \
-            "$py" -m pytest -p no:cacheprovider -q -rfEs --rootdir "$work" \
-            --junitxml "$OUT/upstream-$impl.xml" $files)
-    done
-    "$py" tests/gpu/upstream_summary.py "$OUT/upstream-cuda.bindings.xml" "$OUT/upstream-cubind.xml"
+    gpu_upstream_pytest "$work" upstream $files
 } 2>&1 | tee "$OUT/upstream.log"
