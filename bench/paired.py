@@ -351,9 +351,15 @@ def origin_error(k, side, records, base):
 
 
 def write_records(path, records):
-    with open(path, "w") as f:
+    """Writes every record so far to path, replacing it whole (a reader
+    never sees a half-written file): run() calls it after each process,
+    so a run cut short by a time limit keeps the processes it finished
+    (`paired.py render` takes the file as it is)."""
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
         for rec in records:
             f.write(json.dumps(rec) + "\n")
+    os.replace(tmp, path)
 
 
 def run(args):
@@ -383,6 +389,7 @@ def run(args):
                 continue
             mine.append(dict(rec, process=k, side=side))
         records += mine
+        write_records(args.out, records)
         sys.stderr.write("paired.py: process %d (%s): exit %d, %.1f s\n%s" %
                          (k, side, r.returncode, time.time() - t0,
                           r.stderr[-2000:] if r.returncode else ""))
@@ -390,10 +397,8 @@ def run(args):
         # compare a build with itself: stop there, keeping the log.
         why = origin_error(k, side, mine, base) if base else None
         if why:
-            write_records(args.out, records)
             sys.stderr.write("paired.py: %s; stopped (records so far in %s)\n" % (why, args.out))
             return 1
-    write_records(args.out, records)
     sys.stdout.write(render(records))
     return 0
 

@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -137,6 +138,32 @@ def test_paired_run_stops_when_the_base_finds_this_build(tmp_path, image):
     assert "process 1 (base) imported cubind from" in r.stderr and "outside --base" in r.stderr
     assert cubind_files(records)[1] == (
         "base", os.path.join(ROOT, "build", "python", "cubind", "__init__.py"))
+
+
+def test_a_run_cut_short_keeps_the_processes_it_finished(tmp_path, image):
+    # The GPU machine ends a command at its time limit: the records of the
+    # processes finished by then must be in --out, whole, not lost.
+    out = tmp_path / "paired.jsonl"
+    p = subprocess.Popen(
+        [sys.executable, os.path.join(ROOT, "bench", "paired.py"), "run", "--c-lib", C_LIB,
+         "--image", image, "--processes", "200", "--reps", "1", "--n", "100",
+         "--n-launch", "10", "--cases", "device_get", "--out", str(out)],
+        env=harness_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and p.poll() is None:
+            if out.exists() and '"process": 1' in out.read_text():
+                break
+            time.sleep(0.05)
+    finally:
+        p.kill()
+        p.wait()
+    records = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+    assert records[0]["paired"] == "meta"
+    finished = {rec["process"] for rec in records if "process" in rec}
+    # cut while most processes were still to come, not after the last
+    assert {0, 1} <= finished and len(finished) < 100, sorted(finished)
+    assert any(rec.get("status") == "ok" and rec["process"] == 0 for rec in records)
 
 
 def run_thin(code):
