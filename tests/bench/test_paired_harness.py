@@ -258,3 +258,22 @@ def test_c_library_names_only_what_it_resolved():
     assert lib.cb_lib_proc(b"cuLaunchKernel") is None
     assert lib.cb_lib_proc(None) is None
     assert lib.cb_lib_handle(b"stream") == 0 and lib.cb_lib_handle(None) == 0
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+def test_launch_instructions_of_one_build_against_itself_are_equal(tmp_path):
+    # bench/launch_instructions.py counts, it does not time: a copy of this
+    # build as the base must give the very same count per launch.
+    base = tmp_path / "base"
+    shutil.copytree(os.path.join(ROOT, "build", "python", "cubind"),
+                    base / "build" / "python" / "cubind")
+    r = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "bench", "launch_instructions.py"), "--base",
+         str(base), "--n", "20", "--cases", "launch_16_args", "--faces", "cu"],
+        env=harness_env(), capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    rows = [line for line in r.stdout.splitlines() if line.startswith("| launch_16_args |")]
+    assert len(rows) == 1, r.stdout
+    _, case, face, this, other, change, _ = [c.strip() for c in rows[0].split("|")]
+    assert face == "cubind.cu" and this == other and change == "+0.0 %", rows
+    assert int(this) > 1000   # a launch of 16 parameters is more than a loop
