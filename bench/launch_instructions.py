@@ -9,12 +9,12 @@ instructions a launch executes do not. This counts them for
 launch_small_kernel and launch_16_args (bench/bench.py's kernels, their
 parameters typed from PTX text as the GPU benchmark's are) in both faces:
 each build runs N and 3N launches under callgrind, and the difference
-over 2N is the instructions of one launch (PYTHONHASHSEED=0, a warm-up,
-the collector off: the same build gives the same count run after run; a
-copy of it at another path within a few instructions, the layout of its
-allocations) (the Python loop, cubind's
+over 2N is the instructions of one launch (the Python loop, cubind's
 conversion and packing, the fake driver's cuLaunchKernel). The fake
-driver is this checkout's for both builds, so only cubind differs.
+driver is this checkout's for both builds, so only cubind differs. With
+PYTHONHASHSEED=0, a warm-up and the collector off, the same build gives
+the same count run after run, and a copy of it at another path one within
+a few instructions (its path changes the layout of its allocations).
 
     python3 bench/launch_instructions.py --base DIR [--n 1000] [--cases C,..] [--faces F,..]
 
@@ -32,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 
-import bench  # noqa: F401  (the kernels' parameter lists: small_values, k16_values)
+import bench  # the kernels' parameter kinds (K16_KINDS); the children take their values
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
