@@ -543,11 +543,11 @@ def test_host_bytes_rules_naming_nothing_are_reported(run_cubind, tmp_path, cuda
     # naming a field CUDA_MEMCPY2D_st lacks made none (an extent's first
     # number is its buffer field's index: -1 would be refused at import)
     assert "static const cbs_host_extent struct_extents_" in text
-    extents = re.findall(r"^    \{ (-?\d+), [01], -?\d+, \d+LL, \{", text, re.M)
+    extent_row = re.compile(r"^    \{ (-?\d+), [01], -?\d+, \d+LL, \{", re.M)
+    extents = extent_row.findall(text)
     assert extents and "-1" not in extents
-    with_rule = len(extents)
     stderr, unmatched, text = generate_with_extra_rules(run_cubind, tmp_path, cuda_h, [])
-    assert len(re.findall(r"^    \{ (-?\d+), [01], -?\d+, \d+LL, \{", text, re.M)) == with_rule
+    assert len(extent_row.findall(text)) == len(extents)
 
 
 def test_registry_kind_rules_naming_no_kind_are_errors(run_cubind, tmp_path, cuda_h):
