@@ -8,13 +8,14 @@ run's medians move by several percent with the machine's state; the
 instructions a launch executes do not. This counts them for
 launch_small_kernel and launch_16_args (bench/bench.py's kernels, their
 parameters typed from PTX text as the GPU benchmark's are) in both faces:
-each build runs N and 3N launches under callgrind, and the difference
-over 2N is the instructions of one launch (the Python loop, cubind's
-conversion and packing, the fake driver's cuLaunchKernel). The fake
+each build runs N, 2N and 3N launches under callgrind, and the smaller
+of the two N-launch differences, over N, is the instructions of one
+launch (the Python loop, cubind's conversion and packing, the fake
+driver's cuLaunchKernel). The fake
 driver is this checkout's for both builds, so only cubind differs. With
-PYTHONHASHSEED=0, a warm-up and the collector off, the same build gives
-the same count run after run, and a copy of it at another path one within
-a few instructions (its path changes the layout of its allocations).
+PYTHONHASHSEED=0, a warm-up, the collector off and both builds copied to
+paths of one length, the same build gives the same count run after run
+and as its own base.
 
     python3 bench/launch_instructions.py --base DIR [--n 1000] [--cases C,..] [--faces F,..]
 
@@ -28,6 +29,7 @@ paired runs measure; this says whether cubind's own work changed.
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -44,7 +46,7 @@ KERNELS = {"launch_small_kernel": ("small", ["p", "i", "f"]),
 
 # Launches before the counted ones in every child: one-time work (the
 # first launch's layout query, pymalloc growing its pools) falls there,
-# not between the N and 3N runs.
+# not between the counted runs.
 WARM_LAUNCHES = 300
 
 # One child: CASE's kernel loaded from PTX with the fake driver's layout
@@ -108,8 +110,17 @@ def instructions(pythonpath, case, face, count, fake):
 
 
 def per_launch(pythonpath, case, face, n, fake):
-    return (instructions(pythonpath, case, face, 3 * n, fake) -
-            instructions(pythonpath, case, face, n, fake)) / (2 * n)
+    """Instructions of one launch: the smaller of two N-launch intervals.
+
+    A child's total is its fixed cost, its launches, and one-off events
+    (a pool or a table growing) at launch numbers its layout decides; an
+    event only ever adds. Runs of N, 2N and 3N launches give the
+    intervals [N, 2N) and [2N, 3N); one event falls in one of them
+    only, so the smaller one is the launches' own cost (two events, one
+    in each, would need to meet within 2N launches).
+    """
+    n1, n2, n3 = (instructions(pythonpath, case, face, k * n, fake) for k in (1, 2, 3))
+    return min(n2 - n1, n3 - n2) / n
 
 
 def main(argv):
@@ -130,13 +141,25 @@ def main(argv):
             raise SystemExit("launch_instructions: %s is missing" % path)
     print("| case | face | this build | base build | change |")
     print("|---|---|---|---|---|")
-    for case in cases:
-        for face in faces:
-            a = per_launch(this, case, face, args.n, fake)
-            b = per_launch(base, case, face, args.n, fake)
-            print("| %s | cubind.%s | %.0f | %.0f | %+.1f %% |" % (case, face, a, b,
-                                                                 (a / b - 1) * 100))
+    with tempfile.TemporaryDirectory() as stage:
+        # Both builds run from paths of one length (stage/a, stage/b): a
+        # path's length moves every later allocation, and with it hash
+        # probes and cache lines, by up to 1 % of a launch.
+        this, base = (stage_build(src, os.path.join(stage, name))
+                      for src, name in ((this, "a"), (base, "b")))
+        for case in cases:
+            for face in faces:
+                a = per_launch(this, case, face, args.n, fake)
+                b = per_launch(base, case, face, args.n, fake)
+                print("| %s | cubind.%s | %.0f | %.0f | %+.1f %% |" % (case, face, a, b,
+                                                                     (a / b - 1) * 100))
     return 0
+
+
+def stage_build(pythonpath, dest):
+    """A copy of PYTHONPATH's cubind package under DEST; DEST to import it from."""
+    shutil.copytree(os.path.join(pythonpath, "cubind"), os.path.join(dest, "cubind"))
+    return dest
 
 
 if __name__ == "__main__":

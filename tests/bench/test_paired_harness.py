@@ -263,20 +263,20 @@ def test_c_library_names_only_what_it_resolved():
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
 def test_launch_instructions_of_one_build_against_itself_are_equal(tmp_path):
     # bench/launch_instructions.py counts, it does not time: a copy of this
-    # build as the base must give the same count per launch, but for the
-    # few instructions its other path moves (2 of 3,400 were seen; a
-    # timing would differ by percents).
+    # build as the base must give the same count per launch (the script
+    # runs both from paths of one length; a timing would differ by
+    # percents, and a build at a longer path by up to 1 %).
     base = tmp_path / "base"
     shutil.copytree(os.path.join(ROOT, "build", "python", "cubind"),
                     base / "build" / "python" / "cubind")
     r = subprocess.run(
         [sys.executable, os.path.join(ROOT, "bench", "launch_instructions.py"), "--base",
-         str(base), "--n", "20", "--cases", "launch_16_args", "--faces", "cu"],
+         str(base), "--n", "100", "--cases", "launch_16_args", "--faces", "cu"],
         env=harness_env(), capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     rows = [line for line in r.stdout.splitlines() if line.startswith("| launch_16_args |")]
     assert len(rows) == 1, r.stdout
     _, case, face, this, other, change, _ = [c.strip() for c in rows[0].split("|")]
-    assert face == "cubind.cu" and abs(int(this) - int(other)) <= int(this) // 200, rows
-    assert change in ("+0.0 %", "-0.0 %", "+0.1 %", "-0.1 %"), rows
+    assert face == "cubind.cu" and abs(int(this) - int(other)) <= int(this) // 1000, rows
+    assert change in ("+0.0 %", "-0.0 %"), rows
     assert int(this) > 1000   # a launch of 16 parameters is more than a loop
