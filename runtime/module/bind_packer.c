@@ -111,6 +111,7 @@
 
 #include <cuda.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
@@ -1079,35 +1080,92 @@ static int ctypes_numpy_float(PyObject *v, size_t size, unsigned char *slot, con
     return put_float(d, size, slot, fname, i);
 }
 
-/* The values nearly every typed launch passes, written without a call (as
- * put_plain_common for unknown types): a small int into an integer or
- * pointer parameter in its range, a float into a float or double, a handle
- * into a pointer or 8-byte integer. 1 when v was written exactly as
- * put_known writes it; 0 when v needs put_known (which names errors). */
-static CBS_ALWAYS_INLINE int put_known_common(PyObject *v, cbs_ktype t, size_t size,
+/* A compact int v (cbs_compact_int: its value `small`) into an integer
+ * or pointer parameter of kind k, `size` bytes, in its range: 1 when
+ * written, 0 when put_known must name the error. */
+static CBS_ALWAYS_INLINE int known_compact_int(long long small, cbs_kt_kind k, size_t size,
+                                               unsigned char *dst)
+{
+    long long min;
+    unsigned long long max;
+    if (k == CBS_KT_PTR ? small < 0 || size != 8
+                        : k == CBS_KT_FLOAT || k == CBS_KT_BLOB ||
+                              known_int_range(k, size, &min, &max) < 0 ||
+                              !signed_fits(small, min, max))
+        return 0;
+    store_bits(dst, size, (unsigned long long)small);
+    return 1;
+}
+
+/* An 8-byte handle of v's bits into a pointer or an 8-byte integer
+ * parameter that takes every 64-bit pattern: 1 when written. */
+static CBS_ALWAYS_INLINE int known_handle64(PyObject *v, unsigned char *dst)
+{
+    if (!cbs_is_handle(v) || ((const cbs_handle *)v)->kind == CBS_HANDLE_I32)
+        return 0;
+    uint64_t bits = cbs_handle_bits((const cbs_handle *)v);
+    memcpy(dst, &bits, 8);
+    return 1;
+}
+
+/* A compact int v (cbs_compact_int) in [min, max] into `size` bytes: 1
+ * when written, 0 when v is another object or out of that range. */
+static CBS_ALWAYS_INLINE int put_compact_in(PyObject *v, long long min, long long max,
+                                            size_t size, unsigned char *dst)
+{
+    long long small;
+    if (!cbs_compact_int(v, &small) || small < min || small > max)
+        return 0;
+    store_bits(dst, size, (unsigned long long)small);
+    return 1;
+}
+
+/* The values nearly every launch passes, written without a call: for a
+ * known type, a small int into an integer or pointer parameter in its
+ * range, a float into a float or double, a handle into a pointer or 8-byte
+ * integer; for an unknown one (CBS_KT_UNKNOWN), put_plain_common's. 1 when
+ * v was written exactly as put_value writes it; 0 when v needs put_value
+ * (which names errors).
+ *
+ * A jump on the kind, then the sizes kernels declare most, each with the
+ * constant range known_int_range gives it (a compact int's value is a
+ * Py_ssize_t, so the 8-byte ranges end at LLONG_MAX): a launch spends a
+ * few compares per value here. Other sizes take the general form at the
+ * end. */
+static CBS_ALWAYS_INLINE int put_value_common(PyObject *v, cbs_ktype t, size_t size,
                                               unsigned char *dst)
 {
     cbs_kt_kind k = CBS_KT_KIND(t);
-    long long small, min;
-    unsigned long long max;
-    if (cbs_compact_int(v, &small)) {
-        if (k == CBS_KT_PTR ? small < 0 || size != 8
-                            : k == CBS_KT_FLOAT || k == CBS_KT_BLOB ||
-                                  known_int_range(k, size, &min, &max) < 0 ||
-                                  !signed_fits(small, min, max))
-            return 0;
-        store_bits(dst, size, (unsigned long long)small);
-        return 1;
+    long long small;
+    switch (k) {
+    case CBS_KT_UNKNOWN:
+        return put_plain_common(v, size, dst);
+    case CBS_KT_PTR:
+        return size == 8 && (put_compact_in(v, 0, LLONG_MAX, 8, dst) || known_handle64(v, dst));
+    case CBS_KT_FLOAT:
+        return PyFloat_CheckExact(v) && put_float_common(PyFloat_AS_DOUBLE(v), size, dst);
+    case CBS_KT_BITS:
+        if (size == 4)
+            return put_compact_in(v, INT32_MIN, UINT32_MAX, 4, dst);
+        if (size == 8)
+            return put_compact_in(v, LLONG_MIN, LLONG_MAX, 8, dst) || known_handle64(v, dst);
+        break;
+    case CBS_KT_INT:
+        if (size == 4)
+            return put_compact_in(v, INT32_MIN, INT32_MAX, 4, dst);
+        if (size == 8)
+            return put_compact_in(v, LLONG_MIN, LLONG_MAX, 8, dst);
+        break;
+    case CBS_KT_UINT:
+        if (size == 4)
+            return put_compact_in(v, 0, UINT32_MAX, 4, dst);
+        if (size == 8)
+            return put_compact_in(v, 0, LLONG_MAX, 8, dst) || known_handle64(v, dst);
+        break;
+    default:
+        break;
     }
-    if (PyFloat_CheckExact(v))
-        return k == CBS_KT_FLOAT && put_float_common(PyFloat_AS_DOUBLE(v), size, dst);
-    if (size == 8 && (k == CBS_KT_PTR || k == CBS_KT_BITS || k == CBS_KT_UINT) &&
-        cbs_is_handle(v) && ((const cbs_handle *)v)->kind != CBS_HANDLE_I32) {
-        uint64_t bits = cbs_handle_bits((const cbs_handle *)v);
-        memcpy(dst, &bits, 8);
-        return 1;
-    }
-    return 0;
+    return cbs_compact_int(v, &small) && known_compact_int(small, k, size, dst);
 }
 
 /* Parameter i of known type t (bind_packer.c's header: the rules). */
@@ -1211,6 +1269,16 @@ static int put_known(PyObject *v, cbs_ktype t, const cbs_pack_layout *l, size_t 
     if (r != 0)
         return r < 0 ? -1 : 0;
     return kfail(PyExc_TypeError, fname, l, ix, t, "cannot take", v);
+}
+
+/* Parameter i of type t, known or not: put_known's rules, or put_plain's
+ * (by size) for CBS_KT_UNKNOWN. */
+static int put_value(PyObject *v, cbs_ktype t, const cbs_pack_layout *l, size_t i,
+                     unsigned char *dst, const char *fname)
+{
+    if (CBS_KT_KIND(t) == CBS_KT_UNKNOWN)
+        return put_plain(v, l->size[i], dst, fname, (Py_ssize_t)i);
+    return put_known(v, t, l, i, dst, fname);
 }
 
 /* ---- kernel layouts, cached in the shared registry ----------------------- */
@@ -1469,7 +1537,7 @@ static CBS_ALWAYS_INLINE int pack_items(cbs_tables *tb, int kind, PyObject *cons
         rc = 0;
         goto done;
     }
-    const cbs_ktype *types = l->typed ? l->type : NULL;
+    const cbs_ktype *types = l->type; /* CBS_KT_UNKNOWN where untyped */
     if (argtypes) {
         given = n <= CBS_PACK_INLINE_PARAMS ? inline_types : PyMem_Malloc(n * sizeof *given);
         if (!given) {
@@ -1489,20 +1557,15 @@ static CBS_ALWAYS_INLINE int pack_items(cbs_tables *tb, int kind, PyObject *cons
     for (size_t k = 0; k < n; k++) {
         PyObject *v = items[k];
         unsigned char *dst = out->data + l->off[k];
-        if (types && CBS_KT_KIND(types[k]) != CBS_KT_UNKNOWN) {
-            if (!put_known_common(v, types[k], l->size[k], dst) &&
-                put_known(v, types[k], l, k, dst, fname) < 0)
-                goto done;
-        } else if (!put_plain_common(v, l->size[k], dst) &&
-                   put_plain(v, l->size[k], dst, fname, (Py_ssize_t)k) < 0) {
+        if (!put_value_common(v, types[k], l->size[k], dst) &&
+            put_value(v, types[k], l, k, dst, fname) < 0)
             goto done;
-        }
         out->params[k] = dst;
     }
     out->buffer_bytes = l->total;
     rc = 0;
 done:
-    if (given != inline_types)
+    if (given && given != inline_types)
         PyMem_Free(given);
     layout_unref(rt, &ref);
     return rc;
