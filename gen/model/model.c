@@ -39,6 +39,7 @@ const cb_function *model_function(const cb_model *m, const char *name) { FIND(m-
 const cb_enum *model_enum(const cb_model *m, const char *name) { FIND(m->enums, m->nenums, name, name); }
 const cb_handle *model_handle(const cb_model *m, const char *name) { FIND(m->handles, m->nhandles, name, name); }
 const cb_callback *model_callback(const cb_model *m, const char *name) { FIND(m->callbacks, m->ncallbacks, name, name); }
+const cb_typedef *model_typedef(const cb_model *m, const char *name) { FIND(m->typedefs, m->ntypedefs, name, name); }
 
 int model_param_index(const cb_function *f, const char *name)
 {

@@ -39,6 +39,11 @@ typedef struct cb_type {
     long long size, align; /* bytes; -1 when incomplete (void, opaque structs) */
     long long array_len;   /* TY_ARRAY */
     const struct cb_type *pointee; /* TY_POINTER, TY_ARRAY */
+    /* What `name` names, resolved once by the parser (a C typedef is
+     * declared before any use): the index into model.handles of the
+     * opaque handle of that name, and into model.typedefs of its first
+     * typedef, each -1 when none. Later stages read these, never the name. */
+    int handle_index, typedef_index;
 } cb_type;
 
 typedef struct {
@@ -196,6 +201,8 @@ const cb_handle *model_handle(const cb_model *m, const char *name);
 /* The index of f's parameter `name`, -1 when f has none of that name. */
 int model_param_index(const cb_function *f, const char *name);
 const cb_callback *model_callback(const cb_model *m, const char *name);
+/* The first typedef of that name (C11 allows repeating one). */
+const cb_typedef *model_typedef(const cb_model *m, const char *name);
 
 /* Index into model.enums of the enum named `name` (typedef or tag), -1
  * when none or name is NULL. */

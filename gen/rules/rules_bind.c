@@ -100,15 +100,12 @@ static cb_registry_kind registry_kind(cb_facts *b, const cb_rule *rule)
 
 const cb_type_facts *rules_type_facts(const cb_facts *f, const cb_type *t)
 {
-    const cb_model *m = f->model;
-    if (!t || !t->name)
+    if (!t)
         return NULL;
-    const cb_handle *h = model_handle(m, t->name);
-    if (h)
-        return &f->handles[h - m->handles];
-    for (size_t i = 0; i < m->ntypedefs; i++)
-        if (strcmp(m->typedefs[i].name, t->name) == 0)
-            return &f->typedefs[i];
+    if (t->handle_index >= 0)
+        return &f->handles[t->handle_index];
+    if (t->typedef_index >= 0)
+        return &f->typedefs[t->typedef_index];
     return NULL;
 }
 
@@ -684,6 +681,9 @@ static const cb_type *named_type(cb_facts *b, const char *name)
             *t = *m->typedefs[i].type;
             t->name = m->typedefs[i].name;
             t->spelling = m->typedefs[i].name;
+            const cb_handle *h = model_handle(m, t->name);
+            t->handle_index = h ? (int)(h - m->handles) : -1;
+            t->typedef_index = (int)i;
             if (t->kind == TY_POINTER && t->pointee->kind == TY_OTHER)
                 t->kind = TY_HANDLE; /* a handle typedef seen through its target */
             return t;
@@ -699,6 +699,7 @@ static const cb_type *named_type(cb_facts *b, const char *name)
             t->spelling = t->canon = builtins[i].name;
             t->size = t->align = builtins[i].size;
             t->is_signed = builtins[i].is_signed;
+            t->handle_index = t->typedef_index = -1;
             return t;
         }
     return NULL;
@@ -727,6 +728,7 @@ static void resolve_attribute_type(cb_facts *b, const cb_rule *rule, cb_attribut
         t->kind = TY_INT;
         t->spelling = t->canon = "char";
         t->size = t->align = 1;
+        t->handle_index = t->typedef_index = -1;
         a->type = t;
         return;
     }
