@@ -12,16 +12,17 @@ static cb_handle_kind int_kind(const cb_type *t)
     return t->size == 8 ? CB_HANDLE_U64 : t->is_signed ? CB_HANDLE_I32 : CB_HANDLE_U32;
 }
 
-/* Whether `name` is the type of the KERNEL parameter of a kernel-params
- * rule (CUfunction: the kernel a launch's plain values are typed by). */
-static int names_kernel(const cb_model *m, const cb_facts *facts, const char *name)
+/* Whether model.handles[handle] is the type of the KERNEL parameter of a
+ * kernel-params rule (CUfunction: the kernel a launch's plain values are
+ * typed by). */
+static int is_kernel_handle(const cb_model *m, const cb_facts *facts, size_t handle)
 {
     for (size_t k = 0; k < m->nfunctions; k++) {
         const cb_function *f = &m->functions[k];
         for (size_t j = 0; j < f->nparams; j++) {
             int kernel = facts->functions[k].params[j].kernel;
             const cb_type *t = kernel >= 0 ? f->params[kernel].type : NULL;
-            if (t && t->name && strcmp(t->name, name) == 0)
+            if (t && t->handle_index >= 0 && (size_t)t->handle_index == handle)
                 return 1;
         }
     }
@@ -36,7 +37,7 @@ handle_class *handles_collect(const cb_model *m, const cb_facts *facts, size_t *
         arena_oom();
     for (size_t i = 0; i < m->nhandles; i++)
         h[n++] = (handle_class){m->handles[i].name, CB_HANDLE_POINTER,
-                                names_kernel(m, facts, m->handles[i].name),
+                                is_kernel_handle(m, facts, i),
                                 facts->handles[i].on[CB_D_STREAM_PROTOCOL] != NULL};
     for (size_t i = 0; i < m->ncallbacks; i++)
         h[n++] = (handle_class){m->callbacks[i].name, CB_HANDLE_POINTER, 0, 0};
