@@ -1092,6 +1092,39 @@ def test_random_layouts_sources_and_floats_match_reference(fake, ctx):
     check()
 
 
+def test_every_type_at_its_boundaries_matches_reference(fake, ctx, dptr):
+    """Each reference type, typed by PTX and by argtypes=, given the values
+    at the edges of the packer's inline path (small ints of both signs, the
+    largest one-digit ints, each width's limits and one past them, floats,
+    a CUdeviceptr): the bytes received, or the refusal, are the
+    reference's. On 3.12+ small ints take the per-kind inline ranges, the
+    rest the general path, and both must agree with the same reference."""
+    edges = [0, 1, -1, 2, 2**30 - 1, -(2**30 - 1), 2**30, -2**30, 1.5, -0.0]
+    for bits in (8, 16, 32, 64):
+        edges += [2**(bits - 1) - 1, 2**(bits - 1), 2**bits - 1, 2**bits,
+                  -2**(bits - 1), -2**(bits - 1) - 1]
+    checked = 0
+    for t in sorted(REF_TYPES):
+        size = REF_TYPES[t][0]
+        for ptx in (False, True):
+            name = fresh("edge")
+            image = ptx_entry(name, [REF_PTX[t]]) if ptx else None
+            k = Kernel(fake, name, [size], image=image)
+            kw = {} if ptx else {"argtypes": [t]}
+            for v in edges:
+                want = reference_typed([0], [t], [v], ptx)
+                if isinstance(want, type):
+                    k.refused(want, v, **kw)
+                else:
+                    assert k.launch(v, **kw) == want, (t, ptx, v)
+                checked += 1
+            if t in ("p", "u8", "i8"):
+                # a handle: its bits where the type takes every 64-bit
+                # pattern (pointers, unsigned), int() of it elsewhere
+                assert k.launch(dptr, **kw) == int(dptr).to_bytes(8, "little"), (t, ptx)
+    assert checked == len(REF_TYPES) * 2 * len(edges)
+
+
 # ---- the packer's bounds and the garbage collector ----------------------------------
 
 @pytest.mark.skipif(sys.version_info < (3, 12), reason="__buffer__ is Python 3.12+")
