@@ -71,7 +71,11 @@
  *   getPtr() and __int__ (cuda.bindings handles) -> int(obj), as int
  *   DLPack, cuda.core Buffer (size_i 8) -> the device address
  * A wrong count, a size no rule covers, or a value out of range raises
- * before anything is launched, naming the parameter.
+ * before anything is launched, naming the parameter. Each value first
+ * tries put_value_common (inline: one jump on its kind, the common sizes'
+ * ranges as constants), then put_value (put_known or put_plain, the full
+ * rules above, naming errors); both write the same bytes for any value
+ * the first takes.
  *
  * Kernel layouts
  * --------------
