@@ -23,7 +23,6 @@ cbs_pack_layout *cbs_layout_alloc(size_t n, void *func, int kind, unsigned long 
     l->size = l->off + n;
     l->type = (cbs_ktype *)(l->size + n);
     memset(l->type, 0, n * sizeof *l->type);
-    l->typed = 0;
     l->name[0] = '\0';
     l->total = 0;
     l->gaps = 0;
@@ -69,7 +68,6 @@ int cbs_layout_copy_remember(_Atomic(void *) *slot, const cbs_pack_layout *l)
     memcpy(c->off, l->off, l->n * sizeof *c->off);
     memcpy(c->size, l->size, l->n * sizeof *c->size);
     memcpy(c->type, l->type, l->n * sizeof *c->type);
-    c->typed = l->typed;
     memcpy(c->name, l->name, sizeof c->name);
     c->total = l->total;
     c->gaps = l->gaps;

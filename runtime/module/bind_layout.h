@@ -46,7 +46,6 @@ typedef struct cbs_pack_layout {
     size_t *size;
     cbs_ktype *type; /* n entries: each parameter's type where known (from
                         its C++ name), else CBS_KT_UNKNOWN (typed by size) */
-    int typed;       /* some type[k] is known */
     char name[CBS_LAYOUT_NAME]; /* the kernel's name, "" when unknown */
 } cbs_pack_layout;
 

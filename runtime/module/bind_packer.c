@@ -1180,16 +1180,8 @@ static int put_known(PyObject *v, cbs_ktype t, const cbs_pack_layout *l, size_t 
     size_t size = l->size[i];
     Py_ssize_t ix = (Py_ssize_t)i;
     long long small;
-    if (cbs_compact_int(v, &small) && k != CBS_KT_FLOAT && k != CBS_KT_BLOB) {
-        long long min;
-        unsigned long long max;
-        if (k == CBS_KT_PTR ? small >= 0 && size == 8
-                            : known_int_range(k, size, &min, &max) == 0 &&
-                                  signed_fits(small, min, max)) {
-            store_bits(dst, size, (unsigned long long)small);
-            return 0;
-        }
-    }
+    if (cbs_compact_int(v, &small) && known_compact_int(small, k, size, dst))
+        return 0;
     if (PyFloat_Check(v)) {
         if (k != CBS_KT_FLOAT)
             return kfail(PyExc_TypeError, fname, l, ix, t, "a float given:", v);
@@ -1332,7 +1324,6 @@ static void type_kernel(cbs_tables *tb, int kern, void *func, cbs_pack_layout *l
             return;
         }
     }
-    l->typed = 1;
 }
 
 /* Queries the driver for func's whole layout: a new layout (malloc'ed, the
