@@ -39,7 +39,6 @@ const cb_function *model_function(const cb_model *m, const char *name) { FIND(m-
 const cb_enum *model_enum(const cb_model *m, const char *name) { FIND(m->enums, m->nenums, name, name); }
 const cb_handle *model_handle(const cb_model *m, const char *name) { FIND(m->handles, m->nhandles, name, name); }
 const cb_callback *model_callback(const cb_model *m, const char *name) { FIND(m->callbacks, m->ncallbacks, name, name); }
-const cb_typedef *model_typedef(const cb_model *m, const char *name) { FIND(m->typedefs, m->ntypedefs, name, name); }
 
 int model_param_index(const cb_function *f, const char *name)
 {
@@ -65,6 +64,20 @@ const cb_record *model_record(const cb_model *m, const char *name)
         if (model_record_named(&m->records[i], name))
             return &m->records[i];
     return NULL;
+}
+
+int model_handle_index(const cb_model *m, const char *name)
+{
+    const cb_handle *h = name ? model_handle(m, name) : NULL;
+    return h ? (int)(h - m->handles) : -1;
+}
+
+int model_typedef_index(const cb_model *m, const char *name)
+{
+    for (size_t i = 0; name && i < m->ntypedefs; i++)
+        if (strcmp(m->typedefs[i].name, name) == 0)
+            return (int)i;
+    return -1;
 }
 
 int model_enum_index(const cb_model *m, const char *name)

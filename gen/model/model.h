@@ -201,12 +201,15 @@ const cb_handle *model_handle(const cb_model *m, const char *name);
 /* The index of f's parameter `name`, -1 when f has none of that name. */
 int model_param_index(const cb_function *f, const char *name);
 const cb_callback *model_callback(const cb_model *m, const char *name);
-/* The first typedef of that name (C11 allows repeating one). */
-const cb_typedef *model_typedef(const cb_model *m, const char *name);
 
 /* Index into model.enums of the enum named `name` (typedef or tag), -1
  * when none or name is NULL. */
 int model_enum_index(const cb_model *m, const char *name);
+/* Index into model.handles of the first handle named `name`, and into
+ * model.typedefs of the first typedef of that name (C11 allows repeating
+ * one); -1 when none or name is NULL. */
+int model_handle_index(const cb_model *m, const char *name);
+int model_typedef_index(const cb_model *m, const char *name);
 /* The enum index of enum type t: through its typedef or tag name, or its
  * canonical spelling ("enum CUresult_enum"); -1 when none. */
 int model_type_enum(const cb_model *m, const cb_type *t);

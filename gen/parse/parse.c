@@ -77,15 +77,6 @@ static const char *type_name(parser *P, CXType t)
     return NULL;
 }
 
-/* t->handle_index and t->typedef_index from t->name (model.h). */
-static void resolve_name(const cb_model *m, cb_type *t)
-{
-    const cb_handle *h = t->name ? model_handle(m, t->name) : NULL;
-    const cb_typedef *td = t->name ? model_typedef(m, t->name) : NULL;
-    t->handle_index = h ? (int)(h - m->handles) : -1;
-    t->typedef_index = td ? (int)(td - m->typedefs) : -1;
-}
-
 const cb_type *px_type(parser *P, CXType t)
 {
     cb_type *ty = arena_alloc(P->arena, sizeof *ty);
@@ -93,7 +84,8 @@ const cb_type *px_type(parser *P, CXType t)
     ty->spelling = px_str(P, clang_getTypeSpelling(t));
     ty->canon = px_str(P, clang_getTypeSpelling(clang_getCanonicalType(t)));
     ty->name = type_name(P, t);
-    resolve_name(P->model, ty);
+    ty->handle_index = model_handle_index(P->model, ty->name);
+    ty->typedef_index = model_typedef_index(P->model, ty->name);
     ty->is_const = clang_isConstQualifiedType(t);
     long long size = clang_Type_getSizeOf(t), align = clang_Type_getAlignOf(t);
     ty->size = size < 0 ? -1 : size;

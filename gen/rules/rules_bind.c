@@ -38,10 +38,7 @@ const cb_field *rules_record_field(const cb_model *m, const char *record, const 
 
 static int names_typedef(const cb_model *m, const char *name)
 {
-    for (size_t i = 0; i < m->ntypedefs; i++)
-        if (strcmp(m->typedefs[i].name, name) == 0)
-            return 1;
-    return 0;
+    return model_typedef_index(m, name) >= 0;
 }
 
 static int names_handle(const cb_model *m, const char *name)
@@ -674,20 +671,19 @@ static void bind_host_bytes(cb_facts *b)
 static const cb_type *named_type(cb_facts *b, const char *name)
 {
     const cb_model *m = b->model;
-    for (size_t i = 0; i < m->ntypedefs; i++)
-        if (strcmp(m->typedefs[i].name, name) == 0) {
-            /* The typedef's own name must survive: wrap its target. */
-            cb_type *t = arena_alloc(b->arena, sizeof *t);
-            *t = *m->typedefs[i].type;
-            t->name = m->typedefs[i].name;
-            t->spelling = m->typedefs[i].name;
-            const cb_handle *h = model_handle(m, t->name);
-            t->handle_index = h ? (int)(h - m->handles) : -1;
-            t->typedef_index = (int)i;
-            if (t->kind == TY_POINTER && t->pointee->kind == TY_OTHER)
-                t->kind = TY_HANDLE; /* a handle typedef seen through its target */
-            return t;
-        }
+    int i = model_typedef_index(m, name);
+    if (i >= 0) {
+        /* The typedef's own name must survive: wrap its target. */
+        cb_type *t = arena_alloc(b->arena, sizeof *t);
+        *t = *m->typedefs[i].type;
+        t->name = m->typedefs[i].name;
+        t->spelling = m->typedefs[i].name;
+        t->handle_index = model_handle_index(m, t->name);
+        t->typedef_index = i;
+        if (t->kind == TY_POINTER && t->pointee->kind == TY_OTHER)
+            t->kind = TY_HANDLE; /* a handle typedef seen through its target */
+        return t;
+    }
     static const struct {
         const char *name;
         int size, is_signed;
