@@ -11,8 +11,8 @@ parameters typed from PTX text as the GPU benchmark's are) in both faces:
 each build runs N, 2N and 3N launches under callgrind, and the smaller
 of the two N-launch differences, over N, is the instructions of one
 launch (the Python loop, cubind's conversion and packing, the fake
-driver's cuLaunchKernel). The fake
-driver is this checkout's for both builds, so only cubind differs. With
+driver's cuLaunchKernel). The fake driver is this checkout's for both
+builds, so only cubind differs. With
 PYTHONHASHSEED=0, a warm-up, the collector off and both builds copied to
 paths of one length, the same build gives the same count run after run
 and as its own base.
