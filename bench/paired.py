@@ -37,6 +37,7 @@ import ctypes
 import gc
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -464,6 +465,34 @@ def ab_change(a, b):
     return "—" if a is None or b is None else "%+.1f%%" % ((a[0] / b[0] - 1) * 100)
 
 
+# The bootstrap of the change: AB_RESAMPLES resamples of each side's
+# per-process values (with replacement, each side its own size), the change
+# of the two resampled medians each time, and the 2.5th and 97.5th
+# percentiles of those changes. The seed is fixed, so one set of records
+# always renders the same interval.
+AB_RESAMPLES = 4000
+AB_SEED = 0
+
+
+def ab_interval(this_vals, base_vals, resamples=AB_RESAMPLES, seed=AB_SEED):
+    """The bootstrap 95 % interval of the change of the median (this / base
+    − 1, in %), as (low, high); None when a side has no values."""
+    a = [v for v in this_vals if v is not None]
+    b = [v for v in base_vals if v is not None]
+    if not a or not b:
+        return None
+    rng = random.Random(seed)
+    changes = sorted(
+        (statistics.median(rng.choices(a, k=len(a))) /
+         statistics.median(rng.choices(b, k=len(b))) - 1) * 100
+        for _ in range(resamples))
+    return changes[int(0.025 * (resamples - 1))], changes[int(0.975 * (resamples - 1))]
+
+
+def ab_interval_cell(interval):
+    return "—" if interval is None else "%+.1f … %+.1f%%" % interval
+
+
 def ab_section(this, base, cases):
     """The A/B of this build against the base: per case, each cubind face's
     per-process ratio to each reference binding (and cubind.driver's own
@@ -477,17 +506,20 @@ def ab_section(this, base, cases):
              "binding are this checkout's). Each process's `cubind.__file__` is in the JSON "
              "lines; the run stops if a process imported the other side's build. Per case, each "
              "cubind face's ratio to each reference, taken per process: the median and range "
-             "over each side's processes, and the change of the median (this / base − 1)." %
-             (len(this_procs), len(base_procs)), "",
-             "| case | measure | this build | base build | change |", "|---|---|---|---|---|"]
+             "over each side's processes, the change of the median (this / base − 1), "
+             "and its bootstrap 95 %% interval (%d resamples of each side's processes, "
+             "seed %d)." % (len(this_procs), len(base_procs), AB_RESAMPLES, AB_SEED), "",
+             "| case | measure | this build | base build | change | 95 % interval |",
+             "|---|---|---|---|---|---|"]
 
     def row(case, measure, value, fmt, unit):
-        a = summarise([value(t) for t in this_procs.values()])
-        b = summarise([value(t) for t in base_procs.values()])
+        this_vals = [value(t) for t in this_procs.values()]
+        base_vals = [value(t) for t in base_procs.values()]
+        a, b = summarise(this_vals), summarise(base_vals)
         if a is not None or b is not None:
-            lines.append("| %s | %s | %s | %s | %s |" %
+            lines.append("| %s | %s | %s | %s | %s | %s |" %
                          (case, measure, ab_cell(a, fmt, unit), ab_cell(b, fmt, unit),
-                          ab_change(a, b)))
+                          ab_change(a, b), ab_interval_cell(ab_interval(this_vals, base_vals))))
 
     def ratio(case, impl, ref):
         return lambda t: target_ratio("plain", case, impl, ref, t)

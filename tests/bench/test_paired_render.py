@@ -68,14 +68,24 @@ def unsided_log():
 
 
 def ab_rows(report):
-    """{(case, measure): [this, base, change]} of the A/B table."""
+    """{(case, measure): [this, base, change]} of the A/B table (the
+    interval column: ab_intervals)."""
     section = report.split("### A/B against the base build", 1)[1]
     rows = {}
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip("|").split("|")]
-        if line.startswith("| ") and len(cells) == 5 and cells[0] != "case":
-            rows[(cells[0], cells[1])] = cells[2:]
+        if line.startswith("| ") and len(cells) == 6 and cells[0] != "case":
+            rows[(cells[0], cells[1])] = cells[2:5]
     return rows
+
+
+def ab_intervals(report):
+    """{(case, measure): interval cell} of the A/B table."""
+    section = report.split("### A/B against the base build", 1)[1]
+    return {tuple(c.strip() for c in line.strip("|").split("|")[:2]):
+            line.strip("|").split("|")[5].strip()
+            for line in section.splitlines()
+            if line.startswith("| ") and line.count("|") == 7 and not line.startswith("| case")}
 
 
 def test_processes_alternate_this_build_first():
@@ -140,7 +150,29 @@ def test_ab_section_gives_each_sides_median_ratio_and_the_change():
     section = report.split("### A/B against the base build", 1)[1]
     assert "3 processes of this build and 3 of the base build" in section
     assert "- ctx_get_current cuda.core: no equivalent in base" in section
-    assert report.count("| case | measure | this build | base build | change |") == 1
+    assert report.count("| case | measure | this build | base build | change | 95 % interval |") == 1
+
+
+def test_ab_interval_brackets_the_change_within_the_extreme_ratios():
+    report = paired.render(sided_log())
+    cell = ab_intervals(report)[("launch_small_kernel", "cubind.driver / cuda.bindings")]
+    low, high = (float(x.rstrip("%")) for x in cell.split(" … "))
+    # this 0.650-0.670 against base 0.630-0.650: the change of the medians
+    # is +3.1 %; no resample can leave [0.650/0.650, 0.670/0.630].
+    assert low <= 3.125 <= high
+    assert low >= (0.650 / 0.650 - 1) * 100 - 1e-9 and high <= (0.670 / 0.630 - 1) * 100 + 1e-9
+    assert low < high
+    assert paired.render(sided_log()) == report   # the seed is fixed
+
+
+def test_ab_interval_of_constant_sides_is_the_change_itself():
+    assert paired.ab_interval([2.0, 2.0, 2.0], [1.6, 1.6]) == (25.0, 25.0)
+    assert paired.ab_interval([1.0, None], [None]) is None
+    assert paired.ab_interval_cell(None) == "—"
+    assert paired.ab_interval_cell((-1.25, 2.0)) == "-1.2 … +2.0%"
+    # Different seeds draw different resamples of varied sides.
+    a, b = [1.0, 1.1, 1.3, 1.2, 0.9], [1.0, 1.05, 0.95, 1.2, 1.1]
+    assert paired.ab_interval(a, b, seed=1) != paired.ab_interval(a, b, seed=2)
 
 
 def test_a_side_without_numbers_shows_a_dash():
