@@ -46,12 +46,19 @@ static int tok_is(expr_state *s, unsigned i, const char *text)
     return i < s->n && strcmp(tok(s, i), text) == 0;
 }
 
-static const cb_macro *find_macro(const cb_model *m, const char *name)
+/* The index in model.macros of the constant `name`, or -1. */
+static long macro_index(const cb_model *m, const char *name)
 {
     for (size_t i = 0; i < m->nmacros; i++)
         if (strcmp(m->macros[i].name, name) == 0)
-            return &m->macros[i];
-    return NULL;
+            return (long)i;
+    return -1;
+}
+
+static const cb_macro *find_macro(const cb_model *m, const char *name)
+{
+    long i = macro_index(m, name);
+    return i >= 0 ? &m->macros[i] : NULL;
 }
 
 /* The enumerator called `name` among the enums parsed so far, or NULL. */
@@ -215,13 +222,29 @@ static long long parse_expr(expr_state *s, int min_prec)
     return lhs;
 }
 
+/* A macro defined again (after #undef, or with the same body) means what
+ * its last definition says, as it does to C code after the header: each
+ * public name maps to one symbol (collect_name replaces the earlier
+ * mapping), each constant is held once, at the place its first definition
+ * had, with the last definition's value (evaluate), and a definition
+ * still pending or no longer a constant is dropped (macro_collect). */
+static name_macro *find_name(parser *P, const char *public_name)
+{
+    for (size_t i = 0; i < P->nnames; i++)
+        if (strcmp(P->names[i].public_name, public_name) == 0)
+            return &P->names[i];
+    return NULL;
+}
+
 static void collect_name(parser *P, const char *public_name, const char *abi)
 {
     /* `#define cuX_v2 __CUDA_API_PTSZ(cuX_v2)` only selects the per-thread
      * variant; it must not rename the function away from `cuX`. */
     if (strcmp(public_name, abi) == 0)
         return;
-    name_macro *nm = ARENA_PUSH(P->arena, P->names, P->nnames, P->cap_names);
+    name_macro *nm = find_name(P, public_name);
+    if (!nm)
+        nm = ARENA_PUSH(P->arena, P->names, P->nnames, P->cap_names);
     nm->public_name = public_name;
     nm->abi = abi;
 }
@@ -262,7 +285,9 @@ static enum outcome evaluate(parser *P, CXCursor c)
         long long v = parse_expr(&s, 0);
         if (!s.failed && s.pos == n) {
             cb_model *m = P->model;
-            cb_macro *mac = ARENA_PUSH(P->arena, m->macros, m->nmacros, P->cap_macros);
+            long at = macro_index(m, name);
+            cb_macro *mac = at >= 0 ? &m->macros[at]
+                                    : ARENA_PUSH(P->arena, m->macros, m->nmacros, P->cap_macros);
             mac->name = name;
             mac->value = v;
             mac->is_unsigned = s.is_unsigned;
@@ -282,6 +307,27 @@ static enum outcome evaluate(parser *P, CXCursor c)
     return r;
 }
 
+/* Drops the pending definition of `name` a later one replaces. */
+static void drop_pending(parser *P, const char *name)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < P->npending_macros; i++) {
+        CXString n = clang_getCursorSpelling(P->pending_macros[i]);
+        int same = strcmp(clang_getCString(n), name) == 0;
+        clang_disposeString(n);
+        if (!same)
+            P->pending_macros[kept++] = P->pending_macros[i];
+    }
+    P->npending_macros = kept;
+}
+
+/* Removes model.macros[i], keeping the others in order. */
+static void drop_macro(cb_model *m, size_t i)
+{
+    memmove(&m->macros[i], &m->macros[i + 1], (m->nmacros - i - 1) * sizeof m->macros[0]);
+    m->nmacros--;
+}
+
 void macro_collect(parser *P, CXCursor c)
 {
     if (clang_Cursor_isMacroFunctionLike(c) || clang_Cursor_isMacroBuiltin(c))
@@ -294,7 +340,15 @@ void macro_collect(parser *P, CXCursor c)
         }
         clang_disposeString(n);
     }
-    if (evaluate(P, c) == UNKNOWN_NAME)
+    CXString spelling = clang_getCursorSpelling(c);
+    const char *name = clang_getCString(spelling);
+    drop_pending(P, name);
+    long earlier = macro_index(P->model, name);
+    clang_disposeString(spelling);
+    enum outcome r = evaluate(P, c);
+    if (r != TAKEN && earlier >= 0)
+        drop_macro(P->model, (size_t)earlier);
+    if (r == UNKNOWN_NAME)
         defer(P, c);
 }
 

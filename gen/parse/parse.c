@@ -430,10 +430,21 @@ size_t px_children(parser *P, CXCursor c, CXCursor **out)
     return l.n;
 }
 
+/* Whether c repeats a function or typedef declared earlier in a file this
+ * visitor reads (C11 allows both to be declared again): the model holds each
+ * once, as its first declaration gave it, so a repeat is not collected. */
+static int is_redeclaration(const parser *P, CXCursor c)
+{
+    CXCursor first = clang_getCanonicalCursor(c);
+    return !clang_equalCursors(first, c) && where(first, P) != IN_OTHER;
+}
+
 static void visit_top(parser *P, CXCursor c)
 {
     int w = where(c, P);
     enum CXCursorKind k = clang_getCursorKind(c);
+    if ((k == CXCursor_FunctionDecl || k == CXCursor_TypedefDecl) && is_redeclaration(P, c))
+        return;
     if (w == IN_TYPEDEFS_H) {
         if (k == CXCursor_TypedefDecl)
             pfn_collect(P, c);

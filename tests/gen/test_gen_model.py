@@ -2,6 +2,7 @@
 """The model `cubind dump` prints, checked against independent sources:
 clang's AST of cuda.h, programs gcc compiles against cuda.h, and the text of
 cudaTypedefs.h."""
+import json
 import os
 import re
 import subprocess
@@ -357,3 +358,95 @@ def test_callbacks(dump):
     assert host is not None, "CUhostFn is not among the callbacks"
     assert [p["name"] for p in host["params"]] == ["userData"]
     assert host["params"][0]["type"]["kind"] == "pointer"
+
+
+# ---- declarations repeated -----------------------------------------------------
+
+# C11 lets a header declare a typedef or a function again and redefine a
+# macro after #undef; C code after the header sees one typedef, one
+# function and the last definition of each macro. Appended inside cuda.h's
+# include guard, after everything else.
+REDECLARATIONS = """
+typedef struct CUctx_st *CUcontext;
+typedef struct CUfunc_st *CUfunction;
+CUresult CUDAAPI cuInit(unsigned int);
+CUresult CUDAAPI cuCtxSynchronize(void);
+#define CU_MEMHOSTALLOC_PORTABLE        0x01
+#undef CU_MEMHOSTALLOC_DEVICEMAP
+#define CU_MEMHOSTALLOC_DEVICEMAP 0x40
+#define CU_TEST_PENDING_THEN_REDEFINED CU_TEST_DEFINED_LATER
+#undef CU_TEST_PENDING_THEN_REDEFINED
+#define CU_TEST_PENDING_THEN_REDEFINED 7
+#define CU_TEST_NO_LONGER_CONSTANT 3
+#undef CU_TEST_NO_LONGER_CONSTANT
+#define CU_TEST_NO_LONGER_CONSTANT (cuTestUnknownFunction())
+#define CU_TEST_DEFINED_LATER 5
+"""
+
+
+@pytest.fixture(scope="module")
+def redeclared_include(cuda_include, tmp_path_factory):
+    """A copy of the include directory (links, but for cuda.h) whose cuda.h
+    ends with REDECLARATIONS."""
+    d = tmp_path_factory.mktemp("redeclared")
+    for n in os.listdir(cuda_include):
+        if n != "cuda.h":
+            os.symlink(os.path.join(cuda_include, n), str(d / n))
+    with open(os.path.join(cuda_include, "cuda.h")) as f:
+        text = f.read()
+    guard_end = text.rindex("#endif")
+    (d / "cuda.h").write_text(text[:guard_end] + REDECLARATIONS + text[guard_end:])
+    return str(d)
+
+
+def test_repeated_declarations_are_modelled_once(run_cubind, dump, cuda_include,
+                                                 redeclared_include):
+    p = run_cubind("dump", "--header", os.path.join(redeclared_include, "cuda.h"))
+    assert p.returncode == 0, p.stderr
+    again = json.loads(p.stdout.replace(redeclared_include, cuda_include))
+    for key in ("functions", "handles", "typedefs", "macros"):
+        names = [x["name"] for x in again[key]]
+        assert len(names) == len(set(names)), "%s listed twice: %s" % (
+            key, sorted({n for n in names if names.count(n) > 1}))
+    # Everything but the macros is the model of the header as it was, in its
+    # order (each repeat keeps its first declaration's place and line).
+    for key in ("functions", "enums", "records", "typedefs", "handles", "callbacks"):
+        assert again[key] == dump[key], key
+    expected = [dict(m, value=0x40) if m["name"] == "CU_MEMHOSTALLOC_DEVICEMAP" else m
+                for m in dump["macros"]]
+    expected += [{"name": "CU_TEST_DEFINED_LATER", "value": 5},
+                 {"name": "CU_TEST_PENDING_THEN_REDEFINED", "value": 7}]
+    assert sorted(again["macros"], key=lambda m: m["name"]) == \
+        sorted(expected, key=lambda m: m["name"])
+    # A redefined macro keeps its first definition's place.
+    before = [m["name"] for m in dump["macros"]]
+    assert [m["name"] for m in again["macros"] if m["name"] in before] == before
+
+
+def test_repeated_declarations_generate_what_c_sees(run_cubind, redeclared_include, tmp_path):
+    """The generated module defines each handle class and function once and
+    holds the macros' last values, which gcc computes from the same header."""
+    out = tmp_path / "out"
+    out.mkdir()
+    p = run_cubind("generate", "--header", os.path.join(redeclared_include, "cuda.h"),
+                   "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    with open(os.path.join(REPO, "out", "driver.c")) as f:
+        committed = f.read()
+    text = (out / "driver.c").read_text()
+    for needle in ('"cubind.driver.CUcontext",', '"cubind.driver.CUfunction",',
+                   'HANDLE_CUcontext =', '"cuInit"', '"cuCtxSynchronize"'):
+        assert text.count(needle) == committed.count(needle) > 0, needle
+    src = out / "values.c"
+    src.write_text('#include <stdio.h>\n#include <cuda.h>\nint main(void) {\n'
+                   '    printf("%d %d\\n", CU_MEMHOSTALLOC_DEVICEMAP, '
+                   'CU_TEST_PENDING_THEN_REDEFINED);\n    return 0;\n}\n')
+    exe = str(out / "values")
+    subprocess.run(["gcc", "-std=gnu11", "-w", "-I" + redeclared_include, str(src), "-o", exe],
+                   check=True)
+    devicemap, redefined = subprocess.run([exe], stdout=subprocess.PIPE, check=True,
+                                          universal_newlines=True).stdout.split()
+    assert '{"CU_MEMHOSTALLOC_DEVICEMAP", %sLL, 0}' % devicemap in text, \
+        "CU_MEMHOSTALLOC_DEVICEMAP is not gcc's %s" % devicemap
+    assert '{"CU_TEST_PENDING_THEN_REDEFINED", %sLL, 0}' % redefined in text
+    assert "CU_TEST_NO_LONGER_CONSTANT" not in text
