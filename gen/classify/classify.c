@@ -819,7 +819,8 @@ cb_classes *classify_model(cb_model *m, const cb_facts *facts)
         fc->nout += (size_t)fc->returns_string;
         if (!why && first_unsupported(fc))
             why = model_strdup(m, "a parameter is unsupported");
-        if (!f->proc_version && !api.is_library && !why)
+        fc->callable = f->proc_version || api.is_library;
+        if (!fc->callable && !why)
             why = model_strdup(m, "no PFN typedef in cudaTypedefs.h matches its prototype");
         fc->supported = why == NULL;
         fc->why = why ? why : "";

@@ -155,6 +155,10 @@ typedef struct {
     int supported;
     const char *why;          /* first reason it is not, "" when supported */
     int keep_gil;             /* a trivial getter: the call does not detach */
+    int callable;             /* it has an entry point to call through: a
+                                 library's symbol, or a driver function with a
+                                 PFN typedef in cudaTypedefs.h (the C API
+                                 exports only these, supported or not) */
     int returns_string;       /* the error-string function: returns const char * */
     /* error-log rule: on failure the raising face's exception carries the
      * log LOGFN writes for parameter log_param (SIZEFN gives its size) */

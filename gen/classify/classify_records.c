@@ -172,6 +172,8 @@ static void add_fields(const record_env *env, const cb_record *r, const cb_recor
                 add_fields(env, &m->records[f->nested], NULL, base + f->offset, rc);
             continue;
         }
+        if (model_field_is_flexible(f))
+            continue; /* beyond the record's bytes: a struct object never reaches it */
         field_shape s = shape_of(env, f->type, f->nested);
         cb_field_class *fc = &rc->fields[rc->nfields++];
         *fc = (cb_field_class){f, 0, -1, 0, s.kind, s.size, s.count, s.ref, -1, 0};

@@ -66,6 +66,11 @@ const cb_record *model_record(const cb_model *m, const char *name)
     return NULL;
 }
 
+int model_field_is_flexible(const cb_field *f)
+{
+    return f->type->kind == TY_ARRAY && f->type->array_len == 0;
+}
+
 int model_handle_index(const cb_model *m, const char *name)
 {
     const cb_handle *h = name ? model_handle(m, name) : NULL;

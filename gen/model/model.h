@@ -23,7 +23,8 @@ typedef enum {
     TY_HANDLE,   /* typedef of a pointer to an incomplete struct: CUstream */
     TY_RECORD,   /* a complete struct or union, by value; name = typedef/tag */
     TY_POINTER,  /* pointee valid; a pointer to a handle is TY_POINTER → TY_HANDLE */
-    TY_ARRAY,    /* fixed-size array: pointee = element, array_len valid */
+    TY_ARRAY,    /* fixed-size array: pointee = element, array_len valid; a
+                    record's flexible array member has array_len 0, size 0 */
     TY_FUNCPTR,  /* a function pointer (callback); name = typedef name if any */
     TY_OTHER     /* anything else (incomplete records by value, vectors ...) */
 } cb_tykind;
@@ -194,6 +195,10 @@ void model_forget_docs(cb_model *m);
 const cb_function *model_function(const cb_model *m, const char *name);
 const cb_enum *model_enum(const cb_model *m, const char *name);
 const cb_record *model_record(const cb_model *m, const char *name);
+/* Whether f is a flexible array member (`int data[]`, the parser's
+ * zero-length TY_ARRAY): no bytes of its record, so no attribute of the
+ * struct class and no entry in the layout checks. */
+int model_field_is_flexible(const cb_field *f);
 /* Whether `name` names record r: its name, its tag (when it has one) or
  * one of its typedefs. model_record's test, for callers holding a record. */
 int model_record_named(const cb_record *r, const char *name);

@@ -135,6 +135,17 @@ int px_record(parser *P, CXCursor c, const char *outer_name)
         f->name = px_str(P, clang_getCursorSpelling(k));
         CXType ft = clang_getCursorType(k);
         f->type = px_type(P, ft);
+        if (px_desugar(ft).kind == CXType_IncompleteArray) {
+            /* A flexible array member (`int data[]`): px_type reads `T x[]`
+             * as the pointer it is among parameters; in a record it is an
+             * array taking none of the record's bytes. */
+            cb_type *flex = arena_alloc(P->arena, sizeof *flex);
+            *flex = *f->type;
+            flex->kind = TY_ARRAY;
+            flex->array_len = 0;
+            flex->size = 0;
+            f->type = flex;
+        }
         long long bits = clang_Cursor_getOffsetOfField(k);
         f->offset = bits >= 0 ? bits / 8 : -1;
         f->bit_width = clang_Cursor_isBitField(k) ? clang_getFieldDeclBitWidth(k) : -1;

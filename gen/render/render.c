@@ -539,10 +539,14 @@ static tv *capi_value(const cb_model *m, const cb_classes *c)
             continue; /* no value to report an exception with */
         if (f->interop)
             continue; /* the C API is cuda.h's: a consumer includes nothing else */
-        int keep_gil = 0;
+        int keep_gil = 0, callable = 0;
         for (size_t k = 0; k < c->nfunctions; k++)
-            if (c->functions[k].fn == f)
+            if (c->functions[k].fn == f) {
                 keep_gil = c->functions[k].supported && c->functions[k].keep_gil;
+                callable = c->functions[k].callable;
+            }
+        if (!callable)
+            continue; /* no PFN typedef: no type to call it through (unsupported.txt) */
         tv *e = tv_map();
         tv_set_str(e, "name", f->name);
         tv_set_str(e, "proc_name", f->proc_name);
@@ -576,8 +580,9 @@ static tv *path_value(const char *const *path, size_t n)
     return list;
 }
 
-/* Appends {path, offset} for every named, non-bit-field member reachable
- * from record r without crossing an array, offsets relative to the top:
+/* Appends {path, offset} for every named member reachable from record r
+ * (bit-fields and flexible array members left out) without crossing an
+ * array, offsets relative to the top:
  * path the names of the named members it is in (path[0..depth), an
  * anonymous member adds none), then its own. */
 static void layout_fields(const cb_model *m, const cb_record *r, const char **path, size_t depth,
@@ -587,6 +592,8 @@ static void layout_fields(const cb_model *m, const cb_record *r, const char **pa
         const cb_field *f = &r->fields[i];
         if (f->bit_width >= 0 || f->offset < 0)
             continue;
+        if (model_field_is_flexible(f))
+            continue; /* sizeof cannot name it */
         size_t d = depth;
         if (*f->name) {
             if (d == LAYOUT_MAX_DEPTH)
