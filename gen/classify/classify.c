@@ -409,12 +409,11 @@ static void classify_sized(cb_model *m, const cb_facts *facts, const cb_function
 }
 
 /* A parameter's Python name under the API's python-names rule (snake_case
- * for nvJitLink: numOptions -> num_options); the C name otherwise. */
+ * for nvJitLink: numOptions -> num_options); the C name otherwise; either
+ * with `_` appended when a Python keyword (rules_python_name). */
 static const char *python_param_name(cb_model *m, const cb_facts *facts, const char *name)
 {
     cb_api api = facts->api;
-    if (!api.snake)
-        return name;
     api.name_prefix = "";
     char *py = rules_python_name(&api, name);
     const char *r = model_strdup(m, py);

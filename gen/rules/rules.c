@@ -240,6 +240,45 @@ void rules_api(const cb_rules *r, cb_api *api)
  * (nvJitLinkGetLinkedLTOIRSize -> get_linked_ltoir_size): an underscore
  * before a capital that follows a lower-case letter or digit, or that
  * ends a run of capitals before a lower-case letter. */
+/* Python's keywords (keyword.kwlist of 3.13). A C name cannot be most of
+ * them, but a header may use any of the others: `from`, `in`, `lambda`. */
+static const char *const python_keywords[] = {
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break",
+    "class", "continue", "def", "del", "elif", "else", "except", "finally", "for",
+    "from", "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or",
+    "pass", "raise", "return", "try", "while", "with", "yield",
+};
+
+static int is_python_keyword(const char *name)
+{
+    for (size_t i = 0; i < sizeof python_keywords / sizeof *python_keywords; i++)
+        if (strcmp(python_keywords[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+/* Appends `_` to the malloc'ed name s when it is a keyword; returns it. */
+static char *unkeyword(char *s)
+{
+    if (!is_python_keyword(s))
+        return s;
+    size_t n = strlen(s);
+    char *r = realloc(s, n + 2);
+    if (!r)
+        arena_oom();
+    r[n] = '_';
+    r[n + 1] = '\0';
+    return r;
+}
+
+char *rules_python_identifier(const char *name)
+{
+    char *s = strdup(name);
+    if (!s)
+        arena_oom();
+    return unkeyword(s);
+}
+
 char *rules_python_name(const cb_api *api, const char *name)
 {
     size_t np = strlen(api->name_prefix);
@@ -258,5 +297,5 @@ char *rules_python_name(const cb_api *api, const char *name)
     }
     if (sb.oom || !sb.data)
         arena_oom();
-    return sb.data; /* malloc'ed */
+    return unkeyword(sb.data); /* malloc'ed */
 }

@@ -116,7 +116,11 @@ typedef struct {
 /* Fills api from r's API directives. */
 void rules_api(const cb_rules *r, cb_api *api);
 /* A function's or parameter's Python name under the API's python-names
- * rule (malloc'ed): its prefix stripped, snake_case when asked. */
+ * rule (malloc'ed): its prefix stripped, snake_case when asked, and a
+ * trailing `_` when it would be a Python keyword (`lambda` -> `lambda_`). */
 char *rules_python_name(const cb_api *api, const char *name);
+/* A C name as a Python identifier (malloc'ed): the name, with a trailing
+ * `_` when it is a Python keyword. Struct fields are named by it. */
+char *rules_python_identifier(const char *name);
 
 #endif

@@ -33,6 +33,9 @@ typedef enum CUtestEnum_enum { CU_TEST_NEG = -5, CU_TEST_BIG = 0x7fffffff } CUte
 CUresult CUDAAPI cuTestEnum(CUtestEnum e, CUtestEnum *out);
 CUresult CUDAAPI cuTestFnPtr(void (*fn)(void *), void *data);
 CUresult CUDAAPI cuTestPtrPtr(int **pp);
+typedef struct CUtestKw_st { int lambda; int global; unsigned int getPtr; int None; } CUtestKw;
+CUresult CUDAAPI cuTestKw(int lambda, unsigned int from, CUtestKw *None);
+CUresult CUDAAPI cuTestKwOut(int *class, int yield);
 void CUDAAPI cuTestVoidReturn(int x);
 int CUDAAPI cuTestIntReturn(int x);
 """
@@ -46,6 +49,8 @@ typedef CUresult (CUDAAPI *PFN_cuTestBool_v13000)(_Bool b, _Bool *out);
 typedef CUresult (CUDAAPI *PFN_cuTestEnum_v13000)(CUtestEnum e, CUtestEnum *out);
 typedef CUresult (CUDAAPI *PFN_cuTestFnPtr_v13000)(void (*fn)(void *), void *data);
 typedef CUresult (CUDAAPI *PFN_cuTestPtrPtr_v13000)(int **pp);
+typedef CUresult (CUDAAPI *PFN_cuTestKw_v13000)(int lambda, unsigned int from, CUtestKw *None);
+typedef CUresult (CUDAAPI *PFN_cuTestKwOut_v13000)(int *class, int yield);
 """
 
 # function -> the start of its reason in unsupported.txt
@@ -60,7 +65,7 @@ UNSUPPORTED = {
     "cuTestIntReturn": "does not return CUresult",
 }
 BOUND = ["cuTestUnionByValue", "cuTestFlex", "cuTestBits", "cuTestBool", "cuTestEnum",
-         "cuTestFnPtr"]
+         "cuTestFnPtr", "cuTestKw", "cuTestKwOut"]
 
 
 def with_text_before_guard_end(src, dst, text):
@@ -164,10 +169,40 @@ except TypeError as e:
     assert "b" in str(e), e
 else:
     raise AssertionError("cuTestBool took a str")
+# Names that are Python keywords take a trailing `_` (parameters and
+# fields); a field named like the getPtr method too.
+import inspect
+assert list(inspect.signature(d.cuTestKw).parameters) == ["lambda_", "from_", "None_"]
+assert list(inspect.signature(d.cuTestKwOut).parameters) == ["yield_"]
+K = d.CUtestKw()
+K.lambda_, K.global_, K.getPtr_, K.None_ = 1, 2, 3, 4
+assert ctypes.string_at(K.getPtr(), 16) == b"".join(
+    v.to_bytes(4, "little") for v in (1, 2, 3, 4))
+try:
+    d.cuTestKw(lambda_=1, from_=2, None_=K)
+except Exception as e:
+    assert type(e).__name__ == "FunctionNotFoundError", e
+try:
+    d.cuTestKw(**{"lambda": 1, "from": 2, "None": K})
+except TypeError as e:
+    assert "lambda" in str(e), e
+else:
+    raise AssertionError("the C names were taken as keywords")
 err, = d.cuInit(0)
 assert err == d.CUresult.CUDA_SUCCESS, err   # the module stays usable
 print("ok")
 '''
+
+
+def test_the_stubs_are_valid_python(unusual):
+    import ast
+    _, _, gen = unusual
+    for name in ("driver.pyi", "cu.pyi"):
+        text = open(os.path.join(gen, name)).read()
+        ast.parse(text, name)   # a keyword as a name is a SyntaxError
+        assert "lambda_: int, from_: int, None_: " in text, name
+    assert "    lambda_: Any\n    global_: Any\n    getPtr_: Any\n    None_: Any\n" in \
+        open(os.path.join(gen, "driver.pyi")).read()
 
 
 def test_the_bound_declarations_behave_on_the_fake_driver(unusual):
