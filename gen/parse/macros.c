@@ -12,7 +12,9 @@
  *
  * A macro is evaluated when its definition is visited; one naming what is
  * not known yet (a later macro or enum) is evaluated again after the walk
- * (macro_resolve_pending), until no more of them resolve.
+ * (macro_resolve_pending), until no more of them resolve. The arithmetic
+ * here has no C integer types: macro_values.c then gives each constant the
+ * value clang computes in its C type (`~0u` is 32 bits wide).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "parse/parse_internal.h"

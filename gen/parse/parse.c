@@ -674,6 +674,7 @@ cb_model *model_parse_api(const char *header, int library, const char *interop_d
             visit_top(&P, top[i]);
         free(top);
         macro_resolve_pending(&P);
+        macro_check_values(&P, index, main_text, args, nargs);
         macro_apply_names(&P);
         ok = library || pfn_assign_versions(&P, err, errlen) == 0;
         if (ok && !library && px_check_model(&P, err, errlen) < 0) {

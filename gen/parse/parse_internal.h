@@ -99,4 +99,9 @@ void macro_resolve_pending(parser *P);
 void macro_apply_names(parser *P);
 void macro_free(parser *P);
 
+/* macro_values.c: replaces each constant's value by clang's evaluation of
+ * it after the headers (main_text, parsed with args), in its C type. */
+void macro_check_values(parser *P, CXIndex index, const char *main_text,
+                        const char *const *args, int nargs);
+
 #endif

@@ -450,3 +450,47 @@ def test_repeated_declarations_generate_what_c_sees(run_cubind, redeclared_inclu
         "CU_MEMHOSTALLOC_DEVICEMAP is not gcc's %s" % devicemap
     assert '{"CU_TEST_PENDING_THEN_REDEFINED", %sLL, 0}' % redefined in text
     assert "CU_TEST_NO_LONGER_CONSTANT" not in text
+
+
+# Constants whose value depends on C's integer types (32-bit unsigned
+# arithmetic, a cast to a narrower type): the model must hold what C gives.
+TYPED_MACROS = {
+    "CU_TEST_NOT_ZERO_U": "(~0u)",
+    "CU_TEST_TOP_BIT_U": "(1u << 31)",
+    "CU_TEST_MINUS_ONE_U": "(-1u)",
+    "CU_TEST_WRAPS_U": "(0xFFFFFFFFu + 1u)",
+    "CU_TEST_NARROWED": "((unsigned short)70000)",
+    "CU_TEST_NOT_ZERO_ULL": "(~0ull)",
+    "CU_TEST_INT_MIN": "(-2147483647 - 1)",
+}
+
+
+def test_macro_values_follow_c_integer_types(run_cubind, cuda_include, tmp_path):
+    inc = tmp_path / "include"
+    inc.mkdir()
+    for n in os.listdir(cuda_include):
+        if n != "cuda.h":
+            os.symlink(os.path.join(cuda_include, n), str(inc / n))
+    with open(os.path.join(cuda_include, "cuda.h")) as f:
+        text = f.read()
+    defs = "".join("#define %s %s\n" % kv for kv in TYPED_MACROS.items())
+    end = text.rindex("#endif")
+    (inc / "cuda.h").write_text(text[:end] + defs + text[end:])
+    p = run_cubind("dump", "--header", str(inc / "cuda.h"))
+    assert p.returncode == 0, p.stderr
+    got = {m["name"]: m for m in json.loads(p.stdout)["macros"] if m["name"] in TYPED_MACROS}
+    assert set(got) == set(TYPED_MACROS)
+    src = tmp_path / "values.c"
+    src.write_text("#include <stdio.h>\n#include <cuda.h>\nint main(void) {\n" + "".join(
+        '    printf("%%s %%lld %%llu\\n", "%s", (long long)(%s), (unsigned long long)(%s));\n'
+        % (n, n, n) for n in TYPED_MACROS) + "    return 0;\n}\n")
+    exe = str(tmp_path / "values")
+    subprocess.run(["gcc", "-std=gnu11", "-w", "-I" + str(inc), str(src), "-o", exe], check=True)
+    out = subprocess.run([exe], stdout=subprocess.PIPE, check=True, universal_newlines=True)
+    wrong = []
+    for line in out.stdout.splitlines():
+        name, signed, unsigned = line.split()
+        want = int(unsigned) if got[name].get("unsigned") else int(signed)
+        if got[name]["value"] != want:
+            wrong.append("%s: dump %d, C %d" % (name, got[name]["value"], want))
+    assert not wrong, "\n".join(wrong)
