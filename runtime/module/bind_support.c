@@ -1277,6 +1277,28 @@ int cbs_is_foreign_handle(PyTypeObject *t)
            (t->tp_as_number && (t->tp_as_number->nb_int || t->tp_as_number->nb_index));
 }
 
+PyObject *cbs_native_handle(PyObject *module, PyObject *obj)
+{
+    PyTypeObject *t = Py_TYPE(obj);
+    if (cbs_is_handle(obj) && ((const cbs_handle *)obj)->kind == CBS_HANDLE_POINTER)
+        return PyLong_FromVoidPtr(((const cbs_handle *)obj)->value.ptr);
+    if (!PyLong_Check(obj) && cbs_is_foreign_handle(t)) {
+        /* cuda.bindings.driver's class: taken when this module's class of
+         * that name (its twin) is an opaque-pointer class. */
+        PyObject *twin = NULL;
+        if (cbs_optional_attr(module, cbs_short_name(t), &twin) < 0)
+            return NULL;
+        int pointer = twin && PyType_Check(twin) &&
+                      cbs_is_foreign_twin(t, (PyTypeObject *)twin) &&
+                      kind_of_type((PyTypeObject *)twin) == CBS_HANDLE_POINTER;
+        Py_XDECREF(twin);
+        if (pointer)
+            return PyNumber_Long(obj);
+    }
+    PyErr_Format(PyExc_TypeError, "Unknown type: %R", (PyObject *)t);
+    return NULL;
+}
+
 int cbs_arg_handle_ref(PyObject *o, PyTypeObject *t, const char *func, const char *param,
                        void **ptr)
 {

@@ -383,6 +383,14 @@ int cbs_is_foreign_twin(PyTypeObject *t, PyTypeObject *ours);
 /* 1 when t is a handle class of cuda.bindings.driver (getPtr and int()). */
 int cbs_is_foreign_handle(PyTypeObject *t);
 
+/* The module function _native_handle(obj) (cubind.utils'
+ * get_cuda_native_handle): the C value of an opaque-pointer handle as an
+ * int, for a handle of this library's classes or cuda.bindings.driver's
+ * (read through int(), as cuda.bindings reads its own); any other object,
+ * integer-valued handles (CUdevice, CUdeviceptr) included, raises
+ * TypeError "Unknown type: <class ...>" as cuda.bindings.utils does. */
+PyObject *cbs_native_handle(PyObject *module, PyObject *obj);
+
 /* Accepts None (0), an instance of t, any int (int subclasses such as
  * enum members included) in the C type's range, cuda.bindings' handle of
  * the same class name (read through int()),

@@ -309,3 +309,34 @@ def test_egl_frame():
     with pytest.raises(ValueError, match="pArray"):
         val.frame.pArray = [1, 2]
     assert "frame :\n    pArray : [<CUarray 0x4>" in repr(val)
+
+
+# ---- cubind.utils: cuda.bindings.utils' get_cuda_native_handle ----------------
+
+def test_get_cuda_native_handle(drv, model):
+    """What numba-cuda calls on every handle it holds (found running its
+    tests on cubind, scripts/gpu-run clients): the address an opaque-pointer
+    handle holds, of cubind's classes and of cuda.bindings' (mixed code
+    bases); integer-valued handles and other objects raise cuda.bindings'
+    TypeError."""
+    from cubind.utils import get_cuda_native_handle
+    names = [h["name"] for h in model["handles"]]
+    assert "CUstream" in names and "CUgraphExec" in names
+    for i, name in enumerate(names):
+        value = 0x1000 + 16 * i
+        got = get_cuda_native_handle(getattr(drv, name)(value))
+        assert type(got) is int and got == value, name
+        assert get_cuda_native_handle(foreign_handle(name)(value)) == value, name
+    assert get_cuda_native_handle(drv.CUstream(0)) == 0
+    assert get_cuda_native_handle(drv.CUcontext(2**64 - 1)) == 2**64 - 1
+    for value_class in ("CUdevice", "CUdeviceptr", "CUtexObject", "CUmemGenericAllocationHandle"):
+        with pytest.raises(TypeError, match=r"^Unknown type: <class 'cubind\.driver\.%s'>$" % value_class):
+            get_cuda_native_handle(getattr(drv, value_class)(1))
+        with pytest.raises(TypeError, match="^Unknown type: "):
+            get_cuda_native_handle(foreign_handle(value_class)(1))
+    # not handles: ints, None, a struct, a look-alike outside cuda.bindings,
+    # a cuda.bindings class cubind has no twin for
+    for other in (5, None, drv.CUDA_MEMCPY2D(), type("CUstream", (), {"__int__": lambda s: 1})(),
+                  foreign_handle("CUnotAHandle")(1)):
+        with pytest.raises(TypeError, match=r"^Unknown type: <class '.*'>$"):
+            get_cuda_native_handle(other)
