@@ -29,6 +29,7 @@ gpu_upstream_library_tests() {
         [ -f "$1/$f" ] && cp "$1/$f" "$work/" && files="$files $f"
     done
     cp tests/gpu/upstream_library_conftest.py "$work/conftest.py"
+    cp tests/gpu/redirect_bindings.py "$work/"
     echo "### cuda-python's$files on cuda.bindings and on cubind ($1: $(cd "$work" && sha256sum $files | cut -c1-12 | tr '\n' ' '))"
     gpu_upstream_pytest "$work" upstream-library $files
     rm -rf "$work"

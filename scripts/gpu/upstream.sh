@@ -18,6 +18,7 @@ trap 'rm -rf "$work"' EXIT
 cp -R "$src"/. "$work"/
 rm -f "$work/conftest.py" "$work/legacy_api/conftest.py" "$work/pytest.ini"
 cp tests/gpu/upstream_conftest.py "$work/conftest.py"
+cp tests/gpu/redirect_bindings.py "$work/"
 mkdir -p "$work/cuda_python_test_helpers"
 : > "$work/cuda_python_test_helpers/__init__.py"
 cp tests/gpu/upstream_managed_memory.py "$work/cuda_python_test_helpers/managed_memory.py"

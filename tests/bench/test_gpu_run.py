@@ -6,6 +6,7 @@ names is a script under scripts/gpu/ that takes its shared setup from
 scripts/gpu/common.sh (and every suite script there is reachable)."""
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -15,7 +16,7 @@ SUITE_DIR = os.path.join(ROOT, "scripts", "gpu")
 # Scripts under scripts/gpu/ that are not suites: the shared setup, and the
 # helper the releases and all suites call.
 NOT_SUITES = {"common.sh", "build-release.sh"}
-SUITES = ["tests", "examples", "nvrtc", "releases", "wheel", "upstream", "bench",
+SUITES = ["tests", "examples", "nvrtc", "releases", "wheel", "upstream", "clients", "bench",
           "ft-threads", "process-probe", "all"]
 
 
@@ -78,3 +79,30 @@ def test_no_runner_is_named_for_a_machine():
     named = [f for f in files if "h200" in os.path.basename(f).lower()
              and not f.startswith("results/")]
     assert named == []
+
+
+def test_absent_test_dependencies_skip_and_real_ones_win():
+    """tests/gpu/absent_modules.py (the clients suite's stand-in for test
+    dependencies the GPU machine lacks): a missing package and its
+    submodules import, using anything from them skips the test (never
+    passes it), and a package that is installed is left alone."""
+    script = """
+import unittest, absent_modules
+assert absent_modules.INSTALLED == ["cubind_no_such_package"], absent_modules.INSTALLED
+from cubind_no_such_package.matcher import Matcher, helper
+import json.decoder
+assert json.decoder.JSONDecoder.__module__ == "json.decoder"
+for use in (lambda: Matcher(), lambda: helper(1), lambda: Matcher.options):
+    try:
+        use()
+    except unittest.SkipTest as e:
+        assert "cubind_no_such_package is not installed" in str(e), e
+    else:
+        raise AssertionError("a stand-in was usable")
+print("ok")
+"""
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "tests", "gpu"),
+               CUBIND_ABSENT_MODULES="cubind_no_such_package,json")
+    p = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0 and p.stdout == "ok\n", p.stderr

@@ -8,7 +8,8 @@ CUBIND_UPSTREAM_IMPL=cubind redirects `cuda.bindings.driver` to
 of the `cuda.bindings` package (what `import cuda.bindings.driver as cuda`
 and `from cuda.bindings import driver` read). cuda.bindings.runtime and
 nvrtc are imported first, from cuda.bindings itself, so that they keep the
-driver module they were built against. Any other value runs the tests on
+driver module they were built against (tests/gpu/redirect_bindings.py,
+copied beside this file, does both). Any other value runs the tests on
 cuda.bindings unchanged.
 
 Fixtures with the upstream conftest's names and meaning: cuda_driver
@@ -16,19 +17,13 @@ Fixtures with the upstream conftest's names and meaning: cuda_driver
 current, destroyed after it; autouse). cuda_python_test_helpers, which the
 tests import, is the small stand-in package next to this file."""
 import os
-import sys
 
 import pytest
 
-import cuda.bindings
-import cuda.bindings.nvrtc  # noqa: F401  (before the redirect)
-import cuda.bindings.runtime  # noqa: F401
+from redirect_bindings import redirect
 
 if os.environ.get("CUBIND_UPSTREAM_IMPL") == "cubind":
-    import cubind.driver
-
-    sys.modules["cuda.bindings.driver"] = cubind.driver
-    cuda.bindings.driver = cubind.driver
+    redirect(["driver"], keep=["cuda.bindings.nvrtc", "cuda.bindings.runtime"])
 
 import cuda.bindings.driver as cuda  # noqa: E402  (after the redirect)
 

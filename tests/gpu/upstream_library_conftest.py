@@ -10,27 +10,19 @@ module objects in sys.modules and the attributes of the `cuda.bindings`
 package (what `from cuda.bindings import nvrtc` reads). cuda.bindings'
 private `_internal.nvjitlink`, which test_nvjitlink.py asks whether the
 library is usable, stays cuda.bindings' own. Any other value runs the tests
-on cuda.bindings unchanged."""
+on cuda.bindings unchanged. The redirect is tests/gpu/redirect_bindings.py's
+(copied beside this file)."""
 import os
-import sys
 
-import cuda.bindings
-import cuda.bindings.nvjitlink  # noqa: F401  (imported before the redirect)
-import cuda.bindings.nvrtc  # noqa: F401
+from redirect_bindings import describe, redirect
 
 REDIRECTED = ("nvrtc", "nvjitlink")
 
+# cuda.bindings' own nvrtc and nvjitlink are imported either way, so that
+# what imports them before the redirect keeps them.
 if os.environ.get("CUBIND_UPSTREAM_IMPL") == "cubind":
-    import importlib
-
-    for name in REDIRECTED:
-        module = importlib.import_module("cubind." + name)
-        sys.modules["cuda.bindings." + name] = module
-        setattr(cuda.bindings, name, module)
+    redirect(REDIRECTED, keep=["cuda.bindings.nvjitlink", "cuda.bindings.nvrtc"])
 
 
 def pytest_report_header(config):
-    return "library modules under test: " + ", ".join(
-        "%s (%s)" % (sys.modules["cuda.bindings." + n].__name__,
-                     getattr(sys.modules["cuda.bindings." + n], "__file__", "?"))
-        for n in REDIRECTED)
+    return "library modules under test: " + describe(REDIRECTED)
