@@ -1540,8 +1540,8 @@ static int check_extent(check_walk *w, cbs_struct *root, unsigned char *data,
 }
 
 /* Counted array field f of the record at data: its count against the
- * array the field owns (then the checks of that array's records) or the
- * buffer it was set from. */
+ * array the field owns (then the checks of the records of that array the
+ * count covers) or the buffer it was set from. */
 static int check_array(check_walk *w, cbs_struct *root, unsigned char *data,
                        const cbs_struct_def *def, const cbs_field_def *f)
 {
@@ -1565,8 +1565,10 @@ static int check_array(check_walk *w, cbs_struct *root, unsigned char *data,
         }
         const cbs_struct_def *ed = f->kind == CBS_F_RECORD_ARRAY ? &w->tb->struct_defs[f->index]
                                                                 : NULL;
+        /* the driver reads the first n records (n <= have once checked):
+         * those are checked, the spare records past them are not */
         size_t len = strlen(w->path);
-        for (size_t i = 0; rc == 0 && ed && ed->checked && i < have; i++) {
+        for (size_t i = 0; rc == 0 && ed && ed->checked && i < have && i < n; i++) {
             cbs_struct *a = (cbs_struct *)o;
             snprintf(w->path + len, sizeof w->path - len, ".%s[%zu]", f->name, i);
             rc = check_record(w, a, a->data + i * ed->size, ed);
