@@ -32,9 +32,12 @@ the file given with --log: when the process dies, the last line names the
 call that killed it (crashed_in), and the sweep is deterministic, so that
 call is reproducible.
 
+After the sweep, valid calls (the group's `usable`, from a clean start)
+must succeed: a failed call leaves the process usable.
+
 Prints "callables N calls M", per module "module NAME callables N swept S",
-"swept functions F classes C methods M", counts per outcome, and FAILURE
-blocks; exits 1 if there was one.
+"swept functions F classes C methods M", counts per outcome, "usable
+afterwards: CALLS", and FAILURE blocks; exits 1 if there was one.
 """
 import argparse
 import builtins
@@ -53,7 +56,32 @@ import traceback
 # Given as the junk of a group: values chosen per parameter (ByKind).
 BY_KIND = "by parameter kind"
 
-Group = collections.namedtuple("Group", "modules allowed junk")
+Group = collections.namedtuple("Group", "modules allowed junk usable")
+
+
+def driver_usable():
+    """Valid calls after the sweep, each from a clean start (the sweep may
+    have destroyed or unset whatever it could reach): the process must still
+    be usable. Returns what was called; raises on a failure."""
+    import cubind.cu as cu
+    cu.cuInit(0)
+    ctx = cu.cuDevicePrimaryCtxRetain(cu.cuDeviceGet(0))
+    cu.cuCtxSetCurrent(ctx)
+    cu.cuMemFree(cu.cuMemAlloc(64))
+    cu.cuStreamDestroy(cu.cuStreamCreate(0))
+    return "cuInit cuDeviceGet cuDevicePrimaryCtxRetain cuCtxSetCurrent cuMemAlloc " \
+        "cuMemFree cuStreamCreate cuStreamDestroy"
+
+
+def libraries_usable():
+    """As driver_usable, for the library modules."""
+    import cubind.nvjitlink as nvjitlink
+    import cubind.rtc as rtc
+    major, minor = rtc.nvrtcVersion()
+    assert major >= 11, (major, minor)
+    assert nvjitlink.version() >= (12, 0), nvjitlink.version()
+    return "nvrtcVersion version"
+
 
 # modules: swept in this order. allowed: what a call may raise besides
 # returning, as names (builtins, or module.name: a tuple there counts
@@ -62,7 +90,7 @@ Group = collections.namedtuple("Group", "modules allowed junk")
 GROUPS = {
     "driver": Group(modules=("cubind.driver", "cubind.cu"),
                     allowed=("fuzz_params.ALLOWED",),  # shared with the hypothesis fuzz
-                    junk=BY_KIND),
+                    junk=BY_KIND, usable=driver_usable),
     # No int: a handle given as an int is an address the library
     # dereferences, in cuda.bindings as here (the hypothesis fuzz keeps to
     # the same rule).
@@ -70,7 +98,8 @@ GROUPS = {
                        allowed=("TypeError", "ValueError", "OverflowError", "cubind.NVRTCError",
                                 "cubind.nvJitLinkError"),
                        junk=[None, "junk", b"junk", 1.5, object(), [], [None], (b"a",),
-                             bytearray(4), "a\0b"]),
+                             bytearray(4), "a\0b"],
+                       usable=libraries_usable),
 }
 
 
@@ -399,6 +428,12 @@ def main():
     sw = Sweep(logfd, resolve(group.allowed), junk, a.crash_at, a.hang_at)
     exported = {modname: sw.module(modname, mod) for modname, mod in modules}
 
+    try:
+        usable = group.usable()
+    except Exception:
+        usable = None
+        sw.failures.append(("the valid calls after the sweep", (), {}, traceback.format_exc()))
+
     total = sum(len(v) for v in exported.values())
     print("callables %d calls %d" % (total, sw.calls))
     for modname, names in exported.items():
@@ -407,6 +442,8 @@ def main():
           % (sw.kinds["functions"], sw.kinds["classes"], sw.kinds["methods"]))
     for k, v in sorted(sw.outcomes.items()):
         print("outcome %s %d" % (k, v))
+    if usable:
+        print("usable afterwards: " + usable)
     for what, args, kwargs, tb in sw.failures[:20]:
         print("FAILURE %s(*%.300s, **%.300s):\n%s" % (what, repr(args), repr(kwargs), tb))
     sys.stdout.flush()

@@ -85,6 +85,7 @@ def test_junk_sweep_on_every_interpreter(tmp_path):
         m = re.search(r"^callables (\d+) calls (\d+)$", out, re.M)
         assert m, out
         assert int(m.group(1)) >= MIN_CALLABLES, out
+        assert re.search(r"^usable afterwards: cuInit ", out, re.M), out
         for mod, n, swept in re.findall(r"^module (\S+) callables (\d+) swept (\d+)$", out, re.M):
             assert n == swept, "%s: %s of %s callables of %s swept" % (py, swept, n, mod)
     assert not problems, "\n\n".join(problems)

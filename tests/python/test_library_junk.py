@@ -59,6 +59,7 @@ def test_junk_arguments_give_clean_outcomes(nvrtc, tmp_path):  # noqa: F811
     assert classes == 3 + 3 + 4, classes
     assert methods >= 3, methods  # getPtr() of the handles at least
     assert calls > 20000
+    assert re.search(r"^usable afterwards: nvrtcVersion version$", r.stdout, re.M), r.stdout
 
 
 def test_a_crash_is_attributed_to_its_call(nvrtc, tmp_path):  # noqa: F811
