@@ -675,10 +675,18 @@ static int is_error_string(const cb_model *m, const cb_facts *facts, const cb_fu
            model_type_enum(m, f->params[0].type) == model_enum_index(m, api->result);
 }
 
+/* Whether pc's handle class (cb_classes.handles) holds a pointer; 0 when
+ * pc names no class or one the module lacks. */
+static int holds_pointer(const cb_classes *c, const cb_pclass *pc)
+{
+    int hi = pc->handle ? handles_index(c->handles, c->nhandles, pc->handle) : -1;
+    return hi >= 0 && c->handles[hi].kind == CB_HANDLE_POINTER;
+}
+
 /* What render reads of a parameter beyond its shape, made consistent
  * once every parameter is classified (classify.h: derive_params): the
  * indices a shape does not use are -1, so that render tests an index, never
- * a shape. */
+ * a shape, and reads a handle's kind from a flag, never by its name. */
 static void derive_params(const cb_classes *c, cb_fclass *fc)
 {
     for (size_t k = 0; k < fc->fn->nparams; k++) {
@@ -689,6 +697,9 @@ static void derive_params(const cb_classes *c, cb_fclass *fc)
                             handles_index(c->handles, c->nhandles, pc->param->type->spelling) >= 0;
         int hi = pc->handle ? handles_index(c->handles, c->nhandles, pc->handle) : -1;
         pc->stream_like = hi >= 0 && c->handles[hi].stream_protocol;
+        pc->pointer_handle = holds_pointer(c, pc);
+        for (size_t i = 0; i < pc->nattr_cases; i++)
+            pc->attr_cases[i].pointer_handle = holds_pointer(c, &pc->attr_cases[i]);
         /* a host-bytes rule says whether the driver writes; else the constness */
         pc->writable = pc->shape == SH_IN_BUFFER &&
                        (pc->host_writes >= 0 ? pc->host_writes : !pc->param->type->pointee->is_const);

@@ -107,6 +107,10 @@ typedef struct cb_pclass {
                                  (CUhostFn): it also takes that class */
     int stream_like;          /* its handle class implements
                                  __cuda_stream__ (handles.h) */
+    int pointer_handle;       /* `handle` names a class of cb_classes.handles
+                                 holding a pointer (CB_HANDLE_POINTER), else
+                                 0: an EK_HANDLE without one is passed as an
+                                 integer; set for attr_cases too */
     int writable;             /* SH_IN_BUFFER the call writes: its
                                  host-bytes rule says so, or else the
                                  pointee is not const */

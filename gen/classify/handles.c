@@ -56,9 +56,3 @@ int handles_index(const handle_class *h, size_t n, const char *name)
             return (int)i;
     return -1;
 }
-
-int handles_is_pointer(const handle_class *h, size_t n, const char *name)
-{
-    int i = handles_index(h, n, name);
-    return i >= 0 && h[i].kind == CB_HANDLE_POINTER;
-}

@@ -37,7 +37,5 @@ typedef struct {
 handle_class *handles_collect(const cb_model *m, const cb_facts *facts, size_t *n);
 /* Index of class `name`, -1 when none. */
 int handles_index(const handle_class *h, size_t n, const char *name);
-/* Whether class `name` holds a pointer (CB_HANDLE_POINTER). */
-int handles_is_pointer(const handle_class *h, size_t n, const char *name);
 
 #endif

@@ -110,8 +110,10 @@ static void set_shape_template(tv *p, cb_shape s)
 }
 
 /* The shape's template (set_shape_template), one boolean per element
- * kind and the direction: every key is set for every parameter. */
-static void set_shape_flags(tv *p, const cb_pclass *pc, int pointer_handle)
+ * kind and the direction: every key is set for every parameter. An
+ * EK_HANDLE whose class holds no pointer (classify's pointer_handle) is
+ * spelled as a value handle. */
+static void set_shape_flags(tv *p, const cb_pclass *pc)
 {
     set_shape_template(p, pc->shape);
     cb_ekind e = pc->elem;
@@ -119,8 +121,8 @@ static void set_shape_flags(tv *p, const cb_pclass *pc, int pointer_handle)
     tv_set_bool(p, "ek_unsigned", e == EK_INT && !pc->is_signed);
     tv_set_bool(p, "ek_float", e == EK_FLOAT);
     tv_set_bool(p, "ek_enum", e == EK_ENUM);
-    tv_set_bool(p, "ek_handle_pointer", e == EK_HANDLE && pointer_handle);
-    tv_set_bool(p, "ek_value_handle", e == EK_VALUE_HANDLE || (e == EK_HANDLE && !pointer_handle));
+    tv_set_bool(p, "ek_handle_pointer", e == EK_HANDLE && pc->pointer_handle);
+    tv_set_bool(p, "ek_value_handle", e == EK_VALUE_HANDLE || (e == EK_HANDLE && !pc->pointer_handle));
     tv_set_bool(p, "ek_struct", e == EK_STRUCT);
     tv_set_bool(p, "ek_pointer", e == EK_POINTER);
     tv_set_bool(p, "ek_bool", e == EK_BOOL);
@@ -208,7 +210,7 @@ static void count_bound_value(tv *p, const cb_fclass *fc, const cb_pclass *pc)
 }
 
 static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc, const cb_pclass *pc,
-                       int in_index, int out_index, const handle_class *hc, size_t nhc)
+                       int in_index, int out_index)
 {
     const cb_function *f = fc->fn;
     tv *p = tv_map();
@@ -279,7 +281,7 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     size_value(p, fc, pc);
     count_bound_value(p, fc, pc);
     tv_set_bool(p, "writable", pc->writable);
-    set_shape_flags(p, pc, pc->handle && handles_is_pointer(hc, nhc, pc->handle));
+    set_shape_flags(p, pc);
     int attr = pc->attr_index >= 0; /* typed by an attribute parameter */
     tv_set_str(p, "attr_cname", attr ? f->params[pc->attr_index].name : "");
     /* an array of values: their number, the count of the attributes */
@@ -315,7 +317,7 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
         tv_set_bool(cv, "attr_sets_size", sized);
         tv_set_str(cv, "count_cname", sized ? f->params[pc->count_index].name : "");
         tv_set_str(cv, "cname", pc->param->name);
-        set_shape_flags(cv, c, c->handle && handles_is_pointer(hc, nhc, c->handle));
+        set_shape_flags(cv, c);
         tv_push(cases, cv);
     }
     tv_set(p, "attr_cases", cases);
@@ -417,8 +419,7 @@ static tv *error_log_value(const cb_fclass *fc)
     return list;
 }
 
-static tv *function_value(const cb_model *m, const cb_api *api, const cb_fclass *fc,
-                          const handle_class *hc, size_t nhc)
+static tv *function_value(const cb_model *m, const cb_api *api, const cb_fclass *fc)
 {
     const cb_function *f = fc->fn;
     tv *fn = tv_map();
@@ -437,7 +438,7 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_fclass 
     for (size_t i = 0; i < f->nparams; i++) {
         const cb_pclass *pc = &fc->params[i];
         int in = classify_is_input(pc), out = classify_is_output(pc);
-        tv_push(params, param_value(m, api, fc, pc, in ? nin : -1, out ? nout : -1, hc, nhc));
+        tv_push(params, param_value(m, api, fc, pc, in ? nin : -1, out ? nout : -1));
         if (shapes_attach(pc->shape) == ATTACH_WHEN)
             tv_push(attached, param_ref(fc, (int)i));
         nout += out;
@@ -821,7 +822,7 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     tv *functions = tv_list();
     for (size_t i = 0; i < c->nfunctions; i++)
         if (c->functions[i].supported)
-            tv_push(functions, function_value(m, &api, &c->functions[i], hc, nhc));
+            tv_push(functions, function_value(m, &api, &c->functions[i]));
     tv_set_int(root, "nbound", (long long)tv_len(functions));
     tv_set(root, "functions", functions);
     tv_set(root, "macros", macros_value(m));
