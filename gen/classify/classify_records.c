@@ -12,7 +12,8 @@
  * kernel-extra-field on a pointer, field-count on a pointer to a record or
  * handle class, field-count-out on a pointer to a handle class (a rule
  * whose field is of another type changes nothing; rules_unmatched
- * reports it).
+ * reports it). Each field's Python name is decided here too (pyname), so
+ * that render_structs only spells it.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "classify/classify_records.h"
@@ -22,6 +23,7 @@
 
 #include "model/arena.h"
 #include "classify/classify.h"
+#include "rules/rules.h"
 
 /* What the stage reads: the model, the facts and the handle classes. */
 typedef struct {
@@ -158,6 +160,17 @@ static void array_field(const record_env *env, const cb_record *top, const cb_fi
     fc->aux = count;
 }
 
+/* The Python attribute name of field f (cb_field_class.pyname), in the
+ * model's arena: a keyword takes a trailing `_` (rules_python_identifier),
+ * and so does getPtr, which the method every struct class has would hide. */
+static const char *field_pyname(cb_model *m, const cb_field *f)
+{
+    char *id = rules_python_identifier(strcmp(f->name, "getPtr") == 0 ? "getPtr_" : f->name);
+    const char *s = model_strdup(m, id);
+    free(id);
+    return s;
+}
+
 /* Appends r's named fields at byte offset base to rc; anonymous members
  * flattened. top: the record the table is for (the rules name it), NULL
  * inside an anonymous member. */
@@ -176,7 +189,8 @@ static void add_fields(const record_env *env, const cb_record *r, const cb_recor
             continue; /* beyond the record's bytes: a struct object never reaches it */
         field_shape s = shape_of(env, f->type, f->nested);
         cb_field_class *fc = &rc->fields[rc->nfields++];
-        *fc = (cb_field_class){f, 0, -1, 0, s.kind, s.size, s.count, s.ref, -1, 0};
+        *fc = (cb_field_class){f, field_pyname(env->m, f), 0, -1, 0, s.kind, s.size, s.count,
+                               s.ref, -1, 0};
         kernel_field(env, top, f, fc);
         array_field(env, top, f, fc);
         if (f->bit_width >= 0) {

@@ -47,6 +47,9 @@ typedef enum {
  * fields inline, model_field_index's order). */
 typedef struct {
     const cb_field *field;
+    const char *pyname;       /* its Python attribute: the C name, `_`
+                                 appended to a Python keyword and to
+                                 getPtr (every struct class's method) */
     long long offset;         /* bytes from the record's start; a bit-field's
                                  byte holding its first bit */
     long long bit_width;      /* -1 unless a bit-field */

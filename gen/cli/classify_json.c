@@ -282,6 +282,8 @@ static void write_record(FILE *o, const cb_model *m, const cb_classes *c, size_t
         const cb_field_class *fc = &rc->fields[k];
         fputs(k ? ",\n        {\"name\": " : "\n        {\"name\": ", o);
         dump_json_string(o, fc->field->name);
+        if (strcmp(fc->pyname, fc->field->name) != 0)
+            kv_str(o, "pyname", fc->pyname);
         kv_str(o, "kind", render_field_kind_word(fc->kind));
         fprintf(o, ", \"offset\": %lld, \"size\": %lld", fc->offset, fc->size);
         if (fc->count)

@@ -22,7 +22,6 @@
 #include "model/arena.h"
 #include "render/render_names.h"
 #include "render/render_util.h"
-#include "rules/rules.h"
 
 /* The class name of handle class `index` of the module's table, "" when
  * none. The name is the model's (a handle, callback or typedef name),
@@ -49,13 +48,7 @@ static tv *fields_value(const cb_classes *c, const cb_record_class *rc, char **c
                                                : "");
         tv_set_int(fv, "aux", fc->aux);
         tv_set_int(fv, "elem_size", fc->elem_size);
-        /* A field named like the method every struct class has would be
-         * hidden by it: it takes the `_` a keyword takes. */
-        char *pyname = strcmp(fc->field->name, "getPtr") == 0
-                           ? rules_python_identifier("getPtr_")
-                           : rules_python_identifier(fc->field->name);
-        tv_set_str(fv, "name", pyname);
-        free(pyname);
+        tv_set_str(fv, "name", fc->pyname); /* classify_records decided it */
         tv_set_str(fv, "kind", render_field_kind(fc->kind));
         tv_set_int(fv, "size", fc->size);
         tv_set_int(fv, "ref", fc->ref);

@@ -8,12 +8,13 @@ them to copies of cuda.h and cudaTypedefs.h, generates, and requires what a
 user regenerating for a new release needs: every function bound or listed
 in unsupported.txt with its reason, the module and the C API header
 compiling with -Werror, and the bound ones behaving on the fake driver."""
+import json
 import os
 import sys
 
 import pytest
 
-from conftest import build_bindings, compile_consumer, generate, py_env, run
+from conftest import CUBIND, build_bindings, compile_consumer, generate, py_env, run
 
 DECLARATIONS = """
 /* tests/abi/test_unusual_declarations.py */
@@ -203,6 +204,19 @@ def test_the_stubs_are_valid_python(unusual):
         assert "lambda_: int, from_: int, None_: " in text, name
     assert "    lambda_: Any\n    global_: Any\n    getPtr_: Any\n    None_: Any\n" in \
         open(os.path.join(gen, "driver.pyi")).read()
+
+
+def test_classify_decides_the_fields_python_names(unusual):
+    """A field's Python name is classify's (classify_records.h: pyname),
+    shown by `cubind classify` where it is not the C name; render only
+    spells it (the stubs above)."""
+    _, inc, _ = unusual
+    p = run([CUBIND, "classify", "--header", os.path.join(inc, "cuda.h")])
+    assert p.returncode == 0, p.stderr
+    records = {r["name"]: r for r in json.loads(p.stdout)["records"]}
+    assert [(f["name"], f.get("pyname")) for f in records["CUtestKw_st"]["fields"]] == [
+        ("lambda", "lambda_"), ("global", "global_"), ("getPtr", "getPtr_"), ("None", "None_")]
+    assert [f.get("pyname") for f in records["CUtestBits_st"]["fields"]] == [None] * 3
 
 
 def test_the_bound_declarations_behave_on_the_fake_driver(unusual):
