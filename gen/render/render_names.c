@@ -48,14 +48,6 @@ static const char *const registry_actions[] = {
     [CB_REGISTRY_DEPEND] = "depend",
 };
 
-/* "" for none: a keep rule's kind (templates/driver/registry.c.tmpl). */
-static const char *const registry_kinds[CB_NREG_KINDS] = {
-    [CB_REG_KIND_NONE] = "",
-    [CB_REG_KIND_GRAPH] = "CUBIND_REG_GRAPH",
-    [CB_REG_KIND_GRAPH_EXEC] = "CUBIND_REG_GRAPH_EXEC",
-    [CB_REG_KIND_GRAPH_NODE] = "CUBIND_REG_GRAPH_NODE",
-};
-
 const char *render_field_kind(cb_field_kind k) { return field_kinds[k].c; }
 const char *render_field_kind_word(cb_field_kind k) { return field_kinds[k].word; }
 const char *render_handle_kind(cb_handle_kind k) { return handle_kinds[k].c; }
@@ -63,4 +55,7 @@ const char *render_handle_kind_word(cb_handle_kind k) { return handle_kinds[k].w
 const char *render_callback_kind(cb_callback_kind k) { return callback_kinds[k].c; }
 const char *render_callback_kind_word(cb_callback_kind k) { return callback_kinds[k].word; }
 const char *render_registry_action_word(cb_registry_action a) { return registry_actions[a]; }
-const char *render_registry_kind(cb_registry_kind k) { return registry_kinds[k]; }
+/* The rules name a registry kind by its runtime enumerator: the one
+ * table is rules/registry_kinds.def; "" for none (a keep rule's kind,
+ * templates/driver/registry.c.tmpl). */
+const char *render_registry_kind(cb_registry_kind k) { return rules_registry_kind_name(k); }

@@ -4,6 +4,8 @@
  * go by outside the generator: the runtime's enumerator each is spelled
  * as in generated code (CBS_F_*, CBS_HANDLE_*, CUBIND_CB_*, CUBIND_REG_*),
  * and the word for it in `cubind classify` and in rules (host, create).
+ * The registry kinds alone have their table in the rules stage
+ * (rules/registry_kinds.def), since a rule names one by its enumerator.
  * The generator's C compares the enums, never these strings.
  */
 #ifndef CUBIND_RENDER_NAMES_H
@@ -27,7 +29,8 @@ const char *render_callback_kind(cb_callback_kind k);
 const char *render_callback_kind_word(cb_callback_kind k);
 /* "create", the registry-* rule's suffix */
 const char *render_registry_action_word(cb_registry_action a);
-/* "CUBIND_REG_GRAPH" (runtime/include/cubind_rt.h), "" for none */
+/* "CUBIND_REG_GRAPH" (runtime/include/cubind_rt.h), "" for none: the
+ * name rules/registry_kinds.def gives it, the rules' word too */
 const char *render_registry_kind(cb_registry_kind k);
 
 #endif

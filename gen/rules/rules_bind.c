@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "model/arena.h"
+#include "util/strbuf.h"
 
 /* ---- name resolution ----------------------------------------------------- */
 
@@ -73,25 +74,35 @@ static void bind_error(cb_facts *b, const cb_rule *rule, const char *fmt, ...)
     b->error = e;
 }
 
-/* The registry kinds a registry-kind rule may name, by their word. */
-static const struct {
-    const char *word;
-    cb_registry_kind kind;
-} registry_kinds[] = {
-    {"CUBIND_REG_GRAPH", CB_REG_KIND_GRAPH},
-    {"CUBIND_REG_GRAPH_EXEC", CB_REG_KIND_GRAPH_EXEC},
-    {"CUBIND_REG_GRAPH_NODE", CB_REG_KIND_GRAPH_NODE},
+/* Each registry kind's name (registry_kinds.def), indexed by the enum. */
+static const char *const registry_kind_names[CB_NREG_KINDS] = {
+    [CB_REG_KIND_NONE] = "",
+#define REGISTRY_KIND(id, name) [CB_REG_KIND_##id] = name,
+#include "rules/registry_kinds.def"
 };
 
-/* A registry-kind rule's CONSTANT; CB_REG_KIND_NONE (b->error set) when
- * it is none of registry_kinds. */
+const char *rules_registry_kind_name(cb_registry_kind k)
+{
+    return registry_kind_names[k];
+}
+
+/* A registry-kind rule's CONSTANT; CB_REG_KIND_NONE (b->error set, listing
+ * the kinds) when it names none of registry_kinds.def. */
 static cb_registry_kind registry_kind(cb_facts *b, const cb_rule *rule)
 {
-    for (size_t i = 0; i < sizeof registry_kinds / sizeof *registry_kinds; i++)
-        if (strcmp(registry_kinds[i].word, rule->args[1]) == 0)
-            return registry_kinds[i].kind;
-    bind_error(b, rule, "'%s' is not a registry kind (CUBIND_REG_GRAPH, CUBIND_REG_GRAPH_EXEC "
-                        "or CUBIND_REG_GRAPH_NODE)", rule->args[1]);
+    for (int k = CB_REG_KIND_NONE + 1; k < CB_NREG_KINDS; k++)
+        if (strcmp(registry_kind_names[k], rule->args[1]) == 0)
+            return (cb_registry_kind)k;
+    strbuf kinds = {0}; /* "A, B or C" */
+    for (int k = CB_REG_KIND_NONE + 1; k < CB_NREG_KINDS; k++) {
+        if (k > CB_REG_KIND_NONE + 1)
+            sb_puts(&kinds, k + 1 == CB_NREG_KINDS ? " or " : ", ");
+        sb_puts(&kinds, registry_kind_names[k]);
+    }
+    if (kinds.oom || !kinds.data)
+        arena_oom();
+    bind_error(b, rule, "'%s' is not a registry kind (%s)", rule->args[1], kinds.data);
+    sb_free(&kinds);
     return CB_REG_KIND_NONE;
 }
 

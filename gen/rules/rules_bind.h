@@ -57,13 +57,12 @@ typedef enum {
 } cb_registry_action;
 
 /* A registry-kind rule's CONSTANT: the registry kind of a handle type
- * (runtime/include/cubind_rt.h's CUBIND_REG_*, spelled by render_names.h);
- * rules_bind refuses another. */
+ * (runtime/include/cubind_rt.h's CUBIND_REG_*), one enumerator per entry
+ * of registry_kinds.def, in its order; rules_bind refuses another. */
 typedef enum {
     CB_REG_KIND_NONE,         /* no registry-kind rule */
-    CB_REG_KIND_GRAPH,
-    CB_REG_KIND_GRAPH_EXEC,
-    CB_REG_KIND_GRAPH_NODE,
+#define REGISTRY_KIND(id, name) CB_REG_KIND_##id,
+#include "rules/registry_kinds.def"
     CB_NREG_KINDS
 } cb_registry_kind;
 
@@ -253,6 +252,11 @@ typedef struct cb_facts {
  * f->error. */
 cb_facts *rules_bind(const cb_rules *r, const cb_model *m);
 void rules_unbind(cb_facts *f);
+
+/* Registry kind k's name in registry_kinds.def: the word a registry-kind
+ * rule names it by, which is also the runtime's enumerator
+ * ("CUBIND_REG_GRAPH"); "" for CB_REG_KIND_NONE. */
+const char *rules_registry_kind_name(cb_registry_kind k);
 
 /* The facts of the opaque handle or typedef of the model that type t
  * names (its outermost typedef name), NULL when it names none. */
