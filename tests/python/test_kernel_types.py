@@ -1349,3 +1349,46 @@ def test_threads_setting_one_kernel_params_field(kernel, dptr):
     raw = ctypes.cast(p.kernelParams, ctypes.POINTER(ctypes.c_void_p))
     assert ctypes.c_uint64.from_address(raw[0]).value == int(dptr)
     assert ctypes.c_int32.from_address(raw[1]).value % 1000 == 299
+
+
+# ---- types are looked up once per function -------------------------------------
+
+# What finding a kernel's layout and parameter types may ask the driver.
+LOOKUPS = (b"cuFuncGetParamInfo", b"cuKernelGetParamInfo", b"cuFuncGetName",
+           b"cuKernelGetName", b"cuFuncGetModule")
+
+
+def driver_lookups(fake):
+    return {name: fake.fakecuda_call_count(name) for name in LOOKUPS}
+
+
+@pytest.mark.parametrize("source", ["ptx", "mangled", "cukernel"])
+def test_types_are_looked_up_once_per_function(kernel, dptr, fake, source):
+    """The layout and the parameter types (from PTX, from the mangled name,
+    of a CUkernel) are found at a function's first launch and kept: 300
+    further launches, through the same handle object, through a second
+    object of the same handle and through cuLaunchKernel, ask the driver
+    nothing more, and still convert by the types (2 for the float `a`)."""
+    name = fresh("axpy")
+    ptx = ptx_entry(name, [".u64", ".u32", ".f32"])
+    if source == "ptx":
+        k = kernel(name, AXPY, image=ptx)
+    elif source == "mangled":
+        k = kernel(mangled(name, "Pfif"), AXPY)
+    else:
+        k = kernel(name, AXPY, image=ptx, library=True)
+    want = struct.pack("<Qif", int(dptr), 7, 2.0)
+    unasked = driver_lookups(fake)
+    assert all(v >= 0 for v in unasked.values()), unasked   # the fake counts each
+    assert k.launch(dptr, 7, 2) == want
+    first = driver_lookups(fake)
+    assert first != unasked, "the first launch asks the driver for the layout"
+    launches = k.count()
+    again = type(k.f)(int(k.f))
+    for _ in range(100):
+        cubind.launch(k.f, 1, 1, dptr, 7, 2)
+        cubind.launch(again, 1, 1, dptr, 7, 2)
+        cu.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, (dptr, 7, 2), None)
+    assert k.count() - launches == 300
+    assert k.recorded() == want
+    assert driver_lookups(fake) == first
