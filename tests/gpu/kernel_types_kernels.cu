@@ -70,3 +70,11 @@ __global__ void kt_cv(u64 *out, const volatile unsigned *a, const volatile unsig
     out[1] = bits(b);
     out[2] = bits(c);
 }
+
+// C++: bool and unsigned char, told apart only by the mangled name
+__global__ void kt_flags(u64 *out, bool b, unsigned char c, bool d)
+{
+    out[0] = bits(b);
+    out[1] = bits(c);
+    out[2] = bits(d);
+}

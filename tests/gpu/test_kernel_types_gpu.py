@@ -270,3 +270,60 @@ def test_dlpack_arrays(mods, out, lib):
         assert o.run(f, OnlyDLPack(arr)) == [ptr]
         assert o.run(f, OnlyDLPack(view)) == [vptr]
         assert o.run(f, arr) == [ptr]
+
+
+def read_back(o):
+    ok(drv.cuCtxSynchronize())
+    host = (ctypes.c_uint64 * o.n)()
+    ok(drv.cuMemcpyDtoH(ctypes.addressof(host), o.ptr, 8 * o.n))
+    return list(host)
+
+
+@pytest.mark.parametrize("face", ["driver", "cu"])
+def test_argtypes_on_every_launch_function(mods, out, face):
+    """argtypes= of cuLaunchKernel, cuLaunchKernelEx and
+    cuLaunchCooperativeKernel, both faces, on the cubin's extern "C"
+    kt_axpy (no types known): the kernel receives 2 as 2.0f."""
+    import cubind.cu as cu
+    mod = drv if face == "driver" else cu
+    f = ok(drv.cuModuleGetFunction(mods["cubin"], b"kt_axpy"))
+    o = out(2)
+    types = ("p", "i4", "f4")
+
+    def launched(call):
+        ok(drv.cuMemsetD8(o.ptr, 0, 16))
+        r = call()
+        assert r is None or r[0] == 0, r
+        return read_back(o)
+
+    assert launched(lambda: mod.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, None, (o.ptr, 7, 2),
+                                               None, argtypes=types)) == [7, f32(2.0)]
+    assert launched(lambda: mod.cuLaunchCooperativeKernel(f, 1, 1, 1, 1, 1, 1, 0, None,
+                                                          (o.ptr, 8, 3),
+                                                          argtypes=types)) == [8, f32(3.0)]
+    config = mod.CUlaunchConfig()
+    config.gridDimX = config.gridDimY = config.gridDimZ = 1
+    config.blockDimX = config.blockDimY = config.blockDimZ = 1
+    assert launched(lambda: mod.cuLaunchKernelEx(config, f, (o.ptr, 9, 4), None,
+                                                 argtypes=types)) == [9, f32(4.0)]
+    # without argtypes= the int's bits, as documented
+    assert launched(lambda: mod.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, None, (o.ptr, 7, 2),
+                                               None)) == [7, 2]
+
+
+def test_numpy_scalars_and_bools(mods, out):
+    """numpy scalars convert where exact (np.float64(2.5) for a float,
+    np.int64(7) for an int) and are refused where not; bools from a
+    mangled name take True, False and numpy.bool_ as 1 and 0."""
+    np = pytest.importorskip("numpy")
+    f = ok(drv.cuModuleGetFunction(mods["ptx"], b"kt_axpy"))
+    o = out(3)
+    assert o.run(f, np.int64(7), np.float64(2.5))[:2] == [7, f32(2.5)]
+    assert o.run(f, np.int32(-1), np.float32(0.1))[:2] == [2**32 - 1, f32(np.float32(0.1))]
+    with pytest.raises(TypeError):
+        o.run(f, np.float64(1.5), 2.0)
+    g = function(mods["cubin"], b"_Z8kt_flags")
+    assert o.run(g, True, 200, False) == [1, 200, 0]
+    assert o.run(g, np.bool_(True), np.uint8(7), 0) == [1, 7, 0]
+    with pytest.raises(OverflowError, match="bool"):
+        o.run(g, 2, 0, 0)
