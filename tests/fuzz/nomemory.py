@@ -45,6 +45,15 @@ many_offs = (ctypes.c_size_t * MANY)(*range(0, 16 * MANY, 16))
 many_sizes = (ctypes.c_size_t * MANY)(*([8] * MANY))
 assert fake.fakecuda_set_param_layout(None, b"nm_many", MANY, many_offs, many_sizes) == 0
 kern_many = cu.cuModuleGetFunction(mod, b"nm_many")
+# For the refusals of issue 27: device memory, a graph, a 16-byte host
+# buffer, and graph node parameters whose extSemSignal member counts 1000
+# semaphores in a 1-element array.
+dptr = cu.cuMemAlloc(1 << 16)
+graph = cu.cuGraphCreate(0)
+short_dst = bytearray(16)
+overcounted = drv.CUgraphNodeParams()
+overcounted.extSemSignal.extSemArray = [drv.CUexternalSemaphore(0x5e1)]
+overcounted.extSemSignal.numExtSems = 1000
 unraisable = [0]
 
 
@@ -153,6 +162,14 @@ SCENARIOS = {
                                                [None]),
     "cubind.launch": lambda: cu.launch(kern, (1, 1), 1, 1, 2.5, 3, stream=None),
     "cubind.launch (heap)": lambda: cu.launch(kern_many, [1, 1], [1], *range(MANY)),
+    # Refusals before the driver is called (issue 27): a host buffer shorter
+    # than the bytes copied, a count nested in a union member over the
+    # array it owns; a host buffer that fits; a count far above what
+    # exists, asked of the driver first.
+    "host buffer too short": lambda: drv.cuMemcpyDtoH(short_dst, dptr, 4 << 20),
+    "host buffer copied": lambda: drv.cuMemcpyHtoD(dptr, b"abcd" * 4, 16),
+    "nested count refused": lambda: drv.cuGraphAddNode(graph, None, None, 0, overcounted),
+    "count probe": lambda: drv.cuGraphGetRootNodes(graph, 1 << 30),
 }
 # Callbacks while allocations fail (also on the runner thread, which runs
 # the callables): the trampolines on the driver's threads never enter
