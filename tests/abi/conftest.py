@@ -98,6 +98,20 @@ def header_version(include):
     return int(m.group(1))
 
 
+def headers_with(cuda_include, inc, cuda_h="", typedefs_h=""):
+    """Copies cuda.h and cudaTypedefs.h from cuda_include into the new
+    directory inc, each with its text (declarations; PFN typedefs) added
+    before its last #endif (its include guard's end). Returns inc as str."""
+    os.makedirs(inc)
+    for name, text in (("cuda.h", cuda_h), ("cudaTypedefs.h", typedefs_h)):
+        with open(os.path.join(cuda_include, name)) as f:
+            body = f.read()
+        end = body.rindex("#endif")
+        with open(os.path.join(inc, name), "w") as f:
+            f.write(body[:end] + text + body[end:])
+    return str(inc)
+
+
 def generate(header_dir, out, rules=None):
     """rules: a rules file in place of gen/rules.txt. Unmatched rules are
     listed one per line (--list-unmatched) for the tests that look for one."""

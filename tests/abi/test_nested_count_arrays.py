@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from conftest import REPO, build_bindings, generate, py_env, run
+from conftest import REPO, build_bindings, generate, headers_with, py_env, run
 
 DECLARATIONS = """
 /* tests/abi/test_nested_count_arrays.py: an array of counted structs */
@@ -39,28 +39,16 @@ field-count CUtestSemGroups_st groups numGroups
 """
 
 
-def with_text_before_guard_end(src, dst, text):
-    body = open(src).read()
-    end = body.rindex("#endif")
-    with open(dst, "w") as f:
-        f.write(body[:end] + text + body[end:])
-
-
 @pytest.fixture(scope="module")
 def package(cuda_include, tmp_path_factory):
     d = tmp_path_factory.mktemp("nested-count-arrays")
-    inc = d / "include"
-    inc.mkdir()
-    with_text_before_guard_end(os.path.join(cuda_include, "cuda.h"), str(inc / "cuda.h"),
-                               DECLARATIONS)
-    with_text_before_guard_end(os.path.join(cuda_include, "cudaTypedefs.h"),
-                               str(inc / "cudaTypedefs.h"), PFNS)
+    inc = headers_with(cuda_include, d / "include", DECLARATIONS, PFNS)
     rules = d / "rules.txt"
     rules.write_text(open(os.path.join(REPO, "gen", "rules.txt")).read() + RULES)
     gen = str(d / "gen")
-    p = generate(str(inc), gen, rules)
+    p = generate(inc, gen, rules)
     assert "CUtestSemGroup" not in p.stderr, p.stderr  # both rules matched
-    return build_bindings(gen, str(inc), str(d / "pkg"))
+    return build_bindings(gen, inc, str(d / "pkg"))
 
 
 CHECK = r'''

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from conftest import CUBIND, build_bindings, compile_consumer, generate, py_env, run
+from conftest import CUBIND, build_bindings, compile_consumer, generate, headers_with, py_env, run
 
 DECLARATIONS = """
 /* tests/abi/test_unusual_declarations.py */
@@ -69,25 +69,13 @@ BOUND = ["cuTestUnionByValue", "cuTestFlex", "cuTestBits", "cuTestBool", "cuTest
          "cuTestFnPtr", "cuTestKw", "cuTestKwOut"]
 
 
-def with_text_before_guard_end(src, dst, text):
-    body = open(src).read()
-    end = body.rindex("#endif")
-    with open(dst, "w") as f:
-        f.write(body[:end] + text + body[end:])
-
-
 @pytest.fixture(scope="module")
 def unusual(cuda_include, tmp_path_factory):
     d = tmp_path_factory.mktemp("unusual")
-    inc = d / "include"
-    inc.mkdir()
-    with_text_before_guard_end(os.path.join(cuda_include, "cuda.h"), str(inc / "cuda.h"),
-                               DECLARATIONS)
-    with_text_before_guard_end(os.path.join(cuda_include, "cudaTypedefs.h"),
-                               str(inc / "cudaTypedefs.h"), PFNS)
+    inc = headers_with(cuda_include, d / "include", DECLARATIONS, PFNS)
     gen = str(d / "gen")
-    generate(str(inc), gen)
-    return d, str(inc), gen
+    generate(inc, gen)
+    return d, inc, gen
 
 
 def test_every_function_is_bound_or_listed_with_its_reason(unusual):

@@ -9,12 +9,11 @@ checks the emitted field table and the struct's behaviour on the fake
 driver."""
 import os
 import re
-import shutil
 import sys
 
 import pytest
 
-from conftest import REPO, build_bindings, generate, py_env, run
+from conftest import REPO, build_bindings, generate, headers_with, py_env, run
 
 STRUCT = """
 /* tests/abi/test_value_handle_arrays.py: a counted array of integer handles */
@@ -29,18 +28,13 @@ RULE = "field-count CUtestDeviceList_st devices numDevices\n"
 @pytest.fixture(scope="module")
 def bindings(cuda_include, tmp_path_factory):
     d = tmp_path_factory.mktemp("value-handle-arrays")
-    inc = d / "include"
-    inc.mkdir()
-    text = open(os.path.join(cuda_include, "cuda.h")).read()
-    guard_end = text.rindex("#endif /* __cuda_cuda_h__ */")
-    (inc / "cuda.h").write_text(text[:guard_end] + STRUCT + text[guard_end:])
-    shutil.copy(os.path.join(cuda_include, "cudaTypedefs.h"), inc)
+    inc = headers_with(cuda_include, d / "include", STRUCT)
     rules = d / "rules.txt"
     rules.write_text(open(os.path.join(REPO, "gen", "rules.txt")).read() + RULE)
     gen = str(d / "gen")
-    p = generate(str(inc), gen, rules)
+    p = generate(inc, gen, rules)
     assert "CUtestDeviceList_st" not in p.stderr, p.stderr  # the rule matched
-    return gen, build_bindings(gen, str(inc), str(d / "pkg"))
+    return gen, build_bindings(gen, inc, str(d / "pkg"))
 
 
 def test_the_field_table_has_a_handle_array_of_4_byte_values(bindings):
