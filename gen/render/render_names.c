@@ -34,10 +34,12 @@ static const spelling handle_kinds[CB_NHANDLE_KINDS] = {
     [CB_HANDLE_U64] = {"u64", "CBS_HANDLE_U64"},
 };
 
-static const spelling callback_kinds[] = {
-    [CB_CALLBACK_HOST] = {"host", "CUBIND_CB_HOST"},
-    [CB_CALLBACK_STREAM] = {"stream", "CUBIND_CB_STREAM"},
-    [CB_CALLBACK_DESTROY] = {"destroy", "CUBIND_CB_DESTROY"},
+/* The runtime's enumerator of each callback kind; its word is
+ * callback_kinds.def's (rules_callback_kind_name). */
+static const char *const callback_kinds[CB_NCALLBACK_KINDS] = {
+    [CB_CALLBACK_HOST] = "CUBIND_CB_HOST",
+    [CB_CALLBACK_STREAM] = "CUBIND_CB_STREAM",
+    [CB_CALLBACK_DESTROY] = "CUBIND_CB_DESTROY",
 };
 
 static const char *const registry_actions[] = {
@@ -52,8 +54,8 @@ const char *render_field_kind(cb_field_kind k) { return field_kinds[k].c; }
 const char *render_field_kind_word(cb_field_kind k) { return field_kinds[k].word; }
 const char *render_handle_kind(cb_handle_kind k) { return handle_kinds[k].c; }
 const char *render_handle_kind_word(cb_handle_kind k) { return handle_kinds[k].word; }
-const char *render_callback_kind(cb_callback_kind k) { return callback_kinds[k].c; }
-const char *render_callback_kind_word(cb_callback_kind k) { return callback_kinds[k].word; }
+const char *render_callback_kind(cb_callback_kind k) { return callback_kinds[k]; }
+const char *render_callback_kind_word(cb_callback_kind k) { return rules_callback_kind_name(k); }
 const char *render_registry_action_word(cb_registry_action a) { return registry_actions[a]; }
 /* The rules name a registry kind by its runtime enumerator: the one
  * table is rules/registry_kinds.def; "" for none (a keep rule's kind,

@@ -31,6 +31,20 @@ const cb_directive_info *rules_directive(cb_directive d)
     return &directives[d];
 }
 
+static const char *const callback_kind_words[] = {
+#define CALLBACK_KIND(id, word) word,
+#include "rules/callback_kinds.def"
+};
+#define NCALLBACK_KINDS (sizeof callback_kind_words / sizeof callback_kind_words[0])
+
+int rules_callback_kind(const char *word)
+{
+    for (size_t i = 0; i < NCALLBACK_KINDS; i++)
+        if (strcmp(callback_kind_words[i], word) == 0)
+            return (int)i;
+    return -1;
+}
+
 /* The directive named d, -1 when unknown. */
 static int directive_index(const char *d)
 {
@@ -112,10 +126,16 @@ static int parse_line(cb_rules *r, char *line, unsigned lineno, size_t *cap, cha
                  r->path, lineno, words[2]);
         return -1;
     }
-    if (d == CB_D_CALLBACK && strcmp(words[4], "host") != 0 && strcmp(words[4], "stream") != 0 &&
-        strcmp(words[4], "destroy") != 0) {
-        snprintf(err, errlen, "%s:%u: 'callback' takes 'host', 'stream' or 'destroy', not '%s'",
-                 r->path, lineno, words[4]);
+    if (d == CB_D_CALLBACK && rules_callback_kind(words[4]) < 0) {
+        char kinds[128] = ""; /* 'a', 'b' or 'c' */
+        for (size_t i = 0; i < NCALLBACK_KINDS; i++) {
+            size_t at = strlen(kinds);
+            snprintf(kinds + at, sizeof kinds - at, "%s'%s'",
+                     i == 0 ? "" : i + 1 == NCALLBACK_KINDS ? " or " : ", ",
+                     callback_kind_words[i]);
+        }
+        snprintf(err, errlen, "%s:%u: 'callback' takes %s, not '%s'", r->path, lineno, kinds,
+                 words[4]);
         return -1;
     }
     if (r->nrules == *cap) {

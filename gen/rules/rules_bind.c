@@ -86,6 +86,25 @@ const char *rules_registry_kind_name(cb_registry_kind k)
     return registry_kind_names[k];
 }
 
+/* Each callback kind's word (callback_kinds.def), indexed by the enum. */
+static const char *const callback_kind_names[CB_NCALLBACK_KINDS] = {
+#define CALLBACK_KIND(id, word) [CB_CALLBACK_##id] = word,
+#include "rules/callback_kinds.def"
+};
+
+const char *rules_callback_kind_name(cb_callback_kind k)
+{
+    return callback_kind_names[k];
+}
+
+/* A callback rule's KIND: the rules parser (rules_callback_kind) has
+ * refused every word that is not in callback_kinds.def. */
+static cb_callback_kind callback_kind(const char *word)
+{
+    int k = rules_callback_kind(word);
+    return k < 0 ? CB_CALLBACK_HOST : (cb_callback_kind)k;
+}
+
 /* A registry-kind rule's CONSTANT; CB_REG_KIND_NONE (b->error set, listing
  * the kinds) when it names none of registry_kinds.def. */
 static cb_registry_kind registry_kind(cb_facts *b, const cb_rule *rule)
@@ -312,9 +331,7 @@ static void bind_callbacks(cb_facts *b, size_t i)
             if (strcmp(r->args[1], f->params[k].name) == 0) {
                 pf->callback_role = CB_CALLBACK_ROLE_FN;
                 pf->callback_data = model_param_index(f, r->args[2]);
-                pf->callback_kind = strcmp(r->args[3], "host") == 0     ? CB_CALLBACK_HOST
-                                    : strcmp(r->args[3], "stream") == 0 ? CB_CALLBACK_STREAM
-                                                                        : CB_CALLBACK_DESTROY;
+                pf->callback_kind = callback_kind(r->args[3]);
             } else if (strcmp(r->args[2], f->params[k].name) == 0) {
                 pf->callback_role = CB_CALLBACK_ROLE_DATA;
             }

@@ -40,11 +40,13 @@
 #include "model/model.h"
 #include "rules/rules.h"
 
-/* A callback rule's KIND (runtime/process/rt_callbacks.h's CUBIND_CB_*). */
+/* A callback rule's KIND (runtime/process/rt_callbacks.h's CUBIND_CB_*),
+ * one enumerator per entry of callback_kinds.def, in its order; the rules
+ * parser refuses another (rules_callback_kind). */
 typedef enum {
-    CB_CALLBACK_HOST,
-    CB_CALLBACK_STREAM,
-    CB_CALLBACK_DESTROY
+#define CALLBACK_KIND(id, word) CB_CALLBACK_##id,
+#include "rules/callback_kinds.def"
+    CB_NCALLBACK_KINDS
 } cb_callback_kind;
 
 /* The registry-* rule of a function (runtime/include/cubind_rt.h's registry). */
@@ -257,6 +259,8 @@ void rules_unbind(cb_facts *f);
  * rule names it by, which is also the runtime's enumerator
  * ("CUBIND_REG_GRAPH"); "" for CB_REG_KIND_NONE. */
 const char *rules_registry_kind_name(cb_registry_kind k);
+/* Callback kind k's WORD in callback_kinds.def ("host"). */
+const char *rules_callback_kind_name(cb_callback_kind k);
 
 /* The facts of the opaque handle or typedef of the model that type t
  * names (its outermost typedef name), NULL when it names none. */

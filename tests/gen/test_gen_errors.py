@@ -562,6 +562,18 @@ def test_registry_kind_rules_naming_no_kind_are_errors(run_cubind, tmp_path, cud
     assert "registry-kind: 'CUBIND_REG_TESTS_GEN_NONE' is not a registry kind" in p.stderr
 
 
+def test_callback_rules_naming_no_kind_are_errors(run_cubind, tmp_path, cuda_h):
+    """A callback rule's KIND must be one of callback_kinds.def's words, all
+    of which the error lists: a path:line error, nothing written."""
+    with open(RULES) as f:
+        lines = f.read().splitlines(True)
+    lines.append("callback cuLaunchHostFunc fn userData hots\n")
+    rules = tmp_path / "rules.txt"
+    rules.write_text("".join(lines))
+    p = generate_fails(run_cubind, tmp_path, cuda_h, rules, len(lines), "--rules", str(rules))
+    assert "'callback' takes 'host', 'stream' or 'destroy', not 'hots'" in p.stderr
+
+
 COUNT_BOUND_RULES = ("count-bound cuModuleEnumerateFunctions ",
                      "count-bound cuLibraryEnumerateKernels ")
 
