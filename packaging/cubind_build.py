@@ -171,14 +171,16 @@ def build_editable(wheel_directory, config_settings=None, metadata_directory=Non
 
 
 def build_sdist(sdist_directory, config_settings=None):
-    """cubind_cu13-<version>.tar.gz: the source tree (what git tracks, or the
-    tree itself outside a checkout) plus PKG-INFO."""
+    """cubind_cu13-<version>.tar.gz: the source tree (in a checkout, the
+    files git tracks as they are in the working tree: an untracked file,
+    such as a wheelhouse/ of pip's, is never packed; outside one, the tree
+    itself) plus PKG-INFO."""
     mkwheel = _mkwheel()
     project = mkwheel.project_metadata()
     release = mkwheel.cuda_release(ROOT / "out")
     base = "%s-%s" % (mkwheel.distribution(project, release).replace("-", "_"), project["version"])
     try:
-        listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        listed = subprocess.run(["git", "ls-files", "-z", "--cached"],
                                 cwd=ROOT, check=True, capture_output=True).stdout
         files = sorted({f for f in listed.decode().split("\0") if f and (ROOT / f).is_file()
                         and not set(pathlib.PurePath(f).parts) & EXCLUDE})

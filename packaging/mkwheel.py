@@ -392,10 +392,15 @@ def urlsafe_sha256(data):
 
 
 def source_date_epoch():
-    """$SOURCE_DATE_EPOCH, else the time of the checkout's commit, else None."""
+    """$SOURCE_DATE_EPOCH; else, in an unpacked sdist (it has PKG-INFO, a
+    checkout has not), the time its PKG-INFO carries, which
+    cubind_build.build_sdist sets to its commit's; else the time of the
+    checkout's commit; else None."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch:
         return epoch
+    if (ROOT / "PKG-INFO").is_file():
+        return str(int((ROOT / "PKG-INFO").stat().st_mtime))
     try:
         out = subprocess.run(["git", "log", "-1", "--format=%ct"], cwd=ROOT, check=True,
                              capture_output=True, text=True).stdout.strip()

@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import zipfile
 
 import pytest
@@ -54,6 +55,35 @@ def pep517_wheels(tmp_path_factory):
         assert len(wheels) == 1, p.stdout[-3000:]
         built.append((wheels[0], p.stdout + p.stderr))
     return built
+
+
+def test_sdist_holds_the_tracked_files_and_builds_the_same_wheel(pep517_wheels, tmp_path):
+    """build_sdist (what a packager starts from) packs exactly the files git
+    tracks, under one directory named for the distribution, plus PKG-INFO;
+    pip builds a wheel from it offline, byte-identical to `pip wheel .`'s."""
+    name = cubind_build.build_sdist(str(tmp_path / "sdist"))
+    wheel, _ = pep517_wheels[0]
+    dist, version = wheel.name.split("-")[:2]
+    assert name == "%s-%s.tar.gz" % (dist, version), name
+    with tarfile.open(tmp_path / "sdist" / name) as tar:
+        members = tar.getnames()
+        # extraction filters exist from 3.11.4 (Debian bookworm has 3.11.2)
+        tar.extractall(tmp_path / "src", **({"filter": "tar"} if hasattr(tarfile, "tar_filter")
+                                            else {}))
+    base = "%s-%s" % (dist, version)
+    tracked = {f for f in subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, check=True,
+                                         capture_output=True).stdout.decode().split("\0")
+               if f and (ROOT / f).is_file()}
+    assert {m[len(base) + 1:] for m in members} == tracked | {"PKG-INFO"}
+    assert all(m.startswith(base + "/") for m in members)
+    out = tmp_path / "wheelhouse"
+    out.mkdir()
+    p = run([config("python"), "-m", "pip", "wheel", "--no-index", "--no-deps", "-w", out,
+             tmp_path / "src" / base], cwd=out, timeout=900)
+    built = list(out.glob("cubind_cu*.whl"))
+    assert len(built) == 1, p.stdout[-3000:]
+    assert built[0].name == wheel.name
+    assert built[0].read_bytes() == wheel.read_bytes()
 
 
 def test_backend_compiles_committed_out_only(pep517_wheels):
