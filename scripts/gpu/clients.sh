@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # scripts/gpu-run clients [PACKAGES] — client libraries' own tests on
 # cuda.bindings and on cubind: each pytest package path of PACKAGES
-# (space-separated; default numba-cuda's driver tests,
-# numba.cuda.tests.cudadrv), installed on the GPU machine and never
+# (space-separated dotted names of test packages; default numba-cuda's
+# driver tests, numba.cuda.tests.cudadrv; single test modules collected
+# no test here, with or without xdist's -n in PYTEST_ADDOPTS, which the
+# summary reports as nothing compared, exit 2), installed on the GPU
+# machine and never
 # copied into the repository, runs first unchanged and then with
 # cuda.bindings.driver and cuda.bindings.utils redirected to cubind.driver
 # and cubind.utils (tests/gpu/redirect_bindings.py, loaded as a pytest

@@ -3,7 +3,9 @@
 scripts/gpu-run nvrtc): reads the JUnit XML of the run on
 cuda.bindings and of the run on cubind and prints, per module, passed /
 failed / skipped, then every test that passes on cuda.bindings but not on
-cubind (with its first message line), and the count "N of M".
+cubind (with its first message line), and the count "N of M". Exits 1
+when a test passes on cuda.bindings only, 2 when none passes there
+(nothing was compared: a run that collected no test is no success).
 
     python3 tests/gpu/upstream_summary.py REFERENCE.xml CUBIND.xml"""
 import sys
@@ -37,6 +39,10 @@ def main(ref_path, ours_path):
     for t in lost:
         outcome, message = ours.get(t, ("missing", "not run on cubind"))
         print("passes on cuda.bindings, %s on cubind: %s  %s" % (outcome, t, message[:160]))
+    if not passing:
+        # nothing collected (a wrong path, say): no comparison, not a success
+        print("upstream: no test passed on cuda.bindings, so nothing was compared")
+        return 2
     print("upstream: %d of the %d tests that pass on cuda.bindings pass on cubind"
           % (len(passing) - len(lost), len(passing)))
     return 1 if lost else 0

@@ -32,3 +32,15 @@ def test_summary_counts_what_passes_on_both(tmp_path):
     p = subprocess.run([sys.executable, str(ROOT / "tests" / "gpu" / "upstream_summary.py"), ref, ref],
                        capture_output=True, text=True)
     assert p.returncode == 0 and p.stdout.splitlines()[-1].startswith("upstream: 2 of the 2")
+
+
+def test_a_run_that_compared_nothing_fails(tmp_path):
+    """No test passing on cuda.bindings (none collected: a wrong package
+    path) is exit 2 and says so, never "0 of the 0 ... pass"."""
+    for cases in ([], [("a", '<skipped message="no"/>')]):
+        ref = junit(tmp_path, "ref.xml", cases)
+        p = subprocess.run([sys.executable, str(ROOT / "tests" / "gpu" / "upstream_summary.py"),
+                            ref, ref], capture_output=True, text=True)
+        assert p.returncode == 2, (cases, p.stdout, p.stderr)
+        assert p.stdout.splitlines()[-1] == \
+            "upstream: no test passed on cuda.bindings, so nothing was compared"
