@@ -83,6 +83,17 @@ def generate_fails(run_cubind, tmp_path, header, path, line=None, *extra, status
     return p
 
 
+def rule_refused(run_cubind, tmp_path, header, rule):
+    """generate_fails with the repository's rules plus `rule` (one line, no
+    newline) last: the error must name the rules file and that line."""
+    with open(RULES) as f:
+        lines = f.read().splitlines(True)
+    lines.append(rule + "\n")
+    rules = tmp_path / "rules.txt"
+    rules.write_text("".join(lines))
+    return generate_fails(run_cubind, tmp_path, header, rules, len(lines), "--rules", str(rules))
+
+
 def made_up_header(tmp_path, cuda_h_text, typedefs=TYPEDEFS_H):
     d = tmp_path / "hdr"
     d.mkdir()
@@ -367,12 +378,7 @@ def test_broken_template(run_cubind, tmp_path, cuda_h, template):
 
 
 def test_unknown_rules_directive(run_cubind, tmp_path, cuda_h):
-    with open(RULES) as f:
-        lines = f.read().splitlines(True)
-    lines.append("tests-gen-no-such-directive cuInit\n")
-    rules = tmp_path / "rules.txt"
-    rules.write_text("".join(lines))
-    p = generate_fails(run_cubind, tmp_path, cuda_h, rules, len(lines), "--rules", str(rules))
+    p = rule_refused(run_cubind, tmp_path, cuda_h, "tests-gen-no-such-directive cuInit")
     assert "tests-gen-no-such-directive" in p.stderr
 
 
@@ -382,12 +388,7 @@ def test_missing_rules_file(run_cubind, tmp_path, cuda_h):
 
 
 def test_rename_param_in_takes_three_arguments(run_cubind, tmp_path, cuda_h):
-    with open(RULES) as f:
-        lines = f.read().splitlines(True)
-    lines.append("rename-param-in cuInit Flags\n")
-    rules = tmp_path / "rules.txt"
-    rules.write_text("".join(lines))
-    p = generate_fails(run_cubind, tmp_path, cuda_h, rules, len(lines), "--rules", str(rules))
+    p = rule_refused(run_cubind, tmp_path, cuda_h, "rename-param-in cuInit Flags")
     assert "'rename-param-in' takes 3 argument(s), got 2" in p.stderr
 
 
@@ -523,12 +524,7 @@ def test_host_bytes_rules_that_do_not_fit_are_errors(run_cubind, tmp_path, cuda_
     """A host-bytes rule whose owner exists but which does not fit it is a
     path:line error (the output left as it was); one naming a function or
     record the header lacks is only reported."""
-    with open(RULES) as f:
-        lines = f.read().splitlines(True)
-    lines.append(rule + "\n")
-    rules = tmp_path / "rules.txt"
-    rules.write_text("".join(lines))
-    p = generate_fails(run_cubind, tmp_path, cuda_h, rules, len(lines), "--rules", str(rules))
+    p = rule_refused(run_cubind, tmp_path, cuda_h, rule)
     assert message in p.stderr
 
 
@@ -553,24 +549,15 @@ def test_host_bytes_rules_naming_nothing_are_reported(run_cubind, tmp_path, cuda
 def test_registry_kind_rules_naming_no_kind_are_errors(run_cubind, tmp_path, cuda_h):
     """A registry-kind CONSTANT must be one of the registry kinds the
     generator knows (rules_bind.h: cb_registry_kind): a path:line error."""
-    with open(RULES) as f:
-        lines = f.read().splitlines(True)
-    lines.append("registry-kind CUgraph CUBIND_REG_TESTS_GEN_NONE\n")
-    rules = tmp_path / "rules.txt"
-    rules.write_text("".join(lines))
-    p = generate_fails(run_cubind, tmp_path, cuda_h, rules, len(lines), "--rules", str(rules))
+    p = rule_refused(run_cubind, tmp_path, cuda_h,
+                     "registry-kind CUgraph CUBIND_REG_TESTS_GEN_NONE")
     assert "registry-kind: 'CUBIND_REG_TESTS_GEN_NONE' is not a registry kind" in p.stderr
 
 
 def test_callback_rules_naming_no_kind_are_errors(run_cubind, tmp_path, cuda_h):
     """A callback rule's KIND must be one of callback_kinds.def's words, all
     of which the error lists: a path:line error, nothing written."""
-    with open(RULES) as f:
-        lines = f.read().splitlines(True)
-    lines.append("callback cuLaunchHostFunc fn userData hots\n")
-    rules = tmp_path / "rules.txt"
-    rules.write_text("".join(lines))
-    p = generate_fails(run_cubind, tmp_path, cuda_h, rules, len(lines), "--rules", str(rules))
+    p = rule_refused(run_cubind, tmp_path, cuda_h, "callback cuLaunchHostFunc fn userData hots")
     assert "'callback' takes 'host', 'stream' or 'destroy', not 'hots'" in p.stderr
 
 
