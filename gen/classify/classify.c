@@ -675,11 +675,16 @@ static int is_error_string(const cb_model *m, const cb_facts *facts, const cb_fu
            model_type_enum(m, f->params[0].type) == model_enum_index(m, api->result);
 }
 
-/* Whether pc's handle class (cb_classes.handles) holds a pointer; 0 when
- * pc names no class or one the module lacks. */
-static int holds_pointer(const cb_classes *c, const cb_pclass *pc)
+/* The index in cb_classes.handles of pc's handle class, -1 when pc names
+ * none or one the module lacks. */
+static int handle_of(const cb_classes *c, const cb_pclass *pc)
 {
-    int hi = pc->handle ? handles_index(c->handles, c->nhandles, pc->handle) : -1;
+    return pc->handle ? handles_index(c->handles, c->nhandles, pc->handle) : -1;
+}
+
+/* Whether handle class hi (handle_of) holds a pointer. */
+static int holds_pointer(const cb_classes *c, int hi)
+{
     return hi >= 0 && c->handles[hi].kind == CB_HANDLE_POINTER;
 }
 
@@ -695,11 +700,11 @@ static void derive_params(const cb_classes *c, cb_fclass *fc)
          * where its type is one; a bare pointer type (nvrtc's) has none */
         pc->funcptr_class = pc->shape == SH_IN_FUNCPTR &&
                             handles_index(c->handles, c->nhandles, pc->param->type->spelling) >= 0;
-        int hi = pc->handle ? handles_index(c->handles, c->nhandles, pc->handle) : -1;
+        int hi = handle_of(c, pc);
         pc->stream_like = hi >= 0 && c->handles[hi].stream_protocol;
-        pc->pointer_handle = holds_pointer(c, pc);
+        pc->pointer_handle = holds_pointer(c, hi);
         for (size_t i = 0; i < pc->nattr_cases; i++)
-            pc->attr_cases[i].pointer_handle = holds_pointer(c, &pc->attr_cases[i]);
+            pc->attr_cases[i].pointer_handle = holds_pointer(c, handle_of(c, &pc->attr_cases[i]));
         /* a host-bytes rule says whether the driver writes; else the constness */
         pc->writable = pc->shape == SH_IN_BUFFER &&
                        (pc->host_writes >= 0 ? pc->host_writes : !pc->param->type->pointee->is_const);
