@@ -11,6 +11,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "rules/rules.h"
+#include "rules/rules_bind.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -31,18 +32,23 @@ const cb_directive_info *rules_directive(cb_directive d)
     return &directives[d];
 }
 
-static const char *const callback_kind_words[] = {
-#define CALLBACK_KIND(id, word) word,
+/* Each callback kind's word (callback_kinds.def), indexed by the enum. */
+static const char *const callback_kind_words[CB_NCALLBACK_KINDS] = {
+#define CALLBACK_KIND(id, word) [CB_CALLBACK_##id] = word,
 #include "rules/callback_kinds.def"
 };
-#define NCALLBACK_KINDS (sizeof callback_kind_words / sizeof callback_kind_words[0])
 
 int rules_callback_kind(const char *word)
 {
-    for (size_t i = 0; i < NCALLBACK_KINDS; i++)
-        if (strcmp(callback_kind_words[i], word) == 0)
-            return (int)i;
+    for (int k = 0; k < CB_NCALLBACK_KINDS; k++)
+        if (strcmp(callback_kind_words[k], word) == 0)
+            return k;
     return -1;
+}
+
+const char *rules_callback_kind_name(cb_callback_kind k)
+{
+    return callback_kind_words[k];
 }
 
 /* The directive named d, -1 when unknown. */
@@ -127,15 +133,11 @@ static int parse_line(cb_rules *r, char *line, unsigned lineno, size_t *cap, cha
         return -1;
     }
     if (d == CB_D_CALLBACK && rules_callback_kind(words[4]) < 0) {
-        char kinds[128] = ""; /* 'a', 'b' or 'c' */
-        for (size_t i = 0; i < NCALLBACK_KINDS; i++) {
-            size_t at = strlen(kinds);
-            snprintf(kinds + at, sizeof kinds - at, "%s'%s'",
-                     i == 0 ? "" : i + 1 == NCALLBACK_KINDS ? " or " : ", ",
-                     callback_kind_words[i]);
-        }
-        snprintf(err, errlen, "%s:%u: 'callback' takes %s, not '%s'", r->path, lineno, kinds,
-                 words[4]);
+        strbuf kinds = {0};
+        sb_put_alternatives(&kinds, callback_kind_words, CB_NCALLBACK_KINDS, "'");
+        snprintf(err, errlen, "%s:%u: 'callback' takes %s, not '%s'", r->path, lineno,
+                 kinds.data ? kinds.data : "a kind of callback_kinds.def", words[4]);
+        sb_free(&kinds);
         return -1;
     }
     if (r->nrules == *cap) {

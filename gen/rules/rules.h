@@ -71,8 +71,8 @@ const cb_directive_info *rules_directive(cb_directive d);
 /* Prints every directive (ARGS and DOC, API directives last) for
  * `cubind rules`. */
 void rules_print_directives(FILE *out);
-/* The position of word in callback_kinds.def (a callback rule's KIND),
- * which is its cb_callback_kind (rules_bind.h); -1 when it is none. */
+/* The cb_callback_kind (rules_bind.h) of word, a callback rule's KIND in
+ * callback_kinds.def; -1 when it is none. */
 int rules_callback_kind(const char *word);
 
 typedef struct {

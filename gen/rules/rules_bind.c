@@ -86,17 +86,6 @@ const char *rules_registry_kind_name(cb_registry_kind k)
     return registry_kind_names[k];
 }
 
-/* Each callback kind's word (callback_kinds.def), indexed by the enum. */
-static const char *const callback_kind_names[CB_NCALLBACK_KINDS] = {
-#define CALLBACK_KIND(id, word) [CB_CALLBACK_##id] = word,
-#include "rules/callback_kinds.def"
-};
-
-const char *rules_callback_kind_name(cb_callback_kind k)
-{
-    return callback_kind_names[k];
-}
-
 /* A callback rule's KIND: the rules parser (rules_callback_kind) has
  * refused every word that is not in callback_kinds.def. */
 static cb_callback_kind callback_kind(const char *word)
@@ -113,11 +102,8 @@ static cb_registry_kind registry_kind(cb_facts *b, const cb_rule *rule)
         if (strcmp(registry_kind_names[k], rule->args[1]) == 0)
             return (cb_registry_kind)k;
     strbuf kinds = {0}; /* "A, B or C" */
-    for (int k = CB_REG_KIND_NONE + 1; k < CB_NREG_KINDS; k++) {
-        if (k > CB_REG_KIND_NONE + 1)
-            sb_puts(&kinds, k + 1 == CB_NREG_KINDS ? " or " : ", ");
-        sb_puts(&kinds, registry_kind_names[k]);
-    }
+    sb_put_alternatives(&kinds, registry_kind_names + CB_REG_KIND_NONE + 1,
+                        CB_NREG_KINDS - CB_REG_KIND_NONE - 1, "");
     if (kinds.oom || !kinds.data)
         arena_oom();
     bind_error(b, rule, "'%s' is not a registry kind (%s)", rule->args[1], kinds.data);

@@ -259,7 +259,8 @@ void rules_unbind(cb_facts *f);
  * rule names it by, which is also the runtime's enumerator
  * ("CUBIND_REG_GRAPH"); "" for CB_REG_KIND_NONE. */
 const char *rules_registry_kind_name(cb_registry_kind k);
-/* Callback kind k's WORD in callback_kinds.def ("host"). */
+/* Callback kind k's WORD in callback_kinds.def ("host"); defined beside
+ * the parser's check (rules.c), which holds the one table of them. */
 const char *rules_callback_kind_name(cb_callback_kind k);
 
 /* The facts of the opaque handle or typedef of the model that type t

@@ -57,6 +57,12 @@ int sb_puts(strbuf *sb, const char *s) {
     return sb_append(sb, s, strlen(s));
 }
 
+int sb_put_alternatives(strbuf *sb, const char *const *words, size_t n, const char *quote) {
+    for (size_t i = 0; i < n; i++)
+        sb_printf(sb, "%s%s%s%s", i == 0 ? "" : i + 1 == n ? " or " : ", ", quote, words[i], quote);
+    return sb->oom ? -1 : 0;
+}
+
 int sb_putc(strbuf *sb, int c) {
     char ch = (char)c;
     return sb_append(sb, &ch, 1);

@@ -38,5 +38,8 @@ int sb_puts(strbuf *sb, const char *s);
 int sb_putc(strbuf *sb, int c);
 int sb_printf(strbuf *sb, const char *fmt, ...) SB_PRINTF(2, 3);
 int sb_vprintf(strbuf *sb, const char *fmt, va_list ap) SB_PRINTF(2, 0);
+/* The n words as alternatives for an error message, each between quote
+ * marks: "'a', 'b' or 'c'" (quote "'"), "a or b" (quote ""). */
+int sb_put_alternatives(strbuf *sb, const char *const *words, size_t n, const char *quote);
 
 #endif
