@@ -1,25 +1,23 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # scripts/gpu-run clients [PACKAGES] — client libraries' own tests on
-# cuda.bindings and on cubind: each pytest package path of PACKAGES
-# (space-separated dotted names of test packages; default numba-cuda's
-# driver tests, numba.cuda.tests.cudadrv; single test modules collected
-# no test here, with or without xdist's -n in PYTEST_ADDOPTS, which the
-# summary reports as nothing compared, exit 2), installed on the GPU
-# machine and never
-# copied into the repository, runs first unchanged and then with
-# cuda.bindings.driver and cuda.bindings.utils redirected to cubind.driver
-# and cubind.utils (tests/gpu/redirect_bindings.py, loaded as a pytest
-# plugin before the client is imported; CUBIND_REDIRECT and
-# CUBIND_REDIRECT_KEEP choose the modules; by default cuda.bindings' other
-# modules and cuda.core, compiled against cuda.bindings.driver's classes,
-# are imported first and keep the real module; test-only dependencies the
-# machine lacks, such as numba-cuda's filecheck, are stood in for by
-# tests/gpu/absent_modules.py, so the tests that need them skip on both),
-# then the summary of tests/gpu/upstream_summary.py: every test that passes
-# on cuda.bindings but not on cubind. Builds the bindings first unless
-# build/python holds them. Log and JUnit XML go to $OUT (clients.log,
-# clients-*.xml).
+# cuda.bindings and on cubind. PACKAGES: space-separated dotted names of
+# installed test packages (default numba-cuda's driver tests,
+# numba.cuda.tests.cudadrv), never copied into the repository; single
+# test modules collected no test here, with or without xdist's -n in
+# PYTEST_ADDOPTS, which the summary reports as nothing compared (exit 2).
+# Each runs first unchanged and then with cuda.bindings.driver and
+# cuda.bindings.utils redirected to cubind.driver and cubind.utils
+# (tests/gpu/redirect_bindings.py, loaded as a pytest plugin before the
+# client is imported; CUBIND_REDIRECT and CUBIND_REDIRECT_KEEP choose the
+# modules; by default cuda.bindings' other modules and cuda.core, compiled
+# against cuda.bindings.driver's classes, are imported first and keep the
+# real module; test-only dependencies the machine lacks, such as
+# numba-cuda's filecheck, are stood in for by tests/gpu/absent_modules.py,
+# so the tests that need them skip on both), then the summary of
+# tests/gpu/upstream_summary.py: every test that passes on cuda.bindings
+# but not on cubind. Builds the bindings first unless build/python holds
+# them. Log and JUnit XML go to $OUT (clients.log, clients-*.xml).
 set -u
 packages=${1:-numba.cuda.tests.cudadrv}
 export CUBIND_REDIRECT=${CUBIND_REDIRECT:-driver,utils}

@@ -18,8 +18,8 @@ from redirect_bindings import describe, redirect
 
 REDIRECTED = ("nvrtc", "nvjitlink")
 
-# cuda.bindings' own nvrtc and nvjitlink are imported either way, so that
-# what imports them before the redirect keeps them.
+# Redirecting, cuda.bindings' own nvrtc and nvjitlink are imported first,
+# so that whatever imported them already keeps them.
 if os.environ.get("CUBIND_UPSTREAM_IMPL") == "cubind":
     redirect(REDIRECTED, keep=["cuda.bindings.nvjitlink", "cuda.bindings.nvrtc"])
 
