@@ -94,6 +94,10 @@ class Out:
         import cubind
         ok(drv.cuMemsetD8(self.ptr, 0, 8 * self.n))
         cubind.launch(f, 1, 1, self.ptr, *args, **kw)
+        return self.read()
+
+    def read(self):
+        """What the kernel wrote, once the context is idle."""
         ok(drv.cuCtxSynchronize())
         host = (ctypes.c_uint64 * self.n)()
         ok(drv.cuMemcpyDtoH(ctypes.addressof(host), self.ptr, 8 * self.n))
@@ -272,13 +276,6 @@ def test_dlpack_arrays(mods, out, lib):
         assert o.run(f, arr) == [ptr]
 
 
-def read_back(o):
-    ok(drv.cuCtxSynchronize())
-    host = (ctypes.c_uint64 * o.n)()
-    ok(drv.cuMemcpyDtoH(ctypes.addressof(host), o.ptr, 8 * o.n))
-    return list(host)
-
-
 @pytest.mark.parametrize("face", ["driver", "cu"])
 def test_argtypes_on_every_launch_function(mods, out, face):
     """argtypes= of cuLaunchKernel, cuLaunchKernelEx and
@@ -294,7 +291,7 @@ def test_argtypes_on_every_launch_function(mods, out, face):
         ok(drv.cuMemsetD8(o.ptr, 0, 16))
         r = call()
         assert r is None or r[0] == 0, r
-        return read_back(o)
+        return o.read()
 
     assert launched(lambda: mod.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, None, (o.ptr, 7, 2),
                                                None, argtypes=types)) == [7, f32(2.0)]
