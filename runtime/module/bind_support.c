@@ -1441,9 +1441,13 @@ void cbs_share_module_objects(PyObject *module, const cbs_enum *enums, size_t n)
         if (PyCFunction_Check(value) || (PyType_Check(value) && !PyExceptionClass_Check(value)))
             cbs_make_immortal(value);
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        /* the enum classes' metaclass (in no module dict), which a lookup
+         * such as driver.CUdevice_attribute.X may count */
+        cbs_make_immortal((PyObject *)Py_TYPE(enums[i].type));
         for (size_t k = 0; k < enums[i].n; k++)
             cbs_make_immortal(enums[i].members[k]);
+    }
     /* The module itself: `driver.f(...)` from a module's globals takes a
      * reference to the module object on every call (LOAD_GLOBAL). */
     cbs_make_immortal(module);

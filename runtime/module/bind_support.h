@@ -498,7 +498,8 @@ int cbs_module_add(PyObject *module, const char *name, PyObject *v);
 /* Free-threaded builds, main interpreter only: makes the objects every
  * thread uses immortal (cbs_make_immortal: no shared reference count to
  * contend on): the module object itself, its functions and types
- * (exception classes excepted) and the members of its n enums. Call at the end of the module's exec,
+ * (exception classes excepted), the members of its n enums and their
+ * metaclass. Call at the end of the module's exec,
  * before the module is visible to other threads. No-op elsewhere. */
 void cbs_share_module_objects(PyObject *module, const cbs_enum *enums, size_t n);
 /* The same for one more object the module's state holds and hands to every

@@ -57,7 +57,8 @@ def test_shared_objects_are_immortal_on_free_threaded_builds():
     shared = [d.cuDeviceGetAttribute, cu.cuDeviceGetAttribute, d.CUresult.CUDA_SUCCESS,
               d.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d.CUstream,
               d.CUresult, d.cuInit(0),  # the drop-in face's (CUDA_SUCCESS,)
-              d, cu]  # the modules: `d.f(...)` from globals takes a reference to d
+              d, cu,  # the modules: `d.f(...)` from globals takes a reference to d
+              type(d.CUresult)]  # the enum classes' metaclass
     free_threaded = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
     for o in shared:
         before = sys.getrefcount(o)
