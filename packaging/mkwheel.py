@@ -14,7 +14,9 @@ passes ./configure's `pythons`) it packs, from build/python/cubind/:
     cubind/{driver,_runtime,nvrtc,nvjitlink}<EXT_SUFFIX>      (that interpreter's)
     cubind/include/*.h                             (out/*.h, staged there first)
 
-plus cubind_cuNN-<version>.dist-info/{METADATA,WHEEL,RECORD,licenses/LICENSE}.
+plus cubind_cuNN-<version>.dist-info/{METADATA,WHEEL,RECORD,entry_points.txt,
+licenses/LICENSE} (entry_points.txt: pyproject.toml's [project.scripts], the
+`cubind` command).
 The distribution is named per CUDA major release, as CuPy's (cupy-cuda12x)
 and NVIDIA's (nvidia-*-cu12) are: cubind-cu13 from CUDA 13.x headers,
 cubind-cu12 from 12.x; the import package is `cubind` in each. --generated
@@ -464,9 +466,23 @@ def package_files(package_dir, ext_suffix):
     return files
 
 
+def entry_points_text(project):
+    """entry_points.txt for [project.scripts] (the `cubind` command), or
+    None when there are none."""
+    scripts = project.get("scripts") or {}
+    if not scripts:
+        return None
+    return "[console_scripts]\n" + "".join(
+        "%s = %s\n" % (name, target) for name, target in sorted(scripts.items()))
+
+
 def dist_info_files(project, release):
-    """(name, bytes) of the .dist-info's METADATA and licenses/*."""
+    """(name, bytes) of the .dist-info's METADATA, entry_points.txt and
+    licenses/*."""
     files = [("METADATA", metadata_text(project, release).encode())]
+    entry_points = entry_points_text(project)
+    if entry_points:
+        files.append(("entry_points.txt", entry_points.encode()))
     for name in project.get("license-files") or []:
         files.append(("licenses/" + name, (ROOT / name).read_bytes()))
     return files

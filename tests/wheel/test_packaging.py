@@ -131,6 +131,8 @@ def test_prepare_metadata_matches_the_wheel(pep517_wheels, tmp_path):
         assert (tmp_path / name / "METADATA").read_bytes() == zf.read(name + "/METADATA")
         assert (tmp_path / name / "licenses" / "LICENSE").read_bytes() == \
             zf.read(name + "/licenses/LICENSE")
+        assert (tmp_path / name / "entry_points.txt").read_bytes() == \
+            zf.read(name + "/entry_points.txt")
 
 
 @pytest.mark.skipif(PEP517 == "0", reason="CUBIND_WHEEL_PEP517=0")
