@@ -181,7 +181,8 @@ def test_every_wheel_glob_matches_the_wheel_file_name():
     import fnmatch
     project = mkwheel.project_metadata()
     dist = mkwheel.distribution(project, CUDA_RELEASE).replace("-", "_")
-    names = ["%s-%s-%s-%s-manylinux_2_16_x86_64.whl" % (dist, project["version"], py, abi)
+    names = ["%s-%s-%s-%s-manylinux_2_17_x86_64.manylinux2014_x86_64.whl"
+             % (dist, project["version"], py, abi)
              for py, abi in (("cp312", "cp312"), ("cp313", "cp313"), ("cp313", "cp313t"))]
     files = subprocess.run(["git", "ls-files", "scripts", "packaging", "README.md", "docs"],
                            cwd=ROOT, check=True, capture_output=True, text=True).stdout.split()
