@@ -52,12 +52,12 @@ def driver_line() -> str:
         return "driver: not loaded: %s" % what
     init, = driver.cuInit(0)
     err, version = driver.cuDriverGetVersion()
-    release = "CUDA %s" % _release(version) if err == 0 else \
+    release = "CUDA %s" % _release(version) if version is not None else \
         "version unknown (%s)" % _result_name(err)
     if init != 0:
         return "driver: %s, %s; cuInit failed: %s" % (what, release, _result_name(init))
     err, count = driver.cuDeviceGetCount()
-    devices = "%d device%s" % (count, "" if count == 1 else "s") if err == 0 else \
+    devices = "%d device%s" % (count, "" if count == 1 else "s") if count is not None else \
         "devices unknown (%s)" % _result_name(err)
     return "driver: %s, %s, %s" % (what, release, devices)
 
@@ -132,7 +132,7 @@ def check_driver(signatures: dict[str, str]) -> dict[str, Any]:
     if not loaded:
         raise LookupError(what)
     driver.cuInit(0)
-    version_err, version = driver.cuDriverGetVersion()
+    _, version = driver.cuDriverGetVersion()
     missing = {}
     for name, signature in sorted(signatures.items()):
         m = _PROC.search(signature)
@@ -141,10 +141,10 @@ def check_driver(signatures: dict[str, str]) -> dict[str, Any]:
             continue
         proc, needs = m.group(1), int(m.group(2))
         err, _, status = driver.cuGetProcAddress(proc, needs, 0)
-        if err != 0 or int(status) != 0:
+        if err != 0 or status is None or int(status) != 0:
             why = _result_name(status) if err == 0 else _result_name(err)
             missing[name] = "%s/%d: %s" % (proc, needs, why)
-    return {"driver": version if version_err == 0 else None, "path": what, "missing": missing}
+    return {"driver": version, "path": what, "missing": missing}
 
 
 def read_manifest(path: str) -> dict[str, str]:
