@@ -25,7 +25,7 @@ import os
 import re
 import sys
 import sysconfig
-from typing import Any, Callable, Sequence
+import typing
 
 import cubind
 from cubind import driver
@@ -62,7 +62,7 @@ def driver_line() -> str:
     return "driver: %s, %s, %s" % (what, release, devices)
 
 
-def library_line(label: str, module: str, version: Callable[[Any], str]) -> str:
+def library_line(label: str, module: str, version: typing.Callable[[typing.Any], str]) -> str:
     """A toolkit library's line: its path and version, or why not found."""
     import importlib
     try:
@@ -78,14 +78,14 @@ def library_line(label: str, module: str, version: Callable[[Any], str]) -> str:
         return "%s: %s, version unknown (%s)" % (label, what, e)
 
 
-def _nvrtc_version(m: Any) -> str:
+def _nvrtc_version(m: typing.Any) -> str:
     err, major, minor = m.nvrtcVersion()
     if err != 0:
         raise RuntimeError(_result_name(err))
     return "CUDA %d.%d" % (major, minor)
 
 
-def _nvjitlink_version(m: Any) -> str:
+def _nvjitlink_version(m: typing.Any) -> str:
     return "CUDA %d.%d" % tuple(m.version())
 
 
@@ -125,7 +125,7 @@ def report() -> list[str]:
 
 # ---------------------------------------------------------------- abi-check
 
-def check_driver(signatures: dict[str, str]) -> dict[str, Any]:
+def check_driver(signatures: dict[str, str]) -> dict[str, typing.Any]:
     """Every entry point of the table looked up on the running driver at
     its ABI version: {"driver": version, "missing": {name: why}}."""
     loaded, what = cubind._runtime._driver_status()
@@ -156,7 +156,7 @@ def read_manifest(path: str) -> dict[str, str]:
     return {f["name"]: f["signature"] for f in data["functions"]}
 
 
-def check_manifest(signatures: dict[str, str], recorded: dict[str, str]) -> dict[str, Any]:
+def check_manifest(signatures: dict[str, str], recorded: dict[str, str]) -> dict[str, typing.Any]:
     """A consumer's recorded header against the table: functions the table
     lacks or has with another signature (drift), and those only the table
     has (additions, never drift)."""
@@ -168,9 +168,9 @@ def check_manifest(signatures: dict[str, str], recorded: dict[str, str]) -> dict
     }
 
 
-def abi_check(manifests: Sequence[str], as_json: bool) -> int:
+def abi_check(manifests: typing.Sequence[str], as_json: bool) -> int:
     signatures = driver._abi_signatures()
-    result: dict[str, Any] = {"entries": len(signatures), "manifests": {}}
+    result: dict[str, typing.Any] = {"entries": len(signatures), "manifests": {}}
     try:
         for path in manifests:
             result["manifests"][path] = check_manifest(signatures, read_manifest(path))
@@ -193,7 +193,7 @@ def abi_check(manifests: Sequence[str], as_json: bool) -> int:
     return 1 if drift else 0
 
 
-def print_abi_check(result: dict[str, Any]) -> None:
+def print_abi_check(result: dict[str, typing.Any]) -> None:
     print("installed bindings: %d C entry points (CUDA %s)"
           % (result["entries"], cubind.__cuda_version__))
     d = result["driver"]
@@ -218,7 +218,7 @@ def print_abi_check(result: dict[str, Any]) -> None:
                   % (name, both["recorded"], both["installed"]))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: typing.Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     prog = "cubind" if os.path.basename(sys.argv[0]) == "cubind" else "python -m cubind"
     if args and args[0] == "abi-check":
