@@ -523,8 +523,8 @@ def write_wheel(out_dir, project, release, tags, files):
         "Wheel-Version: 1.0\n"
         "Generator: cubind packaging/mkwheel.py\n"
         "Root-Is-Purelib: false\n"
-        "".join("Tag: %s-%s-%s\n" % (py_tag, abi_tag, plat)
-                for plat in plat_tag.split("."))).encode(), False))
+        + "".join("Tag: %s-%s-%s\n" % (py_tag, abi_tag, plat)
+                  for plat in plat_tag.split("."))).encode(), False))
     record = io.StringIO()
     writer = csv.writer(record, lineterminator="\n")
     for arc, data, _ in entries:

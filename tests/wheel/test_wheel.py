@@ -148,6 +148,11 @@ def test_layout_record_metadata(python, wheel):
         assert b64 == expected.decode(), file
         assert int(size) == len(data[file]), file
 
+    # the WHEEL file: its header lines, then one Tag line per platform tag
+    lines = data[dist_info + "/WHEEL"].decode().splitlines()
+    assert lines[:3] == ["Wheel-Version: 1.0", "Generator: cubind packaging/mkwheel.py",
+                         "Root-Is-Purelib: false"], lines
+    assert all(line.startswith("Tag: ") for line in lines[3:]), lines
     wheel_meta = email.parser.Parser().parsestr(data[dist_info + "/WHEEL"].decode())
     assert wheel_meta["Wheel-Version"] == "1.0"
     assert wheel_meta["Root-Is-Purelib"] == "false"
