@@ -446,6 +446,7 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
     pc->cast_from = NULL;
     const cb_param_facts *pf = pfacts(facts, f, p);
     pc->pyname = pf->pyname ? pf->pyname : python_param_name(m, facts, p->name);
+    pc->doc = pf->on[CB_D_PARAM_DOC] ? pf->on[CB_D_PARAM_DOC]->args[2] : NULL;
     const cb_type *t = p->type;
     if (classify_callback(facts, f, p, pc) || classify_attribute_output(m, facts, f, pc, why))
         return;

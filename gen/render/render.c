@@ -216,6 +216,9 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     tv *p = tv_map();
     tv_set_str(p, "cname", pc->param->name);
     tv_set_str(p, "pyname", pc->pyname);
+    /* its description for the docstrings (a param-doc rule), C-escaped */
+    tv_set_bool(p, "has_doc", pc->doc != NULL);
+    tv_set(p, "doc", c_string_chars(pc->doc ? pc->doc : "", pc->doc ? strlen(pc->doc) : 0));
     tv_set_str(p, "fname", f->name);
     tv_set_str(p, "ptype", pc->param->type->spelling);
     set_decl_type(p, pc->param->type->spelling);

@@ -307,7 +307,8 @@ def test_loader_order(nvrtc, tmp_path):
 
 def test_example_compiles(nvrtc):
     """examples/nvrtc_launch.py's compile step (its launch needs a GPU:
-    tests/gpu/test_nvrtc_gpu.py): PTX with the kernel, the log on failure."""
+    tests/gpu/test_nvrtc_gpu.py, and the fake driver's in tests/examples):
+    PTX with the kernel, the log on failure."""
     import importlib.util
     import pathlib
 
@@ -315,6 +316,6 @@ def test_example_compiles(nvrtc):
     spec = importlib.util.spec_from_file_location("nvrtc_launch", path)
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
-    assert b".visible .entry axpy(" in example.compile_ptx(example.SOURCE, ARCH)
+    assert b".visible .entry scaleArray(" in example.compile_ptx(example.SOURCE, ARCH)
     with pytest.raises(cubind.NVRTCError, match="undefined"):
         example.compile_ptx(b"__global__ void f() { undefined; }", ARCH)
