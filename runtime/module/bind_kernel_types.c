@@ -73,7 +73,10 @@ static void source_name(demangler *d)
 }
 
 /* <seq-id> _ (base 36, upper case), after S or T: the index + 1, or 0 for
- * the bare "_". -1 when malformed. */
+ * the bare "_". -1 when malformed. Invariant of every step here: d->p
+ * moves past a character only once it is known not to be the name's NUL
+ * (a name cut short, "_ZN1aT5", ends inside the id: the NUL is malformed,
+ * never skipped). */
 static long seq_id(demangler *d)
 {
     long v = 0;
@@ -81,14 +84,13 @@ static long seq_id(demangler *d)
         d->p++;
         return 0;
     }
-    while (*d->p != '_') {
-        char c = *d->p++;
+    for (char c; (c = *d->p) != '_'; d->p++) {
         if (is_digit(c))
             v = v * 36 + (c - '0');
         else if (c >= 'A' && c <= 'Z')
             v = v * 36 + (c - 'A' + 10);
         else
-            return -1;
+            return -1; /* the NUL included */
         if (v > 100000)
             return -1;
     }

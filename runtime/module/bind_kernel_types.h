@@ -31,11 +31,15 @@ typedef enum {
 } cbs_kt_kind;
 
 /* One parameter's type: kind in the low 8 bits, declared size (0: the
- * driver's) above. */
-typedef unsigned cbs_ktype;
-#define CBS_KT(kind, size) ((unsigned)(kind) | ((unsigned)(size) << 8))
+ * driver's) in the 56 above, so that any size a parameter may have is
+ * kept whole (a 24-bit size once wrapped 2**24 + 8 bytes to 8). */
+typedef uint64_t cbs_ktype;
+#define CBS_KT(kind, size) ((uint64_t)(kind) | ((uint64_t)(size) << 8))
 #define CBS_KT_KIND(t) ((cbs_kt_kind)((t) & 0xFFu))
 #define CBS_KT_SIZE(t) ((size_t)((t) >> 8))
+/* The largest size a cbs_ktype holds: a larger one is refused where it is
+ * made (a ctypes or numpy type), never wrapped. */
+#define CBS_KT_SIZE_MAX (UINT64_MAX >> 8)
 
 /* The parameter types of the kernel whose mangled name is `name`: 1 and
  * out[0..n) when the name is an Itanium-mangled function name with exactly
