@@ -32,14 +32,13 @@ typedef enum {
 
 /* One parameter's type: kind in the low 8 bits, declared size (0: the
  * driver's) in the 56 above, so that any size a parameter may have is
- * kept whole (a 24-bit size once wrapped 2**24 + 8 bytes to 8). */
+ * kept whole (a 24-bit size once wrapped 2**24 + 8 bytes to 8; the
+ * packer's ctypes types stop at 1 GiB, PTX arrays at 10 * 2**20 elements
+ * of 8 bytes). */
 typedef uint64_t cbs_ktype;
 #define CBS_KT(kind, size) ((uint64_t)(kind) | ((uint64_t)(size) << 8))
 #define CBS_KT_KIND(t) ((cbs_kt_kind)((t) & 0xFFu))
 #define CBS_KT_SIZE(t) ((size_t)((t) >> 8))
-/* The largest size a cbs_ktype holds: a larger one is refused where it is
- * made (a ctypes or numpy type), never wrapped. */
-#define CBS_KT_SIZE_MAX (UINT64_MAX >> 8)
 
 /* The parameter types of the kernel whose mangled name is `name`: 1 and
  * out[0..n) when the name is an Itanium-mangled function name with exactly

@@ -1991,6 +1991,9 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
         if (Py_TYPE(v) == (PyTypeObject *)ti->type)
             return copy_instance(v, size, slot, c, i);
         double d;
+        if (is_complex(v)) /* its __float__ (numpy's) drops the imaginary part */
+            return fail(PyExc_TypeError, fname, what, i, "%s needs a float, not %.100s",
+                        ti->kind == T_F32 ? "c_float" : "c_double", Py_TYPE(v)->tp_name);
         if (is_numpy_scalar(v))
             return ctypes_numpy_float(v, size, slot, fname, what, i);
         if (PyFloat_Check(v)) {
@@ -2250,12 +2253,6 @@ static int argtypes_parse(cbs_tables *tb, PyObject *argtypes, const cbs_pack_lay
             tinfo ti;
             if (classify(&c, t, ix, &ti) < 0)
                 goto done;
-            if ((unsigned long long)ti.size > CBS_KT_SIZE_MAX) {
-                fail(PyExc_TypeError, fname, "argtypes item", ix,
-                     "%R has %zu bytes, the kernel's parameter %zd has %zu", t,
-                     (size_t)ti.size, ix, l->size[k]);
-                goto done;
-            }
             out[k] = ktype_of_ctypes(&ti);
             r = 1;
         } else {

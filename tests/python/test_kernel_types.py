@@ -725,6 +725,105 @@ def test_argtypes_numpy(kernel):
     k.refused(OverflowError, 0.0, np.int64(2**31), 0.0, argtypes=types, fragments=("parameter 1:",))
 
 
+def numpy_like(name, base=object, **methods):
+    """A stand-in for numpy scalar type numpy.<name> (numpy is not needed
+    here): the packer knows numpy's scalars by their type's name."""
+    return type("numpy." + name, (base,), methods)
+
+
+class Complex128(complex):
+    """As numpy.complex128: a complex whose __float__ gives the real part
+    (numpy warns and drops the imaginary one)."""
+
+    def __float__(self):
+        return self.real
+
+
+Complex64 = numpy_like("complex64", __float__=lambda self: 1.5, __complex__=lambda self: 1.5 + 2j)
+
+
+def test_strict_conversions_refused_naming_the_parameter(kernel, dptr):
+    """Issue 42: what 4ed6c2d read loosely is refused with a TypeError
+    naming the parameter: a type string or a dtype's kind with a NUL was
+    read up to it ("f4\0junk" was float32), a numpy complex scalar in a
+    float parameter kept its real part (Python's complex was refused), and
+    a parameter type's size was kept in 24 bits (c_char * (2**24 + 8)
+    passed as an 8-byte parameter)."""
+    k = kernel(fresh("sc"), [4, 4, 8])
+    good = k.launch(1.5, 1, dptr, argtypes=("f4", "i4", "p"))
+    assert good == struct.pack("<fiQ", 1.5, 1, int(dptr))
+
+    class DType:
+        def __init__(self, kind, itemsize):
+            self.kind, self.itemsize = kind, itemsize
+
+    for types, item in [(("f4\0junk", "i4", "p"), 0), (("f4", "i4\0", "p"), 1),
+                        (("f4", "i4", "p\0f8"), 2), ((DType("f\0junk", 4), "i4", "p"), 0),
+                        ((DType("f", 4), DType("i\0", 4), "p"), 1)]:
+        k.refused(TypeError, 1.5, 1, dptr, argtypes=types,
+                  fragments=("argtypes item %d" % item, "is not a type"))
+    for types, item, size in [(("f4", "i4", ctypes.c_char * (2**24 + 8)), 2, 2**24 + 8),
+                              ((ctypes.c_char * (2**25 + 4), "i4", "p"), 0, 2**25 + 4),
+                              (("f4", ctypes.c_int32 * (2**22 + 1), "p"), 1, 4 * (2**22 + 1))]:
+        k.refused(TypeError, 1.5, 1, dptr, argtypes=types,
+                  fragments=("argtypes item %d" % item, "has %d bytes" % size))
+    for v in (1.5 + 2j, Complex128(1.5, 2), Complex64()):
+        k.refused(TypeError, v, 1, dptr, argtypes=("f4", "i4", "p"),
+                  fragments=("kernel parameter 0:", "float"))
+        k.refused(TypeError, 1.5, 1, v, argtypes=("f4", "i4", "f8"),
+                  fragments=("kernel parameter 2:",))
+        # the (values, types) form's c_float / c_double alike
+        with pytest.raises(TypeError, match="kernel parameter 0"):
+            cu.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None,
+                              ((v, 1, 0.0), (ctypes.c_float, ctypes.c_int, ctypes.c_double)), 0)
+    assert k.launch(1.5, 1, dptr, argtypes=("f4", "i4", "p")) == good
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="a str with a buffer needs __buffer__ "
+                    "(PEP 688, 3.12); numpy.str_ itself is tested below when numpy is there")
+def test_str_is_never_a_parameters_bytes(kernel, dptr):
+    """numpy.str_ exports its UCS-4 code points as a buffer: 4ed6c2d packed
+    np.str_('x') into an int or float parameter as 120. A str is text:
+    refused, typed or not."""
+    class NpStr(str):  # what numpy.str_ is to the packer: a str with a buffer
+        def __buffer__(self, flags):
+            return memoryview("x".encode("utf-32-le"))
+
+    v = NpStr("x")
+    assert bytes(memoryview(v)) == b"x\0\0\0"
+    k = kernel(fresh("ss"), [4, 4, 8])
+    k.refused(TypeError, 1.5, v, dptr, argtypes=("f4", "i4", "p"),
+              fragments=("kernel parameter 1:",))
+    k.refused(TypeError, v, 1, dptr, argtypes=("f4", "i4", "p"),
+              fragments=("kernel parameter 0:",))
+    k.refused(TypeError, 1.5, v, dptr, fragments=("kernel parameter 1:",))  # by size
+
+
+def test_numpy_complex_and_str(kernel, dptr):
+    np = pytest.importorskip("numpy")
+    k = kernel(fresh("nc"), [4, 4, 8])
+    for v in (np.complex64(1.5 + 2j), np.complex128(1.5), np.clongdouble(1.5)):
+        k.refused(TypeError, v, 1, dptr, argtypes=("f4", "i4", "p"),
+                  fragments=("kernel parameter 0:",))
+    k.refused(TypeError, 1.5, np.str_("x"), dptr, argtypes=("f4", "i4", "p"),
+              fragments=("kernel parameter 1:",))
+    k.refused(TypeError, np.str_("x"), 1, dptr, fragments=("kernel parameter 0:",))
+
+
+def test_ptx_byte_array_size_kept_whole(kernel):
+    """A PTX `.b64 x[2097153]` is 16777224 bytes: 4ed6c2d kept 24 bits of
+    it (8) and typed the driver's 8-byte parameter as an 8-byte opaque
+    value, refusing an int. The sizes disagree: the parameter is untyped
+    (packed by its size, as for a cubin), and the other entry's typed."""
+    name = fresh("bg")
+    image = ptx_entry(name, [".b64 {}[2097153]"])
+    k = kernel(name, [8], image=image)
+    assert k.launch(5) == struct.pack("<Q", 5)
+    name2 = fresh("bh")
+    k2 = kernel(name2, [8], image=ptx_entry(name2, [".align 8 .b8 {}[8]"]))
+    k2.refused(TypeError, 5, fragments=("kernel parameter 0:",))  # typed: 8 opaque bytes
+
+
 # ---- pointers ----------------------------------------------------------------------
 
 class CAI:
