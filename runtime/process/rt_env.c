@@ -38,7 +38,7 @@ static long long rt_env_exit_ms = RT_ENV_EXIT_TIMEOUT_DEFAULT_MS; /* written by 
 static void rt_env_read(void)
 {
     const char *v = getenv(RT_ENV_EXIT_TIMEOUT);
-    if (v && !rt_env_parse_seconds(v, &rt_env_exit_ms)) {
+    if (v && *v && !rt_env_parse_seconds(v, &rt_env_exit_ms)) {
         /* %.200s: an absurdly long value still makes one line */
         fprintf(stderr, "cubind: %s='%.200s' is not a number of seconds >= 0; using %lld s\n",
                 RT_ENV_EXIT_TIMEOUT, v, RT_ENV_EXIT_TIMEOUT_DEFAULT_MS / 1000);

@@ -5,9 +5,9 @@
  *
  * CUBIND_EXIT_TIMEOUT: how long an interpreter's exit waits for Python
  * callbacks still running (rt_callbacks.h), in seconds, decimals allowed
- * ("0.5"); default 5. A value that is not such a number (negative,
- * non-numeric, empty, past 10**9 s) is reported once on stderr with the
- * value used instead ("cubind: CUBIND_EXIT_TIMEOUT='-1' is not a number of
+ * ("0.5"); default 5, also when empty (as CUBIND_LIBCUDA). A value that
+ * is not such a number (negative, non-numeric, past 10**9 s) is reported
+ * once on stderr with the value used instead ("cubind: CUBIND_EXIT_TIMEOUT='-1' is not a number of
  * seconds >= 0; using 5 s"), never silently replaced.
  *
  * Read at cubind._runtime's import (rt_env_check) and at the first use,
