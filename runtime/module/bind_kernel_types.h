@@ -59,6 +59,18 @@ typedef struct cbs_kt_table cbs_kt_table;
  * out of memory. */
 cbs_kt_table *cbs_kt_table_from_image(const void *image, size_t len);
 
+/* Reads n bytes at offset `at` of a source (a file) into buf: 1 when all
+ * of them were read, else 0. */
+typedef int (*cbs_kt_read_fn)(void *src, uint64_t at, void *buf, size_t n);
+
+/* The .entry directives of a code file of `size` bytes, read through
+ * `read` without a copy of the whole file: a fat binary's headers and its
+ * uncompressed PTX payloads, one at a time (its other entries are skipped
+ * unread); a text's first 4 KiB, then all of it only when it begins as PTX
+ * does (up to 1 GiB); nothing more of anything else (an ELF cubin). NULL
+ * as cbs_kt_table_from_image. */
+cbs_kt_table *cbs_kt_table_from_reader(cbs_kt_read_fn read, void *src, uint64_t size);
+
 /* Whether a code image given as a buffer of len bytes holds all that the
  * driver reads of it, by what its contents say: PTX text (anything not
  * below) up to its NUL, within len or at len when nul_after (a bytes

@@ -2,8 +2,8 @@
 /*
  * fuzz_kernel_types.c — libFuzzer target for the kernel-typing parsers of
  * runtime/module/bind_kernel_types.c: the mangled-name demangler, the PTX
- * and fat-binary readers (an image of known length), the code-image size
- * check and the type strings of argtypes=. The first byte chooses the
+ * and fat-binary readers (an image of known length, and a file read in
+ * parts), the code-image size check and the type strings of argtypes=. The first byte chooses the
  * parser, the rest is its input, copied into a heap block of exactly its
  * size (plus the NUL a C string has): under ASan a read past the end is a
  * heap-buffer-overflow. Outcomes are checked where the contract says more
@@ -17,6 +17,21 @@
 #include "bind_kernel_types.h"
 
 enum { MANGLED, IMAGE, IMAGE_FITS, TYPE_STRING, NMODES };
+
+/* a code file in memory for cbs_kt_table_from_reader */
+typedef struct {
+    const char *p;
+    size_t size;
+} mem_file;
+
+static int mem_read(void *src, uint64_t at, void *buf, size_t n)
+{
+    const mem_file *f = src;
+    if (at > f->size || n > f->size - at)
+        return 0;
+    memcpy(buf, f->p + at, n);
+    return 1;
+}
 
 /* what the first byte's mode gets: a C string (n bytes + NUL) or bytes */
 static char *copy(const uint8_t *data, size_t n, int nul)
@@ -57,9 +72,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcpy(&magic, data, size < 4 ? size : 4);
         if (magic == 0x466243B1u)
             break;
-        /* length given (a Python buffer) */
+        /* length given (a Python buffer), and as a file read in parts */
         char *image = copy(data, size, 0);
         cbs_kt_table_free(cbs_kt_table_from_image(image, size));
+        mem_file f = {image, size};
+        cbs_kt_table_free(cbs_kt_table_from_reader(mem_read, &f, size));
         free(image);
         /* length unknown (an int address), for text only: a fat binary of
          * unknown length is read as far as its own sizes say, as the

@@ -501,6 +501,89 @@ def test_ptx_files(fake, ctx, dptr, tmp_path):
     cu.cuLinkDestroy(state)
 
 
+BIG_FILES = r"""
+import ctypes, os, resource, struct, sys, time
+import cubind, cubind.cu as cu
+from fake_driver import open_fake
+
+fake = open_fake()
+cu.cuInit(0)
+cu.cuCtxSetCurrent(cu.cuDevicePrimaryCtxRetain(cu.cuDeviceGet(0)))
+tmp, base = sys.argv[1], sys.argv[2]
+BIG = 600 << 20
+
+def sparse(path, head, tail_at=None, tail=b""):
+    # head at 0, tail at tail_at, holes between (no disk, no memory)
+    with open(path, "wb") as f:
+        f.write(head)
+        if tail_at is not None:
+            f.seek(tail_at)
+            f.write(tail)
+        f.truncate(max(f.tell(), BIG))
+    return path.encode()
+
+def fatbin(name):
+    # an ELF entry of BIG bytes, then a PTX entry typing `name`
+    text = (".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry %s(\n"
+            "\t.param .u64 a,\n\t.param .f32 b\n)\n{\n\tret;\n}\n" % name).encode() + b"\0"
+    text += b"\0" * (-len(text) % 8)
+    elf = struct.pack("<HHIQ", 2, 0x101, 64, BIG) + bytes(48)
+    ptx = struct.pack("<HHIQ", 1, 0x101, 64, len(text)) + bytes(48) + text
+    body = len(elf) + BIG + len(ptx)
+    head = struct.pack("<IHHQ", 0xBA55ED50, 1, 16, body) + elf
+    return head, 16 + len(elf) + BIG, ptx
+
+names = [base + s for s in ("m", "l", "k")]
+for name in names:
+    fake.fakecuda_set_param_layout(None, name.encode(), 2, (ctypes.c_size_t * 2)(0, 8),
+                                   (ctypes.c_size_t * 2)(8, 4))
+paths = []
+for name in names:
+    head, at, ptx = fatbin(name)
+    paths.append(sparse(os.path.join(tmp, name + ".fatbin"), head, at, ptx))
+junk = sparse(os.path.join(tmp, "junk.bin"), b"\0junk")  # neither PTX nor a fat binary
+
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10
+t0 = time.perf_counter()
+mod = cu.cuModuleLoad(paths[0])
+lib = cu.cuLibraryLoadFromFile(paths[1], None, None, 0, None, None, 0)
+state = cu.cuLinkCreate(0, None, None)
+cu.cuLinkAddFile(state, cu.CUjitInputType.CU_JIT_INPUT_FATBINARY, paths[2], 0, None, None)
+image, _ = cu.cuLinkComplete(state)
+linked = cu.cuModuleLoadData(image)
+other = cu.cuModuleLoad(junk)
+took = time.perf_counter() - t0
+grew = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10) - before
+fns = [cu.cuModuleGetFunction(mod, names[0].encode()),
+       cu.cuLibraryGetKernel(lib, names[1].encode()),
+       cu.cuModuleGetFunction(linked, names[2].encode())]
+dptr = cu.cuMemAlloc(64)
+buf = ctypes.create_string_buffer(64)
+for name, f in zip(names, fns):
+    cubind.launch(f, 1, 1, dptr, 6)  # typed from the PTX entry after the big one
+    n = fake.fakecuda_last_launch_params(name.encode(), buf, 64)
+    assert buf.raw[:n] == struct.pack("<Qf", int(dptr), 6.0), name
+asan = "libasan" in open("/proc/self/maps").read()
+print("grew", grew, "took", took, "asan", asan)
+"""
+
+
+def test_code_files_read_without_a_whole_copy(tmp_path):
+    """Issue 42 item 7: cuModuleLoad, cuLibraryLoadFromFile and
+    cuLinkAddFile read a code file for its PTX without a second whole copy:
+    a fat binary's headers and its PTX entry only (three 600 MiB fat
+    binaries, their PTX after a 600 MiB ELF entry, still typed), a file
+    that is neither PTX nor a fat binary no further than its first 4 KiB.
+    4ed6c2d read each whole (600 MiB of memory and seconds per load)."""
+    r = run_python_args(BIG_FILES, str(tmp_path), fresh("bf"))
+    assert r.returncode == 0, r.stderr[-3000:]
+    words = r.stdout.split()
+    grew, took, asan = int(words[1]), float(words[3]), words[5] == "True"
+    if not asan:  # ASan's allocator and shadow memory say nothing here
+        assert grew < 64 << 20, grew
+    assert took < 20, took
+
+
 def test_unload_forgets_ptx_types(kernel, dptr):
     rt = sys.modules["cubind._runtime"]
     base = rt._registry_counts()["code_module"]
