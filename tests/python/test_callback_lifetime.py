@@ -10,7 +10,12 @@ fake driver, which calls host functions and stream callbacks from its own
 threads: a Python host function blocks the stream until the ctypes
 callback, launched behind it, has been dropped, collected, and its memory
 reused by other ctypes callbacks; then the stream goes on."""
+import pytest
+
 from conftest import run_python
+
+# Also under ThreadSanitizer (tests/run): the C callback runs on the runner.
+pytestmark = pytest.mark.tsan
 
 PROLOGUE = r"""
 import ctypes, gc, sys, threading, weakref
