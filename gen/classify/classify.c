@@ -922,7 +922,9 @@ static void classify_registry(cb_model *m, const cb_facts *facts, cb_fclass *fc)
         int bad = ra->param < 0 || (rf->names_other && ra->other < 0);
         bad |= !keep && ra->kind == CB_REG_KIND_NONE;
         bad |= ra->other >= 0 && ra->other_kind == CB_REG_KIND_NONE;
-        bad |= keep && (ra->other < 0 || fc->params[ra->param].shape != SH_IN_PTR);
+        bad |= keep && (ra->other < 0 || (fc->params[ra->param].shape != SH_IN_PTR &&
+                                          fc->params[ra->param].shape != SH_IN_FUNCPTR &&
+                                          fc->params[ra->param].shape != SH_IN_BUFFER));
         if (bad && fc->supported) {
             fc->supported = 0;
             fc->why = model_strdup(m, "a registry rule names a parameter without a registry kind");

@@ -292,6 +292,7 @@ static const struct {
     {"code_library", CUBIND_REG_CODE_LIBRARY},
     {"code_link", CUBIND_REG_CODE_LINK},
     {"code_image", CUBIND_REG_CODE_IMAGE},
+    {"nvrtc_program", CUBIND_REG_NVRTC_PROGRAM},
 };
 
 static PyObject *rt_registry_counts_py(PyObject *m, PyObject *unused)
