@@ -4,6 +4,8 @@
  * they convert to belong to the calling module's state (cbs_tables).
  */
 #include "bind_struct.h"
+
+#include "bind_c_callback.h" /* cbs_funcptr_owned */
 #include "cubind_compat.h"
 
 #include <float.h>
@@ -613,6 +615,11 @@ static int to_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsign
             return -1;
         if (rc > 0) {
             *out = (unsigned long long)(uintptr_t)fp;
+            /* an object that owns the function's code (a ctypes function
+             * pointer) is kept with the field, as a buffer is: its thunk
+             * dies with it (bind_c_callback.h); an address is not */
+            if (cbs_funcptr_owned(v, own))
+                *keep = Py_NewRef(v);
             return 0;
         }
         char want[200];

@@ -68,7 +68,9 @@
  * loop over a count that describes no memory). Like C, reading trusts a
  * non-NULL address: a
  * garbage address the caller wrote there is the caller's fault.
- * Pointer fields set from Python objects keep those objects alive: the
+ * Pointer fields set from Python objects keep those objects alive (a
+ * function-pointer field set from a ctypes function pointer too: its code
+ * dies with it; not from an int address): the
  * root instance (the owner of the bytes) has a dict `keep` from the field's
  * byte offset in the root to the object; writing the field again replaces
  * or drops the entry, and copying a record into another copies the entries

@@ -117,3 +117,40 @@ assert d.cuLaunchHostFunc(s, addr, None)[0] == 0
 assert d.cuStreamSynchronize(s)[0] == 0
 assert seen == [False]
 """)
+
+
+def test_host_node_function_lives_with_its_graph():
+    """A host node's function (a ctypes function pointer set in its
+    CUDA_HOST_NODE_PARAMS) and data live as long as the graph calls them,
+    the struct and the caller's references dropped: kept by the graph's
+    registry entry (cuGraphAddHostNode) or the node's
+    (cuGraphHostNodeSetParams), released with the graph. 4ed6c2d kept them
+    only as long as the struct."""
+    run(r"""
+err, g = d.cuGraphCreate(0)
+assert err == 0
+
+class Data(bytearray):  # takes weak references
+    pass
+
+def params():
+    p = d.CUDA_HOST_NODE_PARAMS()
+    fn, data = HOSTFN(lambda q: None), Data(b"data")
+    p.fn, p.userData = fn, data
+    return p, weakref.ref(fn), weakref.ref(data)
+
+p, fn_gone, data_gone = params()
+err, node = d.cuGraphAddHostNode(g, None, 0, p)
+assert err == 0, err
+del p
+churn()
+assert fn_gone() is not None and data_gone() is not None
+p, fn2_gone, data2_gone = params()
+assert d.cuGraphHostNodeSetParams(node, p)[0] == 0
+del p
+churn()
+assert fn2_gone() is not None and data2_gone() is not None
+assert d.cuGraphDestroy(g)[0] == 0
+gc.collect()
+assert None is fn_gone() is data_gone() is fn2_gone() is data2_gone()
+""")
