@@ -6,7 +6,9 @@
  * General rules, in order, for a parameter of type P:
  *  - a value (integer, float, enum, handle, value handle) is an input;
  *  - `const char *` is an input string; `void *` / `const void *` host
- *    memory; a function pointer an input address;
+ *    memory, of as many bytes as a `size_t` parameter right after it says
+ *    (C's (buffer, size) pair: nvJitLinkAddData's data, size): a Python
+ *    buffer must hold them; a function pointer an input address;
  *  - `const T *`: an array when a count parameter pairs with it (by name:
  *    num<Name> or count), else one struct by pointer;
  *  - `T *` (not const): an output array when a count pairs with it (an
@@ -421,6 +423,19 @@ static const char *python_param_name(cb_model *m, const cb_facts *facts, const c
     return r;
 }
 
+/* The byte size of `void *` parameter p by the general rule: the index of
+ * the `size_t` parameter right after it, passed by value, or -1. Every
+ * (buffer, size) pair of every face gets its length check from here (a
+ * host-bytes rule says more: another size, the direction). */
+static int byte_size_after(const cb_function *f, const cb_param *p)
+{
+    const cb_param *next = p + 1;
+    if (next >= f->params + f->nparams || next->type->kind != TY_INT)
+        return -1;
+    return next->type->name && strcmp(next->type->name, "size_t") == 0 ? (int)(next - f->params)
+                                                                          : -1;
+}
+
 /* A host-bytes rule on `void *` parameter p: its byte count (an integer
  * parameter: rules_bind checked it) and whether the driver writes there. */
 static void host_buffer(const cb_facts *facts, const cb_function *f, const cb_param *p,
@@ -523,6 +538,7 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
     } else if (pt->kind == TY_VOID) {
         pc->shape = SH_IN_BUFFER;
         pc->elem = EK_POINTER;
+        pc->count_index = byte_size_after(f, p);
         host_buffer(facts, f, p, pc);
     } else if (is_char(pt) && pt->is_const) {
         pc->shape = SH_IN_STRING;
@@ -907,7 +923,9 @@ static void classify_registry(cb_model *m, const cb_facts *facts, cb_fclass *fc)
         int bad = ra->param < 0 || (rf->names_other && ra->other < 0);
         bad |= !keep && ra->kind == CB_REG_KIND_NONE;
         bad |= ra->other >= 0 && ra->other_kind == CB_REG_KIND_NONE;
-        bad |= keep && (ra->other < 0 || fc->params[ra->param].shape != SH_IN_PTR);
+        bad |= keep && (ra->other < 0 || (fc->params[ra->param].shape != SH_IN_PTR &&
+                                          fc->params[ra->param].shape != SH_IN_FUNCPTR &&
+                                          fc->params[ra->param].shape != SH_IN_BUFFER));
         if (bad && fc->supported) {
             fc->supported = 0;
             fc->why = model_strdup(m, "a registry rule names a parameter without a registry kind");

@@ -4,6 +4,8 @@
  * they convert to belong to the calling module's state (cbs_tables).
  */
 #include "bind_struct.h"
+
+#include "bind_c_callback.h" /* cbs_funcptr_owned */
 #include "cubind_compat.h"
 
 #include <float.h>
@@ -419,17 +421,20 @@ static unsigned long long count_of(cbs_struct *s, const cbs_field_def *c)
 }
 
 /* A CBS_F_HANDLE_OUT field: its count field's number of handles of class
- * t, read from the array the field points at (zeros while it is NULL). */
+ * t, read from the array the field points at. Invariant: no more handle
+ * objects than the array holds: while the field is NULL it describes no
+ * memory, and the list is empty whatever the count says (a count of 2**31
+ * once built 2**31 handle objects of zeros). */
 static PyObject *load_driver_handles(cbs_struct *s, const cbs_field_def *f, PyTypeObject *t)
 {
     const unsigned char *a =
         (const unsigned char *)(uintptr_t)read_u(s->data + f->offset, f->size);
-    unsigned long long n = count_of(s, &s->def->fields[f->aux]);
+    unsigned long long n = a ? count_of(s, &s->def->fields[f->aux]) : 0;
     if (n > (unsigned long long)PY_SSIZE_T_MAX / f->elem_size)
         return PyErr_NoMemory();
     PyObject *list = PyList_New((Py_ssize_t)n);
     for (Py_ssize_t i = 0; list && i < (Py_ssize_t)n; i++) {
-        PyObject *h = cbs_handle_new(t, a ? read_u(a + (size_t)i * f->elem_size, f->elem_size) : 0);
+        PyObject *h = cbs_handle_new(t, read_u(a + (size_t)i * f->elem_size, f->elem_size));
         if (!h)
             Py_CLEAR(list);
         else
@@ -610,6 +615,11 @@ static int to_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsign
             return -1;
         if (rc > 0) {
             *out = (unsigned long long)(uintptr_t)fp;
+            /* an object that owns the function's code (a ctypes function
+             * pointer) is kept with the field, as a buffer is: its thunk
+             * dies with it (bind_c_callback.h); an address is not */
+            if (cbs_funcptr_owned(v, own))
+                *keep = Py_NewRef(v);
             return 0;
         }
         char want[200];

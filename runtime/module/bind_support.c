@@ -1593,7 +1593,13 @@ int cbs_reg_owned(const cubind_rt_api *rt, int kind, uintptr_t h, int owner_kind
 
 int cbs_reg_keep(const cubind_rt_api *rt, int kind, uintptr_t h, PyObject *obj)
 {
-    PyObject *kept = cbs_struct_kept(obj);
+    const unsigned char *bytes;
+    size_t size;
+    /* a struct: what it keeps; another object: itself (a ctypes function,
+     * a buffer), but for an int address or None, which hold nothing */
+    PyObject *kept = cbs_struct_bytes(obj, &bytes, &size) ? cbs_struct_kept(obj)
+                     : obj == Py_None || PyLong_Check(obj) ? Py_NewRef(Py_None)
+                                                            : Py_NewRef(obj);
     if (!kept)
         return -1;
     int rc = 0;

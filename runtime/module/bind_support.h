@@ -532,8 +532,10 @@ int cbs_reg_created(const cubind_rt_api *rt, int kind, uintptr_t h, int dep_kind
 /* h was created as part of owner (a node of a graph): registered; the
  * owner's entry depends on it and unmaps it when destroyed. */
 int cbs_reg_owned(const cubind_rt_api *rt, int kind, uintptr_t h, int owner_kind, uintptr_t owner);
-/* The objects struct argument `obj` keeps (bind_struct.h: cbs_struct_kept)
- * become keep-alives of (kind, h)'s entry. */
+/* The objects struct argument `obj` keeps (bind_struct.h: cbs_struct_kept),
+ * or obj itself when it is no struct, None or int (a ctypes function
+ * pointer, a buffer: what C keeps using after the call), become
+ * keep-alives of (kind, h)'s entry. */
 int cbs_reg_keep(const cubind_rt_api *rt, int kind, uintptr_t h, PyObject *obj);
 /* (kind, h)'s entry depends on (dep_kind, dep)'s. */
 int cbs_reg_depend(const cubind_rt_api *rt, int kind, uintptr_t h, int dep_kind, uintptr_t dep);

@@ -93,8 +93,8 @@ FK_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
     X(Memcpy2D) X(Memcpy2DUnaligned) X(Memcpy3D) X(GraphGetNodes) X(GraphGetRootNodes) \
     X(GraphGetEdges) X(ModuleGetFunctionCount) X(ModuleEnumerateFunctions)    \
     X(LibraryGetKernelCount) X(LibraryEnumerateKernels)                        \
-    X(PointerGetAttributes) X(ProfilerStart) X(ProfilerStop)                  \
-    X(StreamBeginCapture) X(StreamEndCapture)
+    X(PointerGetAttributes) X(ProfilerStart) X(ProfilerStop) X(GraphAddHostNode)     \
+    X(GraphHostNodeSetParams) X(StreamBeginCapture) X(StreamEndCapture)
 
 enum {
 #define FK_ENUM(n) FN_##n,
@@ -3574,6 +3574,52 @@ static CUresult fk_GraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph,
     return e;
 }
 
+/* Host nodes: a node of the graph (named "host", no kernel) that the fake
+ * never runs; cuGraphHostNodeSetParams checks the node and the function.
+ * Enough for the bindings' keep-alives of the function object
+ * (tests/python/test_callback_lifetime.py). */
+static CUresult fk_GraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                    const CUgraphNode *dependencies, size_t numDependencies,
+                                    const CUDA_HOST_NODE_PARAMS *nodeParams)
+{
+    ENTERI(GraphAddHostNode);
+    if (!phGraphNode || !nodeParams || !nodeParams->fn || (numDependencies && !dependencies))
+        return CUDA_ERROR_INVALID_VALUE;
+    struct gnode *n = calloc(1, sizeof *n);
+    if (!n || !(n->k.name = fk_strdup("host"))) {
+        free(n);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    LOCK();
+    struct graph *g = (struct graph *)reg_find((uintptr_t)hGraph, K_GRAPH);
+    struct gnode **more = g ? realloc(g->nodes, (g->nn + 1) * sizeof *more) : NULL;
+    if (!more) {
+        UNLOCK();
+        free(n->k.name);
+        free(n);
+        return !g ? CUDA_ERROR_INVALID_HANDLE : CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    g->nodes = more;
+    reg_add(&n->h, K_GNODE, 0, NULL);
+    g->nodes[g->nn++] = n;
+    *phGraphNode = (CUgraphNode)(void *)n;
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_GraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS *nodeParams)
+{
+    ENTERI(GraphHostNodeSetParams);
+    if (!nodeParams || !nodeParams->fn)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct gnode *n = (struct gnode *)reg_find((uintptr_t)hNode, K_GNODE);
+    CUresult e = n && n->k.name && strcmp(n->k.name, "host") == 0 ? CUDA_SUCCESS
+                                                                   : CUDA_ERROR_INVALID_VALUE;
+    UNLOCK();
+    return n ? e : CUDA_ERROR_INVALID_HANDLE;
+}
+
 /* The external semaphores of the last cuGraphAddExternalSemaphoresSignalNode
  * or cuGraphAddNode of a signal node (under G): g_ext_sems_n = numExtSems (-1: never called), the first
  * FK_EXT_SEMS_MAX handle values kept. The fake reads every one of
@@ -4434,6 +4480,9 @@ static CUresult fk_DevSmResourceSplitByCount(CUdevResource *result, unsigned int
     P(GraphExecKernelNodeSetParams, 12000, fk_GraphExecKernelNodeSetParams,             \
       PFN_cuGraphExecKernelNodeSetParams_v12000)                                        \
     P(GraphAddNode, 12030, fk_GraphAddNode, PFN_cuGraphAddNode_v12030)                  \
+    P(GraphAddHostNode, 10000, fk_GraphAddHostNode, PFN_cuGraphAddHostNode_v10000)      \
+    P(GraphHostNodeSetParams, 10000, fk_GraphHostNodeSetParams,                         \
+      PFN_cuGraphHostNodeSetParams_v10000)                                              \
     P(GraphGetNodes, 10000, fk_GraphGetNodes, PFN_cuGraphGetNodes_v10000)               \
     P(GraphGetRootNodes, 10000, fk_GraphGetRootNodes, PFN_cuGraphGetRootNodes_v10000)   \
     P(GraphGetEdges, 12030, fk_GraphGetEdges, PFN_cuGraphGetEdges_v12030)               \

@@ -137,6 +137,54 @@ def test_pch_and_flow_callback(nvrtc):
     ok(n, n.nvrtcDestroyProgram(prog))
 
 
+FLOW_CALLBACK = r"""
+import ctypes, gc, weakref
+import cubind._runtime as rt
+import cubind.nvrtc as n
+from nvrtc_common import ARCH, AXPY
+FLOW = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
+calls = []
+base = rt._registry_counts().get("nvrtc_program", 0)
+err, prog = n.nvrtcCreateProgram(AXPY, b"axpy.cu", 0, [], [])
+assert err == 0
+class Payload(bytearray):  # a bytearray that takes weak references
+    pass
+payload = Payload(b"payload!")
+view = ctypes.c_char.from_buffer(payload)
+where = ctypes.addressof(view)
+del view
+fn = FLOW(lambda a, b: calls.append((a, b)) or 0)
+gone, gone_payload = weakref.ref(fn), weakref.ref(payload)
+assert n.nvrtcSetFlowCallback(prog, fn, payload) == (0,)
+del fn, payload
+gc.collect()
+others = [FLOW(lambda a, b: 1) for i in range(200)]  # reuse what was freed
+del others
+gc.collect()
+assert gone() is not None and gone_payload() is not None  # kept with the program
+assert rt._registry_counts()["nvrtc_program"] == base + 1
+assert n.nvrtcCompileProgram(prog, 1, [b"-arch=compute_%d" % ARCH]) == (0,)
+assert calls and all(a == where for a, b in calls), (calls[:3], where)  # (payload, NULL)
+assert n.nvrtcDestroyProgram(prog) == (0,)
+gc.collect()
+assert gone() is None and gone_payload() is None  # released with it
+assert rt._registry_counts()["nvrtc_program"] == base
+print("ok", len(calls))
+"""
+
+
+def test_flow_callback_kept_with_its_program(nvrtc):
+    """Issue 42 item 4: a ctypes flow callback (and its payload) given to
+    nvrtcSetFlowCallback lives as long as the program, which calls it
+    during later compiles, and is released when the program is destroyed
+    (registry-keep rules). 4ed6c2d kept nothing: a caller that dropped it
+    had the library call freed memory. In a fresh process: a crash fails
+    the test, not the run."""
+    r = run_python(FLOW_CALLBACK)
+    assert r.returncode == 0 and r.stdout.startswith("ok"), (r.returncode, r.stdout,
+                                                            r.stderr[-3000:])
+
+
 def test_raising_face_carries_the_log(nvrtc):
     import cubind.rtc as rtc
 
