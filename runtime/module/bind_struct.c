@@ -515,19 +515,24 @@ static void field_type_error(cbs_struct *s, const cbs_field_def *f, const char *
                  want, Py_TYPE(v)->tp_name);
 }
 
+/* A conversion's pending error, its message prefixed with "S.field". */
+static void field_exception_naming(cbs_struct *s, const cbs_field_def *f)
+{
+    char what[256];
+    snprintf(what, sizeof what, "%s.%s", cbs_short_name(Py_TYPE(s)), f->name);
+    cbs_exception_naming(what);
+}
+
 /* An integer of `width` bits; TypeError / OverflowError naming the field. */
 static int to_integer(cbs_struct *s, const cbs_field_def *f, PyObject *v, int is_signed, int width,
                       unsigned long long *out)
 {
-    PyObject *n;
-    if (PyLong_Check(v)) {
-        n = Py_NewRef(v);
-    } else if (PyIndex_Check(v)) {
-        n = PyNumber_Index(v);
-        if (!n)
-            return -1;
-    } else {
-        field_type_error(s, f, "an int", v);
+    PyObject *n = cbs_int_value(v); /* the drop-in rule, as for a parameter */
+    if (!n) {
+        if (PyErr_Occurred())
+            field_exception_naming(s, f);
+        else
+            field_type_error(s, f, "an int", v);
         return -1;
     }
     int over = 0;
@@ -976,12 +981,13 @@ static int convert(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsigned 
         return 0;
     case CBS_F_FLOAT:
     case CBS_F_DOUBLE: {
-        if (!PyFloat_Check(v) && !PyLong_Check(v)) {
+        double d;
+        int rc = cbs_float_value(v, &d);
+        if (rc > 0)
             field_type_error(s, f, "a float", v);
-            return -1;
-        }
-        double d = PyFloat_AsDouble(v);
-        if (d == -1.0 && PyErr_Occurred())
+        else if (rc < 0)
+            field_exception_naming(s, f);
+        if (rc)
             return -1;
         if (f->kind == CBS_F_DOUBLE) {
             memcpy(buf, &d, sizeof d);

@@ -66,17 +66,47 @@ int cbs_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, Py
     return 0;
 }
 
-/* An int, or an object with __index__; floats and strings are refused. */
-static PyObject *as_index(PyObject *o, const char *func, const char *param, const char *ctype)
+PyObject *cbs_int_value(PyObject *o)
 {
     if (PyLong_Check(o))
         return Py_NewRef(o);
-    if (!PyIndex_Check(o)) {
+    PyNumberMethods *nb = Py_TYPE(o)->tp_as_number;
+    if (!nb || (!nb->nb_int && !nb->nb_index))
+        return NULL;
+    /* With nb_int or nb_index PyNumber_Long calls __int__ first (its result
+     * checked: an int, an int subclass with a DeprecationWarning), else
+     * __index__; it never reaches its parsing of str, bytes or buffers. */
+    return PyNumber_Long(o);
+}
+
+void cbs_exception_naming(const char *what)
+{
+    PyObject *t = PyErr_Occurred();
+    if (!t || (t != PyExc_ValueError && t != PyExc_OverflowError && t != PyExc_TypeError))
+        return; /* another type may not take a message: left as raised */
+    PyObject *cause = cbs_take_exception();
+    PyErr_Format(t, "%s: %S", what, cause);
+    PyObject *exc = cbs_take_exception();
+    PyException_SetCause(exc, cause);
+    cbs_raise_exception(exc);
+}
+
+/* cbs_int_value for argument `param` of func: TypeError naming them when
+ * o has no integer conversion, its conversion's error prefixed with them. */
+static PyObject *as_int(PyObject *o, const char *func, const char *param, const char *ctype)
+{
+    PyObject *v = cbs_int_value(o);
+    if (v)
+        return v;
+    if (!PyErr_Occurred()) {
         PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be an int (%s), not %.100s", func,
                      param, ctype, Py_TYPE(o)->tp_name);
         return NULL;
     }
-    return PyNumber_Index(o);
+    char what[256];
+    snprintf(what, sizeof what, "%s(): argument '%s'", func, param);
+    cbs_exception_naming(what);
+    return NULL;
 }
 
 static void overflow(const char *func, const char *param, const char *ctype, PyObject *value)
@@ -99,7 +129,7 @@ int cbs_arg_unsigned_slow(PyObject *o, unsigned long long max, const char *func,
         if (x == -1 && PyErr_Occurred())
             return -1;
     }
-    PyObject *v = as_index(o, func, param, ctype);
+    PyObject *v = as_int(o, func, param, ctype);
     if (!v)
         return -1;
     unsigned long long x = PyLong_AsUnsignedLongLong(v);
@@ -137,7 +167,7 @@ int cbs_arg_signed_slow(PyObject *o, long long min, long long max, const char *f
         if (x == -1 && PyErr_Occurred())
             return -1;
     }
-    PyObject *v = as_index(o, func, param, ctype);
+    PyObject *v = as_int(o, func, param, ctype);
     if (!v)
         return -1;
     int over = 0;
@@ -156,18 +186,36 @@ int cbs_arg_signed_slow(PyObject *o, long long min, long long max, const char *f
     return 0;
 }
 
-int cbs_arg_double(PyObject *o, const char *func, const char *param, double *out)
+int cbs_float_value(PyObject *o, double *out)
 {
-    if (!PyFloat_Check(o) && !PyLong_Check(o)) {
-        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be a float, not %.100s", func,
-                     param, Py_TYPE(o)->tp_name);
-        return -1;
+    if (PyFloat_Check(o)) {
+        *out = PyFloat_AS_DOUBLE(o);
+        return 0;
     }
+    PyNumberMethods *nb = Py_TYPE(o)->tp_as_number;
+    if (!PyLong_Check(o) && (!nb || (!nb->nb_float && !nb->nb_index)))
+        return 1;
     double d = PyFloat_AsDouble(o);
     if (d == -1.0 && PyErr_Occurred())
         return -1;
     *out = d;
     return 0;
+}
+
+int cbs_arg_double(PyObject *o, const char *func, const char *param, double *out)
+{
+    int rc = cbs_float_value(o, out);
+    if (rc == 0)
+        return 0;
+    if (rc > 0) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be a float, not %.100s", func,
+                     param, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    char what[256];
+    snprintf(what, sizeof what, "%s(): argument '%s'", func, param);
+    cbs_exception_naming(what);
+    return -1;
 }
 
 int cbs_arg_string(PyObject *o, const char *func, const char *param, PyObject **holder,
@@ -421,7 +469,8 @@ static int launch_dims(PyObject *o, const char *param, const char *const names[3
     unsigned long long v;
     dims[0] = dims[1] = dims[2] = 1;
     if (!PyTuple_Check(o) && !PyList_Check(o)) {
-        if (!PyLong_Check(o) && !PyIndex_Check(o)) {
+        PyNumberMethods *nb = Py_TYPE(o)->tp_as_number;
+        if (!PyLong_Check(o) && !(nb && (nb->nb_int || nb->nb_index))) { /* cbs_int_value's */
             PyErr_Format(PyExc_TypeError,
                          "launch(): argument '%s' must be an int or a tuple of 1 to 3 ints, "
                          "not %.100s", param, Py_TYPE(o)->tp_name);

@@ -38,8 +38,29 @@ int cbs_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, Py
                    const char *const *names, Py_ssize_t nnames, Py_ssize_t nrequired,
                    PyObject **out);
 
-/* Integer conversions with a range; `ctype` is the C type's spelling for
- * messages. TypeError for non-integers, OverflowError out of range.
+/* The int a C integer takes from o, as cuda.bindings' Cython conversion
+ * gives it (the drop-in rule, docs/user-guide.md "Arguments"): o itself
+ * when it is an int (bool, int subclasses and enum members as their int
+ * value, without calling them); else o.__int__() (a float truncates toward
+ * zero, nan raises ValueError, an infinity OverflowError; a result that is
+ * no int TypeError); else o.__index__() (which cuda.bindings does not
+ * call: cubind also takes such objects). A new reference; NULL without an
+ * exception when o has neither (None, str, bytes, structs, objects with
+ * only __float__), NULL with the conversion's exception when it raised. */
+PyObject *cbs_int_value(PyObject *o);
+/* The same for a C float or double, as Cython gives it (PyFloat_AsDouble):
+ * a float, or o.__float__(), or o.__index__() (ints). 0 with *out set; 1
+ * without an exception when o has none of those (str, None, ...); -1 with
+ * the conversion's exception. */
+int cbs_float_value(PyObject *o, double *out);
+/* Replaces a pending ValueError, OverflowError or TypeError by one of the
+ * same type whose message starts with `what` ("f(): argument 'x'",
+ * "S.field"), the original its cause; any other exception is left as is. */
+void cbs_exception_naming(const char *what);
+
+/* Integer conversions with a range (cbs_int_value, then the range);
+ * `ctype` is the C type's spelling for messages. TypeError for objects
+ * without an integer conversion, OverflowError out of range.
  * cbs_arg_unsigned/cbs_arg_signed (inline, below) take the common case, a
  * small int in range, without a call; the _slow forms do everything. */
 int cbs_arg_unsigned_slow(PyObject *o, unsigned long long max, const char *func,

@@ -226,9 +226,10 @@ def test_cuda_bindings_handles_are_taken(drv, ctx):
         drv.cuStreamSynchronize(CUcontext(0))
     with pytest.raises(OverflowError, match="dptr"):
         drv.cuMemFree(CUdeviceptr(-1))
-    # a class of that name from elsewhere is no handle
+    # a class of that name from elsewhere is no handle: its getPtr() is not
+    # read (an object with __int__ is taken as that int, as any number)
     with pytest.raises(TypeError, match="dptr"):
-        drv.cuMemFree(type("CUdeviceptr", (), {"__int__": lambda self: 0})())
+        drv.cuMemFree(type("CUdeviceptr", (), {"getPtr": lambda self: 0})())
     assert drv.cuMemFree(CUdeviceptr(int(ptr))) == (0,)
 
 

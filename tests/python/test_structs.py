@@ -402,7 +402,9 @@ def test_wrong_types_raise_type_error_naming_the_field(d):
     with pytest.raises(TypeError, match="Height"):
         m.Height = "3"
     with pytest.raises(TypeError, match="Height"):
-        m.Height = 3.0
+        m.Height = None
+    with pytest.raises(ValueError, match="Height: cannot convert float NaN"):
+        m.Height = float("nan")
     with pytest.raises(TypeError, match="srcMemoryType"):
         m.srcMemoryType = d.CUresult.CUDA_ERROR_INVALID_VALUE
     with pytest.raises(TypeError, match="srcArray"):

@@ -1,0 +1,185 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Argument conversions of the drop-in face (issue 40): what cubind.driver
+takes where cuda.bindings' Cython conversion takes it, and the same value
+arriving. The rule (docs/user-guide.md, "Arguments"): a C integer takes an
+int as it is, else the object's __int__ (a float truncates), else its
+__index__; a C float takes what float() takes from a number. cubind.cu
+converts the same way. The recorded differential is
+tests/python/test_conversions_replay.py."""
+import ctypes
+
+import pytest
+
+
+class OnlyInt:
+    def __int__(self):
+        return 1
+
+
+class OnlyIndex:
+    def __index__(self):
+        return 1
+
+
+class OnlyFloat:
+    def __float__(self):
+        return 1.5
+
+
+class IntSub(int):
+    pass
+
+
+def faces():
+    import cubind
+    return [cubind.driver, cubind.cu]
+
+
+def device_of(face, result):
+    """The CUdevice of a cuDeviceGet result in either face."""
+    return result if face.__name__ == "cubind.cu" else result[1]
+
+
+# ---- the 12 differences measured on the H200 (issue 40) -------------------
+
+@pytest.mark.parametrize("value", [0.0, 0.7, "np.float64(0)"])
+def test_device_get_truncates_a_float_ordinal(drv, value):
+    if value == "np.float64(0)":
+        value = pytest.importorskip("numpy").float64(0)
+    import cubind
+    assert drv.cuDeviceGet(value) == (drv.CUresult.CUDA_SUCCESS, drv.CUdevice(0))
+    assert int(cubind.cu.cuDeviceGet(value)) == 0
+
+
+@pytest.mark.parametrize("value, size", [(1024.0, 1024), (1024.9, 1024), ("np.float32(64)", 64)])
+def test_mem_alloc_truncates_a_float_size(drv, ctx, value, size):
+    if value == "np.float32(64)":
+        value = pytest.importorskip("numpy").float32(64)
+    err, dptr = drv.cuMemAlloc(value)
+    assert err == drv.CUresult.CUDA_SUCCESS
+    try:
+        attr = drv.CUpointer_attribute.CU_POINTER_ATTRIBUTE_RANGE_SIZE
+        assert drv.cuPointerGetAttribute(attr, dptr) == (drv.CUresult.CUDA_SUCCESS, size)
+    finally:
+        assert drv.cuMemFree(dptr) == (drv.CUresult.CUDA_SUCCESS,)
+
+
+def test_stream_create_and_query_take_floats(drv, ctx):
+    err, stream = drv.cuStreamCreate(0.0)
+    assert err == drv.CUresult.CUDA_SUCCESS
+    try:
+        assert drv.cuStreamGetFlags(stream) == (drv.CUresult.CUDA_SUCCESS, 0)
+    finally:
+        drv.cuStreamDestroy(stream)
+    # a float as a handle: the NULL stream
+    assert drv.cuStreamQuery(0.0) == (drv.CUresult.CUDA_SUCCESS,)
+
+
+def test_struct_integer_fields_truncate_floats(drv):
+    m = drv.CUDA_MEMCPY2D()
+    m.WidthInBytes = 3.7
+    assert m.WidthInBytes == 3
+    c = drv.CUlaunchConfig()
+    c.gridDimX = 2.5
+    assert c.gridDimX == 2
+
+
+def test_handle_constructors_truncate_floats(drv):
+    assert int(drv.CUdevice(1.5)) == 1
+    assert int(drv.CUdeviceptr(2.0)) == 2
+
+
+# ---- what the rule takes and refuses, by kind ------------------------------
+
+def test_kernel_dims_from_a_float_division_arrive_truncated(drv, ctx, fake):
+    """The sample programs' `n / threads`: the driver receives the int part."""
+    from conftest import fake_function
+    f = fake_function(drv, b"conv_dims")
+    fake.fakecuda_last_launch_dims.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
+    n, threads = 1000, 128
+    assert drv.cuLaunchKernel(f, n / threads, 1, 1.0, threads * 1.0, 1, 1, 0.0, 0, None, 0)[0] == 0
+    dims = (ctypes.c_uint * 9)()
+    assert fake.fakecuda_last_launch_dims(b"conv_dims", dims) == 0
+    assert list(dims)[:6] == [7, 1, 1, 128, 1, 1]
+
+
+@pytest.mark.parametrize("value, want", [
+    (True, 1), (IntSub(1), 1), (OnlyInt(), 1), (OnlyIndex(), 1), (-0.9, 0), (1.99, 1),
+])
+def test_integers_take_what_cython_takes(drv, value, want):
+    for face in faces():
+        assert int(device_of(face, face.cuDeviceGet(value))) == want
+    c = drv.CUlaunchConfig()
+    c.blockDimX = value
+    assert c.blockDimX == want
+    assert int(drv.CUdeviceptr(value)) == want
+
+
+@pytest.mark.parametrize("value", [None, "1", b"1", OnlyFloat(), 1j, [1], object()])
+def test_integers_refuse_what_has_no_integer_conversion(drv, value):
+    for face in faces():
+        with pytest.raises(TypeError, match="argument 'ordinal' must be an int"):
+            face.cuDeviceGet(value)
+    with pytest.raises(TypeError, match="blockDimX"):
+        drv.CUlaunchConfig().blockDimX = value
+
+
+@pytest.mark.parametrize("value, exc, text", [
+    (float("nan"), ValueError, "cannot convert float NaN to integer"),
+    (float("inf"), OverflowError, "cannot convert float infinity to integer"),
+    (-1.0, OverflowError, "does not fit"),
+    (2.0**70, OverflowError, "does not fit"),
+])
+def test_float_conversion_errors_name_the_parameter(drv, value, exc, text):
+    with pytest.raises(exc, match="cuMemAlloc\\(\\): argument 'bytesize'.*" + text) as info:
+        drv.cuMemAlloc(value)
+    with pytest.raises(exc, match="gridDimX"):
+        drv.CUlaunchConfig().gridDimX = value
+    if exc is ValueError:  # the interpreter's own error is kept as the cause
+        assert isinstance(info.value.__cause__, ValueError)
+
+
+def test_int_returning_non_int_is_refused(drv):
+    class Bad:
+        def __int__(self):
+            return 1.5
+    with pytest.raises(TypeError, match="argument 'ordinal'.*__int__ returned non-int"):
+        drv.cuDeviceGet(Bad())
+
+
+def test_float_fields_take_float_like_numbers(drv):
+    d = drv.CUDA_TEXTURE_DESC()
+    d.mipmapLevelBias = OnlyFloat()
+    assert d.mipmapLevelBias == 1.5
+    d.mipmapLevelBias = 2
+    assert d.mipmapLevelBias == 2.0
+    with pytest.raises(TypeError, match="mipmapLevelBias"):
+        d.mipmapLevelBias = "1.5"
+
+
+def test_numpy_scalars_of_every_kind(drv):
+    np = pytest.importorskip("numpy")
+    for t in (np.int8, np.uint16, np.int64, np.uint64, np.bool_, np.float16, np.float32,
+              np.float64):
+        assert int(drv.CUdeviceptr(t(1))) == 1, t
+        c = drv.CUlaunchConfig()
+        c.gridDimY = t(1)
+        assert c.gridDimY == 1
+    assert int(drv.CUdeviceptr(np.float32(2.5))) == 2
+    with pytest.raises(TypeError):
+        drv.CUdeviceptr(np.str_("1"))
+
+
+def test_pointer_fields_still_refuse_floats(drv):
+    """A void * field is an address: a float is none (cuda.bindings refuses
+    it as well)."""
+    m = drv.CUDA_MEMCPY2D()
+    with pytest.raises(TypeError, match="srcHost"):
+        m.srcHost = 1.0
+
+
+def test_handles_of_another_class_stay_refused(drv):
+    """A float converts, a handle of another class does not (cuda.bindings
+    takes it through int(): docs/compatibility.md)."""
+    with pytest.raises(TypeError, match="hStream"):
+        drv.cuStreamQuery(drv.CUevent(0))
