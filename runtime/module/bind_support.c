@@ -710,23 +710,23 @@ static PyObject *enum_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     }
     if (!PyArg_UnpackTuple(args, cbs_short_name(type), 1, 1, &value))
         return NULL;
-    /* An int (or an object with __index__), as for any int parameter: a
-     * float or a str is not a value of this enum. */
-    if (!PyIndex_Check(value)) {
-        PyErr_Format(PyExc_TypeError, "%s() argument must be an int, not %.100s",
-                     cbs_short_name(type), Py_TYPE(value)->tp_name);
-        return NULL;
-    }
+    /* Looked up by value as cuda.bindings' enums do (a dict lookup: an
+     * equal number finds its member, 0.0 CUDA_SUCCESS; 0.5 or "0" none,
+     * ValueError; an unhashable value TypeError). cubind also looks an
+     * object with __index__ up by that int. */
     PyObject *map = cbs_attr((PyObject *)type, "_value2member_map_");
     if (!map)
         return NULL;
-    PyObject *key = PyNumber_Index(value);
     PyObject *member = NULL;
-    int found = key ? enum_table_get(map, key, &member) : -1;
+    int found = enum_table_get(map, value, &member);
+    if (found == 0 && !PyLong_Check(value) && PyIndex_Check(value)) {
+        PyObject *key = PyNumber_Index(value);
+        found = key ? enum_table_get(map, key, &member) : -1;
+        Py_XDECREF(key);
+    }
     Py_DECREF(map);
     if (found == 0)
-        PyErr_Format(PyExc_ValueError, "%R is not a valid %s", key, cbs_short_name(type));
-    Py_XDECREF(key);
+        PyErr_Format(PyExc_ValueError, "%R is not a valid %s", value, cbs_short_name(type));
     return found > 0 ? member : NULL;
 }
 
