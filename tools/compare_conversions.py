@@ -582,7 +582,7 @@ def driver_functions(drv):
 
     def launch(which):
         def thunk(ctx, v):
-            args = [ctx["func"], 1, 1, 1, 1, 1, 1, 0, 0, None, None]
+            args = [ctx["func"], 1, 1, 1, 1, 1, 1, 0, 0, None, 0]  # extra: 0 (a void **)
             args[which] = v
             r = drv.cuLaunchKernel(*args)
             drv.cuCtxSynchronize()

@@ -224,13 +224,18 @@ int cbs_arg_string(PyObject *o, const char *func, const char *param, PyObject **
     PyObject *b;
     if (PyBytes_Check(o)) {
         b = Py_NewRef(o);
+    } else if (PyByteArray_Check(o)) { /* copied: the call cannot see it change */
+        b = PyBytes_FromStringAndSize(PyByteArray_AS_STRING(o), PyByteArray_GET_SIZE(o));
+        if (!b)
+            return -1;
     } else if (PyUnicode_Check(o)) {
         b = PyUnicode_AsUTF8String(o);
         if (!b)
             return -1;
     } else {
-        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be bytes or str, not %.100s", func,
-                     param, Py_TYPE(o)->tp_name);
+        PyErr_Format(PyExc_TypeError,
+                     "%s(): argument '%s' must be bytes, bytearray or str, not %.100s", func, param,
+                     Py_TYPE(o)->tp_name);
         return -1;
     }
     if (strlen(PyBytes_AS_STRING(b)) != (size_t)PyBytes_GET_SIZE(b)) {
@@ -984,22 +989,41 @@ PyObject *cbs_enum_member(const cbs_enum *e, long long value)
     return enum_instance(e->type, value);
 }
 
+int cbs_is_other_enum(PyObject *o, PyTypeObject *t)
+{
+    PyTypeObject *ot = Py_TYPE(o);
+    return ot != t && ot != &PyLong_Type && !PyBool_Check(o) && PyLong_Check(o) &&
+           !PyObject_TypeCheck(o, t) && cbs_has_attr((PyObject *)ot, "_value2member_map_") &&
+           !cbs_is_foreign_twin(ot, t);
+}
+
+PyObject *cbs_enum_int_value(PyObject *o)
+{
+    if (PyLong_Check(o))
+        return Py_NewRef(o);
+    /* What int(o) gives, as cuda.bindings converts an enum argument
+     * (int(attrib)): floats truncate, str and bytes are parsed. */
+    return PyNumber_Long(o);
+}
+
 int cbs_arg_enum_slow(PyObject *o, const cbs_enum *e, long long min, long long max,
                       const char *func, const char *param, long long *out)
 {
-    PyTypeObject *t = Py_TYPE(o);
-    if (t != e->type && t != &PyLong_Type && !PyObject_TypeCheck(o, e->type)) {
-        /* A member of another enum type is an int subclass too: refuse it
-         * unless it is a plain int subclass that is not an enum, or a
-         * member of cuda.bindings' enum of the same name. */
-        if (!PyLong_Check(o) || (cbs_has_attr((PyObject *)t, "_value2member_map_") &&
-                                 !cbs_is_foreign_twin(t, e->type))) {
-            PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s or int, not %.100s",
-                         func, param, cbs_short_name(e->type), t->tp_name);
-            return -1;
-        }
+    if (cbs_is_other_enum(o, e->type)) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s or int, not %.100s",
+                     func, param, cbs_short_name(e->type), Py_TYPE(o)->tp_name);
+        return -1;
     }
-    return cbs_arg_signed(o, min, max, func, param, cbs_short_name(e->type), out);
+    PyObject *v = cbs_enum_int_value(o);
+    if (!v) {
+        char what[256];
+        snprintf(what, sizeof what, "%s(): argument '%s'", func, param);
+        cbs_exception_naming(what);
+        return -1;
+    }
+    int rc = cbs_arg_signed(v, min, max, func, param, cbs_short_name(e->type), out);
+    Py_DECREF(v);
+    return rc;
 }
 
 /* ---- handles -------------------------------------------------------------- */

@@ -272,9 +272,19 @@ void cbs_enum_clear(cbs_enum *e);
 /* New reference to the member for value; a value the header did not know
  * (a newer driver) gives a new instance whose .name is None. */
 PyObject *cbs_enum_member(const cbs_enum *e, long long value);
-/* Accepts a member of e's type or a plain int (not a member of another
- * enum type); checks the range of the C enum. Inline: a member of e's type
- * or an exact int, small and in range, without a call. */
+/* 1 when o is a member of an enum class other than t (cubind's or
+ * cuda.bindings' of another name, a Python IntEnum): refused where a t is
+ * taken, its value meaning something else there. Never raises. */
+int cbs_is_other_enum(PyObject *o, PyTypeObject *t);
+/* The int an enum argument takes from o: int(o), as cuda.bindings converts
+ * enum parameters and fields (an int as it is, a float truncated, a str or
+ * bytes parsed, __int__, __index__). New reference, or NULL with int()'s
+ * exception. */
+PyObject *cbs_enum_int_value(PyObject *o);
+/* Accepts a member of e's type or what cbs_enum_int_value converts (not a
+ * member of another enum class); checks the range of the C enum. Inline:
+ * a member of e's type or an exact int, small and in range, without a
+ * call. */
 int cbs_arg_enum_slow(PyObject *o, const cbs_enum *e, long long min, long long max,
                       const char *func, const char *param, long long *out);
 

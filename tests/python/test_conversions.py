@@ -170,12 +170,53 @@ def test_numpy_scalars_of_every_kind(drv):
         drv.CUdeviceptr(np.str_("1"))
 
 
-def test_pointer_fields_still_refuse_floats(drv):
-    """A void * field is an address: a float is none (cuda.bindings refuses
-    it as well)."""
+def test_pointer_fields_take_numbers_by_value(drv):
+    """A void * field takes a number as the address it is (cuda.bindings
+    13.3.1 does: a float truncated, a numpy scalar by its value, not by the
+    address of its buffer), a bytes object by its address."""
     m = drv.CUDA_MEMCPY2D()
-    with pytest.raises(TypeError, match="srcHost"):
-        m.srcHost = 1.0
+    m.srcHost = 4096.5
+    assert m.srcHost == 4096
+    m.srcHost = OnlyInt()
+    assert m.srcHost == 1
+    np = pytest.importorskip("numpy")
+    m.srcHost = np.uint64(2**64 - 1)
+    assert m.srcHost == 2**64 - 1
+    with pytest.raises(OverflowError, match="srcHost"):
+        m.srcHost = -1.0
+
+
+def test_enums_take_what_int_takes(drv):
+    """cuda.bindings converts an enum argument with int(): a float
+    truncates, a str is parsed; a member of another enum stays refused."""
+    attr = drv.CUdevice_attribute
+    for face in faces():
+        for value in (1.9, "1", b"1", OnlyInt(), True):
+            r = face.cuDeviceGetAttribute(value, 0)
+            assert (r if face.__name__ == "cubind.cu" else r[1]) == \
+                (face.cuDeviceGetAttribute(attr(1), 0) if face.__name__ == "cubind.cu"
+                 else face.cuDeviceGetAttribute(attr(1), 0)[1])
+        with pytest.raises(ValueError, match="argument 'attrib'"):
+            face.cuDeviceGetAttribute("x", 0)
+        with pytest.raises(TypeError, match="argument 'attrib'"):
+            face.cuDeviceGetAttribute(drv.CUresult.CUDA_ERROR_INVALID_VALUE, 0)
+    d = drv.CUDA_EXTERNAL_MEMORY_HANDLE_DESC()
+    d.type = 2.5
+    assert d.type == drv.CUexternalMemoryHandleType(2)
+
+
+def test_fixed_arrays_of_the_wrong_length_raise_index_error(drv):
+    """As cuda.bindings' (Cython's) array assignment."""
+    with pytest.raises(IndexError, match="reserved"):
+        drv.CUDA_ARRAY_SPARSE_PROPERTIES().reserved = [1]
+
+
+def test_char_arrays_refuse_numbers(drv):
+    """A numpy scalar has a buffer, but is no bytes (cuda.bindings refuses
+    it too)."""
+    np = pytest.importorskip("numpy")
+    with pytest.raises(TypeError, match="reserved"):
+        drv.CUipcMemHandle().reserved = np.int64(1)
 
 
 def test_handles_of_another_class_stay_refused(drv):

@@ -307,7 +307,7 @@ def test_egl_frame():
     assert [int(a) for a in val.frame.pArray] == [4, 2, 3]
     val.frame.pPitch = [4, 2, 3]  # a union: pPitch shares pArray's bytes
     assert val.frame.pPitch == [4, 2, 3] and int(val.frame.pArray[0]) == 4
-    with pytest.raises(ValueError, match="pArray"):
+    with pytest.raises(IndexError, match="pArray"):
         val.frame.pArray = [1, 2]
     assert "frame :\n    pArray : [<CUarray 0x4>" in repr(val)
 
