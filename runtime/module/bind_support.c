@@ -66,10 +66,8 @@ int cbs_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, Py
     return 0;
 }
 
-PyObject *cbs_int_value(PyObject *o)
+PyObject *cbs_int_value_slow(PyObject *o)
 {
-    if (PyLong_Check(o))
-        return Py_NewRef(o);
     PyNumberMethods *nb = Py_TYPE(o)->tp_as_number;
     if (!nb || (!nb->nb_int && !nb->nb_index))
         return NULL;
@@ -91,6 +89,14 @@ void cbs_exception_naming(const char *what)
     cbs_raise_exception(exc);
 }
 
+/* cbs_exception_naming for argument `param` of func. */
+static void arg_exception_naming(const char *func, const char *param)
+{
+    char what[256];
+    snprintf(what, sizeof what, "%s(): argument '%s'", func, param);
+    cbs_exception_naming(what);
+}
+
 /* cbs_int_value for argument `param` of func: TypeError naming them when
  * o has no integer conversion, its conversion's error prefixed with them. */
 static PyObject *as_int(PyObject *o, const char *func, const char *param, const char *ctype)
@@ -103,9 +109,7 @@ static PyObject *as_int(PyObject *o, const char *func, const char *param, const 
                      param, ctype, Py_TYPE(o)->tp_name);
         return NULL;
     }
-    char what[256];
-    snprintf(what, sizeof what, "%s(): argument '%s'", func, param);
-    cbs_exception_naming(what);
+    arg_exception_naming(func, param);
     return NULL;
 }
 
@@ -212,9 +216,7 @@ int cbs_arg_double(PyObject *o, const char *func, const char *param, double *out
                      param, Py_TYPE(o)->tp_name);
         return -1;
     }
-    char what[256];
-    snprintf(what, sizeof what, "%s(): argument '%s'", func, param);
-    cbs_exception_naming(what);
+    arg_exception_naming(func, param);
     return -1;
 }
 
@@ -1016,9 +1018,7 @@ int cbs_arg_enum_slow(PyObject *o, const cbs_enum *e, long long min, long long m
     }
     PyObject *v = cbs_enum_int_value(o);
     if (!v) {
-        char what[256];
-        snprintf(what, sizeof what, "%s(): argument '%s'", func, param);
-        cbs_exception_naming(what);
+        arg_exception_naming(func, param);
         return -1;
     }
     int rc = cbs_arg_signed(v, min, max, func, param, cbs_short_name(e->type), out);

@@ -47,7 +47,13 @@ int cbs_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, Py
  * call: cubind also takes such objects). A new reference; NULL without an
  * exception when o has neither (None, str, bytes, structs, objects with
  * only __float__), NULL with the conversion's exception when it raised. */
-PyObject *cbs_int_value(PyObject *o);
+PyObject *cbs_int_value_slow(PyObject *o);
+static CBS_ALWAYS_INLINE PyObject *cbs_int_value(PyObject *o)
+{
+    if (PyLong_Check(o)) /* the common case, without a call */
+        return Py_NewRef(o);
+    return cbs_int_value_slow(o);
+}
 /* The same for a C float or double, as Cython gives it (PyFloat_AsDouble):
  * a float, or o.__float__(), or o.__index__() (ints). 0 with *out set; 1
  * without an exception when o has none of those (str, None, ...); -1 with
