@@ -77,16 +77,26 @@ PyObject *cbs_int_value_slow(PyObject *o)
     return PyNumber_Long(o);
 }
 
+/* Replaces the pending exception by type(format % (what, it, ...)), the
+ * replaced one its cause; format's last conversion is the cause's %S. */
+static void reraise_as(PyObject *type, const char *format, const char *what, const char *want)
+{
+    PyObject *cause = cbs_take_exception();
+    if (want)
+        PyErr_Format(type, format, what, want, cause);
+    else
+        PyErr_Format(type, format, what, cause);
+    PyObject *exc = cbs_take_exception();
+    PyException_SetCause(exc, cause);
+    cbs_raise_exception(exc);
+}
+
 void cbs_exception_naming(const char *what)
 {
     PyObject *t = PyErr_Occurred();
     if (!t || (t != PyExc_ValueError && t != PyExc_OverflowError && t != PyExc_TypeError))
         return; /* another type may not take a message: left as raised */
-    PyObject *cause = cbs_take_exception();
-    PyErr_Format(t, "%s: %S", what, cause);
-    PyObject *exc = cbs_take_exception();
-    PyException_SetCause(exc, cause);
-    cbs_raise_exception(exc);
+    reraise_as(t, "%s: %S", what, NULL);
 }
 
 /* cbs_exception_naming for argument `param` of func. */
@@ -297,11 +307,7 @@ void cbs_buffer_error_as_type_error(const char *what, const char *want)
     if (!PyErr_ExceptionMatches(PyExc_BufferError))
         return;
     /* Name what was given; the buffer's own error stays the cause. */
-    PyObject *cause = cbs_take_exception();
-    PyErr_Format(PyExc_TypeError, "%s must be %s (%S)", what, want, cause);
-    PyObject *exc = cbs_take_exception();
-    PyException_SetCause(exc, cause);
-    cbs_raise_exception(exc);
+    reraise_as(PyExc_TypeError, "%s must be %s (%S)", what, want);
 }
 
 int cbs_arg_buffer(PyObject *o, int writable, const char *func, const char *param,
