@@ -629,9 +629,10 @@ static int to_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsign
     }
     /* A number (a float, a numpy scalar, a handle, an object with __int__)
      * set as a plain pointer is an address by its value, as cuda.bindings
-     * takes it (for an array of structs or handles it takes lists only), before its
-     * buffer (a numpy scalar has one); an object whose __int__ raises
-     * TypeError (an array of more than one item) is taken as a buffer. */
+     * 13.3.1 takes it, before its buffer (a numpy scalar has one); an
+     * object whose __int__ raises TypeError (an array of more than one
+     * item) is taken as a buffer. (For an array of structs or handles
+     * cuda.bindings takes lists only: those keep cubind's forms.) */
     if (f->kind == CBS_F_POINTER && Py_TYPE(v)->tp_as_number &&
         Py_TYPE(v)->tp_as_number->nb_int) {
         PyObject *n = cbs_int_value(v);
