@@ -202,7 +202,8 @@ typedef struct {
 
 /* 0, or -1 with TypeError / OverflowError naming the argument ("launch():
  * argument 'grid[1]' ..."). grid and block: an int (x) or a tuple or list
- * of one to three ints (x, y, z). */
+ * of one to three ints (x, y, z), each converted as every C integer
+ * (cbs_int_value: a float truncated). */
 int cbs_parse_launch(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                      cbs_launch_args *out);
 
