@@ -224,3 +224,31 @@ def test_handles_of_another_class_stay_refused(drv):
     takes it through int(): docs/compatibility.md)."""
     with pytest.raises(TypeError, match="hStream"):
         drv.cuStreamQuery(drv.CUevent(0))
+
+
+# ---- the library faces (the same runtime, real NVRTC and nvJitLink) -------
+
+def test_nvrtc_counts_and_strings_convert_as_cuda_bindings():
+    import cubind.nvrtc as n
+    from nvrtc_common import require
+    require(n)
+    # a count from a float division, and a bytearray source (cuda.bindings
+    # takes both)
+    err, prog = n.nvrtcCreateProgram(bytearray(b'extern "C" __global__ void k() {}'), b"k.cu",
+                                     0.0, [], [])
+    assert err == n.nvrtcResult.NVRTC_SUCCESS
+    try:
+        opts = [b"-arch=compute_90"]
+        assert n.nvrtcCompileProgram(prog, len(opts) / 1, opts) == (n.nvrtcResult.NVRTC_SUCCESS,)
+    finally:
+        n.nvrtcDestroyProgram(prog)
+
+
+def test_nvjitlink_counts_convert_as_cuda_bindings():
+    import cubind.nvjitlink as j
+    from nvrtc_common import require
+    require(j)
+    h = j.create(1.0, ["-arch=sm_90"])
+    j.destroy(h)
+    with pytest.raises(ValueError, match="num_options"):
+        j.create(float("nan"), ["-arch=sm_90"])
