@@ -38,8 +38,35 @@ int cbs_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, Py
                    const char *const *names, Py_ssize_t nnames, Py_ssize_t nrequired,
                    PyObject **out);
 
-/* Integer conversions with a range; `ctype` is the C type's spelling for
- * messages. TypeError for non-integers, OverflowError out of range.
+/* The int a C integer takes from o, as cuda.bindings' Cython conversion
+ * gives it (the drop-in rule, docs/user-guide.md "Arguments"): o itself
+ * when it is an int (bool, int subclasses and enum members as their int
+ * value, without calling them); else o.__int__() (a float truncates toward
+ * zero, nan raises ValueError, an infinity OverflowError; a result that is
+ * no int TypeError); else o.__index__() (which cuda.bindings does not
+ * call: cubind also takes such objects). A new reference; NULL without an
+ * exception when o has neither (None, str, bytes, structs, objects with
+ * only __float__), NULL with the conversion's exception when it raised. */
+PyObject *cbs_int_value_slow(PyObject *o);
+static CBS_ALWAYS_INLINE PyObject *cbs_int_value(PyObject *o)
+{
+    if (PyLong_Check(o)) /* the common case, without a call */
+        return Py_NewRef(o);
+    return cbs_int_value_slow(o);
+}
+/* The same for a C float or double, as Cython gives it (PyFloat_AsDouble):
+ * a float, or o.__float__(), or o.__index__() (ints). 0 with *out set; 1
+ * without an exception when o has none of those (str, None, ...); -1 with
+ * the conversion's exception. */
+int cbs_float_value(PyObject *o, double *out);
+/* Replaces a pending ValueError, OverflowError or TypeError by one of the
+ * same type whose message starts with `what` ("f(): argument 'x'",
+ * "S.field"), the original its cause; any other exception is left as is. */
+void cbs_exception_naming(const char *what);
+
+/* Integer conversions with a range (cbs_int_value, then the range);
+ * `ctype` is the C type's spelling for messages. TypeError for objects
+ * without an integer conversion, OverflowError out of range.
  * cbs_arg_unsigned/cbs_arg_signed (inline, below) take the common case, a
  * small int in range, without a call; the _slow forms do everything. */
 int cbs_arg_unsigned_slow(PyObject *o, unsigned long long max, const char *func,
@@ -175,7 +202,8 @@ typedef struct {
 
 /* 0, or -1 with TypeError / OverflowError naming the argument ("launch():
  * argument 'grid[1]' ..."). grid and block: an int (x) or a tuple or list
- * of one to three ints (x, y, z). */
+ * of one to three ints (x, y, z), each converted as every C integer
+ * (cbs_int_value: a float truncated). */
 int cbs_parse_launch(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                      cbs_launch_args *out);
 
@@ -251,9 +279,19 @@ void cbs_enum_clear(cbs_enum *e);
 /* New reference to the member for value; a value the header did not know
  * (a newer driver) gives a new instance whose .name is None. */
 PyObject *cbs_enum_member(const cbs_enum *e, long long value);
-/* Accepts a member of e's type or a plain int (not a member of another
- * enum type); checks the range of the C enum. Inline: a member of e's type
- * or an exact int, small and in range, without a call. */
+/* 1 when o is a member of an enum class other than t (cubind's or
+ * cuda.bindings' of another name, a Python IntEnum): refused where a t is
+ * taken, its value meaning something else there. Never raises. */
+int cbs_is_other_enum(PyObject *o, PyTypeObject *t);
+/* The int an enum argument takes from o: int(o), as cuda.bindings converts
+ * enum parameters and fields (an int as it is, a float truncated, a str or
+ * bytes parsed, __int__, __index__). New reference, or NULL with int()'s
+ * exception. */
+PyObject *cbs_enum_int_value(PyObject *o);
+/* Accepts a member of e's type or what cbs_enum_int_value converts (not a
+ * member of another enum class); checks the range of the C enum. Inline:
+ * a member of e's type or an exact int, small and in range, without a
+ * call. */
 int cbs_arg_enum_slow(PyObject *o, const cbs_enum *e, long long min, long long max,
                       const char *func, const char *param, long long *out);
 

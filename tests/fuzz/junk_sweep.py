@@ -91,13 +91,14 @@ GROUPS = {
     "driver": Group(modules=("cubind.driver", "cubind.cu"),
                     allowed=("fuzz_params.ALLOWED",),  # shared with the hypothesis fuzz
                     junk=BY_KIND, usable=driver_usable),
-    # No int: a handle given as an int is an address the library
-    # dereferences, in cuda.bindings as here (the hypothesis fuzz keeps to
-    # the same rule).
+    # No int, nor a float that converts to one (1.5 is handle 1): a handle
+    # given as a number is an address the library dereferences, in
+    # cuda.bindings as here (the hypothesis fuzz keeps to the same rule).
+    # nan converts to nothing (ValueError).
     "libraries": Group(modules=("cubind.nvrtc", "cubind.rtc", "cubind.nvjitlink"),
                        allowed=("TypeError", "ValueError", "OverflowError", "cubind.NVRTCError",
                                 "cubind.nvJitLinkError"),
-                       junk=[None, "junk", b"junk", 1.5, object(), [], [None], (b"a",),
+                       junk=[None, "junk", b"junk", float("nan"), object(), [], [None], (b"a",),
                              bytearray(4), "a\0b"],
                        usable=libraries_usable),
 }
