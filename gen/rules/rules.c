@@ -248,6 +248,15 @@ void rules_api(const cb_rules *r, cb_api *api)
         case CB_D_INT_HANDLES:
             api->int_handles = 1;
             break;
+        case CB_D_STR_RESULTS:
+            api->str_results = 1;
+            break;
+        case CB_D_STATUS_STR:
+            api->status_str = 1;
+            break;
+        case CB_D_BUFFERS_NOT_NONE:
+            api->buffers_not_none = 1;
+            break;
         case CB_D_PYTHON_NAMES:
             api->name_prefix = a0;
             api->snake = strcmp(rule->args[1], "snake") == 0;

@@ -59,4 +59,10 @@ PyObject *cbs_library_status(cbs_library *lib, const cubind_rt_api *rt);
  * `log` attribute (None unless an error-log rule filled it). */
 PyObject *cbs_library_error_class(PyObject *runtime, const char *name, const char *result_type);
 
+/* The same class with str(e) 'NAME (value)' (a status-str rule), as
+ * cuda.bindings' snake_case modules' errors print; `func`, `message` and
+ * `log` stay attributes. */
+PyObject *cbs_library_error_class_status(PyObject *runtime, const char *name,
+                                         const char *result_type);
+
 #endif
