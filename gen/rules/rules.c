@@ -242,6 +242,10 @@ void rules_api(const cb_rules *r, cb_api *api)
             if (api->nwheels < CB_API_MAX_LIBS)
                 api->wheels[api->nwheels++] = a0;
             break;
+        case CB_D_LIBRARY_TOOLKIT_DIR:
+            if (api->ntoolkit_dirs < CB_API_MAX_LIBS)
+                api->toolkit_dirs[api->ntoolkit_dirs++] = a0;
+            break;
         case CB_D_CAPI_SENTINEL:
             api->capi_sentinel = a0;
             break;

@@ -110,6 +110,8 @@ typedef struct {
     const char *env;                /* NULL when none */
     const char *wheels[CB_API_MAX_LIBS];
     size_t nwheels;
+    const char *toolkit_dirs[CB_API_MAX_LIBS]; /* library-toolkit-dir */
+    size_t ntoolkit_dirs;
     const char *name_prefix;        /* "" when none */
     int snake;                      /* python-names ... snake */
     int int_handles;                /* int-handles: opaque handles are plain ints */

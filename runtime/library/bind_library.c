@@ -65,8 +65,11 @@ static int search_dirs(const cbs_library *lib, const cubind_rt_api *rt, lib_text
     static const char *const homes[] = {"CUDA_HOME", "CUDA_PATH"};
     for (size_t i = 0; i < sizeof homes / sizeof *homes; i++) {
         const char *home = getenv(homes[i]);
-        if (home && *home)
-            text_add(dirs, "%s/lib64%c%s/lib%c", home, '\0', home, '\0');
+        if (!home || !*home)
+            continue;
+        text_add(dirs, "%s/lib64%c%s/lib%c", home, '\0', home, '\0');
+        for (const char *const *d = lib->toolkit_dirs; *d; d++)
+            text_add(dirs, "%s/%s%c", home, *d, '\0');
     }
     PyObject *sys = PyImport_ImportModule("sys");
     PyObject *path = sys ? PyObject_GetAttrString(sys, "path") : NULL;
