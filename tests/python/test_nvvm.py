@@ -11,13 +11,12 @@ whose headers the build used has one (then not loading it is a failure)."""
 import glob
 import os
 import pickle
-import sys
-import threading
 
 import pytest
 
 import cubind
 from conftest import _config, run_python
+from nvrtc_common import same_from_threads
 
 CALLED = set()  # the functions these tests call (test_every_function_called)
 
@@ -261,24 +260,7 @@ def test_threads_compile_the_same_ptx(nvvm):
     def ptx_of(i):
         return compiled_ptx(n, [(scale_ir(n, b"k%d" % i), "k%d.ll" % i)], ["-arch=compute_75"])
 
-    expected = [ptx_of(i) for i in range(8)]
-    assert len(set(expected)) == 8
-    results = [None] * 8
-    barrier = threading.Barrier(8)
-
-    def worker(i):
-        barrier.wait()
-        for _ in range(2):
-            results[i] = ptx_of(i)
-
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert results == expected
-    if hasattr(sys, "_is_gil_enabled"):
-        assert not sys._is_gil_enabled()  # importing cubind.nvvm kept it off
+    same_from_threads(ptx_of)  # importing cubind.nvvm kept the GIL off
 
 
 LOAD = ("import cubind.nvvm as n\n"
