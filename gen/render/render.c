@@ -816,6 +816,7 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
         tv_set_str(h, "kind", render_handle_kind(hc[i].kind));
         tv_set_bool(h, "names_kernel", hc[i].names_kernel);
         tv_set_bool(h, "stream_protocol", hc[i].stream_protocol);
+        tv_set_bool(h, "interned", hc[i].interned);
         tv_push(handles, h);
     }
     tv_set(root, "handles", handles);

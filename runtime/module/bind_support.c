@@ -1091,6 +1091,13 @@ int cbs_handle_init(PyObject *self, PyObject *args, PyObject *kwds)
     cbs_handle *h = (cbs_handle *)self;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O", (char **)kwlist, &init))
         return -1;
+    if (h->interned) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s.__init__(): this object is shared (one per value, interned): "
+                     "make your own with %s(value) instead", cbs_short_name(Py_TYPE(self)),
+                     cbs_short_name(Py_TYPE(self)));
+        return -1;
+    }
     unsigned long long bits = 0;
     if (init && init != Py_None) {
         PyTypeObject *it = Py_TYPE(init);
@@ -1161,6 +1168,7 @@ static PyObject *handle_new_kind(PyTypeObject *type, cbs_handle_kind kind)
     PyObject_Init((PyObject *)h, type);
     h->value.u64 = 0;
     h->kind = (unsigned char)kind;
+    h->interned = 0;
     if (type->tp_dealloc == cbs_kernel_handle_dealloc)
         atomic_init(&((cbs_kernel_handle *)h)->layout, NULL);
     return (PyObject *)h;
@@ -1433,9 +1441,16 @@ void cbs_share_module_objects(PyObject *module, const cbs_enum *enums, size_t n)
         if (PyCFunction_Check(value) || (PyType_Check(value) && !PyExceptionClass_Check(value)))
             cbs_make_immortal(value);
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        /* the enum classes' metaclass (in no module dict), which a lookup
+         * such as driver.CUdevice_attribute.X may count */
+        cbs_make_immortal((PyObject *)Py_TYPE(enums[i].type));
         for (size_t k = 0; k < enums[i].n; k++)
             cbs_make_immortal(enums[i].members[k]);
+    }
+    /* The module itself: `driver.f(...)` from a module's globals takes a
+     * reference to the module object on every call (LOAD_GLOBAL). */
+    cbs_make_immortal(module);
 }
 
 void cbs_share_object(PyObject *o)

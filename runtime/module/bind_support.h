@@ -289,6 +289,8 @@ typedef struct {
         unsigned long long u64;
     } value;                   /* getPtr() is the address of this union */
     unsigned char kind;        /* a cbs_handle_kind */
+    unsigned char interned;    /* 1: one shared immortal object of an intern
+                                  table (bind_intern.h); __init__ refuses it */
 } cbs_handle;
 
 /* A handle class that names a kernel (the CUfunction of a launch) carries
@@ -320,7 +322,12 @@ static CBS_ALWAYS_INLINE _Atomic(void *) *cbs_kernel_layout_slot(PyObject *o)
  * STREAM: a stream class (the stream-protocol rule): it has
  * __cuda_stream__(), and its constructor and every parameter of the class
  * (cbs_arg_handle) also take an object implementing that protocol. */
-enum cbs_handle_class_flags { CBS_HANDLE_CLASS_KERNEL = 1, CBS_HANDLE_CLASS_STREAM = 2 };
+enum cbs_handle_class_flags {
+    CBS_HANDLE_CLASS_KERNEL = 1,
+    CBS_HANDLE_CLASS_STREAM = 2,
+    CBS_HANDLE_CLASS_INTERNED = 4 /* an intern rule: outputs come from the module's
+                                     intern table (bind_intern.h) */
+};
 
 /* Creates the class `qualname` with docstring `doc` (both of static
  * storage) and adds it to module. */
@@ -349,23 +356,46 @@ static CBS_ALWAYS_INLINE unsigned long long cbs_handle_bits(const cbs_handle *h)
     }
 }
 
+/* A module's table of interned handles (bind_intern.h); NULL where none. */
+struct cbs_intern;
+/* New reference to the handle of class t holding bits from `intern`
+ * (bind_intern.h); a new object when t is not an interned class. */
+PyObject *cbs_intern_handle(struct cbs_intern *intern, PyTypeObject *t, unsigned long long bits);
+
+/* A handle output of class t holding bits (a new reference): the shared
+ * object of the module's intern table on a free-threaded build when the
+ * module has one (`intern` not NULL: main interpreter) and t is an
+ * interned class, else a new object. GIL builds: cbs_handle_new, the
+ * table never looked at. Inline: every handle output takes it. */
+static CBS_ALWAYS_INLINE PyObject *cbs_handle_out(struct cbs_intern *intern, PyTypeObject *t,
+                                                  unsigned long long bits)
+{
+#ifdef Py_GIL_DISABLED
+    if (intern)
+        return cbs_intern_handle(intern, t, bits);
+#else
+    (void)intern;
+#endif
+    return cbs_handle_new(t, bits);
+}
+
 /* prev (a new reference) when it is a handle of type t holding bits that
  * only the caller's previous result holds (reference count 1: prev is
- * borrowed from that result), else cbs_handle_new. A handle someone else
+ * borrowed from that result), else cbs_handle_out. A handle someone else
  * holds is never returned again: handles are mutable (__init__, writes
  * through getPtr()), and two results sharing one object would change
  * together. GIL builds only call it with a prev (see reusable_result).
  * bits as the generated code passes it (the C value converted to unsigned
  * long long) is what cbs_handle_bits gives for a handle holding that
  * value; other bits only cost the reuse. Inline: every handle output
- * takes it. */
-static CBS_ALWAYS_INLINE PyObject *cbs_handle_reuse(PyObject *prev, PyTypeObject *t,
-                                                    unsigned long long bits)
+ * takes it. intern: the module's table (cbs_handle_out). */
+static CBS_ALWAYS_INLINE PyObject *cbs_handle_reuse(PyObject *prev, struct cbs_intern *intern,
+                                                    PyTypeObject *t, unsigned long long bits)
 {
     if (prev && Py_REFCNT(prev) == 1 && Py_TYPE(prev) == t &&
         cbs_handle_bits((const cbs_handle *)prev) == bits)
         return Py_NewRef(prev);
-    return cbs_handle_new(t, bits);
+    return cbs_handle_out(intern, t, bits);
 }
 
 /* A `T *` parameter to one handle of class t (SH_IN_HANDLE_PTR): *ptr is
@@ -467,8 +497,9 @@ int cbs_module_add(PyObject *module, const char *name, PyObject *v);
 
 /* Free-threaded builds, main interpreter only: makes the objects every
  * thread uses immortal (cbs_make_immortal: no shared reference count to
- * contend on): module's functions and types (exception classes excepted)
- * and the members of its n enums. Call at the end of the module's exec,
+ * contend on): the module object itself, its functions and types
+ * (exception classes excepted), the members of its n enums and their
+ * metaclass. Call at the end of the module's exec,
  * before the module is visible to other threads. No-op elsewhere. */
 void cbs_share_module_objects(PyObject *module, const cbs_enum *enums, size_t n);
 /* The same for one more object the module's state holds and hands to every
