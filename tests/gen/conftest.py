@@ -128,9 +128,11 @@ def library_apis():
 def header_path(include, header):
     """Where a library API's header is for the toolkit whose include
     directory is `include`: there, else in a toolkit component's include/
-    beside it (nvvm/include/nvvm.h), as configure's api_header_dir looks;
-    `include`/header when neither has it."""
-    for d in [include] + sorted(glob.glob(os.path.join(include, os.pardir, "*", "include"))):
+    beside it by name (nvvm/include/nvvm.h; include/ may be a link into
+    targets/<arch>/), as configure's api_header_dir looks; `include`/header
+    when neither has it."""
+    root = os.path.dirname(os.path.normpath(include))
+    for d in [include] + sorted(glob.glob(os.path.join(root, "*", "include"))):
         if os.path.isfile(os.path.join(d, header)):
             return os.path.normpath(os.path.join(d, header))
     return os.path.join(include, header)
