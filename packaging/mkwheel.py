@@ -11,7 +11,7 @@ For each PYTHON (an interpreter the extensions were built for; build.ninja
 passes ./configure's `pythons`) it packs, from build/python/cubind/:
 
     cubind/*.py, cubind/*.pyi, cubind/py.typed     (whatever is there)
-    cubind/{driver,_runtime,nvrtc,nvjitlink}<EXT_SUFFIX>      (that interpreter's)
+    cubind/{driver,_runtime,nvrtc,nvjitlink,nvvm}<EXT_SUFFIX> (that interpreter's)
     cubind/include/*.h                             (out/*.h, staged there first)
 
 plus cubind_cuNN-<version>.dist-info/{METADATA,WHEEL,RECORD,entry_points.txt,
@@ -56,7 +56,7 @@ import zipfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 NAME = "cubind"
-MODULES = ("driver", "_runtime", "nvrtc", "nvjitlink")
+MODULES = ("driver", "_runtime", "nvrtc", "nvjitlink", "nvvm")
 
 # Libraries that are glibc itself (manylinux policy): depending on them keeps
 # a wheel manylinux. Anything else NEEDED makes the tag linux_<arch>.

@@ -196,14 +196,15 @@ static int is_char(const cb_type *t)
            !strstr(t->canon, "unsigned");
 }
 
-/* Shape of a `T **` parameter. */
+/* Shape of a `T **` parameter; is_in: an `in` rule names it. */
 static cb_shape pointer_to_pointer(const cb_model *m, const cb_facts *facts, const cb_function *f,
-                                   const cb_param *p, cb_pclass *pc)
+                                   const cb_param *p, cb_pclass *pc, int is_in)
 {
     const cb_type *inner = p->type->pointee;   /* T * */
     const cb_type *target = inner->pointee;    /* T */
-    if (inner->is_const && is_char(target) && target->is_const) {
-        /* const char *const *: an input array of strings when counted */
+    if ((inner->is_const || is_in) && is_char(target) && target->is_const) {
+        /* const char *const * (or const char ** an `in` rule names): an
+         * input array of strings when counted */
         pc->count_index = paired_count(f, facts, p);
         if (pc->count_index < 0 || f->params[pc->count_index].type->kind != TY_INT) {
             pc->count_index = -1;
@@ -436,8 +437,9 @@ static int byte_size_after(const cb_function *f, const cb_param *p)
                                                                           : -1;
 }
 
-/* A host-bytes rule on `void *` parameter p: its byte count (an integer
- * parameter: rules_bind checked it) and whether the driver writes there. */
+/* A host-bytes rule on a `void *` (or byte pointer) parameter p: its byte
+ * count (an integer parameter: rules_bind checked it) and whether the
+ * driver writes there. */
 static void host_buffer(const cb_facts *facts, const cb_function *f, const cb_param *p,
                         cb_pclass *pc)
 {
@@ -535,20 +537,21 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
         pc->shape = pc->elem == EK_NONE ? SH_UNSUPPORTED
                     : (pt->is_const || is_in) ? SH_IN_FIXED
                                               : SH_OUT_FIXED;
-    } else if (pt->kind == TY_VOID) {
+    } else if (pt->kind == TY_VOID || (pt->kind == TY_INT && pf->on[CB_D_HOST_BYTES])) {
+        /* void *, or bytes a host-bytes rule sizes (rules_bind checked it) */
         pc->shape = SH_IN_BUFFER;
         pc->elem = EK_POINTER;
         pc->count_index = byte_size_after(f, p);
         host_buffer(facts, f, p, pc);
     } else if (is_char(pt) && pt->is_const) {
         pc->shape = SH_IN_STRING;
-    } else if (pt->kind == TY_POINTER && is_in) {
+    } else if (pt->kind == TY_POINTER && is_in && !(is_char(pt->pointee) && pt->pointee->is_const)) {
         pc->elem = EK_POINTER;
         pc->value = pt;
         pc->count_index = paired_count(f, facts, p);
         pc->shape = pc->count_index >= 0 ? SH_IN_ARRAY : SH_UNSUPPORTED;
     } else if (pt->kind == TY_POINTER) {
-        pc->shape = pointer_to_pointer(m, facts, f, p, pc);
+        pc->shape = pointer_to_pointer(m, facts, f, p, pc, is_in);
     } else if (pt->is_const || is_in) {
         provided_input(m, facts, f, p, pt, pc);
     } else if (is_char(pt)) {

@@ -759,13 +759,19 @@ static void api_value(tv *root, const cb_api *api)
     tv_set_bool(root, "has_error_string", api->error_string != NULL);
     tv_set_str(root, "error_string", api->error_string ? api->error_string : "");
     tv_set_str(root, "library_env", api->env ? api->env : "");
-    tv *libs = tv_list(), *wheels = tv_list();
+    tv_set_bool(root, "str_results", api->str_results);
+    tv_set_bool(root, "status_str", api->status_str);
+    tv_set_bool(root, "buffers_not_none", api->buffers_not_none);
+    tv *libs = tv_list(), *wheels = tv_list(), *toolkit_dirs = tv_list();
     for (size_t i = 0; i < api->nlibs; i++)
         tv_push(libs, tv_str(api->libs[i]));
     for (size_t i = 0; i < api->nwheels; i++)
         tv_push(wheels, tv_str(api->wheels[i]));
+    for (size_t i = 0; i < api->ntoolkit_dirs; i++)
+        tv_push(toolkit_dirs, tv_str(api->toolkit_dirs[i]));
     tv_set(root, "library_files", libs);
     tv_set(root, "library_wheels", wheels);
+    tv_set(root, "library_toolkit_dirs", toolkit_dirs);
 }
 
 /* The phases of a shape's template (shapes.def's SHAPE_PHASE): phase.<P>

@@ -260,11 +260,24 @@ void rules_api(const cb_rules *r, cb_api *api)
             if (api->nwheels < CB_API_MAX_LIBS)
                 api->wheels[api->nwheels++] = a0;
             break;
+        case CB_D_LIBRARY_TOOLKIT_DIR:
+            if (api->ntoolkit_dirs < CB_API_MAX_LIBS)
+                api->toolkit_dirs[api->ntoolkit_dirs++] = a0;
+            break;
         case CB_D_CAPI_SENTINEL:
             api->capi_sentinel = a0;
             break;
         case CB_D_INT_HANDLES:
             api->int_handles = 1;
+            break;
+        case CB_D_STR_RESULTS:
+            api->str_results = 1;
+            break;
+        case CB_D_STATUS_STR:
+            api->status_str = 1;
+            break;
+        case CB_D_BUFFERS_NOT_NONE:
+            api->buffers_not_none = 1;
             break;
         case CB_D_PYTHON_NAMES:
             api->name_prefix = a0;

@@ -20,8 +20,8 @@ hypothesis). The groups (--modules, table GROUPS below):
   (fuzz_params.classify); struct constructors' positional argument is such
   an address; struct attributes get no int either (an int pointer field
   would be read by repr).
-- libraries: cubind.nvrtc, cubind.rtc and cubind.nvjitlink on the real
-  libnvrtc and libnvJitLink; run by tests/python/test_library_junk.py, so
+- libraries: cubind.nvrtc, cubind.rtc, cubind.nvjitlink and cubind.nvvm
+  on the real libnvrtc, libnvJitLink and libnvvm; run by tests/python/test_library_junk.py, so
   on every interpreter tests/python runs on, ASan's included. A fixed junk
   list given in every combination (EveryCombination).
 
@@ -76,11 +76,13 @@ def driver_usable():
 def libraries_usable():
     """As driver_usable, for the library modules."""
     import cubind.nvjitlink as nvjitlink
+    import cubind.nvvm as nvvm
     import cubind.rtc as rtc
     major, minor = rtc.nvrtcVersion()
     assert major >= 11, (major, minor)
     assert nvjitlink.version() >= (12, 0), nvjitlink.version()
-    return "nvrtcVersion version"
+    assert nvvm.ir_version() >= (1, 0, 0, 0), nvvm.ir_version()
+    return "nvrtcVersion version ir_version"
 
 
 # modules: swept in this order. allowed: what a call may raise besides
@@ -95,9 +97,9 @@ GROUPS = {
     # given as a number is an address the library dereferences, in
     # cuda.bindings as here (the hypothesis fuzz keeps to the same rule).
     # nan converts to nothing (ValueError).
-    "libraries": Group(modules=("cubind.nvrtc", "cubind.rtc", "cubind.nvjitlink"),
+    "libraries": Group(modules=("cubind.nvrtc", "cubind.rtc", "cubind.nvjitlink", "cubind.nvvm"),
                        allowed=("TypeError", "ValueError", "OverflowError", "cubind.NVRTCError",
-                                "cubind.nvJitLinkError"),
+                                "cubind.nvJitLinkError", "cubind.nvvmError"),
                        junk=[None, "junk", b"junk", float("nan"), object(), [], [None], (b"a",),
                              bytearray(4), "a\0b"],
                        usable=libraries_usable),

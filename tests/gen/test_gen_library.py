@@ -7,19 +7,20 @@ import os
 import re
 
 import pytest
+from conftest import header_path
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def generate(run_cubind, cuda_include, rules, header, out):
     os.makedirs(out, exist_ok=True)
-    return run_cubind("generate", "--header", os.path.join(cuda_include, header), "--rules",
+    return run_cubind("generate", "--header", header_path(cuda_include, header), "--rules",
                       rules, "--out", str(out))
 
 
 def test_every_library_function_is_bound(run_cubind, cuda_include, library_rules, tmp_path):
     apis = dict((os.path.basename(r)[:-len(".rules")], (r, h)) for r, h in library_rules)
-    assert set(apis) == {"nvrtc", "nvjitlink"}
+    assert set(apis) == {"nvrtc", "nvjitlink", "nvvm"}
     for api, (rules, header) in apis.items():
         p = generate(run_cubind, cuda_include, rules, header, tmp_path / api)
         assert p.returncode == 0, p.stderr
@@ -29,7 +30,8 @@ def test_every_library_function_is_bound(run_cubind, cuda_include, library_rules
         bound, total = re.search(r"# supported: (\d+) of (\d+)", report).groups()
         assert bound == total and int(total) > 10, report
         # and a typing stub per face: nvrtc.pyi and rtc.pyi, nvjitlink.pyi
-        stubs = {"nvrtc": ["nvrtc.pyi", "rtc.pyi"], "nvjitlink": ["nvjitlink.pyi"]}[api]
+        stubs = {"nvrtc": ["nvrtc.pyi", "rtc.pyi"], "nvjitlink": ["nvjitlink.pyi"],
+                 "nvvm": ["nvvm.pyi"]}[api]
         assert sorted(os.listdir(tmp_path / api)) == sorted(
             ["%s.c" % api, "%s_unsupported.txt" % api, "cubind_%s_api.h" % api] + stubs)
     with open(tmp_path / "nvjitlink" / "nvjitlink.c") as f:

@@ -88,7 +88,7 @@ def test_macros_naming_launch_attributes(face, drv, header_text):
 
 
 @pytest.mark.parametrize("module", ["cubind.driver", "cubind.cu", "cubind.nvrtc",
-                                    "cubind.nvjitlink"])
+                                    "cubind.nvjitlink", "cubind.nvvm"])
 def test_returns_lists_name_every_output_once(module, drv):
     """The Returns section names the outputs as ``(status, a, b)`` (tuple
     face) or ``a, b`` (raising face), never with an empty entry. Failed on

@@ -5,14 +5,13 @@ name expressions, a failing program's log, PTX / CUBIN / LTO-IR output,
 bad input, the loader's search order, 8 threads compiling at once."""
 import os
 import pickle
-import sys
-import threading
 
 import pytest
 
 import cubind
 from conftest import run_python
-from nvrtc_common import ARCH, AXPY, check_cubin, kernel_source, nvrtc  # noqa: F401
+from nvrtc_common import (ARCH, AXPY, check_cubin, kernel_source, nvrtc,  # noqa: F401
+                          same_from_threads)
 
 CALLED = set()  # the nvrtc functions these tests call (test_every_function_called)
 
@@ -262,24 +261,7 @@ def test_threads_compile_the_same_ptx(nvrtc):
         ok(n, n.nvrtcDestroyProgram(prog))
         return ptx
 
-    expected = [ptx_of(i) for i in range(8)]
-    assert len(set(expected)) == 8
-    results = [None] * 8
-    barrier = threading.Barrier(8)
-
-    def worker(i):
-        barrier.wait()
-        for _ in range(2):
-            results[i] = ptx_of(i)
-
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert results == expected
-    if hasattr(sys, "_is_gil_enabled"):
-        assert not sys._is_gil_enabled()  # importing cubind.nvrtc kept it off
+    same_from_threads(ptx_of)  # importing cubind.nvrtc kept the GIL off
 
 
 FIRST_USE = """

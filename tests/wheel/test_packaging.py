@@ -111,7 +111,7 @@ def test_extensions_are_stripped(pep517_wheels, tmp_path):
     wheel, _ = pep517_wheels[0]
     with zipfile.ZipFile(wheel) as zf:
         sos = [n for n in zf.namelist() if n.endswith(".so")]
-        assert len(sos) == len(mkwheel.MODULES)  # driver, _runtime, nvrtc, nvjitlink
+        assert len(sos) == len(mkwheel.MODULES)  # driver, _runtime, nvrtc, nvjitlink, nvvm
         for n in sos:
             (tmp_path / "x.so").write_bytes(zf.read(n))
             out = subprocess.run(["readelf", "-SW", tmp_path / "x.so"], capture_output=True,

@@ -39,7 +39,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"
 PACKAGE = BUILD / "python" / "cubind"
 # The extensions a wheel holds: mkwheel's own list (driver, _runtime, and
-# the library APIs' nvrtc, nvjitlink).
+# the library APIs' nvrtc, nvjitlink, nvvm).
 sys.path.insert(0, str(ROOT / "packaging"))
 from mkwheel import MODULES, project_metadata  # noqa: E402
 sys.path.pop(0)
@@ -200,7 +200,7 @@ def test_contents_are_the_package_and_nothing_else(python, wheel):
     assert set(names) == expected
     assert "cubind/__init__.py" in names
     # a typing stub for every face of every module (out/*.pyi: driver, cu,
-    # nvrtc, rtc, nvjitlink), as generated
+    # nvrtc, rtc, nvjitlink, nvvm), as generated
     for stub in (ROOT / config("gen_out")).glob("*.pyi"):
         assert "cubind/" + stub.name in names
         assert zipfile.ZipFile(ROOT / wheel).read("cubind/" + stub.name) == stub.read_bytes()
