@@ -184,6 +184,7 @@ def test_phgraph_out_repr_shows_the_first_items_only(drv, ctx):
     assert drv.cuGraphDestroy(graph) == (0,)
 
 
+@pytest.mark.tsan
 def test_phgraph_out_is_shared_by_threads(drv, ctx):
     # immutable after creation: threads read one sequence without locks
     import threading
