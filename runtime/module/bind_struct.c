@@ -6,6 +6,7 @@
 #include "bind_struct.h"
 
 #include "bind_c_callback.h" /* cbs_funcptr_owned */
+#include "bind_handle_seq.h"
 #include "cubind_compat.h"
 
 #include <float.h>
@@ -420,27 +421,38 @@ static unsigned long long count_of(cbs_struct *s, const cbs_field_def *c)
     return read_u(p, c->size);
 }
 
-/* A CBS_F_HANDLE_OUT field: its count field's number of handles of class
- * t, read from the array the field points at. Invariant: no more handle
- * objects than the array holds: while the field is NULL it describes no
- * memory, and the list is empty whatever the count says (a count of 2**31
- * once built 2**31 handle objects of zeros). */
-static PyObject *load_driver_handles(cbs_struct *s, const cbs_field_def *f, PyTypeObject *t)
+/* A CBS_F_HANDLE_OUT field: a lazy sequence (bind_handle_seq.h) of its
+ * count field's number of handles of class t, each read from the array
+ * the field points at when it is accessed. Invariant: reading the field
+ * builds no handle, whatever the count says (a count of 2**31 with a NULL
+ * pointer once built 2**31 handle objects of zeros; then, an empty list
+ * that broke len() before cuGraphAddNode, as cuda.bindings gives `size`). */
+static PyObject *load_driver_handles(cbs_struct *s, const cbs_field_def *f, PyTypeObject *t,
+                                     cbs_tables *tb)
 {
+    unsigned long long n = count_of(s, &s->def->fields[f->aux]);
+    if (n > (unsigned long long)PY_SSIZE_T_MAX / f->elem_size) {
+        PyErr_Format(PyExc_ValueError, "%s.%s: its count %llu is more than an array can hold",
+                     cbs_short_name(Py_TYPE(s)), f->name, n);
+        return NULL;
+    }
+    return cbs_handle_seq_new(tb, (PyObject *)s, f, t, (Py_ssize_t)n);
+}
+
+PyObject *cbs_struct_driver_handle(PyObject *self, const cbs_field_def *f, PyTypeObject *t,
+                                   Py_ssize_t i)
+{
+    cbs_struct *s = (cbs_struct *)self;
     const unsigned char *a =
         (const unsigned char *)(uintptr_t)read_u(s->data + f->offset, f->size);
-    unsigned long long n = a ? count_of(s, &s->def->fields[f->aux]) : 0;
-    if (n > (unsigned long long)PY_SSIZE_T_MAX / f->elem_size)
-        return PyErr_NoMemory();
-    PyObject *list = PyList_New((Py_ssize_t)n);
-    for (Py_ssize_t i = 0; list && i < (Py_ssize_t)n; i++) {
-        PyObject *h = cbs_handle_new(t, read_u(a + (size_t)i * f->elem_size, f->elem_size));
-        if (!h)
-            Py_CLEAR(list);
-        else
-            PyList_SET_ITEM(list, i, h);
+    if (!a) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s.%s[%zd]: the field is NULL; the driver fills it "
+                     "(e.g. in cuGraphAddNode), its items are read after that",
+                     cbs_short_name(Py_TYPE(s)), f->name, i);
+        return NULL;
     }
-    return list;
+    return cbs_handle_new(t, read_u(a + (size_t)i * f->elem_size, f->elem_size));
 }
 
 /* One element of field f at p. */
@@ -477,7 +489,7 @@ static PyObject *load(cbs_struct *s, const cbs_field_def *f, unsigned char *p, c
     case CBS_F_HANDLE_OUT:
         if (!tb->handles[f->index])
             break;
-        return load_driver_handles(s, f, tb->handles[f->index]);
+        return load_driver_handles(s, f, tb->handles[f->index], tb);
     case CBS_F_CHARS: return PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)f->count);
     case CBS_F_BYTES: return PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)f->size);
     }

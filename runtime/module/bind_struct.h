@@ -63,11 +63,13 @@
  *
  * Driver-filled handle arrays (CBS_F_HANDLE_OUT, phGraph_out): the field
  * is the driver's to set (cuGraphAddNode writes it into the struct passed);
- * reading it gives its count field's number of handles read from where it
- * points, as cuda.bindings gives, and an empty list while it is NULL (no
- * loop over a count that describes no memory). Like C, reading trusts a
- * non-NULL address: a
- * garbage address the caller wrote there is the caller's fault.
+ * reading it gives a lazy read-only sequence (bind_handle_seq.h) as long
+ * as its count field says when read, as cuda.bindings' list is; each item
+ * is the handle read from where the field points when it is accessed, and
+ * a ValueError while the field is NULL (reading the field builds nothing:
+ * no loop over a count that describes no memory). Like C, reading trusts
+ * a non-NULL address: a garbage address the caller wrote there is the
+ * caller's fault.
  * Pointer fields set from Python objects keep those objects alive (a
  * function-pointer field set from a ctypes function pointer too: its code
  * dies with it; not from an int address): the
@@ -128,11 +130,11 @@ typedef enum {
                             each (field-count rules); aux as above */
     CBS_F_HANDLE_OUT     /* T *: a pointer to an array of handles that the
                             driver owns and fills (field-count-out rules):
-                            set like CBS_F_POINTER; reads as a list of as
-                            many handles tables.handles[index] (elem_size
-                            bytes each) as integer field aux says, read
-                            from the array; none while NULL, whatever
-                            the count */
+                            set like CBS_F_POINTER; reads as a sequence
+                            (bind_handle_seq.h) of as many handles
+                            tables.handles[index] (elem_size bytes each)
+                            as integer field aux says, each read from the
+                            array on access; ValueError while NULL */
 } cbs_field_kind;
 
 typedef struct {
@@ -206,6 +208,9 @@ typedef struct cbs_tables {
      * NULL (absent; no exception set) */
     void *(*kernel_proc)(struct cbs_tables *tables, int which);
     cbs_ctypes_cache ctypes;   /* the packer's, for (values, types) (bind_packer.h) */
+    PyTypeObject *handle_seq;  /* the class driver-filled handle arrays read
+                                  as (bind_handle_seq.h), set at module
+                                  init before any struct class exists */
 } cbs_tables;
 
 typedef struct {
@@ -223,6 +228,12 @@ typedef struct {
                                   kept object change together */
 #endif
 } cbs_struct;
+
+/* Handle i of CBS_F_HANDLE_OUT field f of struct instance s, of class t,
+ * read from the array the field points at now: ValueError naming the
+ * field while it is NULL (never dereferenced). bind_handle_seq.c's items. */
+PyObject *cbs_struct_driver_handle(PyObject *s, const cbs_field_def *f, PyTypeObject *t,
+                                   Py_ssize_t i);
 
 /* The getset functions of every field (closure: const cbs_field_def *). */
 PyObject *cbs_struct_get(PyObject *self, void *closure);

@@ -114,21 +114,99 @@ def test_char_array_bad_input_changes_nothing(drv, value, exc):
 
 # ---- driver-filled handle arrays ----------------------------------------------
 
+def conditional_params(drv, kind, size):
+    params = drv.CUgraphNodeParams()
+    params.type = drv.CUgraphNodeType.CU_GRAPH_NODE_TYPE_CONDITIONAL
+    params.conditional.type = getattr(drv.CUgraphConditionalNodeType, kind)
+    params.conditional.size = size
+    return params
+
+
 def test_phgraph_out_is_sized_by_size_and_filled_by_the_driver(drv, ctx):
     err, graph = drv.cuGraphCreate(0)
     assert err == 0
-    params = drv.CUgraphNodeParams()
-    params.type = drv.CUgraphNodeType.CU_GRAPH_NODE_TYPE_CONDITIONAL
-    params.conditional.type = drv.CUgraphConditionalNodeType.CU_GRAPH_COND_TYPE_IF
-    assert params.conditional.phGraph_out == []
+    params = conditional_params(drv, "CU_GRAPH_COND_TYPE_IF", 0)
+    assert params.conditional.phGraph_out == [] and len(params.conditional.phGraph_out) == 0
     params.conditional.size = 2
-    assert params.conditional.phGraph_out == []  # NULL: no array, no handles
+    early = params.conditional.phGraph_out
+    # NULL: `size` long (as cuda.bindings), no item readable yet
+    assert len(early) == 2
+    for i in (0, 1, -1):
+        with pytest.raises(ValueError, match=r"phGraph_out\[\d\]: .*NULL.*cuGraphAddNode"):
+            early[i]
+    with pytest.raises(ValueError, match="phGraph_out"):
+        list(early)
+    with pytest.raises(IndexError, match="phGraph_out"):
+        early[2]
+    assert early != [None, None] and "not filled yet (NULL)" in repr(early)
     err, node = drv.cuGraphAddNode(graph, None, None, 0, params)
     assert err == 0
     out = params.conditional.phGraph_out
     assert len(out) == 2 and all(isinstance(g, drv.CUgraph) for g in out)
     assert 0 not in {int(g) for g in out} and int(out[0]) != int(out[1])
+    # items are read on access: the sequence read before the call sees them
+    assert list(early) == list(out) and early == list(out) and out == tuple(out)
+    assert out[-1] == out[1] and out[-2] == out[0] and out[::-1] == [out[1], out[0]]
+    assert out[1:] == [out[1]] and out[5:] == [] and out != [out[0]]
+    with pytest.raises(IndexError):
+        out[-3]
+    with pytest.raises(TypeError, match="phGraph_out"):
+        out["0"]
     assert "phGraph_out : [<CUgraph 0x" in repr(params.conditional)
+    assert repr(out) == repr(list(out))
+    assert drv.cuGraphDestroy(graph) == (0,)
+
+
+def test_phgraph_out_as_upstream_test_conditional_reads_it(drv, ctx):
+    # cuda-python's test_cuda.py::test_conditional: len() before the call,
+    # then item 0 as the body graph the driver made
+    err, graph = drv.cuGraphCreate(0)
+    assert err == 0
+    params = conditional_params(drv, "CU_GRAPH_COND_TYPE_IF", 1)
+    assert len(params.conditional.phGraph_out) == 1
+    assert drv.cuGraphAddNode(graph, None, None, 0, params)[0] == 0
+    body = params.conditional.phGraph_out[0]
+    assert isinstance(body, drv.CUgraph) and int(body) != 0
+    # a graph of the fake driver's: it answers for it
+    assert drv.cuGraphGetNodes(body, 0)[0] == 0
+    assert drv.cuGraphDestroy(graph) == (0,)
+
+
+def test_phgraph_out_repr_shows_the_first_items_only(drv, ctx):
+    err, graph = drv.cuGraphCreate(0)
+    assert err == 0
+    params = conditional_params(drv, "CU_GRAPH_COND_TYPE_SWITCH", 6)
+    assert drv.cuGraphAddNode(graph, None, None, 0, params)[0] == 0
+    out = params.conditional.phGraph_out
+    text = repr(out)
+    assert text.startswith("[" + ", ".join(repr(g) for g in out[:4]) + ", ...")
+    assert repr(out[4]) not in text and "(6 in all)" in text
+    assert drv.cuGraphDestroy(graph) == (0,)
+
+
+@pytest.mark.tsan
+def test_phgraph_out_is_shared_by_threads(drv, ctx):
+    # immutable after creation: threads read one sequence without locks
+    import threading
+    err, graph = drv.cuGraphCreate(0)
+    assert err == 0
+    params = conditional_params(drv, "CU_GRAPH_COND_TYPE_SWITCH", 8)
+    assert drv.cuGraphAddNode(graph, None, None, 0, params)[0] == 0
+    out = params.conditional.phGraph_out
+    want = [int(g) for g in out]
+    del params  # the sequence keeps the struct alive
+    seen = []
+
+    def read():
+        for _ in range(200):
+            seen.append([int(g) for g in out] == want and len(out) == 8 and out == out[:])
+
+    threads = [threading.Thread(target=read) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(seen) == 1600 and all(seen)
     assert drv.cuGraphDestroy(graph) == (0,)
 
 
@@ -148,17 +226,30 @@ import resource, sys, time
 if "libasan" not in open("/proc/self/maps").read():
     resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 import cubind.driver as d
+def check(seq, size, where):
+    assert len(seq) == size, where
+    for i in (0, size - 1, -1):
+        try:
+            seq[i]
+        except ValueError as e:
+            assert "NULL" in str(e), str(e)
+        else:
+            raise AssertionError(where)
+    assert seq != [], where
 for record, field, count in %r:
     for size in (2**31, 2**32 - 1, 1):
         c = getattr(d, record)()
         setattr(c, count, size)
         t = time.perf_counter()
-        assert getattr(c, field) == [], (record, field, size)
-        assert "%%s : []" %% field in repr(c), repr(c)
+        check(getattr(c, field), size, (record, field, size))
+        line = [l for l in repr(c).splitlines() if l.startswith(field + " : ")]
+        assert len(line) == 1 and "not filled yet (NULL)" in line[0], repr(c)
+        assert len(line[0]) < 200, line
         assert time.perf_counter() - t < 1.0
 p = d.CUgraphNodeParams()
 p.conditional.size = 2**31
-assert p.conditional.phGraph_out == [] and "phGraph_out : []" in repr(p)
+check(p.conditional.phGraph_out, 2**31, "CUgraphNodeParams")
+assert "phGraph_out : <" in repr(p) and len(repr(p)) < 20000
 print("ok")
 ''' % (fields,)
     proc = run_python(code)
