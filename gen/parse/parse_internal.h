@@ -43,9 +43,10 @@ typedef struct {
     CXTranslationUnit tu;
     CXFile cuda_h, typedefs_h; /* typedefs_h NULL for a library */
     int library;               /* model_parse_api's library */
-    /* the interop headers and the shim (bound like cuda.h), and their
-     * *Typedefs.h (read for PFN versions like cudaTypedefs.h) */
-    CXFile bound[PX_MAX_INTEROP + 1], pfn_files[PX_MAX_INTEROP];
+    /* the interop headers and the shim, and a library's bind-header files
+     * (bound like cuda.h); the interop headers' *Typedefs.h (read for PFN
+     * versions like cudaTypedefs.h) */
+    CXFile bound[PX_MAX_INTEROP + 1 + MODEL_MAX_BIND_HEADERS], pfn_files[PX_MAX_INTEROP];
     size_t nbound, npfn_files;
     /* capacities of the model's growable arrays */
     size_t cap_functions, cap_enums, cap_records, cap_typedefs, cap_handles,
