@@ -60,6 +60,7 @@ typedef struct {
     const char *cuda_text; size_t cuda_len;         /* owned by the TU */
     /* macros.c: macros whose value named what was not yet known; malloc'ed */
     CXCursor *pending_macros; size_t npending_macros, cap_pending_macros;
+    int macros_resolving; /* macro_resolve_pending has begun */
     /* macros.c: where cuda.h defines CUDA_VERSION (line 0: nowhere), and
      * whether that definition was an integer constant (model->cuda_version) */
     unsigned cuda_version_line;
