@@ -608,6 +608,8 @@ cb_model *model_parse_any(const char *header, char *err, size_t errlen, int *ref
 
 static int bind_beside(parser *P, const char *dir, const char *const *names, char *err,
                        size_t errlen);
+static int check_beside(const char *header, const char *dir, const char *const *names,
+                        char *err, size_t errlen);
 
 cb_model *model_parse_api(const char *header, int library, const char *interop_dir,
                           const char *const *bind_headers, char *err, size_t errlen,
@@ -622,11 +624,17 @@ cb_model *model_parse_api(const char *header, int library, const char *interop_d
         return NULL;
     }
     char *dir = dir_of(header);
+    if (!dir)
+        arena_oom();
+    if (check_beside(header, dir, bind_headers, err, errlen) < 0) {
+        free(dir);
+        return NULL;
+    }
     /* a library's "typedefs" is its header's path, a driver's the file
      * beside it: room for the longer */
     size_t tlen = strlen(header) + strlen(dir) + sizeof "/cudaTypedefs.h";
     char *typedefs = malloc(tlen);
-    if (!dir || !typedefs)
+    if (!typedefs)
         arena_oom();
     /* a library has no PFN typedefs: the header alone, twice included */
     snprintf(typedefs, tlen, "%s%s", library ? header : dir, library ? "" : "/cudaTypedefs.h");
@@ -724,19 +732,40 @@ cb_model *model_parse_api(const char *header, int library, const char *interop_d
     return m;
 }
 
-/* The bind-header files (model_parse_api) into P->bound: each must be a
- * file beside the header (main_text_for included it); -1 with
- * "header:0: message" in err otherwise. */
+/* Whether every bind-header file (model_parse_api) is a file beside the
+ * header, and there are at most MODEL_MAX_BIND_HEADERS: 0, or -1 with
+ * "header:0: message" in err. */
+static int check_beside(const char *header, const char *dir, const char *const *names,
+                        char *err, size_t errlen)
+{
+    for (size_t i = 0; names && names[i]; i++) {
+        size_t n = strlen(dir) + strlen(names[i]) + 2;
+        char *path = malloc(n);
+        if (!path)
+            arena_oom();
+        snprintf(path, n, "%s/%s", dir, names[i]);
+        int there = file_exists(path);
+        free(path);
+        if (!there || i >= MODEL_MAX_BIND_HEADERS) {
+            snprintf(err, errlen, "%s:0: %s is not a header beside it%s", header, names[i],
+                     there ? " (more than 8 bind-header rules)" : "");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The bind-header files (checked by check_beside, included by
+ * main_text_for) into P->bound; -1 with "header:0: message" in err when
+ * the translation unit lacks one. */
 static int bind_beside(parser *P, const char *dir, const char *const *names, char *err,
                        size_t errlen)
 {
     for (size_t i = 0; names && names[i]; i++) {
         const char *path = beside(P->arena, dir, names[i]);
         CXFile f = path ? clang_getFile(P->tu, path) : NULL;
-        if (!f || i >= MODEL_MAX_BIND_HEADERS) {
-            snprintf(err, errlen, "%s:0: %s is not a header beside it%s",
-                     P->model->header, names[i],
-                     i >= MODEL_MAX_BIND_HEADERS ? " (too many bound headers)" : "");
+        if (!f) {
+            snprintf(err, errlen, "%s:0: %s was not read with it", P->model->header, names[i]);
             return -1;
         }
         P->bound[P->nbound++] = f;

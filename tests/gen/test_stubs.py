@@ -115,7 +115,8 @@ def mypy(tmp_path, source):
 # drop-in face, as nvjitlink).
 FACES = {"driver.c": {"driver_methods": "driver.pyi", "cu_methods": "cu.pyi"},
          "nvrtc.c": {"driver_methods": "nvrtc.pyi", "cu_methods": "rtc.pyi"},
-         "nvjitlink.c": {"cu_methods": "nvjitlink.pyi"}}
+         "nvjitlink.c": {"cu_methods": "nvjitlink.pyi"},
+         "runtime.c": {"driver_methods": "runtime.pyi", "cu_methods": "cudart.pyi"}}
 
 
 def method_names(source, table):
