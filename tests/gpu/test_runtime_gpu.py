@@ -165,3 +165,30 @@ def test_errors_in_both_faces():
 def test_cubind_loads_its_own_runtime():
     loaded, path = rt._library_status()
     assert loaded and path.endswith("cubind/_cudart.so"), path
+
+
+@pytest.mark.skipif(not CUBIND, reason="cubind.driver with cubind.runtime")
+def test_driver_and_runtime_share_streams_and_memory():
+    """A stream made by cubind.driver used by cubind.runtime and the
+    reverse, in the device's primary context both APIs share."""
+    import cubind.driver as d
+
+    assert d.cuInit(0)[0] == 0
+    ok(rt.cudaSetDevice(0))
+    ok(rt.cudaFree(0))  # the primary context, current on this thread
+    err, dstream = d.cuStreamCreate(0)
+    assert err == 0
+    rstream = ok(rt.cudaStreamCreate())
+    n = 4096
+    dptr = ok(rt.cudaMalloc(n))
+    host = bytearray(n)
+    try:
+        ok(rt.cudaMemsetAsync(dptr, 9, n, dstream))
+        ok(rt.cudaStreamSynchronize(dstream))
+        assert d.cuMemcpyDtoHAsync(host, int(dptr), n, rstream)[0] == 0
+        assert d.cuStreamSynchronize(rstream)[0] == 0
+        assert bytes(host) == b"\x09" * n
+    finally:
+        ok(rt.cudaFree(dptr))
+        ok(rt.cudaStreamDestroy(rstream))
+        assert d.cuStreamDestroy(dstream)[0] == 0

@@ -4,14 +4,9 @@ cubind.runtime: how much of cuda.bindings.runtime 13.3.1's surface the
 13.0 headers declare and cubind binds (functions bound, listed as not
 bound, missing), enums, classes and constants, and that every difference
 is named in docs/compatibility.md."""
-import json
-import os
-import subprocess
-import sys
-
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, compare_report
 from test_compare_reference import named
 
 DOC = ROOT / "docs" / "compatibility.md"
@@ -20,13 +15,7 @@ UNSUPPORTED = ROOT / "out" / "runtime_unsupported.txt"
 
 @pytest.fixture(scope="module")
 def report():
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "build" / "python"))
-    env.pop("CUBIND_LIBCUDA", None)
-    p = subprocess.run([sys.executable, str(ROOT / "tools" / "compare_reference.py"), "--json",
-                        "--module", "runtime"],
-                       capture_output=True, text=True, env=env, timeout=300)
-    assert p.returncode == 0, p.stderr
-    return json.loads(p.stdout)
+    return compare_report("--module", "runtime")
 
 
 @pytest.fixture(scope="module")
