@@ -324,3 +324,29 @@ def test_driver_and_runtime_take_each_others_handles():
     out = run_no_driver(CROSS, CUBIND_LIBCUDA="/nonexistent/libcuda.so.1").splitlines()
     assert out[0].split()[1] in NO_DRIVER and out[1].split()[1] in NO_DRIVER, out
     assert out[2] == "drv converted", out
+
+
+SWEEP = pathlib.Path(__file__).resolve().parents[1] / "fuzz" / "junk_sweep.py"
+
+
+def test_junk_sweep_without_a_driver(tmp_path):
+    """tests/fuzz/junk_sweep.py's runtime group: every function, class and
+    method of both faces called with junk, no driver installed: each call
+    returns or raises an allowed exception (none kills the process), and
+    the module is usable afterwards."""
+    log = str(tmp_path / "sweep.log")
+    code = ("import runpy, sys\n"
+            "sys.argv = [%r, '--modules', 'runtime', '--log', %r]\n"
+            "runpy.run_path(sys.argv[0], run_name='__main__')\n" % (str(SWEEP), log))
+    try:
+        out = run_no_driver(code)
+    except AssertionError:
+        lines = pathlib.Path(log).read_text().splitlines() if os.path.exists(log) else []
+        raise AssertionError("the sweep failed; last call: %s" % (lines[-1:] or "none"))
+    m = re.search(r"^swept functions (\d+) classes (\d+) methods (\d+)$", out, re.M)
+    assert m, out
+    report = (pathlib.Path(__file__).resolve().parents[2] / "out" /
+              "runtime_unsupported.txt").read_text()
+    bound = int(re.search(r"^# supported: (\d+) of", report, re.M).group(1))
+    assert int(m.group(1)) == 2 * bound  # both faces of every bound function
+    assert re.search(r"^usable afterwards: cudaRuntimeGetVersion cudaGetDeviceCount$", out, re.M)
