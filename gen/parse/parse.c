@@ -746,9 +746,13 @@ static int check_beside(const char *header, const char *dir, const char *const *
         snprintf(path, n, "%s/%s", dir, names[i]);
         int there = file_exists(path);
         free(path);
-        if (!there || i >= MODEL_MAX_BIND_HEADERS) {
-            snprintf(err, errlen, "%s:0: %s is not a header beside it%s", header, names[i],
-                     there ? " (more than 8 bind-header rules)" : "");
+        if (!there) {
+            snprintf(err, errlen, "%s:0: %s is not a header beside it", header, names[i]);
+            return -1;
+        }
+        if (i >= MODEL_MAX_BIND_HEADERS) {
+            snprintf(err, errlen, "%s:0: more than %d bind-header files", header,
+                     MODEL_MAX_BIND_HEADERS);
             return -1;
         }
     }
