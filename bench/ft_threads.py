@@ -1,16 +1,26 @@
 # SPDX-License-Identifier: Apache-2.0
 """Free-threaded scaling: million calls per second over 1, 2, 4 and 8
-threads of cuDeviceGetAttribute, cuPointerGetAttribute and empty-kernel
-launches (one stream per thread), through cubind on a free-threaded CPython.
+threads, through cubind on a free-threaded CPython: cuDeviceGetAttribute,
+cuCtxGetCurrent, cuPointerGetAttribute and empty-kernel launches (one stream
+per thread), each case that shares an object across the threads (the device
+from cuDeviceGet, the function from cuModuleGetFunction, the module looked
+up at every call, the enum member through its class) beside its twin in
+which each thread has its own; the driver and cu faces and cubind.launch;
+len() and a do-nothing extension call as floors; c_bench's threads cases
+(FT_C_JSON) in the same table.
 
-Thread i runs on CPU cpus()[i]: one logical CPU of each physical core first,
+Pinned (FT_PIN=pinned, or the first half of the default FT_PIN=both),
+thread i runs on CPU cpus()[i]: one logical CPU of each physical core first,
 so eight threads never share a core while eight cores are free (c_bench
---cpus takes the same list). Each row also gives the threads' CPU time over
-their loops' wall time: below 1.0, the machine ran something else on those
-CPUs and the rate measures the machine, not the binding.
+--cpus takes the same list); unpinned, the scheduler places them. Each row
+also gives the threads' CPU time over their loops' wall time: below 1.0,
+the machine ran something else on those CPUs and the rate measures the
+machine, not the binding.
 
 Usage (GPU machine): PYTHONPATH=build/python python3.13t bench/ft_threads.py PTX
-                     (FT_ROUNDS=R: rounds of 1, 2, 4 and 8 threads, default 7)
+                     (FT_ROUNDS=R: rounds of 1, 2, 4 and 8 threads, default 7;
+                      FT_PIN, FT_CASES=SUBSTRING, FT_SCALE, FT_LOOP, FT_C_JSON:
+                      bench/README.md)
                      python3 bench/ft_threads.py --cpus   (the list, for c_bench)"""
 import json
 import itertools
@@ -78,7 +88,7 @@ def iterations(n):
     return itertools.repeat(None, n) if LOOP == "repeat" else range(n)
 
 
-def rate(make_work, nthreads, calls):
+def rate(make_work, nthreads, calls, pin=True):
     """(million calls per second over all threads, CPU share): every call of
     every thread over the span from the first thread's start to the last
     one's end (each thread stamps its own loop, as c_bench does, so a late
@@ -89,7 +99,8 @@ def rate(make_work, nthreads, calls):
     spans = [None] * nthreads
 
     def run(i, work):
-        os.sched_setaffinity(0, {CPUS[i % len(CPUS)]})  # this thread only
+        if pin:
+            os.sched_setaffinity(0, {CPUS[i % len(CPUS)]})  # this thread only
         cu.cuCtxSetCurrent(ctx)
         barrier.wait()
         c0 = time.thread_time()
@@ -108,27 +119,52 @@ def rate(make_work, nthreads, calls):
     return nthreads * calls / (end - start) / 1e6, share
 
 
-# Each thread makes its own handle objects: on a free-threaded build, an
-# object made by another thread is reference-counted with atomics, and eight
-# threads passing the same one contend on its count (a CPython effect, not
-# the binding's). The functions and enum members are shared by all threads
-# as users share them: cubind makes them immortal (cbs_make_immortal).
-def attr_work_of(face, attr_of, call=None):
-    """cuDeviceGetAttribute through `face`, the attribute given as
-    attr_of(A_SM): a plain int or the shared enum member. With `call`, that
-    function instead, given the same two arguments: the floor's do-nothing
-    `_bench_floor.call` (immortal as cubind's functions are) tells whether a
-    binding with no shared writes at all scales any better on the same
-    machine in the same minutes."""
+# Shared or own objects. A program shares the device from cuDeviceGet, the
+# function from cuModuleGetFunction and the module's enum members across its
+# threads; each shared case below runs beside its twin in which every thread
+# makes its own objects (CUdevice(int(dev)), CUfunction(int(empty))), so the
+# cost of sharing is the difference of two rows of one run. Interned
+# handles (gen/rules.txt: intern), enum members, functions and the modules
+# are immortal on a free-threaded build: sharing them should cost nothing.
+def own_dev(face):
+    return face.CUdevice(int(dev))
+
+
+def shared_dev(face):
+    return dev  # the one object cuDeviceGet gave: interned, immortal
+
+
+def attr_work_of(face, attr_of, call=None, dev_of=own_dev):
+    """cuDeviceGetAttribute through a local binding of face's function, the
+    attribute given as attr_of(A_SM): a plain int or the shared enum member,
+    the device as dev_of(face). With `call`, that function instead, given
+    the same two arguments: the floor's do-nothing `_bench_floor.call`
+    (immortal as cubind's functions are) tells whether a binding with no
+    shared writes at all scales any better on the same machine in the same
+    minutes."""
     def make():
         f = call if call is not None else face.cuDeviceGetAttribute
 
         def work(n):
-            g, attr, d = f, attr_of(A_SM), face.CUdevice(int(dev))
+            g, attr, d = f, attr_of(A_SM), dev_of(face)
             for _ in iterations(n):
                 g(attr, d)
         return work
     return make
+
+
+def module_case(setup, stmt, after="pass"):
+    """A case whose timed statement looks its function up on a module at
+    every call (`drv.f(...)`, `cu.f(...)`: a global of this script, as
+    `driver` is of a program's module). Each thread runs `setup` (its own
+    objects), then `stmt` in the loop, then `after`. The work function is
+    compiled here so that the module is a global name, not a cell or a
+    dict entry that would add a lookup of its own."""
+    src = ("def work(n):\n    %s\n    for _ in iterations(n):\n        %s\n    %s\n"
+           % (setup, stmt, after))
+    ns = {}
+    exec(src, globals(), ns)
+    return lambda: ns["work"]
 
 
 def builtin_work():
@@ -151,23 +187,30 @@ def pointer_work():
     return work
 
 
-def launch_work():
-    stream = cu.cuStreamCreate(1)
-    f = cu.cuLaunchKernel
+def own_kernel(face):
+    return face.CUfunction(int(empty))
 
-    def work(n):
-        g, k = f, cu.CUfunction(int(empty))
-        for _ in iterations(n):
-            g(k, 1, 1, 1, 1, 1, 1, 0, stream, None, None)
-        cu.cuStreamSynchronize(stream)
-    return work
+
+def shared_kernel(face):
+    return empty  # the one object cuModuleGetFunction gave: interned, immortal
+
+
+# Per-thread stream for the launch cases, synchronized (inside the timed
+# span, as every launch case here and in c_bench) and destroyed after.
+STREAM = "s = cu.cuStreamCreate(1); k = %s(cu)"
+STREAM_END = "cu.cuStreamSynchronize(s); cu.cuStreamDestroy(s)"
 
 
 ROUNDS = int(os.environ.get("FT_ROUNDS", "7"))
+# FT_PIN: "both" (default: every case pinned, then every case unpinned, the
+# threads left where the scheduler puts them), "pinned" or "unpinned".
+PIN = os.environ.get("FT_PIN", "both")
+assert PIN in ("both", "pinned", "unpinned"), "FT_PIN: both, pinned or unpinned"
+PINNING = {"both": (True, False), "pinned": (True,), "unpinned": (False,)}[PIN]
 THREADS = (1, 2, 4, 8)
 
 
-def measure(make, calls):
+def measure(make, calls, pin):
     """{threads: [(rate, CPU share) of each round]}. The thread counts are
     interleaved: every round measures 1, 2, 4 and 8 threads back to back
     (the order reversed every other round), so the 8 / 1 ratio of a round
@@ -177,7 +220,7 @@ def measure(make, calls):
     got = {t: [] for t in THREADS}
     for k in range(ROUNDS):
         for t in (THREADS if k % 2 == 0 else THREADS[::-1]):
-            got[t].append(rate(make, t, calls))
+            got[t].append(rate(make, t, calls, pin))
     return got
 
 
@@ -188,30 +231,96 @@ def median(xs):
 
 
 print(json.dumps({"cpus": CPUS, "loadavg": os.getloadavg(), "rounds": ROUNDS}), flush=True)
-rows = []
-CASES = [("baseline: len(tuple), no cubind", builtin_work, 1000000),
-         ("device_get_attribute", attr_work_of(cu, int), 1000000),
-         ("device_get_attribute (enum member)", attr_work_of(cu, lambda a: a), 1000000),
-         ("device_get_attribute (cubind.driver)", attr_work_of(drv, lambda a: a), 1000000),
-         ("pointer_get_attribute", pointer_work, 300000),
-         ("launch_empty_kernel", launch_work, 20000)]
+# Calls per thread: 300000 (launches: 10000, as ft-threads.sh gives
+# c_bench's --thread-launches), times FT_SCALE (default 1; a smoke run on
+# the fake driver uses 0.001). Every loop still runs tens of milliseconds.
+SCALE = float(os.environ.get("FT_SCALE", "1"))
+N = max(1, int(300000 * SCALE))
+CASES = [("baseline: len(tuple), no cubind", builtin_work, N)]
 if _bench_floor is not None:
-    CASES.insert(1, ("floor: do-nothing extension call, 2 arguments",
-                     attr_work_of(cu, int, _bench_floor.call), 1000000))
-for case, make, calls in CASES:
-    got = measure(make, calls)
-    impl = ("python (3.13t)" if case.startswith(("baseline", "floor")) else
-            "cubind.driver (3.13t)" if "cubind.driver" in case else "cubind.cu (3.13t)")
-    for t in THREADS:
-        print(json.dumps({"impl": impl, "case": case, "threads": t,
-                          "mcalls_per_s": [round(r, 3) for r, _ in got[t]],
-                          "cpu_share": [round(s, 3) for _, s in got[t]]}), flush=True)
-    rows.append((case, got))
+    CASES += [("floor: do-nothing extension call, 2 arguments",
+               attr_work_of(cu, int, _bench_floor.call), N),
+              ("floor: do-nothing extension call, shared dev",
+               attr_work_of(cu, int, _bench_floor.call, shared_dev), N)]
+for face, name, label in ((drv, "drv", "cubind.driver"), (cu, "cu", "cubind.cu")):
+    ATTR = "%s.cuDeviceGetAttribute(%%s, d)" % name
+    ENUM = "%s.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT" % name
+    CASES += [
+        ("%s f(A, dev) local f, own dev" % label, attr_work_of(face, lambda a: a), N),
+        ("%s f(A, dev) local f, shared dev" % label, attr_work_of(face, lambda a: a, None, shared_dev), N),
+        ("%s module.f(A, dev), own dev" % label,
+         module_case("d = own_dev(%s)" % name, ATTR % "A_SM"), N),
+        ("%s module.f(A, dev), shared dev" % label, module_case("d = dev", ATTR % "A_SM"), N),
+        ("%s module.f(module.CUdevice_attribute.X, dev), own dev" % label,
+         module_case("d = own_dev(%s)" % name, ATTR % ENUM), N),
+        ("%s module.f(module.CUdevice_attribute.X, dev), shared dev" % label,
+         module_case("d = dev", ATTR % ENUM), N),
+        ("%s cuCtxGetCurrent() local f" % label,
+         module_case("g = %s.cuCtxGetCurrent" % name, "g()"), N),
+        ("%s module.cuCtxGetCurrent()" % label, module_case("pass", "%s.cuCtxGetCurrent()" % name), N),
+    ]
+CASES += [("cubind.cu f(int A, dev) local f, own dev", attr_work_of(cu, int), N),
+          ("cubind.cu pointer_get_attribute", pointer_work, N // 3)]
+LAUNCHES = max(1, int(10000 * SCALE))
+for name, label in (("drv", "cubind.driver"), ("cu", "cubind.cu")):
+    LAUNCH = "%s.cuLaunchKernel(k, 1, 1, 1, 1, 1, 1, 0, s, None, None)" % name
+    CASES += [("%s module.cuLaunchKernel, own CUfunction" % label,
+               module_case(STREAM % "own_kernel", LAUNCH, STREAM_END), LAUNCHES),
+              ("%s module.cuLaunchKernel, shared CUfunction" % label,
+               module_case(STREAM % "shared_kernel", LAUNCH, STREAM_END), LAUNCHES)]
+CASES += [("cubind.launch, own CUfunction",
+           module_case(STREAM % "own_kernel", "cu.launch(k, 1, 1, stream=s)", STREAM_END), LAUNCHES),
+          ("cubind.launch, shared CUfunction",
+           module_case(STREAM % "shared_kernel", "cu.launch(k, 1, 1, stream=s)", STREAM_END), LAUNCHES)]
+only = os.environ.get("FT_CASES")  # a substring: run only the cases naming it
+if only:
+    CASES = [c for c in CASES if only in c[0]]
+
+rows = []
+for pin in PINNING:
+    for case, make, calls in CASES:
+        got = measure(make, calls, pin)
+        impl = ("python (3.13t)" if case.startswith(("baseline", "floor")) else
+                "cubind.driver (3.13t)" if "cubind.driver" in case else "cubind.cu (3.13t)")
+        name = "%s [%s]" % (case, "pinned" if pin else "unpinned")
+        for t in THREADS:
+            print(json.dumps({"impl": impl, "case": name, "threads": t, "pinned": pin,
+                              "calls_per_thread": calls,
+                              "mcalls_per_s": [round(r, 3) for r, _ in got[t]],
+                              "cpu_share": [round(s, 3) for _, s in got[t]]}), flush=True)
+        rows.append((name, got))
+
+
+def c_rows(path):
+    """C's own threads cases from c_bench's JSON lines (ft-threads.sh runs
+    it pinned and unpinned before this script, the same launches: one
+    shared CUfunction, each thread on its own stream), as rows of the
+    table: {threads: [(rate, CPU share)]}, best of its --reps."""
+    out = {}
+    for label in ("pinned", "unpinned"):
+        try:
+            lines = open("%s.%s" % (path, label)).read().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            if not line.startswith("{"):
+                continue
+            r = json.loads(line)
+            if r.get("status") != "ok" or "threads" not in r:
+                continue
+            name = "C %s [%s]" % (r["case"], label)
+            out.setdefault(name, {t: [] for t in THREADS})[r["threads"]].append(
+                (r["mcalls_per_s"], r["cpu_share"]))
+    return [(k, v) for k, v in out.items() if all(v[t] for t in THREADS)]
+
+
+if os.environ.get("FT_C_JSON"):
+    rows += c_rows(os.environ["FT_C_JSON"])
 print()
 print("Loop: FT_LOOP=%s." % LOOP)
 print("Rates: M calls/s, best of %d rounds. Per round: the 8 / 1 ratio of each "
       "round's own two rates; median (range), and in how many rounds it was at "
-      "least 5." % ROUNDS)
+      "least 5. C rows: c_bench's best of its repetitions (one ratio)." % ROUNDS)
 print()
 print("| case | 1 | 2 | 4 | 8 | 8 / 1 (best) | 8 / 1 per round | >= 5x "
       "| CPU share at 8 (lowest) |")

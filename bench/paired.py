@@ -35,6 +35,7 @@ thin binding launches with C's prepared void*[].
 import argparse
 import ctypes
 import gc
+import gzip
 import json
 import os
 import random
@@ -620,10 +621,11 @@ def load_runs(paths):
     """The records of one or more runs' JSON lines, pooled: each run's
     process numbers are offset by PROCESS_STRIDE times its position, so no
     two runs' processes merge; the report's command and settings are the
-    first run's (pool runs of one command only)."""
+    first run's (pool runs of one command only). A path ending in .gz is
+    read gzip-compressed, as results/ keeps its raw runs."""
     records = []
     for i, path in enumerate(paths):
-        with open(path) as f:
+        with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
             for line in f:
                 if line.strip():
                     rec = json.loads(line)

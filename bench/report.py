@@ -8,7 +8,7 @@
                                       digest) and the command
   report.py digest                    the source digest of this checkout, to
                                       match a report to a commit
-  report.py render RESULTS.jsonl [-o REPORT.md]
+  report.py render RESULTS.jsonl[.gz] [-o REPORT.md]
                                       the report from the JSON lines of one run
                                       (c_bench, bench.py and the machine line)
 
@@ -18,6 +18,7 @@ each is PASS, MISS, or n/a when a number it needs is missing.
 
 import argparse
 import glob
+import gzip
 import hashlib
 import json
 import os
@@ -504,8 +505,11 @@ def render(records):
 
 
 def load(path):
+    """The records of one run: JSON lines, gzip-compressed when the name ends
+    in .gz (results/ keeps its raw runs compressed)."""
     records = []
-    with open(path) as f:
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
         for line in f:
             line = line.strip()
             if not line:

@@ -11,12 +11,14 @@ For each PYTHON (an interpreter the extensions were built for; build.ninja
 passes ./configure's `pythons`) it packs, from build/python/cubind/:
 
     cubind/*.py, cubind/*.pyi, cubind/py.typed     (whatever is there)
-    cubind/{driver,_runtime,nvrtc,nvjitlink,runtime}<EXT_SUFFIX>  (that interpreter's)
+    cubind/{driver,_runtime,nvrtc,nvjitlink,nvvm,runtime}<EXT_SUFFIX>  (that interpreter's)
     cubind/_cudart.so                              (the bundled CUDA runtime, when built:
                                                     packaging/cudart_bundle.py)
     cubind/include/*.h                             (out/*.h, staged there first)
 
-plus cubind_cuNN-<version>.dist-info/{METADATA,WHEEL,RECORD,licenses/LICENSE}.
+plus cubind_cuNN-<version>.dist-info/{METADATA,WHEEL,RECORD,entry_points.txt,
+licenses/LICENSE} (entry_points.txt: pyproject.toml's [project.scripts], the
+`cubind` command).
 The distribution is named per CUDA major release, as CuPy's (cupy-cuda12x)
 and NVIDIA's (nvidia-*-cu12) are: cubind-cu13 from CUDA 13.x headers,
 cubind-cu12 from 12.x; the import package is `cubind` in each. --generated
@@ -29,6 +31,7 @@ Tags: `cpXY-cpXY<abiflags>` from the interpreter itself (cp311-cp311,
 cp313-cp313t); the platform tag from the extensions' ELF files, read here
 (no readelf needed): when every DT_NEEDED library is part of glibc, the tag is
 manylinux_2_<N>_<arch> for the highest GLIBC_2.N version the files require
+(at least 2.17, and with its legacy name: manylinux_2_17_x86_64.manylinux2014_x86_64)
 (their version-needed entries, which the dynamic loader checks, cross-checked
 against the versions of the undefined symbols); otherwise linux_<arch>, and
 the reason is printed. `--check` prints that analysis for some files.
@@ -55,7 +58,7 @@ import zipfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 NAME = "cubind"
-MODULES = ("driver", "_runtime", "nvrtc", "nvjitlink", "runtime")
+MODULES = ("driver", "_runtime", "nvrtc", "nvjitlink", "nvvm", "runtime")
 # Libraries shared by every interpreter's modules, packed when built.
 BUNDLED = ("_cudart.so",)
 
@@ -68,9 +71,13 @@ GLIBC_LIBS = {
     "ld64.so.2", "ld64.so.1",
 }
 ELF_ARCH = {3: "i686", 62: "x86_64", 183: "aarch64", 21: "ppc64le", 22: "s390x"}
-# The oldest manylinux_2_N tag defined for each architecture.
-MANYLINUX_FLOOR = {"x86_64": (2, 5), "i686": (2, 5)}
-DEFAULT_FLOOR = (2, 17)
+# The oldest tag the wheels claim: manylinux2014's glibc 2.17 (PEP 599), the
+# oldest policy tests/wheel checks them against. A lower GLIBC_2.N need (2.16
+# today) still gets 2.17: no policy defines manylinux_2_16.
+MANYLINUX_FLOOR = (2, 17)
+# PEP 600 tags that have a legacy name (PEP 513, 571, 599), which pip before
+# 20.3 reads: the platform tag names both (manylinux_2_17_x86_64.manylinux2014_x86_64).
+MANYLINUX_LEGACY = {(2, 17): "manylinux2014", (2, 12): "manylinux2010", (2, 5): "manylinux1"}
 
 
 class WheelError(Exception):
@@ -346,7 +353,7 @@ def platform_tag(paths, log=print):
         raise WheelError("extensions of different architectures: %s" % sorted(arches))
     arch = arches.pop()
     reasons, lines = [], []
-    highest, highest_by = MANYLINUX_FLOOR.get(arch, DEFAULT_FLOOR), []
+    highest, highest_by = MANYLINUX_FLOOR, []
     needed_max = None
     for elf in elves:
         name = os.path.basename(elf.path)
@@ -380,6 +387,8 @@ def platform_tag(paths, log=print):
     if needed_max is not None and needed_max > highest:
         highest = needed_max
     tag = "manylinux_%d_%d_%s" % (highest[0], highest[1], arch)
+    if highest in MANYLINUX_LEGACY:
+        tag += ".%s_%s" % (MANYLINUX_LEGACY[highest], arch)
     if needed_max is None:
         lines.append("no GLIBC versions referenced; the oldest tag for %s" % arch)
     else:
@@ -469,9 +478,23 @@ def package_files(package_dir, ext_suffix):
     return files
 
 
+def entry_points_text(project):
+    """entry_points.txt for [project.scripts] (the `cubind` command), or
+    None when there are none."""
+    scripts = project.get("scripts") or {}
+    if not scripts:
+        return None
+    return "[console_scripts]\n" + "".join(
+        "%s = %s\n" % (name, target) for name, target in sorted(scripts.items()))
+
+
 def dist_info_files(project, release):
-    """(name, bytes) of the .dist-info's METADATA and licenses/*."""
+    """(name, bytes) of the .dist-info's METADATA, entry_points.txt and
+    licenses/*."""
     files = [("METADATA", metadata_text(project, release).encode())]
+    entry_points = entry_points_text(project)
+    if entry_points:
+        files.append(("entry_points.txt", entry_points.encode()))
     for name in project.get("license-files") or []:
         files.append(("licenses/" + name, (ROOT / name).read_bytes()))
     return files
@@ -505,7 +528,8 @@ def write_wheel(out_dir, project, release, tags, files):
         "Wheel-Version: 1.0\n"
         "Generator: cubind packaging/mkwheel.py\n"
         "Root-Is-Purelib: false\n"
-        "Tag: %s-%s-%s\n" % (py_tag, abi_tag, plat_tag)).encode(), False))
+        + "".join("Tag: %s-%s-%s\n" % (py_tag, abi_tag, plat)
+                  for plat in plat_tag.split("."))).encode(), False))
     record = io.StringIO()
     writer = csv.writer(record, lineterminator="\n")
     for arc, data, _ in entries:

@@ -40,6 +40,7 @@ def build(outdir: pathlib.Path) -> pathlib.Path:
 
 def main() -> None:
     outdir = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else HERE
+    outdir.mkdir(parents=True, exist_ok=True)
     build(outdir)
     sys.path.insert(0, str(outdir))
     import device_info  # type: ignore[import]

@@ -6,7 +6,9 @@
  * General rules, in order, for a parameter of type P:
  *  - a value (integer, float, enum, handle, value handle) is an input;
  *  - `const char *` is an input string; `void *` / `const void *` host
- *    memory; a function pointer an input address;
+ *    memory, of as many bytes as a `size_t` parameter right after it says
+ *    (C's (buffer, size) pair: nvJitLinkAddData's data, size): a Python
+ *    buffer must hold them; a function pointer an input address;
  *  - `const T *`: an array when a count parameter pairs with it (by name:
  *    num<Name> or count), else one struct by pointer;
  *  - `T *` (not const): an output array when a count pairs with it (an
@@ -194,14 +196,15 @@ static int is_char(const cb_type *t)
            !strstr(t->canon, "unsigned");
 }
 
-/* Shape of a `T **` parameter. */
+/* Shape of a `T **` parameter; is_in: an `in` rule names it. */
 static cb_shape pointer_to_pointer(const cb_model *m, const cb_facts *facts, const cb_function *f,
-                                   const cb_param *p, cb_pclass *pc)
+                                   const cb_param *p, cb_pclass *pc, int is_in)
 {
     const cb_type *inner = p->type->pointee;   /* T * */
     const cb_type *target = inner->pointee;    /* T */
-    if (inner->is_const && is_char(target) && target->is_const) {
-        /* const char *const *: an input array of strings when counted */
+    if ((inner->is_const || is_in) && is_char(target) && target->is_const) {
+        /* const char *const * (or const char ** an `in` rule names): an
+         * input array of strings when counted */
         pc->count_index = paired_count(f, facts, p);
         if (pc->count_index < 0 || f->params[pc->count_index].type->kind != TY_INT) {
             pc->count_index = -1;
@@ -421,8 +424,22 @@ static const char *python_param_name(cb_model *m, const cb_facts *facts, const c
     return r;
 }
 
-/* A host-bytes rule on `void *` parameter p: its byte count (an integer
- * parameter: rules_bind checked it) and whether the driver writes there. */
+/* The byte size of `void *` parameter p by the general rule: the index of
+ * the `size_t` parameter right after it, passed by value, or -1. Every
+ * (buffer, size) pair of every face gets its length check from here (a
+ * host-bytes rule says more: another size, the direction). */
+static int byte_size_after(const cb_function *f, const cb_param *p)
+{
+    const cb_param *next = p + 1;
+    if (next >= f->params + f->nparams || next->type->kind != TY_INT)
+        return -1;
+    return next->type->name && strcmp(next->type->name, "size_t") == 0 ? (int)(next - f->params)
+                                                                          : -1;
+}
+
+/* A host-bytes rule on a `void *` (or byte pointer) parameter p: its byte
+ * count (an integer parameter: rules_bind checked it) and whether the
+ * driver writes there. */
 static void host_buffer(const cb_facts *facts, const cb_function *f, const cb_param *p,
                         cb_pclass *pc)
 {
@@ -446,6 +463,7 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
     pc->cast_from = NULL;
     const cb_param_facts *pf = pfacts(facts, f, p);
     pc->pyname = pf->pyname ? pf->pyname : python_param_name(m, facts, p->name);
+    pc->doc = pf->on[CB_D_PARAM_DOC] ? pf->on[CB_D_PARAM_DOC]->args[2] : NULL;
     const cb_type *t = p->type;
     if (classify_callback(facts, f, p, pc) || classify_attribute_output(m, facts, f, pc, why))
         return;
@@ -519,19 +537,21 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
         pc->shape = pc->elem == EK_NONE ? SH_UNSUPPORTED
                     : (pt->is_const || is_in) ? SH_IN_FIXED
                                               : SH_OUT_FIXED;
-    } else if (pt->kind == TY_VOID) {
+    } else if (pt->kind == TY_VOID || (pt->kind == TY_INT && pf->on[CB_D_HOST_BYTES])) {
+        /* void *, or bytes a host-bytes rule sizes (rules_bind checked it) */
         pc->shape = SH_IN_BUFFER;
         pc->elem = EK_POINTER;
+        pc->count_index = byte_size_after(f, p);
         host_buffer(facts, f, p, pc);
     } else if (is_char(pt) && pt->is_const) {
         pc->shape = SH_IN_STRING;
-    } else if (pt->kind == TY_POINTER && is_in) {
+    } else if (pt->kind == TY_POINTER && is_in && !(is_char(pt->pointee) && pt->pointee->is_const)) {
         pc->elem = EK_POINTER;
         pc->value = pt;
         pc->count_index = paired_count(f, facts, p);
         pc->shape = pc->count_index >= 0 ? SH_IN_ARRAY : SH_UNSUPPORTED;
     } else if (pt->kind == TY_POINTER) {
-        pc->shape = pointer_to_pointer(m, facts, f, p, pc);
+        pc->shape = pointer_to_pointer(m, facts, f, p, pc, is_in);
     } else if (pt->is_const || is_in) {
         provided_input(m, facts, f, p, pt, pc);
     } else if (is_char(pt)) {
@@ -926,7 +946,9 @@ static void classify_registry(cb_model *m, const cb_facts *facts, cb_fclass *fc)
         int bad = ra->param < 0 || (rf->names_other && ra->other < 0);
         bad |= !keep && ra->kind == CB_REG_KIND_NONE;
         bad |= ra->other >= 0 && ra->other_kind == CB_REG_KIND_NONE;
-        bad |= keep && (ra->other < 0 || fc->params[ra->param].shape != SH_IN_PTR);
+        bad |= keep && (ra->other < 0 || (fc->params[ra->param].shape != SH_IN_PTR &&
+                                          fc->params[ra->param].shape != SH_IN_FUNCPTR &&
+                                          fc->params[ra->param].shape != SH_IN_BUFFER));
         if (bad && fc->supported) {
             fc->supported = 0;
             fc->why = model_strdup(m, "a registry rule names a parameter without a registry kind");

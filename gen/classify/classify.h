@@ -49,6 +49,7 @@ typedef struct cb_pclass {
     cb_ekind elem;
     const cb_param *param;
     const char *pyname;       /* the Python name (rename-param rules applied) */
+    const char *doc;          /* its param-doc rule's TEXT, else NULL */
     const cb_type *value;     /* the element type: the param, or its pointee */
     int enum_index;           /* EK_ENUM: index into model.enums, else -1 */
     int record_index;         /* EK_STRUCT: index into model.records, else -1 */

@@ -38,12 +38,14 @@ handle_class *handles_collect(const cb_model *m, const cb_facts *facts, size_t *
     for (size_t i = 0; i < m->nhandles; i++)
         h[n++] = (handle_class){m->handles[i].name, CB_HANDLE_POINTER,
                                 is_kernel_handle(m, facts, i),
-                                facts->handles[i].on[CB_D_STREAM_PROTOCOL] != NULL};
+                                facts->handles[i].on[CB_D_STREAM_PROTOCOL] != NULL,
+                                facts->handles[i].on[CB_D_INTERN] != NULL};
     for (size_t i = 0; i < m->ncallbacks; i++)
-        h[n++] = (handle_class){m->callbacks[i].name, CB_HANDLE_POINTER, 0, 0};
+        h[n++] = (handle_class){m->callbacks[i].name, CB_HANDLE_POINTER, 0, 0, 0};
     for (size_t i = 0; i < facts->nvalue_classes; i++) {
         const cb_typedef *td = &m->typedefs[facts->value_classes[i]];
-        h[n++] = (handle_class){td->name, int_kind(td->type), 0, 0};
+        h[n++] = (handle_class){td->name, int_kind(td->type), 0, 0,
+                                facts->typedefs[facts->value_classes[i]].on[CB_D_INTERN] != NULL};
     }
     *count = n;
     return h;

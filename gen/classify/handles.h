@@ -31,6 +31,7 @@ typedef struct {
     cb_handle_kind kind;
     int names_kernel; /* the KERNEL of a kernel-params rule: carries a layout cache */
     int stream_protocol; /* named by a stream-protocol rule: __cuda_stream__ */
+    int interned;        /* named by an intern rule: one shared object per value */
 } handle_class;
 
 /* The classes, malloc'ed (caller frees); their count in *n. */

@@ -327,6 +327,8 @@ int classify_json(FILE *o, const cb_model *m, const cb_classes *c)
             kv_bool(o, "names_kernel", 1);
         if (h->stream_protocol)
             kv_bool(o, "stream_protocol", 1);
+        if (h->interned)
+            kv_bool(o, "interned", 1);
         fputc('}', o);
     }
     fputs("],\n  \"records\": [", o);

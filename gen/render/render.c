@@ -216,6 +216,9 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     tv *p = tv_map();
     tv_set_str(p, "cname", pc->param->name);
     tv_set_str(p, "pyname", pc->pyname);
+    /* its description for the docstrings (a param-doc rule), C-escaped */
+    tv_set_bool(p, "has_doc", pc->doc != NULL);
+    tv_set(p, "doc", c_string_chars(pc->doc ? pc->doc : "", pc->doc ? strlen(pc->doc) : 0));
     tv_set_str(p, "fname", f->name);
     tv_set_str(p, "ptype", pc->param->type->spelling);
     set_decl_type(p, pc->param->type->spelling);
@@ -758,13 +761,19 @@ static void api_value(tv *root, const cb_api *api)
     tv_set_str(root, "error_string", api->error_string ? api->error_string : "");
     tv_set_str(root, "library_env", api->env ? api->env : "");
     tv_set_str(root, "library_bundled", api->bundled ? api->bundled : "");
-    tv *libs = tv_list(), *wheels = tv_list();
+    tv_set_bool(root, "str_results", api->str_results);
+    tv_set_bool(root, "status_str", api->status_str);
+    tv_set_bool(root, "buffers_not_none", api->buffers_not_none);
+    tv *libs = tv_list(), *wheels = tv_list(), *toolkit_dirs = tv_list();
     for (size_t i = 0; i < api->nlibs; i++)
         tv_push(libs, tv_str(api->libs[i]));
     for (size_t i = 0; i < api->nwheels; i++)
         tv_push(wheels, tv_str(api->wheels[i]));
+    for (size_t i = 0; i < api->ntoolkit_dirs; i++)
+        tv_push(toolkit_dirs, tv_str(api->toolkit_dirs[i]));
     tv_set(root, "library_files", libs);
     tv_set(root, "library_wheels", wheels);
+    tv_set(root, "library_toolkit_dirs", toolkit_dirs);
 }
 
 /* The phases of a shape's template (shapes.def's SHAPE_PHASE): phase.<P>
@@ -812,6 +821,7 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
         tv_set_str(h, "kind", render_handle_kind(hc[i].kind));
         tv_set_bool(h, "names_kernel", hc[i].names_kernel);
         tv_set_bool(h, "stream_protocol", hc[i].stream_protocol);
+        tv_set_bool(h, "interned", hc[i].interned);
         tv_push(handles, h);
     }
     tv_set(root, "handles", handles);

@@ -102,12 +102,30 @@ static int parse_line(cb_rules *r, char *line, unsigned lineno, size_t *cap, cha
         *hash = '\0';
     char *words[CB_RULE_MAX_ARGS + 1];
     size_t n = 0;
-    for (char *tok = strtok(line, " \t\r\n"); tok; tok = strtok(NULL, " \t\r\n")) {
+    /* text_at: the word that is the rest of the line (param-doc's TEXT),
+     * known once the directive is; 0 while none is. */
+    size_t text_at = 0;
+    for (char *p = line;;) {
+        p += strspn(p, " \t\r\n");
+        if (*p == '\0')
+            break;
         if (n == sizeof words / sizeof *words) {
             snprintf(err, errlen, "%s:%u: too many words", r->path, lineno);
             return -1;
         }
-        words[n++] = tok;
+        words[n] = p;
+        if (n > 0 && n == text_at) {
+            size_t len = strlen(p);
+            while (len > 0 && strchr(" \t\r\n", p[len - 1]))
+                p[--len] = '\0';
+            n++;
+            break;
+        }
+        p += strcspn(p, " \t\r\n");
+        if (*p != '\0')
+            *p++ = '\0';
+        if (n++ == 0 && directive_index(words[0]) == CB_D_PARAM_DOC)
+            text_at = directives[CB_D_PARAM_DOC].most; /* TEXT, its last argument */
     }
     if (n == 0)
         return 0;
@@ -252,11 +270,24 @@ void rules_api(const cb_rules *r, cb_api *api)
             if (api->nbind_headers < CB_API_MAX_LIBS)
                 api->bind_headers[api->nbind_headers++] = a0;
             break;
+        case CB_D_LIBRARY_TOOLKIT_DIR:
+            if (api->ntoolkit_dirs < CB_API_MAX_LIBS)
+                api->toolkit_dirs[api->ntoolkit_dirs++] = a0;
+            break;
         case CB_D_CAPI_SENTINEL:
             api->capi_sentinel = a0;
             break;
         case CB_D_INT_HANDLES:
             api->int_handles = 1;
+            break;
+        case CB_D_STR_RESULTS:
+            api->str_results = 1;
+            break;
+        case CB_D_STATUS_STR:
+            api->status_str = 1;
+            break;
+        case CB_D_BUFFERS_NOT_NONE:
+            api->buffers_not_none = 1;
             break;
         case CB_D_PYTHON_NAMES:
             api->name_prefix = a0;

@@ -115,9 +115,14 @@ typedef struct {
     /* bind-header: headers bound as the header's own, NULL-terminated */
     const char *bind_headers[CB_API_MAX_LIBS + 1];
     size_t nbind_headers;
+    const char *toolkit_dirs[CB_API_MAX_LIBS]; /* library-toolkit-dir */
+    size_t ntoolkit_dirs;
     const char *name_prefix;        /* "" when none */
     int snake;                      /* python-names ... snake */
     int int_handles;                /* int-handles: opaque handles are plain ints */
+    int str_results;                /* str-results: a returned char * is a str */
+    int status_str;                 /* status-str: str(error) is 'NAME (value)' */
+    int buffers_not_none;           /* buffers-not-none: None is no buffer */
     const char *capi_sentinel;      /* what a C API entry returns having raised */
 } cb_api;
 

@@ -126,7 +126,8 @@ static CBS_ALWAYS_INLINE int cbs_compact_int(PyObject *o, long long *v)
  * and run slower together than one thread alone.
  *
  * For objects that live as long as their module and are used by every
- * thread: the module's functions, enum members, types. Only in the main
+ * thread: the module objects, their functions, enum members, types, the
+ * shared success tuple and interned handles (bind_intern.h). Only in the main
  * interpreter (callers check): there the module lives until the process
  * ends, so immortality leaks nothing that would otherwise be freed before
  * exit; a subinterpreter's modules are freed with it and stay mortal.
@@ -137,10 +138,22 @@ static CBS_ALWAYS_INLINE int cbs_compact_int(PyObject *o, long long *v)
  * always correct, only slower. The fields written are those of CPython's
  * public object header for free-threaded 3.13 and 3.14 (ob_ref_local equal
  * to UINT32_MAX is what Py_INCREF and Py_DECREF test for immortality). GIL
- * builds: a no-op (their reference counts are not contended atomics). */
+ * builds: a no-op (their reference counts are not contended atomics).
+ *
+ * Versions: 3.13 and 3.14 have no public call for this, so those two
+ * versions write the fields (this is the one place that does). 3.14's
+ * public PyUnstable_Object_EnableDeferredRefcount is no substitute: it
+ * applies to GC-tracked objects only (handles and enum members are not)
+ * and spares only the interpreter's own stack references, while a member
+ * put into every result tuple, or an argument a C function stores, is
+ * still counted. From 3.15 (alpha 7) PyUnstable_SetImmortal is public, with
+ * the same precondition, and is called instead; a version in between
+ * leaves `o` mortal (correct, slower). */
 static inline void cbs_make_immortal(PyObject *o)
 {
-#if defined(Py_GIL_DISABLED) && PY_VERSION_HEX >= 0x030D0000 && PY_VERSION_HEX < 0x030F0000
+#if defined(Py_GIL_DISABLED) && PY_VERSION_HEX >= 0x030F00A7
+    (void)PyUnstable_SetImmortal(o);
+#elif defined(Py_GIL_DISABLED) && PY_VERSION_HEX >= 0x030D0000 && PY_VERSION_HEX < 0x030F0000
     /* The shared count proper is zero; its low flag bits (a weak reference
      * may exist; deferred reference counting) do not matter once immortal. */
     if (o->ob_tid != _Py_ThreadId() || (o->ob_ref_shared >> _Py_REF_SHARED_SHIFT) != 0)

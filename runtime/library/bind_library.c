@@ -65,8 +65,11 @@ static int search_dirs(const cbs_library *lib, const cubind_rt_api *rt, lib_text
     static const char *const homes[] = {"CUDA_HOME", "CUDA_PATH"};
     for (size_t i = 0; i < sizeof homes / sizeof *homes; i++) {
         const char *home = getenv(homes[i]);
-        if (home && *home)
-            text_add(dirs, "%s/lib64%c%s/lib%c", home, '\0', home, '\0');
+        if (!home || !*home)
+            continue;
+        text_add(dirs, "%s/lib64%c%s/lib%c", home, '\0', home, '\0');
+        for (const char *const *d = lib->toolkit_dirs; *d; d++)
+            text_add(dirs, "%s/%s%c", home, *d, '\0');
     }
     PyObject *sys = PyImport_ImportModule("sys");
     PyObject *path = sys ? PyObject_GetAttrString(sys, "path") : NULL;
@@ -258,8 +261,47 @@ static PyObject *error_status(PyObject *unused, PyObject *self)
 static PyMethodDef error_status_def = {"status", error_status, METH_O,
                                        PyDoc_STR("int(result): the library's status code.")};
 
-PyObject *cbs_library_error_class(PyObject *runtime, const char *name, const char *base_name,
-                                  const char *result_type)
+/* The __str__ of a status-str error class: "NAME (value)", what
+ * cuda.bindings' snake_case modules' errors print; value is int(result).
+ * An instance whose __init__ never ran falls back to RuntimeError's. */
+static PyObject *error_status_str(PyObject *unused, PyObject *self)
+{
+    (void)unused;
+    PyObject *result = PyObject_GetAttrString(self, "result");
+    PyObject *name = result ? PyObject_GetAttrString(self, "name") : NULL;
+    PyObject *value = name ? PyNumber_Long(result) : NULL;
+    PyObject *s = NULL;
+    if (value)
+        s = PyUnicode_FromFormat("%S (%S)", name, value);
+    else if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear();
+        s = ((PyTypeObject *)PyExc_RuntimeError)->tp_str(self);
+    }
+    Py_XDECREF(value);
+    Py_XDECREF(name);
+    Py_XDECREF(result);
+    return s;
+}
+
+static PyMethodDef error_status_str_def = {"__str__", error_status_str, METH_O,
+                                           PyDoc_STR("Return 'NAME (value)'.")};
+
+/* CUDAError's __str__, or with status_str the one above (an instance
+ * method either way); a new reference, NULL with an exception set. */
+static PyObject *error_str_method(PyObject *members, int status_str)
+{
+    if (!status_str)
+        return PyMapping_GetItemString(members, "__str__");
+    PyObject *f = PyCFunction_New(&error_status_str_def, NULL);
+    PyObject *m = f ? PyInstanceMethod_New(f) : NULL;
+    Py_XDECREF(f);
+    return m;
+}
+
+/* cbs_library_error_class's class, a subclass of the runtime's class
+ * base_name (RuntimeError when ""); status_str: str(e) is 'NAME (value)'. */
+static PyObject *library_error_class(PyObject *runtime, const char *name, const char *base_name,
+                                     const char *result_type, int status_str)
 {
     PyObject *base = PyObject_GetAttrString(runtime, "CUDAError");
     PyObject *parent = NULL;
@@ -268,7 +310,7 @@ PyObject *cbs_library_error_class(PyObject *runtime, const char *name, const cha
                             : Py_NewRef(PyExc_RuntimeError);
     PyObject *members = base ? PyObject_GetAttrString(base, "__dict__") : NULL;
     PyObject *init = members ? PyMapping_GetItemString(members, "__init__") : NULL;
-    PyObject *str = init ? PyMapping_GetItemString(members, "__str__") : NULL;
+    PyObject *str = init ? error_str_method(members, status_str) : NULL;
     PyObject *dict = str ? PyDict_New() : NULL;
     PyObject *type = NULL;
     char qualname[128], doc[512];
@@ -279,8 +321,10 @@ PyObject *cbs_library_error_class(PyObject *runtime, const char *name, const cha
              "`message` the library's description; `log` the log the library kept\n"
              "for the failed call (bytes), or None; `func` the function's name;\n"
              "`status` int(result), as cuda.bindings' nvJitLinkError has it.\n"
-             "str(e) is 'func: NAME (value): message'.",
-             name, result_type);
+             "str(e) is %s.",
+             name, result_type,
+             status_str ? "'NAME (value)', as cuda.bindings prints it"
+                        : "'func: NAME (value): message'");
     PyObject *getter = dict ? PyCFunction_New(&error_status_def, NULL) : NULL;
     PyObject *status = getter ? PyObject_CallOneArg((PyObject *)&PyProperty_Type, getter) : NULL;
     if (status && parent && PyDict_SetItemString(dict, "__init__", init) == 0 &&
@@ -297,4 +341,16 @@ PyObject *cbs_library_error_class(PyObject *runtime, const char *name, const cha
     Py_XDECREF(members);
     Py_XDECREF(base);
     return type;
+}
+
+PyObject *cbs_library_error_class(PyObject *runtime, const char *name, const char *base,
+                                  const char *result_type)
+{
+    return library_error_class(runtime, name, base, result_type, 0);
+}
+
+PyObject *cbs_library_error_class_status(PyObject *runtime, const char *name, const char *base,
+                                         const char *result_type)
+{
+    return library_error_class(runtime, name, base, result_type, 1);
 }

@@ -14,7 +14,8 @@
  *      the rules name one and it is there;
  *   2. a copy already loaded in the process (dlopen RTLD_NOLOAD);
  *   3. the directory of the loaded CUDA driver (when cubind loaded one);
- *   4. $CUDA_HOME and then $CUDA_PATH: lib64/, lib/;
+ *   4. $CUDA_HOME and then $CUDA_PATH: lib64/, lib/, then the rules'
+ *      library-toolkit-dir directories (nvvm/lib64);
  *   5. NVIDIA's pip wheels: <each sys.path entry>/nvidia/<wheel dir>/;
  *   6. the system's library path (dlopen of the bare file name).
  * Failing all, DriverNotFoundError names every file tried and its
@@ -44,6 +45,8 @@ typedef struct {
     const char *bundled;             /* beside the module; "" when none */
     const char *const *files;        /* file names, NULL-terminated */
     const char *const *wheels;       /* under site-packages/nvidia, NULL-terminated */
+    const char *const *toolkit_dirs; /* under $CUDA_HOME / $CUDA_PATH besides lib64/
+                                        and lib/ (nvvm/lib64), NULL-terminated */
     _Atomic(cbs_library_loaded *) loaded; /* NULL until published */
 } cbs_library;
 
@@ -64,5 +67,11 @@ PyObject *cbs_library_status(cbs_library *lib, const cubind_rt_api *rt);
  * the runtime's class `base` (CUDAError) instead when base is not "". */
 PyObject *cbs_library_error_class(PyObject *runtime, const char *name, const char *base,
                                   const char *result_type);
+
+/* The same class with str(e) 'NAME (value)' (a status-str rule), as
+ * cuda.bindings' snake_case modules' errors print; `func`, `message` and
+ * `log` stay attributes. */
+PyObject *cbs_library_error_class_status(PyObject *runtime, const char *name, const char *base,
+                                         const char *result_type);
 
 #endif

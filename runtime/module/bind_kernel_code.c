@@ -8,9 +8,11 @@
 #include "bind_kernel_code.h"
 #include "rt_alloc.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Maps (kind, key) to table t (adopted; NULL: only unmaps). An entry left
  * mapped (code unloaded behind cubind's back, whose handle value the
@@ -33,27 +35,39 @@ static cbs_kt_table *code_copy(const cubind_rt_api *rt, int kind, uintptr_t key)
     return t;
 }
 
-/* A file's bytes (NUL-terminated), or NULL; *len its length. Only files
- * that can hold PTX are read whole: text, or a fat binary. */
-static char *read_code_file(const char *path, size_t *len)
+/* cbs_kt_read_fn over a file descriptor (src points at it). */
+static int read_fd_at(void *src, uint64_t at, void *buf, size_t n)
 {
-    FILE *f = path ? fopen(path, "rb") : NULL;
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    unsigned char head[4] = {0};
-    size_t got = fread(head, 1, sizeof head, f);
-    int elf = got == 4 && head[0] == 0x7f && head[1] == 'E' && head[2] == 'L' && head[3] == 'F';
-    if (!elf && fseek(f, 0, SEEK_END) == 0) {
-        long size = ftell(f);
-        if (size > 0 && size < (1L << 30) && fseek(f, 0, SEEK_SET) == 0 &&
-            (buf = rt_malloc((size_t)size + 1)) != NULL) {
-            *len = fread(buf, 1, (size_t)size, f);
-            buf[*len] = '\0';
-        }
+    int fd = *(const int *)src;
+    for (size_t got = 0; got < n;) {
+        if (at + got > (uint64_t)INT64_MAX)
+            return 0;
+        ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)(at + got));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return 0; /* an error, or the file got shorter */
+        got += (size_t)r;
     }
-    fclose(f);
-    return buf;
+    return 1;
+}
+
+/* The PTX types of a code file, read as cbs_kt_table_from_reader reads it
+ * (no whole copy of a fat binary or a cubin), or NULL. */
+static cbs_kt_table *code_file_types(const char *path)
+{
+    int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    if (fd < 0)
+        return NULL;
+    /* The size from lseek, not fstat: fstat's default version is GLIBC_2.33,
+     * past the wheels' manylinux2014 bound (glibc_pins.h). A pipe or other
+     * unseekable file fails here; a directory fails at its first pread. */
+    off_t size = lseek(fd, 0, SEEK_END);
+    cbs_kt_table *t = NULL;
+    if (size > 0)
+        t = cbs_kt_table_from_reader(read_fd_at, &fd, (uint64_t)size);
+    close(fd);
+    return t;
 }
 
 /* After a load of `image` (len bytes, 0: unknown) into handle `key`: the
@@ -69,10 +83,7 @@ static void code_loaded(const cubind_rt_api *rt, int kind, uintptr_t key, const 
 
 static void code_loaded_file(const cubind_rt_api *rt, int kind, uintptr_t key, const char *path)
 {
-    size_t len = 0;
-    char *buf = read_code_file(path, &len);
-    code_map(rt, kind, key, buf && len ? cbs_kt_table_from_image(buf, len) : NULL);
-    rt_free(buf);
+    code_map(rt, kind, key, code_file_types(path));
 }
 
 int cbs_code_image_check(const char *fname, const char *param, PyObject *obj, const void *image,
@@ -287,13 +298,10 @@ static void link_set(const cubind_rt_api *rt, CUlinkState state, cbs_kt_table *t
         link_meta_free(m);
 }
 
-/* PTX or a fat binary added to a link: its entries join the link's. */
-static void link_add(const cubind_rt_api *rt, CUlinkState state, CUjitInputType type,
-                     const void *data, size_t size)
+/* The entries of PTX or a fat binary added to a link (`added`, taken; NULL:
+ * none) join the link's. */
+static void link_add(const cubind_rt_api *rt, CUlinkState state, cbs_kt_table *added)
 {
-    if (type != CU_JIT_INPUT_PTX && type != CU_JIT_INPUT_FATBINARY)
-        return;
-    cbs_kt_table *added = cbs_kt_table_from_image(data, size);
     if (!added)
         return;
     cbs_kt_table *old;
@@ -312,7 +320,8 @@ void cbs_code_after_cuLinkAddData(const cubind_rt_api *rt, CUlinkState state,
                                   CUjit_option *options, void **optionValues)
 {
     (void)name, (void)numOptions, (void)options, (void)optionValues;
-    link_add(rt, state, type, data, size);
+    if (type == CU_JIT_INPUT_PTX || type == CU_JIT_INPUT_FATBINARY)
+        link_add(rt, state, cbs_kt_table_from_image(data, size));
 }
 
 void cbs_code_after_cuLinkAddFile(const cubind_rt_api *rt, CUlinkState state,
@@ -321,13 +330,8 @@ void cbs_code_after_cuLinkAddFile(const cubind_rt_api *rt, CUlinkState state,
                                   void **optionValues)
 {
     (void)numOptions, (void)options, (void)optionValues;
-    if (type != CU_JIT_INPUT_PTX && type != CU_JIT_INPUT_FATBINARY)
-        return;
-    size_t len = 0;
-    char *buf = read_code_file(path, &len);
-    if (buf && len)
-        link_add(rt, state, type, buf, len);
-    rt_free(buf);
+    if (type == CU_JIT_INPUT_PTX || type == CU_JIT_INPUT_FATBINARY)
+        link_add(rt, state, code_file_types(path));
 }
 
 void cbs_code_after_cuLinkComplete(const cubind_rt_api *rt, CUlinkState state, void **cubinOut,

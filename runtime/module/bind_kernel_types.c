@@ -73,7 +73,10 @@ static void source_name(demangler *d)
 }
 
 /* <seq-id> _ (base 36, upper case), after S or T: the index + 1, or 0 for
- * the bare "_". -1 when malformed. */
+ * the bare "_". -1 when malformed. Invariant of every step here: d->p
+ * moves past a character only once it is known not to be the name's NUL
+ * (a name cut short, "_ZN1aT5", ends inside the id: the NUL is malformed,
+ * never skipped). */
 static long seq_id(demangler *d)
 {
     long v = 0;
@@ -81,14 +84,13 @@ static long seq_id(demangler *d)
         d->p++;
         return 0;
     }
-    while (*d->p != '_') {
-        char c = *d->p++;
+    for (char c; (c = *d->p) != '_'; d->p++) {
         if (is_digit(c))
             v = v * 36 + (c - '0');
         else if (c >= 'A' && c <= 'Z')
             v = v * 36 + (c - 'A' + 10);
         else
-            return -1;
+            return -1; /* the NUL included */
         if (v > 100000)
             return -1;
     }
@@ -734,41 +736,130 @@ static int has_magic(const unsigned char *p, size_t len, uint32_t magic)
 #define FATBIN_FLAG_COMPRESSED (0x2000u | 0x8000u)
 #define PTX_MAX ((size_t)1 << 30)
 
-/* The uncompressed PTX entries of the fat binary at p: a 16-byte header
- * (magic; version; the entries' offset, 2 bytes at 6; their size, 8 bytes
- * at 8), then entries (kind, 2 bytes at 0; header size, 4 at 4; payload
- * size, 8 at 8; flags, 8 at 40), each followed by its payload. A PTX entry
- * whose flags say compressed is skipped (its text is not read: no types);
- * one that is not must hold text beginning as PTX does, else it is
- * skipped too (a payload this parser does not understand). */
+/* A fat binary's header (16 bytes at p): magic; version; the entries'
+ * offset, 2 bytes at 6; their size, 8 bytes at 8. 1 and *head, *body when
+ * they are sane (an offset past the header, at most PTX_MAX of entries),
+ * else 0. */
+static int fatbin_header(const unsigned char *p, uint64_t *head, uint64_t *body)
+{
+    uint16_t h;
+    memcpy(&h, p + 6, 2);
+    *head = h;
+    *body = rd64(p + 8);
+    return h >= 16 && *body <= PTX_MAX;
+}
+
+/* One entry's header (64 bytes at e, `room` bytes left in the entries from
+ * e): kind, 2 bytes at 0; header size, 4 at 4; payload size, 8 at 8;
+ * flags, 8 at 40; the payload follows the header. 1 and *ehead, *payload,
+ * *ptx (an uncompressed PTX payload: one to read) when the entry fits in
+ * room, else 0 (malformed: the walk stops). */
+static int fatbin_entry(const unsigned char *e, uint64_t room, uint64_t *ehead,
+                        uint64_t *payload, int *ptx)
+{
+    uint16_t kind;
+    memcpy(&kind, e, 2);
+    *ehead = rd32(e + 4);
+    *payload = rd64(e + 8);
+    uint64_t flags = rd64(e + 40);
+    if (*ehead < 64 || *ehead > room || *payload > room - *ehead)
+        return 0;
+    *ptx = kind == FATBIN_KIND_PTX && !(flags & FATBIN_FLAG_COMPRESSED) && *payload;
+    return 1;
+}
+
+/* A PTX payload of len bytes (its text ends at its first NUL, if any) into
+ * l, when it begins as PTX does (else it is a payload this parser does not
+ * understand: skipped). 0, or -1 when out of memory. */
+static int ptx_payload(const char *text, size_t len, kt_list *l)
+{
+    if (!looks_like_ptx(text, len))
+        return 0;
+    return ptx_text(text, text + text_len(text, len), l);
+}
+
+/* The uncompressed PTX entries of the fat binary at p (the layout:
+ * fatbin_header, fatbin_entry). A PTX entry whose flags say compressed is
+ * skipped (its text is not read: no types). */
 static int fatbin(const unsigned char *p, size_t len, kt_list *l)
 {
-    if (len && len < 16)
-        return 0;
-    uint64_t body = rd64(p + 8);
-    uint16_t head;
-    memcpy(&head, p + 6, 2);
-    if (head < 16 || body > PTX_MAX || (len && head + body > len))
+    uint64_t head, body;
+    if ((len && len < 16) || !fatbin_header(p, &head, &body) || (len && head + body > len))
         return 0;
     const unsigned char *e = p + head, *end = p + head + body;
     while (end - e >= 64) {
-        uint16_t kind;
-        memcpy(&kind, e, 2);
-        uint32_t ehead = rd32(e + 4);
-        uint64_t payload = rd64(e + 8);
-        uint64_t flags = rd64(e + 40);
-        if (ehead < 64 || ehead > (size_t)(end - e) || payload > (uint64_t)(end - e - ehead))
+        uint64_t ehead, payload;
+        int ptx;
+        if (!fatbin_entry(e, (uint64_t)(end - e), &ehead, &payload, &ptx))
             return 0;
-        const char *text = (const char *)e + ehead;
-        if (kind == FATBIN_KIND_PTX && !(flags & FATBIN_FLAG_COMPRESSED) && payload &&
-            looks_like_ptx(text, (size_t)payload)) {
-            size_t n = text_len(text, (size_t)payload);
-            if (ptx_text(text, text + n, l) < 0)
-                return -1;
-        }
+        if (ptx && ptx_payload((const char *)e + ehead, (size_t)payload, l) < 0)
+            return -1;
         e += ehead + payload;
     }
     return 0;
+}
+
+/* The largest bytes a file reader reads at once to find whether a text is
+ * PTX: its blanks and comments before the first directive. */
+#define FILE_HEAD 4096
+
+/* A fat binary file's PTX entries, through read: its headers, then each
+ * uncompressed PTX payload alone (never the other entries' bytes). */
+static int fatbin_file(cbs_kt_read_fn read, void *src, uint64_t size, const unsigned char *p,
+                       kt_list *l)
+{
+    uint64_t head, body;
+    if (!fatbin_header(p, &head, &body) || head > size || body > size - head)
+        return 0;
+    uint64_t at = head, end = head + body;
+    unsigned char e[64];
+    while (end - at >= 64) {
+        uint64_t ehead, payload;
+        int ptx;
+        if (!read(src, at, e, sizeof e) || !fatbin_entry(e, end - at, &ehead, &payload, &ptx))
+            return 0;
+        if (ptx) {
+            char *text = rt_malloc((size_t)payload);
+            if (!text)
+                return -1;
+            int rc = read(src, at + ehead, text, (size_t)payload)
+                         ? ptx_payload(text, (size_t)payload, l)
+                         : 0;
+            rt_free(text);
+            if (rc < 0)
+                return -1;
+        }
+        at += ehead + payload;
+    }
+    return 0;
+}
+
+cbs_kt_table *cbs_kt_table_from_reader(cbs_kt_read_fn read, void *src, uint64_t size)
+{
+    unsigned char p[FILE_HEAD];
+    size_t n = size < sizeof p ? (size_t)size : sizeof p;
+    if (n < 4 || !read(src, 0, p, n))
+        return NULL;
+    kt_list l = {0};
+    int rc = 0;
+    if (rd32(p) == FATBIN_MAGIC) {
+        if (n >= 16)
+            rc = fatbin_file(read, src, size, p, &l);
+    } else if (looks_like_ptx((const char *)p, n) && size <= PTX_MAX) {
+        /* a text beginning as PTX: all of it is the PTX to read (an ELF
+         * cubin, a wrapper, anything else is read no further) */
+        char *text = rt_malloc((size_t)size);
+        if (!text)
+            return NULL;
+        if (read(src, 0, text, (size_t)size))
+            rc = ptx_text(text, text + text_len(text, (size_t)size), &l);
+        rt_free(text);
+    }
+    if (rc < 0) {
+        list_free(&l);
+        return NULL;
+    }
+    return list_finish(&l);
 }
 
 static uint16_t rd16(const unsigned char *p)

@@ -31,9 +31,12 @@ typedef enum {
 } cbs_kt_kind;
 
 /* One parameter's type: kind in the low 8 bits, declared size (0: the
- * driver's) above. */
-typedef unsigned cbs_ktype;
-#define CBS_KT(kind, size) ((unsigned)(kind) | ((unsigned)(size) << 8))
+ * driver's) in the 56 above, so that any size a parameter may have is
+ * kept whole (a 24-bit size once wrapped 2**24 + 8 bytes to 8; the
+ * packer's ctypes types stop at 1 GiB, PTX arrays at 10 * 2**20 elements
+ * of 8 bytes). */
+typedef uint64_t cbs_ktype;
+#define CBS_KT(kind, size) ((uint64_t)(kind) | ((uint64_t)(size) << 8))
 #define CBS_KT_KIND(t) ((cbs_kt_kind)((t) & 0xFFu))
 #define CBS_KT_SIZE(t) ((size_t)((t) >> 8))
 
@@ -55,6 +58,18 @@ typedef struct cbs_kt_table cbs_kt_table;
  * holds no PTX entry this parser reads (a cubin, compressed PTX), or when
  * out of memory. */
 cbs_kt_table *cbs_kt_table_from_image(const void *image, size_t len);
+
+/* Reads n bytes at offset `at` of a source (a file) into buf: 1 when all
+ * of them were read, else 0. */
+typedef int (*cbs_kt_read_fn)(void *src, uint64_t at, void *buf, size_t n);
+
+/* The .entry directives of a code file of `size` bytes, read through
+ * `read` without a copy of the whole file: a fat binary's headers and its
+ * uncompressed PTX payloads, one at a time (its other entries are skipped
+ * unread); a text's first 4 KiB, then all of it only when it begins as PTX
+ * does (up to 1 GiB); nothing more of anything else (an ELF cubin). NULL
+ * as cbs_kt_table_from_image. */
+cbs_kt_table *cbs_kt_table_from_reader(cbs_kt_read_fn read, void *src, uint64_t size);
 
 /* Whether a code image given as a buffer of len bytes holds all that the
  * driver reads of it, by what its contents say: PTX text (anything not

@@ -474,7 +474,9 @@ static CBS_ALWAYS_INLINE int put_float(double d, size_t size, unsigned char *dst
 static int put_buffer_exact(PyObject *o, size_t size, unsigned char *dst, const char *fname,
                             const char *what, Py_ssize_t i)
 {
-    if (!PyObject_CheckBuffer(o))
+    /* A str is text, never a parameter's bytes: numpy.str_ exports its
+     * UCS-4 code points as a buffer ('x' would be the int 120). */
+    if (!PyObject_CheckBuffer(o) || PyUnicode_Check(o))
         return 0;
     Py_buffer view;
     if (PyObject_GetBuffer(o, &view, PyBUF_SIMPLE) < 0)
@@ -1030,6 +1032,16 @@ static int is_numpy_scalar(PyObject *v)
     return strncmp(Py_TYPE(v)->tp_name, "numpy.", 6) == 0;
 }
 
+/* A complex number: Python's complex and its subclasses (numpy.complex128)
+ * and numpy's other complex scalars (complex64, clongdouble), whose
+ * __float__ drops the imaginary part: never a real parameter's value. */
+static int is_complex(PyObject *v)
+{
+    const char *n = Py_TYPE(v)->tp_name;
+    return PyComplex_Check(v) || strncmp(n, "numpy.complex", 13) == 0 ||
+           strncmp(n, "numpy.clong", 11) == 0;
+}
+
 /* numpy.bool_ (numpy.bool in numpy 2): a truth value, neither an integer
  * (its __index__ is deprecated, then gone) nor a float. */
 static int is_numpy_bool(PyObject *v)
@@ -1070,7 +1082,7 @@ static int ctypes_numpy_float(PyObject *v, size_t size, unsigned char *slot, con
         if (!same || (size == 4 && isfinite(d) && fabs(d) <= FLT_MAX && (double)(float)d != d))
             return fail(PyExc_TypeError, fname, what, i, "%s: %R is not exactly representable",
                         type, v);
-    } else if (nb && nb->nb_float) {
+    } else if (nb && nb->nb_float && !is_complex(v)) {
         d = PyFloat_AsDouble(v);
         if (d == -1.0 && PyErr_Occurred())
             return rewrap(PyExc_TypeError, fname, what, i);
@@ -1240,6 +1252,8 @@ static int put_known(PyObject *v, cbs_ktype t, const cbs_pack_layout *l, size_t 
         /* numpy integers and other exact integers: exactly, or an error */
         return known_from_index(v, 1, t, size, dst, fname, l, ix);
     }
+    if (k != CBS_KT_BLOB && is_complex(v))
+        return kfail(PyExc_TypeError, fname, l, ix, t, "a complex number given:", v);
     if (k != CBS_KT_BLOB && nb && nb->nb_float && !PyBytes_Check(v)) {
         /* numpy floats: exactly, into a floating parameter only */
         if (k != CBS_KT_FLOAT)
@@ -1977,6 +1991,9 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
         if (Py_TYPE(v) == (PyTypeObject *)ti->type)
             return copy_instance(v, size, slot, c, i);
         double d;
+        if (is_complex(v)) /* its __float__ (numpy's) drops the imaginary part */
+            return fail(PyExc_TypeError, fname, what, i, "%s needs a float, not %.100s",
+                        ti->kind == T_F32 ? "c_float" : "c_double", Py_TYPE(v)->tp_name);
         if (is_numpy_scalar(v))
             return ctypes_numpy_float(v, size, slot, fname, what, i);
         if (PyFloat_Check(v)) {
@@ -2179,9 +2196,11 @@ static int ktype_of_dtype(PyObject *o, cbs_ktype *out)
         return r;
     }
     Py_ssize_t size = PyLong_Check(itemsize) ? PyLong_AsSsize_t(itemsize) : -1;
-    const char *k = PyUnicode_Check(kind) ? PyUnicode_AsUTF8(kind) : NULL;
+    Py_ssize_t klen = 0;
+    const char *k = PyUnicode_Check(kind) ? PyUnicode_AsUTF8AndSize(kind, &klen) : NULL;
     r = 0;
-    if (k && size > 0 && size <= (1 << 20) && k[0] && !k[1]) {
+    /* one character, the whole str: "f\0junk" is no kind */
+    if (k && klen == 1 && size > 0 && size <= (1 << 20)) {
         r = 1;
         switch (k[0]) {
         case 'b': *out = CBS_KT(CBS_KT_BOOL, size); break;
@@ -2224,10 +2243,12 @@ static int argtypes_parse(cbs_tables *tb, PyObject *argtypes, const cbs_pack_lay
             continue;
         }
         if (PyUnicode_Check(t)) {
-            const char *s = PyUnicode_AsUTF8(t);
+            Py_ssize_t len;
+            const char *s = PyUnicode_AsUTF8AndSize(t, &len);
             if (!s)
                 goto done;
-            r = cbs_kt_from_string(s, &out[k]);
+            /* the whole str: "f4\0junk" is no type (C would stop at the NUL) */
+            r = strlen(s) == (size_t)len && cbs_kt_from_string(s, &out[k]);
         } else if (PyType_Check(t)) {
             tinfo ti;
             if (classify(&c, t, ix, &ti) < 0)

@@ -4,6 +4,8 @@
  * they convert to belong to the calling module's state (cbs_tables).
  */
 #include "bind_struct.h"
+
+#include "bind_c_callback.h" /* cbs_funcptr_owned */
 #include "cubind_compat.h"
 
 #include <float.h>
@@ -419,17 +421,20 @@ static unsigned long long count_of(cbs_struct *s, const cbs_field_def *c)
 }
 
 /* A CBS_F_HANDLE_OUT field: its count field's number of handles of class
- * t, read from the array the field points at (zeros while it is NULL). */
+ * t, read from the array the field points at. Invariant: no more handle
+ * objects than the array holds: while the field is NULL it describes no
+ * memory, and the list is empty whatever the count says (a count of 2**31
+ * once built 2**31 handle objects of zeros). */
 static PyObject *load_driver_handles(cbs_struct *s, const cbs_field_def *f, PyTypeObject *t)
 {
     const unsigned char *a =
         (const unsigned char *)(uintptr_t)read_u(s->data + f->offset, f->size);
-    unsigned long long n = count_of(s, &s->def->fields[f->aux]);
+    unsigned long long n = a ? count_of(s, &s->def->fields[f->aux]) : 0;
     if (n > (unsigned long long)PY_SSIZE_T_MAX / f->elem_size)
         return PyErr_NoMemory();
     PyObject *list = PyList_New((Py_ssize_t)n);
     for (Py_ssize_t i = 0; list && i < (Py_ssize_t)n; i++) {
-        PyObject *h = cbs_handle_new(t, a ? read_u(a + (size_t)i * f->elem_size, f->elem_size) : 0);
+        PyObject *h = cbs_handle_new(t, read_u(a + (size_t)i * f->elem_size, f->elem_size));
         if (!h)
             Py_CLEAR(list);
         else
@@ -515,19 +520,24 @@ static void field_type_error(cbs_struct *s, const cbs_field_def *f, const char *
                  want, Py_TYPE(v)->tp_name);
 }
 
+/* A conversion's pending error, its message prefixed with "S.field". */
+static void field_exception_naming(cbs_struct *s, const cbs_field_def *f)
+{
+    char what[256];
+    snprintf(what, sizeof what, "%s.%s", cbs_short_name(Py_TYPE(s)), f->name);
+    cbs_exception_naming(what);
+}
+
 /* An integer of `width` bits; TypeError / OverflowError naming the field. */
 static int to_integer(cbs_struct *s, const cbs_field_def *f, PyObject *v, int is_signed, int width,
                       unsigned long long *out)
 {
-    PyObject *n;
-    if (PyLong_Check(v)) {
-        n = Py_NewRef(v);
-    } else if (PyIndex_Check(v)) {
-        n = PyNumber_Index(v);
-        if (!n)
-            return -1;
-    } else {
-        field_type_error(s, f, "an int", v);
+    PyObject *n = cbs_int_value(v); /* the drop-in rule, as for a parameter */
+    if (!n) {
+        if (PyErr_Occurred())
+            field_exception_naming(s, f);
+        else
+            field_type_error(s, f, "an int", v);
         return -1;
     }
     int over = 0;
@@ -570,16 +580,20 @@ fail:
 static int to_enum(cbs_struct *s, const cbs_field_def *f, PyObject *v, const cbs_enum *e,
                    int width, unsigned long long *out)
 {
-    PyTypeObject *t = Py_TYPE(v);
-    if (!PyLong_Check(v) ||
-        (t != e->type && t != &PyLong_Type && !PyBool_Check(v) &&
-         cbs_has_attr((PyObject *)t, "_value2member_map_") && !cbs_is_foreign_twin(t, e->type))) {
+    if (cbs_is_other_enum(v, e->type)) {
         char want[160];
         snprintf(want, sizeof want, "%s or int", cbs_short_name(e->type));
         field_type_error(s, f, want, v);
         return -1;
     }
-    return to_integer(s, f, v, enum_is_signed(e), width, out);
+    PyObject *n = cbs_enum_int_value(v);
+    if (!n) {
+        field_exception_naming(s, f);
+        return -1;
+    }
+    int rc = to_integer(s, f, n, enum_is_signed(e), width, out);
+    Py_DECREF(n);
+    return rc;
 }
 
 /* An address for a pointer field, and the object that must stay alive for
@@ -610,6 +624,11 @@ static int to_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsign
             return -1;
         if (rc > 0) {
             *out = (unsigned long long)(uintptr_t)fp;
+            /* an object that owns the function's code (a ctypes function
+             * pointer) is kept with the field, as a buffer is: its thunk
+             * dies with it (bind_c_callback.h); an address is not */
+            if (cbs_funcptr_owned(v, own))
+                *keep = Py_NewRef(v);
             return 0;
         }
         char want[200];
@@ -617,6 +636,26 @@ static int to_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsign
                  own ? cbs_short_name(own) : "a function pointer");
         field_type_error(s, f, want, v);
         return -1;
+    }
+    /* A number (a float, a numpy scalar, a handle, an object with __int__)
+     * set as a plain pointer is an address by its value, as cuda.bindings
+     * 13.3.1 takes it, before its buffer (a numpy scalar has one); an
+     * object whose __int__ raises TypeError (an array of more than one
+     * item) is taken as a buffer. (For an array of structs or handles
+     * cuda.bindings takes lists only: those keep cubind's forms.) */
+    if (f->kind == CBS_F_POINTER && Py_TYPE(v)->tp_as_number &&
+        Py_TYPE(v)->tp_as_number->nb_int) {
+        PyObject *n = cbs_int_value(v);
+        if (n) {
+            int rc = to_integer(s, f, n, 0, (int)(8 * f->size), out);
+            Py_DECREF(n);
+            return rc;
+        }
+        if (!PyErr_ExceptionMatches(PyExc_TypeError)) {
+            field_exception_naming(s, f);
+            return -1;
+        }
+        PyErr_Clear();
     }
     if (is_struct_type(Py_TYPE(v))) {
         *out = (unsigned long long)(uintptr_t)((cbs_struct *)v)->data;
@@ -976,12 +1015,13 @@ static int convert(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsigned 
         return 0;
     case CBS_F_FLOAT:
     case CBS_F_DOUBLE: {
-        if (!PyFloat_Check(v) && !PyLong_Check(v)) {
+        double d;
+        int rc = cbs_float_value(v, &d);
+        if (rc > 0)
             field_type_error(s, f, "a float", v);
-            return -1;
-        }
-        double d = PyFloat_AsDouble(v);
-        if (d == -1.0 && PyErr_Occurred())
+        else if (rc < 0)
+            field_exception_naming(s, f);
+        if (rc)
             return -1;
         if (f->kind == CBS_F_DOUBLE) {
             memcpy(buf, &d, sizeof d);
@@ -1046,7 +1086,10 @@ static int convert(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsigned 
         size_t n = f->kind == CBS_F_CHARS ? f->count : f->size;
         if (f->kind == CBS_F_CHARS && (PyList_Check(v) || PyTuple_Check(v)))
             return chars_from_ints(s, f, v, buf);
-        if (!PyObject_CheckBuffer(v) || PyUnicode_Check(v)) {
+        /* A numpy scalar has a buffer, but it is a number, not bytes (as
+         * cuda.bindings refuses it). */
+        if (!PyObject_CheckBuffer(v) || PyUnicode_Check(v) ||
+            (PyNumber_Check(v) && !PySequence_Check(v))) {
             field_type_error(s, f, "bytes", v);
             return -1;
         }
@@ -1133,7 +1176,8 @@ int cbs_struct_set(PyObject *self, PyObject *value, void *closure)
         if (!seq)
             return -1;
         if ((size_t)PyTuple_GET_SIZE(seq) != n) {
-            PyErr_Format(PyExc_ValueError, "%s.%s takes a sequence of %zu items, not %zd",
+            /* IndexError, as cuda.bindings' (Cython's) array assignment */
+            PyErr_Format(PyExc_IndexError, "%s.%s takes a sequence of %zu items, not %zd",
                          cbs_short_name(Py_TYPE(s)), f->name, n, PyTuple_GET_SIZE(seq));
             Py_DECREF(seq);
             return -1;

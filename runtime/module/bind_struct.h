@@ -64,9 +64,13 @@
  * Driver-filled handle arrays (CBS_F_HANDLE_OUT, phGraph_out): the field
  * is the driver's to set (cuGraphAddNode writes it into the struct passed);
  * reading it gives its count field's number of handles read from where it
- * points, as cuda.bindings gives. Like C, reading trusts that address: a
+ * points, as cuda.bindings gives, and an empty list while it is NULL (no
+ * loop over a count that describes no memory). Like C, reading trusts a
+ * non-NULL address: a
  * garbage address the caller wrote there is the caller's fault.
- * Pointer fields set from Python objects keep those objects alive: the
+ * Pointer fields set from Python objects keep those objects alive (a
+ * function-pointer field set from a ctypes function pointer too: its code
+ * dies with it; not from an int address): the
  * root instance (the owner of the bytes) has a dict `keep` from the field's
  * byte offset in the root to the object; writing the field again replaces
  * or drops the entry, and copying a record into another copies the entries
@@ -127,7 +131,8 @@ typedef enum {
                             set like CBS_F_POINTER; reads as a list of as
                             many handles tables.handles[index] (elem_size
                             bytes each) as integer field aux says, read
-                            from the array, or zero handles while NULL */
+                            from the array; none while NULL, whatever
+                            the count */
 } cbs_field_kind;
 
 typedef struct {

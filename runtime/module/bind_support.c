@@ -66,17 +66,61 @@ int cbs_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, Py
     return 0;
 }
 
-/* An int, or an object with __index__; floats and strings are refused. */
-static PyObject *as_index(PyObject *o, const char *func, const char *param, const char *ctype)
+PyObject *cbs_int_value_slow(PyObject *o)
 {
-    if (PyLong_Check(o))
-        return Py_NewRef(o);
-    if (!PyIndex_Check(o)) {
+    PyNumberMethods *nb = Py_TYPE(o)->tp_as_number;
+    if (!nb || (!nb->nb_int && !nb->nb_index))
+        return NULL;
+    /* With nb_int or nb_index PyNumber_Long calls __int__ first (its result
+     * checked: an int, an int subclass with a DeprecationWarning), else
+     * __index__; it never reaches its parsing of str, bytes or buffers. */
+    return PyNumber_Long(o);
+}
+
+/* Replaces the pending exception by type(format % (what, it, ...)), the
+ * replaced one its cause; format's last conversion is the cause's %S. */
+static void reraise_as(PyObject *type, const char *format, const char *what, const char *want)
+{
+    PyObject *cause = cbs_take_exception();
+    if (want)
+        PyErr_Format(type, format, what, want, cause);
+    else
+        PyErr_Format(type, format, what, cause);
+    PyObject *exc = cbs_take_exception();
+    PyException_SetCause(exc, cause);
+    cbs_raise_exception(exc);
+}
+
+void cbs_exception_naming(const char *what)
+{
+    PyObject *t = PyErr_Occurred();
+    if (!t || (t != PyExc_ValueError && t != PyExc_OverflowError && t != PyExc_TypeError))
+        return; /* another type may not take a message: left as raised */
+    reraise_as(t, "%s: %S", what, NULL);
+}
+
+/* cbs_exception_naming for argument `param` of func. */
+static void arg_exception_naming(const char *func, const char *param)
+{
+    char what[256];
+    snprintf(what, sizeof what, "%s(): argument '%s'", func, param);
+    cbs_exception_naming(what);
+}
+
+/* cbs_int_value for argument `param` of func: TypeError naming them when
+ * o has no integer conversion, its conversion's error prefixed with them. */
+static PyObject *as_int(PyObject *o, const char *func, const char *param, const char *ctype)
+{
+    PyObject *v = cbs_int_value(o);
+    if (v)
+        return v;
+    if (!PyErr_Occurred()) {
         PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be an int (%s), not %.100s", func,
                      param, ctype, Py_TYPE(o)->tp_name);
         return NULL;
     }
-    return PyNumber_Index(o);
+    arg_exception_naming(func, param);
+    return NULL;
 }
 
 static void overflow(const char *func, const char *param, const char *ctype, PyObject *value)
@@ -99,7 +143,7 @@ int cbs_arg_unsigned_slow(PyObject *o, unsigned long long max, const char *func,
         if (x == -1 && PyErr_Occurred())
             return -1;
     }
-    PyObject *v = as_index(o, func, param, ctype);
+    PyObject *v = as_int(o, func, param, ctype);
     if (!v)
         return -1;
     unsigned long long x = PyLong_AsUnsignedLongLong(v);
@@ -137,7 +181,7 @@ int cbs_arg_signed_slow(PyObject *o, long long min, long long max, const char *f
         if (x == -1 && PyErr_Occurred())
             return -1;
     }
-    PyObject *v = as_index(o, func, param, ctype);
+    PyObject *v = as_int(o, func, param, ctype);
     if (!v)
         return -1;
     int over = 0;
@@ -156,18 +200,34 @@ int cbs_arg_signed_slow(PyObject *o, long long min, long long max, const char *f
     return 0;
 }
 
-int cbs_arg_double(PyObject *o, const char *func, const char *param, double *out)
+int cbs_float_value(PyObject *o, double *out)
 {
-    if (!PyFloat_Check(o) && !PyLong_Check(o)) {
-        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be a float, not %.100s", func,
-                     param, Py_TYPE(o)->tp_name);
-        return -1;
+    if (PyFloat_Check(o)) {
+        *out = PyFloat_AS_DOUBLE(o);
+        return 0;
     }
+    PyNumberMethods *nb = Py_TYPE(o)->tp_as_number;
+    if (!PyLong_Check(o) && (!nb || (!nb->nb_float && !nb->nb_index)))
+        return 1;
     double d = PyFloat_AsDouble(o);
     if (d == -1.0 && PyErr_Occurred())
         return -1;
     *out = d;
     return 0;
+}
+
+int cbs_arg_double(PyObject *o, const char *func, const char *param, double *out)
+{
+    int rc = cbs_float_value(o, out);
+    if (rc == 0)
+        return 0;
+    if (rc > 0) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be a float, not %.100s", func,
+                     param, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    arg_exception_naming(func, param);
+    return -1;
 }
 
 int cbs_arg_string(PyObject *o, const char *func, const char *param, PyObject **holder,
@@ -176,13 +236,18 @@ int cbs_arg_string(PyObject *o, const char *func, const char *param, PyObject **
     PyObject *b;
     if (PyBytes_Check(o)) {
         b = Py_NewRef(o);
+    } else if (PyByteArray_Check(o)) { /* copied: the call cannot see it change */
+        b = PyBytes_FromStringAndSize(PyByteArray_AS_STRING(o), PyByteArray_GET_SIZE(o));
+        if (!b)
+            return -1;
     } else if (PyUnicode_Check(o)) {
         b = PyUnicode_AsUTF8String(o);
         if (!b)
             return -1;
     } else {
-        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be bytes or str, not %.100s", func,
-                     param, Py_TYPE(o)->tp_name);
+        PyErr_Format(PyExc_TypeError,
+                     "%s(): argument '%s' must be bytes, bytearray or str, not %.100s", func, param,
+                     Py_TYPE(o)->tp_name);
         return -1;
     }
     if (strlen(PyBytes_AS_STRING(b)) != (size_t)PyBytes_GET_SIZE(b)) {
@@ -242,11 +307,7 @@ void cbs_buffer_error_as_type_error(const char *what, const char *want)
     if (!PyErr_ExceptionMatches(PyExc_BufferError))
         return;
     /* Name what was given; the buffer's own error stays the cause. */
-    PyObject *cause = cbs_take_exception();
-    PyErr_Format(PyExc_TypeError, "%s must be %s (%S)", what, want, cause);
-    PyObject *exc = cbs_take_exception();
-    PyException_SetCause(exc, cause);
-    cbs_raise_exception(exc);
+    reraise_as(PyExc_TypeError, "%s must be %s (%S)", what, want);
 }
 
 int cbs_arg_buffer(PyObject *o, int writable, const char *func, const char *param,
@@ -421,7 +482,8 @@ static int launch_dims(PyObject *o, const char *param, const char *const names[3
     unsigned long long v;
     dims[0] = dims[1] = dims[2] = 1;
     if (!PyTuple_Check(o) && !PyList_Check(o)) {
-        if (!PyLong_Check(o) && !PyIndex_Check(o)) {
+        PyNumberMethods *nb = Py_TYPE(o)->tp_as_number;
+        if (!PyLong_Check(o) && !(nb && (nb->nb_int || nb->nb_index))) { /* cbs_int_value's */
             PyErr_Format(PyExc_TypeError,
                          "launch(): argument '%s' must be an int or a tuple of 1 to 3 ints, "
                          "not %.100s", param, Py_TYPE(o)->tp_name);
@@ -661,23 +723,23 @@ static PyObject *enum_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     }
     if (!PyArg_UnpackTuple(args, cbs_short_name(type), 1, 1, &value))
         return NULL;
-    /* An int (or an object with __index__), as for any int parameter: a
-     * float or a str is not a value of this enum. */
-    if (!PyIndex_Check(value)) {
-        PyErr_Format(PyExc_TypeError, "%s() argument must be an int, not %.100s",
-                     cbs_short_name(type), Py_TYPE(value)->tp_name);
-        return NULL;
-    }
+    /* Looked up by value as cuda.bindings' enums do (a dict lookup: an
+     * equal number finds its member, 0.0 CUDA_SUCCESS; 0.5 or "0" none,
+     * ValueError; an unhashable value TypeError). cubind also looks an
+     * object with __index__ up by that int. */
     PyObject *map = cbs_attr((PyObject *)type, "_value2member_map_");
     if (!map)
         return NULL;
-    PyObject *key = PyNumber_Index(value);
     PyObject *member = NULL;
-    int found = key ? enum_table_get(map, key, &member) : -1;
+    int found = enum_table_get(map, value, &member);
+    if (found == 0 && !PyLong_Check(value) && PyIndex_Check(value)) {
+        PyObject *key = PyNumber_Index(value);
+        found = key ? enum_table_get(map, key, &member) : -1;
+        Py_XDECREF(key);
+    }
     Py_DECREF(map);
     if (found == 0)
-        PyErr_Format(PyExc_ValueError, "%R is not a valid %s", key, cbs_short_name(type));
-    Py_XDECREF(key);
+        PyErr_Format(PyExc_ValueError, "%R is not a valid %s", value, cbs_short_name(type));
     return found > 0 ? member : NULL;
 }
 
@@ -935,22 +997,39 @@ PyObject *cbs_enum_member(const cbs_enum *e, long long value)
     return enum_instance(e->type, value);
 }
 
+int cbs_is_other_enum(PyObject *o, PyTypeObject *t)
+{
+    PyTypeObject *ot = Py_TYPE(o);
+    return ot != t && ot != &PyLong_Type && !PyBool_Check(o) && PyLong_Check(o) &&
+           !PyObject_TypeCheck(o, t) && cbs_has_attr((PyObject *)ot, "_value2member_map_") &&
+           !cbs_is_foreign_twin(ot, t);
+}
+
+PyObject *cbs_enum_int_value(PyObject *o)
+{
+    if (PyLong_Check(o))
+        return Py_NewRef(o);
+    /* What int(o) gives, as cuda.bindings converts an enum argument
+     * (int(attrib)): floats truncate, str and bytes are parsed. */
+    return PyNumber_Long(o);
+}
+
 int cbs_arg_enum_slow(PyObject *o, const cbs_enum *e, long long min, long long max,
                       const char *func, const char *param, long long *out)
 {
-    PyTypeObject *t = Py_TYPE(o);
-    if (t != e->type && t != &PyLong_Type && !PyObject_TypeCheck(o, e->type)) {
-        /* A member of another enum type is an int subclass too: refuse it
-         * unless it is a plain int subclass that is not an enum, or a
-         * member of cuda.bindings' enum of the same name. */
-        if (!PyLong_Check(o) || (cbs_has_attr((PyObject *)t, "_value2member_map_") &&
-                                 !cbs_is_foreign_twin(t, e->type))) {
-            PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s or int, not %.100s",
-                         func, param, cbs_short_name(e->type), t->tp_name);
-            return -1;
-        }
+    if (cbs_is_other_enum(o, e->type)) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s or int, not %.100s",
+                     func, param, cbs_short_name(e->type), Py_TYPE(o)->tp_name);
+        return -1;
     }
-    return cbs_arg_signed(o, min, max, func, param, cbs_short_name(e->type), out);
+    PyObject *v = cbs_enum_int_value(o);
+    if (!v) {
+        arg_exception_naming(func, param);
+        return -1;
+    }
+    int rc = cbs_arg_signed(v, min, max, func, param, cbs_short_name(e->type), out);
+    Py_DECREF(v);
+    return rc;
 }
 
 /* ---- handles -------------------------------------------------------------- */
@@ -1091,6 +1170,13 @@ int cbs_handle_init(PyObject *self, PyObject *args, PyObject *kwds)
     cbs_handle *h = (cbs_handle *)self;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O", (char **)kwlist, &init))
         return -1;
+    if (h->interned) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s.__init__(): this object is shared (one per value, interned): "
+                     "make your own with %s(value) instead", cbs_short_name(Py_TYPE(self)),
+                     cbs_short_name(Py_TYPE(self)));
+        return -1;
+    }
     unsigned long long bits = 0;
     if (init && init != Py_None) {
         PyTypeObject *it = Py_TYPE(init);
@@ -1161,6 +1247,7 @@ static PyObject *handle_new_kind(PyTypeObject *type, cbs_handle_kind kind)
     PyObject_Init((PyObject *)h, type);
     h->value.u64 = 0;
     h->kind = (unsigned char)kind;
+    h->interned = 0;
     if (type->tp_dealloc == cbs_kernel_handle_dealloc)
         atomic_init(&((cbs_kernel_handle *)h)->layout, NULL);
     return (PyObject *)h;
@@ -1433,9 +1520,16 @@ void cbs_share_module_objects(PyObject *module, const cbs_enum *enums, size_t n)
         if (PyCFunction_Check(value) || (PyType_Check(value) && !PyExceptionClass_Check(value)))
             cbs_make_immortal(value);
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        /* the enum classes' metaclass (in no module dict), which a lookup
+         * such as driver.CUdevice_attribute.X may count */
+        cbs_make_immortal((PyObject *)Py_TYPE(enums[i].type));
         for (size_t k = 0; k < enums[i].n; k++)
             cbs_make_immortal(enums[i].members[k]);
+    }
+    /* The module itself: `driver.f(...)` from a module's globals takes a
+     * reference to the module object on every call (LOAD_GLOBAL). */
+    cbs_make_immortal(module);
 }
 
 void cbs_share_object(PyObject *o)
@@ -1578,7 +1672,13 @@ int cbs_reg_owned(const cubind_rt_api *rt, int kind, uintptr_t h, int owner_kind
 
 int cbs_reg_keep(const cubind_rt_api *rt, int kind, uintptr_t h, PyObject *obj)
 {
-    PyObject *kept = cbs_struct_kept(obj);
+    const unsigned char *bytes;
+    size_t size;
+    /* a struct: what it keeps; another object: itself (a ctypes function,
+     * a buffer), but for an int address or None, which hold nothing */
+    PyObject *kept = cbs_struct_bytes(obj, &bytes, &size) ? cbs_struct_kept(obj)
+                     : obj == Py_None || PyLong_Check(obj) ? Py_NewRef(Py_None)
+                                                            : Py_NewRef(obj);
     if (!kept)
         return -1;
     int rc = 0;

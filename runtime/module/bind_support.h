@@ -38,8 +38,35 @@ int cbs_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, Py
                    const char *const *names, Py_ssize_t nnames, Py_ssize_t nrequired,
                    PyObject **out);
 
-/* Integer conversions with a range; `ctype` is the C type's spelling for
- * messages. TypeError for non-integers, OverflowError out of range.
+/* The int a C integer takes from o, as cuda.bindings' Cython conversion
+ * gives it (the drop-in rule, docs/user-guide.md "Arguments"): o itself
+ * when it is an int (bool, int subclasses and enum members as their int
+ * value, without calling them); else o.__int__() (a float truncates toward
+ * zero, nan raises ValueError, an infinity OverflowError; a result that is
+ * no int TypeError); else o.__index__() (which cuda.bindings does not
+ * call: cubind also takes such objects). A new reference; NULL without an
+ * exception when o has neither (None, str, bytes, structs, objects with
+ * only __float__), NULL with the conversion's exception when it raised. */
+PyObject *cbs_int_value_slow(PyObject *o);
+static CBS_ALWAYS_INLINE PyObject *cbs_int_value(PyObject *o)
+{
+    if (PyLong_Check(o)) /* the common case, without a call */
+        return Py_NewRef(o);
+    return cbs_int_value_slow(o);
+}
+/* The same for a C float or double, as Cython gives it (PyFloat_AsDouble):
+ * a float, or o.__float__(), or o.__index__() (ints). 0 with *out set; 1
+ * without an exception when o has none of those (str, None, ...); -1 with
+ * the conversion's exception. */
+int cbs_float_value(PyObject *o, double *out);
+/* Replaces a pending ValueError, OverflowError or TypeError by one of the
+ * same type whose message starts with `what` ("f(): argument 'x'",
+ * "S.field"), the original its cause; any other exception is left as is. */
+void cbs_exception_naming(const char *what);
+
+/* Integer conversions with a range (cbs_int_value, then the range);
+ * `ctype` is the C type's spelling for messages. TypeError for objects
+ * without an integer conversion, OverflowError out of range.
  * cbs_arg_unsigned/cbs_arg_signed (inline, below) take the common case, a
  * small int in range, without a call; the _slow forms do everything. */
 int cbs_arg_unsigned_slow(PyObject *o, unsigned long long max, const char *func,
@@ -175,7 +202,8 @@ typedef struct {
 
 /* 0, or -1 with TypeError / OverflowError naming the argument ("launch():
  * argument 'grid[1]' ..."). grid and block: an int (x) or a tuple or list
- * of one to three ints (x, y, z). */
+ * of one to three ints (x, y, z), each converted as every C integer
+ * (cbs_int_value: a float truncated). */
 int cbs_parse_launch(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                      cbs_launch_args *out);
 
@@ -251,9 +279,19 @@ void cbs_enum_clear(cbs_enum *e);
 /* New reference to the member for value; a value the header did not know
  * (a newer driver) gives a new instance whose .name is None. */
 PyObject *cbs_enum_member(const cbs_enum *e, long long value);
-/* Accepts a member of e's type or a plain int (not a member of another
- * enum type); checks the range of the C enum. Inline: a member of e's type
- * or an exact int, small and in range, without a call. */
+/* 1 when o is a member of an enum class other than t (cubind's or
+ * cuda.bindings' of another name, a Python IntEnum): refused where a t is
+ * taken, its value meaning something else there. Never raises. */
+int cbs_is_other_enum(PyObject *o, PyTypeObject *t);
+/* The int an enum argument takes from o: int(o), as cuda.bindings converts
+ * enum parameters and fields (an int as it is, a float truncated, a str or
+ * bytes parsed, __int__, __index__). New reference, or NULL with int()'s
+ * exception. */
+PyObject *cbs_enum_int_value(PyObject *o);
+/* Accepts a member of e's type or what cbs_enum_int_value converts (not a
+ * member of another enum class); checks the range of the C enum. Inline:
+ * a member of e's type or an exact int, small and in range, without a
+ * call. */
 int cbs_arg_enum_slow(PyObject *o, const cbs_enum *e, long long min, long long max,
                       const char *func, const char *param, long long *out);
 
@@ -289,6 +327,8 @@ typedef struct {
         unsigned long long u64;
     } value;                   /* getPtr() is the address of this union */
     unsigned char kind;        /* a cbs_handle_kind */
+    unsigned char interned;    /* 1: one shared immortal object of an intern
+                                  table (bind_intern.h); __init__ refuses it */
 } cbs_handle;
 
 /* A handle class that names a kernel (the CUfunction of a launch) carries
@@ -320,7 +360,12 @@ static CBS_ALWAYS_INLINE _Atomic(void *) *cbs_kernel_layout_slot(PyObject *o)
  * STREAM: a stream class (the stream-protocol rule): it has
  * __cuda_stream__(), and its constructor and every parameter of the class
  * (cbs_arg_handle) also take an object implementing that protocol. */
-enum cbs_handle_class_flags { CBS_HANDLE_CLASS_KERNEL = 1, CBS_HANDLE_CLASS_STREAM = 2 };
+enum cbs_handle_class_flags {
+    CBS_HANDLE_CLASS_KERNEL = 1,
+    CBS_HANDLE_CLASS_STREAM = 2,
+    CBS_HANDLE_CLASS_INTERNED = 4 /* an intern rule: outputs come from the module's
+                                     intern table (bind_intern.h) */
+};
 
 /* Creates the class `qualname` with docstring `doc` (both of static
  * storage) and adds it to module. */
@@ -349,23 +394,46 @@ static CBS_ALWAYS_INLINE unsigned long long cbs_handle_bits(const cbs_handle *h)
     }
 }
 
+/* A module's table of interned handles (bind_intern.h); NULL where none. */
+struct cbs_intern;
+/* New reference to the handle of class t holding bits from `intern`
+ * (bind_intern.h); a new object when t is not an interned class. */
+PyObject *cbs_intern_handle(struct cbs_intern *intern, PyTypeObject *t, unsigned long long bits);
+
+/* A handle output of class t holding bits (a new reference): the shared
+ * object of the module's intern table on a free-threaded build when the
+ * module has one (`intern` not NULL: main interpreter) and t is an
+ * interned class, else a new object. GIL builds: cbs_handle_new, the
+ * table never looked at. Inline: every handle output takes it. */
+static CBS_ALWAYS_INLINE PyObject *cbs_handle_out(struct cbs_intern *intern, PyTypeObject *t,
+                                                  unsigned long long bits)
+{
+#ifdef Py_GIL_DISABLED
+    if (intern)
+        return cbs_intern_handle(intern, t, bits);
+#else
+    (void)intern;
+#endif
+    return cbs_handle_new(t, bits);
+}
+
 /* prev (a new reference) when it is a handle of type t holding bits that
  * only the caller's previous result holds (reference count 1: prev is
- * borrowed from that result), else cbs_handle_new. A handle someone else
+ * borrowed from that result), else cbs_handle_out. A handle someone else
  * holds is never returned again: handles are mutable (__init__, writes
  * through getPtr()), and two results sharing one object would change
  * together. GIL builds only call it with a prev (see reusable_result).
  * bits as the generated code passes it (the C value converted to unsigned
  * long long) is what cbs_handle_bits gives for a handle holding that
  * value; other bits only cost the reuse. Inline: every handle output
- * takes it. */
-static CBS_ALWAYS_INLINE PyObject *cbs_handle_reuse(PyObject *prev, PyTypeObject *t,
-                                                    unsigned long long bits)
+ * takes it. intern: the module's table (cbs_handle_out). */
+static CBS_ALWAYS_INLINE PyObject *cbs_handle_reuse(PyObject *prev, struct cbs_intern *intern,
+                                                    PyTypeObject *t, unsigned long long bits)
 {
     if (prev && Py_REFCNT(prev) == 1 && Py_TYPE(prev) == t &&
         cbs_handle_bits((const cbs_handle *)prev) == bits)
         return Py_NewRef(prev);
-    return cbs_handle_new(t, bits);
+    return cbs_handle_out(intern, t, bits);
 }
 
 /* A `T *` parameter to one handle of class t (SH_IN_HANDLE_PTR): *ptr is
@@ -467,8 +535,9 @@ int cbs_module_add(PyObject *module, const char *name, PyObject *v);
 
 /* Free-threaded builds, main interpreter only: makes the objects every
  * thread uses immortal (cbs_make_immortal: no shared reference count to
- * contend on): module's functions and types (exception classes excepted)
- * and the members of its n enums. Call at the end of the module's exec,
+ * contend on): the module object itself, its functions and types
+ * (exception classes excepted), the members of its n enums and their
+ * metaclass. Call at the end of the module's exec,
  * before the module is visible to other threads. No-op elsewhere. */
 void cbs_share_module_objects(PyObject *module, const cbs_enum *enums, size_t n);
 /* The same for one more object the module's state holds and hands to every
@@ -501,8 +570,10 @@ int cbs_reg_created(const cubind_rt_api *rt, int kind, uintptr_t h, int dep_kind
 /* h was created as part of owner (a node of a graph): registered; the
  * owner's entry depends on it and unmaps it when destroyed. */
 int cbs_reg_owned(const cubind_rt_api *rt, int kind, uintptr_t h, int owner_kind, uintptr_t owner);
-/* The objects struct argument `obj` keeps (bind_struct.h: cbs_struct_kept)
- * become keep-alives of (kind, h)'s entry. */
+/* The objects struct argument `obj` keeps (bind_struct.h: cbs_struct_kept),
+ * or obj itself when it is no struct, None or int (a ctypes function
+ * pointer, a buffer: what C keeps using after the call), become
+ * keep-alives of (kind, h)'s entry. */
 int cbs_reg_keep(const cubind_rt_api *rt, int kind, uintptr_t h, PyObject *obj);
 /* (kind, h)'s entry depends on (dep_kind, dep)'s. */
 int cbs_reg_depend(const cubind_rt_api *rt, int kind, uintptr_t h, int dep_kind, uintptr_t dep);

@@ -46,6 +46,7 @@
 
 #include <cuda.h>
 
+#include "rt_env.h"
 #include "rt_handles.h"
 #include "rt_loader.h"
 #include "rt_queue.h"
@@ -757,33 +758,6 @@ static rt_interp *runner_for_current(void)
 
 /* ---- bounded waits at shutdown ----------------------------------------------- */
 
-/* How long shutdown waits for callables still running, in milliseconds:
- * CUBIND_EXIT_TIMEOUT (seconds, decimals allowed: "0.5"), else the
- * default. Parsed here (no strtod: see rt_loader.c on glibc 2.38's
- * renamed parsers); a value that is not a number is ignored. */
-enum { EXIT_TIMEOUT_DEFAULT_MS = 5000 };
-
-static long long exit_timeout_ms(void)
-{
-    const char *v = getenv("CUBIND_EXIT_TIMEOUT");
-    if (!v)
-        return EXIT_TIMEOUT_DEFAULT_MS;
-    long long whole = 0, frac = 0, scale = 1000;
-    int digits = 0;
-    const char *p = v;
-    for (; *p >= '0' && *p <= '9' && whole < 1000000000LL; p++, digits++)
-        whole = whole * 10 + (*p - '0');
-    if (*p == '.')
-        for (p++; *p >= '0' && *p <= '9'; p++, digits++)
-            if (scale > 1) {
-                scale /= 10;
-                frac += (*p - '0') * scale;
-            }
-    if (!digits || *p)
-        return EXIT_TIMEOUT_DEFAULT_MS;
-    return whole * 1000 + frac;
-}
-
 /* The time of day in milliseconds. gettimeofday, not clock_gettime: the
  * latter's default version is GLIBC_2.17 (older glibc has it in librt
  * only), which would raise the wheels' manylinux tag (glibc_pins.h). A
@@ -952,12 +926,12 @@ static void report_stuck(PyObject *stuck, int interrupted, long long waited_ms)
  * subinterpreters still alive are ended only later (3.13+: after the
  * runtime started finalizing, when a runner that re-attached would be
  * killed half-way). One deadline bounds the waits for all of them
- * (exit_timeout_ms); what still runs then is named in one line on stderr
+ * (rt_env_exit_timeout_ms); what still runs then is named in one line on stderr
  * and left running. */
 void rt_cb_runner_stop(void)
 {
     int64_t id = current_id();
-    long long start = now_ms(), deadline = start + exit_timeout_ms();
+    long long start = now_ms(), deadline = start + rt_env_exit_timeout_ms();
     PyObject *stuck = PyList_New(0);
     if (!stuck)
         PyErr_Clear(); /* the wait stays bounded; only the names are lost */

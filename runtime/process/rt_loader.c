@@ -133,6 +133,18 @@ static const char *rt_dlerror(void)
     return e != NULL ? e : "unknown dlerror";
 }
 
+/* dlopen's error for FILE without the "FILE: " glibc puts first, so a
+ * message that names FILE itself does not name it twice. */
+static const char *rt_dlopen_error(const char *file)
+{
+    const char *e = rt_dlerror();
+    size_t n = strlen(file);
+
+    if (strncmp(e, file, n) == 0 && e[n] == ':' && e[n + 1] == ' ')
+        return e + n + 2;
+    return e;
+}
+
 static void rt_load(void)
 {
     const char *override = getenv(CUBIND_RT_ENV_LIBCUDA);
@@ -151,12 +163,15 @@ static void rt_load(void)
     h = dlopen(file, RTLD_NOW | RTLD_LOCAL);
     if (h == NULL) {
         if (override != NULL)
-            rt_set_why("could not load the CUDA driver: %s=%s: %s",
-                       CUBIND_RT_ENV_LIBCUDA, override, rt_dlerror());
+            rt_set_why("could not load the CUDA driver from %s=%s (%s); "
+                       "it must name the NVIDIA driver's libcuda.so.1, or be "
+                       "unset to use the system's",
+                       CUBIND_RT_ENV_LIBCUDA, override, rt_dlopen_error(file));
         else
-            rt_set_why("could not load the CUDA driver: %s: %s; set %s to "
-                       "the driver's path",
-                       file, rt_dlerror(), CUBIND_RT_ENV_LIBCUDA);
+            rt_set_why("could not load the CUDA driver %s (%s); install the "
+                       "NVIDIA driver, or set %s to the path of its "
+                       "libcuda.so.1",
+                       file, rt_dlopen_error(file), CUBIND_RT_ENV_LIBCUDA);
         return;
     }
 

@@ -46,6 +46,7 @@
 #include "cubind_rt.h"
 #include "rt_alloc.h"
 #include "rt_callbacks.h"
+#include "rt_env.h"
 #include "rt_handles.h"
 #include "rt_loader.h"
 
@@ -291,6 +292,7 @@ static const struct {
     {"code_library", CUBIND_REG_CODE_LIBRARY},
     {"code_link", CUBIND_REG_CODE_LINK},
     {"code_image", CUBIND_REG_CODE_IMAGE},
+    {"nvrtc_program", CUBIND_REG_NVRTC_PROGRAM},
 };
 
 static PyObject *rt_registry_counts_py(PyObject *m, PyObject *unused)
@@ -516,6 +518,9 @@ static int rt_exec(PyObject *m)
                         PyExc_RuntimeError, NULL)) < 0)
         return -1;
 
+    /* The settings are checked at import: junk is reported now, once per
+     * process, not at exit when it would first matter. */
+    rt_env_check();
     pthread_once(&rt_fork_once, rt_fork_register);
     if (!rt_fork_registered) {
         PyErr_SetString(PyExc_RuntimeError, "cubind: pthread_atfork failed");

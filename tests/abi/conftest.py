@@ -42,6 +42,19 @@ def config_value(key, default=None):
     return default
 
 
+def api_header(api):
+    """The header configure generated cubind.<api> from (its generate_api
+    edge in build/generate.ninja: configure's api_header_dir is the one
+    place that looks for it)."""
+    path = os.path.join(REPO, "build", "generate.ninja")
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"^build \S*/%s\.c .*: generate_api (\S+) " % re.escape(api), line)
+            if m:
+                return m.group(1)
+    pytest.fail("no generate_api edge of %s in %s: run ./configure" % (api, path), pytrace=False)
+
+
 def run(cmd, env=None, cwd=None, timeout=600):
     return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True, env=env, cwd=cwd, timeout=timeout)

@@ -5,17 +5,20 @@ real libnvrtc / libnvJitLink through cubind.nvrtc's and cubind.nvjitlink's
 tables; an entry point that cannot load its library returns the sentinel
 (NULL for nvrtcGetErrorString) with DriverNotFoundError; `cubind
 abi-check` matches the built modules with their headers; the saved
-manifests abi/nvrtc-13.0.json and abi/nvjitlink-13.0.json regenerate
-unchanged."""
+manifests abi/nvrtc-13.0.json, abi/nvjitlink-13.0.json and
+abi/nvvm-13.0.json regenerate unchanged."""
 import os
 import sys
 
 import pytest
 
-from conftest import (BUILD_PY, CONSUMER_DIR, CUBIND, EXT_SUFFIX, REPO, check_saved_manifest,
-                      py_env, run)
+from conftest import (BUILD_PY, CONSUMER_DIR, CUBIND, EXT_SUFFIX, REPO, api_header,
+                      check_saved_manifest, py_env, run)
 
-APIS = [("nvrtc", "nvrtc.h"), ("nvjitlink", "nvJitLink.h")]
+APIS = [("nvrtc", "nvrtc.h"), ("nvjitlink", "nvJitLink.h"), ("nvvm", "nvvm.h")]
+# a function each manifest must have
+CORE = {"nvrtc": "nvrtcCompileProgram", "nvjitlink": "nvJitLinkComplete",
+        "nvvm": "nvvmCompileProgram"}
 
 
 def consumer():
@@ -34,6 +37,7 @@ def py(code, **env):
 def test_consumer_calls_the_libraries():
     p = py("import _cubind_library_consumer as c\n"
            "print(c.nvrtc_version()); print(c.jit_version()); print(c.error_string(6))\n"
+           "print(c.nvvm_ir_version())\n"
            "print(c.ptx_size(b'extern \"C\" __global__ void k(float *p) { p[0] = 1; }'))")
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
@@ -41,7 +45,9 @@ def test_consumer_calls_the_libraries():
     assert rc == 0 and major >= 12
     assert eval(lines[1])[0] == 0
     assert lines[2] == "NVRTC_ERROR_COMPILATION"
-    rc, size = eval(lines[3])
+    rc, major, _, _, _ = eval(lines[3])
+    assert rc == 0 and major >= 1
+    rc, size = eval(lines[4])
     assert rc == 0 and size > 100
 
 
@@ -73,21 +79,32 @@ def test_entry_point_raises_when_the_library_is_missing(tmp_path):
            CUBIND_LIBNVRTC=missing)
     assert p.returncode == 0, p.stderr
     assert p.stdout.split() == ["raised", "True", "raised", "True"]
+    # nvvm's entry point returns its sentinel with the same exception
+    missing = str(tmp_path / "libnvvm.so.0")
+    p = py("import cubind, _cubind_library_consumer as c\n"
+           "try:\n"
+           "    c.nvvm_ir_version()\n"
+           "except cubind.DriverNotFoundError as e:\n"
+           "    print('raised', %r in str(e))\n" % missing,
+           CUBIND_LIBNVVM=missing)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["raised", "True"]
 
 
 @pytest.mark.parametrize("api,header", APIS)
-def test_abi_check_and_saved_manifest(api, header, cuda_include, tmp_path):
-    path = os.path.join(cuda_include, header)
+def test_abi_check_and_saved_manifest(api, header, tmp_path):
+    path = api_header(api)
+    assert os.path.basename(path) == header
     so = os.path.join(BUILD_PY, "cubind", api + EXT_SUFFIX)
     p = run([CUBIND, "abi-check", so, "--header", path, "--python", sys.executable])
     assert p.returncode == 0 and "matches the header" in p.stdout, p.stdout + p.stderr
     saved = os.path.join(REPO, "abi", "%s-13.0.json" % api)
     manifest = check_saved_manifest(saved, path, tmp_path)
     names = {f["name"] for f in manifest["functions"]}
-    assert ("nvrtcCompileProgram" if api == "nvrtc" else "nvJitLinkComplete") in names
+    assert CORE[api] in names
     # against its own header: no change; against the other API's: drift
     assert run([CUBIND, "abi-diff", saved, path]).returncode == 0
-    other = [h for a, h in APIS if a != api][0]
-    p = run([CUBIND, "abi-check", so, "--header", os.path.join(cuda_include, other),
+    other = [a for a, h in APIS if a != api][0]
+    p = run([CUBIND, "abi-check", so, "--header", api_header(other),
              "--python", sys.executable])
     assert p.returncode == 1 and "DRIFT" in p.stdout

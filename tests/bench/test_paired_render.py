@@ -230,3 +230,16 @@ def test_runs_pooled_by_render_keep_their_processes_apart(tmp_path):
     assert rows[("launch_small_kernel", "cubind.driver ns")] == \
         ["710.0 (650.0–770.0)", "690.0 (630.0–750.0)", "+2.9%"]
     assert paired.main(["render", str(first)]) == 0
+
+
+def test_a_compressed_run_loads_as_its_plain_twin(tmp_path):
+    # results/ keeps raw runs as .jsonl.gz: the same lines, gzip-compressed,
+    # load to the same records and render the same report.
+    import gzip
+    plain, packed = tmp_path / "run.jsonl", tmp_path / "run.jsonl.gz"
+    text = "".join(paired.json.dumps(r) + "\n" for r in sided_log())
+    plain.write_text(text)
+    with gzip.open(packed, "wt") as f:
+        f.write(text)
+    assert paired.load_runs([str(packed)]) == paired.load_runs([str(plain)])
+    assert paired.render(paired.load_runs([str(packed)])) == paired.render(sided_log())

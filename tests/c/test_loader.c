@@ -101,6 +101,16 @@ static long long recorded_flags(const char *lib, const char *name)
     return f(name);
 }
 
+/* How many times needle occurs in hay (0 for NULL). */
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+
+    for (const char *p = hay; p != NULL && (p = strstr(p, needle)) != NULL; p++)
+        n++;
+    return n;
+}
+
 /* ---- cases (each runs in its own process) ---- */
 
 static void case_missing_override(void)
@@ -112,6 +122,9 @@ static void case_missing_override(void)
     CHECK(cubind_rt_load(&why) == -1);
     CHECK(why != NULL && strstr(why, "CUBIND_LIBCUDA=" MISSING_LIB) != NULL);
     CHECK(why != NULL && strstr(why, "could not load the CUDA driver") != NULL);
+    /* the path once (dlerror's own copy of it dropped), and what it must name */
+    CHECK(count_of(why, MISSING_LIB) == 1);
+    CHECK(why != NULL && strstr(why, "NVIDIA driver") != NULL);
     if (why != NULL)
         printf("  why: %s\n", why);
     /* the first outcome sticks, even if the environment changes */
@@ -159,6 +172,10 @@ static void case_default(int empty)
         CHECK(why != NULL && strstr(why, "libcuda.so.1") != NULL);
         CHECK(why != NULL && strstr(why, "set CUBIND_LIBCUDA") != NULL);
         CHECK(why != NULL && strstr(why, "CUBIND_LIBCUDA=") == NULL);
+        /* what to install, and the file named once before dlerror's reason */
+        CHECK(why != NULL && strstr(why, "install the NVIDIA driver") != NULL);
+        CHECK(count_of(why, "libcuda.so.1: libcuda.so.1") == 0);
+        CHECK(count_of(why, "(libcuda.so.1:") == 0);
         if (why != NULL)
             printf("  why: %s\n", why);
     }

@@ -3,15 +3,16 @@
  * tests/consumer/library_consumer.c — TEST-ONLY: a tiny C extension built
  * from the generated consumer headers of the library APIs
  * (out/cubind_nvrtc_api.h, out/cubind_nvjitlink_api.h,
- * out/cubind_runtime_api.h), calling cubind.nvrtc, cubind.nvjitlink and
- * cubind.runtime through their capsule tables. Never shipped.
- * tests/abi/test_library_capi.py drives it.
+ * out/cubind_nvvm_api.h, out/cubind_runtime_api.h), calling cubind.nvrtc,
+ * cubind.nvjitlink, cubind.nvvm and cubind.runtime through their capsule
+ * tables. Never shipped. tests/abi/test_library_capi.py drives it.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
 #include "cubind_nvjitlink_api.h"
 #include "cubind_nvrtc_api.h"
+#include "cubind_nvvm_api.h"
 #include "cubind_runtime_api.h"
 
 /* (major, minor) of nvrtcVersion, or NULL with the entry point's exception. */
@@ -71,6 +72,18 @@ static PyObject *jit_version(PyObject *self, PyObject *unused)
     return Py_BuildValue("(iII)", (int)rc, major, minor);
 }
 
+/* (status, major, minor, debug major, debug minor) of nvvmIRVersion. */
+static PyObject *nvvm_ir_version(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    int v[4] = {0};
+    nvvmResult rc = cubind_nvvmIRVersion(&v[0], &v[1], &v[2], &v[3]);
+    if (rc == CUBIND_NVVM_CAPI_SENTINEL && PyErr_Occurred())
+        return NULL;
+    return Py_BuildValue("(iiiii)", (int)rc, v[0], v[1], v[2], v[3]);
+}
+
 /* cudaRuntimeGetVersion through cubind.runtime's table (the runtime's own
  * release: no driver needed), or NULL with the entry point's exception. */
 static PyObject *runtime_version(PyObject *self, PyObject *unused)
@@ -90,6 +103,7 @@ static PyMethodDef methods[] = {
     {"ptx_size", ptx_size, METH_O, NULL},
     {"error_string", error_string, METH_O, NULL},
     {"jit_version", jit_version, METH_NOARGS, NULL},
+    {"nvvm_ir_version", nvvm_ir_version, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 
@@ -97,7 +111,7 @@ static int exec_module(PyObject *m)
 {
     (void)m;
     return cubind_nvrtc_import() < 0 || cubind_nvjitlink_import() < 0 ||
-                   cubind_runtime_import() < 0
+                   cubind_nvvm_import() < 0 || cubind_runtime_import() < 0
                ? -1
                : 0;
 }

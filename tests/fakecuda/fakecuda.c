@@ -4,7 +4,7 @@
  * This is a test double for CI machines without a GPU, loaded by the cubind
  * bindings through CUBIND_LIBCUDA=/path/to/libcuda.so.1. It implements a small
  * subset of the driver API on the host (device memory is malloc'd host
- * memory, kernels never run but vectorAdd, for examples/), records what it
+ * memory, kernels never run but vectorAdd and scaleArray, for examples/), records what it
  * is given, and is inspected and
  * driven through the fakecuda_* control API (fakecuda_control.h). It is not,
  * and does not pretend to be, a CUDA implementation; it never ships.
@@ -47,6 +47,10 @@ FK_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
 #define FK_STACK_MAX 64
 #define FK_NB 4096u
 #define FK_MAGIC 0xFACEC0DAu
+/* A compute capability NVRTC accepts (sm_90), so user code that compiles
+ * for the device's architecture works on the fake. */
+#define FK_CC_MAJOR 9
+#define FK_CC_MINOR 0
 
 /* ------------------------------------------------------------------ */
 /* Base names of the implemented functions (without the "cu" prefix). */
@@ -89,7 +93,8 @@ FK_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
     X(Memcpy2D) X(Memcpy2DUnaligned) X(Memcpy3D) X(GraphGetNodes) X(GraphGetRootNodes) \
     X(GraphGetEdges) X(ModuleGetFunctionCount) X(ModuleEnumerateFunctions)    \
     X(LibraryGetKernelCount) X(LibraryEnumerateKernels)                        \
-    X(PointerGetAttributes) X(ProfilerStart) X(ProfilerStop)
+    X(PointerGetAttributes) X(ProfilerStart) X(ProfilerStop) X(GraphAddHostNode)     \
+    X(GraphHostNodeSetParams) X(StreamBeginCapture) X(StreamEndCapture)
 
 enum {
 #define FK_ENUM(n) FN_##n,
@@ -288,7 +293,7 @@ struct ctx {
     struct stream *nullstream;
 };
 
-enum { W_HOSTFN, W_CALLBACK, W_RECORD, W_WAIT, W_COPY, W_VECTOR_ADD };
+enum { W_HOSTFN, W_CALLBACK, W_RECORD, W_WAIT, W_COPY, W_KERNEL };
 struct mem;
 struct work {
     struct work *next;
@@ -303,15 +308,24 @@ struct work {
     const void *src;
     size_t n;
     struct mem *m1, *m2;
-    unsigned char kargs[28];      /* W_VECTOR_ADD: its packed parameters */
-    unsigned long long threads;   /* W_VECTOR_ADD: threads the grid has */
+    const struct fk_kernel *kern; /* W_KERNEL: the kernel the fake runs */
+    unsigned char kargs[32];      /* W_KERNEL: its packed parameters */
+    unsigned long long threads;   /* W_KERNEL: threads the grid has */
 };
 
-static CUresult run_vector_add(const unsigned char *bytes, size_t len, unsigned long long threads);
+struct fk_kernel {
+    const char *name;
+    int nparams;
+    const size_t *off, *sz;
+    size_t len; /* bytes of its packed parameters */
+    void (*run)(const unsigned char *bytes, unsigned long long threads); /* under G */
+};
 
+struct graph;
 struct stream {
     struct obj h;
     struct ctx *ctx;
+    struct graph *capture; /* the graph being captured into, or NULL (under G) */
     unsigned flags;
     int prio;
     int is_null;
@@ -391,7 +405,9 @@ struct gref {
 /* A kernel node's copy of what it launches (the driver copies the
  * argument bytes when the node is added or set). */
 struct kcap {
-    char *name;
+    char *name;           /* NULL for a host node */
+    CUhostFn fn;          /* a host node's function and its user data */
+    void *ud;
     unsigned dims[7];
     unsigned char *bytes;
     size_t len;
@@ -570,8 +586,8 @@ static void run_work(struct stream *s, struct work *w)
         pthread_cond_broadcast(&g_progress);
         break;
     }
-    case W_VECTOR_ADD:
-        (void)run_vector_add(w->kargs, sizeof w->kargs, w->threads);
+    case W_KERNEL:
+        w->kern->run(w->kargs, w->threads);
         break;
     case W_WAIT:
         while (!g_shutdown) {
@@ -1228,7 +1244,12 @@ static CUresult fk_DeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevi
     if (!pi || (int)attrib < 1 || (int)attrib >= (int)CU_DEVICE_ATTRIBUTE_MAX)
         return CUDA_ERROR_INVALID_VALUE;
     CHECK_DEV(dev);
-    *pi = (int)attrib * 1000 + dev;
+    if (attrib == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+        *pi = FK_CC_MAJOR;
+    else if (attrib == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
+        *pi = FK_CC_MINOR;
+    else
+        *pi = (int)attrib * 1000 + dev;
     return CUDA_SUCCESS;
 }
 
@@ -1634,6 +1655,9 @@ static CUresult fk_StreamDestroy(CUstream hStream)
         UNLOCK();
         return CUDA_ERROR_INVALID_HANDLE;
     }
+    if (s->capture)
+        obj_free(&s->capture->h); /* an unfinished capture ends with its stream */
+    s->capture = NULL;
     reg_del(&s->h);
     streams_retire(&s, 1);
     UNLOCK();
@@ -1652,7 +1676,7 @@ static CUresult fk_StreamQuery(CUstream hStream)
     return e;
 }
 
-/* The fake never captures: every valid stream reports "not capturing". */
+/* A stream is capturing between cuStreamBeginCapture and cuStreamEndCapture. */
 static CUresult fk_StreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)
 {
     ENTERI(StreamIsCapturing);
@@ -1661,10 +1685,75 @@ static CUresult fk_StreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *ca
     LOCK();
     struct stream *s = NULL;
     CUresult e = stream_resolve(hStream, &s);
-    UNLOCK();
     if (e == CUDA_SUCCESS)
-        *captureStatus = CU_STREAM_CAPTURE_STATUS_NONE;
+        *captureStatus = s->capture ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+    UNLOCK();
     return e;
+}
+
+/* Stream capture: cuStreamBeginCapture makes a graph the stream owns until
+ * cuStreamEndCapture hands it out. Only host functions are captured (as
+ * host nodes, run on the stream each cuGraphLaunch); other work on a
+ * capturing stream runs as it would uncaptured. The NULL stream cannot
+ * capture, as on the driver. */
+static CUresult fk_StreamBeginCapture(CUstream hStream, CUstreamCaptureMode mode)
+{
+    ENTERI(StreamBeginCapture);
+    if ((unsigned)mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct graph *g = calloc(1, sizeof *g);
+    if (!g)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    LOCK();
+    struct stream *s = NULL;
+    CUresult e = stream_resolve(hStream, &s);
+    if (e == CUDA_SUCCESS && s->is_null)
+        e = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    else if (e == CUDA_SUCCESS && s->capture)
+        e = CUDA_ERROR_ILLEGAL_STATE;
+    if (e == CUDA_SUCCESS) {
+        reg_add(&g->h, K_GRAPH, 0, NULL);
+        s->capture = g;
+    }
+    UNLOCK();
+    if (e != CUDA_SUCCESS)
+        free(g);
+    return e;
+}
+
+static CUresult fk_StreamEndCapture(CUstream hStream, CUgraph *phGraph)
+{
+    ENTERI(StreamEndCapture);
+    if (!phGraph)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct stream *s = NULL;
+    CUresult e = stream_resolve(hStream, &s);
+    if (e == CUDA_SUCCESS && !s->capture)
+        e = CUDA_ERROR_ILLEGAL_STATE;
+    if (e == CUDA_SUCCESS) {
+        *phGraph = (CUgraph)(void *)s->capture;
+        s->capture = NULL;
+    }
+    UNLOCK();
+    return e;
+}
+
+/* A host node of fn(ud) appended to graph g (under G). */
+static CUresult graph_add_host(struct graph *g, CUhostFn fn, void *ud)
+{
+    struct gnode *n = calloc(1, sizeof *n);
+    struct gnode **more = n ? realloc(g->nodes, (g->nn + 1) * sizeof *more) : NULL;
+    if (!more) {
+        free(n);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    g->nodes = more;
+    n->k.fn = fn;
+    n->k.ud = ud;
+    reg_add(&n->h, K_GNODE, 0, NULL);
+    g->nodes[g->nn++] = n;
+    return CUDA_SUCCESS;
 }
 
 static CUresult fk_StreamSynchronize(CUstream hStream)
@@ -1798,6 +1887,15 @@ static CUresult fk_LaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
     ENTERI(LaunchHostFunc);
     if (!fn)
         return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct stream *s = NULL;
+    CUresult e = stream_resolve(hStream, &s);
+    int captured = e == CUDA_SUCCESS && s->capture;
+    if (captured)
+        e = graph_add_host(s->capture, fn, userData);
+    UNLOCK();
+    if (e != CUDA_SUCCESS || captured)
+        return e;
     return enqueue_call(hStream, W_HOSTFN, fn, NULL, userData);
 }
 
@@ -2881,33 +2979,65 @@ static struct func *func_lookup(CUfunction h, const char **name)
     return NULL;
 }
 
-/* The one kernel the fake runs, so that examples/ can check their results
- * on it in CI: vectorAdd(const float *A, const float *B, float *C, int n)
- * writes C[i] = A[i] + B[i] for each i < n that the grid covers, run
- * on the launch stream, in its order. Its layout applies unless one was set. */
-#define FK_VECTOR_ADD "vectorAdd"
+/* The kernels the fake runs, so that examples/ can check their results on
+ * it in CI, each on the launch stream, in its order, over the elements the
+ * grid covers; a pointer not in the fake's memory for those elements writes
+ * nothing. A kernel's layout applies unless one was set.
+ *   vectorAdd(const float *A, const float *B, float *C, int n): C[i] = A[i] + B[i]
+ *   scaleArray(float *p, int n, float a): p[i] = a * p[i]  (examples/nvrtc_launch.py) */
 static const size_t vector_add_off[4] = {0, 8, 16, 24}, vector_add_sz[4] = {8, 8, 8, 4};
+static const size_t scale_off[3] = {0, 8, 12}, scale_sz[3] = {8, 4, 4};
 
-/* Runs vectorAdd on its packed parameters (under G, on the stream's worker,
- * in stream order); CUDA_ERROR_ILLEGAL_ADDRESS, and nothing written, when a
- * pointer is not in the fake's memory for the n floats. */
-static CUresult run_vector_add(const unsigned char *bytes, size_t len, unsigned long long threads)
+/* The number of elements a kernel of n elements covers with threads threads. */
+static size_t covered(int n, unsigned long long threads)
 {
-    if (len < 28)
-        return CUDA_ERROR_INVALID_VALUE;
+    return n < 0 ? 0 : (size_t)n < threads ? (size_t)n : (size_t)threads;
+}
+
+static void run_vector_add(const unsigned char *bytes, unsigned long long threads)
+{
     uintptr_t p[3];
     int n;
     memcpy(p, bytes, sizeof p);
     memcpy(&n, bytes + 24, sizeof n);
-    size_t count = n < 0 ? 0 : (size_t)n < threads ? (size_t)n : (size_t)threads;
+    size_t count = covered(n, threads);
     for (int i = 0; i < 3; i++)
         if (count && !mem_containing(p[i], count * sizeof(float)))
-            return CUDA_ERROR_ILLEGAL_ADDRESS;
+            return;
     const float *a = (const float *)p[0], *b = (const float *)p[1];
     float *c = (float *)p[2];
     for (size_t i = 0; i < count; i++)
         c[i] = a[i] + b[i];
-    return CUDA_SUCCESS;
+}
+
+static void run_scale(const unsigned char *bytes, unsigned long long threads)
+{
+    uintptr_t p;
+    int n;
+    float a;
+    memcpy(&p, bytes, sizeof p);
+    memcpy(&n, bytes + 8, sizeof n);
+    memcpy(&a, bytes + 12, sizeof a);
+    size_t count = covered(n, threads);
+    if (count && !mem_containing(p, count * sizeof(float)))
+        return;
+    float *x = (float *)p;
+    for (size_t i = 0; i < count; i++)
+        x[i] = a * x[i];
+}
+
+static const struct fk_kernel fk_kernels[] = {
+    {"vectorAdd", 4, vector_add_off, vector_add_sz, 28, run_vector_add},
+    {"scaleArray", 3, scale_off, scale_sz, 16, run_scale},
+};
+
+/* The kernel the fake runs by that name, or NULL. */
+static const struct fk_kernel *fk_kernel_named(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof fk_kernels / sizeof fk_kernels[0]; i++)
+        if (strcmp(fk_kernels[i].name, name) == 0)
+            return &fk_kernels[i];
+    return NULL;
 }
 
 /* Effective layout: the function's own, else by name, else none (n = -1). */
@@ -2924,10 +3054,11 @@ static int layout_of(struct func *f, const char *name, const size_t **off, const
         *sz = l->sz;
         return l->n;
     }
-    if (name && strcmp(name, FK_VECTOR_ADD) == 0) {
-        *off = vector_add_off;
-        *sz = vector_add_sz;
-        return 4;
+    const struct fk_kernel *k = fk_kernel_named(name);
+    if (k) {
+        *off = k->off;
+        *sz = k->sz;
+        return k->nparams;
     }
     return -1;
 }
@@ -3096,14 +3227,16 @@ static CUresult launch(CUfunction hf, const unsigned g[3], const unsigned b[3], 
     r->stream = (void *)hStream;
     unsigned d[9] = {g[0], g[1], g[2], b[0], b[1], b[2], shmem, hStream == NULL, 0};
     memcpy(r->dims, d, sizeof d);
-    if (strcmp(name, FK_VECTOR_ADD) == 0 && r->len >= 28) {
+    const struct fk_kernel *k = fk_kernel_named(name);
+    if (k && r->len >= k->len && k->len <= sizeof ((struct work *)0)->kargs) {
         struct work *w = calloc(1, sizeof *w);
         if (!w) {
             e = CUDA_ERROR_OUT_OF_MEMORY;
             goto out;
         }
-        w->type = W_VECTOR_ADD;
-        memcpy(w->kargs, r->bytes, sizeof w->kargs);
+        w->type = W_KERNEL;
+        w->kern = k;
+        memcpy(w->kargs, r->bytes, k->len);
         w->threads = (unsigned long long)g[0] * g[1] * g[2] * b[0] * b[1] * b[2];
         e = stream_enqueue(s, w);
     }
@@ -3333,9 +3466,9 @@ static CUresult kcap_make(const CUDA_KERNEL_NODE_PARAMS_v2 *p, struct kcap *k)
 static CUresult kcap_copy(struct kcap *dst, const struct kcap *src)
 {
     *dst = *src;
-    dst->name = fk_strdup(src->name);
+    dst->name = src->name ? fk_strdup(src->name) : NULL;
     dst->bytes = src->len ? malloc(src->len) : NULL;
-    if (!dst->name || (src->len && !dst->bytes)) {
+    if ((src->name && !dst->name) || (src->len && !dst->bytes)) {
         free(dst->name);
         free(dst->bytes);
         memset(dst, 0, sizeof *dst);
@@ -3439,6 +3572,52 @@ static CUresult fk_GraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph,
     CUresult e = g ? graph_add(g, nodeParams, phGraphNode) : CUDA_ERROR_INVALID_HANDLE;
     UNLOCK();
     return e;
+}
+
+/* Host nodes: a node of the graph (named "host", no kernel) that the fake
+ * never runs; cuGraphHostNodeSetParams checks the node and the function.
+ * Enough for the bindings' keep-alives of the function object
+ * (tests/python/test_callback_lifetime.py). */
+static CUresult fk_GraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                    const CUgraphNode *dependencies, size_t numDependencies,
+                                    const CUDA_HOST_NODE_PARAMS *nodeParams)
+{
+    ENTERI(GraphAddHostNode);
+    if (!phGraphNode || !nodeParams || !nodeParams->fn || (numDependencies && !dependencies))
+        return CUDA_ERROR_INVALID_VALUE;
+    struct gnode *n = calloc(1, sizeof *n);
+    if (!n || !(n->k.name = fk_strdup("host"))) {
+        free(n);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    LOCK();
+    struct graph *g = (struct graph *)reg_find((uintptr_t)hGraph, K_GRAPH);
+    struct gnode **more = g ? realloc(g->nodes, (g->nn + 1) * sizeof *more) : NULL;
+    if (!more) {
+        UNLOCK();
+        free(n->k.name);
+        free(n);
+        return !g ? CUDA_ERROR_INVALID_HANDLE : CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    g->nodes = more;
+    reg_add(&n->h, K_GNODE, 0, NULL);
+    g->nodes[g->nn++] = n;
+    *phGraphNode = (CUgraphNode)(void *)n;
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_GraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS *nodeParams)
+{
+    ENTERI(GraphHostNodeSetParams);
+    if (!nodeParams || !nodeParams->fn)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct gnode *n = (struct gnode *)reg_find((uintptr_t)hNode, K_GNODE);
+    CUresult e = n && n->k.name && strcmp(n->k.name, "host") == 0 ? CUDA_SUCCESS
+                                                                   : CUDA_ERROR_INVALID_VALUE;
+    UNLOCK();
+    return n ? e : CUDA_ERROR_INVALID_HANDLE;
 }
 
 /* The external semaphores of the last cuGraphAddExternalSemaphoresSignalNode
@@ -3658,6 +3837,19 @@ static CUresult fk_GraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
     CUresult e = x ? stream_resolve(hStream, &s) : CUDA_ERROR_INVALID_HANDLE;
     for (size_t i = 0; e == CUDA_SUCCESS && i < x->n; i++) {
         const struct kcap *k = &x->x[i].k;
+        if (!k->name) { /* a host node: its call, queued on the stream */
+            struct work *w = calloc(1, sizeof *w);
+            if (!w) {
+                e = CUDA_ERROR_OUT_OF_MEMORY;
+                break;
+            }
+            w->type = W_HOSTFN;
+            w->fn = k->fn;
+            w->ud = k->ud;
+            w->uh = hStream;
+            e = stream_enqueue(s, w);
+            continue;
+        }
         struct lrec *r = lrec_find(k->name, 1);
         unsigned char *bytes = k->len ? malloc(k->len) : NULL;
         if (!r || (k->len && !bytes)) {
@@ -3885,11 +4077,35 @@ static CUresult fk_StreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus 
             *edgeData_out = g_cap_edges;
         if (numDependencies_out)
             *numDependencies_out = g_cap_n;
+    } else if (e == CUDA_SUCCESS && s->capture) {
+        /* a capture of cuStreamBeginCapture: its graph, no dependencies */
+        *captureStatus_out = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+        if (id_out)
+            *id_out = s->capture->h.id;
+        if (graph_out)
+            *graph_out = (CUgraph)(void *)s->capture;
+        if (dependencies_out)
+            *dependencies_out = NULL;
+        if (edgeData_out)
+            *edgeData_out = NULL;
+        if (numDependencies_out)
+            *numDependencies_out = 0;
     } else if (e == CUDA_SUCCESS) {
         *captureStatus_out = CU_STREAM_CAPTURE_STATUS_NONE; /* the rest is left as is */
     }
     UNLOCK();
     return e;
+}
+
+/* The 11.3 ABI (no edge data): what cubind's runtime asks for. */
+static CUresult fk_StreamGetCaptureInfo_v11030(CUstream hStream,
+                                               CUstreamCaptureStatus *captureStatus_out,
+                                               cuuint64_t *id_out, CUgraph *graph_out,
+                                               const CUgraphNode **dependencies_out,
+                                               size_t *numDependencies_out)
+{
+    return fk_StreamGetCaptureInfo(hStream, captureStatus_out, id_out, graph_out,
+                                   dependencies_out, NULL, numDependencies_out);
 }
 
 /* The driver's log buffer: fixed text; an iterator is a byte offset in it. */
@@ -4155,6 +4371,10 @@ static CUresult fk_DevSmResourceSplitByCount(CUdevResource *result, unsigned int
     P(StreamDestroy, 4000, fk_StreamDestroy, PFN_cuStreamDestroy_v4000)                 \
     P(StreamQuery, 2000, fk_StreamQuery, PFN_cuStreamQuery_v2000)                       \
     P(StreamIsCapturing, 10000, fk_StreamIsCapturing, PFN_cuStreamIsCapturing_v10000)   \
+    P(StreamBeginCapture, 10010, fk_StreamBeginCapture, PFN_cuStreamBeginCapture_v10010) \
+    P(StreamEndCapture, 10000, fk_StreamEndCapture, PFN_cuStreamEndCapture_v10000)      \
+    P(StreamGetCaptureInfo, 11030, fk_StreamGetCaptureInfo_v11030,                      \
+      PFN_cuStreamGetCaptureInfo_v11030)                                                \
     P(StreamSynchronize, 2000, fk_StreamSynchronize, PFN_cuStreamSynchronize_v2000)     \
     P(StreamGetFlags, 5050, fk_StreamGetFlags, PFN_cuStreamGetFlags_v5050)              \
     P(StreamGetPriority, 5050, fk_StreamGetPriority, PFN_cuStreamGetPriority_v5050)     \
@@ -4260,6 +4480,9 @@ static CUresult fk_DevSmResourceSplitByCount(CUdevResource *result, unsigned int
     P(GraphExecKernelNodeSetParams, 12000, fk_GraphExecKernelNodeSetParams,             \
       PFN_cuGraphExecKernelNodeSetParams_v12000)                                        \
     P(GraphAddNode, 12030, fk_GraphAddNode, PFN_cuGraphAddNode_v12030)                  \
+    P(GraphAddHostNode, 10000, fk_GraphAddHostNode, PFN_cuGraphAddHostNode_v10000)      \
+    P(GraphHostNodeSetParams, 10000, fk_GraphHostNodeSetParams,                         \
+      PFN_cuGraphHostNodeSetParams_v10000)                                              \
     P(GraphGetNodes, 10000, fk_GraphGetNodes, PFN_cuGraphGetNodes_v10000)               \
     P(GraphGetRootNodes, 10000, fk_GraphGetRootNodes, PFN_cuGraphGetRootNodes_v10000)   \
     P(GraphGetEdges, 12030, fk_GraphGetEdges, PFN_cuGraphGetEdges_v12030)               \

@@ -137,6 +137,14 @@ static void stream_cb(CUstream s, CUresult status, void *ud)
     host_fn(ud);
 }
 
+/* ---- stream capture: host functions run at each replay ---- */
+static atomic_int g_replays;
+static void count_fn(void *ud)
+{
+    (void)ud;
+    atomic_fetch_add(&g_replays, 1);
+}
+
 /* ---- user objects ---- */
 static atomic_int g_destroyed;
 static pthread_t g_destroy_thr;
@@ -650,6 +658,52 @@ int main(int argc, char **argv)
     CHECK(atomic_load(&g_destroyed) == 1);
     OK(pGraphDestroy(graph));
     CHECK(wait_for(&g_destroyed, 11));
+
+    /* ---- stream capture of host functions ---- */
+    RESOLVE(pBeginCapture, cuStreamBeginCapture, 10010);
+    RESOLVE(pEndCapture, cuStreamEndCapture, 10000);
+    RESOLVE(pIsCapturing, cuStreamIsCapturing, 10000);
+    RESOLVE(pCaptureInfo, cuStreamGetCaptureInfo, 11030);
+    RESOLVE(pGetNodes, cuGraphGetNodes, 10000);
+    RESOLVE(pInstantiate, cuGraphInstantiateWithFlags, 11040);
+    RESOLVE(pGraphLaunch, cuGraphLaunch, 10000);
+    RESOLVE(pExecDestroy, cuGraphExecDestroy, 10000);
+    CUstream cs;
+    CUgraph capg = NULL, ended = NULL;
+    OK(pStreamCreate(&cs, 0));
+    CHECK_RC(pBeginCapture(NULL, CU_STREAM_CAPTURE_MODE_GLOBAL),
+             CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CHECK_RC(pEndCapture(cs, &ended), CUDA_ERROR_ILLEGAL_STATE);
+    OK(pBeginCapture(cs, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CHECK_RC(pBeginCapture(cs, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_ERROR_ILLEGAL_STATE);
+    CUstreamCaptureStatus cst = CU_STREAM_CAPTURE_STATUS_NONE;
+    OK(pIsCapturing(cs, &cst));
+    CHECK(cst == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    cuuint64_t cid = 0;
+    OK(pCaptureInfo(cs, &cst, &cid, &capg, NULL, NULL));
+    CHECK(cst == CU_STREAM_CAPTURE_STATUS_ACTIVE && capg != NULL && cid != 0);
+    OK(pLaunchHostFunc(cs, count_fn, NULL));
+    OK(pEndCapture(cs, &ended));
+    CHECK(ended == capg);
+    OK(pIsCapturing(cs, &cst));
+    CHECK(cst == CU_STREAM_CAPTURE_STATUS_NONE);
+    OK(pStreamSync(cs));
+    CHECK(atomic_load(&g_replays) == 0); /* captured, not run */
+    size_t nnodes = 0;
+    OK(pGetNodes(capg, NULL, &nnodes));
+    CHECK(nnodes == 1);
+    CUgraphExec gx;
+    OK(pInstantiate(&gx, capg, 0));
+    OK(pGraphLaunch(gx, cs));
+    OK(pGraphLaunch(gx, cs));
+    OK(pStreamSync(cs));
+    CHECK(atomic_load(&g_replays) == 2); /* once per replay, on the stream */
+    OK(pExecDestroy(gx));
+    OK(pGraphDestroy(capg));
+    OK(pBeginCapture(cs, CU_STREAM_CAPTURE_MODE_RELAXED));
+    OK(pLaunchHostFunc(cs, count_fn, NULL));
+    OK(pStreamDestroy(cs)); /* ends the capture, its graph freed */
+    CHECK(atomic_load(&g_replays) == 2);
 
     /* ---- modules, parameter layout, launches ---- */
     RESOLVE(pModLoad, cuModuleLoadData, 2000);

@@ -20,8 +20,8 @@ hypothesis). The groups (--modules, table GROUPS below):
   (fuzz_params.classify); struct constructors' positional argument is such
   an address; struct attributes get no int either (an int pointer field
   would be read by repr).
-- libraries: cubind.nvrtc, cubind.rtc and cubind.nvjitlink on the real
-  libnvrtc and libnvJitLink; run by tests/python/test_library_junk.py, so
+- libraries: cubind.nvrtc, cubind.rtc, cubind.nvjitlink and cubind.nvvm
+  on the real libnvrtc, libnvJitLink and libnvvm; run by tests/python/test_library_junk.py, so
   on every interpreter tests/python runs on, ASan's included. A fixed junk
   list given in every combination (EveryCombination).
 - runtime: cubind.runtime and cubind.cudart on the bundled CUDA runtime
@@ -79,11 +79,13 @@ def driver_usable():
 def libraries_usable():
     """As driver_usable, for the library modules."""
     import cubind.nvjitlink as nvjitlink
+    import cubind.nvvm as nvvm
     import cubind.rtc as rtc
     major, minor = rtc.nvrtcVersion()
     assert major >= 11, (major, minor)
     assert nvjitlink.version() >= (12, 0), nvjitlink.version()
-    return "nvrtcVersion version"
+    assert nvvm.ir_version() >= (1, 0, 0, 0), nvvm.ir_version()
+    return "nvrtcVersion version ir_version"
 
 
 def runtime_usable():
@@ -107,13 +109,14 @@ GROUPS = {
     "driver": Group(modules=("cubind.driver", "cubind.cu"),
                     allowed=("fuzz_params.ALLOWED",),  # shared with the hypothesis fuzz
                     junk=BY_KIND, usable=driver_usable),
-    # No int: a handle given as an int is an address the library
-    # dereferences, in cuda.bindings as here (the hypothesis fuzz keeps to
-    # the same rule).
-    "libraries": Group(modules=("cubind.nvrtc", "cubind.rtc", "cubind.nvjitlink"),
+    # No int, nor a float that converts to one (1.5 is handle 1): a handle
+    # given as a number is an address the library dereferences, in
+    # cuda.bindings as here (the hypothesis fuzz keeps to the same rule).
+    # nan converts to nothing (ValueError).
+    "libraries": Group(modules=("cubind.nvrtc", "cubind.rtc", "cubind.nvjitlink", "cubind.nvvm"),
                        allowed=("TypeError", "ValueError", "OverflowError", "cubind.NVRTCError",
-                                "cubind.nvJitLinkError"),
-                       junk=[None, "junk", b"junk", 1.5, object(), [], [None], (b"a",),
+                                "cubind.nvJitLinkError", "cubind.nvvmError"),
+                       junk=[None, "junk", b"junk", float("nan"), object(), [], [None], (b"a",),
                              bytearray(4), "a\0b"],
                        usable=libraries_usable),
     # The CUDA runtime without a driver (tests/python/test_runtime.py): the

@@ -1,13 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# tests/fuzz/run_libfuzzer.sh FUZZER NAME [SECONDS] — what tests/run does with
-# a libFuzzer target: first every regression input (tests/fuzz/regressions/NAME)
-# once, then a bounded run (SECONDS, default 20) from the seed corpus
+# tests/fuzz/run_libfuzzer.sh FUZZER NAME [RUNS] — what tests/run does with
+# a libFuzzer target (built with ASan and UBSan): first every regression input
+# (tests/fuzz/regressions/NAME) once, then a fixed number of executions (RUNS,
+# default 100000; -seed=1, so a run is repeatable) from the seed corpus
 # (tests/fuzz/corpus/NAME) and the regressions. New inputs and any crash go to
 # a temporary directory, never into the committed corpus; a crash is copied to
 # build/fuzz/crashes/ and fails the run.
 set -u
-fuzzer=$1 name=$2 secs=${3:-20}
+fuzzer=$1 name=$2 runs=${3:-100000}
 cd "$(dirname "$0")/../.."
 seeds=tests/fuzz/corpus/$name regs=tests/fuzz/regressions/$name
 tmp=$(mktemp -d) || exit 1
@@ -24,7 +25,7 @@ if [ $status = 0 ]; then
     dirs="$tmp/corpus $seeds"
     [ -d "$regs" ] && dirs="$dirs $regs"
     # shellcheck disable=SC2086
-    "$fuzzer" $opts -max_total_time="$secs" -artifact_prefix="$tmp/art/" \
+    "$fuzzer" $opts -runs="$runs" -seed=1 -artifact_prefix="$tmp/art/" \
         $dirs >"$tmp/run.log" 2>&1 || status=1
     grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$tmp/run.log" | sed "s/^/$name: /"
     [ $status = 0 ] || { echo "$name: the fuzzer found a failure:"; tail -60 "$tmp/run.log"; }

@@ -11,6 +11,7 @@ Independent sources the tests compare the generator against:
   * gcc, compiling small C programs that print or assert what cuda.h means;
   * the text of cudaTypedefs.h.
 """
+import glob
 import json
 import os
 import re
@@ -97,7 +98,7 @@ def generated(run_cubind, cuda_h, tmp_path_factory):
     assert p.returncode == 0, "cubind generate failed (%d):\n%s" % (p.returncode, p.stderr)
     # and each library API, from its rules file and the header it names
     for rules, header in library_apis():
-        p = run_cubind("generate", "--header", os.path.join(os.path.dirname(cuda_h), header),
+        p = run_cubind("generate", "--header", header_path(os.path.dirname(cuda_h), header),
                        "--rules", rules, "--out", d)
         assert p.returncode == 0, "cubind generate %s failed:\n%s" % (rules, p.stderr)
     return d
@@ -122,6 +123,19 @@ def library_apis():
                 headers = [line.split()[1] for line in f if line.startswith("header ")]
             apis.append((path, headers[0]))
     return apis
+
+
+def header_path(include, header):
+    """Where a library API's header is for the toolkit whose include
+    directory is `include`: there, else in a toolkit component's include/
+    beside it by name (nvvm/include/nvvm.h; include/ may be a link into
+    targets/<arch>/), as configure's api_header_dir looks; `include`/header
+    when neither has it."""
+    root = os.path.dirname(os.path.normpath(include))
+    for d in [include] + sorted(glob.glob(os.path.join(root, "*", "include"))):
+        if os.path.isfile(os.path.join(d, header)):
+            return os.path.normpath(os.path.join(d, header))
+    return os.path.join(include, header)
 
 
 def pytest_terminal_summary(terminalreporter):

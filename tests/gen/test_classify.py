@@ -19,7 +19,7 @@ import re
 
 import pytest
 
-from conftest import REPO, library_apis
+from conftest import REPO, header_path, library_apis
 
 GOLDEN = os.path.join(REPO, "tests", "gen", "data", "classify_cuda13.json")
 REGEN = "CUBIND_REGEN_GOLDEN"
@@ -127,7 +127,7 @@ def test_classify_is_deterministic(run_cubind, cuda_h, classify_text):
 
 @pytest.mark.parametrize("rules,header", library_apis())
 def test_classify_a_library_header(run_cubind, cuda_include, rules, header):
-    p = run_cubind("classify", "--header", os.path.join(cuda_include, header), "--rules", rules)
+    p = run_cubind("classify", "--header", header_path(cuda_include, header), "--rules", rules)
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
     assert d["header"] == header and d["nsupported"] > 0

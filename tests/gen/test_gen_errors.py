@@ -503,7 +503,7 @@ def test_field_count_rules_on_handles_make_handle_arrays(run_cubind, tmp_path, c
 @pytest.mark.parametrize("rule, message", [
     ("host-bytes cuMemcpyDtoH dstHost copies ByteCount", "ACCESS must be reads or writes"),
     ("host-bytes cuMemcpyHtoD srcHost writes ByteCount", "is const: the driver cannot write it"),
-    ("host-bytes cuMemcpyHtoD dstDevice reads ByteCount", "is not a void pointer"),
+    ("host-bytes cuMemcpyHtoD dstDevice reads ByteCount", "is not a void or char pointer"),
     ("host-bytes cuMemcpyHtoD srcHost reads testsGenNoCount", "'testsGenNoCount' is not an integer"),
     ("host-bytes cuMemcpyHtoD srcHost reads ByteCount rows=ByteCount",
      "a function parameter takes only SIZE"),
@@ -611,3 +611,31 @@ def test_count_bound_rules_naming_nothing_are_reported(run_cubind, tmp_path, cud
     assert "bound_fn = proc(st, PROC_cuModuleGetFunctionCount);" in text
     assert "bound_fn = proc(st, PROC_cuLibraryGetKernelCount);" in text
     assert text.count("bound_fn = proc(st, PROC_") == 2
+
+
+def test_param_doc_takes_the_rest_of_its_line(run_cubind, tmp_path, cuda_h):
+    """param-doc's TEXT is the rest of the line, any number of words, C-escaped
+    into both faces' docstrings (issue 43: every parameter read "The C
+    parameter ``NAME``."); a parameter the header lacks is reported, and
+    one without a rule keeps the default line."""
+    text = 'A test "text" of  many words: one two three four five six seven eight nine ten.'
+    stderr, unmatched, driver = generate_with_extra_rules(
+        run_cubind, tmp_path, cuda_h,
+        ["param-doc cuDeviceGetCount count %s\n" % text,
+         "param-doc cuInit testsGenNoSuchParam Some text.\n",
+         "param-doc cuStreamBeginCapture hStream   Trailing blanks go.   \n"])
+    assert unmatched(2, "param-doc cuInit testsGenNoSuchParam") in stderr
+    assert "param-doc cuDeviceGetCount" not in stderr
+    # cuDeviceGetCount's `count` is an output: no Parameters entry shows it
+    assert "A test" not in driver
+    escaped = text.replace('"', '\\"')   # its blanks as written
+    assert driver.count('"    Trailing blanks go.\\n"') == 2   # both faces
+    assert '"    The C parameter ``mode``.\\n"' in driver
+    stderr, _, driver = generate_with_extra_rules(
+        run_cubind, tmp_path, cuda_h, ["param-doc cuStreamBeginCapture mode %s\n" % text])
+    assert driver.count('"    %s\\n"' % escaped) == 2, escaped
+
+
+def test_param_doc_without_text_is_refused(run_cubind, tmp_path, cuda_h):
+    p = rule_refused(run_cubind, tmp_path, cuda_h, "param-doc cuInit Flags")
+    assert "'param-doc' takes 3 argument(s), got 2" in p.stderr

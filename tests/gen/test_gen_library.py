@@ -9,6 +9,7 @@ import pathlib
 import re
 
 import pytest
+from conftest import header_path
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 REPO_OUT = pathlib.Path(REPO) / "out"
@@ -16,16 +17,16 @@ REPO_OUT = pathlib.Path(REPO) / "out"
 
 def generate(run_cubind, cuda_include, rules, header, out):
     os.makedirs(out, exist_ok=True)
-    return run_cubind("generate", "--header", os.path.join(cuda_include, header), "--rules",
+    return run_cubind("generate", "--header", header_path(cuda_include, header), "--rules",
                       rules, "--out", str(out))
 
 
 def test_every_library_function_is_bound(run_cubind, cuda_include, library_rules, tmp_path):
     apis = dict((os.path.basename(r)[:-len(".rules")], (r, h)) for r, h in library_rules)
-    assert set(apis) == {"nvrtc", "nvjitlink", "runtime"}
+    assert set(apis) == {"nvrtc", "nvjitlink", "nvvm", "runtime"}
     # the functions of the runtime that its rules leave unbound, by name
     # (out/runtime_unsupported.txt gives the reasons; docs/compatibility.md)
-    left = {"nvrtc": 0, "nvjitlink": 0, "runtime": 8}
+    left = {"nvrtc": 0, "nvjitlink": 0, "nvvm": 0, "runtime": 8}
     for api, (rules, header) in apis.items():
         p = generate(run_cubind, cuda_include, rules, header, tmp_path / api)
         assert p.returncode == 0, p.stderr
@@ -36,7 +37,7 @@ def test_every_library_function_is_bound(run_cubind, cuda_include, library_rules
         assert int(total) - int(bound) == left[api] and int(total) > 10, report
         # and a typing stub per face: nvrtc.pyi and rtc.pyi, nvjitlink.pyi
         stubs = {"nvrtc": ["nvrtc.pyi", "rtc.pyi"], "nvjitlink": ["nvjitlink.pyi"],
-                 "runtime": ["runtime.pyi", "cudart.pyi"]}[api]
+                 "nvvm": ["nvvm.pyi"], "runtime": ["runtime.pyi", "cudart.pyi"]}[api]
         assert sorted(os.listdir(tmp_path / api)) == sorted(
             ["%s.c" % api, "%s_unsupported.txt" % api, "cubind_%s_api.h" % api] + stubs)
     with open(tmp_path / "nvjitlink" / "nvjitlink.c") as f:

@@ -51,7 +51,7 @@ def test_verify_accepts_out(run_cubind):
     # (05a670f: `cubind verify out/*` exited 1 on those)
     names = sorted(os.listdir(OUT))
     assert {"driver.pyi", "cu.pyi", "unsupported.txt", "nvrtc.pyi", "rtc.pyi",
-            "nvjitlink.pyi"} <= set(names)
+            "nvjitlink.pyi", "nvvm.pyi"} <= set(names)
     p = run_cubind("verify", *[os.path.join(OUT, n) for n in names])
     assert p.returncode == 0, p.stderr
 

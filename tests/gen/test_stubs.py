@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """The generated typing stubs (out/driver.pyi, out/cu.pyi and the library
-APIs' out/nvrtc.pyi, out/rtc.pyi, out/nvjitlink.pyi, installed beside the
+APIs' out/nvrtc.pyi, out/rtc.pyi, out/nvjitlink.pyi, out/nvvm.pyi, installed beside the
 extensions) are accepted by a type checker, describe every bound function
 of every face, and let the checker catch misuse."""
 import ast
@@ -77,6 +77,20 @@ try:
 except nvjitlink.nvJitLinkError as link_error:
     link_status: nvjitlink.Result | int = link_error.result
 nvjitlink.destroy(linker)
+
+# nvvm: snake_case, programs as ints, a str from get_error_string
+import cubind.nvvm as nvvm
+
+nvvm_program: int = nvvm.create_program()
+nvvm.add_module_to_program(nvvm_program, b"IR", 2, "a.ll")
+try:
+    nvvm.compile_program(nvvm_program, 1, ["-arch=compute_90"])
+except nvvm.nvvmError as nvvm_error:
+    nvvm_log: bytes | None = nvvm_error.log
+    nvvm_code: int = nvvm_error.status
+nvvm_text: str | None = nvvm.get_error_string(nvvm.Result.ERROR_COMPILATION)
+ir_major, ir_minor, dbg_major, dbg_minor = nvvm.ir_version()
+nvvm.destroy_program(nvvm_program)
 """
 
 BAD = """
@@ -97,6 +111,8 @@ nvjitlink.create("1", [])
 size: int = nvrtc.nvrtcGetPTXSize(0)
 rtc.nvrtcCreateProgram(b"src")
 nvjitlink.nvJitLinkCreate(0, [])
+import cubind.nvvm as nvvm
+nvvm_bytes: bytes | None = nvvm.get_error_string(0)
 """
 
 
@@ -116,6 +132,7 @@ def mypy(tmp_path, source):
 FACES = {"driver.c": {"driver_methods": "driver.pyi", "cu_methods": "cu.pyi"},
          "nvrtc.c": {"driver_methods": "nvrtc.pyi", "cu_methods": "rtc.pyi"},
          "nvjitlink.c": {"cu_methods": "nvjitlink.pyi"},
+         "nvvm.c": {"cu_methods": "nvvm.pyi"},
          "runtime.c": {"driver_methods": "runtime.pyi", "cu_methods": "cudart.pyi"}}
 
 
@@ -178,6 +195,11 @@ def test_type_checker_catches_misuse(tmp_path):
     assert 'Missing positional arguments "name", "numHeaders", "headers", "includeNames" ' \
         'in call to "nvrtcCreateProgram"' in r.stdout
     assert 'Module has no attribute "nvJitLinkCreate"' in r.stdout
+    # a returned C string is a str in nvvm (str-results), bytes elsewhere
+    assert ('Incompatible types in assignment (expression has type "str | None", '
+            'variable has type "bytes | None")') in r.stdout or \
+        ('Incompatible types in assignment (expression has type "Optional[str]", '
+         'variable has type "Optional[bytes]")') in r.stdout
 
 
 def test_stubtest_finds_the_stubs_true_to_the_modules():

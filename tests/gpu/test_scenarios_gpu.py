@@ -842,6 +842,34 @@ def test_host_function_c_pointer(ctx, stream):
     assert seen[0][1] != threading.get_ident()  # the driver's callback thread
 
 
+@cubind_only
+def test_host_function_ctypes_object_dropped(ctx, stream):
+    """Issue 42: a ctypes function pointer given as the host function (not
+    its int address) is kept alive by cubind until the driver has called
+    it, with its data's buffer: the caller drops both while the stream is
+    blocked, and the function still runs, with the data."""
+    import gc
+    import weakref
+
+    go = threading.Event()
+    assert call("cuLaunchHostFunc", stream, lambda d: go.wait(30), None) is None
+    seen = []
+    data = bytearray(b"kept")
+    cfn = HOSTFN(lambda p: seen.append(ctypes.string_at(p, 4)))
+    gone = weakref.ref(cfn)
+    assert call("cuLaunchHostFunc", stream, cfn, data) is None
+    del cfn, data
+    gc.collect()
+    others = [HOSTFN(lambda p: seen.append(b"other")) for _ in range(200)]
+    del others
+    gc.collect()
+    go.set()
+    assert call("cuStreamSynchronize", stream) is None
+    assert seen == [b"kept"]
+    gc.collect()
+    assert gone() is None
+
+
 def test_stream_callback_c_pointer(ctx, stream):
     seen = []
     cfn = STREAMCB(lambda s, status, data: seen.append((s, status, data)))

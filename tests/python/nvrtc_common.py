@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Shared by the tests of cubind.nvrtc and cubind.nvjitlink (real
+"""Shared by the tests of cubind.nvrtc, cubind.nvjitlink and cubind.nvvm (real
 libnvrtc / libnvJitLink of the toolkit, found by runtime/library/bind_library.c):
 kernels, a compile helper, the ELF header check."""
 import struct
+import sys
+import threading
 
 import pytest
 
@@ -36,6 +38,31 @@ def check_cubin(image):
     assert image[4] == 2 and image[5] == 1  # ELFCLASS64, little endian
     (machine,) = struct.unpack_from("<H", image, 18)
     assert machine == EM_CUDA
+
+
+def same_from_threads(produce, count=8):
+    """produce(i) for i < count, once in this thread, then twice from each
+    of `count` threads started together: the results must agree (and be
+    `count` different ones). On 3.13t the import of the module under test
+    must have kept the GIL off."""
+    expected = [produce(i) for i in range(count)]
+    assert len(set(expected)) == count
+    results = [None] * count
+    barrier = threading.Barrier(count)
+
+    def worker(i):
+        barrier.wait()
+        for _ in range(2):
+            results[i] = produce(i)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == expected
+    if hasattr(sys, "_is_gil_enabled"):
+        assert not sys._is_gil_enabled()
 
 
 def kernel_source(i):

@@ -88,7 +88,7 @@ def test_macros_naming_launch_attributes(face, drv, header_text):
 
 
 @pytest.mark.parametrize("module", ["cubind.driver", "cubind.cu", "cubind.nvrtc",
-                                    "cubind.nvjitlink"])
+                                    "cubind.nvjitlink", "cubind.nvvm"])
 def test_returns_lists_name_every_output_once(module, drv):
     """The Returns section names the outputs as ``(status, a, b)`` (tuple
     face) or ``a, b`` (raising face), never with an empty entry. Failed on
@@ -107,3 +107,53 @@ def test_returns_lists_name_every_output_once(module, drv):
             assert all(entries), "%s.%s: %r" % (module, name, listed)
             checked += 1
     assert checked >= 5, checked
+
+
+# The most used functions (memory, streams, events, modules, launch,
+# context): each input parameter has a one-line description of cubind's
+# own (gen/rules.txt, param-doc); issue 43 found "The C parameter
+# ``bytesize``." for every one.
+MOST_USED = """
+cuInit cuDeviceGet cuDeviceGetName cuDeviceGetAttribute cuDeviceTotalMem
+cuDevicePrimaryCtxRetain cuDevicePrimaryCtxRelease cuCtxCreate cuCtxDestroy cuCtxSetCurrent
+cuCtxPushCurrent cuMemAlloc cuMemFree cuMemAllocHost cuMemFreeHost cuMemHostAlloc
+cuMemAllocManaged cuMemcpyHtoD cuMemcpyDtoH cuMemcpyDtoD cuMemcpyHtoDAsync cuMemcpyDtoHAsync
+cuMemcpyDtoDAsync cuMemsetD8 cuMemsetD32 cuMemsetD8Async cuMemAllocAsync cuMemFreeAsync
+cuStreamCreate cuStreamCreateWithPriority cuStreamDestroy cuStreamSynchronize cuStreamQuery
+cuStreamWaitEvent cuLaunchHostFunc cuStreamAddCallback cuEventCreate cuEventRecord
+cuEventSynchronize cuEventQuery cuEventDestroy cuEventElapsedTime cuModuleLoad cuModuleLoadData
+cuModuleLoadDataEx cuModuleUnload cuModuleGetFunction cuModuleGetGlobal cuLaunchKernel
+cuLaunchKernelEx cuLaunchCooperativeKernel cuFuncGetAttribute cuFuncSetAttribute
+""".split()
+
+
+def parameter_lines(doc):
+    """{Python name: its description line} of a docstring's Parameters."""
+    section = doc.split("Parameters\n----------\n", 1)[1].split("\nReturns\n", 1)[0]
+    lines = section.splitlines()
+    return {line.split(" : ", 1)[0]: lines[i + 1].strip()
+            for i, line in enumerate(lines) if " : " in line and not line.startswith(" ")}
+
+
+def test_most_used_functions_describe_every_parameter(face, header_text):
+    assert len(MOST_USED) >= 40
+    undescribed, copied = [], []
+    flat_header = " ".join(header_text.split())
+    for name in MOST_USED:
+        params = parameter_lines(getattr(face, name).__doc__)
+        assert params, name
+        for pyname, line in params.items():
+            if line.startswith("The C parameter"):
+                undescribed.append("%s(%s)" % (name, pyname))
+            elif len(line) > 40 and line.rstrip(".") in flat_header:
+                copied.append(line)
+    assert not undescribed, undescribed
+    assert not copied, copied   # our own words, not the header's
+
+
+def test_parameters_without_a_description_keep_the_default_line(face):
+    # cuStreamBeginCapture has no param-doc rule
+    params = parameter_lines(face.cuStreamBeginCapture.__doc__)
+    assert params["hStream"] == "The C parameter ``hStream``."
+    assert parameter_lines(face.cuMemAlloc.__doc__)["bytesize"] == \
+        "How many bytes of device memory to allocate."

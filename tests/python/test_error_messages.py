@@ -66,3 +66,39 @@ def test_docstrings_per_face(cu, drv):
         assert "\\brief" not in doc and "\\p " not in doc
     assert "Implements the CUDA stream protocol" in drv.CUstream.__doc__
     assert drv.CUcontext.__doc__.startswith("A ``CUcontext`` of cuda.h")
+
+
+MISSING_DRIVER = """
+import cubind, cubind.driver as d
+try:
+    d.cuInit(0)
+except cubind.DriverNotFoundError as e:
+    print(e)
+"""
+
+
+def test_missing_driver_names_the_file_once_and_what_to_install():
+    # Issue 43: "could not load the CUDA driver: libcuda.so.1: libcuda.so.1:
+    # cannot open shared object file" named the file twice (the second from
+    # dlerror) and did not say what to install.
+    missing = "/nonexistent-cubind/libcuda.so.1"
+    p = run_python(MISSING_DRIVER, CUBIND_LIBCUDA=missing)
+    assert p.returncode == 0, p.stderr
+    msg = p.stdout.strip()
+    assert msg.count(missing) == 1, msg
+    assert "CUBIND_LIBCUDA=" + missing in msg and "NVIDIA driver" in msg, msg
+
+
+def test_no_system_driver_says_install_it_or_set_cubind_libcuda():
+    import ctypes
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        pass
+    else:
+        pytest.skip("this machine has a driver")
+    p = run_python(MISSING_DRIVER, CUBIND_LIBCUDA="")   # empty counts as unset
+    assert p.returncode == 0, p.stderr
+    msg = p.stdout.strip()
+    assert "libcuda.so.1: libcuda.so.1" not in msg and "(libcuda.so.1:" not in msg, msg
+    assert "install the NVIDIA driver" in msg and "set CUBIND_LIBCUDA" in msg, msg

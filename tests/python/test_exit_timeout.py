@@ -105,3 +105,42 @@ time.sleep(0.1)
     assert p.returncode == 0, p.stderr
     assert p.stdout.split() == ["slow", "done"]
     assert not stderr_lines(p.stderr), p.stderr
+
+
+JUNK_LINE = ("cubind: CUBIND_EXIT_TIMEOUT='%s' is not a number of seconds >= 0; "
+             "using 5 s")
+
+
+def test_junk_exit_timeout_is_reported_once():
+    """Issue 42: a junk CUBIND_EXIT_TIMEOUT (negative, non-numeric, out of
+    range) fell back to 5 s without a word (4ed6c2d). It is reported once,
+    at import, on stderr, with the value used; a valid or empty one says
+    nothing. Importing every module, and a subinterpreter, report it no
+    more than once."""
+    script = ("import cubind.driver, cubind.cu, cubind.nvrtc, cubind.nvjitlink\n"
+              "try:\n"
+              "    import _interpreters as si  # 3.13\n"
+              "except ImportError:\n"
+              "    import _xxsubinterpreters as si  # 3.11, 3.12\n"
+              "i = si.create(); si.run_string(i, 'import cubind.driver'); si.destroy(i)\n")
+    for junk in ("-1", "abc", "5s", "1e3", " 5", "99999999999", "-0.5", ".", "0x10"):
+        p = run_python(script, CUBIND_EXIT_TIMEOUT=junk)
+        assert p.returncode == 0, (junk, p.stderr[-2000:])
+        assert stderr_lines(p.stderr) == [JUNK_LINE % junk], (junk, p.stderr)
+    for fine in ("0", "0.5", "7", "1000000000", ""):
+        p = run_python(script, CUBIND_EXIT_TIMEOUT=fine)
+        assert p.returncode == 0 and stderr_lines(p.stderr) == [], (fine, p.stderr)
+
+
+def test_junk_exit_timeout_waits_the_default():
+    """The value used is the one reported: a stuck callable is waited for
+    the default 5 s, and both lines are on stderr."""
+    t0 = time.monotonic()
+    p = run_python(STUCK_SCRIPT, CUBIND_EXIT_TIMEOUT="-2")
+    took = time.monotonic() - t0
+    assert p.returncode == 0, p.stderr[-3000:]
+    lines = stderr_lines(p.stderr)
+    assert lines[0] == JUNK_LINE % "-2", lines
+    m = re.fullmatch(LINE % "", lines[1])
+    assert m and m.group(1) == "5", lines
+    assert 5 <= took < 60, took

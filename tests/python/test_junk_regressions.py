@@ -63,12 +63,19 @@ class Index:
         return 0
 
 
-@pytest.mark.parametrize("value", [0.0, 0.5, "0", b"0", None, [0]])
-def test_enum_constructors_take_ints_only(drv, value):
+@pytest.mark.parametrize("value, exc", [(0.5, ValueError), ("0", ValueError), (b"0", ValueError),
+                                        (None, ValueError), ([0], TypeError)])
+def test_enum_constructors_convert_nothing(drv, value, exc):
     """05a670f converted with int(): CUresult(0.5) was CUDA_SUCCESS, and so
-    was CUresult("0")."""
-    with pytest.raises(TypeError, match=r"CUresult\(\) argument must be an int"):
+    was CUresult("0"). A value is looked up as it is, as cuda.bindings'
+    enums do: none of these equals a member's value."""
+    with pytest.raises(exc):
         drv.CUresult(value)
+
+
+def test_enum_constructors_find_an_equal_number(drv):
+    """0.0 == 0 and hashes alike: cuda.bindings' lookup finds the member."""
+    assert drv.CUresult(0.0) is drv.CUresult.CUDA_SUCCESS
 
 
 def test_enum_constructors_still_take_int_like_values(drv):
@@ -134,11 +141,13 @@ def test_a_handle_is_no_function_pointer():
 
 
 def test_a_ctypes_function_pointer_is_called_directly(drv, fake, ctx):
-    """A CFUNCTYPE instance is a C function pointer: the driver's thread
-    calls it with userData (not cubind's runner with a Python payload). So
-    is the parameter's own function-pointer class holding its address
-    (CUhostFn(address), the form cuda.bindings takes), and a class of that
-    name of another module (cuda.bindings' own), read through getPtr()."""
+    """A CFUNCTYPE instance is a C function pointer: it is called with the
+    C userData (not as a Python callable given a Python payload), on the
+    interpreter's callback runner, which keeps it alive until then
+    (test_callback_lifetime.py). The parameter's own function-pointer class
+    holding its address (CUhostFn(address), the form cuda.bindings takes),
+    and a class of that name of another module (cuda.bindings' own), read
+    through getPtr(), are addresses: the driver's thread calls them."""
     fake.fakecuda_thread_kind.restype = ctypes.c_int
     CB = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
     hits = []
@@ -161,7 +170,8 @@ def test_a_ctypes_function_pointer_is_called_directly(drv, fake, ctx):
 
     assert drv.cuLaunchHostFunc(s, CUhostFn(address), ctypes.addressof(box))[0] == 0
     assert drv.cuStreamSynchronize(s)[0] == 0
-    assert hits == [(ctypes.addressof(box), 1)] * 3  # 1: a stream worker of the fake
+    # 0: not a thread of the fake (the runner); 1: a stream worker of the fake
+    assert hits == [(ctypes.addressof(box), 0)] + [(ctypes.addressof(box), 1)] * 2
     assert drv.cuStreamDestroy(s)[0] == 0
 
 
@@ -175,7 +185,7 @@ def test_refused_calls_leave_nothing_behind(drv, ctx):
     strided = memoryview(b"abcdefgh")[::2]
     calls = (lambda: drv.cuDeviceGet(**{"ordinal\0x": 0}),
              lambda: drv.CUDA_MEMCPY2D(**{"srcY\0x": 3}),
-             lambda: drv.CUresult(0.5),
+             lambda: drv.CUresult([0.5]),
              lambda: setattr(u, "bytes", strided),
              lambda: drv.cuLaunchHostFunc(s, s, None),
              lambda: operator.setitem(drv.CUresult._names_by_address_, 0, 5))

@@ -501,6 +501,89 @@ def test_ptx_files(fake, ctx, dptr, tmp_path):
     cu.cuLinkDestroy(state)
 
 
+BIG_FILES = r"""
+import ctypes, os, resource, struct, sys, time
+import cubind, cubind.cu as cu
+from fake_driver import open_fake
+
+fake = open_fake()
+cu.cuInit(0)
+cu.cuCtxSetCurrent(cu.cuDevicePrimaryCtxRetain(cu.cuDeviceGet(0)))
+tmp, base = sys.argv[1], sys.argv[2]
+BIG = 600 << 20
+
+def sparse(path, head, tail_at=None, tail=b""):
+    # head at 0, tail at tail_at, holes between (no disk, no memory)
+    with open(path, "wb") as f:
+        f.write(head)
+        if tail_at is not None:
+            f.seek(tail_at)
+            f.write(tail)
+        f.truncate(max(f.tell(), BIG))
+    return path.encode()
+
+def fatbin(name):
+    # an ELF entry of BIG bytes, then a PTX entry typing `name`
+    text = (".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry %s(\n"
+            "\t.param .u64 a,\n\t.param .f32 b\n)\n{\n\tret;\n}\n" % name).encode() + b"\0"
+    text += b"\0" * (-len(text) % 8)
+    elf = struct.pack("<HHIQ", 2, 0x101, 64, BIG) + bytes(48)
+    ptx = struct.pack("<HHIQ", 1, 0x101, 64, len(text)) + bytes(48) + text
+    body = len(elf) + BIG + len(ptx)
+    head = struct.pack("<IHHQ", 0xBA55ED50, 1, 16, body) + elf
+    return head, 16 + len(elf) + BIG, ptx
+
+names = [base + s for s in ("m", "l", "k")]
+for name in names:
+    fake.fakecuda_set_param_layout(None, name.encode(), 2, (ctypes.c_size_t * 2)(0, 8),
+                                   (ctypes.c_size_t * 2)(8, 4))
+paths = []
+for name in names:
+    head, at, ptx = fatbin(name)
+    paths.append(sparse(os.path.join(tmp, name + ".fatbin"), head, at, ptx))
+junk = sparse(os.path.join(tmp, "junk.bin"), b"\0junk")  # neither PTX nor a fat binary
+
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10
+t0 = time.perf_counter()
+mod = cu.cuModuleLoad(paths[0])
+lib = cu.cuLibraryLoadFromFile(paths[1], None, None, 0, None, None, 0)
+state = cu.cuLinkCreate(0, None, None)
+cu.cuLinkAddFile(state, cu.CUjitInputType.CU_JIT_INPUT_FATBINARY, paths[2], 0, None, None)
+image, _ = cu.cuLinkComplete(state)
+linked = cu.cuModuleLoadData(image)
+other = cu.cuModuleLoad(junk)
+took = time.perf_counter() - t0
+grew = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10) - before
+fns = [cu.cuModuleGetFunction(mod, names[0].encode()),
+       cu.cuLibraryGetKernel(lib, names[1].encode()),
+       cu.cuModuleGetFunction(linked, names[2].encode())]
+dptr = cu.cuMemAlloc(64)
+buf = ctypes.create_string_buffer(64)
+for name, f in zip(names, fns):
+    cubind.launch(f, 1, 1, dptr, 6)  # typed from the PTX entry after the big one
+    n = fake.fakecuda_last_launch_params(name.encode(), buf, 64)
+    assert buf.raw[:n] == struct.pack("<Qf", int(dptr), 6.0), name
+asan = "libasan" in open("/proc/self/maps").read()
+print("grew", grew, "took", took, "asan", asan)
+"""
+
+
+def test_code_files_read_without_a_whole_copy(tmp_path):
+    """Issue 42 item 7: cuModuleLoad, cuLibraryLoadFromFile and
+    cuLinkAddFile read a code file for its PTX without a second whole copy:
+    a fat binary's headers and its PTX entry only (three 600 MiB fat
+    binaries, their PTX after a 600 MiB ELF entry, still typed), a file
+    that is neither PTX nor a fat binary no further than its first 4 KiB.
+    4ed6c2d read each whole (600 MiB of memory and seconds per load)."""
+    r = run_python_args(BIG_FILES, str(tmp_path), fresh("bf"))
+    assert r.returncode == 0, r.stderr[-3000:]
+    words = r.stdout.split()
+    grew, took, asan = int(words[1]), float(words[3]), words[5] == "True"
+    if not asan:  # ASan's allocator and shadow memory say nothing here
+        assert grew < 64 << 20, grew
+    assert took < 20, took
+
+
 def test_unload_forgets_ptx_types(kernel, dptr):
     rt = sys.modules["cubind._runtime"]
     base = rt._registry_counts()["code_module"]
@@ -723,6 +806,105 @@ def test_argtypes_numpy(kernel):
               fragments=("parameter 0:", "not exactly"))
     k.refused(TypeError, 0.0, np.float32(1), 0.0, argtypes=types, fragments=("parameter 1:",))
     k.refused(OverflowError, 0.0, np.int64(2**31), 0.0, argtypes=types, fragments=("parameter 1:",))
+
+
+def numpy_like(name, base=object, **methods):
+    """A stand-in for numpy scalar type numpy.<name> (numpy is not needed
+    here): the packer knows numpy's scalars by their type's name."""
+    return type("numpy." + name, (base,), methods)
+
+
+class Complex128(complex):
+    """As numpy.complex128: a complex whose __float__ gives the real part
+    (numpy warns and drops the imaginary one)."""
+
+    def __float__(self):
+        return self.real
+
+
+Complex64 = numpy_like("complex64", __float__=lambda self: 1.5, __complex__=lambda self: 1.5 + 2j)
+
+
+def test_strict_conversions_refused_naming_the_parameter(kernel, dptr):
+    """Issue 42: what 4ed6c2d read loosely is refused with a TypeError
+    naming the parameter: a type string or a dtype's kind with a NUL was
+    read up to it ("f4\0junk" was float32), a numpy complex scalar in a
+    float parameter kept its real part (Python's complex was refused), and
+    a parameter type's size was kept in 24 bits (c_char * (2**24 + 8)
+    passed as an 8-byte parameter)."""
+    k = kernel(fresh("sc"), [4, 4, 8])
+    good = k.launch(1.5, 1, dptr, argtypes=("f4", "i4", "p"))
+    assert good == struct.pack("<fiQ", 1.5, 1, int(dptr))
+
+    class DType:
+        def __init__(self, kind, itemsize):
+            self.kind, self.itemsize = kind, itemsize
+
+    for types, item in [(("f4\0junk", "i4", "p"), 0), (("f4", "i4\0", "p"), 1),
+                        (("f4", "i4", "p\0f8"), 2), ((DType("f\0junk", 4), "i4", "p"), 0),
+                        ((DType("f", 4), DType("i\0", 4), "p"), 1)]:
+        k.refused(TypeError, 1.5, 1, dptr, argtypes=types,
+                  fragments=("argtypes item %d" % item, "is not a type"))
+    for types, item, size in [(("f4", "i4", ctypes.c_char * (2**24 + 8)), 2, 2**24 + 8),
+                              ((ctypes.c_char * (2**25 + 4), "i4", "p"), 0, 2**25 + 4),
+                              (("f4", ctypes.c_int32 * (2**22 + 1), "p"), 1, 4 * (2**22 + 1))]:
+        k.refused(TypeError, 1.5, 1, dptr, argtypes=types,
+                  fragments=("argtypes item %d" % item, "has %d bytes" % size))
+    for v in (1.5 + 2j, Complex128(1.5, 2), Complex64()):
+        k.refused(TypeError, v, 1, dptr, argtypes=("f4", "i4", "p"),
+                  fragments=("kernel parameter 0:", "float"))
+        k.refused(TypeError, 1.5, 1, v, argtypes=("f4", "i4", "f8"),
+                  fragments=("kernel parameter 2:",))
+        # the (values, types) form's c_float / c_double alike
+        with pytest.raises(TypeError, match="kernel parameter 0"):
+            cu.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None,
+                              ((v, 1, 0.0), (ctypes.c_float, ctypes.c_int, ctypes.c_double)), 0)
+    assert k.launch(1.5, 1, dptr, argtypes=("f4", "i4", "p")) == good
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="a str with a buffer needs __buffer__ "
+                    "(PEP 688, 3.12); numpy.str_ itself is tested below when numpy is there")
+def test_str_is_never_a_parameters_bytes(kernel, dptr):
+    """numpy.str_ exports its UCS-4 code points as a buffer: 4ed6c2d packed
+    np.str_('x') into an int or float parameter as 120. A str is text:
+    refused, typed or not."""
+    class NpStr(str):  # what numpy.str_ is to the packer: a str with a buffer
+        def __buffer__(self, flags):
+            return memoryview("x".encode("utf-32-le"))
+
+    v = NpStr("x")
+    assert bytes(memoryview(v)) == b"x\0\0\0"
+    k = kernel(fresh("ss"), [4, 4, 8])
+    k.refused(TypeError, 1.5, v, dptr, argtypes=("f4", "i4", "p"),
+              fragments=("kernel parameter 1:",))
+    k.refused(TypeError, v, 1, dptr, argtypes=("f4", "i4", "p"),
+              fragments=("kernel parameter 0:",))
+    k.refused(TypeError, 1.5, v, dptr, fragments=("kernel parameter 1:",))  # by size
+
+
+def test_numpy_complex_and_str(kernel, dptr):
+    np = pytest.importorskip("numpy")
+    k = kernel(fresh("nc"), [4, 4, 8])
+    for v in (np.complex64(1.5 + 2j), np.complex128(1.5), np.clongdouble(1.5)):
+        k.refused(TypeError, v, 1, dptr, argtypes=("f4", "i4", "p"),
+                  fragments=("kernel parameter 0:",))
+    k.refused(TypeError, 1.5, np.str_("x"), dptr, argtypes=("f4", "i4", "p"),
+              fragments=("kernel parameter 1:",))
+    k.refused(TypeError, np.str_("x"), 1, dptr, fragments=("kernel parameter 0:",))
+
+
+def test_ptx_byte_array_size_kept_whole(kernel):
+    """A PTX `.b64 x[2097153]` is 16777224 bytes: 4ed6c2d kept 24 bits of
+    it (8) and typed the driver's 8-byte parameter as an 8-byte opaque
+    value, refusing an int. The sizes disagree: the parameter is untyped
+    (packed by its size, as for a cubin), and the other entry's typed."""
+    name = fresh("bg")
+    image = ptx_entry(name, [".b64 {}[2097153]"])
+    k = kernel(name, [8], image=image)
+    assert k.launch(5) == struct.pack("<Q", 5)
+    name2 = fresh("bh")
+    k2 = kernel(name2, [8], image=ptx_entry(name2, [".align 8 .b8 {}[8]"]))
+    k2.refused(TypeError, 5, fragments=("kernel parameter 0:",))  # typed: 8 opaque bytes
 
 
 # ---- pointers ----------------------------------------------------------------------

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The junk sweep over cubind.nvrtc, cubind.rtc and cubind.nvjitlink:
+"""The junk sweep over cubind.nvrtc, cubind.rtc, cubind.nvjitlink and cubind.nvvm:
 tests/fuzz/junk_sweep.py --modules libraries, in a child process, on the
-real libraries. Every exported callable (the functions of both nvrtc faces
-and of nvjitlink, and their classes: enums, handles, errors, and the public
+real libraries. Every exported callable (the functions of both nvrtc faces,
+of nvjitlink and nvvm, and their classes: enums, handles, errors, and the public
 methods of an instance of each) is called with every combination of junk
 arguments (up to three, and one more than each function takes): each call
 returns, or raises TypeError, ValueError, OverflowError or the API's own
@@ -53,13 +53,15 @@ def test_junk_arguments_give_clean_outcomes(nvrtc, tmp_path):  # noqa: F811
     assert m, r.stdout
     functions, classes, methods = map(int, m.groups())
     calls = int(re.search(r"^callables \d+ calls (\d+)$", r.stdout, re.M).group(1))
-    assert functions == 24 + 24 + 14  # both nvrtc faces and nvjitlink
+    assert functions == 24 + 24 + 14 + 13  # both nvrtc faces, nvjitlink, nvvm
     # nvrtcResult, nvrtcProgram, NVRTCError (both faces), Result,
-    # InputType, nvJitLinkHandle, nvJitLinkError
-    assert classes == 3 + 3 + 4, classes
+    # InputType, nvJitLinkHandle, nvJitLinkError, nvvm's Result,
+    # nvvmProgram, nvvmError
+    assert classes == 3 + 3 + 4 + 3, classes
     assert methods >= 3, methods  # getPtr() of the handles at least
     assert calls > 20000
-    assert re.search(r"^usable afterwards: nvrtcVersion version$", r.stdout, re.M), r.stdout
+    assert re.search(r"^usable afterwards: nvrtcVersion version ir_version$", r.stdout, re.M), \
+        r.stdout
 
 
 def test_a_crash_is_attributed_to_its_call(nvrtc, tmp_path):  # noqa: F811
@@ -82,11 +84,12 @@ def test_a_hang_is_attributed_to_its_call(nvrtc, tmp_path):  # noqa: F811
         "cubind.nvjitlink.version", str(e.value)
 
 
-@pytest.mark.parametrize("module", ["cubind.nvrtc", "cubind.rtc", "cubind.nvjitlink"])
+@pytest.mark.parametrize("module", ["cubind.nvrtc", "cubind.rtc", "cubind.nvjitlink", "cubind.nvvm"])
 def test_library_modules_refuse_what_the_driver_refuses(nvrtc, module):  # noqa: F811
     """Issue 27 item 7 on the library modules (the same runtime as the
-    driver's): enum tables read-only, enum constructors take ints only, a
-    keyword with an embedded NUL is not its prefix."""
+    driver's): enum tables read-only, enum constructors convert nothing (a
+    lookup by value, as cuda.bindings'), a keyword with an embedded NUL is
+    not its prefix."""
     import importlib
     import inspect
 
@@ -99,11 +102,14 @@ def test_library_modules_refuse_what_the_driver_refuses(nvrtc, module):  # noqa:
         with pytest.raises(TypeError):
             getattr(enum, table)[0] = 5
     assert enum(0) is success and repr(success).endswith(": 0>")
-    for value in (0.0, "0", b"0", None):
-        with pytest.raises(TypeError):
+    assert enum(0.0) is success  # equal to 0: found, as cuda.bindings finds it
+    for value in (0.5, "0", b"0", None):
+        with pytest.raises(ValueError):
             enum(value)
     if module == "cubind.nvjitlink":
         f, value, error = mod.get_error_log_size, None, cubind.nvJitLinkError
+    elif module == "cubind.nvvm":
+        f, value, error = mod.get_program_log_size, None, cubind.nvvmError
     else:
         f, value, error = mod.nvrtcGetErrorString, success, ()
     pname = next(iter(inspect.signature(f).parameters))

@@ -129,7 +129,7 @@ def test_bad_input(jit, nvrtc):
         j.get_linked_cubin(h, bytearray(4))
     with pytest.raises(TypeError, match="'cubin'"):
         j.get_linked_cubin(h, "str")
-    with pytest.raises(TypeError, match="'input_type'"):
+    with pytest.raises(ValueError, match="'input_type'"):  # int("PTX")
         j.add_data(h, "PTX", ptx, len(ptx), "x")
     with pytest.raises(TypeError, match="'data'"):
         j.add_data(h, j.InputType.PTX, "a str", 5, "x")

@@ -46,8 +46,8 @@ def test_gil_stays_disabled_on_free_threaded_builds():
 
 
 def test_shared_objects_are_immortal_on_free_threaded_builds():
-    """Functions, enum members, types and the drop-in face's one
-    (CUDA_SUCCESS,) result are used by every thread; on a
+    """The modules, their functions, enum members, types and the drop-in
+    face's one (CUDA_SUCCESS,) result are used by every thread; on a
     free-threaded build they are immortal (cbs_make_immortal), so taking a
     reference costs no atomic on a shared count. On a GIL build they stay
     ordinary objects."""
@@ -56,7 +56,9 @@ def test_shared_objects_are_immortal_on_free_threaded_builds():
     import cubind.driver as d
     shared = [d.cuDeviceGetAttribute, cu.cuDeviceGetAttribute, d.CUresult.CUDA_SUCCESS,
               d.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d.CUstream,
-              d.CUresult, d.cuInit(0)]  # the last: the drop-in face's (CUDA_SUCCESS,)
+              d.CUresult, d.cuInit(0),  # the drop-in face's (CUDA_SUCCESS,)
+              d, cu,  # the modules: `d.f(...)` from globals takes a reference to d
+              type(d.CUresult)]  # the enum classes' metaclass
     free_threaded = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
     for o in shared:
         before = sys.getrefcount(o)

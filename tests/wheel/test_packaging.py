@@ -113,7 +113,8 @@ def test_extensions_are_stripped(pep517_wheels, tmp_path):
         sos = [n for n in zf.namelist() if n.endswith(".so")]
         shared = [n for n in sos if n.split("/")[-1] in mkwheel.BUNDLED]
         sos = [n for n in sos if n not in shared]
-        assert len(sos) == len(mkwheel.MODULES)  # driver, _runtime, nvrtc, nvjitlink, runtime
+        # driver, _runtime, nvrtc, nvjitlink, nvvm, runtime
+        assert len(sos) == len(mkwheel.MODULES)
         for n in shared:  # built from NVIDIA's static library, which has no DWARF
             (tmp_path / "x.so").write_bytes(zf.read(n))
             out = subprocess.run(["readelf", "-SW", tmp_path / "x.so"], capture_output=True,
@@ -138,6 +139,8 @@ def test_prepare_metadata_matches_the_wheel(pep517_wheels, tmp_path):
         assert (tmp_path / name / "METADATA").read_bytes() == zf.read(name + "/METADATA")
         assert (tmp_path / name / "licenses" / "LICENSE").read_bytes() == \
             zf.read(name + "/licenses/LICENSE")
+        assert (tmp_path / name / "entry_points.txt").read_bytes() == \
+            zf.read(name + "/entry_points.txt")
 
 
 @pytest.mark.skipif(PEP517 == "0", reason="CUBIND_WHEEL_PEP517=0")
@@ -186,7 +189,8 @@ def test_every_wheel_glob_matches_the_wheel_file_name():
     import fnmatch
     project = mkwheel.project_metadata()
     dist = mkwheel.distribution(project, CUDA_RELEASE).replace("-", "_")
-    names = ["%s-%s-%s-%s-manylinux_2_16_x86_64.whl" % (dist, project["version"], py, abi)
+    names = ["%s-%s-%s-%s-manylinux_2_17_x86_64.manylinux2014_x86_64.whl"
+             % (dist, project["version"], py, abi)
              for py, abi in (("cp312", "cp312"), ("cp313", "cp313"), ("cp313", "cp313t"))]
     files = subprocess.run(["git", "ls-files", "scripts", "packaging", "README.md", "docs"],
                            cwd=ROOT, check=True, capture_output=True, text=True).stdout.split()

@@ -39,10 +39,10 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"
 PACKAGE = BUILD / "python" / "cubind"
 # The extensions a wheel holds: mkwheel's own list (driver, _runtime, and
-# the library APIs' nvrtc, nvjitlink, runtime), and the libraries every
-# interpreter's modules share (the bundled CUDA runtime, when built).
+# the library APIs' nvrtc, nvjitlink, nvvm, runtime), and the libraries
+# every interpreter's modules share (the bundled CUDA runtime, when built).
 sys.path.insert(0, str(ROOT / "packaging"))
-from mkwheel import BUNDLED, MODULES  # noqa: E402
+from mkwheel import BUNDLED, MODULES, project_metadata  # noqa: E402
 sys.path.pop(0)
 FAKE = BUILD / "fakecuda" / "libcuda.so.1"
 
@@ -129,8 +129,11 @@ def test_layout_record_metadata(python, wheel):
     assert all(n.startswith(("cubind/", dist_info + "/")) for n in names), names
     assert {n for n in names if n.startswith(dist_info)} == {
         dist_info + "/METADATA", dist_info + "/WHEEL", dist_info + "/RECORD",
-        dist_info + "/licenses/LICENSE"}
+        dist_info + "/entry_points.txt", dist_info + "/licenses/LICENSE"}
     assert data[dist_info + "/licenses/LICENSE"] == (ROOT / "LICENSE").read_bytes()
+    # the `cubind` command (issue 43): python -m cubind's main
+    assert data[dist_info + "/entry_points.txt"] == \
+        b"[console_scripts]\ncubind = cubind.__main__:main\n"
 
     # RECORD: every file once with sha256 (urlsafe base64, no padding) and
     # size; RECORD itself without.
@@ -146,10 +149,17 @@ def test_layout_record_metadata(python, wheel):
         assert b64 == expected.decode(), file
         assert int(size) == len(data[file]), file
 
+    # the WHEEL file: its header lines, then one Tag line per platform tag
+    lines = data[dist_info + "/WHEEL"].decode().splitlines()
+    assert lines[:3] == ["Wheel-Version: 1.0", "Generator: cubind packaging/mkwheel.py",
+                         "Root-Is-Purelib: false"], lines
+    assert all(line.startswith("Tag: ") for line in lines[3:]), lines
     wheel_meta = email.parser.Parser().parsestr(data[dist_info + "/WHEEL"].decode())
     assert wheel_meta["Wheel-Version"] == "1.0"
     assert wheel_meta["Root-Is-Purelib"] == "false"
-    assert wheel_meta.get_all("Tag") == ["%s-%s-%s" % (py_tag, abi_tag, plat_tag)]
+    # one Tag line per platform tag of a compound one (manylinux_2_17_x86_64.manylinux2014_x86_64)
+    assert wheel_meta.get_all("Tag") == ["%s-%s-%s" % (py_tag, abi_tag, plat)
+                                         for plat in plat_tag.split(".")]
     meta = email.parser.Parser().parsestr(data[dist_info + "/METADATA"].decode())
     assert meta["Name"] == "cubind-cu%d" % major and meta["Version"] == version
     assert meta["Metadata-Version"] == "2.4"
@@ -192,7 +202,7 @@ def test_contents_are_the_package_and_nothing_else(python, wheel):
     assert set(names) == expected
     assert "cubind/__init__.py" in names
     # a typing stub for every face of every module (out/*.pyi: driver, cu,
-    # nvrtc, rtc, nvjitlink, runtime, cudart), as generated
+    # nvrtc, rtc, nvjitlink, nvvm, runtime, cudart), as generated
     for stub in (ROOT / config("gen_out")).glob("*.pyi"):
         assert "cubind/" + stub.name in names
         assert zipfile.ZipFile(ROOT / wheel).read("cubind/" + stub.name) == stub.read_bytes()
@@ -242,7 +252,12 @@ def test_platform_tag_is_the_highest_glibc_version(python, wheel):
         assert not [n for n in needed if "python" in n or "cuda" in n]
         highest = max(highest, version)
     plat = pathlib.Path(wheel).name[:-len(".whl")].split("-")[4]
-    assert plat == "manylinux_%d_%d_x86_64" % highest
+    # no policy defines a tag below manylinux2014's 2.17 (issue 43: the
+    # wheels were manylinux_2_16, which pip before 20.3 cannot read)
+    if highest <= (2, 17):
+        assert plat == "manylinux_2_17_x86_64.manylinux2014_x86_64"
+    else:
+        assert plat == "manylinux_%d_%d_x86_64" % highest
 
 
 @pytest.mark.skipif(not (shutil.which("readelf") and shutil.which("objdump")),
@@ -341,6 +356,23 @@ def test_get_include(venv, tmp_path):
         "cubind.get_include() is missing (see packaging/README.md for the lines to add)"
     assert os.path.samefile(info["dir"], os.path.join(os.path.dirname(info["file"]), "include"))
     assert info["headers"] == sorted(p.name for p in (ROOT / "out").glob("*.h"))
+
+
+def test_cubind_command_is_installed(venv, tmp_path):
+    # The wheel's console script (entry_points.txt): the report of
+    # python -m cubind, from the venv's own package.
+    vpy, _ = venv
+    command = vpy.parent / "cubind"
+    assert command.is_file() and os.access(command, os.X_OK), "no bin/cubind in the venv"
+    env = clean_env(CUBIND_LIBCUDA=str(FAKE))
+    out = run([command], cwd=tmp_path, env=env).stdout
+    version = project_metadata()["version"]
+    assert out.startswith("cubind %s (bindings generated from CUDA %d.%d's headers)\n"
+                          % ((version,) + CUDA_RELEASE)), out
+    assert "driver: %s, CUDA " % os.path.realpath(FAKE) in out, out
+    include = run([command, "--include"], cwd=tmp_path, env=env).stdout.strip()
+    site = run([vpy, "-c", "import sys; print(sys.prefix)"], cwd=tmp_path).stdout.strip()
+    assert include.startswith(site + os.sep) and include.endswith(os.sep + "include"), include
 
 
 def test_python_suite_against_the_installed_package(venv, tmp_path):

@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: Apache-2.0
+"""bench/ft_threads.py on the fake driver, on the free-threaded interpreter
+./configure found (skipped without one): a tiny run (FT_SCALE) of every case
+gives a row per case and pin mode, each sharing case beside its twin, and
+c_bench's threads rows (FT_C_JSON) join the same table with their 8 / 1
+ratio. What it produces, never how fast."""
+import json
+import os
+import pathlib
+import re
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def free_threaded_python():
+    config = ROOT / "build" / "config.ninja"
+    for line in config.read_text().splitlines() if config.exists() else []:
+        if line.startswith("pythons = "):
+            for py in line.split(" = ", 1)[1].split():
+                out = subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_config_var('Py_GIL_DISABLED'))"],
+                                     capture_output=True, text=True)
+                if out.stdout.strip() == "1":
+                    return py
+    return None
+
+
+def test_every_case_has_its_rows_and_c_joins_the_table(tmp_path):
+    py = free_threaded_python()
+    if not py:
+        pytest.skip("no free-threaded interpreter configured")
+    ptx = tmp_path / "kernels.ptx"
+    ptx.write_bytes(b"fake image with empty\0")
+    c_rows = [{"impl": "c", "case": "threads_launch_empty_kernel", "status": "ok", "threads": t,
+               "calls_per_thread": 10, "mcalls_per_s": 0.5 * t, "cpu_share": 1.0} for t in (1, 2, 4, 8)]
+    (tmp_path / "c.json.unpinned").write_text("".join(json.dumps(r) + "\n" for r in c_rows))
+    env = dict(os.environ, FT_SCALE="0.0002", FT_ROUNDS="1", FT_PIN="unpinned",
+               FT_C_JSON=str(tmp_path / "c.json"),
+               PYTHONPATH=str(ROOT / "build" / "python"),
+               CUBIND_LIBCUDA=str(ROOT / "build" / "fakecuda" / "libcuda.so.1"))
+    p = subprocess.run([py, str(ROOT / "bench" / "ft_threads.py"), str(ptx)], capture_output=True,
+                       text=True, env=env, timeout=600)
+    assert p.returncode == 0, p.stderr
+    table = [line for line in p.stdout.splitlines() if line.startswith("| ") and "[" in line]
+    names = [line.split(" | ")[0][2:] for line in table]
+    for face in ("cubind.driver", "cubind.cu"):
+        for case in ("f(A, dev) local f, %s dev", "module.f(A, dev), %s dev",
+                     "module.f(module.CUdevice_attribute.X, dev), %s dev"):
+            own, shared = ("%s %s [unpinned]" % (face, case % w) for w in ("own", "shared"))
+            assert names.index(shared) == names.index(own) + 1, names
+        assert names.index("%s module.cuCtxGetCurrent() [unpinned]" % face) == \
+            names.index("%s cuCtxGetCurrent() local f [unpinned]" % face) + 1
+        assert names.index("%s module.cuLaunchKernel, shared CUfunction [unpinned]" % face) == \
+            names.index("%s module.cuLaunchKernel, own CUfunction [unpinned]" % face) + 1
+    assert names.index("cubind.launch, shared CUfunction [unpinned]") == \
+        names.index("cubind.launch, own CUfunction [unpinned]") + 1
+    assert "baseline: len(tuple), no cubind [unpinned]" in names
+    c_line = table[names.index("C threads_launch_empty_kernel [unpinned]")]
+    assert re.search(r"\| 8\.00x \|", c_line), c_line  # 4.0 / 0.5 from the JSON given
+    assert not any("[pinned]" in n for n in names)

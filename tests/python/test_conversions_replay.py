@@ -1,0 +1,125 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The conversion differential, replayed: every probe of
+tools/compare_conversions.py run on cubind (the fake driver) against what
+cuda.bindings 13.3.1 did with the same probe on the GPU machine
+(tests/data/conversions-cuda-bindings-13.3.1.json, recorded there with the
+same tool). A probe differs when its outcome differs (accepted, or the
+exception's type) or, for a struct field or a constructor, when the value
+that arrived differs. Every difference must be explained by a row of the
+table in docs/compatibility.md ("Argument conversions"): 0 unexplained.
+
+Function probes compare outcomes only: the fake driver's answers (device
+count, attribute values, sizes) are not the H200's, and the conversion a
+function uses is the one the fields and constructors show by value."""
+import fnmatch
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+RECORD = ROOT / "tests" / "data" / "conversions-cuda-bindings-13.3.1.json"
+DOC = ROOT / "docs" / "compatibility.md"
+sys.path.insert(0, str(ROOT / "tools"))
+import compare_conversions as cc  # noqa: E402
+
+
+def is_call(target):
+    """A function's parameter (its value is the driver's answer), not a
+    struct field or a constructor."""
+    family, name = target.split(":", 1)
+    return family != "driver" or name.startswith("cu")
+
+
+def explanations():
+    """The rows of docs/compatibility.md's table between its markers: kind,
+    targets, values, cuda.bindings' and cubind's outcome as glob patterns
+    (several in a cell separated by ", "), and the reason."""
+    text = DOC.read_text()
+    start = text.index("<!-- conversions-explained -->")
+    end = text.index("<!-- /conversions-explained -->")
+    rows = []
+    for line in text[start:end].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 6 or cells[0] in ("kind", "") or set(cells[0]) <= set("-: "):
+            continue
+        pats = [tuple(p.strip().strip("`") for p in c.split("`, `")) for c in cells[:5]]
+        rows.append((*pats, cells[5]))
+    return rows
+
+
+def describe(outcome, value, with_value):
+    return "%s=%s" % (outcome, json.dumps(value)) if with_value else outcome
+
+
+def _match(text, patterns):
+    return any(fnmatch.fnmatchcase(text, p) for p in patterns)
+
+
+def explained(pid, kind, theirs, ours, rows, with_value):
+    target, label = pid.split("=", 1)
+    a, b = describe(*theirs, with_value), describe(*ours, with_value)
+    return any(_match(kind, k) and _match(target, t) and _match(label, v) and _match(a, x)
+               and _match(b, y) for k, t, v, x, y, _ in rows)
+
+
+@pytest.fixture(scope="module")
+def records(tmp_path_factory):
+    if not RECORD.exists():
+        pytest.skip("no recorded cuda.bindings conversions (%s)" % RECORD.name)
+    out = tmp_path_factory.mktemp("conv") / "cubind.json"
+    # a fresh interpreter: the tool forks, which a process whose fake
+    # driver already runs threads must not do
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "compare_conversions.py"),
+                           "--impl", "cubind", "--out", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return cc.load(RECORD), cc.load(out)
+
+
+def test_every_difference_is_explained(records):
+    theirs, ours = records
+    rows = explanations()
+    counts, diffs, only = cc.compare(theirs, ours, lambda pid: not is_call(pid.split("=", 1)[0]))
+    unexplained = []
+    for pid, kind, a, b in diffs:
+        with_value = a[0] == b[0]
+        if not explained(pid, kind, a, b, rows, with_value):
+            unexplained.append("%s [%s]: cuda.bindings %s, cubind %s"
+                               % (pid, kind, describe(*a, with_value), describe(*b, with_value)))
+    assert not unexplained, "%d unexplained differences:\n%s" % (
+        len(unexplained), "\n".join(unexplained[:60]))
+    # the replay reaches most of the record's targets (the rest: fields of
+    # CUDA 13.3 that 13.0's structs lack)
+    targets = {t["target"] for t in theirs["targets"]}
+    common = targets & {t["target"] for t in ours["targets"]}
+    assert len(common) > 0.9 * len(targets)
+
+
+def test_every_explanation_is_used(records):
+    """A row that explains nothing is stale: the table stays true. A row
+    none of whose probes this replay made (numpy's, without numpy) is not
+    judged here."""
+    theirs, ours = records
+    rows = explanations()
+    _, diffs, _ = cc.compare(theirs, ours, lambda pid: not is_call(pid.split("=", 1)[0]))
+    used = set()
+    for pid, kind, a, b in diffs:
+        for i, row in enumerate(rows):
+            if explained(pid, kind, a, b, [row], a[0] == b[0]):
+                used.add(i)
+    a, b = cc.probes_of(theirs), cc.probes_of(ours)
+    replayed = [(pid.split("=", 1), a[pid][0]) for pid in set(a) & set(b)]
+    applicable = {i for i, (k, t, v, _, _, _) in enumerate(rows)
+                  if any(_match(kind, k) and _match(target, t) and _match(label, v)
+                         for (target, label), kind in replayed)}
+    assert [r[5] for i, r in enumerate(rows) if i in applicable and i not in used] == []
+
+
+def test_no_probe_crashed_on_cubind(records):
+    _, ours = records
+    crashed = [pid for pid, (_, outcome, _) in cc.probes_of(ours).items()
+               if outcome.startswith(("crash", "setup"))]
+    assert crashed == []

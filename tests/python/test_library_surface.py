@@ -1,0 +1,67 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The snake_case library modules against the recorded public surface of
+their cuda.bindings counterparts (tests/data/cuda_bindings_<api>_13.3.1.json):
+every reference function is bound with the same signature, or named in
+docs/compatibility.md as `<api>.<function>` with the reason; every enum
+has the same members and values; every class exists (the exception
+classes as exceptions). Needs no library: importing never loads it."""
+import importlib
+import inspect
+import json
+import re
+
+import pytest
+
+from conftest import ROOT
+
+DOC = ROOT / "docs" / "compatibility.md"
+
+# module of cubind -> its reference
+LIBRARIES = {"nvvm": "cuda_bindings_nvvm_13.3.1.json"}
+
+
+def reference(api):
+    return json.loads((ROOT / "tests" / "data" / LIBRARIES[api]).read_text())
+
+
+def listed(doc, api, name):
+    """docs/compatibility.md names `api.name` (as `nvvm.llvm_version`)."""
+    return re.search(r"(?<![\w.])%s\.%s(?!\w)" % (re.escape(api), re.escape(name)), doc) is not None
+
+
+@pytest.mark.parametrize("api", sorted(LIBRARIES))
+def test_every_reference_function_is_bound_or_listed(api):
+    module = importlib.import_module("cubind." + api)
+    doc = DOC.read_text()
+    bound, documented, missing, differ = [], [], [], []
+    for name, entry in sorted(reference(api)["functions"].items()):
+        fn = getattr(module, name, None)
+        if fn is None:
+            (documented if listed(doc, api, name) else missing).append(name)
+            continue
+        bound.append(name)
+        ours = str(inspect.signature(fn))
+        if ours != entry["signature"] and not listed(doc, api, name):
+            differ.append("%s%s, cuda.bindings %s%s" % (name, ours, name, entry["signature"]))
+    print("cubind.%s: %d reference functions bound, %d listed, %d missing"
+          % (api, len(bound), len(documented), len(missing)))
+    assert not missing, "neither bound nor in docs/compatibility.md: %s" % missing
+    assert not differ, "signatures differing, not in docs/compatibility.md: %s" % differ
+    assert len(bound) >= len(reference(api)["functions"]) // 2
+
+
+@pytest.mark.parametrize("api", sorted(LIBRARIES))
+def test_enums_and_classes_match(api):
+    module = importlib.import_module("cubind." + api)
+    ref = reference(api)
+    for name, members in ref["enums"].items():
+        enum = getattr(module, name)
+        ours = {m.name: int(m) for m in enum}
+        assert ours == members, name
+    for name, kinds in ref["classes"].items():
+        cls = getattr(module, name)
+        assert isinstance(cls, type), name
+        if "<exception>" in kinds:
+            assert issubclass(cls, Exception), name
+    assert ref["constants"] == {} or all(getattr(module, k) == v
+                                         for k, v in ref["constants"].items())
