@@ -272,7 +272,8 @@ def test_constants(rt):
 @pytest.mark.parametrize("call, param", [
     (lambda r: r.cudaMalloc("big"), "size"),
     (lambda r: r.cudaMalloc(-1), "size"),
-    (lambda r: r.cudaSetDevice(1.5), "device"),
+    (lambda r: r.cudaSetDevice(None), "device"),
+    (lambda r: r.cudaSetDevice("1"), "device"),
     (lambda r: r.cudaStreamQuery(object()), "stream"),
     (lambda r: r.cudaStreamQuery(r.cudaEvent_t(1)), "stream"),
     (lambda r: r.cudaMemcpy(0, 0, 4, "toDevice"), "kind"),
@@ -290,6 +291,15 @@ def test_bad_input_names_the_parameter(rt, call, param):
     for face in (rt, cudart):
         with pytest.raises((TypeError, ValueError, OverflowError), match="'%s'" % param):
             call(face)
+
+
+def test_float_for_an_int_truncates(rt):
+    """Issue 40's rule, as cuda.bindings converts: a float for an int
+    parameter is int() of it, so cudaSetDevice(1.5) is cudaSetDevice(1)
+    (the same answer of the runtime either way, with or without a driver)."""
+    result = rt.cudaSetDevice(1.5)
+    assert isinstance(result[0], rt.cudaError_t)
+    assert result == rt.cudaSetDevice(1)
 
 
 def test_missing_arguments(rt):
