@@ -11,7 +11,9 @@ For each PYTHON (an interpreter the extensions were built for; build.ninja
 passes ./configure's `pythons`) it packs, from build/python/cubind/:
 
     cubind/*.py, cubind/*.pyi, cubind/py.typed     (whatever is there)
-    cubind/{driver,_runtime,nvrtc,nvjitlink,nvvm}<EXT_SUFFIX> (that interpreter's)
+    cubind/{driver,_runtime,nvrtc,nvjitlink,nvvm,runtime}<EXT_SUFFIX>  (that interpreter's)
+    cubind/_cudart.so                              (the bundled CUDA runtime, when built:
+                                                    packaging/cudart_bundle.py)
     cubind/include/*.h                             (out/*.h, staged there first)
 
 plus cubind_cuNN-<version>.dist-info/{METADATA,WHEEL,RECORD,entry_points.txt,
@@ -56,7 +58,9 @@ import zipfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 NAME = "cubind"
-MODULES = ("driver", "_runtime", "nvrtc", "nvjitlink", "nvvm")
+MODULES = ("driver", "_runtime", "nvrtc", "nvjitlink", "nvvm", "runtime")
+# Libraries shared by every interpreter's modules, packed when built.
+BUNDLED = ("_cudart.so",)
 
 # Libraries that are glibc itself (manylinux policy): depending on them keeps
 # a wheel manylinux. Anything else NEEDED makes the tag linux_<arch>.
@@ -464,7 +468,8 @@ def package_files(package_dir, ext_suffix):
         elif name.endswith((".py", ".pyi")) or name == "py.typed":
             keep = True
         elif name.endswith(".so"):
-            keep = name.endswith(ext_suffix) and name[: -len(ext_suffix)] in MODULES
+            keep = name in BUNDLED or (name.endswith(ext_suffix) and
+                                       name[: -len(ext_suffix)] in MODULES)
         else:
             keep = False
             print("mkwheel: skipping %s (not part of the package)" % path, file=sys.stderr)
@@ -600,7 +605,7 @@ def main(argv=None):
         for python in args.pythons:
             py_tag, abi_tag, ext_suffix, sys_platform = interpreter_tags(python)
             files = package_files(package_dir, ext_suffix)
-            extensions = [p for arc, p in files if arc.endswith(ext_suffix)]
+            extensions = [p for arc, p in files if arc.endswith(".so")]
             plat, lines = platform_tag(extensions)
             if not sys_platform.startswith("linux-"):
                 raise WheelError("%s: platform %s is not Linux" % (python, sys_platform))

@@ -3,7 +3,10 @@
 """Compares cubind.driver with the public surface of cuda.bindings.driver
 (tests/data/cuda_bindings_driver_13.3.1.json or --reference FILE) for the names that exist in
 the headers cubind was generated from (cuda.h and the interop headers bound with it:
-cudaProfiler.h, cudaGL.h, cudaEGL.h, cudaVDPAU.h).
+cudaProfiler.h, cudaGL.h, cudaEGL.h, cudaVDPAU.h); with --module runtime,
+cubind.runtime with cuda.bindings.runtime
+(tests/data/cuda_bindings_runtime_13.3.1.json) for the names of
+cuda_runtime_api.h and the headers gen/runtime.rules binds with it.
 
 For each function: parameter names and order (ours from inspect.signature;
 the reference's from its recorded "signature", which is what
@@ -13,12 +16,17 @@ reference's from its docstring "Returns" section, up to a "Notes" heading);
 for each enum: member names and values; for each class: attribute names;
 for each constant (integer macro) the header #defines: its value.
 
+A function of the header that the generator lists as not bound
+(out/<module>_unsupported.txt) is counted apart ("listed"), not as missing;
+the reference's functions that no header bound here declares (cuda.bindings'
+helpers, other headers' functions) are counted as "not in the header".
+
 A function whose reference entry records no usable returns (its docstring
 could not be read, or its Parameters section contradicts the signature) is
 compared on its parameters only and counted apart ("parameters only"). Prints the match rates and every difference; exits 1
 when the exact function match rate is below --min-rate.
 
-    PYTHONPATH=build/python python3 tools/compare_reference.py [--json]
+    PYTHONPATH=build/python python3 tools/compare_reference.py [--json] [--module runtime]
 """
 import argparse
 import inspect
@@ -29,14 +37,32 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-DEFAULT_REFERENCE = ROOT / "tests" / "data" / "cuda_bindings_driver_13.3.1.json"
+# What each module is compared as: its header, its rules file (None: the
+# driver's), the reference, the result enum, the generator's unsupported list.
+MODULES = {
+    "driver": ("cuda.h", None, "cuda_bindings_driver_13.3.1.json", "CUresult", "unsupported.txt"),
+    "runtime": ("cuda_runtime_api.h", "gen/runtime.rules", "cuda_bindings_runtime_13.3.1.json",
+                "cudaError_t", "runtime_unsupported.txt"),
+}
+DEFAULT_REFERENCE = ROOT / "tests" / "data" / MODULES["driver"][2]
 
 
-def header_names(header):
-    out = subprocess.run([str(ROOT / "build" / "cubind"), "dump", "--header", header],
-                         check=True, capture_output=True, text=True).stdout
+def header_names(header, rules=None):
+    cmd = [str(ROOT / "build" / "cubind"), "dump", "--header", header]
+    if rules:
+        cmd += ["--rules", str(ROOT / rules)]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     model = json.loads(out)
     return model
+
+
+def listed_unsupported(name):
+    """The functions out/NAME lists as not bound."""
+    path = ROOT / "out" / name
+    if not path.exists():
+        return set()
+    return {line.split(":", 1)[0] for line in path.read_text().splitlines()
+            if line and not line.startswith("#")}
 
 
 def split_top_level(text):
@@ -78,12 +104,12 @@ def docstring_agrees(entry):
     return documented == [n.rstrip("_") for n in ref_param_names(entry)]
 
 
-def ref_return_names(entry):
-    """The outputs of the docstring's Returns section (after CUresult), or
-    None when the section is missing or the docstring disagrees with the
-    signature; a "Notes" heading ends the section."""
+def ref_return_names(entry, result="CUresult"):
+    """The outputs of the docstring's Returns section (after the result
+    enum), or None when the section is missing or the docstring disagrees
+    with the signature; a "Notes" heading ends the section."""
     returns = entry["returns"]
-    if not returns or returns[0] != "CUresult" or not docstring_agrees(entry):
+    if not returns or returns[0] != result or not docstring_agrees(entry):
         return None
     names = []
     for r in returns[1:]:
@@ -100,15 +126,17 @@ def our_return_names(fn):
     return [n for n in m.group(1).split(", ") if n]
 
 
-def compare_functions(drv, ref, model):
+def compare_functions(drv, ref, model, result="CUresult", listed=frozenset()):
     in_header = {f["name"] for f in model["functions"]}
-    results = {"match": [], "params_only": [], "missing": [], "differ": []}
+    results = {"match": [], "params_only": [], "missing": [], "differ": [], "listed": [],
+               "not_in_header": []}
     for name, entry in sorted(ref["functions"].items()):
         if name not in in_header:
+            results["not_in_header"].append(name)
             continue
         fn = getattr(drv, name, None)
         if fn is None:
-            results["missing"].append(name)
+            results["listed" if name in listed else "missing"].append(name)
             continue
         # keyword-only parameters with a default (cuLaunchKernel's argtypes=)
         # extend the signature: every call cuda.bindings takes still binds
@@ -116,7 +144,7 @@ def compare_functions(drv, ref, model):
                 if not (p.kind == p.KEYWORD_ONLY and p.default is not p.empty)]
         theirs = ref_param_names(entry)
         our_ret = our_return_names(fn)
-        their_ret = ref_return_names(entry)
+        their_ret = ref_return_names(entry, result)
         problems = []
         if ours != theirs:
             problems.append("parameters %s != %s" % (ours, theirs))
@@ -180,9 +208,10 @@ def compare_classes(drv, ref, model):
 
 
 def header_defines(header, model):
-    """Names cuda.h and the interop headers bound with it (cudaEGL.h, ...)
-    #define, read from their text (not from the model, so a macro the
-    generator failed to evaluate still counts as existing)."""
+    """Names cuda.h and the interop headers bound with it (cudaEGL.h, ...),
+    or a library's header and its bind-header files, #define, read from
+    their text (not from the model, so a macro the generator failed to
+    evaluate still counts as existing)."""
     d = pathlib.Path(header).parent
     names = [pathlib.Path(header)] + [d / h for h in model.get("interop_includes", [])
                                       if h != "cubind_interop.h" and "Typedefs" not in h]
@@ -209,18 +238,22 @@ def compare_constants(drv, ref, defined):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reference", default=str(DEFAULT_REFERENCE))
+    ap.add_argument("--module", choices=sorted(MODULES), default="driver")
+    ap.add_argument("--reference", default=None)
     ap.add_argument("--header", default=None)
     ap.add_argument("--min-rate", type=float, default=0.0)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     config = (ROOT / "build" / "config.ninja").read_text()
     inc = re.search(r"^cuda_include = (.*)$", config, re.M).group(1)
-    header = args.header or str(pathlib.Path(inc) / "cuda.h")
-    model = header_names(header)
-    ref = json.loads(pathlib.Path(args.reference).read_text())
-    import cubind.driver as drv
-    f = compare_functions(drv, ref, model)
+    header_file, rules, reference, result, unsupported = MODULES[args.module]
+    header = args.header or str(pathlib.Path(inc) / header_file)
+    model = header_names(header, rules)
+    ref_path = args.reference or str(ROOT / "tests" / "data" / reference)
+    ref = json.loads(pathlib.Path(ref_path).read_text())
+    import importlib
+    drv = importlib.import_module("cubind." + args.module)
+    f = compare_functions(drv, ref, model, result, listed_unsupported(unsupported))
     enums_compared, de = compare_enums(drv, ref, model)
     ne = len(enums_compared)
     nc, dc, missing_attrs = compare_classes(drv, ref, model)
@@ -231,6 +264,7 @@ def main():
         print(json.dumps({"functions": nf, "match": len(f["match"]), "rate": rate,
                           "params_only": f["params_only"],
                           "missing": f["missing"], "differ": f["differ"],
+                          "listed": f["listed"], "not_in_header": f["not_in_header"],
                           "enums": ne, "enums_compared": enums_compared,
                           "enum_differences": de,
                           "classes": nc, "class_differences": dc,
@@ -239,6 +273,8 @@ def main():
     else:
         for name in f["missing"]:
             print("function %s: not bound" % name)
+        for name in f["listed"]:
+            print("function %s: not bound, listed in out/%s" % (name, unsupported))
         for name in f["params_only"]:
             print("function %s: parameters match; the reference records no usable returns" % name)
         for name, why in f["differ"]:
@@ -253,6 +289,8 @@ def main():
               "%d not bound, %d differ"
               % (len(f["match"]), nf, 100 * rate, len(f["params_only"]), len(f["missing"]),
                  len(f["differ"])))
+        print("%d listed as not bound; %d of the reference's %d functions are in no header "
+              "bound here" % (len(f["listed"]), len(f["not_in_header"]), len(ref["functions"])))
         print("enums: %d of %d match; classes: %d of %d have every attribute; "
               "constants: %d of %d match"
               % (ne - len(de), ne, nc - len(dc), nc, nk - len(dk), nk))

@@ -685,12 +685,13 @@ static void classify_error_log(cb_model *m, const cb_facts *facts, cb_fclass *fc
     }
 }
 
-/* Whether f is the error-string function (its fact) and is
- * `const char *f(RESULT)`. */
+/* Whether f describes a result, `const char *f(RESULT)`: the error-string
+ * function and its kin (cudaGetErrorName), bound as returning
+ * (SUCCESS, bytes). */
 static int is_error_string(const cb_model *m, const cb_facts *facts, const cb_function *f)
 {
     const cb_api *api = &facts->api;
-    return f == facts->error_string_fn && f->ret->kind == TY_POINTER &&
+    return f->ret->kind == TY_POINTER &&
            is_char(f->ret->pointee) && f->nparams == 1 && f->params[0].type->kind == TY_ENUM &&
            model_type_enum(m, f->params[0].type) == model_enum_index(m, api->result);
 }
@@ -814,6 +815,23 @@ static void derive_runtime_fns(cb_model *m, cb_classes *c)
             c->launch_cast = c->functions[i].params[0].cast_from;
 }
 
+/* An unbound rule's reason: its words after FUNCTION, joined by spaces;
+ * NULL without a rule. */
+static const char *unbound_reason(cb_model *m, const cb_rule *rule)
+{
+    if (!rule)
+        return NULL;
+    char buf[512] = "";
+    size_t n = 0;
+    for (size_t a = 1; a < rule->nargs && n < sizeof buf; a++) {
+        int w = snprintf(buf + n, sizeof buf - n, "%s%s", a > 1 ? " " : "", rule->args[a]);
+        if (w < 0)
+            break;
+        n += (size_t)w;
+    }
+    return model_strdup(m, buf);
+}
+
 cb_classes *classify_model(cb_model *m, const cb_facts *facts)
 {
     const cb_api api = facts->api;
@@ -857,6 +875,8 @@ cb_classes *classify_model(cb_model *m, const cb_facts *facts)
         fc->callable = f->proc_version || api.is_library;
         if (!fc->callable && !why)
             why = model_strdup(m, "no PFN typedef in cudaTypedefs.h matches its prototype");
+        if (!why)
+            why = unbound_reason(m, ffacts(facts, f)->on[CB_D_UNBOUND]);
         fc->supported = why == NULL;
         fc->why = why ? why : "";
         const cb_function_facts *ff = ffacts(facts, f);

@@ -74,13 +74,15 @@ static const char usage_generate[] =
     "                   summary line counts them\n";
 
 static const char usage_dump[] =
-    "usage: cubind dump --header cuda.h\n"
+    "usage: cubind dump --header cuda.h [--rules FILE]\n"
     "\n"
     "Prints the model of cuda.h as JSON on stdout: functions (public name,\n"
     "ABI symbol, cuGetProcAddress name and version), enums, records with\n"
     "sizes and offsets, typedefs, handles, callbacks, integer macros. A\n"
     "header not named cuda.h is read as a library's (nvrtc.h, nvJitLink.h:\n"
-    "no cudaTypedefs.h; symbols for dlsym).\n";
+    "no cudaTypedefs.h; symbols for dlsym). With --rules, the header is\n"
+    "read as that rules file's API reads it (a library's or not, and with\n"
+    "its bind-header files: gen/runtime.rules).\n";
 
 static const char usage_rules[] =
     "usage: cubind rules\n"
@@ -178,15 +180,16 @@ static int is_directory(const char *path);
  * one level up for a build in a subdirectory (build/asan/cubind).
  * NULL after reporting the error; *status is then the exit status (2: the
  * header was refused as not a driver header, 1: any other failure). */
-static cb_model *load_model(const char *header, int library, int *status)
+static cb_model *load_model(const char *header, int library, const char *const *bind_headers,
+                            int *status)
 {
     char err[2048], interop[PATH_MAX];
     source_path("runtime/interop", interop, sizeof interop);
     if (!is_directory(interop))
         source_path("../runtime/interop", interop, sizeof interop);
     int refused;
-    cb_model *m = model_parse_api(header, library, library ? NULL : interop, err, sizeof err,
-                                  &refused);
+    cb_model *m = model_parse_api(header, library, library ? NULL : interop, bind_headers, err,
+                                  sizeof err, &refused);
     if (!m) {
         fprintf(stderr, "%s\n", err);
         *status = refused ? 2 : 1;
@@ -232,7 +235,21 @@ static int cmd_dump(int argc, char **argv)
         return 2;
     }
     int status;
-    cb_model *m = load_model(o.header, model_is_library_header(o.header), &status);
+    cb_model *m;
+    if (o.rules) {
+        char err[2048];
+        cb_rules *rules = rules_load(o.rules, err, sizeof err);
+        if (!rules) {
+            fprintf(stderr, "%s\n", err);
+            return 1;
+        }
+        cb_api api;
+        rules_api(rules, &api);
+        m = load_model(o.header, api.is_library, api.bind_headers, &status);
+        rules_free(rules);
+    } else {
+        m = load_model(o.header, model_is_library_header(o.header), NULL, &status);
+    }
     if (!m)
         return status;
     int rc = dump_model(stdout, m);
@@ -304,7 +321,7 @@ static int classify_header(classified *c, const char *header, const char *rules_
     cb_api api;
     rules_api(c->rules, &api);
     int status;
-    if (!(c->m = load_model(header, api.is_library, &status)))
+    if (!(c->m = load_model(header, api.is_library, api.bind_headers, &status)))
         return status;
     if (check_result_enum(c->m, &api, rules_path, err, errlen) < 0)
         return 2;

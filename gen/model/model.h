@@ -150,7 +150,8 @@ typedef struct {
     const char **interop_headers; size_t ninterop;
     const char *interop_dir;   /* the shim's directory, or NULL */
     /* What generated C includes after cuda.h to see the same declarations,
-     * in order: the shim, the interop headers, cudaTypedefs.h, theirs. */
+     * in order: the shim, the interop headers, cudaTypedefs.h, theirs; for
+     * a library's header, its bind-header files. */
     const char **interop_includes; size_t ninterop_includes;
     long long cuda_version;/* CUDA_VERSION from the header (reported, never used for ABI) */
     cb_function *functions; size_t nfunctions;
@@ -176,9 +177,16 @@ cb_model *model_parse(const char *header, const char *interop_dir, char *err, si
 /* The same for any header; library != 0: a shared library's header (the
  * functions declared, their symbols for dlsym, `__NAME_<maj>_<min>`
  * versioned symbols named NAME), without cudaTypedefs.h, interop headers
- * and the driver header's checks; typedefs_header is then "". */
-cb_model *model_parse_api(const char *header, int library, const char *interop_dir, char *err,
-                          size_t errlen, int *refused);
+ * and the driver header's checks; typedefs_header is then "".
+ * bind_headers (NULL, or a NULL-terminated list of at most
+ * MODEL_MAX_BIND_HEADERS names of headers beside `header` that it
+ * may include): they are included after it, and their declarations are
+ * the model's as the header's own are (driver_types.h for
+ * cuda_runtime_api.h); one that is not there is an error. */
+#define MODEL_MAX_BIND_HEADERS 8
+cb_model *model_parse_api(const char *header, int library, const char *interop_dir,
+                          const char *const *bind_headers, char *err, size_t errlen,
+                          int *refused);
 /* For the ABI tools, which take headers without rules: a header named
  * cuda.h is the driver's (read without the interop headers), any other
  * (nvrtc.h, nvJitLink.h) a library's. */

@@ -264,6 +264,31 @@ static void defer(parser *P, CXCursor c)
     P->pending_macros[P->npending_macros++] = c;
 }
 
+/* `#define NAME ENUM` naming an enum already parsed (by its name, tag or
+ * an alias): NAME becomes one more alias of it
+ * (`#define cudaStreamAttrID cudaLaunchAttributeID`); 0 when ENUM names
+ * no enum. */
+static int enum_macro_alias(parser *P, const char *name, const char *target)
+{
+    cb_model *m = P->model;
+    for (size_t i = 0; i < m->nenums; i++) {
+        cb_enum *e = &m->enums[i];
+        int hit = strcmp(e->name, target) == 0 || strcmp(e->tag, target) == 0;
+        for (size_t a = 0; a < e->naliases && !hit; a++)
+            hit = strcmp(e->aliases[a], target) == 0;
+        if (!hit)
+            continue;
+        for (size_t a = 0; a < e->naliases; a++)
+            if (strcmp(e->aliases[a], name) == 0)
+                return 1;
+        size_t cap = e->naliases; /* aliases grow one at a time: capacity == count */
+        const char **slot = ARENA_PUSH(P->arena, e->aliases, e->naliases, cap);
+        *slot = name;
+        return 1;
+    }
+    return 0;
+}
+
 enum outcome { TAKEN, SKIPPED, UNKNOWN_NAME };
 
 static enum outcome evaluate(parser *P, CXCursor c)
@@ -274,10 +299,18 @@ static enum outcome evaluate(parser *P, CXCursor c)
     expr_state s = {P, toks, n, 1, NULL, 0, 0, 0, NULL};
     const char *name = n ? tok(&s, 0) : "";
     enum outcome r = SKIPPED;
-    if (n == 2 && strncmp(name, "cu", 2) == 0 &&
-        clang_getTokenKind(toks[1]) == CXToken_Identifier && strncmp(tok(&s, 1), "cu", 2) == 0) {
-        collect_name(P, name, tok(&s, 1));
+    /* one identifier after the name: another name of an enum, of a value
+     * (evaluated below), or of a function (`#define cuMemAlloc cuMemAlloc_v2`) */
+    int one_name = n == 2 && clang_getTokenKind(toks[1]) == CXToken_Identifier;
+    if (one_name && enum_macro_alias(P, name, tok(&s, 1))) {
         r = TAKEN;
+    } else if (one_name && !names_value(P->model, tok(&s, 1)) && strncmp(name, "cu", 2) == 0 &&
+               strncmp(tok(&s, 1), "cu", 2) == 0) {
+        collect_name(P, name, tok(&s, 1));
+        /* the macros come before the declarations: until all are parsed,
+         * the target may yet be an enum's or a value's name, asked again
+         * then (macro_resolve_pending); the function name stays harmless */
+        r = P->macros_resolving ? TAKEN : UNKNOWN_NAME;
     } else if (n == 5 && strncmp(name, "cu", 2) == 0 &&
                (tok_is(&s, 1, "__CUDA_API_PTDS") || tok_is(&s, 1, "__CUDA_API_PTSZ")) &&
                tok_is(&s, 2, "(") && tok_is(&s, 4, ")")) {
@@ -356,6 +389,7 @@ void macro_collect(parser *P, CXCursor c)
 
 void macro_resolve_pending(parser *P)
 {
+    P->macros_resolving = 1;
     int progress = 1;
     while (progress) {
         progress = 0;

@@ -538,11 +538,17 @@ static const char *beside(cb_arena *arena, const char *dir, const char *name)
  * headers' typedef headers; *pfn_paths gets the latter (PX_MAX_INTEROP
  * entries, NULL where absent). */
 static char *main_text_for(cb_model *m, const char *header, const char *typedefs,
-                           const char *dir, const char **pfn_paths)
+                           const char *dir, const char **pfn_paths,
+                           const char *const *bind_headers)
 {
     strbuf sb;
     sb_init(&sb);
     sb_printf(&sb, "#include \"%s\"\n", header);
+    /* a library's bind-header files, which its header may not include
+     * itself (cuda_runtime_api.h does not include library_types.h) */
+    size_t nbind = 0;
+    while (bind_headers && bind_headers[nbind])
+        nbind++;
     const char *shim = m->interop_dir ? beside(m->arena, m->interop_dir, "cubind_interop.h") : NULL;
     int any = 0; /* the shim only with an interop header to read */
     for (size_t i = 0; shim && i < PX_MAX_INTEROP; i++)
@@ -553,7 +559,7 @@ static char *main_text_for(cb_model *m, const char *header, const char *typedefs
     if (shim) {
         sb_printf(&sb, "#include \"%s\"\n", shim);
         m->interop_headers = arena_alloc(m->arena, PX_MAX_INTEROP * sizeof *m->interop_headers);
-        inc = arena_alloc(m->arena, (2 * PX_MAX_INTEROP + 2) * sizeof *inc);
+        inc = arena_alloc(m->arena, (2 * PX_MAX_INTEROP + 2 + nbind) * sizeof *inc);
         inc[m->ninterop_includes++] = "cubind_interop.h";
         for (size_t i = 0; i < PX_MAX_INTEROP; i++) {
             const char *h = beside(m->arena, dir, interop_names[i][0]);
@@ -565,6 +571,12 @@ static char *main_text_for(cb_model *m, const char *header, const char *typedefs
             }
         }
         inc[m->ninterop_includes++] = "cudaTypedefs.h";
+    }
+    if (nbind && !inc)
+        inc = arena_alloc(m->arena, nbind * sizeof *inc);
+    for (size_t i = 0; i < nbind; i++) {
+        sb_printf(&sb, "#include \"%s/%s\"\n", dir, bind_headers[i]);
+        inc[m->ninterop_includes++] = arena_strdup(m->arena, bind_headers[i]);
     }
     sb_printf(&sb, "#include \"%s\"\n", typedefs);
     for (size_t i = 0; shim && i < PX_MAX_INTEROP; i++)
@@ -579,7 +591,7 @@ static char *main_text_for(cb_model *m, const char *header, const char *typedefs
 cb_model *model_parse(const char *header, const char *interop_dir, char *err, size_t errlen,
                       int *refused)
 {
-    return model_parse_api(header, 0, interop_dir, err, errlen, refused);
+    return model_parse_api(header, 0, interop_dir, NULL, err, errlen, refused);
 }
 
 int model_is_library_header(const char *header)
@@ -590,11 +602,18 @@ int model_is_library_header(const char *header)
 
 cb_model *model_parse_any(const char *header, char *err, size_t errlen, int *refused)
 {
-    return model_parse_api(header, model_is_library_header(header), NULL, err, errlen, refused);
+    return model_parse_api(header, model_is_library_header(header), NULL, NULL, err, errlen,
+                           refused);
 }
 
-cb_model *model_parse_api(const char *header, int library, const char *interop_dir, char *err,
-                          size_t errlen, int *refused)
+static int bind_beside(parser *P, const char *dir, const char *const *names, char *err,
+                       size_t errlen);
+static int check_beside(const char *header, const char *dir, const char *const *names,
+                        char *err, size_t errlen);
+
+cb_model *model_parse_api(const char *header, int library, const char *interop_dir,
+                          const char *const *bind_headers, char *err, size_t errlen,
+                          int *refused)
 {
     int dummy;
     if (!refused)
@@ -605,9 +624,17 @@ cb_model *model_parse_api(const char *header, int library, const char *interop_d
         return NULL;
     }
     char *dir = dir_of(header);
-    size_t tlen = strlen(dir) + sizeof "/cudaTypedefs.h";
+    if (!dir)
+        arena_oom();
+    if (check_beside(header, dir, bind_headers, err, errlen) < 0) {
+        free(dir);
+        return NULL;
+    }
+    /* a library's "typedefs" is its header's path, a driver's the file
+     * beside it: room for the longer */
+    size_t tlen = strlen(header) + strlen(dir) + sizeof "/cudaTypedefs.h";
     char *typedefs = malloc(tlen);
-    if (!dir || !typedefs)
+    if (!typedefs)
         arena_oom();
     /* a library has no PFN typedefs: the header alone, twice included */
     snprintf(typedefs, tlen, "%s%s", library ? header : dir, library ? "" : "/cudaTypedefs.h");
@@ -630,7 +657,7 @@ cb_model *model_parse_api(const char *header, int library, const char *interop_d
     /* A virtual main file includes every header in one translation unit;
      * the shim's directory stands in for the GL/EGL include paths. */
     const char *pfn_paths[PX_MAX_INTEROP] = {0};
-    char *main_text = main_text_for(m, header, typedefs, dir, pfn_paths);
+    char *main_text = main_text_for(m, header, typedefs, dir, pfn_paths, bind_headers);
     size_t ilen = strlen(dir) + 3;
     char *include_flag = malloc(ilen);
     size_t slen = (interop_dir ? strlen(interop_dir) : 0) + 3;
@@ -668,6 +695,9 @@ cb_model *model_parse_api(const char *header, int library, const char *interop_d
                 if (pfn_paths[i])
                     P.pfn_files[P.npfn_files++] = clang_getFile(tu, pfn_paths[i]);
         }
+        ok = bind_beside(&P, dir, bind_headers, err, errlen) == 0;
+    }
+    if (ok) {
         CXCursor *top = NULL;
         size_t ntop = px_children(&P, clang_getTranslationUnitCursor(tu), &top);
         for (size_t i = 0; i < ntop; i++)
@@ -700,6 +730,51 @@ cb_model *model_parse_api(const char *header, int library, const char *interop_d
         return NULL;
     }
     return m;
+}
+
+/* Whether every bind-header file (model_parse_api) is a file beside the
+ * header, and there are at most MODEL_MAX_BIND_HEADERS: 0, or -1 with
+ * "header:0: message" in err. */
+static int check_beside(const char *header, const char *dir, const char *const *names,
+                        char *err, size_t errlen)
+{
+    for (size_t i = 0; names && names[i]; i++) {
+        size_t n = strlen(dir) + strlen(names[i]) + 2;
+        char *path = malloc(n);
+        if (!path)
+            arena_oom();
+        snprintf(path, n, "%s/%s", dir, names[i]);
+        int there = file_exists(path);
+        free(path);
+        if (!there) {
+            snprintf(err, errlen, "%s:0: %s is not a header beside it", header, names[i]);
+            return -1;
+        }
+        if (i >= MODEL_MAX_BIND_HEADERS) {
+            snprintf(err, errlen, "%s:0: more than %d bind-header files", header,
+                     MODEL_MAX_BIND_HEADERS);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The bind-header files (checked by check_beside, included by
+ * main_text_for) into P->bound; -1 with "header:0: message" in err when
+ * the translation unit lacks one. */
+static int bind_beside(parser *P, const char *dir, const char *const *names, char *err,
+                       size_t errlen)
+{
+    for (size_t i = 0; names && names[i]; i++) {
+        const char *path = beside(P->arena, dir, names[i]);
+        CXFile f = path ? clang_getFile(P->tu, path) : NULL;
+        if (!f) {
+            snprintf(err, errlen, "%s:0: %s was not read with it", P->model->header, names[i]);
+            return -1;
+        }
+        P->bound[P->nbound++] = f;
+    }
+    return 0;
 }
 
 /* A header that parses but is not cuda.h must not produce empty bindings. */

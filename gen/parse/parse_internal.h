@@ -43,9 +43,10 @@ typedef struct {
     CXTranslationUnit tu;
     CXFile cuda_h, typedefs_h; /* typedefs_h NULL for a library */
     int library;               /* model_parse_api's library */
-    /* the interop headers and the shim (bound like cuda.h), and their
-     * *Typedefs.h (read for PFN versions like cudaTypedefs.h) */
-    CXFile bound[PX_MAX_INTEROP + 1], pfn_files[PX_MAX_INTEROP];
+    /* the interop headers and the shim, and a library's bind-header files
+     * (bound like cuda.h); the interop headers' *Typedefs.h (read for PFN
+     * versions like cudaTypedefs.h) */
+    CXFile bound[PX_MAX_INTEROP + 1 + MODEL_MAX_BIND_HEADERS], pfn_files[PX_MAX_INTEROP];
     size_t nbound, npfn_files;
     /* capacities of the model's growable arrays */
     size_t cap_functions, cap_enums, cap_records, cap_typedefs, cap_handles,
@@ -59,6 +60,7 @@ typedef struct {
     const char *cuda_text; size_t cuda_len;         /* owned by the TU */
     /* macros.c: macros whose value named what was not yet known; malloc'ed */
     CXCursor *pending_macros; size_t npending_macros, cap_pending_macros;
+    int macros_resolving; /* macro_resolve_pending has begun */
     /* macros.c: where cuda.h defines CUDA_VERSION (line 0: nowhere), and
      * whether that definition was an integer constant (model->cuda_version) */
     unsigned cuda_version_line;

@@ -754,11 +754,13 @@ static void api_value(tv *root, const cb_api *api)
     tv_set_str(root, "result_pyname", enum_pyname(api, api->result));
     tv_set_str(root, "success", api->success);
     tv_set_str(root, "error_class", api->error_class);
+    tv_set_str(root, "error_base", api->error_base ? api->error_base : "");
     tv_set_bool(root, "is_library", api->is_library);
     tv_set_bool(root, "is_driver", !api->is_library);
     tv_set_bool(root, "has_error_string", api->error_string != NULL);
     tv_set_str(root, "error_string", api->error_string ? api->error_string : "");
     tv_set_str(root, "library_env", api->env ? api->env : "");
+    tv_set_str(root, "library_bundled", api->bundled ? api->bundled : "");
     tv_set_bool(root, "str_results", api->str_results);
     tv_set_bool(root, "status_str", api->status_str);
     tv_set_bool(root, "buffers_not_none", api->buffers_not_none);

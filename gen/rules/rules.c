@@ -245,6 +245,9 @@ void rules_api(const cb_rules *r, cb_api *api)
         case CB_D_ERROR_CLASS:
             api->error_class = a0;
             break;
+        case CB_D_ERROR_BASE:
+            api->error_base = a0;
+            break;
         case CB_D_ERROR_STRING:
             api->error_string = a0;
             break;
@@ -256,9 +259,16 @@ void rules_api(const cb_rules *r, cb_api *api)
         case CB_D_LIBRARY_ENV:
             api->env = a0;
             break;
+        case CB_D_LIBRARY_BUNDLED:
+            api->bundled = a0;
+            break;
         case CB_D_LIBRARY_WHEEL:
             if (api->nwheels < CB_API_MAX_LIBS)
                 api->wheels[api->nwheels++] = a0;
+            break;
+        case CB_D_BIND_HEADER:
+            if (api->nbind_headers < CB_API_MAX_LIBS)
+                api->bind_headers[api->nbind_headers++] = a0;
             break;
         case CB_D_LIBRARY_TOOLKIT_DIR:
             if (api->ntoolkit_dirs < CB_API_MAX_LIBS)

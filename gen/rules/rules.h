@@ -103,13 +103,18 @@ typedef struct {
     const char *dropin, *raising;   /* module names; NULL for a face not made */
     const char *result, *success;   /* result enum and its success value */
     const char *error_class;        /* cubind.<error_class> */
+    const char *error_base;         /* error-base: NULL for RuntimeError */
     const char *error_string;       /* NULL when none */
     int is_library;                 /* a `library` rule: dlsym, no cudaTypedefs.h */
     const char *libs[CB_API_MAX_LIBS];
     size_t nlibs;
     const char *env;                /* NULL when none */
+    const char *bundled;            /* library-bundled: NULL when none */
     const char *wheels[CB_API_MAX_LIBS];
     size_t nwheels;
+    /* bind-header: headers bound as the header's own, NULL-terminated */
+    const char *bind_headers[CB_API_MAX_LIBS + 1];
+    size_t nbind_headers;
     const char *toolkit_dirs[CB_API_MAX_LIBS]; /* library-toolkit-dir */
     size_t ntoolkit_dirs;
     const char *name_prefix;        /* "" when none */

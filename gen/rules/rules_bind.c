@@ -864,6 +864,7 @@ static int rule_matches(const cb_facts *b, const cb_rule *rule)
     case CB_D_FIELD_COUNT_OUT:
         return field_count_matches(b, rule, 0);
     case CB_D_KERNEL_CODE: /* FUNCTION WHEN */
+    case CB_D_UNBOUND:     /* FUNCTION WHY... */
         return rules_function(m, a0) != NULL;
     case CB_D_RESULT:
         return model_enum(m, a0) != NULL;

@@ -4,7 +4,7 @@
  * version is newer than glibc 2.17 to their first versions, so that
  * _runtime built on a new glibc still loads on an old one.
  *
- * glibc 2.34 moved dlopen, dlsym, dlerror, dlinfo, pthread_once,
+ * glibc 2.34 moved dlopen, dlsym, dlerror, dlinfo, dladdr, pthread_once,
  * pthread_create and pthread_join (a test hook of rt_module.c) from
  * libdl and libpthread into libc and gave them a new default version
  * (GLIBC_2.34); a module linked against it needs glibc 2.34 at run time,
@@ -44,6 +44,7 @@ __asm__(".symver dlopen, dlopen@GLIBC_2.2.5");
 __asm__(".symver dlsym, dlsym@GLIBC_2.2.5");
 __asm__(".symver dlerror, dlerror@GLIBC_2.2.5");
 __asm__(".symver dlinfo, dlinfo@GLIBC_2.3.3");
+__asm__(".symver dladdr, dladdr@GLIBC_2.2.5");
 __asm__(".symver pthread_once, pthread_once@GLIBC_2.2.5");
 __asm__(".symver pthread_create, pthread_create@GLIBC_2.2.5");
 __asm__(".symver pthread_join, pthread_join@GLIBC_2.2.5");

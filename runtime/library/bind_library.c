@@ -94,6 +94,19 @@ static int search_dirs(const cbs_library *lib, const cubind_rt_api *rt, lib_text
     return dirs->oom ? -1 : 0;
 }
 
+/* The directory of the binary this file is linked into (the module:
+ * cubind/), as "dir/" in `out`; 0, or -1 when dladdr cannot say. */
+static int module_dir(lib_text *out)
+{
+    Dl_info info;
+    if (!dladdr((void *)module_dir, &info) || !info.dli_fname)
+        return -1;
+    const char *slash = strrchr(info.dli_fname, '/');
+    if (slash)
+        text_add(out, "%.*s", (int)(slash - info.dli_fname + 1), info.dli_fname);
+    return 0;
+}
+
 /* dlopen of `file`, noting the attempt in `tried`; the handle or NULL. */
 static void *try_open(const char *file, int flags, lib_text *tried, char **opened)
 {
@@ -122,6 +135,15 @@ static void *search(const cbs_library *lib, const lib_text *dirs, lib_text *trie
         return try_open(env, RTLD_NOW | RTLD_LOCAL, tried, opened);
     }
     void *h = NULL;
+    lib_text bundled = {0};
+    if (*lib->bundled && module_dir(&bundled) == 0) {
+        text_add(&bundled, "%s", lib->bundled);
+        if (bundled.oom)
+            tried->oom = 1;
+        else
+            h = try_open(bundled.s, RTLD_NOW | RTLD_LOCAL, tried, opened);
+    }
+    free(bundled.s);
     for (const char *const *f = lib->files; *f && !h && !tried->oom; f++)
         h = try_open(*f, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD, tried, opened);
     for (size_t at = 0; dirs->s && at < dirs->len && !h && !tried->oom;
@@ -276,11 +298,16 @@ static PyObject *error_str_method(PyObject *members, int status_str)
     return m;
 }
 
-/* cbs_library_error_class's class; status_str: str(e) is 'NAME (value)'. */
-static PyObject *library_error_class(PyObject *runtime, const char *name,
+/* cbs_library_error_class's class, a subclass of the runtime's class
+ * base_name (RuntimeError when ""); status_str: str(e) is 'NAME (value)'. */
+static PyObject *library_error_class(PyObject *runtime, const char *name, const char *base_name,
                                      const char *result_type, int status_str)
 {
     PyObject *base = PyObject_GetAttrString(runtime, "CUDAError");
+    PyObject *parent = NULL;
+    if (base)
+        parent = *base_name ? PyObject_GetAttrString(runtime, base_name)
+                            : Py_NewRef(PyExc_RuntimeError);
     PyObject *members = base ? PyObject_GetAttrString(base, "__dict__") : NULL;
     PyObject *init = members ? PyMapping_GetItemString(members, "__init__") : NULL;
     PyObject *str = init ? error_str_method(members, status_str) : NULL;
@@ -300,11 +327,12 @@ static PyObject *library_error_class(PyObject *runtime, const char *name,
                         : "'func: NAME (value): message'");
     PyObject *getter = dict ? PyCFunction_New(&error_status_def, NULL) : NULL;
     PyObject *status = getter ? PyObject_CallOneArg((PyObject *)&PyProperty_Type, getter) : NULL;
-    if (status && PyDict_SetItemString(dict, "__init__", init) == 0 &&
+    if (status && parent && PyDict_SetItemString(dict, "__init__", init) == 0 &&
         PyDict_SetItemString(dict, "__str__", str) == 0 &&
         PyDict_SetItemString(dict, "log", Py_None) == 0 &&
         PyDict_SetItemString(dict, "status", status) == 0)
-        type = PyErr_NewExceptionWithDoc(qualname, doc, PyExc_RuntimeError, dict);
+        type = PyErr_NewExceptionWithDoc(qualname, doc, parent, dict);
+    Py_XDECREF(parent);
     Py_XDECREF(status);
     Py_XDECREF(getter);
     Py_XDECREF(dict);
@@ -315,13 +343,14 @@ static PyObject *library_error_class(PyObject *runtime, const char *name,
     return type;
 }
 
-PyObject *cbs_library_error_class(PyObject *runtime, const char *name, const char *result_type)
+PyObject *cbs_library_error_class(PyObject *runtime, const char *name, const char *base,
+                                  const char *result_type)
 {
-    return library_error_class(runtime, name, result_type, 0);
+    return library_error_class(runtime, name, base, result_type, 0);
 }
 
-PyObject *cbs_library_error_class_status(PyObject *runtime, const char *name,
+PyObject *cbs_library_error_class_status(PyObject *runtime, const char *name, const char *base,
                                          const char *result_type)
 {
-    return library_error_class(runtime, name, result_type, 1);
+    return library_error_class(runtime, name, base, result_type, 1);
 }

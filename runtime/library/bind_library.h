@@ -9,6 +9,9 @@
  * file name of the rules in turn, at each place):
  *   1. the environment variable of the rules (CUBIND_LIBNVRTC=/path/...):
  *      when set and not empty, the only file tried;
+ *   1b. the copy the package ships beside the module (`library-bundled`:
+ *      cubind/_cudart.so, built from the toolkit's static library), when
+ *      the rules name one and it is there;
  *   2. a copy already loaded in the process (dlopen RTLD_NOLOAD);
  *   3. the directory of the loaded CUDA driver (when cubind loaded one);
  *   4. $CUDA_HOME and then $CUDA_PATH: lib64/, lib/, then the rules'
@@ -39,6 +42,7 @@ typedef struct cbs_library_loaded cbs_library_loaded;
 typedef struct {
     const char *name;                /* the API, for messages: "nvrtc" */
     const char *env;                 /* "" when none */
+    const char *bundled;             /* beside the module; "" when none */
     const char *const *files;        /* file names, NULL-terminated */
     const char *const *wheels;       /* under site-packages/nvidia, NULL-terminated */
     const char *const *toolkit_dirs; /* under $CUDA_HOME / $CUDA_PATH besides lib64/
@@ -59,13 +63,15 @@ PyObject *cbs_library_status(cbs_library *lib, const cubind_rt_api *rt);
 
 /* The exception class cubind.<name> of a library API: a RuntimeError with
  * cubind.CUDAError's constructor (result, name, message) and str(), and a
- * `log` attribute (None unless an error-log rule filled it). */
-PyObject *cbs_library_error_class(PyObject *runtime, const char *name, const char *result_type);
+ * `log` attribute (None unless an error-log rule filled it); a subclass of
+ * the runtime's class `base` (CUDAError) instead when base is not "". */
+PyObject *cbs_library_error_class(PyObject *runtime, const char *name, const char *base,
+                                  const char *result_type);
 
 /* The same class with str(e) 'NAME (value)' (a status-str rule), as
  * cuda.bindings' snake_case modules' errors print; `func`, `message` and
  * `log` stay attributes. */
-PyObject *cbs_library_error_class_status(PyObject *runtime, const char *name,
+PyObject *cbs_library_error_class_status(PyObject *runtime, const char *name, const char *base,
                                          const char *result_type);
 
 #endif

@@ -51,6 +51,23 @@ def test_consumer_calls_the_libraries():
     assert rc == 0 and size > 100
 
 
+def test_consumer_calls_the_runtime(tmp_path):
+    """cubind.runtime's table: the bundled runtime's release; with
+    CUBIND_LIBCUDART naming no file, the sentinel and DriverNotFoundError."""
+    p = py("import _cubind_library_consumer as c; print(c.runtime_version())")
+    assert p.returncode == 0, p.stderr
+    rc, version = eval(p.stdout)
+    assert rc == 0 and version >= 13000
+    missing = str(tmp_path / "libcudart.so.0")
+    p = py("import cubind, _cubind_library_consumer as c\n"
+           "try:\n"
+           "    c.runtime_version()\n"
+           "except cubind.DriverNotFoundError as e:\n"
+           "    print('raised', %r in str(e))\n" % missing, CUBIND_LIBCUDART=missing)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["raised", "True"]
+
+
 def test_entry_point_raises_when_the_library_is_missing(tmp_path):
     missing = str(tmp_path / "libnvrtc.so.0")
     p = py("import cubind, _cubind_library_consumer as c\n"

@@ -3,9 +3,9 @@
  * tests/consumer/library_consumer.c — TEST-ONLY: a tiny C extension built
  * from the generated consumer headers of the library APIs
  * (out/cubind_nvrtc_api.h, out/cubind_nvjitlink_api.h,
- * out/cubind_nvvm_api.h), calling cubind.nvrtc, cubind.nvjitlink and
- * cubind.nvvm through their capsule tables. Never
- * shipped. tests/abi/test_library_capi.py drives it.
+ * out/cubind_nvvm_api.h, out/cubind_runtime_api.h), calling cubind.nvrtc,
+ * cubind.nvjitlink, cubind.nvvm and cubind.runtime through their capsule
+ * tables. Never shipped. tests/abi/test_library_capi.py drives it.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -13,6 +13,7 @@
 #include "cubind_nvjitlink_api.h"
 #include "cubind_nvrtc_api.h"
 #include "cubind_nvvm_api.h"
+#include "cubind_runtime_api.h"
 
 /* (major, minor) of nvrtcVersion, or NULL with the entry point's exception. */
 static PyObject *nvrtc_version(PyObject *self, PyObject *unused)
@@ -83,7 +84,21 @@ static PyObject *nvvm_ir_version(PyObject *self, PyObject *unused)
     return Py_BuildValue("(iiiii)", (int)rc, v[0], v[1], v[2], v[3]);
 }
 
+/* cudaRuntimeGetVersion through cubind.runtime's table (the runtime's own
+ * release: no driver needed), or NULL with the entry point's exception. */
+static PyObject *runtime_version(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    int version = 0;
+    cudaError_t rc = cubind_cudaRuntimeGetVersion(&version);
+    if (rc == CUBIND_RUNTIME_CAPI_SENTINEL && PyErr_Occurred())
+        return NULL;
+    return Py_BuildValue("(ii)", (int)rc, version);
+}
+
 static PyMethodDef methods[] = {
+    {"runtime_version", runtime_version, METH_NOARGS, NULL},
     {"nvrtc_version", nvrtc_version, METH_NOARGS, NULL},
     {"ptx_size", ptx_size, METH_O, NULL},
     {"error_string", error_string, METH_O, NULL},
@@ -95,7 +110,8 @@ static PyMethodDef methods[] = {
 static int exec_module(PyObject *m)
 {
     (void)m;
-    return cubind_nvrtc_import() < 0 || cubind_nvjitlink_import() < 0 || cubind_nvvm_import() < 0
+    return cubind_nvrtc_import() < 0 || cubind_nvjitlink_import() < 0 ||
+                   cubind_nvvm_import() < 0 || cubind_runtime_import() < 0
                ? -1
                : 0;
 }

@@ -107,6 +107,12 @@ def build_ext(cfg, outdir, objdir):
         deps.add("python/cubind/" + py.name)
     shutil.copy(BUILD / "python" / "cubind" / "_version.py", outdir / "_version.py")
     deps.add("build/python/cubind/_version.py")
+    # the libraries every interpreter's modules share (the bundled CUDA
+    # runtime, packaging/cudart_bundle.py), as built: never instrumented
+    for outs, rule, _, _ in edges:
+        if rule == "cudart_bundle":
+            shutil.copy(ROOT / outs[0], outdir / pathlib.Path(outs[0]).name)
+            deps.add(outs[0])
     return deps
 
 

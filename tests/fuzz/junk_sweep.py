@@ -24,6 +24,9 @@ hypothesis). The groups (--modules, table GROUPS below):
   on the real libnvrtc, libnvJitLink and libnvvm; run by tests/python/test_library_junk.py, so
   on every interpreter tests/python runs on, ASan's included. A fixed junk
   list given in every combination (EveryCombination).
+- runtime: cubind.runtime and cubind.cudart on the bundled CUDA runtime
+  with no driver installed (the runtime answers for want of one); run by
+  tests/python/test_runtime.py, with the libraries' junk.
 
 Every outcome must be a return or one of the group's allowed exceptions
 (MemoryError only for a big int or a long sequence). Before each call the
@@ -85,6 +88,19 @@ def libraries_usable():
     return "nvrtcVersion version ir_version"
 
 
+def runtime_usable():
+    """As driver_usable, for cubind.runtime and cubind.cudart on a machine
+    without a driver (the only place the group runs): the runtime's own
+    release, and the runtime's answer for want of a driver."""
+    import cubind.cudart as cudart
+    import cubind.runtime as runtime
+    assert cudart.cudaRuntimeGetVersion() >= 13000
+    err, count = runtime.cudaGetDeviceCount()
+    assert err in (runtime.cudaError_t.cudaErrorInsufficientDriver,
+                   runtime.cudaError_t.cudaErrorNoDevice) and count is None, (err, count)
+    return "cudaRuntimeGetVersion cudaGetDeviceCount"
+
+
 # modules: swept in this order. allowed: what a call may raise besides
 # returning, as names (builtins, or module.name: a tuple there counts
 # member by member), imported when the group runs. junk: BY_KIND, or a list
@@ -103,6 +119,14 @@ GROUPS = {
                        junk=[None, "junk", b"junk", float("nan"), object(), [], [None], (b"a",),
                              bytearray(4), "a\0b"],
                        usable=libraries_usable),
+    # The CUDA runtime without a driver (tests/python/test_runtime.py): the
+    # same junk, no ints (a raw address the runtime would dereference).
+    "runtime": Group(modules=("cubind.runtime", "cubind.cudart"),
+                     allowed=("TypeError", "ValueError", "OverflowError",
+                              "cubind.CUDARuntimeError"),
+                     junk=[None, "junk", b"junk", 1.5, object(), [], [None], (b"a",),
+                           bytearray(4), "a\0b"],
+                     usable=runtime_usable),
 }
 
 

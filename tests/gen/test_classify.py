@@ -130,7 +130,15 @@ def test_classify_a_library_header(run_cubind, cuda_include, rules, header):
     p = run_cubind("classify", "--header", header_path(cuda_include, header), "--rules", rules)
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
-    assert d["header"] == header and d["nfunctions"] == d["nsupported"] > 0
+    assert d["header"] == header and d["nsupported"] > 0
+    # what is not bound is exactly what out/<api>_unsupported.txt lists
+    api = os.path.basename(rules)[:-len(".rules")]
+    listed = os.path.join(os.path.dirname(os.path.dirname(rules)), "out", api + "_unsupported.txt")
+    with open(listed) as f:
+        names = [line.split(":")[0] for line in f if line.strip() and not line.startswith("#")]
+    assert d["nfunctions"] - d["nsupported"] == len(names)
+    unbound = {fn["name"] for fn in d["functions"] if not fn["supported"]}
+    assert unbound == set(names)
 
 
 def test_classify_usage(run_cubind, cuda_h):

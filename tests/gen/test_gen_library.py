@@ -1,15 +1,18 @@
 # SPDX-License-Identifier: Apache-2.0
 """The generator on a library's header with its rules file (gen/nvrtc.rules,
+gen/runtime.rules,
 gen/nvjitlink.rules): what the API rules decide in the output, and the
 errors of a rules file that does not fit its header (file:line, nothing
 written)."""
 import os
+import pathlib
 import re
 
 import pytest
 from conftest import header_path
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO_OUT = pathlib.Path(REPO) / "out"
 
 
 def generate(run_cubind, cuda_include, rules, header, out):
@@ -20,7 +23,10 @@ def generate(run_cubind, cuda_include, rules, header, out):
 
 def test_every_library_function_is_bound(run_cubind, cuda_include, library_rules, tmp_path):
     apis = dict((os.path.basename(r)[:-len(".rules")], (r, h)) for r, h in library_rules)
-    assert set(apis) == {"nvrtc", "nvjitlink", "nvvm"}
+    assert set(apis) == {"nvrtc", "nvjitlink", "nvvm", "runtime"}
+    # the functions of the runtime that its rules leave unbound, by name
+    # (out/runtime_unsupported.txt gives the reasons; docs/compatibility.md)
+    left = {"nvrtc": 0, "nvjitlink": 0, "nvvm": 0, "runtime": 8}
     for api, (rules, header) in apis.items():
         p = generate(run_cubind, cuda_include, rules, header, tmp_path / api)
         assert p.returncode == 0, p.stderr
@@ -28,10 +34,10 @@ def test_every_library_function_is_bound(run_cubind, cuda_include, library_rules
         with open(tmp_path / api / ("%s_unsupported.txt" % api)) as f:
             report = f.read()
         bound, total = re.search(r"# supported: (\d+) of (\d+)", report).groups()
-        assert bound == total and int(total) > 10, report
+        assert int(total) - int(bound) == left[api] and int(total) > 10, report
         # and a typing stub per face: nvrtc.pyi and rtc.pyi, nvjitlink.pyi
         stubs = {"nvrtc": ["nvrtc.pyi", "rtc.pyi"], "nvjitlink": ["nvjitlink.pyi"],
-                 "nvvm": ["nvvm.pyi"]}[api]
+                 "nvvm": ["nvvm.pyi"], "runtime": ["runtime.pyi", "cudart.pyi"]}[api]
         assert sorted(os.listdir(tmp_path / api)) == sorted(
             ["%s.c" % api, "%s_unsupported.txt" % api, "cubind_%s_api.h" % api] + stubs)
     with open(tmp_path / "nvjitlink" / "nvjitlink.c") as f:
@@ -156,3 +162,56 @@ def test_kernel_code_rules_are_the_drivers_only(run_cubind, cuda_include, tmp_pa
         assert "cbs_code_" not in f.read()
     with open(os.path.join(REPO, "out", "driver.c")) as f:
         assert "cbs_code_after_cuModuleLoadData(" in f.read()
+
+
+def test_bind_headers_give_the_runtime_its_types(run_cubind, cuda_include, tmp_path):
+    """cuda_runtime_api.h takes cudaError_t and its structs from
+    driver_types.h (bind-header): without that rule the result enum is not
+    the header's own, and the module is refused; with it the types are
+    bound and the generated C includes their headers."""
+    rules = rules_with(tmp_path, "runtime", "bind-header driver_types.h\n", "")
+    p = generate(run_cubind, cuda_include, rules, "cuda_runtime_api.h", tmp_path / "without")
+    assert p.returncode == 2 and "no enum cudaError_t" in p.stderr, p.stderr
+    out = tmp_path / "with"
+    p = generate(run_cubind, cuda_include, os.path.join(REPO, "gen", "runtime.rules"),
+                 "cuda_runtime_api.h", out)
+    assert p.returncode == 0, p.stderr
+    c = (out / "runtime.c").read_text()
+    for h in ("driver_types.h", "device_types.h", "vector_types.h", "library_types.h"):
+        assert "#include <%s>\n" % h in c
+    assert '{"cudaDeviceProp", ' in c and '"cubind.runtime.cudaDataType",' in c
+
+
+def test_a_bind_header_that_is_not_there_is_refused(run_cubind, cuda_include, tmp_path):
+    rules = rules_with(tmp_path, "runtime", "bind-header vector_types.h",
+                       "bind-header no_such_types.h")
+    out = tmp_path / "out"
+    p = generate(run_cubind, cuda_include, rules, "cuda_runtime_api.h", out)
+    assert p.returncode == 1
+    assert "cuda_runtime_api.h:0: no_such_types.h is not a header beside it" in p.stderr
+    assert not os.listdir(out)
+
+
+def test_unbound_lists_the_function_with_its_reason(run_cubind, cuda_include, tmp_path):
+    rules = rules_with(tmp_path, "runtime", "unbound cudaGetExportTable",
+                       "unbound cudaGetDeviceCount not wanted here\nunbound cudaGetExportTable")
+    out = tmp_path / "out"
+    p = generate(run_cubind, cuda_include, rules, "cuda_runtime_api.h", out)
+    assert p.returncode == 0, p.stderr
+    report = (out / "runtime_unsupported.txt").read_text()
+    assert "\ncudaGetDeviceCount: not wanted here\n" in report
+    assert "impl_cudaGetDeviceCount(" not in (out / "runtime.c").read_text()
+    assert "impl_cudaGetDeviceCount(" in (REPO_OUT / "runtime.c").read_text()
+
+
+def test_runtime_api_rules_in_the_module(run_cubind, cuda_include):
+    """library-bundled, error-base and the error-string kin (cudaGetErrorName
+    returns its string) as out/runtime.c spells them."""
+    c = (REPO_OUT / "runtime.c").read_text()
+    assert 'static cbs_library library = { "runtime", "CUBIND_LIBCUDART", "_cudart.so", ' in c
+    assert 'cbs_library_error_class(st->runtime, "CUDARuntimeError", "CUDAError", ' in c
+    nv = (REPO_OUT / "nvrtc.c").read_text()
+    assert 'static cbs_library library = { "nvrtc", "CUBIND_LIBNVRTC", "", ' in nv
+    assert 'cbs_library_error_class(st->runtime, "NVRTCError", "", ' in nv
+    stub = (REPO_OUT / "runtime.pyi").read_text()
+    assert "def cudaGetErrorName(error: cudaError_t | int) -> tuple[cudaError_t, bytes | None]" in stub

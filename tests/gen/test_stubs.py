@@ -132,7 +132,8 @@ def mypy(tmp_path, source):
 FACES = {"driver.c": {"driver_methods": "driver.pyi", "cu_methods": "cu.pyi"},
          "nvrtc.c": {"driver_methods": "nvrtc.pyi", "cu_methods": "rtc.pyi"},
          "nvjitlink.c": {"cu_methods": "nvjitlink.pyi"},
-         "nvvm.c": {"cu_methods": "nvvm.pyi"}}
+         "nvvm.c": {"cu_methods": "nvvm.pyi"},
+         "runtime.c": {"driver_methods": "runtime.pyi", "cu_methods": "cudart.pyi"}}
 
 
 def method_names(source, table):

@@ -103,6 +103,17 @@ def ctx(drv):
     return pctx
 
 
+def compare_report(*args):
+    """tools/compare_reference.py --json ARGS against the built package, in
+    a child without the fake driver: its report."""
+    env = dict(os.environ, PYTHONPATH=str(BUILD / "python"))
+    env.pop("CUBIND_LIBCUDA", None)
+    p = subprocess.run([sys.executable, str(ROOT / "tools" / "compare_reference.py"), "--json",
+                        *args], capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
 def run_python(code, **env):
     """Runs code in a fresh interpreter (the driver loads once per process)."""
     return run_python_args(code, **env)

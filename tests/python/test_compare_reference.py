@@ -3,14 +3,11 @@
 function match rate stays at least 98%, and every difference it finds is
 named in docs/compatibility.md."""
 import json
-import os
 import re
-import subprocess
-import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, compare_report
 
 REFERENCE = ROOT / "tests" / "data" / "cuda_bindings_driver_13.3.1.json"
 DOC = ROOT / "docs" / "compatibility.md"
@@ -18,12 +15,7 @@ DOC = ROOT / "docs" / "compatibility.md"
 
 @pytest.fixture(scope="module")
 def report():
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "build" / "python"))
-    p = subprocess.run([sys.executable, str(ROOT / "tools" / "compare_reference.py"), "--json",
-                        "--reference", str(REFERENCE)],
-                       capture_output=True, text=True, env=env, timeout=300)
-    assert p.returncode == 0, p.stderr
-    return json.loads(p.stdout)
+    return compare_report("--reference", str(REFERENCE))
 
 
 @pytest.fixture(scope="module")

@@ -39,9 +39,10 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"
 PACKAGE = BUILD / "python" / "cubind"
 # The extensions a wheel holds: mkwheel's own list (driver, _runtime, and
-# the library APIs' nvrtc, nvjitlink, nvvm).
+# the library APIs' nvrtc, nvjitlink, nvvm, runtime), and the libraries
+# every interpreter's modules share (the bundled CUDA runtime, when built).
 sys.path.insert(0, str(ROOT / "packaging"))
-from mkwheel import MODULES, project_metadata  # noqa: E402
+from mkwheel import BUNDLED, MODULES, project_metadata  # noqa: E402
 sys.path.pop(0)
 FAKE = BUILD / "fakecuda" / "libcuda.so.1"
 
@@ -189,6 +190,7 @@ def test_contents_are_the_package_and_nothing_else(python, wheel):
     with zipfile.ZipFile(ROOT / wheel) as zf:
         names = [n for n in zf.namelist() if n.startswith("cubind/")]
     expected = {"cubind/" + m + suffix for m in MODULES}
+    expected |= {"cubind/" + b for b in BUNDLED if (PACKAGE / b).exists()}
     for p in PACKAGE.glob("*.py"):
         expected.add("cubind/" + p.name)
     for p in PACKAGE.glob("*.pyi"):
@@ -200,7 +202,7 @@ def test_contents_are_the_package_and_nothing_else(python, wheel):
     assert set(names) == expected
     assert "cubind/__init__.py" in names
     # a typing stub for every face of every module (out/*.pyi: driver, cu,
-    # nvrtc, rtc, nvjitlink, nvvm), as generated
+    # nvrtc, rtc, nvjitlink, nvvm, runtime, cudart), as generated
     for stub in (ROOT / config("gen_out")).glob("*.pyi"):
         assert "cubind/" + stub.name in names
         assert zipfile.ZipFile(ROOT / wheel).read("cubind/" + stub.name) == stub.read_bytes()

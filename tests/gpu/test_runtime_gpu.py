@@ -1,0 +1,194 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The CUDA runtime API on a real GPU: cubind.runtime (CUBIND_GPU_IMPL=cubind,
+the default) or cuda.bindings.runtime (CUBIND_GPU_IMPL=cuda.bindings, the
+drop-in evidence: the same tests pass on both). Devices, memory and a
+round trip through it, streams and events, device properties compared
+with cuda.bindings.runtime's answers, cubind.cudart raising, and which
+library cubind.runtime loaded (its own static copy). Never run in CI:
+`scripts/gpu-run tests` runs every file of tests/gpu on both."""
+import importlib
+
+import pytest
+
+from gpu_common import IMPL
+
+CUBIND = IMPL in ("cubind", "cubind.cu")
+rt = importlib.import_module("cubind.runtime" if CUBIND else "cuda.bindings.runtime")
+E = rt.cudaError_t
+K = rt.cudaMemcpyKind
+
+
+def ok(result):
+    assert result[0] == E.cudaSuccess, result
+    outs = result[1:]
+    return outs[0] if len(outs) == 1 else (outs or None)
+
+
+def reference():
+    """cuda.bindings.runtime, when installed beside cubind (the GPU machine
+    has it), else None."""
+    try:
+        return importlib.import_module("cuda.bindings.runtime")
+    except ImportError:
+        return None
+
+
+def test_versions_and_devices():
+    assert ok(rt.cudaRuntimeGetVersion()) >= 13000
+    assert ok(rt.cudaDriverGetVersion()) >= 13000
+    count = ok(rt.cudaGetDeviceCount())
+    assert count >= 1
+    ok(rt.cudaSetDevice(0))
+    assert ok(rt.cudaGetDevice()) == 0
+    ref = reference()
+    if ref is not None:
+        assert ref.cudaGetDeviceCount()[1] == count
+
+
+def test_malloc_memcpy_round_trip():
+    ok(rt.cudaSetDevice(0))
+    n = 1 << 16
+    src = bytes(range(256)) * (n // 256)
+    dptr = ok(rt.cudaMalloc(n))
+    assert int(dptr) != 0
+    try:
+        ok(rt.cudaMemset(dptr, 0, n))
+        ok(rt.cudaMemcpy(dptr, src, n, K.cudaMemcpyHostToDevice))
+        back = bytearray(n)
+        ok(rt.cudaMemcpy(back, dptr, n, K.cudaMemcpyDeviceToHost))
+        assert bytes(back) == src
+        # device to device, then the default kind (unified addressing)
+        dptr2 = ok(rt.cudaMalloc(n))
+        ok(rt.cudaMemcpy(dptr2, dptr, n, K.cudaMemcpyDeviceToDevice))
+        again = bytearray(n)
+        ok(rt.cudaMemcpy(again, dptr2, n, K.cudaMemcpyDefault))
+        assert bytes(again) == src
+        ok(rt.cudaFree(dptr2))
+        free, total = ok(rt.cudaMemGetInfo())
+        assert 0 < free <= total
+        attrs = ok(rt.cudaPointerGetAttributes(dptr))
+        assert attrs.type == rt.cudaMemoryType.cudaMemoryTypeDevice and attrs.device == 0
+    finally:
+        ok(rt.cudaFree(dptr))
+
+
+def test_pinned_host_memory():
+    n = 4096
+    hptr = ok(rt.cudaMallocHost(n))
+    assert int(hptr) != 0
+    dptr = ok(rt.cudaMalloc(n))
+    try:
+        ok(rt.cudaMemset(dptr, 0x5A, n))
+        ok(rt.cudaMemcpy(hptr, dptr, n, K.cudaMemcpyDeviceToHost))
+        import ctypes
+        assert ctypes.string_at(int(hptr), n) == b"\x5a" * n
+    finally:
+        ok(rt.cudaFree(dptr))
+        ok(rt.cudaFreeHost(hptr))
+
+
+def test_streams_and_events():
+    ok(rt.cudaSetDevice(0))
+    stream = ok(rt.cudaStreamCreateWithFlags(rt.cudaStreamNonBlocking))
+    start = ok(rt.cudaEventCreate())
+    stop = ok(rt.cudaEventCreate())
+    n = 1 << 20
+    dptr = ok(rt.cudaMalloc(n))
+    host = bytearray(n)
+    try:
+        ok(rt.cudaEventRecord(start, stream))
+        ok(rt.cudaMemsetAsync(dptr, 7, n, stream))
+        ok(rt.cudaMemcpyAsync(host, dptr, n, K.cudaMemcpyDeviceToHost, stream))
+        ok(rt.cudaEventRecord(stop, stream))
+        ok(rt.cudaStreamSynchronize(stream))
+        assert rt.cudaStreamQuery(stream)[0] == E.cudaSuccess
+        assert rt.cudaEventQuery(stop)[0] == E.cudaSuccess
+        ms = ok(rt.cudaEventElapsedTime(start, stop))
+        assert ms >= 0.0
+        assert bytes(host) == b"\x07" * n
+        assert ok(rt.cudaStreamGetFlags(stream)) == rt.cudaStreamNonBlocking
+    finally:
+        ok(rt.cudaFree(dptr))
+        ok(rt.cudaEventDestroy(start))
+        ok(rt.cudaEventDestroy(stop))
+        ok(rt.cudaStreamDestroy(stream))
+
+
+PROPS = ("name", "totalGlobalMem", "sharedMemPerBlock", "regsPerBlock", "warpSize",
+         "maxThreadsPerBlock", "maxThreadsDim", "maxGridSize", "major", "minor",
+         "multiProcessorCount", "l2CacheSize", "pciBusID", "pciDeviceID", "uuid")
+
+
+def test_device_properties_match_cuda_bindings():
+    prop = ok(rt.cudaGetDeviceProperties(0))
+    assert prop.major >= 9 and prop.multiProcessorCount > 0 and prop.totalGlobalMem > 0
+    assert prop.name.rstrip(b"\0")
+    sm = ok(rt.cudaDeviceGetAttribute(rt.cudaDeviceAttr.cudaDevAttrMultiProcessorCount, 0))
+    assert sm == prop.multiProcessorCount
+    ref = reference()
+    if ref is None or not CUBIND:
+        return
+    theirs = ref.cudaGetDeviceProperties(0)
+    assert theirs[0] == 0, theirs
+    for field in PROPS:
+        ours, want = getattr(prop, field), getattr(theirs[1], field)
+        if field == "uuid":
+            ours, want = bytes(ours.bytes), bytes(want.bytes)
+        elif isinstance(want, (list, tuple)):
+            ours, want = list(ours), list(want)
+        elif isinstance(want, (bytes, str)):
+            ours = bytes(ours).rstrip(b"\0") if isinstance(ours, (bytes, bytearray)) else ours
+            want = want.encode() if isinstance(want, str) else bytes(want).rstrip(b"\0")
+        assert ours == want, field
+
+
+def test_errors_in_both_faces():
+    err, _ = rt.cudaMalloc(1 << 62)
+    assert err == E.cudaErrorMemoryAllocation
+    assert rt.cudaGetLastError()[0] in (E.cudaErrorMemoryAllocation, E.cudaSuccess)
+    assert rt.cudaGetLastError()[0] == E.cudaSuccess
+    assert rt.cudaSetDevice(1 << 20)[0] == E.cudaErrorInvalidDevice
+    if not CUBIND:
+        return
+    import cubind
+    import cubind.cudart as cudart
+
+    with pytest.raises(cubind.CUDARuntimeError) as info:
+        cudart.cudaSetDevice(1 << 20)
+    assert info.value.result is E.cudaErrorInvalidDevice
+    assert isinstance(info.value, cubind.CUDAError)
+    rt.cudaGetLastError()
+    assert cudart.cudaGetDeviceCount() >= 1
+
+
+@pytest.mark.skipif(not CUBIND, reason="cubind's loader")
+def test_cubind_loads_its_own_runtime():
+    loaded, path = rt._library_status()
+    assert loaded and path.endswith("cubind/_cudart.so"), path
+
+
+@pytest.mark.skipif(not CUBIND, reason="cubind.driver with cubind.runtime")
+def test_driver_and_runtime_share_streams_and_memory():
+    """A stream made by cubind.driver used by cubind.runtime and the
+    reverse, in the device's primary context both APIs share."""
+    import cubind.driver as d
+
+    assert d.cuInit(0)[0] == 0
+    ok(rt.cudaSetDevice(0))
+    ok(rt.cudaFree(0))  # the primary context, current on this thread
+    err, dstream = d.cuStreamCreate(0)
+    assert err == 0
+    rstream = ok(rt.cudaStreamCreate())
+    n = 4096
+    dptr = ok(rt.cudaMalloc(n))
+    host = bytearray(n)
+    try:
+        ok(rt.cudaMemsetAsync(dptr, 9, n, dstream))
+        ok(rt.cudaStreamSynchronize(dstream))
+        assert d.cuMemcpyDtoHAsync(host, int(dptr), n, rstream)[0] == 0
+        assert d.cuStreamSynchronize(rstream)[0] == 0
+        assert bytes(host) == b"\x09" * n
+    finally:
+        ok(rt.cudaFree(dptr))
+        ok(rt.cudaStreamDestroy(rstream))
+        assert d.cuStreamDestroy(dstream)[0] == 0
