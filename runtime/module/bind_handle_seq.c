@@ -95,8 +95,8 @@ static PyObject *seq_repr(PyObject *self)
     Py_ssize_t shown = q->n < CBS_HANDLE_SEQ_REPR_ITEMS ? q->n : CBS_HANDLE_SEQ_REPR_ITEMS;
     for (Py_ssize_t i = 0; parts && i < shown; i++) {
         PyObject *h = seq_item(self, i);
-        if (!h && PyErr_ExceptionMatches(PyExc_ValueError)) {
-            PyErr_Clear(); /* NULL: say what it is, not its items */
+        if (h && cbs_struct_pointer_is_null(q->owner, q->field)) {
+            Py_DECREF(h); /* NULL: say what it is, not its NULL items */
             Py_DECREF(parts);
             return PyUnicode_FromFormat("<%s.%s: %zd %s, not filled yet (NULL)>",
                                         cbs_short_name(Py_TYPE(q->owner)), q->field->name,
@@ -129,7 +129,7 @@ static PyObject *seq_repr(PyObject *self)
 
 /* == and != with a list or tuple of the same length: item by item (the
  * lengths first, so a different length builds nothing). Unfilled (NULL)
- * items equal nothing. */
+ * items are NULL handles. */
 static PyObject *seq_richcompare(PyObject *self, PyObject *other, int op)
 {
     handle_seq *q = (handle_seq *)self;
@@ -142,13 +142,8 @@ static PyObject *seq_richcompare(PyObject *self, PyObject *other, int op)
     for (Py_ssize_t i = 0; eq == 1 && i < q->n; i++) {
         PyObject *h = seq_item(self, i);
         if (!h) {
-            if (!PyErr_ExceptionMatches(PyExc_ValueError)) {
-                Py_DECREF(fast);
-                return NULL;
-            }
-            PyErr_Clear();
-            eq = 0;
-            break;
+            Py_DECREF(fast);
+            return NULL;
         }
         eq = PyObject_RichCompareBool(h, PyTuple_GET_ITEM(fast, i), Py_EQ);
         Py_DECREF(h);

@@ -66,8 +66,9 @@
  * reading it gives a lazy read-only sequence (bind_handle_seq.h) as long
  * as its count field says when read, as cuda.bindings' list is; each item
  * is the handle read from where the field points when it is accessed, and
- * a ValueError while the field is NULL (reading the field builds nothing:
- * no loop over a count that describes no memory). Like C, reading trusts
+ * the NULL handle while the field is NULL, as cuda.bindings reads it
+ * (reading the field builds nothing: no loop over a count that describes
+ * no memory). Like C, reading trusts
  * a non-NULL address: a garbage address the caller wrote there is the
  * caller's fault.
  * Pointer fields set from Python objects keep those objects alive (a
@@ -230,10 +231,13 @@ typedef struct {
 } cbs_struct;
 
 /* Handle i of CBS_F_HANDLE_OUT field f of struct instance s, of class t,
- * read from the array the field points at now: ValueError naming the
- * field while it is NULL (never dereferenced). bind_handle_seq.c's items. */
+ * read from the array the field points at now; while the field is NULL
+ * (never dereferenced) the NULL handle, as cuda.bindings reads it.
+ * bind_handle_seq.c's items. */
 PyObject *cbs_struct_driver_handle(PyObject *s, const cbs_field_def *f, PyTypeObject *t,
                                    Py_ssize_t i);
+/* 1 when pointer field f of struct instance s is NULL now. */
+int cbs_struct_pointer_is_null(PyObject *s, const cbs_field_def *f);
 
 /* The getset functions of every field (closure: const cbs_field_def *). */
 PyObject *cbs_struct_get(PyObject *self, void *closure);

@@ -129,13 +129,12 @@ def test_phgraph_out_is_sized_by_size_and_filled_by_the_driver(drv, ctx):
     assert params.conditional.phGraph_out == [] and len(params.conditional.phGraph_out) == 0
     params.conditional.size = 2
     early = params.conditional.phGraph_out
-    # NULL: `size` long (as cuda.bindings), no item readable yet
+    # NULL: `size` long and each item the NULL handle, as cuda.bindings
+    # reads it (upstream's test_conditional: int(item) == 0 before the call)
     assert len(early) == 2
     for i in (0, 1, -1):
-        with pytest.raises(ValueError, match=r"phGraph_out\[\d\]: .*NULL.*cuGraphAddNode"):
-            early[i]
-    with pytest.raises(ValueError, match="phGraph_out"):
-        list(early)
+        assert isinstance(early[i], drv.CUgraph) and int(early[i]) == 0
+    assert [int(g) for g in early] == [0, 0]
     with pytest.raises(IndexError, match="phGraph_out"):
         early[2]
     assert early != [None, None] and "not filled yet (NULL)" in repr(early)
@@ -229,12 +228,7 @@ import cubind.driver as d
 def check(seq, size, where):
     assert len(seq) == size, where
     for i in (0, size - 1, -1):
-        try:
-            seq[i]
-        except ValueError as e:
-            assert "NULL" in str(e), str(e)
-        else:
-            raise AssertionError(where)
+        assert int(seq[i]) == 0, where  # the NULL handle, nothing dereferenced
     assert seq != [], where
 for record, field, count in %r:
     for size in (2**31, 2**32 - 1, 1):
