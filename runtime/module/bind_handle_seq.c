@@ -85,23 +85,20 @@ static PyObject *seq_subscript(PyObject *self, PyObject *key)
 }
 
 /* Like a list's, the first CBS_HANDLE_SEQ_REPR_ITEMS items only; while
- * the pointer is NULL (no item readable) it says so instead. */
+ * the pointer is NULL (its items only NULL handles) it says so instead. */
 static PyObject *seq_repr(PyObject *self)
 {
     handle_seq *q = (handle_seq *)self;
     if (q->n == 0)
         return PyUnicode_FromString("[]");
+    if (cbs_struct_pointer_is_null(q->owner, q->field))
+        return PyUnicode_FromFormat("<%s.%s: %zd %s, not filled yet (NULL)>",
+                                    cbs_short_name(Py_TYPE(q->owner)), q->field->name, q->n,
+                                    cbs_short_name(q->item));
     PyObject *parts = PyList_New(0);
     Py_ssize_t shown = q->n < CBS_HANDLE_SEQ_REPR_ITEMS ? q->n : CBS_HANDLE_SEQ_REPR_ITEMS;
     for (Py_ssize_t i = 0; parts && i < shown; i++) {
         PyObject *h = seq_item(self, i);
-        if (h && cbs_struct_pointer_is_null(q->owner, q->field)) {
-            Py_DECREF(h); /* NULL: say what it is, not its NULL items */
-            Py_DECREF(parts);
-            return PyUnicode_FromFormat("<%s.%s: %zd %s, not filled yet (NULL)>",
-                                        cbs_short_name(Py_TYPE(q->owner)), q->field->name,
-                                        q->n, cbs_short_name(q->item));
-        }
         PyObject *r = h ? PyObject_Repr(h) : NULL;
         Py_XDECREF(h);
         if (!r || PyList_Append(parts, r) < 0)
