@@ -377,11 +377,25 @@ def run(args):
     if args.machine:
         with open(args.machine) as f:
             records += [json.loads(line) for line in f if line.strip()]
-    for k in range(args.processes):
+    if run_processes(os.path.abspath(__file__), cfg, args.processes, records, args.out,
+                     args.child_timeout, base) != 0:
+        return 1
+    sys.stdout.write(render(records))
+    return 0
+
+
+def run_processes(script, cfg, processes, records, out, child_timeout, base=None):
+    """Runs `script child CFG` in `processes` fresh processes, one after
+    the other, appending each one's JSON lines (tagged with its process
+    number and side) to `records` and rewriting `out` after each; 0, or 1
+    when a process of an A/B ran the other side's build (the run stops
+    there, its records kept). bench/runtime_bench.py runs its own child
+    through this too."""
+    for k in range(processes):
         side = process_side(k, base)
         t0 = time.time()
-        r = subprocess.run([sys.executable, os.path.abspath(__file__), "child", json.dumps(cfg)],
-                           capture_output=True, text=True, timeout=args.child_timeout,
+        r = subprocess.run([sys.executable, script, "child", json.dumps(cfg)],
+                           capture_output=True, text=True, timeout=child_timeout,
                            env=child_env(side, base))
         mine = []
         for line in r.stdout.splitlines():
@@ -391,17 +405,16 @@ def run(args):
                 continue
             mine.append(dict(rec, process=k, side=side))
         records += mine
-        write_records(args.out, records)
-        sys.stderr.write("paired.py: process %d (%s): exit %d, %.1f s\n%s" %
-                         (k, side, r.returncode, time.time() - t0,
+        write_records(out, records)
+        sys.stderr.write("%s: process %d (%s): exit %d, %.1f s\n%s" %
+                         (os.path.basename(script), k, side, r.returncode, time.time() - t0,
                           r.stderr[-2000:] if r.returncode else ""))
         # A process that ran the other side's build would make the A/B
         # compare a build with itself: stop there, keeping the log.
         why = origin_error(k, side, mine, base) if base else None
         if why:
-            sys.stderr.write("paired.py: %s; stopped (records so far in %s)\n" % (why, args.out))
+            sys.stderr.write("paired.py: %s; stopped (records so far in %s)\n" % (why, out))
             return 1
-    sys.stdout.write(render(records))
     return 0
 
 

@@ -34,7 +34,11 @@
 # paired.md under $OUT), BENCH_BASE (paired only: DIR, a checkout of an
 # older commit relative to the repository root; its bindings are built the
 # same way, log in build/bench/base-build.log, and every other paired
-# process runs them, for an A/B of the two builds in one run).
+# process runs them, for an A/B of the two builds in one run),
+# BENCH_RUNTIME (K: instead of everything else, bench/runtime_bench.py in K
+# processes: the runtime API's calls in C, cubind.runtime, cubind.cudart and
+# cuda.bindings.runtime, and each module's import; writes runtime.jsonl and
+# runtime.md under $OUT).
 set -u
 . "$(dirname "$0")/common.sh"
 
@@ -54,7 +58,7 @@ exec > >(tee "$OUT/log.txt") 2>&1
 tee_pid=$!
 
 command_line="scripts/gpu-run bench"
-for v in BENCH_N BENCH_N_LAUNCH BENCH_REPS BENCH_ROUNDS BENCH_PAIRED BENCH_BASE BENCH_LAUNCH_TIMING BENCH_CASES BENCH_CUBIND_FORM BENCH_THREAD_CALLS BENCH_THREAD_LAUNCHES PYTHON; do
+for v in BENCH_N BENCH_N_LAUNCH BENCH_REPS BENCH_ROUNDS BENCH_PAIRED BENCH_RUNTIME BENCH_BASE BENCH_LAUNCH_TIMING BENCH_CASES BENCH_CUBIND_FORM BENCH_THREAD_CALLS BENCH_THREAD_LAUNCHES PYTHON; do
     [ -n "${!v:-}" ] && command_line="$v=${!v} $command_line"
 done
 step() { echo; echo "== $* ($(date +%T))"; }
@@ -118,6 +122,24 @@ else
     echo "gpu-run bench: nvcc -cubin failed"
 fi
 "$NVCC" --version | tail -n 2
+
+if [ -n "${BENCH_RUNTIME:-}" ]; then
+    step "c_runtime as a library, runtime_bench.py"
+    if ${CC:-gcc} -std=c11 -O2 -Wall -Wextra -fPIC -shared -I"$CUDA_HOME/include" \
+            bench/c_runtime.c -o "$W/libc_runtime.so" -ldl; then
+        PYTHONPATH="$PWD/build/python${PYTHONPATH:+:$PYTHONPATH}" timeout 540 "$PY" bench/runtime_bench.py run \
+            --c-lib "$W/libc_runtime.so" "${images[@]}" --processes "$BENCH_RUNTIME" --reps "$REPS" \
+            --n "$N" --n-launch "$NL" ${BENCH_CASES:+--cases "$BENCH_CASES"} \
+            --out "$OUT/runtime.jsonl" > "$OUT/runtime.md" ||
+            echo "gpu-run bench: runtime_bench.py exited with $?"
+        cat "$OUT/runtime.md"
+    else
+        echo "gpu-run bench: compiling c_runtime.c failed"
+    fi
+    echo "gpu-run bench: $(($(date +%s) - start)) s; results in $OUT/ (runtime.jsonl, runtime.md, log.txt)"
+    exec >&- 2>&-
+    exit 0
+fi
 
 if [ -n "${BENCH_PAIRED:-}" ]; then
     step "floor and thin extensions"
