@@ -94,7 +94,8 @@ FK_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
     X(GraphGetEdges) X(ModuleGetFunctionCount) X(ModuleEnumerateFunctions)    \
     X(LibraryGetKernelCount) X(LibraryEnumerateKernels)                        \
     X(PointerGetAttributes) X(ProfilerStart) X(ProfilerStop) X(GraphAddHostNode)     \
-    X(GraphHostNodeSetParams) X(StreamBeginCapture) X(StreamEndCapture)
+    X(GraphHostNodeSetParams) X(StreamBeginCapture) X(StreamEndCapture)       \
+    X(GraphExecHostNodeSetParams)
 
 enum {
 #define FK_ENUM(n) FN_##n,
@@ -3764,6 +3765,29 @@ static CUresult fk_GraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphN
     return e;
 }
 
+/* A host node of an executable graph takes a new function and data; the
+ * graph's own node keeps its old ones (as the driver does). */
+static CUresult fk_GraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                              const CUDA_HOST_NODE_PARAMS *nodeParams)
+{
+    ENTERI(GraphExecHostNodeSetParams);
+    if (!nodeParams || !nodeParams->fn)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct gexec *x = (struct gexec *)reg_find((uintptr_t)hGraphExec, K_GEXEC);
+    CUresult e = x ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_HANDLE;
+    for (size_t i = 0; x && i < x->n; i++) {
+        struct kcap *k = &x->x[i].k;
+        if (x->x[i].node == (uintptr_t)hNode && (!k->name || strcmp(k->name, "host") == 0)) {
+            k->fn = nodeParams->fn;
+            k->ud = nodeParams->userData;
+            e = CUDA_SUCCESS;
+        }
+    }
+    UNLOCK();
+    return e;
+}
+
 static CUresult fk_GraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
 {
     ENTERI(GraphClone);
@@ -4483,6 +4507,8 @@ static CUresult fk_DevSmResourceSplitByCount(CUdevResource *result, unsigned int
     P(GraphAddHostNode, 10000, fk_GraphAddHostNode, PFN_cuGraphAddHostNode_v10000)      \
     P(GraphHostNodeSetParams, 10000, fk_GraphHostNodeSetParams,                         \
       PFN_cuGraphHostNodeSetParams_v10000)                                              \
+    P(GraphExecHostNodeSetParams, 10020, fk_GraphExecHostNodeSetParams,                 \
+      PFN_cuGraphExecHostNodeSetParams_v10020)                                          \
     P(GraphGetNodes, 10000, fk_GraphGetNodes, PFN_cuGraphGetNodes_v10000)               \
     P(GraphGetRootNodes, 10000, fk_GraphGetRootNodes, PFN_cuGraphGetRootNodes_v10000)   \
     P(GraphGetEdges, 12030, fk_GraphGetEdges, PFN_cuGraphGetEdges_v12030)               \

@@ -154,3 +154,46 @@ assert d.cuGraphDestroy(g)[0] == 0
 gc.collect()
 assert None is fn_gone() is data_gone() is fn2_gone() is data2_gone()
 """)
+
+
+def test_executable_graph_host_node_function_lives_with_the_executable():
+    """cuGraphExecHostNodeSetParams: the executable graph's host node runs
+    the new function (and its data) on every cuGraphLaunch, the struct and
+    the caller's references dropped; kept by the executable graph's
+    registry entry, released when it is destroyed. 88d81ea kept them only
+    as long as the struct: the launch below called freed memory."""
+    run(r"""
+# A graph of one host node, captured (the fake driver runs captured ones).
+first = HOSTFN(lambda q: seen.append("first"))
+assert d.cuStreamBeginCapture(s, d.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_GLOBAL)[0] == 0
+assert d.cuLaunchHostFunc(s, first, None)[0] == 0
+err, g = d.cuStreamEndCapture(s)
+assert err == 0, err
+err, nodes, count = d.cuGraphGetNodes(g, 1)
+assert err == 0 and count == 1, (err, count)
+node = nodes[0]
+err, x = d.cuGraphInstantiate(g, 0)
+assert err == 0, err
+
+class Data(bytearray):  # takes weak references
+    pass
+
+def new_params():
+    q = d.CUDA_HOST_NODE_PARAMS()
+    fn, data = HOSTFN(lambda ptr: seen.append(("exec", ctypes.string_at(ptr, 4)))), Data(b"xdat")
+    q.fn, q.userData = fn, data
+    return q, weakref.ref(fn), weakref.ref(data)
+
+q, fn_gone, data_gone = new_params()
+assert d.cuGraphExecHostNodeSetParams(x, node, q)[0] == 0
+del q
+churn()
+assert fn_gone() is not None and data_gone() is not None
+assert d.cuGraphLaunch(x, s)[0] == 0
+assert d.cuStreamSynchronize(s)[0] == 0
+assert seen == [("exec", b"xdat")], seen
+assert d.cuGraphExecDestroy(x)[0] == 0
+assert d.cuGraphDestroy(g)[0] == 0
+gc.collect()
+assert fn_gone() is None and data_gone() is None
+""")
