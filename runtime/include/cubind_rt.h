@@ -93,8 +93,11 @@ enum {
     CUBIND_REG_CODE_LIBRARY = 9,    /* CUlibrary -> same */
     CUBIND_REG_CODE_LINK = 10,      /* CUlinkState -> its PTX so far, its image */
     CUBIND_REG_CODE_IMAGE = 11,     /* a linked image's address -> its PTX's types */
-    CUBIND_REG_NVRTC_PROGRAM = 12   /* nvrtcProgram: keep-alives of the callback
+    CUBIND_REG_NVRTC_PROGRAM = 12,  /* nvrtcProgram: keep-alives of the callback
                                        and payload nvrtcSetFlowCallback gave it */
+    CUBIND_REG_CALLBACK_HANDLE = 13 /* CUlogsCallbackHandle, CUasyncCallbackHandle:
+                                       keep-alives of the registered function
+                                       and its data, until unregistered */
 };
 
 /* `*status` values of lookup(). */

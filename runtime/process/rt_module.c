@@ -293,6 +293,7 @@ static const struct {
     {"code_link", CUBIND_REG_CODE_LINK},
     {"code_image", CUBIND_REG_CODE_IMAGE},
     {"nvrtc_program", CUBIND_REG_NVRTC_PROGRAM},
+    {"callback_handle", CUBIND_REG_CALLBACK_HANDLE},
 };
 
 static PyObject *rt_registry_counts_py(PyObject *m, PyObject *unused)

@@ -95,7 +95,8 @@ FK_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
     X(LibraryGetKernelCount) X(LibraryEnumerateKernels)                        \
     X(PointerGetAttributes) X(ProfilerStart) X(ProfilerStop) X(GraphAddHostNode)     \
     X(GraphHostNodeSetParams) X(StreamBeginCapture) X(StreamEndCapture)       \
-    X(GraphExecHostNodeSetParams)
+    X(GraphExecHostNodeSetParams) X(LogsRegisterCallback) X(LogsUnregisterCallback)    \
+    X(DeviceRegisterAsyncNotification) X(DeviceUnregisterAsyncNotification)
 
 enum {
 #define FK_ENUM(n) FN_##n,
@@ -200,7 +201,8 @@ static CUresult fk_enter(int fn, int ver)
  * the old one. */
 
 enum { K_NONE, K_CTX, K_STREAM, K_EVENT, K_DMEM, K_HMEM, K_MODULE, K_FUNC,
-       K_LIBRARY, K_KERNEL, K_UOBJ, K_GRAPH, K_GNODE, K_GEXEC, K_LINK, K_LIBMODULE, K__N };
+       K_LIBRARY, K_KERNEL, K_UOBJ, K_GRAPH, K_GNODE, K_GEXEC, K_LINK, K_LIBMODULE,
+       K_CBREG, K__N };
 
 struct ctx;
 struct obj {
@@ -4135,6 +4137,106 @@ static CUresult fk_StreamGetCaptureInfo_v11030(CUstream hStream,
 /* The driver's log buffer: fixed text; an iterator is a byte offset in it. */
 static const char g_log_text[] = "[fake] first entry\n[fake] second entry\n";
 
+/* Registered callbacks (K_CBREG): a logs callback, or an async
+ * notification callback of one device, until unregistered. The fake never
+ * notifies; it calls every logs callback once per cuLogsDumpToMemory (after
+ * the dump, outside G, on the caller's thread), so a test can see that a
+ * registered function is still callable. */
+struct cbreg {
+    struct obj h;
+    CUlogsCallback log_fn;    /* a logs callback, or NULL */
+    CUasyncCallback async_fn; /* an async notification callback, or NULL */
+    void *ud;
+    CUdevice dev;
+};
+
+static CUresult fk_LogsRegisterCallback(CUlogsCallback callbackFunc, void *userData,
+                                        CUlogsCallbackHandle *callback_out)
+{
+    ENTER(LogsRegisterCallback);
+    if (!callbackFunc || !callback_out)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct cbreg *r = calloc(1, sizeof *r);
+    if (!r)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    r->log_fn = callbackFunc;
+    r->ud = userData;
+    LOCK();
+    reg_add(&r->h, K_CBREG, 0, NULL);
+    *callback_out = (CUlogsCallbackHandle)(void *)r;
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+/* Unregisters r (a logs one when logs, else of device dev) under G. */
+static CUresult cbreg_remove(uintptr_t h, int logs, CUdevice dev)
+{
+    LOCK();
+    struct cbreg *r = (struct cbreg *)reg_find(h, K_CBREG);
+    CUresult e = CUDA_ERROR_INVALID_VALUE;
+    if (r && (logs ? r->log_fn != NULL : r->async_fn != NULL && r->dev == dev)) {
+        reg_del(&r->h);
+        free(r);
+        e = CUDA_SUCCESS;
+    }
+    UNLOCK();
+    return e;
+}
+
+static CUresult fk_LogsUnregisterCallback(CUlogsCallbackHandle callback)
+{
+    ENTER(LogsUnregisterCallback);
+    return cbreg_remove((uintptr_t)callback, 1, 0);
+}
+
+static CUresult fk_DeviceRegisterAsyncNotification(CUdevice device, CUasyncCallback callbackFunc,
+                                                   void *userData, CUasyncCallbackHandle *callback)
+{
+    ENTERI(DeviceRegisterAsyncNotification);
+    if (device < 0 || device >= FK_NDEV)
+        return CUDA_ERROR_INVALID_DEVICE;
+    if (!callbackFunc || !callback)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct cbreg *r = calloc(1, sizeof *r);
+    if (!r)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    r->async_fn = callbackFunc;
+    r->ud = userData;
+    r->dev = device;
+    LOCK();
+    reg_add(&r->h, K_CBREG, 0, NULL);
+    *callback = (CUasyncCallbackHandle)(void *)r;
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+static CUresult fk_DeviceUnregisterAsyncNotification(CUdevice device, CUasyncCallbackHandle callback)
+{
+    ENTERI(DeviceUnregisterAsyncNotification);
+    return cbreg_remove((uintptr_t)callback, 0, device);
+}
+
+/* Calls every registered logs callback once (outside G). */
+static void cbreg_log(const char *message)
+{
+    size_t n = 0, k = 0;
+    LOCK();
+    struct obj **v = reg_collect(K_CBREG, NULL, 1, &n);
+    struct { CUlogsCallback fn; void *ud; } *calls = n ? calloc(n, sizeof *calls) : NULL;
+    for (size_t i = 0; calls && i < n; i++) {
+        struct cbreg *r = (struct cbreg *)v[i];
+        if (r->log_fn) {
+            calls[k].fn = r->log_fn;
+            calls[k++].ud = r->ud;
+        }
+    }
+    UNLOCK();
+    free(v);
+    for (size_t i = 0; i < k; i++)
+        calls[i].fn(calls[i].ud, CU_LOG_LEVEL_WARNING, (char *)message, strlen(message));
+    free(calls);
+}
+
 static CUresult fk_LogsDumpToMemory(CUlogIterator *iterator, char *buffer, size_t *size,
                                     unsigned int flags)
 {
@@ -4154,6 +4256,7 @@ static CUresult fk_LogsDumpToMemory(CUlogIterator *iterator, char *buffer, size_
     *size = n;
     if (iterator)
         *iterator = (CUlogIterator)(from + n);
+    cbreg_log("fake log: dumped");
     return CUDA_SUCCESS;
 }
 
@@ -4474,6 +4577,14 @@ static CUresult fk_DevSmResourceSplitByCount(CUdevResource *result, unsigned int
     P(StreamGetCaptureInfo, 12030, fk_StreamGetCaptureInfo,                             \
       PFN_cuStreamGetCaptureInfo_v12030)                                                \
     P(LogsDumpToMemory, 12090, fk_LogsDumpToMemory, PFN_cuLogsDumpToMemory_v12090)     \
+    P(LogsRegisterCallback, 12090, fk_LogsRegisterCallback,                             \
+      PFN_cuLogsRegisterCallback_v12090)                                                \
+    P(LogsUnregisterCallback, 12090, fk_LogsUnregisterCallback,                         \
+      PFN_cuLogsUnregisterCallback_v12090)                                              \
+    P(DeviceRegisterAsyncNotification, 12040, fk_DeviceRegisterAsyncNotification,       \
+      PFN_cuDeviceRegisterAsyncNotification_v12040)                                     \
+    P(DeviceUnregisterAsyncNotification, 12040, fk_DeviceUnregisterAsyncNotification,   \
+      PFN_cuDeviceUnregisterAsyncNotification_v12040)                                   \
     P(MemRangeGetAttribute, 8000, fk_MemRangeGetAttribute,                              \
       PFN_cuMemRangeGetAttribute_v8000)                                                 \
     P(MemRangeGetAttributes, 8000, fk_MemRangeGetAttributes,                            \

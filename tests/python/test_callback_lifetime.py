@@ -197,3 +197,48 @@ assert d.cuGraphDestroy(g)[0] == 0
 gc.collect()
 assert fn_gone() is None and data_gone() is None
 """)
+
+
+def test_registered_logs_and_async_callbacks_live_until_unregistered():
+    """cuLogsRegisterCallback and cuDeviceRegisterAsyncNotification: the
+    ctypes function and its data live as long as the registration (the
+    driver calls them from its threads at any time), the caller's
+    references dropped, and are released by the unregister call (the
+    CUBIND_REG_CALLBACK_HANDLE registry entry). 90ecd9d kept nothing: the
+    log callback below called freed memory. The fake driver calls every
+    logs callback once per cuLogsDumpToMemory."""
+    run(r"""
+LOGFN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t)
+ASYNCFN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+
+class Data(bytearray):  # takes weak references
+    pass
+
+def register_log():
+    fn = LOGFN(lambda ud, level, msg, n: seen.append(
+        ("log", ctypes.string_at(ud, 4), ctypes.string_at(msg, n))))
+    data = Data(b"logd")
+    err, h = d.cuLogsRegisterCallback(fn, data)
+    assert err == 0, err
+    return h, weakref.ref(fn), weakref.ref(data)
+
+def register_async():
+    fn, data = ASYNCFN(lambda info, ud, h: None), Data(b"asyn")
+    err, h = d.cuDeviceRegisterAsyncNotification(0, fn, data)
+    assert err == 0, err
+    return h, weakref.ref(fn), weakref.ref(data)
+
+h, fn_gone, data_gone = register_log()
+ah, afn_gone, adata_gone = register_async()
+churn()
+assert None not in (fn_gone(), data_gone(), afn_gone(), adata_gone())
+err, it, size = d.cuLogsDumpToMemory(None, bytearray(256), 256, 0)
+assert err == 0, err
+assert seen == [("log", b"logd", b"fake log: dumped")], seen
+assert d.cuLogsUnregisterCallback(h)[0] == 0
+assert d.cuDeviceUnregisterAsyncNotification(0, ah)[0] == 0
+gc.collect()
+assert None is fn_gone() is data_gone() is afn_gone() is adata_gone()
+# a failed unregister releases nothing it did not register
+assert d.cuLogsUnregisterCallback(h)[0] != 0
+""")
