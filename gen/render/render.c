@@ -762,6 +762,7 @@ static void api_value(tv *root, const cb_api *api)
     tv_set_str(root, "library_env", api->env ? api->env : "");
     tv_set_str(root, "library_bundled", api->bundled ? api->bundled : "");
     tv_set_bool(root, "str_results", api->str_results);
+    tv_set_bool(root, "enum_args_int", api->enum_args_int);
     tv_set_bool(root, "status_str", api->status_str);
     tv_set_bool(root, "buffers_not_none", api->buffers_not_none);
     tv *libs = tv_list(), *wheels = tv_list(), *toolkit_dirs = tv_list();

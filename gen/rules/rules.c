@@ -289,6 +289,9 @@ void rules_api(const cb_rules *r, cb_api *api)
         case CB_D_BUFFERS_NOT_NONE:
             api->buffers_not_none = 1;
             break;
+        case CB_D_ENUM_ARGS_INT:
+            api->enum_args_int = 1;
+            break;
         case CB_D_PYTHON_NAMES:
             api->name_prefix = a0;
             api->snake = strcmp(rule->args[1], "snake") == 0;

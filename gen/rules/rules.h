@@ -121,6 +121,7 @@ typedef struct {
     int snake;                      /* python-names ... snake */
     int int_handles;                /* int-handles: opaque handles are plain ints */
     int str_results;                /* str-results: a returned char * is a str */
+    int enum_args_int;              /* enum-args-int: enums convert as a C int */
     int status_str;                 /* status-str: str(error) is 'NAME (value)' */
     int buffers_not_none;           /* buffers-not-none: None is no buffer */
     const char *capi_sentinel;      /* what a C API entry returns having raised */

@@ -941,6 +941,7 @@ int cbs_enum_create(PyObject *module, PyTypeObject *meta, const cbs_enum_def *de
      * has seen the new class yet. The class holds a reference to meta,
      * dropped by meta's dealloc (subtype_dealloc) with the class. */
     Py_SET_TYPE((PyObject *)e->type, (PyTypeObject *)Py_NewRef(meta));
+    e->int_args = def->int_args;
     e->values = PyMem_Calloc(def->nitems ? def->nitems : 1, sizeof *e->values);
     e->members = PyMem_Calloc(def->nitems ? def->nitems : 1, sizeof *e->members);
     PyObject *by_name = PyDict_New(), *v2m = PyDict_New(), *names = PyDict_New();
@@ -1022,8 +1023,12 @@ int cbs_arg_enum_slow(PyObject *o, const cbs_enum *e, long long min, long long m
                      func, param, cbs_short_name(e->type), Py_TYPE(o)->tp_name);
         return -1;
     }
-    PyObject *v = cbs_enum_int_value(o);
-    if (!v) {
+    PyObject *v;
+    if (e->int_args) {
+        v = as_int(o, func, param, cbs_short_name(e->type));
+        if (!v)
+            return -1;
+    } else if (!(v = cbs_enum_int_value(o))) {
         arg_exception_naming(func, param);
         return -1;
     }

@@ -254,6 +254,8 @@ typedef struct {
     const char *doc;
     const cbs_enum_item *items;
     size_t nitems;
+    int int_args;              /* 1: arguments convert as a C int (cbs_int_value,
+                                  the enum-args-int rule); 0: as int() */
 } cbs_enum_def;
 
 /* An enum type of one module: canonical members sorted by value for
@@ -265,6 +267,7 @@ typedef struct {
     long long *values;
     PyObject **members;
     size_t n;
+    int int_args;              /* the def's int_args */
 } cbs_enum;
 
 /* The metaclass of a module's enum classes (iteration, len(), `in`, repr:
@@ -288,8 +291,9 @@ int cbs_is_other_enum(PyObject *o, PyTypeObject *t);
  * bytes parsed, __int__, __index__). New reference, or NULL with int()'s
  * exception. */
 PyObject *cbs_enum_int_value(PyObject *o);
-/* Accepts a member of e's type or what cbs_enum_int_value converts (not a
- * member of another enum class); checks the range of the C enum. Inline:
+/* Accepts a member of e's type or what cbs_enum_int_value converts (what
+ * cbs_int_value converts when e->int_args: no str or bytes), not a member
+ * of another enum class; checks the range of the C enum. Inline:
  * a member of e's type or an exact int, small and in range, without a
  * call. */
 int cbs_arg_enum_slow(PyObject *o, const cbs_enum *e, long long min, long long max,

@@ -241,10 +241,13 @@ def test_bad_input_names_the_parameter(nvvm):
         n.get_program_log(prog, None)
     with pytest.raises(TypeError, match="'buffer'"):
         n.get_compiled_result(prog, "str")
-    # an enum argument converts as int() does (issue 40's rule, one for every
-    # face): a name is not a number (docs/compatibility.md, cubind.nvvm)
-    with pytest.raises(ValueError, match="'result'"):
-        n.get_error_string("ERROR_COMPILATION")
+    # an enum argument converts as cuda.bindings.nvvm's C int does (the
+    # enum-args-int rule): no str or bytes, even of a number; a float
+    # truncates (docs/compatibility.md, cubind.nvvm). eea7186 parsed "9".
+    for text in ("ERROR_COMPILATION", "9", b"9"):
+        with pytest.raises(TypeError, match="'result' must be an int"):
+            n.get_error_string(text)
+    assert n.get_error_string(9.7) == n.get_error_string(n.Result.ERROR_COMPILATION)
     with pytest.raises(TypeError, match="'result'"):
         n.get_error_string(None)
     with pytest.raises(TypeError):
