@@ -541,7 +541,7 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
         /* void *, or bytes a host-bytes rule sizes (rules_bind checked it) */
         pc->shape = SH_IN_BUFFER;
         pc->elem = EK_POINTER;
-        pc->count_index = byte_size_after(f, p);
+        pc->count_index = pf->on[CB_D_UNSIZED] ? -1 : byte_size_after(f, p);
         host_buffer(facts, f, p, pc);
     } else if (is_char(pt) && pt->is_const) {
         pc->shape = SH_IN_STRING;

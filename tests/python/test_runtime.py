@@ -302,6 +302,24 @@ def test_float_for_an_int_truncates(rt):
     assert result == rt.cudaSetDevice(1)
 
 
+def test_pitch_and_index_do_not_size_a_buffer(rt):
+    """The general (buffer, size) rule pairs a `void *` with the `size_t`
+    after it; for a 2D copy's or memset's pitch and cudaFuncGetParamInfo's
+    paramIndex that is not the buffer's size (the `unsized` rules of
+    gen/runtime.rules): a buffer shorter than the pitch, a row of width
+    bytes, is valid, and reaches the runtime (here without a driver, its
+    error) instead of a ValueError. 033f7b8 refused both; a buffer shorter
+    than a (void *, size_t) count is still refused (cudaMemcpy's src)."""
+    no_driver = rt.cudaError_t.cudaErrorInsufficientDriver
+    row = bytearray(16)
+    assert rt.cudaMemcpy2D(0, 64, row, 64, 16, 1, 1)[0] == no_driver
+    assert rt.cudaMemcpy2DAsync(row, 64, 0, 64, 16, 1, 2, 0)[0] == no_driver
+    assert rt.cudaMemset2D(row, 64, 0, 16, 1)[0] == no_driver
+    assert rt.cudaFuncGetParamInfo(bytearray(8), 100)[0] == no_driver
+    with pytest.raises(ValueError, match="'src'"):
+        rt.cudaMemcpy(0, row, 64, 1)
+
+
 def test_missing_arguments(rt):
     with pytest.raises(TypeError, match="size"):
         rt.cudaMalloc()
