@@ -139,3 +139,47 @@ def test_benchmark_plot_is_drawn_from_the_summarys_run(site):
     assert (site / "_images" / "benchmarks.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with gzip.open(run, "rt") as f:
         assert f.readline()   # the raw results are committed, not a pointer
+
+
+def sphinx_args():
+    """build.ninja's sphinx command after `-m sphinx`, as a list."""
+    text = (ROOT / "build.ninja").read_text()
+    command = re.search(r"^rule sphinx\n  command = (.*)$", text, re.M).group(1)
+    return command.split(" -m sphinx ", 1)[1].split()
+
+
+def small_site(tmp_path, page_text):
+    """A copy of the site's sources with one module's API page and one page
+    replaced, laid out as in the repository, built by build.ninja's own
+    sphinx command: (exit status, output)."""
+    for name in ("README.md", "BENCHMARKS.md", "pyproject.toml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    for name in ("bench", "results"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    shutil.copytree(ROOT / "docs", tmp_path / "docs",
+                    ignore=shutil.ignore_patterns("api", "_generated", "__pycache__"))
+    (tmp_path / "docs" / "migrating.md").write_text(page_text)
+    package = tmp_path / "package"
+    package.mkdir()
+    shutil.copy(PACKAGE / "nvvm.pyi", package / "nvvm.pyi")
+    args = sphinx_args()
+    args[args.index("-d") + 1] = str(tmp_path / "doctrees")
+    assert args[-2:] == ["docs", "build/docs/html"], args
+    args[-2:] = [str(tmp_path / "docs"), str(tmp_path / "html")]
+    env = dict(os.environ, CUBIND_DOCS_PACKAGE=str(package), PYTHONPATH=str(PACKAGE.parent))
+    p = subprocess.run([sys.executable, "-m", "sphinx", *args], capture_output=True, text=True,
+                       env=env, timeout=600)
+    return p.returncode, p.stdout + p.stderr
+
+
+def test_a_warning_fails_the_build(tmp_path):
+    """`ninja docs` treats warnings as errors: the site's sources build
+    clean, and the same with a link to a page that does not exist fail."""
+    page = (ROOT / "docs" / "migrating.md").read_text()
+    (tmp_path / "clean").mkdir()
+    rc, out = small_site(tmp_path / "clean", page)
+    assert rc == 0, out[-3000:]
+    broken = page + "\nSee [a page that is not there](no-such-page.md).\n"
+    (tmp_path / "broken").mkdir()
+    rc, out = small_site(tmp_path / "broken", broken)
+    assert rc != 0 and "no-such-page.md" in out, out[-3000:]
