@@ -16,6 +16,8 @@ import os
 PACKAGE_DIR_ENV = "CUBIND_DOCS_PACKAGE"   # the built package (build.ninja sets it)
 
 PAGE = """\
+.. bindings: {digest}
+
 {title}
 {rule}
 
@@ -35,6 +37,22 @@ def modules(package_dir):
     return names
 
 
+def bindings_digest(package_dir):
+    """A digest of the package's extensions and stubs for this interpreter.
+    Each page carries it, so that a rebuilt module changes its page and an
+    incremental build reads the page (and its docstrings) again."""
+    import hashlib
+    import sysconfig
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    h = hashlib.sha256()
+    for name in sorted(os.listdir(package_dir)):
+        if name.endswith((suffix, ".pyi")):
+            h.update(name.encode() + b"\0")
+            with open(os.path.join(package_dir, name), "rb") as f:
+                h.update(f.read())
+    return h.hexdigest()[:16]
+
+
 def describe(module):
     """The first line of a module's docstring, as the page's title."""
     m = importlib.import_module("cubind." + module)
@@ -52,8 +70,10 @@ def write_pages(app):
     wanted = {"index.rst"} | {n + ".rst" for n in names}
     for stale in set(os.listdir(out)) - wanted:
         os.remove(os.path.join(out, stale))
-    pages = {n + ".rst": PAGE.format(title=describe(n), rule="=" * len(describe(n)),
-                                     module="cubind." + n) for n in names}
+    digest = bindings_digest(package_dir)
+    pages = {n + ".rst": PAGE.format(digest=digest, title=describe(n),
+                                     rule="=" * len(describe(n)), module="cubind." + n)
+             for n in names}
     pages["index.rst"] = ("API reference\n=============\n\n"
                           "Every module, generated from the same model as the bindings: each\n"
                           "entry is the module's own docstring (``help()``).\n\n"

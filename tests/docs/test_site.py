@@ -183,3 +183,26 @@ def test_a_warning_fails_the_build(tmp_path):
     (tmp_path / "broken").mkdir()
     rc, out = small_site(tmp_path / "broken", broken)
     assert rc != 0 and "no-such-page.md" in out, out[-3000:]
+
+
+def test_a_rebuilt_module_changes_its_page(tmp_path, monkeypatch):
+    """The API pages carry a digest of the built extensions and stubs:
+    a rebuilt module rewrites its page (so an incremental build reads its
+    new docstrings), an unchanged one leaves the page as it was."""
+    package = tmp_path / "package"
+    package.mkdir()
+    shutil.copy(PACKAGE / "nvvm.pyi", package / "nvvm.pyi")
+    monkeypatch.setenv(cubind_api.PACKAGE_DIR_ENV, str(package))
+
+    class App:
+        srcdir = str(tmp_path / "src")
+    cubind_api.write_pages(App)
+    page = tmp_path / "src" / "api" / "nvvm.rst"
+    first, stamp = page.read_text(), page.stat().st_mtime_ns
+    assert ".. automodule:: cubind.nvvm" in first
+    cubind_api.write_pages(App)
+    assert page.stat().st_mtime_ns == stamp
+    with open(package / "nvvm.pyi", "a") as f:
+        f.write("\n# rebuilt\n")
+    cubind_api.write_pages(App)
+    assert page.read_text() != first
