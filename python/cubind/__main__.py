@@ -7,7 +7,8 @@
 
 The report: cubind's version and the CUDA release the bindings were
 generated from; the driver loaded (path, version, devices) or why none
-was; the toolkit libraries (NVRTC, nvJitLink) found or why not; whether
+was; each library API's module in the package (NVRTC, nvJitLink, NVVM,
+the CUDA runtime) with its library found or why not; whether
 the interpreter is free-threaded and whether the GIL is enabled.
 
 ``abi-check`` needs no libclang: it reads the installed bindings' capsule
@@ -89,6 +90,56 @@ def _nvjitlink_version(m: typing.Any) -> str:
     return "CUDA %d.%d" % tuple(m.version())
 
 
+def _nvvm_version(m: typing.Any) -> str:
+    return "NVVM %d.%d" % tuple(m.version())
+
+
+def _runtime_version(m: typing.Any) -> str:
+    err, version = m.cudaRuntimeGetVersion()
+    if err != 0:
+        raise RuntimeError(_result_name(err))
+    return "CUDA %s" % _release(version)
+
+
+# How the report names each library API's module and asks its version. A
+# library module of the package missing here is still reported, under its
+# module's name, with its library but no version.
+LIBRARIES: dict[str, tuple[str, typing.Callable[[typing.Any], str]]] = {
+    "nvrtc": ("NVRTC", _nvrtc_version),
+    "nvjitlink": ("nvJitLink", _nvjitlink_version),
+    "nvvm": ("NVVM", _nvvm_version),
+    "runtime": ("CUDA runtime", _runtime_version),
+}
+
+
+def library_modules(names: typing.Iterable[str]) -> list[str]:
+    """The library APIs' modules among a package folder's file names: every
+    extension module of this interpreter but the driver's and the private
+    ones (_runtime, _cudart): each built from a gen/<api>.rules. Those
+    LIBRARIES knows first, in its order."""
+    import importlib.machinery
+    found = set()
+    for name in names:
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            if name.endswith(suffix) and "." not in name[:-len(suffix)]:
+                found.add(name[:-len(suffix)])
+    found = {m for m in found if m != "driver" and not m.startswith("_")}
+    return [m for m in LIBRARIES if m in found] + sorted(found - set(LIBRARIES))
+
+
+def _unknown_version(m: typing.Any) -> str:
+    raise RuntimeError("no version query known for cubind.%s" % m.__name__.rsplit(".", 1)[-1])
+
+
+def library_lines() -> list[str]:
+    """One line per library API module of the installed package."""
+    lines = []
+    for module in library_modules(os.listdir(os.path.dirname(cubind.__file__))):
+        label, version = LIBRARIES.get(module, (module, _unknown_version))
+        lines.append(library_line(label, module, version))
+    return lines
+
+
 def threading_line() -> str:
     """Whether the interpreter is free-threaded and the GIL enabled."""
     free_threaded = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
@@ -117,8 +168,7 @@ def report() -> list[str]:
         "package: %s" % os.path.dirname(cubind.__file__),
         threading_line(),
         driver_line(),
-        library_line("NVRTC", "nvrtc", _nvrtc_version),
-        library_line("nvJitLink", "nvjitlink", _nvjitlink_version),
+        *library_lines(),
         "C API headers: %s" % (include or "not installed"),
     ]
 

@@ -157,3 +157,42 @@ def test_parameters_without_a_description_keep_the_default_line(face):
     assert params["hStream"] == "The C parameter ``hStream``."
     assert parameter_lines(face.cuMemAlloc.__doc__)["bytesize"] == \
         "How many bytes of device memory to allocate."
+
+
+# A numpydoc section heading: a line, then a line of dashes as long.
+SECTION = re.compile(r"^(\S[^\n]*)\n-+$", re.M)
+# A Raises entry: exception names, comma-separated.
+EXCEPTIONS = re.compile(r"^(?:cubind\.)?[A-Za-z_]\w*(?:, (?:cubind\.)?[A-Za-z_]\w*)*$")
+
+
+def numpydoc_sections(doc):
+    """{heading: body} of a docstring's numpydoc sections."""
+    parts = SECTION.split(doc)
+    return {parts[i]: parts[i + 1] for i in range(1, len(parts) - 1, 2)}
+
+
+@pytest.mark.parametrize("name", ["driver", "cu", "runtime", "cudart", "nvrtc", "rtc",
+                                  "nvjitlink", "nvvm"])
+def test_raises_sections_name_only_exceptions(name):
+    """Every entry of every function's Raises section is an exception: the
+    docs site (napoleon) renders each unindented line there as one. Fails
+    on 88d81ea, whose link to NVIDIA's documentation followed the Raises
+    section without a heading of its own."""
+    import importlib
+    m = importlib.import_module("cubind." + name)
+    bad, checked = [], 0
+    for attr in dir(m):
+        f = getattr(m, attr)
+        if type(f).__name__ != "builtin_function_or_method" or not f.__doc__:
+            continue
+        sections = numpydoc_sections(f.__doc__)
+        raises = sections.get("Raises")
+        if raises is None:
+            continue
+        checked += 1
+        if "NVIDIA's documentation" not in sections.get("References", ""):
+            bad.append("%s: no References section with the link" % attr)
+        bad += ["%s: %r" % (attr, line) for line in raises.strip("\n").splitlines()
+                if line and not line.startswith(" ") and not EXCEPTIONS.match(line)]
+    assert checked, "no function of cubind.%s has a Raises section" % name
+    assert not bad, bad[:10]
