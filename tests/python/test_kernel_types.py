@@ -323,12 +323,13 @@ def test_ptx_through_load_data_ex_and_load_fat_binary(fake, ctx, dptr, face):
             cubind.launch(f, 1, 1, dptr, dptr)
 
 
-def fatbin_entry(text, flags=0, kind=1):
+def fatbin_entry(text, flags=0, kind=1, stored=0, decoded=0):
     """One fat binary entry (64-byte header: kind, version, header size,
-    payload size, flags at 40) with its payload padded to 8 bytes."""
+    payload size, a compressed payload's stored size at 16, flags at 40, its
+    decoded size at 56) with its payload padded to 8 bytes."""
     padded = text + b"\0" * (-len(text) % 8)
-    head = struct.pack("<HHIQ", kind, 0x101, 64, len(padded)) + bytes(24) + \
-        struct.pack("<Q", flags) + bytes(16)
+    head = struct.pack("<HHIQI", kind, 0x101, 64, len(padded), stored) + bytes(20) + \
+        struct.pack("<QQQ", flags, 0, decoded)
     assert len(head) == 64
     return head + padded
 
@@ -338,19 +339,91 @@ def fatbin_from(*entries):
     return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(body)) + body
 
 
-def test_fatbin_compressed_ptx_entries_are_skipped(kernel, dptr):
-    """An entry whose flags say compressed (0x2000, 0x8000) is not read,
-    even when its bytes happen to look like PTX: no types from it (by size);
-    a plain entry beside it still types its kernel."""
-    for flag in (0x2000, 0x8000):
-        name = fresh("cz")
-        text = ptx_entry(name, [".u64", ".f32"])
-        k = kernel(name, [8, 4], image=fatbin_from(fatbin_entry(text, flags=flag)))
+def lz4_block(data):
+    """data as one LZ4 block, by the system's liblz4 (as nvcc's
+    -compress-mode=speed stores PTX)."""
+    lib = ctypes.CDLL("liblz4.so.1")
+    cap = lib.LZ4_compressBound(len(data))
+    out = ctypes.create_string_buffer(cap)
+    n = lib.LZ4_compress_default(data, out, len(data), cap)
+    assert n > 0
+    return out.raw[:n]
+
+
+def zstd_frame(data, level=19):
+    """data as one Zstandard frame, by the system's libzstd (as nvcc 13
+    stores PTX by default)."""
+    lib = ctypes.CDLL("libzstd.so.1")
+    lib.ZSTD_compressBound.restype = ctypes.c_size_t
+    lib.ZSTD_compressBound.argtypes = [ctypes.c_size_t]
+    lib.ZSTD_compress.restype = ctypes.c_size_t
+    lib.ZSTD_compress.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p,
+                                  ctypes.c_size_t, ctypes.c_int]
+    lib.ZSTD_isError.argtypes = [ctypes.c_size_t]
+    cap = lib.ZSTD_compressBound(len(data))
+    out = ctypes.create_string_buffer(cap)
+    n = lib.ZSTD_compress(out, cap, data, len(data), level)
+    assert not lib.ZSTD_isError(n)
+    return out.raw[:n]
+
+
+CODECS = {0x2000: lz4_block, 0x8000: zstd_frame}
+
+
+def compressed_entry(text, flag, flags_more=0x11):
+    data = CODECS[flag](text)
+    return fatbin_entry(data, flags=flag | flags_more, stored=len(data), decoded=len(text))
+
+
+def big_ptx(name, params, filler=200):
+    """PTX that compresses: `filler` more entries before the one named."""
+    more = b"".join(b".visible .entry pad%d(.param .u64 p) { ret; }\n" % i
+                    for i in range(filler))
+    return more + ptx_entry(name, params)
+
+
+@pytest.mark.parametrize("flag", [0x2000, 0x8000], ids=["lz4", "zstd"])
+def test_fatbin_compressed_ptx_is_typed(kernel, dptr, flag, tmp_path):
+    """nvcc 13 compresses the PTX of a fat binary by default (Zstandard;
+    LZ4 with -compress-mode=speed): such an entry is decoded and types its
+    kernel, from a buffer, the fat binary wrapper and a file (issue 42
+    item 6; before, 2 for a float parameter was packed as an int32)."""
+    name = fresh("cz")
+    text = big_ptx(name, [".u64", ".f32"])
+    entry = compressed_entry(text, flag)
+    assert len(entry) < len(text) // 2  # really compressed
+    image = fatbin_from(entry)
+    k = kernel(name, [8, 4], image=image)
+    assert k.launch(dptr, 2) == struct.pack("<Qf", int(dptr), 2.0)
+    path = tmp_path / "k.fatbin"
+    path.write_bytes(image)
+    mod = cu.cuModuleLoad(str(path).encode())
+    _keep.append(mod)
+    cubind.launch(cu.cuModuleGetFunction(mod, name.encode()), 1, 1, dptr, 2)
+    assert k.recorded() == struct.pack("<Qf", int(dptr), 2.0)
+
+
+@pytest.mark.parametrize("flag", [0x2000, 0x8000], ids=["lz4", "zstd"])
+def test_fatbin_compressed_ptx_that_does_not_decode_is_skipped(kernel, dptr, flag):
+    """An entry flagged compressed whose payload does not decode to exactly
+    its declared size (sizes absent, one byte more or less, plain text, a
+    cut payload) gives no types: packed by size; a plain entry beside it
+    still types its kernel."""
+    name = fresh("cz")
+    text = big_ptx(name, [".u64", ".f32"])
+    data = CODECS[flag](text)
+    bad = [fatbin_entry(text, flags=flag),                       # no sizes
+           fatbin_entry(text, flags=flag, stored=len(text), decoded=len(text)),
+           fatbin_entry(data, flags=flag, stored=len(data), decoded=len(text) + 1),
+           fatbin_entry(data, flags=flag, stored=len(data), decoded=len(text) - 1),
+           fatbin_entry(data[:-3], flags=flag, stored=len(data) - 3, decoded=len(text)),
+           fatbin_entry(data, flags=0x2000 | 0x8000, stored=len(data), decoded=len(text))]
+    for entry in bad:
+        k = kernel(name, [8, 4], image=fatbin_from(entry))
         assert k.launch(dptr, 3) == struct.pack("<Qi", int(dptr), 3)
-    name, other = fresh("cp"), fresh("cq")
-    fake_ptx = fatbin_entry(ptx_entry(other, [".f32"]), flags=0x2000)
-    k = kernel(name, [8, 4], image=fatbin_from(fake_ptx, fatbin_entry(
-        ptx_entry(name, [".u64", ".f32"]), flags=0x11)))   # 64-bit | linux: plain
+    other = fresh("cq")
+    k = kernel(other, [8, 4], image=fatbin_from(bad[0], fatbin_entry(
+        ptx_entry(other, [".u64", ".f32"]), flags=0x11)))   # 64-bit | linux: plain
     assert k.launch(dptr, 3) == struct.pack("<Qf", int(dptr), 3.0)
 
 
