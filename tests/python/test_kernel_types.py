@@ -16,6 +16,7 @@ import itertools
 import os
 import struct
 import sys
+import warnings
 import weakref
 
 import pytest
@@ -102,6 +103,29 @@ class Kernel:
         cubind.launch(self.f, 1, 1, *args, **kw)
         return self.recorded()
 
+    def launch_dropin(self, *args):
+        """Through the drop-in face (cubind.driver), which packs an untyped
+        kernel's ints by size (with a warning) where the raising face
+        refuses them."""
+        import cubind.driver as d
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", cubind.UntypedKernelWarning)
+            r = d.cuLaunchKernel(self.f, 1, 1, 1, 1, 1, 1, 0, None, args, None)
+        assert r[0] == 0, r
+        return self.recorded()
+
+    def launch_dropin_warned(self, *args):
+        """launch_dropin, leaving the caller to catch the warning."""
+        import cubind.driver as d
+        r = d.cuLaunchKernel(self.f, 1, 1, 1, 1, 1, 1, 0, None, args, None)
+        assert r[0] == 0, r
+        return self.recorded()
+
+    def untyped(self, *args):
+        """The raising face's answer for an untyped kernel given an int for a
+        4-byte parameter: refused, naming why (so the kernel is untyped)."""
+        return self.refused(TypeError, *args, fragments=("has no parameter types",))
+
     def refused(self, exc, *args, fragments=(), **kw):
         before = self.count()
         with pytest.raises(exc) as info:
@@ -131,11 +155,67 @@ AXPY = [8, 4, 4]   # axpy(float *y, int n, float a)
 # ---- unknown types: by size, as before ---------------------------------------
 
 def test_unknown_types_pack_by_size(kernel, dptr):
-    """An extern "C" kernel from a cubin: nothing says `a` is a float, so 2
-    is packed as an int32 (what README and docs/kernel-arguments.md warn of)."""
-    k = kernel(fresh("axpy"), AXPY)
-    assert k.launch(dptr, 1024, 2) == struct.pack("<QiI", int(dptr), 1024, 2)
-    assert k.launch(dptr, 1024, 2.0) == struct.pack("<Qif", int(dptr), 1024, 2.0)
+    """An extern "C" kernel from a cubin: nothing says `a` is a float
+    (issue 42 item 6). The drop-in face packs by size, 2 as an int32, and
+    says so once per kernel (UntypedKernelWarning naming the kernel and how
+    to type it); the raising face refuses an int for a 4-byte parameter
+    (TypeError naming the parameter: before, 2 reached the kernel as
+    2.8e-45); argtypes= with None entries is the by-size form, asked for."""
+    import cubind.driver as d
+    name = fresh("axpy")
+    k = kernel(name, AXPY)
+    with pytest.warns(cubind.UntypedKernelWarning) as seen:
+        assert k.launch_dropin_warned(dptr, 1024, 2) == struct.pack("<QiI", int(dptr), 1024, 2)
+    assert len(seen) == 1
+    text = str(seen[0].message)
+    assert f"kernel '{name}' has no parameter types" in text and "argtypes=" in text \
+        and "PTX" in text, text
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # once per kernel: no second warning
+        assert k.launch_dropin_warned(dptr, 1024, 2.0) == struct.pack("<Qif", int(dptr), 1024,
+                                                                       2.0)
+        r = d.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, (dptr, 1024, 2), None)
+        assert r[0] == 0, r
+    before = k.count()
+    with pytest.raises(TypeError) as info:
+        cubind.launch(k.f, 1, 1, dptr, 1024, 2)
+    assert str(info.value).startswith(f"launch(): kernel parameter 1: kernel '{name}' has no "
+                                      "parameter types, and an int (1024) for its 4 bytes"), \
+        str(info.value)
+    with pytest.raises(TypeError, match="kernel parameter 2: .* an int \\(2\\)"):
+        cu.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, (dptr, 1024.0, 2), None)
+    assert k.count() == before, "nothing may be launched"
+    # what the raising face takes: typed values, floats, an address as an
+    # int (8 bytes), argtypes=
+    assert k.launch(int(dptr), ctypes.c_int32(1024), 2.0) == \
+        struct.pack("<Qif", int(dptr), 1024, 2.0)
+    assert k.launch(dptr, 1024, 2, argtypes=[None] * 3) == \
+        struct.pack("<QiI", int(dptr), 1024, 2)
+    assert k.launch(dptr, 1024, 2, argtypes=["p", "i4", "f4"]) == \
+        struct.pack("<Qif", int(dptr), 1024, 2.0)
+
+
+def test_untyped_warning_once_per_kernel_and_load(kernel, dptr, fake):
+    """The warning comes once per kernel (each of two kernels warns, a second
+    function object of the same kernel does not), again after the module is
+    unloaded and loaded anew, and a warnings filter turns it into an error
+    that launches nothing."""
+    import cubind.driver as d
+    a, b = kernel(fresh("wa"), [8]), kernel(fresh("wb"), [8])
+    with pytest.warns(cubind.UntypedKernelWarning) as seen:
+        for k in (a, b, a, b):
+            k.launch_dropin_warned(dptr)
+        again = cu.cuModuleGetFunction(a.mod, a.name)
+        assert d.cuLaunchKernel(again, 1, 1, 1, 1, 1, 1, 0, None, (dptr,), None)[0] == 0
+    assert [str(w.message).split("'")[1] for w in seen] == [a.name.decode(), b.name.decode()]
+    cu.cuModuleUnload(a.mod)
+    c = kernel(a.name.decode(), [8])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cubind.UntypedKernelWarning)
+        before = c.count()
+        with pytest.raises(cubind.UntypedKernelWarning):
+            d.cuLaunchKernel(c.f, 1, 1, 1, 1, 1, 1, 0, None, (dptr,), None)
+        assert c.count() == before
 
 
 # ---- PTX -----------------------------------------------------------------------
@@ -278,9 +358,14 @@ def test_library_module_without_ptx_packs_by_size(fake, ctx, dptr):
     f = cu.cuKernelGetFunction(k.f)
     g = cu.cuModuleGetFunction(cu.cuLibraryGetModule(k.mod), name.encode())
     assert rt._registry_counts()["code_module"] == base
+    import cubind.driver as d
     for fn in (f, g):
-        cubind.launch(fn, 1, 1, dptr, 7)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", cubind.UntypedKernelWarning)
+            assert d.cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, None, (dptr, 7), None)[0] == 0
         assert k.recorded() == struct.pack("<Qi", int(dptr), 7)
+        with pytest.raises(TypeError, match="has no parameter types"):
+            cubind.launch(fn, 1, 1, dptr, 7)
 
 
 def fatbin_of(text):
@@ -420,7 +505,8 @@ def test_fatbin_compressed_ptx_that_does_not_decode_is_skipped(kernel, dptr, fla
            fatbin_entry(data, flags=0x2000 | 0x8000, stored=len(data), decoded=len(text))]
     for entry in bad:
         k = kernel(name, [8, 4], image=fatbin_from(entry))
-        assert k.launch(dptr, 3) == struct.pack("<Qi", int(dptr), 3)
+        k.untyped(dptr, 3)
+        assert k.launch_dropin(dptr, 3) == struct.pack("<Qi", int(dptr), 3)
     other = fresh("cq")
     k = kernel(other, [8, 4], image=fatbin_from(bad[0], fatbin_entry(
         ptx_entry(other, [".u64", ".f32"]), flags=0x11)))   # 64-bit | linux: plain
@@ -668,7 +754,8 @@ def test_unload_forgets_ptx_types(kernel, dptr):
     assert rt._registry_counts()["code_module"] == base
     # the same name from an image without PTX: by size again
     k2 = kernel(name, [4])
-    assert k2.launch(2) == struct.pack("<I", 2)
+    k2.untyped(2)
+    assert k2.launch_dropin(2) == struct.pack("<I", 2)
 
 
 # ---- mangled names -------------------------------------------------------------
@@ -788,8 +875,18 @@ def test_argtypes_of_the_launch_functions(kernel, dptr, face):
     config.blockDimX = config.blockDimY = config.blockDimZ = 1
     ok(mod.cuLaunchKernelEx(config, k.f, (dptr, 1024, 2), None, argtypes=types))
     assert k.recorded() == want
-    # without argtypes=, by size (extern "C" in a cubin)
-    ok(mod.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, (dptr, 1024, 2), None, argtypes=None))
+    # without argtypes= (extern "C" in a cubin): by size on the drop-in face,
+    # refused on the raising face; None entries: by size on both
+    if face == "cu":
+        with pytest.raises(TypeError, match="kernel parameter 1: .* has no parameter types"):
+            mod.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, (dptr, 1024, 2), None, argtypes=None)
+    else:
+        with pytest.warns(cubind.UntypedKernelWarning):
+            ok(mod.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, (dptr, 1024, 2), None,
+                                  argtypes=None))
+        assert k.recorded() == struct.pack("<QiI", int(dptr), 1024, 2)
+    ok(mod.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, (dptr, 1024, 2), None,
+                          argtypes=[None] * 3))
     assert k.recorded() == struct.pack("<QiI", int(dptr), 1024, 2)
     with pytest.raises(TypeError, match="cuLaunchKernel\\(\\): kernel parameter 2"):
         mod.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, (dptr, 1024, dptr), None,
@@ -963,7 +1060,7 @@ def test_numpy_complex_and_str(kernel, dptr):
                   fragments=("kernel parameter 0:",))
     k.refused(TypeError, 1.5, np.str_("x"), dptr, argtypes=("f4", "i4", "p"),
               fragments=("kernel parameter 1:",))
-    k.refused(TypeError, np.str_("x"), 1, dptr, fragments=("kernel parameter 0:",))
+    k.refused(TypeError, np.str_("x"), np.int32(1), dptr, fragments=("kernel parameter 0:",))
 
 
 def test_ptx_byte_array_size_kept_whole(kernel):
@@ -1261,7 +1358,7 @@ def test_random_mixtures_match_reference(fake, ctx):
         assert k.launch(*values, argtypes=types) == want
         if all((c in "iq" and isinstance(v, int)) or (c == "d" and isinstance(v, float))
                for v, c in zip(values, codes)):
-            assert k.launch(*values) == want
+            assert k.launch(*values, argtypes=[None] * len(values)) == want
 
     check()
 
