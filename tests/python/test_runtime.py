@@ -349,7 +349,8 @@ def test_junk_sweep_without_a_driver(tmp_path):
     the module is usable afterwards."""
     log = str(tmp_path / "sweep.log")
     code = ("import runpy, sys\n"
-            "sys.argv = [%r, '--modules', 'runtime', '--log', %r]\n"
+            "sys.argv = [%r, '--modules', 'runtime', '--log', %r, '--leaks', "
+            "'--leak-calls', '40']\n"
             "runpy.run_path(sys.argv[0], run_name='__main__')\n" % (str(SWEEP), log))
     try:
         out = run_no_driver(code)
@@ -363,3 +364,6 @@ def test_junk_sweep_without_a_driver(tmp_path):
     bound = int(re.search(r"^# supported: (\d+) of", report, re.M).group(1))
     assert int(m.group(1)) == 2 * bound  # both faces of every bound function
     assert re.search(r"^usable afterwards: cudaRuntimeGetVersion cudaGetDeviceCount$", out, re.M)
+    # junk per parameter, and each function's first calls repeated for
+    # leaks (issue 42 item 9)
+    assert re.search(r"^leak-checked functions %s$" % m.group(1), out, re.M), out
