@@ -70,10 +70,17 @@ def __getattr__(name: str) -> object:
     return m if attr is None else getattr(m, attr)
 
 
+class UntypedKernelWarning(UserWarning):
+    """A kernel launched with plain values whose parameter types are unknown
+    (a cubin of an ``extern "C"`` kernel: no C++ name, no PTX): its values
+    are packed by their parameters' sizes alone. Given once per kernel and
+    load; docs/kernel-arguments.md says how to type it."""
+
+
 def get_include() -> str:
     """The directory of cubind's C headers (cubind_driver_api.h), for ``-I``."""
     return _os.path.join(_os.path.dirname(__file__), "include")
 
 
 __all__ = ["__version__", "__cuda_version__", "CUDAError", "DriverNotFoundError", "FunctionNotFoundError", "driver", "cu",
-           "get_include", "launch"]
+           "get_include", "launch", "UntypedKernelWarning"]

@@ -4,8 +4,8 @@
  * version is newer than glibc 2.17 to their first versions, so that
  * _runtime built on a new glibc still loads on an old one.
  *
- * glibc 2.34 moved dlopen, dlsym, dlerror, dlinfo, dladdr, pthread_once,
- * pthread_create and pthread_join (a test hook of rt_module.c) from
+ * glibc 2.34 moved dlopen, dlclose, dlsym, dlerror, dlinfo, dladdr,
+ * pthread_once, pthread_create and pthread_join (a test hook of rt_module.c) from
  * libdl and libpthread into libc and gave them a new default version
  * (GLIBC_2.34); a module linked against it needs glibc 2.34 at run time,
  * though the functions have not changed. libc keeps the old versions, so a
@@ -41,6 +41,7 @@
 #if defined(__GLIBC__) && !defined(CUBIND_SANITIZED)
 #if defined(__x86_64__)
 __asm__(".symver dlopen, dlopen@GLIBC_2.2.5");
+__asm__(".symver dlclose, dlclose@GLIBC_2.2.5");
 __asm__(".symver dlsym, dlsym@GLIBC_2.2.5");
 __asm__(".symver dlerror, dlerror@GLIBC_2.2.5");
 __asm__(".symver dlinfo, dlinfo@GLIBC_2.3.3");

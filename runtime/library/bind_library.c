@@ -250,7 +250,7 @@ PyObject *cbs_library_status(cbs_library *lib, const cubind_rt_api *rt)
 static PyObject *error_status(PyObject *unused, PyObject *self)
 {
     (void)unused;
-    PyObject *result = PyObject_GetAttrString(self, "result");
+    PyObject *result = cbs_attr(self, "result");
     if (!result)
         return NULL;
     PyObject *n = PyNumber_Long(result);
@@ -267,8 +267,8 @@ static PyMethodDef error_status_def = {"status", error_status, METH_O,
 static PyObject *error_status_str(PyObject *unused, PyObject *self)
 {
     (void)unused;
-    PyObject *result = PyObject_GetAttrString(self, "result");
-    PyObject *name = result ? PyObject_GetAttrString(self, "name") : NULL;
+    PyObject *result = cbs_attr(self, "result");
+    PyObject *name = result ? cbs_attr(self, "name") : NULL;
     PyObject *value = name ? PyNumber_Long(result) : NULL;
     PyObject *s = NULL;
     if (value)

@@ -15,6 +15,7 @@
  * table holds only what a parameter's kind needs.
  */
 #include "bind_kernel_types.h"
+#include "bind_fatbin_codec.h"
 #include "rt_alloc.h"
 
 #include <stdint.h>
@@ -730,10 +731,6 @@ static int has_magic(const unsigned char *p, size_t len, uint32_t magic)
 #define FATBIN_MAGIC 0xBA55ED50u
 #define FATBIN_WRAPPER_MAGIC 0x466243B1u
 #define FATBIN_KIND_PTX 1u
-/* An entry's flags (the 8 bytes at 40 of its header): its payload is
- * compressed (the older scheme and the newer one; nvcc compresses PTX by
- * default, -no-compress keeps it plain). */
-#define FATBIN_FLAG_COMPRESSED (0x2000u | 0x8000u)
 #define PTX_MAX ((size_t)1 << 30)
 
 /* A fat binary's header (16 bytes at p): magic; version; the entries'
@@ -749,22 +746,47 @@ static int fatbin_header(const unsigned char *p, uint64_t *head, uint64_t *body)
     return h >= 16 && *body <= PTX_MAX;
 }
 
+/* What an entry holds for this reader: its header's size and its payload's
+ * (the bytes to the next entry), and, for a PTX entry to read, how its text
+ * is stored (bind_fatbin_codec.h), the bytes of it stored (`stored`, from
+ * the payload's start) and the text's size once decoded (`text`). */
+typedef struct {
+    uint64_t ehead, payload;
+    int ptx;          /* a PTX entry to read */
+    cbs_codec codec;  /* how its text is stored */
+    uint64_t stored;  /* its bytes as stored, at most payload */
+    uint64_t text;    /* its text's size: stored when plain */
+} fatbin_item;
+
 /* One entry's header (64 bytes at e, `room` bytes left in the entries from
- * e): kind, 2 bytes at 0; header size, 4 at 4; payload size, 8 at 8;
- * flags, 8 at 40; the payload follows the header. 1 and *ehead, *payload,
- * *ptx (an uncompressed PTX payload: one to read) when the entry fits in
- * room, else 0 (malformed: the walk stops). */
-static int fatbin_entry(const unsigned char *e, uint64_t room, uint64_t *ehead,
-                        uint64_t *payload, int *ptx)
+ * e): kind, 2 bytes at 0; header size, 4 at 4; payload size, 8 at 8 (the
+ * stored bytes padded to 8); a compressed payload's stored size, 4 at 16;
+ * flags, 8 at 40 (the codec); a compressed payload's decoded size, 8 at 56;
+ * the payload follows the header. 1 and *it when the entry fits in room,
+ * else 0 (malformed: the walk stops). A PTX entry is one to read when it is
+ * plain, or compressed with a known codec, a stored size within its
+ * payload (0: all of it) and a decoded size of 1 to PTX_MAX bytes that
+ * the stored bytes can make (cbs_codec_max_decoded: a junk header is not
+ * a 1 GiB allocation). */
+static int fatbin_entry(const unsigned char *e, uint64_t room, fatbin_item *it)
 {
     uint16_t kind;
     memcpy(&kind, e, 2);
-    *ehead = rd32(e + 4);
-    *payload = rd64(e + 8);
-    uint64_t flags = rd64(e + 40);
-    if (*ehead < 64 || *ehead > room || *payload > room - *ehead)
+    it->ehead = rd32(e + 4);
+    it->payload = rd64(e + 8);
+    if (it->ehead < 64 || it->ehead > room || it->payload > room - it->ehead)
         return 0;
-    *ptx = kind == FATBIN_KIND_PTX && !(flags & FATBIN_FLAG_COMPRESSED) && *payload;
+    it->codec = cbs_codec_of_flags(rd64(e + 40));
+    it->stored = it->payload;
+    it->text = it->payload;
+    if (it->codec != CBS_CODEC_PLAIN) {
+        uint64_t stored = rd32(e + 16);
+        it->stored = stored ? stored : it->payload;
+        it->text = rd64(e + 56);
+    }
+    it->ptx = kind == FATBIN_KIND_PTX && it->codec != CBS_CODEC_UNKNOWN && it->stored &&
+              it->stored <= it->payload && it->text && it->text <= PTX_MAX &&
+              it->text <= cbs_codec_max_decoded(it->codec, it->stored);
     return 1;
 }
 
@@ -778,9 +800,26 @@ static int ptx_payload(const char *text, size_t len, kt_list *l)
     return ptx_text(text, text + text_len(text, len), l);
 }
 
-/* The uncompressed PTX entries of the fat binary at p (the layout:
- * fatbin_header, fatbin_entry). A PTX entry whose flags say compressed is
- * skipped (its text is not read: no types). */
+/* An entry's PTX (it->ptx) stored at `stored` (it->stored bytes) into l:
+ * read as it is, or decoded first into a block of its declared size (a
+ * payload that does not decode to exactly that is skipped). 0, or -1 when
+ * out of memory. */
+static int ptx_entry_payload(const fatbin_item *it, const unsigned char *stored, kt_list *l)
+{
+    if (it->codec == CBS_CODEC_PLAIN)
+        return ptx_payload((const char *)stored, (size_t)it->stored, l);
+    char *text = rt_malloc((size_t)it->text);
+    if (!text)
+        return -1;
+    int rc = cbs_codec_decode(it->codec, stored, (size_t)it->stored, text, (size_t)it->text)
+                 ? ptx_payload(text, (size_t)it->text, l)
+                 : 0;
+    rt_free(text);
+    return rc;
+}
+
+/* The PTX entries of the fat binary at p (the layout: fatbin_header,
+ * fatbin_entry), plain or compressed. */
 static int fatbin(const unsigned char *p, size_t len, kt_list *l)
 {
     uint64_t head, body;
@@ -788,13 +827,12 @@ static int fatbin(const unsigned char *p, size_t len, kt_list *l)
         return 0;
     const unsigned char *e = p + head, *end = p + head + body;
     while (end - e >= 64) {
-        uint64_t ehead, payload;
-        int ptx;
-        if (!fatbin_entry(e, (uint64_t)(end - e), &ehead, &payload, &ptx))
+        fatbin_item it;
+        if (!fatbin_entry(e, (uint64_t)(end - e), &it))
             return 0;
-        if (ptx && ptx_payload((const char *)e + ehead, (size_t)payload, l) < 0)
+        if (it.ptx && ptx_entry_payload(&it, e + it.ehead, l) < 0)
             return -1;
-        e += ehead + payload;
+        e += it.ehead + it.payload;
     }
     return 0;
 }
@@ -804,7 +842,7 @@ static int fatbin(const unsigned char *p, size_t len, kt_list *l)
 #define FILE_HEAD 4096
 
 /* A fat binary file's PTX entries, through read: its headers, then each
- * uncompressed PTX payload alone (never the other entries' bytes). */
+ * PTX payload to read alone, as stored (never the other entries' bytes). */
 static int fatbin_file(cbs_kt_read_fn read, void *src, uint64_t size, const unsigned char *p,
                        kt_list *l)
 {
@@ -814,22 +852,21 @@ static int fatbin_file(cbs_kt_read_fn read, void *src, uint64_t size, const unsi
     uint64_t at = head, end = head + body;
     unsigned char e[64];
     while (end - at >= 64) {
-        uint64_t ehead, payload;
-        int ptx;
-        if (!read(src, at, e, sizeof e) || !fatbin_entry(e, end - at, &ehead, &payload, &ptx))
+        fatbin_item it;
+        if (!read(src, at, e, sizeof e) || !fatbin_entry(e, end - at, &it))
             return 0;
-        if (ptx) {
-            char *text = rt_malloc((size_t)payload);
-            if (!text)
+        if (it.ptx) {
+            unsigned char *stored = rt_malloc((size_t)it.stored);
+            if (!stored)
                 return -1;
-            int rc = read(src, at + ehead, text, (size_t)payload)
-                         ? ptx_payload(text, (size_t)payload, l)
+            int rc = read(src, at + it.ehead, stored, (size_t)it.stored)
+                         ? ptx_entry_payload(&it, stored, l)
                          : 0;
-            rt_free(text);
+            rt_free(stored);
             if (rc < 0)
                 return -1;
         }
-        at += ehead + payload;
+        at += it.ehead + it.payload;
     }
     return 0;
 }

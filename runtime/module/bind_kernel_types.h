@@ -52,11 +52,14 @@ int cbs_kt_from_mangled(const char *name, size_t n, cbs_ktype *out);
 typedef struct cbs_kt_table cbs_kt_table;
 
 /* The .entry directives of the PTX in `image`: PTX text (NUL-terminated,
- * as the driver takes it), or a fat binary (or its wrapper) holding
- * uncompressed PTX; `len` bounds the image when known (0: unknown, then a
- * fat binary's own sizes and the text's NUL bound it). NULL when the image
- * holds no PTX entry this parser reads (a cubin, compressed PTX), or when
- * out of memory. */
+ * as the driver takes it), or a fat binary (or its wrapper) holding PTX,
+ * plain or compressed (LZ4 or Zstandard, bind_fatbin_codec.h: decoded
+ * into a block of the size its entry declares, at most 1 GiB); `len`
+ * bounds the image when known (0: unknown, then a fat binary's own sizes
+ * and the text's NUL bound it). NULL when the image holds no PTX entry
+ * this parser reads (a cubin, PTX compressed with Zstandard where
+ * libzstd.so.1 is missing, a payload that does not decode), or when out of
+ * memory. */
 cbs_kt_table *cbs_kt_table_from_image(const void *image, size_t len);
 
 /* Reads n bytes at offset `at` of a source (a file) into buf: 1 when all
@@ -65,8 +68,8 @@ typedef int (*cbs_kt_read_fn)(void *src, uint64_t at, void *buf, size_t n);
 
 /* The .entry directives of a code file of `size` bytes, read through
  * `read` without a copy of the whole file: a fat binary's headers and its
- * uncompressed PTX payloads, one at a time (its other entries are skipped
- * unread); a text's first 4 KiB, then all of it only when it begins as PTX
+ * PTX payloads as stored, one at a time (decoded as above; its other
+ * entries are skipped unread); a text's first 4 KiB, then all of it only when it begins as PTX
  * does (up to 1 GiB); nothing more of anything else (an ELF cubin). NULL
  * as cbs_kt_table_from_image. */
 cbs_kt_table *cbs_kt_table_from_reader(cbs_kt_read_fn read, void *src, uint64_t size);

@@ -26,6 +26,8 @@ cbs_pack_layout *cbs_layout_alloc(size_t n, void *func, int kind, unsigned long 
     l->name[0] = '\0';
     l->total = 0;
     l->gaps = 0;
+    l->untyped = n > 0; /* every type unknown */
+    atomic_init(&l->warned, 0);
     return l;
 }
 
@@ -71,6 +73,9 @@ int cbs_layout_copy_remember(_Atomic(void *) *slot, const cbs_pack_layout *l)
     memcpy(c->name, l->name, sizeof c->name);
     c->total = l->total;
     c->gaps = l->gaps;
+    c->untyped = l->untyped;
+    atomic_store_explicit(&c->warned, atomic_load_explicit(&l->warned, memory_order_relaxed),
+                          memory_order_relaxed);
     /* Release: whoever loads the slot sees every field written above. */
     void *none = NULL;
     if (atomic_compare_exchange_strong_explicit(slot, &none, c, memory_order_acq_rel,

@@ -33,7 +33,7 @@
 #define CBS_LAYOUT_NAME 64 /* a kernel's name as messages give it (truncated) */
 
 /* One malloc'ed block (free() releases it), immutable once published
- * except for `epoch` in a slot's copy. */
+ * except for `epoch` in a slot's copy and `warned`. */
 typedef struct cbs_pack_layout {
     _Atomic unsigned long epoch; /* the runtime's kernel epoch at which this is func's layout */
     void *func;                  /* the kernel (a CUfunction or CUkernel) and its registry kind */
@@ -47,11 +47,16 @@ typedef struct cbs_pack_layout {
     cbs_ktype *type; /* n entries: each parameter's type where known (from
                         its C++ name), else CBS_KT_UNKNOWN (typed by size) */
     char name[CBS_LAYOUT_NAME]; /* the kernel's name, "" when unknown */
+    int untyped;                /* some parameter's type is unknown (packed by size) */
+    _Atomic int warned;         /* the packer's warning about untyped packing was given
+                                   (or its launch typed the kernel with argtypes=):
+                                   the one field besides epoch written once published */
 } cbs_pack_layout;
 
 /* A block for n parameters (off and size uninitialised, total and gaps
  * 0: cbs_layout_measure sets them once off and size are filled; every type
- * unknown, no name), or NULL when out of memory. */
+ * unknown (untyped when n > 0), not warned, no name), or NULL when out of
+ * memory. */
 cbs_pack_layout *cbs_layout_alloc(size_t n, void *func, int kind, unsigned long epoch);
 
 /* Sets l->total and l->gaps from l->off and l->size (parameters do not

@@ -1338,6 +1338,60 @@ static void type_kernel(cbs_tables *tb, int kern, void *func, cbs_pack_layout *l
             return;
         }
     }
+    l->untyped = 0;
+}
+
+/* An untyped kernel's plain values (l->untyped, no argtypes=), before they
+ * are packed by size: the warning, once per layout (a kernel's, queried
+ * once per load; a handle's copy takes the flag with it), naming the
+ * kernel and how to type it; and, for the raising face (`strict`), an int
+ * refused for a parameter of 2 or 4 bytes (a half's or a float's size),
+ * which the kernel may read as a float: by size it would be an integer's
+ * bits there (2 reaching a float as 2.8e-45). An 8-byte parameter still
+ * takes an int (an address: of an extern "C" kernel's 8-byte parameters
+ * nearly all are pointers); a double there has the warning only. 0, or -1
+ * with the TypeError, or the warning raised as an error (a warnings
+ * filter). */
+static int untyped_values(const cbs_pack_layout *l, PyObject *const *items, size_t n,
+                          int strict, const char *fname)
+{
+    const char *name = l->name[0] ? l->name : "(its name unknown)";
+    /* the block is malloc'ed, never a const object: its flag may be set */
+    _Atomic int *warned = (_Atomic int *)&l->warned;
+    if (!atomic_load_explicit(warned, memory_order_relaxed) &&
+        !atomic_exchange_explicit(warned, 1, memory_order_relaxed)) {
+        PyObject *cubind = PyImport_ImportModule("cubind");
+        PyObject *category = cubind ? PyObject_GetAttrString(cubind, "UntypedKernelWarning")
+                                    : NULL;
+        Py_XDECREF(cubind);
+        if (!category)
+            return -1;
+        int r = PyErr_WarnFormat(category, 1,
+                                 "%s: kernel '%s' has no parameter types (neither a C++ name nor "
+                                 "PTX): its values are packed by their parameters' sizes alone, "
+                                 "so an int for a float parameter reaches it as an integer's "
+                                 "bits; pass argtypes= (one type per parameter: \"f4\", \"i4\", "
+                                 "\"p\", ctypes or numpy types), or load the kernel's PTX (nvcc "
+                                 "-ptx, or a fat binary that holds it)",
+                                 fname, name);
+        Py_DECREF(category);
+        if (r < 0)
+            return -1;
+    }
+    if (!strict)
+        return 0;
+    for (size_t k = 0; k < n; k++) {
+        size_t size = l->size[k];
+        if (CBS_KT_KIND(l->type[k]) == CBS_KT_UNKNOWN && (size == 2 || size == 4) &&
+            PyLong_Check(items[k]))
+            return fail(PyExc_TypeError, fname, "kernel parameter", (Py_ssize_t)k,
+                        "kernel '%s' has no parameter types, and an int (%.80R) for its "
+                        "%zu bytes would be packed as an integer where the kernel may read a "
+                        "float; pass argtypes=, load the kernel's PTX, or give a typed value "
+                        "(ctypes.c_int%zu(...), numpy.int%zu(...), or a float)",
+                        name, items[k], size, 8 * size, 8 * size);
+    }
+    return 0;
 }
 
 /* Queries the driver for func's whole layout: a new layout (malloc'ed, the
@@ -1505,7 +1559,8 @@ static int argtypes_parse(cbs_tables *tb, PyObject *argtypes, const cbs_pack_lay
  * layout's), else by its size. */
 static CBS_ALWAYS_INLINE int pack_items(cbs_tables *tb, int kind, PyObject *const *items,
                                         size_t n, void *func, PyObject *func_obj,
-                                        PyObject *argtypes, const char *fname, cbs_packed *out)
+                                        PyObject *argtypes, int strict, const char *fname,
+                                        cbs_packed *out)
 {
     const cubind_rt_api *rt = tb->rt;
     if (!func)
@@ -1529,8 +1584,13 @@ static CBS_ALWAYS_INLINE int pack_items(cbs_tables *tb, int kind, PyObject *cons
         l = layout_for(tb, kind, func, (param_info_fn)get_param_info, n, fname, &ref);
         if (!l)
             goto done;
+        /* warned before the handle's copy is made: the copy takes the flag */
+        if (l->untyped && !argtypes && l->n == n && untyped_values(l, items, n, strict, fname) < 0)
+            goto done;
         if (slot)
             cbs_layout_copy_remember(slot, l);
+    } else if (l->untyped && !argtypes && untyped_values(l, items, n, strict, fname) < 0) {
+        goto done;
     }
     if (l->n != n) {
         if (n < l->n)
@@ -1581,7 +1641,7 @@ done:
 }
 
 static int pack_plain(cbs_tables *tb, int kind, PyObject *seq, void *func, PyObject *func_obj,
-                      PyObject *argtypes, const char *fname, cbs_packed *out)
+                      PyObject *argtypes, int strict, const char *fname, cbs_packed *out)
 {
     /* Every value is copied into the argument bytes (put_plain keeps no
      * view and no reference): a launch needs the values only while they
@@ -1598,14 +1658,15 @@ static int pack_plain(cbs_tables *tb, int kind, PyObject *seq, void *func, PyObj
             return -1;
     }
     return pack_items(tb, kind, ((PyTupleObject *)values)->ob_item,
-                      (size_t)PyTuple_GET_SIZE(values), func, func_obj, argtypes, fname, out);
+                      (size_t)PyTuple_GET_SIZE(values), func, func_obj, argtypes, strict, fname,
+                      out);
 }
 
 int cbs_pack_values(cbs_tables *tb, PyObject *const *values, size_t n, void *func,
-                    PyObject *func_obj, int kind, PyObject *argtypes, const char *where,
-                    cbs_packed *out)
+                    PyObject *func_obj, int kind, PyObject *argtypes, int strict,
+                    const char *where, cbs_packed *out)
 {
-    return pack_items(tb, kind, values, n, func, func_obj, argtypes, where, out);
+    return pack_items(tb, kind, values, n, func, func_obj, argtypes, strict, where, out);
 }
 
 /* ---- (values, types) ------------------------------------------------------ */
@@ -2322,13 +2383,14 @@ int cbs_pack_needs_kernel(PyObject *obj)
 }
 
 int cbs_pack_kernel_params(cbs_tables *tb, PyObject *obj, void *func, PyObject *func_obj,
-                           int kind, PyObject *argtypes, const char *fname, cbs_packed *out)
+                           int kind, PyObject *argtypes, int strict, const char *fname,
+                           cbs_packed *out)
 {
     /* The common case first: an exact tuple of other than two items can
      * only be plain values (no buffer, not an int, not (values, types)),
      * so it skips the checks below. */
     if (PyTuple_CheckExact(obj) && PyTuple_GET_SIZE(obj) != 2)
-        return pack_plain(tb, kind, obj, func, func_obj, argtypes, fname, out);
+        return pack_plain(tb, kind, obj, func, func_obj, argtypes, strict, fname, out);
     if (obj == Py_None) {
         out->params = NULL;
         return 0;
@@ -2361,7 +2423,7 @@ int cbs_pack_kernel_params(cbs_tables *tb, PyObject *obj, void *func, PyObject *
             Py_DECREF(types);
             return rc;
         }
-        return pack_plain(tb, kind, obj, func, func_obj, argtypes, fname, out);
+        return pack_plain(tb, kind, obj, func, func_obj, argtypes, strict, fname, out);
     }
     return fail(PyExc_TypeError, fname, "kernelParams", -1,
                 "expected None, an int address, a buffer of pointers, (values, types) or a "

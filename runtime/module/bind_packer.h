@@ -116,7 +116,10 @@ int cbs_ctypes_cache_traverse(cbs_ctypes_cache *cache, visitproc visit, void *ar
  * the getter takes no plain values (TypeError). Plain values convert by
  * the parameter's type where it is known: from argtypes (a sequence of one
  * ctypes type, numpy dtype or type string per parameter, NULL when not
- * given) or from the kernel's C++ name (cuFuncGetName); else by its size.
+ * given) or from the kernel's C++ name (cuFuncGetName); else by its size:
+ * then the first such launch of the kernel warns (cubind.UntypedKernelWarning),
+ * and with `strict` (the raising face) an int for a parameter of 2 or 4
+ * bytes is a TypeError (the kernel may read a half or a float there).
  * `where` prefixes messages ("cuLaunchKernel()",
  * "CUDA_KERNEL_NODE_PARAMS.kernelParams"). 0, or -1 with TypeError /
  * OverflowError / ValueError naming the parameter ("cuLaunchKernel():
@@ -126,14 +129,15 @@ int cbs_ctypes_cache_traverse(cbs_ctypes_cache *cache, visitproc visit, void *ar
  * that object then reads the layout without the registry's lock. */
 struct cbs_tables;
 int cbs_pack_kernel_params(struct cbs_tables *tb, PyObject *obj, void *func, PyObject *func_obj,
-                           int kind, PyObject *argtypes, const char *where, cbs_packed *out);
+                           int kind, PyObject *argtypes, int strict, const char *where,
+                           cbs_packed *out);
 
 /* The plain-values form given as an array: values[0..n), alive and
  * unchanged for the call (a vectorcall's arguments: cubind.launch). As
  * cbs_pack_kernel_params otherwise; *out keeps no reference to them. */
 int cbs_pack_values(struct cbs_tables *tb, PyObject *const *values, size_t n, void *func,
-                    PyObject *func_obj, int kind, PyObject *argtypes, const char *where,
-                    cbs_packed *out);
+                    PyObject *func_obj, int kind, PyObject *argtypes, int strict,
+                    const char *where, cbs_packed *out);
 
 /* 1 when obj is the plain-values form (it needs the kernel's layout). */
 int cbs_pack_needs_kernel(PyObject *obj);

@@ -937,7 +937,7 @@ static int kernel_pack(cbs_struct *s, const cbs_field_def *f, PyObject *v, cbs_t
         }
         rc = cbs_pack_kernel_params(tb, v, k, NULL,
                                     kern ? CUBIND_REG_KERNEL_LAYOUT_KERN : CUBIND_REG_KERNEL_LAYOUT,
-                                    NULL, where, &pk);
+                                    NULL, 0, where, &pk); /* both faces' structs: warns only */
     }
     if (rc < 0) {
         cbs_pack_release(&pk);

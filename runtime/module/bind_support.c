@@ -604,6 +604,16 @@ PyObject *cbs_attr(PyObject *o, const char *name)
     return v;
 }
 
+int cbs_set_attr(PyObject *o, const char *name, PyObject *v)
+{
+    PyObject *key = PyUnicode_InternFromString(name);
+    if (!key)
+        return -1;
+    int r = PyObject_SetAttr(o, key, v);
+    Py_DECREF(key);
+    return r;
+}
+
 int cbs_optional_attr(PyObject *o, const char *name, PyObject **out)
 {
     *out = NULL;

@@ -531,6 +531,12 @@ static CBS_ALWAYS_INLINE void *cbs_proc_get(const cubind_rt_api *rt, _Atomic(voi
  * absent (no exception), -1 on another error. cbs_has_attr: 1 or 0, any
  * error cleared (as PyObject_HasAttrString). */
 PyObject *cbs_attr(PyObject *o, const char *name);
+
+/* Sets attribute `name` of o to v through the interned name, as cbs_attr
+ * reads one (a fresh name per call would be kept by the type attribute
+ * cache: the library sweep's leak check, issue 42 item 9). 0, or -1 with an
+ * exception set. */
+int cbs_set_attr(PyObject *o, const char *name, PyObject *v);
 int cbs_optional_attr(PyObject *o, const char *name, PyObject **out);
 int cbs_has_attr(PyObject *o, const char *name);
 

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bind_fatbin_codec.h"
 #include "bind_kernel_types.h"
 #include "check.h"
 
@@ -374,6 +375,125 @@ static void test_strings(void)
     CHECK(strcmp(cbs_kt_name(CBS_KT(CBS_KT_BLOB, 0), 12, buf, sizeof buf), "a 12-byte value") == 0);
 }
 
+/* LZ4 blocks written by hand (bind_fatbin_codec.c's own decoder): each
+ * input in a heap block of exactly its size, each output one of exactly the
+ * size asked for (ASan reports a byte read or written past either). */
+static int lz4(const char *src, size_t n, const char *want, size_t cap)
+{
+    char *in = malloc(n ? n : 1), *out = malloc(cap ? cap : 1);
+    CHECK(in && out);
+    if (!in || !out) {
+        free(in);
+        free(out);
+        return 0;
+    }
+    memcpy(in, src, n);
+    int ok = cbs_codec_decode(CBS_CODEC_LZ4, in, n, out, cap);
+    if (ok && want)
+        CHECK(memcmp(out, want, cap) == 0);
+    free(in);
+    free(out);
+    return ok;
+}
+
+static void test_lz4(void)
+{
+    /* literals only: token 0x50, "hello" */
+    CHECK(lz4("\x50hello", 6, "hello", 5));
+    /* 4 literals, then a match at offset 4 of 4 + 2 bytes, then 1 literal */
+    CHECK(lz4("\x42" "abcd" "\x04\x00" "\x10" "!", 9, "abcdabcdab!", 11));
+    /* an overlapping match (offset 1) repeats one byte: 1 + 19 'a' */
+    CHECK(lz4("\x1F" "a" "\x01\x00" "\x00" "\x00", 6, "aaaaaaaaaaaaaaaaaaaa", 20));
+    /* a literal count continued over 255 bytes: 15 + 255 + 0 = 270 */
+    char big[3 + 270];
+    memcpy(big, "\xF0\xFF\x00", 3);
+    memset(big + 3, 'x', 270);
+    CHECK(lz4(big, sizeof big, big + 3, 270));
+    /* the output must be exactly its size: one byte short or over fails */
+    CHECK(!lz4("\x50hello", 6, NULL, 4));
+    CHECK(!lz4("\x50hello", 6, NULL, 6));
+    /* offset 0, an offset before the output's start, an offset cut short,
+     * literals past the input, a continuation cut short, nothing at all */
+    CHECK(!lz4("\x40" "abcd" "\x00\x00", 7, NULL, 8));
+    CHECK(!lz4("\x40" "abcd" "\x05\x00", 7, NULL, 8));
+    CHECK(!lz4("\x40" "abcd" "\x04", 6, NULL, 8));
+    CHECK(!lz4("\x90" "abc", 4, NULL, 9));
+    CHECK(!lz4("\xF0\xFF", 2, NULL, 300));
+    CHECK(!lz4("", 0, NULL, 0));
+    /* a match longer than the room left is refused, not cut */
+    CHECK(!lz4("\x1F" "a" "\x01\x00" "\xFF\x10", 6, NULL, 40));
+    /* the most a stored size can decode to */
+    CHECK(cbs_codec_max_decoded(CBS_CODEC_LZ4, 10) == 2550);
+    CHECK(cbs_codec_max_decoded(CBS_CODEC_ZSTD, 10) == 327680);
+    CHECK(cbs_codec_max_decoded(CBS_CODEC_PLAIN, 10) == 10);
+    CHECK(cbs_codec_max_decoded(CBS_CODEC_UNKNOWN, 10) == 0);
+    CHECK(cbs_codec_max_decoded(CBS_CODEC_ZSTD, UINT64_MAX / 2) == UINT64_MAX);
+    /* the codecs the flags name: the two bits alone, neither, both */
+    CHECK(cbs_codec_of_flags(0x2011) == CBS_CODEC_LZ4);
+    CHECK(cbs_codec_of_flags(0x8011) == CBS_CODEC_ZSTD);
+    CHECK(cbs_codec_of_flags(0x11) == CBS_CODEC_PLAIN);
+    CHECK(cbs_codec_of_flags(0xA011) == CBS_CODEC_UNKNOWN);
+}
+
+/* A fat binary of one PTX entry stored as an LZ4 block of literals only
+ * (flags 0x2011, stored size at 16, decoded size at 56): typed, from a
+ * buffer and from a file read in parts; cut anywhere, safe. */
+static void test_fatbin_lz4(void)
+{
+    size_t tlen = strlen(ptx) + 1, stored = 1 + (tlen - 15) / 255 + 1 + tlen;
+    size_t padded = (stored + 7) & ~(size_t)7, size = 16 + 64 + padded;
+    unsigned char *buf = calloc(1, size);
+    CHECK(buf != NULL);
+    if (!buf)
+        return;
+    uint32_t magic = 0xBA55ED50u, stored32 = (uint32_t)stored, ehead = 64;
+    uint16_t version = 1, head = 16, kind = 1;
+    uint64_t body = size - 16, payload = padded, flags = 0x2011, decoded = tlen;
+    memcpy(buf, &magic, 4);
+    memcpy(buf + 4, &version, 2);
+    memcpy(buf + 6, &head, 2);
+    memcpy(buf + 8, &body, 8);
+    unsigned char *e = buf + 16, *p = e + 64;
+    memcpy(e, &kind, 2);
+    memcpy(e + 4, &ehead, 4);
+    memcpy(e + 8, &payload, 8);
+    memcpy(e + 16, &stored32, 4);
+    memcpy(e + 40, &flags, 8);
+    memcpy(e + 56, &decoded, 8);
+    *p++ = 0xF0; /* literals only; their count continued */
+    size_t rest = tlen - 15;
+    for (; rest >= 255; rest -= 255)
+        *p++ = 0xFF;
+    *p++ = (unsigned char)rest;
+    memcpy(p, ptx, tlen);
+    CHECK((size_t)(p + tlen - (e + 64)) == stored);
+    cbs_ktype got[4];
+    cbs_kt_table *t = cbs_kt_table_from_image(buf, size);
+    CHECK(t && cbs_kt_table_find(t, "axpy", 3, got) && got[2] == F4);
+    cbs_kt_table_free(t);
+    mem_file f = {buf, size, 0, 0};
+    t = cbs_kt_table_from_reader(mem_read, &f, size);
+    CHECK(t && cbs_kt_table_find(t, "axpy", 3, got) && got[2] == F4);
+    cbs_kt_table_free(t);
+    for (size_t k = 16; k < size; k++) {
+        unsigned char *cut = malloc(k);
+        memcpy(cut, buf, k);
+        cbs_kt_table_free(cbs_kt_table_from_image(cut, k));
+        mem_file part = {cut, k, 0, 0};
+        cbs_kt_table_free(cbs_kt_table_from_reader(mem_read, &part, k));
+        free(cut);
+    }
+    /* a decoded size one more than the block makes: nothing */
+    decoded = tlen + 1;
+    memcpy(e + 56, &decoded, 8);
+    CHECK(cbs_kt_table_from_image(buf, size) == NULL);
+    /* and one past the 1 GiB bound is not even allocated for */
+    decoded = ((uint64_t)1 << 30) + 1;
+    memcpy(e + 56, &decoded, 8);
+    CHECK(cbs_kt_table_from_image(buf, size) == NULL);
+    free(buf);
+}
+
 int main(void)
 {
     test_mangled();
@@ -381,6 +501,8 @@ int main(void)
     test_ptx();
     test_fatbin();
     test_reader();
+    test_lz4();
+    test_fatbin_lz4();
     test_image_fits();
     test_strings();
     if (failures)

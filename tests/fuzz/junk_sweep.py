@@ -23,10 +23,17 @@ hypothesis). The groups (--modules, table GROUPS below):
 - libraries: cubind.nvrtc, cubind.rtc, cubind.nvjitlink and cubind.nvvm
   on the real libnvrtc, libnvJitLink and libnvvm; run by tests/python/test_library_junk.py, so
   on every interpreter tests/python runs on, ASan's included. A fixed junk
-  list given in every combination (EveryCombination).
+  list given in every combination (no int: a handle given as an int is an
+  address the library follows), then junk per parameter by its C type
+  (ByParam: edge ints for integers and enums, read from the C prototype of
+  each docstring), with --leaks.
 - runtime: cubind.runtime and cubind.cudart on the bundled CUDA runtime
   with no driver installed (the runtime answers for want of one); run by
-  tests/python/test_runtime.py, with the libraries' junk.
+  tests/python/test_runtime.py, with the libraries' junk and --leaks.
+
+With --leaks, each function's first calls (--leak-calls) are made three
+times more; the memory blocks alive (sys.getallocatedblocks) must not grow
+over both of the last two (Sweep.check_leaks).
 
 Every outcome must be a return or one of the group's allowed exceptions
 (MemoryError only for a big int or a long sequence). Before each call the
@@ -47,11 +54,13 @@ import builtins
 import collections
 import ctypes
 import faulthandler
+import gc
 import importlib
 import inspect
 import itertools
 import os
 import random
+import re
 import sys
 import time
 import traceback
@@ -350,6 +359,95 @@ class EveryCombination:
         return self.calls(1)
 
 
+# C integer types a library parameter may have by value: such a parameter
+# takes ints (ByParam); any other by-value type is a handle, struct or
+# pointer typedef, which gets no int.
+C_INTS = {"int", "unsigned", "size_t", "uint32_t", "uint64_t", "int32_t", "int64_t", "long",
+          "short", "char", "unsigned char", "unsigned short", "unsigned int", "unsigned long",
+          "long long", "unsigned long long", "uint8_t", "uint16_t", "int8_t", "int16_t"}
+
+
+def c_parameters(fn):
+    """{python name: C type} of a generated function, from its docstring:
+    the C prototype and each parameter's "The C parameter ``name``"."""
+    doc = fn.__doc__ or ""
+    m = re.search(r"C prototype::\s*\n\s*\n\s*(.+)", doc)
+    if not m or "(" not in m.group(1):
+        return {}
+    proto = m.group(1)
+    inner = proto[proto.index("(") + 1:proto.rindex(")")]
+    types = {}
+    for part in re.split(r",(?![^()]*\))", inner):
+        words = part.strip()
+        name = re.search(r"(\w+)\s*(\[\d*\])?$", words)
+        if name:
+            types[name.group(1)] = words[:name.start()].strip()
+    mapping = re.findall(r"^(\w+) : .*\n\s+The C parameter ``(\w+)``", doc, re.M)
+    return {py: types.get(c, "?") for py, c in mapping}
+
+
+class ByParam(EveryCombination):
+    """The library modules' junk, per parameter (issue 42 item 9): first
+    every combination of the group's fixed list (EveryCombination, no int
+    anywhere), then `per` random calls (seeded by the callable's name, in
+    SHAPES) whose values suit each parameter's C type: edge ints, floats and
+    the fixed list for an integer by value, members and ints for an enum,
+    the fixed list (never an int: an address the library would follow) and
+    a NULL handle of the annotation's class for anything else."""
+
+    def __init__(self, values, seed, per):
+        super().__init__(values)
+        self.seed = seed
+        self.per = per
+        self.params = {}  # callable -> (parameter names, each one's candidates)
+        self.ints = [0, 1, -1, 2, 255, 2**31 - 1, 2**31, -2**31 - 1, 2**32, 2**63 - 1, 2**63,
+                     2**64, -2**63 - 1, True]
+
+    @staticmethod
+    def big(value):
+        # a count of 2**31 or more may be refused for want of memory
+        return isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**20
+
+    def kind_values(self, fn, name):
+        ctype = c_parameters(fn).get(name, "?")
+        base = re.sub(r"\b(const|struct|enum)\b", "", ctype).strip()
+        ann = re.search(r"^%s : (.*)$" % re.escape(name), fn.__doc__ or "", re.M)
+        ann = ann.group(1) if ann else ""
+        mod = sys.modules[fn.__module__] if fn.__module__ in sys.modules else None
+        # interned: CPython's attribute cache keeps the last name looked up,
+        # which a fresh str per pass would count as a block leaked
+        cls = getattr(mod, sys.intern(ann.split(" | ")[0].strip()), None) if mod else None
+        if "*" not in base and base in C_INTS:
+            return self.ints * 2 + [0.5, float("nan")] + self.values
+        if "*" not in base and isinstance(cls, type) and hasattr(cls, "__members__"):
+            return list(cls.__members__.values())[:4] + self.ints + self.values
+        extra = [fresh(cls)] if isinstance(cls, type) else []
+        return [v for v in extra if v is not None] + self.values
+
+    def function(self, what, name, f):
+        # worked out once per callable: inspect.signature of a builtin with
+        # defaults looks names up as fresh strs (kept by the type attribute
+        # cache), which the leak check's repeats would count
+        if what not in self.params:
+            names = list(inspect.signature(f).parameters)
+            self.params[what] = names, [self.kind_values(f, n) for n in names]
+        names, cands = self.params[what]
+        yield from self.calls(len(names))
+        rnd = random.Random("%d %s" % (self.seed, what))
+        for _ in range(self.per):
+            yield build_call(rnd, names, cands, self.values)
+
+
+def blocks_grown(run):
+    """How many more memory blocks are alive after run() than before it,
+    each count after a collection (run's frame and its locals gone)."""
+    gc.collect()
+    before = sys.getallocatedblocks()
+    run()
+    gc.collect()
+    return sys.getallocatedblocks() - before
+
+
 class Sweep:
     def __init__(self, logfd, allowed, junk, crash_at, hang_at=None):
         self.logfd = logfd
@@ -362,6 +460,7 @@ class Sweep:
         self.failures = []
         self.swept = collections.Counter()  # callables per module
         self.kinds = collections.Counter()  # functions, classes, methods
+        self.leak_checked = 0  # callables whose calls were repeated for leaks
 
     def call(self, what, f, args, kwargs):
         """One call of f, logged first; its outcome counted or recorded."""
@@ -388,6 +487,27 @@ class Sweep:
         else:
             self.outcomes["returned"] += 1
 
+    leaks = False
+    LEAK_CALLS = 400  # calls of a callable repeated by the leak check
+
+    def check_leaks(self, what, f, calls):
+        """The callable's first LEAK_CALLS calls again, three times (the
+        junk is deterministic): the memory blocks alive
+        (sys.getallocatedblocks, after a collection, less what measuring
+        nothing gives) must not grow over both of the last two repeats, the
+        first warming whatever caches them. A growth is a failure naming
+        the callable."""
+        def repeat():
+            for args, kwargs in itertools.islice(calls(), self.LEAK_CALLS):
+                self.call(what, f, args, kwargs)
+
+        growth = [blocks_grown(repeat) - blocks_grown(lambda: None) for _ in range(3)]
+        self.leak_checked += 1
+        if growth[1] > 0 and growth[2] > 0:
+            self.failures.append((what + " (leak check)", (), {},
+                                  "memory blocks grew by %d and %d over two repeats of its "
+                                  "first %d calls\n" % (growth[1], growth[2], self.LEAK_CALLS)))
+
     def each(self, what, f, calls):
         for args, kwargs in calls:
             self.call(what, f, args, kwargs)
@@ -404,6 +524,8 @@ class Sweep:
             else:
                 self.kinds["functions"] += 1
                 self.each(what, obj, self.junk.function(what, name, obj))
+                if self.leaks:
+                    self.check_leaks(what, obj, lambda: self.junk.function(what, name, obj))
             self.swept[modname] += 1
             if len(self.failures) > 50:
                 break
@@ -439,6 +561,11 @@ def main():
     ap.add_argument("--log", required=True, help="each call is written here before it is made")
     ap.add_argument("--calls", type=int, default=60, help="driver: calls per callable and face")
     ap.add_argument("--seed", type=int, default=27, help="driver: the seed of the random calls")
+    ap.add_argument("--leaks", action="store_true",
+                    help="repeat each function's first calls and fail when the memory blocks "
+                    "alive keep growing (Sweep.check_leaks)")
+    ap.add_argument("--leak-calls", type=int, default=Sweep.LEAK_CALLS,
+                    help="calls of each function the leak check repeats (default %(default)s)")
     ap.add_argument("--crash-at", metavar="NAME",
                     help="abort at the first call of NAME (as logged, without its number): "
                     "the harness's own test")
@@ -451,8 +578,13 @@ def main():
 
     group = GROUPS[a.modules]
     modules = [(name, importlib.import_module(name)) for name in group.modules]
-    junk = ByKind(a.seed, a.calls) if group.junk is BY_KIND else EveryCombination(group.junk)
+    if group.junk is BY_KIND:
+        junk = ByKind(a.seed, a.calls)
+    else:
+        junk = ByParam(group.junk, a.seed, a.calls)
     sw = Sweep(logfd, resolve(group.allowed), junk, a.crash_at, a.hang_at)
+    sw.leaks = a.leaks
+    sw.LEAK_CALLS = a.leak_calls
     exported = {modname: sw.module(modname, mod) for modname, mod in modules}
 
     try:
@@ -467,6 +599,8 @@ def main():
         print("module %s callables %d swept %d" % (modname, len(names), sw.swept[modname]))
     print("swept functions %d classes %d methods %d"
           % (sw.kinds["functions"], sw.kinds["classes"], sw.kinds["methods"]))
+    if sw.leaks:
+        print("leak-checked functions %d" % sw.leak_checked)
     for k, v in sorted(sw.outcomes.items()):
         print("outcome %s %d" % (k, v))
     if usable:

@@ -42,12 +42,12 @@ class Kernel(packer_tests.Kernel):
     offsets, recorded() the bytes the fake received), launched through a
     face with the success check of that face."""
 
-    def launch_via(self, face, params, cooperative=False):
+    def launch_via(self, face, params, cooperative=False, **kw):
         """Launches through face; asserts success the way that face reports it."""
         if cooperative:
-            r = face.cuLaunchCooperativeKernel(self.f, 1, 1, 1, 1, 1, 1, 0, None, params)
+            r = face.cuLaunchCooperativeKernel(self.f, 1, 1, 1, 1, 1, 1, 0, None, params, **kw)
         else:
-            r = face.cuLaunchKernel(self.f, 1, 1, 1, 1, 1, 1, 0, None, params, None)
+            r = face.cuLaunchKernel(self.f, 1, 1, 1, 1, 1, 1, 0, None, params, None, **kw)
         if face is cu:
             assert r is None
         else:
@@ -266,7 +266,10 @@ def test_binding_structs_by_value(kernel, face, form):
         assert wrapped.getPtr() == ctypes.addressof(foreign)
         return
     k = kernel([24, 24, 24, 24, 4])
-    k.launch_via(face, values if form == "plain" else (values, (None,) * 4 + (ctypes.c_int,)))
+    if form == "plain":  # the fake's kernel is untyped: by size, as argtypes= asks
+        k.launch_via(face, values, argtypes=[None] * 5)
+    else:
+        k.launch_via(face, (values, (None,) * 4 + (ctypes.c_int,)))
     assert k.recorded() == k.expect([desc_bytes, ext_bytes, struct.pack("<3Q", 10, 20, 30),
                                      struct.pack("<3Q", 4, 5, 6), struct.pack("<i", -1)])
 
@@ -279,7 +282,7 @@ def test_binding_struct_of_the_wrong_size_names_the_parameter(kernel, face):
     with pytest.raises(TypeError, match=r"^cuLaunchKernel\(\): kernel parameter 1: "
                                         r"cubind\.driver\.CUextent3D_st of 24 bytes given "
                                         r"for a 16-byte parameter$"):
-        k.launch_via(face, (5, ext))
+        k.launch_via(face, (5, ext), argtypes=[None, None])
     assert k.count() == 0
 
 
@@ -309,9 +312,10 @@ def test_cooperative_launch(kernel, face, form):
     ext, ext_bytes = extent(face, 11, 12, 13)
     k = kernel([4, 8, 24, 1])
     if form == "plain":
-        params = (-9, 0x7000, ext, 3)
+        k.launch_via(face, (-9, 0x7000, ext, 3), cooperative=True, argtypes=[None] * 4)
     else:
-        params = ((-9, 0x7000, ext, 3), (ctypes.c_int, ctypes.c_void_p, None, ctypes.c_byte))
-    k.launch_via(face, params, cooperative=True)
+        k.launch_via(face, ((-9, 0x7000, ext, 3),
+                            (ctypes.c_int, ctypes.c_void_p, None, ctypes.c_byte)),
+                     cooperative=True)
     assert k.count() == 1
     assert k.recorded() == k.expect([struct.pack("<i", -9), q(0x7000), ext_bytes, b"\x03"])

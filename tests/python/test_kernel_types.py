@@ -16,6 +16,7 @@ import itertools
 import os
 import struct
 import sys
+import warnings
 import weakref
 
 import pytest
@@ -102,6 +103,29 @@ class Kernel:
         cubind.launch(self.f, 1, 1, *args, **kw)
         return self.recorded()
 
+    def launch_dropin(self, *args):
+        """Through the drop-in face (cubind.driver), which packs an untyped
+        kernel's ints by size (with a warning) where the raising face
+        refuses them."""
+        import cubind.driver as d
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", cubind.UntypedKernelWarning)
+            r = d.cuLaunchKernel(self.f, 1, 1, 1, 1, 1, 1, 0, None, args, None)
+        assert r[0] == 0, r
+        return self.recorded()
+
+    def launch_dropin_warned(self, *args):
+        """launch_dropin, leaving the caller to catch the warning."""
+        import cubind.driver as d
+        r = d.cuLaunchKernel(self.f, 1, 1, 1, 1, 1, 1, 0, None, args, None)
+        assert r[0] == 0, r
+        return self.recorded()
+
+    def untyped(self, *args):
+        """The raising face's answer for an untyped kernel given an int for a
+        4-byte parameter: refused, naming why (so the kernel is untyped)."""
+        return self.refused(TypeError, *args, fragments=("has no parameter types",))
+
     def refused(self, exc, *args, fragments=(), **kw):
         before = self.count()
         with pytest.raises(exc) as info:
@@ -131,11 +155,67 @@ AXPY = [8, 4, 4]   # axpy(float *y, int n, float a)
 # ---- unknown types: by size, as before ---------------------------------------
 
 def test_unknown_types_pack_by_size(kernel, dptr):
-    """An extern "C" kernel from a cubin: nothing says `a` is a float, so 2
-    is packed as an int32 (what README and docs/kernel-arguments.md warn of)."""
-    k = kernel(fresh("axpy"), AXPY)
-    assert k.launch(dptr, 1024, 2) == struct.pack("<QiI", int(dptr), 1024, 2)
-    assert k.launch(dptr, 1024, 2.0) == struct.pack("<Qif", int(dptr), 1024, 2.0)
+    """An extern "C" kernel from a cubin: nothing says `a` is a float
+    (issue 42 item 6). The drop-in face packs by size, 2 as an int32, and
+    says so once per kernel (UntypedKernelWarning naming the kernel and how
+    to type it); the raising face refuses an int for a 4-byte parameter
+    (TypeError naming the parameter: before, 2 reached the kernel as
+    2.8e-45); argtypes= with None entries is the by-size form, asked for."""
+    import cubind.driver as d
+    name = fresh("axpy")
+    k = kernel(name, AXPY)
+    with pytest.warns(cubind.UntypedKernelWarning) as seen:
+        assert k.launch_dropin_warned(dptr, 1024, 2) == struct.pack("<QiI", int(dptr), 1024, 2)
+    assert len(seen) == 1
+    text = str(seen[0].message)
+    assert f"kernel '{name}' has no parameter types" in text and "argtypes=" in text \
+        and "PTX" in text, text
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # once per kernel: no second warning
+        assert k.launch_dropin_warned(dptr, 1024, 2.0) == struct.pack("<Qif", int(dptr), 1024,
+                                                                       2.0)
+        r = d.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, (dptr, 1024, 2), None)
+        assert r[0] == 0, r
+    before = k.count()
+    with pytest.raises(TypeError) as info:
+        cubind.launch(k.f, 1, 1, dptr, 1024, 2)
+    assert str(info.value).startswith(f"launch(): kernel parameter 1: kernel '{name}' has no "
+                                      "parameter types, and an int (1024) for its 4 bytes"), \
+        str(info.value)
+    with pytest.raises(TypeError, match="kernel parameter 2: .* an int \\(2\\)"):
+        cu.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, (dptr, 1024.0, 2), None)
+    assert k.count() == before, "nothing may be launched"
+    # what the raising face takes: typed values, floats, an address as an
+    # int (8 bytes), argtypes=
+    assert k.launch(int(dptr), ctypes.c_int32(1024), 2.0) == \
+        struct.pack("<Qif", int(dptr), 1024, 2.0)
+    assert k.launch(dptr, 1024, 2, argtypes=[None] * 3) == \
+        struct.pack("<QiI", int(dptr), 1024, 2)
+    assert k.launch(dptr, 1024, 2, argtypes=["p", "i4", "f4"]) == \
+        struct.pack("<Qif", int(dptr), 1024, 2.0)
+
+
+def test_untyped_warning_once_per_kernel_and_load(kernel, dptr, fake):
+    """The warning comes once per kernel (each of two kernels warns, a second
+    function object of the same kernel does not), again after the module is
+    unloaded and loaded anew, and a warnings filter turns it into an error
+    that launches nothing."""
+    import cubind.driver as d
+    a, b = kernel(fresh("wa"), [8]), kernel(fresh("wb"), [8])
+    with pytest.warns(cubind.UntypedKernelWarning) as seen:
+        for k in (a, b, a, b):
+            k.launch_dropin_warned(dptr)
+        again = cu.cuModuleGetFunction(a.mod, a.name)
+        assert d.cuLaunchKernel(again, 1, 1, 1, 1, 1, 1, 0, None, (dptr,), None)[0] == 0
+    assert [str(w.message).split("'")[1] for w in seen] == [a.name.decode(), b.name.decode()]
+    cu.cuModuleUnload(a.mod)
+    c = kernel(a.name.decode(), [8])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cubind.UntypedKernelWarning)
+        before = c.count()
+        with pytest.raises(cubind.UntypedKernelWarning):
+            d.cuLaunchKernel(c.f, 1, 1, 1, 1, 1, 1, 0, None, (dptr,), None)
+        assert c.count() == before
 
 
 # ---- PTX -----------------------------------------------------------------------
@@ -278,9 +358,14 @@ def test_library_module_without_ptx_packs_by_size(fake, ctx, dptr):
     f = cu.cuKernelGetFunction(k.f)
     g = cu.cuModuleGetFunction(cu.cuLibraryGetModule(k.mod), name.encode())
     assert rt._registry_counts()["code_module"] == base
+    import cubind.driver as d
     for fn in (f, g):
-        cubind.launch(fn, 1, 1, dptr, 7)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", cubind.UntypedKernelWarning)
+            assert d.cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, None, (dptr, 7), None)[0] == 0
         assert k.recorded() == struct.pack("<Qi", int(dptr), 7)
+        with pytest.raises(TypeError, match="has no parameter types"):
+            cubind.launch(fn, 1, 1, dptr, 7)
 
 
 def fatbin_of(text):
@@ -323,12 +408,13 @@ def test_ptx_through_load_data_ex_and_load_fat_binary(fake, ctx, dptr, face):
             cubind.launch(f, 1, 1, dptr, dptr)
 
 
-def fatbin_entry(text, flags=0, kind=1):
+def fatbin_entry(text, flags=0, kind=1, stored=0, decoded=0):
     """One fat binary entry (64-byte header: kind, version, header size,
-    payload size, flags at 40) with its payload padded to 8 bytes."""
+    payload size, a compressed payload's stored size at 16, flags at 40, its
+    decoded size at 56) with its payload padded to 8 bytes."""
     padded = text + b"\0" * (-len(text) % 8)
-    head = struct.pack("<HHIQ", kind, 0x101, 64, len(padded)) + bytes(24) + \
-        struct.pack("<Q", flags) + bytes(16)
+    head = struct.pack("<HHIQI", kind, 0x101, 64, len(padded), stored) + bytes(20) + \
+        struct.pack("<QQQ", flags, 0, decoded)
     assert len(head) == 64
     return head + padded
 
@@ -338,19 +424,92 @@ def fatbin_from(*entries):
     return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(body)) + body
 
 
-def test_fatbin_compressed_ptx_entries_are_skipped(kernel, dptr):
-    """An entry whose flags say compressed (0x2000, 0x8000) is not read,
-    even when its bytes happen to look like PTX: no types from it (by size);
-    a plain entry beside it still types its kernel."""
-    for flag in (0x2000, 0x8000):
-        name = fresh("cz")
-        text = ptx_entry(name, [".u64", ".f32"])
-        k = kernel(name, [8, 4], image=fatbin_from(fatbin_entry(text, flags=flag)))
-        assert k.launch(dptr, 3) == struct.pack("<Qi", int(dptr), 3)
-    name, other = fresh("cp"), fresh("cq")
-    fake_ptx = fatbin_entry(ptx_entry(other, [".f32"]), flags=0x2000)
-    k = kernel(name, [8, 4], image=fatbin_from(fake_ptx, fatbin_entry(
-        ptx_entry(name, [".u64", ".f32"]), flags=0x11)))   # 64-bit | linux: plain
+def lz4_block(data):
+    """data as one LZ4 block, by the system's liblz4 (as nvcc's
+    -compress-mode=speed stores PTX)."""
+    lib = ctypes.CDLL("liblz4.so.1")
+    cap = lib.LZ4_compressBound(len(data))
+    out = ctypes.create_string_buffer(cap)
+    n = lib.LZ4_compress_default(data, out, len(data), cap)
+    assert n > 0
+    return out.raw[:n]
+
+
+def zstd_frame(data, level=19):
+    """data as one Zstandard frame, by the system's libzstd (as nvcc 13
+    stores PTX by default)."""
+    lib = ctypes.CDLL("libzstd.so.1")
+    lib.ZSTD_compressBound.restype = ctypes.c_size_t
+    lib.ZSTD_compressBound.argtypes = [ctypes.c_size_t]
+    lib.ZSTD_compress.restype = ctypes.c_size_t
+    lib.ZSTD_compress.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p,
+                                  ctypes.c_size_t, ctypes.c_int]
+    lib.ZSTD_isError.argtypes = [ctypes.c_size_t]
+    cap = lib.ZSTD_compressBound(len(data))
+    out = ctypes.create_string_buffer(cap)
+    n = lib.ZSTD_compress(out, cap, data, len(data), level)
+    assert not lib.ZSTD_isError(n)
+    return out.raw[:n]
+
+
+CODECS = {0x2000: lz4_block, 0x8000: zstd_frame}
+
+
+def compressed_entry(text, flag, flags_more=0x11):
+    data = CODECS[flag](text)
+    return fatbin_entry(data, flags=flag | flags_more, stored=len(data), decoded=len(text))
+
+
+def big_ptx(name, params, filler=200):
+    """PTX that compresses: `filler` more entries before the one named."""
+    more = b"".join(b".visible .entry pad%d(.param .u64 p) { ret; }\n" % i
+                    for i in range(filler))
+    return more + ptx_entry(name, params)
+
+
+@pytest.mark.parametrize("flag", [0x2000, 0x8000], ids=["lz4", "zstd"])
+def test_fatbin_compressed_ptx_is_typed(kernel, dptr, flag, tmp_path):
+    """nvcc 13 compresses the PTX of a fat binary by default (Zstandard;
+    LZ4 with -compress-mode=speed): such an entry is decoded and types its
+    kernel, from a buffer, the fat binary wrapper and a file (issue 42
+    item 6; before, 2 for a float parameter was packed as an int32)."""
+    name = fresh("cz")
+    text = big_ptx(name, [".u64", ".f32"])
+    entry = compressed_entry(text, flag)
+    assert len(entry) < len(text) // 2  # really compressed
+    image = fatbin_from(entry)
+    k = kernel(name, [8, 4], image=image)
+    assert k.launch(dptr, 2) == struct.pack("<Qf", int(dptr), 2.0)
+    path = tmp_path / "k.fatbin"
+    path.write_bytes(image)
+    mod = cu.cuModuleLoad(str(path).encode())
+    _keep.append(mod)
+    cubind.launch(cu.cuModuleGetFunction(mod, name.encode()), 1, 1, dptr, 2)
+    assert k.recorded() == struct.pack("<Qf", int(dptr), 2.0)
+
+
+@pytest.mark.parametrize("flag", [0x2000, 0x8000], ids=["lz4", "zstd"])
+def test_fatbin_compressed_ptx_that_does_not_decode_is_skipped(kernel, dptr, flag):
+    """An entry flagged compressed whose payload does not decode to exactly
+    its declared size (sizes absent, one byte more or less, plain text, a
+    cut payload) gives no types: packed by size; a plain entry beside it
+    still types its kernel."""
+    name = fresh("cz")
+    text = big_ptx(name, [".u64", ".f32"])
+    data = CODECS[flag](text)
+    bad = [fatbin_entry(text, flags=flag),                       # no sizes
+           fatbin_entry(text, flags=flag, stored=len(text), decoded=len(text)),
+           fatbin_entry(data, flags=flag, stored=len(data), decoded=len(text) + 1),
+           fatbin_entry(data, flags=flag, stored=len(data), decoded=len(text) - 1),
+           fatbin_entry(data[:-3], flags=flag, stored=len(data) - 3, decoded=len(text)),
+           fatbin_entry(data, flags=0x2000 | 0x8000, stored=len(data), decoded=len(text))]
+    for entry in bad:
+        k = kernel(name, [8, 4], image=fatbin_from(entry))
+        k.untyped(dptr, 3)
+        assert k.launch_dropin(dptr, 3) == struct.pack("<Qi", int(dptr), 3)
+    other = fresh("cq")
+    k = kernel(other, [8, 4], image=fatbin_from(bad[0], fatbin_entry(
+        ptx_entry(other, [".u64", ".f32"]), flags=0x11)))   # 64-bit | linux: plain
     assert k.launch(dptr, 3) == struct.pack("<Qf", int(dptr), 3.0)
 
 
@@ -595,7 +754,8 @@ def test_unload_forgets_ptx_types(kernel, dptr):
     assert rt._registry_counts()["code_module"] == base
     # the same name from an image without PTX: by size again
     k2 = kernel(name, [4])
-    assert k2.launch(2) == struct.pack("<I", 2)
+    k2.untyped(2)
+    assert k2.launch_dropin(2) == struct.pack("<I", 2)
 
 
 # ---- mangled names -------------------------------------------------------------
@@ -715,8 +875,18 @@ def test_argtypes_of_the_launch_functions(kernel, dptr, face):
     config.blockDimX = config.blockDimY = config.blockDimZ = 1
     ok(mod.cuLaunchKernelEx(config, k.f, (dptr, 1024, 2), None, argtypes=types))
     assert k.recorded() == want
-    # without argtypes=, by size (extern "C" in a cubin)
-    ok(mod.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, (dptr, 1024, 2), None, argtypes=None))
+    # without argtypes= (extern "C" in a cubin): by size on the drop-in face,
+    # refused on the raising face; None entries: by size on both
+    if face == "cu":
+        with pytest.raises(TypeError, match="kernel parameter 1: .* has no parameter types"):
+            mod.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, (dptr, 1024, 2), None, argtypes=None)
+    else:
+        with pytest.warns(cubind.UntypedKernelWarning):
+            ok(mod.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, (dptr, 1024, 2), None,
+                                  argtypes=None))
+        assert k.recorded() == struct.pack("<QiI", int(dptr), 1024, 2)
+    ok(mod.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, (dptr, 1024, 2), None,
+                          argtypes=[None] * 3))
     assert k.recorded() == struct.pack("<QiI", int(dptr), 1024, 2)
     with pytest.raises(TypeError, match="cuLaunchKernel\\(\\): kernel parameter 2"):
         mod.cuLaunchKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, (dptr, 1024, dptr), None,
@@ -890,7 +1060,7 @@ def test_numpy_complex_and_str(kernel, dptr):
                   fragments=("kernel parameter 0:",))
     k.refused(TypeError, 1.5, np.str_("x"), dptr, argtypes=("f4", "i4", "p"),
               fragments=("kernel parameter 1:",))
-    k.refused(TypeError, np.str_("x"), 1, dptr, fragments=("kernel parameter 0:",))
+    k.refused(TypeError, np.str_("x"), np.int32(1), dptr, fragments=("kernel parameter 0:",))
 
 
 def test_ptx_byte_array_size_kept_whole(kernel):
@@ -1188,7 +1358,7 @@ def test_random_mixtures_match_reference(fake, ctx):
         assert k.launch(*values, argtypes=types) == want
         if all((c in "iq" and isinstance(v, int)) or (c == "d" and isinstance(v, float))
                for v, c in zip(values, codes)):
-            assert k.launch(*values) == want
+            assert k.launch(*values, argtypes=[None] * len(values)) == want
 
     check()
 

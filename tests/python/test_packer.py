@@ -44,6 +44,11 @@ def natural(sizes):
     return offs
 
 
+# argtypes= of three parameters by size: how the raising face packs ints
+# into an untyped kernel's 4-byte parameters (docs/kernel-arguments.md)
+BY_SIZE3 = [None] * 3
+
+
 class Kernel:
     def __init__(self, drv, lib, sizes, offsets=None):
         self.drv, self.lib = drv, lib
@@ -69,9 +74,9 @@ class Kernel:
     def total(self):
         return max((o + s for o, s in zip(self.offsets, self.sizes)), default=0)
 
-    def launch(self, params, extra=None, face=None):
+    def launch(self, params, extra=None, face=None, **kw):
         face = face or self.drv
-        return face.cuLaunchKernel(self.f, 1, 1, 1, 1, 1, 1, 0, None, params, extra)
+        return face.cuLaunchKernel(self.f, 1, 1, 1, 1, 1, 1, 0, None, params, extra, **kw)
 
     def ok(self, params, extra=None):
         r = self.launch(params, extra)
@@ -525,10 +530,11 @@ def test_plain_values_reach_the_driver_as_one_buffer(kernel, lib, drv, face_name
     want = k.expect([struct.pack("<Q", 0xAB00), struct.pack("<i", -5), b"\x7f"])
     assert len(want) == 13
     for extra in (None, 0):
-        assert ok(k.launch((0xAB00, -5, 127), extra, face=face))
+        assert ok(k.launch((0xAB00, -5, 127), extra, face=face, argtypes=BY_SIZE3))
         assert k.recorded() == want
         assert lib.fakecuda_last_launch_mode(k.name) == MODE_EXTRA
-    assert ok(face.cuLaunchKernelEx(launch_config(drv), k.f, (0xAB00, -5, 127), None))
+    assert ok(face.cuLaunchKernelEx(launch_config(drv), k.f, (0xAB00, -5, 127), None,
+                                    argtypes=BY_SIZE3))
     assert k.recorded() == want
     assert lib.fakecuda_last_launch_mode(k.name) == MODE_EXTRA
     # the other forms still pass kernelParams
@@ -537,7 +543,8 @@ def test_plain_values_reach_the_driver_as_one_buffer(kernel, lib, drv, face_name
     assert k.recorded() == want
     assert lib.fakecuda_last_launch_mode(k.name) == MODE_KERNEL_PARAMS
     # cuLaunchCooperativeKernel has no extra: plain values go as kernelParams
-    assert ok(face.cuLaunchCooperativeKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, (0xAB00, -5, 127)))
+    assert ok(face.cuLaunchCooperativeKernel(k.f, 1, 1, 1, 1, 1, 1, 0, None, (0xAB00, -5, 127),
+                                             argtypes=BY_SIZE3))
     assert k.recorded() == want
     assert lib.fakecuda_last_launch_mode(k.name) == MODE_KERNEL_PARAMS
 
@@ -590,7 +597,9 @@ def test_launch_packs_what_cuLaunchKernel_packs(kernel, lib, drv):
                      struct.pack("<d", 1.25), struct.pack("<H", 65535), b"\xff",
                      bytes(range(16))])
     before = k.count()
-    assert cubind.launch(k.f, (2, 3), 64, *vals, stream=stream, shared_mem=48) is None
+    by_size = [None] * len(vals)  # an untyped kernel, by size as the drop-in face packs it
+    assert cubind.launch(k.f, (2, 3), 64, *vals, stream=stream, shared_mem=48,
+                         argtypes=by_size) is None
     assert k.count() == before + 1
     assert k.recorded() == want
     assert lib.fakecuda_last_launch_mode(k.name) == MODE_EXTRA
@@ -598,14 +607,14 @@ def test_launch_packs_what_cuLaunchKernel_packs(kernel, lib, drv):
     assert lib.fakecuda_last_launch_stream(k.name) == int(stream)
     assert k.launch(vals)[0] == 0 and k.recorded() == want
     # the defaults: the default stream, no dynamic shared memory
-    assert cubind.launch(k.f, 1, (4, 2, 2), *vals) is None
+    assert cubind.launch(k.f, 1, (4, 2, 2), *vals, argtypes=by_size) is None
     assert launch_dims(lib, k) == ((1, 1, 1), (4, 2, 2), 0, True)
 
     class StreamLike:               # a stream known only by the CUDA stream protocol
         def __cuda_stream__(self):
             return (0, int(stream))
 
-    assert cubind.launch(k.f, 1, 1, *vals, stream=StreamLike()) is None
+    assert cubind.launch(k.f, 1, 1, *vals, stream=StreamLike(), argtypes=by_size) is None
     assert lib.fakecuda_last_launch_stream(k.name) == int(stream)
     assert k.recorded() == want
     assert cubind.launch is cubind.cu.launch
@@ -616,14 +625,14 @@ def test_launch_grid_and_block_forms(kernel, lib):
     k = kernel([4])
     for grid, want in ((5, (5, 1, 1)), ((5,), (5, 1, 1)), ([5, 6], (5, 6, 1)),
                        ((5, 6, 7), (5, 6, 7)), (2**31 - 1, (2**31 - 1, 1, 1))):
-        assert cubind.launch(k.f, grid, 1, 1) is None
+        assert cubind.launch(k.f, grid, 1, 1.0) is None
         assert launch_dims(lib, k)[:2] == (want, (1, 1, 1))
     for block, want in ((4, (4, 1, 1)), ((4,), (4, 1, 1)), ([4, 2], (4, 2, 1)),
                         ((4, 2, 2), (4, 2, 2))):
-        assert cubind.launch(k.f, 1, block, 1) is None
+        assert cubind.launch(k.f, 1, block, 1.0) is None
         assert launch_dims(lib, k)[:2] == ((1, 1, 1), want)
-    assert cubind.launch(k.f, 1, 1, 1, stream=None, shared_mem=0) is None
-    assert cubind.launch(k.f, 1, 1, 1, stream=0) is None
+    assert cubind.launch(k.f, 1, 1, 1.0, stream=None, shared_mem=0) is None
+    assert cubind.launch(k.f, 1, 1, 1.0, stream=0) is None
     assert launch_dims(lib, k)[3] is True
 
 
@@ -652,6 +661,8 @@ def test_launch_errors_name_the_argument_and_launch_nothing(kernel, drv):
     ]
     before = k.count()
     for args, kwargs, exc, text in cases:
+        if len(args) == 5 and args[0] is k.f:  # two values: by size, as argtypes says
+            kwargs = dict(kwargs, argtypes=[None, None])
         with pytest.raises(exc) as info:
             cubind.launch(*args, **kwargs)
         assert text in str(info.value), (args, kwargs, str(info.value))
@@ -663,9 +674,10 @@ def test_launch_failure_raises_cuda_error(kernel, lib, drv):
     k = kernel([4])
     assert lib.fakecuda_fail_next(b"cuLaunchKernel", 700, 1) == 0   # CUDA_ERROR_ILLEGAL_ADDRESS
     with pytest.raises(cubind.CUDAError) as info:
-        cubind.launch(k.f, 1, 1, 3)
+        cubind.launch(k.f, 1, 1, 3, argtypes=["i4"])
     assert info.value.args[0] == drv.CUresult.CUDA_ERROR_ILLEGAL_ADDRESS
-    assert cubind.launch(k.f, 1, 1, 3) is None and k.recorded() == struct.pack("<i", 3)
+    assert cubind.launch(k.f, 1, 1, 3, argtypes=["i4"]) is None
+    assert k.recorded() == struct.pack("<i", 3)
 
 
 def test_launch_of_a_kernel_without_parameters(kernel, lib):
@@ -702,8 +714,10 @@ def test_a_cukernel_is_launched_where_the_header_allows_the_cast(drv, lib, ctx):
     assert drv.cuLaunchKernel(kern, 1, 1, 1, 1, 1, 1, 0, None, (0xAB00, -5, 2.5), None)[0] == 0
     assert recorded() == want
     assert lib.fakecuda_call_count(b"cuKernelGetParamInfo") > typed_by_kernel
-    assert cubind.launch(kern, 1, 1, 0xAB00, -5, 2.5) is None and recorded() == want
-    assert cu.cuLaunchKernelEx(launch_config(drv), kern, (0xAB00, -5, 2.5), None) is None
+    assert cubind.launch(kern, 1, 1, 0xAB00, -5, 2.5, argtypes=BY_SIZE3) is None
+    assert recorded() == want
+    assert cu.cuLaunchKernelEx(launch_config(drv), kern, (0xAB00, -5, 2.5), None,
+                               argtypes=BY_SIZE3) is None
     assert recorded() == want
     assert cu.cuLaunchCooperativeKernel(kern, 1, 1, 1, 1, 1, 1, 0, None,
                                         ((0xAB00, -5, 2.5),
@@ -727,7 +741,7 @@ def test_a_cukernel_is_launched_where_the_header_allows_the_cast(drv, lib, ctx):
 def test_raising_face(kernel, drv):
     import cubind.cu as cu
     k = kernel([8, 4])
-    assert k.launch((0x99, 3), face=cu) is None
+    assert k.launch((0x99, 3), face=cu, argtypes=[None, None]) is None
     assert k.recorded() == struct.pack("<Qi", 0x99, 3)
     assert k.launch(((0x99, 4), (ctypes.c_void_p, ctypes.c_int)), face=cu) is None
     assert k.recorded() == struct.pack("<Qi", 0x99, 4)
@@ -769,7 +783,8 @@ def plain_values_round(kernel, drv, ctx, via, iters):
                         vals.append(v)
                         chunks.append(v.to_bytes(s, "little"))
                 if via == "launch":
-                    assert cubind.launch(k.f, 1, 1, *vals) is None
+                    by_size = [None] * len(vals)
+                    assert cubind.launch(k.f, 1, 1, *vals, argtypes=by_size) is None
                 else:
                     r = k.launch(tuple(vals))
                     assert r[0] == 0, r

@@ -38,13 +38,15 @@ offs, sizes = (ctypes.c_size_t * 3)(0, 8, 12), (ctypes.c_size_t * 3)(8, 4, 4)
 assert fake.fakecuda_set_param_layout(None, b"subinterp_k", 3, offs, sizes) == 0
 k = cu.cuModuleGetFunction(cu.cuModuleLoadData(b"subinterpreter image\0"), b"subinterp_k")
 got = ctypes.create_string_buffer(16)
-for params in [(0x3000, -9, 4.5),
-               ((0x3000, -9, 4.5), (ctypes.c_void_p, ctypes.c_int, ctypes.c_float))]:
-    cu.cuLaunchKernel(k, 1, 1, 1, 1, 1, 1, 0, None, params, None)
+# the fake's kernel is untyped: argtypes= types the plain values
+for params, kw in [((0x3000, -9, 4.5), {"argtypes": ("p", "i4", "f4")}),
+                   (((0x3000, -9, 4.5), (ctypes.c_void_p, ctypes.c_int, ctypes.c_float)), {})]:
+    cu.cuLaunchKernel(k, 1, 1, 1, 1, 1, 1, 0, None, params, None, **kw)
     n = fake.fakecuda_last_launch_params(b"subinterp_k", got, 16)
     assert got.raw[:n] == struct.pack("<Qif", 0x3000, -9, 4.5), got.raw[:n]
 s = cu.cuStreamCreate(0)
-cubind.launch(k, 1, 1, 0x3000, -7, 0.5, stream=s)   # and this interpreter's cubind.launch
+cubind.launch(k, 1, 1, 0x3000, -7, 0.5, stream=s,   # and this interpreter's cubind.launch
+              argtypes=("p", "i4", "f4"))
 n = fake.fakecuda_last_launch_params(b"subinterp_k", got, 16)
 assert got.raw[:n] == struct.pack("<Qif", 0x3000, -7, 0.5), got.raw[:n]
 seen = []
