@@ -85,7 +85,8 @@ def _nvrtc_version(m: typing.Any) -> str:
     return "CUDA %d.%d" % (major, minor)
 
 
-def _nvjitlink_version(m: typing.Any) -> str:
+def _version_pair(m: typing.Any) -> str:
+    """The CUDA release of a snake_case module's library: version()."""
     return "CUDA %d.%d" % tuple(m.version())
 
 
@@ -118,7 +119,8 @@ def report() -> list[str]:
         threading_line(),
         driver_line(),
         library_line("NVRTC", "nvrtc", _nvrtc_version),
-        library_line("nvJitLink", "nvjitlink", _nvjitlink_version),
+        library_line("nvJitLink", "nvjitlink", _version_pair),
+        library_line("nvFatbin", "nvfatbin", _version_pair),
         "C API headers: %s" % (include or "not installed"),
     ]
 

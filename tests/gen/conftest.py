@@ -125,14 +125,30 @@ def library_apis():
     return apis
 
 
-def header_path(include, header):
+def fetched_include():
+    """The include directory of scripts/fetch-cuda-libs.sh's CUDA 12.4
+    headers (configure's cuda_libs), or None."""
+    try:
+        with open(os.path.join(REPO, "build", "config.ninja")) as f:
+            for line in f:
+                if line.startswith("cuda_libs = "):
+                    root = line.split(" = ", 1)[1].strip()
+                    return os.path.join(root, "include") if root else None
+    except OSError:
+        pass
+    return None
+
+
+def header_path(include, header, fetched=None):
     """Where a library API's header is for the toolkit whose include
-    directory is `include`: there, else in a toolkit component's include/
-    beside it by name (nvvm/include/nvvm.h; include/ may be a link into
-    targets/<arch>/), as configure's api_header_dir looks; `include`/header
-    when neither has it."""
+    directory is `include`: in the fetched CUDA 12.4 headers (`fetched`,
+    by default fetched_include()) when they have it, else there, else in a
+    toolkit component's include/ beside it by name (nvvm/include/nvvm.h;
+    include/ may be a link into targets/<arch>/), as configure's
+    api_header_dir looks; `include`/header when none has it."""
     root = os.path.dirname(os.path.normpath(include))
-    for d in [include] + sorted(glob.glob(os.path.join(root, "*", "include"))):
+    fetched = fetched_include() if fetched is None else fetched
+    for d in ([fetched] if fetched else []) + [include] + sorted(glob.glob(os.path.join(root, "*", "include"))):
         if os.path.isfile(os.path.join(d, header)):
             return os.path.normpath(os.path.join(d, header))
     return os.path.join(include, header)

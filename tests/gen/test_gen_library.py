@@ -23,10 +23,10 @@ def generate(run_cubind, cuda_include, rules, header, out):
 
 def test_every_library_function_is_bound(run_cubind, cuda_include, library_rules, tmp_path):
     apis = dict((os.path.basename(r)[:-len(".rules")], (r, h)) for r, h in library_rules)
-    assert set(apis) == {"nvrtc", "nvjitlink", "nvvm", "runtime"}
+    assert set(apis) == {"nvrtc", "nvjitlink", "nvvm", "nvfatbin", "runtime"}
     # the functions of the runtime that its rules leave unbound, by name
     # (out/runtime_unsupported.txt gives the reasons; docs/compatibility.md)
-    left = {"nvrtc": 0, "nvjitlink": 0, "nvvm": 0, "runtime": 8}
+    left = {"nvrtc": 0, "nvjitlink": 0, "nvvm": 0, "nvfatbin": 0, "runtime": 8}
     for api, (rules, header) in apis.items():
         p = generate(run_cubind, cuda_include, rules, header, tmp_path / api)
         assert p.returncode == 0, p.stderr
@@ -34,10 +34,10 @@ def test_every_library_function_is_bound(run_cubind, cuda_include, library_rules
         with open(tmp_path / api / ("%s_unsupported.txt" % api)) as f:
             report = f.read()
         bound, total = re.search(r"# supported: (\d+) of (\d+)", report).groups()
-        assert int(total) - int(bound) == left[api] and int(total) > 10, report
+        assert int(total) - int(bound) == left[api] and int(total) >= 9, report
         # and a typing stub per face: nvrtc.pyi and rtc.pyi, nvjitlink.pyi
         stubs = {"nvrtc": ["nvrtc.pyi", "rtc.pyi"], "nvjitlink": ["nvjitlink.pyi"],
-                 "nvvm": ["nvvm.pyi"], "runtime": ["runtime.pyi", "cudart.pyi"]}[api]
+                 "nvvm": ["nvvm.pyi"], "nvfatbin": ["nvfatbin.pyi"], "runtime": ["runtime.pyi", "cudart.pyi"]}[api]
         assert sorted(os.listdir(tmp_path / api)) == sorted(
             ["%s.c" % api, "%s_unsupported.txt" % api, "cubind_%s_api.h" % api] + stubs)
     with open(tmp_path / "nvjitlink" / "nvjitlink.c") as f:

@@ -17,7 +17,8 @@ from conftest import ROOT
 DOC = ROOT / "docs" / "compatibility.md"
 
 # module of cubind -> its reference
-LIBRARIES = {"nvvm": "cuda_bindings_nvvm_13.3.1.json"}
+LIBRARIES = {"nvvm": "cuda_bindings_nvvm_13.3.1.json",
+             "nvfatbin": "cuda_bindings_nvfatbin_13.3.1.json"}
 
 
 def reference(api):
@@ -54,10 +55,15 @@ def test_every_reference_function_is_bound_or_listed(api):
 def test_enums_and_classes_match(api):
     module = importlib.import_module("cubind." + api)
     ref = reference(api)
+    doc = DOC.read_text()
     for name, members in ref["enums"].items():
         enum = getattr(module, name)
         ours = {m.name: int(m) for m in enum}
-        assert ours == members, name
+        # a member the header cubind generates from lacks (a later
+        # release's) is named in docs/compatibility.md as api.Enum.MEMBER
+        absent = {k: v for k, v in members.items()
+                  if k not in ours and listed(doc, api, "%s.%s" % (name, k))}
+        assert dict(ours, **absent) == members, name
     for name, kinds in ref["classes"].items():
         cls = getattr(module, name)
         assert isinstance(cls, type), name
