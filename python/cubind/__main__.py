@@ -90,6 +90,12 @@ def _version_pair(m: typing.Any) -> str:
     return "CUDA %d.%d" % tuple(m.version())
 
 
+def _cufile_version(m: typing.Any) -> str:
+    """cuFile's release: get_version() is major * 1000 + minor * 10."""
+    major, rest = divmod(int(m.get_version()), 1000)
+    return "cuFile %d.%d" % (major, rest // 10)
+
+
 def threading_line() -> str:
     """Whether the interpreter is free-threaded and the GIL enabled."""
     free_threaded = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
@@ -121,6 +127,7 @@ def report() -> list[str]:
         library_line("NVRTC", "nvrtc", _nvrtc_version),
         library_line("nvJitLink", "nvjitlink", _version_pair),
         library_line("nvFatbin", "nvfatbin", _version_pair),
+        library_line("cuFile", "cufile", _cufile_version),
         "C API headers: %s" % (include or "not installed"),
     ]
 

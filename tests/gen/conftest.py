@@ -99,7 +99,7 @@ def generated(run_cubind, cuda_h, tmp_path_factory):
     # and each library API, from its rules file and the header it names
     for rules, header in library_apis():
         p = run_cubind("generate", "--header", header_path(os.path.dirname(cuda_h), header),
-                       "--rules", rules, "--out", d)
+                       "--rules", rules, "--include", os.path.dirname(cuda_h), "--out", d)
         assert p.returncode == 0, "cubind generate %s failed:\n%s" % (rules, p.stderr)
     return d
 

@@ -148,6 +148,7 @@ FACES = {"driver.c": {"driver_methods": "driver.pyi", "cu_methods": "cu.pyi"},
          "nvjitlink.c": {"cu_methods": "nvjitlink.pyi"},
          "nvvm.c": {"cu_methods": "nvvm.pyi"},
          "nvfatbin.c": {"cu_methods": "nvfatbin.pyi"},
+         "cufile.c": {"cu_methods": "cufile.pyi"},
          "runtime.c": {"driver_methods": "runtime.pyi", "cu_methods": "cudart.pyi"}}
 
 

@@ -42,6 +42,9 @@ except (KeyError, OSError):
 for _var, _name in FETCHED_LIBRARIES.items():
     if _fetched and _var not in os.environ and os.path.exists(os.path.join(_fetched, "lib", _name)):
         os.environ[_var] = os.path.join(_fetched, "lib", _name)
+# libcufile writes its log to cufile.log in the working directory (the
+# repository's root under tests/run) unless told where
+os.environ.setdefault("CUFILE_LOGFILE_PATH", str(BUILD / "cufile.log"))
 
 
 @pytest.fixture(scope="session")

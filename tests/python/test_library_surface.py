@@ -18,7 +18,8 @@ DOC = ROOT / "docs" / "compatibility.md"
 
 # module of cubind -> its reference
 LIBRARIES = {"nvvm": "cuda_bindings_nvvm_13.3.1.json",
-             "nvfatbin": "cuda_bindings_nvfatbin_13.3.1.json"}
+             "nvfatbin": "cuda_bindings_nvfatbin_13.3.1.json",
+             "cufile": "cuda_bindings_cufile_13.3.1.json"}
 
 
 def reference(api):
@@ -57,14 +58,22 @@ def test_enums_and_classes_match(api):
     ref = reference(api)
     doc = DOC.read_text()
     for name, members in ref["enums"].items():
+        # an enum the header cubind generates from lacks is named in
+        # docs/compatibility.md as api.Enum
+        if not hasattr(module, name) and listed(doc, api, name):
+            continue
         enum = getattr(module, name)
-        ours = {m.name: int(m) for m in enum}
-        # a member the header cubind generates from lacks (a later
-        # release's) is named in docs/compatibility.md as api.Enum.MEMBER
+        # a member the header cubind generates from lacks, or gives another
+        # value (a later release's), is named in docs/compatibility.md as
+        # api.Enum.MEMBER
+        ours = {m.name: members[m.name] if m.name in members and listed(doc, api, "%s.%s" % (name, m.name))
+                else int(m) for m in enum}
         absent = {k: v for k, v in members.items()
                   if k not in ours and listed(doc, api, "%s.%s" % (name, k))}
         assert dict(ours, **absent) == members, name
     for name, kinds in ref["classes"].items():
+        if not hasattr(module, name) and listed(doc, api, name):
+            continue  # a class of a later header, named in the doc likewise
         cls = getattr(module, name)
         assert isinstance(cls, type), name
         if "<exception>" in kinds:
