@@ -15,7 +15,7 @@ import os
 
 import pytest
 
-from conftest import run_python
+from nvrtc_common import check_missing_library
 
 CALLED = set()  # the functions these tests call (test_every_function_called)
 
@@ -130,23 +130,9 @@ def test_bad_input_names_the_parameter(cufile):
         c.batch_io_set_up(None)
 
 
-LOAD = ("import cubind.cufile as c\n"
-        "try:\n"
-        "    print(c.get_version())\n"
-        "except Exception as e:\n"
-        "    print(type(e).__name__, e)\n"
-        "print(c._library_status())\n")
-
-
 def test_missing_library_is_a_clear_error_and_import_works(tmp_path):
-    missing = str(tmp_path / "libcufile.so.99")
-    r = run_python(LOAD, CUBIND_LIBCUFILE=missing)
-    assert r.returncode == 0, r.stderr
-    assert "DriverNotFoundError" in r.stdout and missing in r.stdout
-    assert "CUBIND_LIBCUFILE is set" in r.stdout and "(False, " in r.stdout
-    r = run_python("import cubind, cubind.cufile; print(cubind.cuFileError.__name__)",
-                   CUBIND_LIBCUFILE=missing)
-    assert r.stdout.strip() == "cuFileError", r.stderr
+    check_missing_library("cufile", "CUBIND_LIBCUFILE", "libcufile.so.99", "cuFileError",
+                          "get_version", tmp_path)
 
 
 def test_every_function_called(cufile):

@@ -13,8 +13,7 @@ import struct
 
 import pytest
 
-from conftest import run_python
-from nvrtc_common import ARCH, check_cubin, same_from_threads
+from nvrtc_common import ARCH, check_cubin, check_missing_library, same_from_threads
 
 CALLED = set()  # the functions these tests call (test_every_function_called)
 
@@ -191,23 +190,9 @@ def test_threads_build_the_same_fatbins(nvfatbin):
     same_from_threads(image_of)  # importing cubind.nvfatbin kept the GIL off
 
 
-LOAD = ("import cubind.nvfatbin as n\n"
-        "try:\n"
-        "    print(n.version())\n"
-        "except Exception as e:\n"
-        "    print(type(e).__name__, e)\n"
-        "print(n._library_status())\n")
-
-
 def test_missing_library_is_a_clear_error_and_import_works(tmp_path):
-    missing = str(tmp_path / "libnvfatbin.so.99")
-    r = run_python(LOAD, CUBIND_LIBNVFATBIN=missing)
-    assert r.returncode == 0, r.stderr
-    assert "DriverNotFoundError" in r.stdout and missing in r.stdout
-    assert "CUBIND_LIBNVFATBIN is set" in r.stdout and "(False, " in r.stdout
-    r = run_python("import cubind, cubind.nvfatbin; print(cubind.nvFatbinError.__name__)",
-                   CUBIND_LIBNVFATBIN=missing)
-    assert r.stdout.strip() == "nvFatbinError", r.stderr
+    check_missing_library("nvfatbin", "CUBIND_LIBNVFATBIN", "libnvfatbin.so.99", "nvFatbinError",
+                          "version", tmp_path)
 
 
 def test_every_function_called(nvfatbin):
