@@ -17,6 +17,9 @@
 #     libcufile-dev     include/cufile.h
 #     libnvfatbin12     lib/libnvfatbin.so.12
 #     libcufile0        lib/libcufile.so.0
+#     nvidia-cuda-toolkit  nvvm/include/nvvm.h (for abi/nvvm-12.4.json only:
+#                       not in include/, where configure would take it for
+#                       cubind.nvvm, which the toolkit's nvvm.h generates)
 #   (NVML's library is the driver's libnvidia-ml.so.1, not fetched: without
 #   a driver nvmlInit fails, which is what the CPU tests check.)
 #
@@ -41,7 +44,8 @@ log() { printf '%s\n' "fetch-cuda-libs: $*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
 # What a release's cache holds: "<package> <member>..." per line; each
-# member lands in include/ (a header) or lib/ (a library) by its name.
+# member lands in include/ (a header) or lib/ (a library) by its name, or
+# in the folder after its `=`.
 contents_of() {
     case $1 in
         12.4) cat <<'LIST'
@@ -50,6 +54,7 @@ libnvidia-ml-dev ./usr/include/nvml.h
 libcufile-dev ./usr/include/cufile.h
 libnvfatbin12 ./usr/lib/x86_64-linux-gnu/libnvfatbin.so.12
 libcufile0 ./usr/lib/x86_64-linux-gnu/libcufile.so.0
+nvidia-cuda-toolkit ./usr/include/nvvm.h=nvvm/include
 LIST
         ;;
         *) return 1 ;;
@@ -69,26 +74,35 @@ case ${1:-12.4} in
 esac
 [ $# -le 1 ] || { echo "usage: $0 [12.4]" >&2; exit 2; }
 
+# dest_of <member>: the folder of the cache a member lands in.
+dest_of() {
+    case $1 in
+        *=*) echo "${1#*=}" ;;
+        */include/*) echo include ;;
+        *) echo lib ;;
+    esac
+}
+
 # check_cache <root>: every member is there, non-empty, and SOURCE too.
 check_cache() {
     [ -s "$1/SOURCE" ] || return 1
     contents_of "$REL" | while read -r _pkg members; do
         for m in $members; do
-            case $m in
-                */include/*) f=$1/include/$(basename "$m") ;;
-                *) f=$1/lib/$(basename "$m") ;;
-            esac
+            f=$1/$(dest_of "$m")/$(basename "${m%%=*}")
             [ -s "$f" ] || { log "$REL: $f missing"; exit 1; }
         done
     done
 }
 
-# fetch_package <conf> <package> <tmp> <member>...: downloads the package
+# fetch_package <conf> <package> <tmp> <member[=folder]>...: downloads the package
 # (verified by apt against the signed index), extracts the members into
 # <tmp>/root and records the version in <tmp>/out/SOURCE.
 fetch_package() {
     conf=$1 pkg=$2 tmp=$3
     shift 3
+    dests=$*
+    set --
+    for m in $dests; do set -- "$@" "${m%%=*}"; done
     info=$(apt-cache -c "$conf" show --no-all-versions "$pkg") || die "$REL: $pkg not found"
     version=$(cuda_apt_field Version "$info")
     case $version in
@@ -117,11 +131,9 @@ fetch_package() {
             fi ;;
     esac
     rm -f "$deb"
-    for m in "$@"; do
-        case $m in
-            */include/*) cp "$tmp/root/$m" "$tmp/out/include/" ;;
-            *) cp -L "$tmp/root/$m" "$tmp/out/lib/" ;;
-        esac
+    for m in $dests; do
+        mkdir -p "$tmp/out/$(dest_of "$m")"
+        cp -L "$tmp/root/${m%%=*}" "$tmp/out/$(dest_of "$m")/"
     done
     printf '%s %s\n' "$pkg" "$version" >>"$tmp/out/SOURCE"
 }
@@ -140,7 +152,8 @@ fetch_release() {
         fetch_package "$conf" "$pkg" "$tmp" $members
     done <"$tmp/contents"
     check_cache "$tmp/out" || die "$REL: the fetched files are incomplete"
-    rm -rf "$LIBS/$REL"
+    # the old cache moves aside first: the folder is never half-written
+    [ ! -d "$LIBS/$REL" ] || mv "$LIBS/$REL" "$tmp/old"
     mv "$tmp/out" "$LIBS/$REL"
     rm -rf "$tmp"
     trap - EXIT
