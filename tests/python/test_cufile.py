@@ -11,6 +11,7 @@ The library is CUDA 12.4's libcufile.so.0 from scripts/fetch-cuda-libs.sh
 (configure's cuda_libs; conftest.py points CUBIND_LIBCUFILE at it);
 skipped, with the reason, where none is found. The library prints its own
 diagnostics on stderr (no libcuda on its path, no nvidia-fs)."""
+import ctypes
 import os
 
 import pytest
@@ -41,8 +42,10 @@ def fails_or_returns(c, name, *args):
     try:
         return call(c, name, *args)
     except c.cuFileError as e:
-        assert isinstance(e.result, c.OpError) and e.status == int(e.result) != 0
-        assert str(e) == "%s (%d)" % (e.result.name, e.status)
+        # a newer library's status may lie outside 12.4's OpError
+        assert e.status == int(e.result) != 0 and str(e).endswith(" (%d)" % e.status)
+        if isinstance(e.result, c.OpError):
+            assert str(e) == "%s (%d)" % (e.result.name, e.status)
         return e
 
 
@@ -52,8 +55,24 @@ def test_version_and_use_count(cufile):
     assert call(cufile, "use_count") == 0
 
 
+def cuda_driver_loadable():
+    """Whether libcufile, which loads libcuda.so.1 itself, finds a driver."""
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True
+
+
 def test_driver_open_without_gds_raises(cufile):
     c = cufile
+    if cuda_driver_loadable():
+        # with a driver cuFile may open in its compatibility mode: either
+        # way the call returns or raises cuFileError, never crashes
+        if not isinstance(fails_or_returns(c, "driver_open"), c.cuFileError):
+            assert call(c, "use_count") >= 0
+            fails_or_returns(c, "driver_close")
+        pytest.skip("a CUDA driver is loadable: driver_open may succeed without GDS")
     with pytest.raises(c.cuFileError) as e:
         call(c, "driver_open")
     assert e.value.status >= int(c.OpError.DRIVER_NOT_INITIALIZED)  # a cuFile status, not 0
