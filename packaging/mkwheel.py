@@ -12,6 +12,7 @@ passes ./configure's `pythons`) it packs, from build/python/cubind/:
 
     cubind/*.py, cubind/*.pyi, cubind/py.typed     (whatever is there)
     cubind/{driver,_runtime,nvrtc,nvjitlink,nvvm,runtime}<EXT_SUFFIX>  (that interpreter's)
+    cubind/{nvfatbin,cufile}<EXT_SUFFIX>           (when built: OPTIONAL_MODULES)
     cubind/_cudart.so                              (the bundled CUDA runtime, when built:
                                                     packaging/cudart_bundle.py)
     cubind/include/*.h                             (out/*.h, staged there first)
@@ -59,6 +60,10 @@ import zipfile
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 NAME = "cubind"
 MODULES = ("driver", "_runtime", "nvrtc", "nvjitlink", "nvvm", "runtime")
+# Modules of libraries whose headers a toolkit may lack (configure takes
+# them from scripts/fetch-cuda-libs.sh's cache, which `./configure --user`
+# does not fetch): packed when built, not required.
+OPTIONAL_MODULES = ("nvfatbin", "cufile")
 # Libraries shared by every interpreter's modules, packed when built.
 BUNDLED = ("_cudart.so",)
 
@@ -469,7 +474,7 @@ def package_files(package_dir, ext_suffix):
             keep = True
         elif name.endswith(".so"):
             keep = name in BUNDLED or (name.endswith(ext_suffix) and
-                                       name[: -len(ext_suffix)] in MODULES)
+                                       name[: -len(ext_suffix)] in MODULES + OPTIONAL_MODULES)
         else:
             keep = False
             print("mkwheel: skipping %s (not part of the package)" % path, file=sys.stderr)

@@ -24,9 +24,8 @@ set -eu
 
 CACHE=${CUBIND_CACHE:-$HOME/.cache/cubind}
 HDRS=$CACHE/cuda-headers
-# The system apt configuration's Debian archive (scripts/apt-mirror.sh).
-MIRROR=$("$(dirname "$0")/apt-mirror.sh")
-KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
+# The private apt configuration (cuda_apt_config) and its mirror.
+. "$(dirname "$0")/cuda-apt.sh"
 PKG=nvidia-cuda-dev
 # Members of the package's data.tar that are extracted. cuda.h needs only
 # the C library headers; cudaTypedefs.h includes cuda.h.
@@ -101,29 +100,12 @@ fetch_release() {
     rel=$1
     suite=$(suite_of "$rel")
     dest=$HDRS/$rel
-    aptdir=$CACHE/apt-cuda/$suite
     dl=$HDRS/.download/$rel
 
-    # Private apt configuration: one suite, non-free only, binary amd64.
-    mkdir -p "$aptdir/sources.list.d" "$aptdir/preferences.d" "$aptdir/state" \
-        "$aptdir/lists/partial" "$aptdir/cache/archives/partial" "$dl"
-    : >"$aptdir/status"
-    : >"$aptdir/preferences"
-    printf 'deb [signed-by=%s] %s %s non-free\n' "$KEYRING" "$MIRROR" "$suite" \
-        >"$aptdir/sources.list"
-    set -- \
-        -o "Dir::Etc::SourceList=$aptdir/sources.list" \
-        -o "Dir::Etc::SourceParts=$aptdir/sources.list.d" \
-        -o "Dir::Etc::Preferences=$aptdir/preferences" \
-        -o "Dir::Etc::PreferencesParts=$aptdir/preferences.d" \
-        -o "Dir::State=$aptdir/state" \
-        -o "Dir::State::Lists=$aptdir/lists" \
-        -o "Dir::State::status=$aptdir/status" \
-        -o "Dir::Cache=$aptdir/cache" \
-        -o "APT::Architecture=amd64" \
-        -o "APT::Architectures::=amd64" \
-        -o "APT::Sandbox::User=root" \
-        -o "Acquire::Languages=none"
+    # Private apt configuration: one suite, non-free only (cuda-apt.sh).
+    mkdir -p "$dl"
+    conf=$(cuda_apt_config "$CACHE" "$suite")
+    set -- -c "$conf"
 
     log "$rel: updating private apt index ($suite non-free amd64)"
     apt-get "$@" -qq update >&2

@@ -25,13 +25,15 @@
 extern char **environ;
 
 static const char usage_manifest[] =
-    "usage: cubind manifest --header cuda.h [--out FILE]\n"
+    "usage: cubind manifest --header cuda.h [--out FILE] [--include DIR]\n"
     "\n"
     "Writes the ABI manifest of cuda.h (and cudaTypedefs.h beside it) as JSON:\n"
     "every function with its signature string and the records it reaches,\n"
     "every record's layout, every enum's members. On stdout unless --out.\n"
     "Exit status 2 on a usage error or a header refused as not a driver header\n"
-    "(no cuInit, no CUresult enum, no CUDA_VERSION), 1 on any other error.\n";
+    "(no cuInit, no CUresult enum, no CUDA_VERSION), 1 on any other error.\n"
+    "  --include DIR    one more directory searched for the headers a library's\n"
+    "                   header includes (cufile.h's cuda.h), as for generate\n";
 
 static const char usage_diff[] =
     "usage: cubind abi-diff OLD NEW [--json]\n"
@@ -69,10 +71,14 @@ int abi_cmd_manifest(int argc, char **argv)
 {
     if (want_help(argc, argv, usage_manifest))
         return 0;
-    const char *header = NULL, *out = NULL;
+    const char *header = NULL, *out = NULL, *include = NULL;
     for (int i = 2; i < argc; i++) {
-        if ((strcmp(argv[i], "--header") == 0 || strcmp(argv[i], "--out") == 0) && i + 1 < argc) {
-            *(argv[i][2] == 'h' ? &header : &out) = argv[i + 1];
+        const char **slot = strcmp(argv[i], "--header") == 0    ? &header
+                            : strcmp(argv[i], "--out") == 0     ? &out
+                            : strcmp(argv[i], "--include") == 0 ? &include
+                                                                : NULL;
+        if (slot && i + 1 < argc) {
+            *slot = argv[i + 1];
             i++;
         } else {
             fprintf(stderr, "cubind manifest: %s: unknown option or missing value\n%s", argv[i],
@@ -86,7 +92,8 @@ int abi_cmd_manifest(int argc, char **argv)
     }
     char err[2048];
     int refused;
-    cb_model *m = model_parse_any(header, err, sizeof err, &refused);
+    cb_model *m = model_parse_api_in(header, model_is_library_header(header), NULL, NULL, include,
+                                     err, sizeof err, &refused);
     if (!m) {
         fprintf(stderr, "%s\n", err);
         return refused ? 2 : 1;

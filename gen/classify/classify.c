@@ -696,6 +696,26 @@ static int is_error_string(const cb_model *m, const cb_facts *facts, const cb_fu
            model_type_enum(m, f->params[0].type) == model_enum_index(m, api->result);
 }
 
+/* How f returns (classify.h): its status (the result enum, or the
+ * result-field rule's struct holding it: *field set), nothing or an integer
+ * (a library's void or integer function: *kind_void / *kind_value set).
+ * 0 when none of these: the function is not bound. */
+static int returns_kind(const cb_model *m, const cb_api *api, const cb_function *f, int *field,
+                        int *kind_void, int *kind_value)
+{
+    *field = *kind_void = *kind_value = 0;
+    if (f->ret->kind == TY_ENUM && model_enum_index(m, api->result) == model_type_enum(m, f->ret))
+        return 1;
+    if (api->result_record && f->ret->kind == TY_RECORD && f->ret->name &&
+        strcmp(f->ret->name, api->result_record) == 0)
+        return *field = 1;
+    if (api->is_library && f->ret->kind == TY_VOID)
+        return *kind_void = 1;
+    if (api->is_library && f->ret->kind == TY_INT)
+        return *kind_value = 1;
+    return 0;
+}
+
 /* The index in cb_classes.handles of pc's handle class, -1 when pc names
  * none or one the module lacks. */
 static int handle_of(const cb_classes *c, const cb_pclass *pc)
@@ -783,7 +803,7 @@ static int is_plain_value_output(const cb_pclass *pc)
  * reused from one call to the next (cbs_handle_reuse), an int cannot. */
 static void derive_function(cb_fclass *fc)
 {
-    int cache = !fc->returns_string, handle_outputs = 0;
+    int cache = !fc->returns_string && !fc->returns_value, handle_outputs = 0;
     for (size_t k = 0; k < fc->fn->nparams; k++) {
         const cb_pclass *pc = &fc->params[k];
         if (!classify_is_output(pc))
@@ -850,8 +870,8 @@ cb_classes *classify_model(cb_model *m, const cb_facts *facts)
         fc->params = model_alloc(m, (f->nparams ? f->nparams : 1) * sizeof *fc->params);
         const char *why = NULL;
         fc->returns_string = is_error_string(m, facts, f);
-        if (!fc->returns_string &&
-            (f->ret->kind != TY_ENUM || model_enum_index(m, api.result) != model_type_enum(m, f->ret))) {
+        if (!fc->returns_string && !returns_kind(m, &api, f, &fc->returns_field, &fc->returns_void,
+                                                 &fc->returns_value)) {
             char buf[128];
             snprintf(buf, sizeof buf, "does not return %s", api.result);
             why = model_strdup(m, buf);
@@ -869,7 +889,7 @@ cb_classes *classify_model(cb_model *m, const cb_facts *facts)
             fc->nin += (size_t)classify_is_input(&fc->params[k]);
             fc->nout += (size_t)classify_is_output(&fc->params[k]);
         }
-        fc->nout += (size_t)fc->returns_string;
+        fc->nout += (size_t)fc->returns_string + (size_t)fc->returns_value;
         if (!why && first_unsupported(fc))
             why = model_strdup(m, "a parameter is unsupported");
         fc->callable = f->proc_version || api.is_library;

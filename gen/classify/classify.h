@@ -165,6 +165,11 @@ typedef struct {
                                  PFN typedef in cudaTypedefs.h (the C API
                                  exports only these, supported or not) */
     int returns_string;       /* the error-string function: returns const char * */
+    /* A library's function without a status (classify.c's returns_kind):
+     * returns_void returns nothing; returns_value an integer, its first
+     * output. Both always succeed. returns_field: it returns the status in
+     * the result-field rule's struct. */
+    int returns_void, returns_value, returns_field;
     /* error-log rule: on failure the raising face's exception carries the
      * log LOGFN writes for parameter log_param (SIZEFN gives its size) */
     const cb_function *log_size_fn, *log_fn;

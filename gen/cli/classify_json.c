@@ -182,6 +182,12 @@ static void write_function(FILE *o, const cb_model *m, const cb_classes *c, size
     fprintf(o, ", \"inputs\": %zu, \"outputs\": %zu", fc->nin, fc->nout);
     if (fc->returns_string)
         kv_bool(o, "returns_string", 1);
+    if (fc->returns_void)
+        kv_bool(o, "returns_void", 1);
+    if (fc->returns_value)
+        kv_bool(o, "returns_value", 1);
+    if (fc->returns_field)
+        kv_bool(o, "returns_field", 1);
     if (fc->keep_gil)
         kv_bool(o, "keep_gil", 1);
     if (fc->unloads_kernels)

@@ -52,7 +52,7 @@ static const char usage_main[] =
 
 static const char usage_generate[] =
     "usage: cubind generate --header cuda.h --out DIR [--templates DIR] [--rules FILE]\n"
-    "                       [--depfile FILE] [--header-docs] [--list-unmatched]\n"
+    "                       [--include DIR] [--depfile FILE] [--header-docs] [--list-unmatched]\n"
     "\n"
     "Parses cuda.h (and cudaTypedefs.h beside it) and writes the generated\n"
     "sources into DIR, which must exist. Every file is rendered first and\n"
@@ -63,6 +63,9 @@ static const char usage_generate[] =
     "file names, 1 on any other error.\n"
     "  --templates DIR  templates (default: templates/ beside the build dir)\n"
     "  --rules FILE     special cases (default: gen/rules.txt likewise)\n"
+    "  --include DIR    one more directory searched for the headers a library's\n"
+    "                   header includes (cufile.h's cuda.h: the toolkit's\n"
+    "                   include directory when cufile.h comes from elsewhere)\n"
     "  --depfile FILE   write the inputs read (headers, templates, rules) as a\n"
     "                   Makefile-style dependency file for Ninja\n"
     "  --header-docs    put the header's documentation comments into the\n"
@@ -94,7 +97,7 @@ static const char usage_rules[] =
     "names the rules that match nothing in a header.\n";
 
 static const char usage_classify[] =
-    "usage: cubind classify --header cuda.h [--rules FILE]\n"
+    "usage: cubind classify --header cuda.h [--rules FILE] [--include DIR]\n"
     "\n"
     "Prints the classification `cubind generate` renders, as JSON on stdout:\n"
     "every function (supported or not, with the reason), each parameter with\n"
@@ -104,7 +107,8 @@ static const char usage_classify[] =
     "a change of the classifier or the rules shows as a diff of it\n"
     "(tests/gen/data/classify_cuda13.json). Exit status as for generate.\n"
     "  --rules FILE     special cases (default: gen/rules.txt beside the build\n"
-    "                   dir; give gen/<api>.rules for a library's header)\n";
+    "                   dir; give gen/<api>.rules for a library's header)\n"
+    "  --include DIR    as for generate\n";
 
 static const char usage_verify[] =
     "usage: cubind verify FILE...\n"
@@ -113,7 +117,7 @@ static const char usage_verify[] =
     "its header: a hand edit of generated code fails. Exit 1 on a mismatch.\n";
 
 typedef struct {
-    const char *header, *out, *templates, *rules, *depfile;
+    const char *header, *out, *templates, *rules, *depfile, *include;
     int help, header_docs, list_unmatched;
 } options;
 
@@ -126,6 +130,7 @@ static int parse_options(int argc, char **argv, options *o, const char *usage)
                             : strcmp(a, "--templates") == 0 ? &o->templates
                             : strcmp(a, "--rules") == 0     ? &o->rules
                             : strcmp(a, "--depfile") == 0   ? &o->depfile
+                            : strcmp(a, "--include") == 0   ? &o->include
                                                             : NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             o->help = 1;
@@ -181,15 +186,15 @@ static int is_directory(const char *path);
  * NULL after reporting the error; *status is then the exit status (2: the
  * header was refused as not a driver header, 1: any other failure). */
 static cb_model *load_model(const char *header, int library, const char *const *bind_headers,
-                            int *status)
+                            const char *include, int *status)
 {
     char err[2048], interop[PATH_MAX];
     source_path("runtime/interop", interop, sizeof interop);
     if (!is_directory(interop))
         source_path("../runtime/interop", interop, sizeof interop);
     int refused;
-    cb_model *m = model_parse_api(header, library, library ? NULL : interop, bind_headers, err,
-                                  sizeof err, &refused);
+    cb_model *m = model_parse_api_in(header, library, library ? NULL : interop, bind_headers,
+                                     include, err, sizeof err, &refused);
     if (!m) {
         fprintf(stderr, "%s\n", err);
         *status = refused ? 2 : 1;
@@ -245,10 +250,10 @@ static int cmd_dump(int argc, char **argv)
         }
         cb_api api;
         rules_api(rules, &api);
-        m = load_model(o.header, api.is_library, api.bind_headers, &status);
+        m = load_model(o.header, api.is_library, api.bind_headers, o.include, &status);
         rules_free(rules);
     } else {
-        m = load_model(o.header, model_is_library_header(o.header), NULL, &status);
+        m = load_model(o.header, model_is_library_header(o.header), NULL, o.include, &status);
     }
     if (!m)
         return status;
@@ -313,7 +318,7 @@ typedef struct {
  * already reported. keep_docs: the header's
  * documentation comments stay in the model (generate --header-docs). */
 static int classify_header(classified *c, const char *header, const char *rules_path,
-                           int keep_docs, char *err, size_t errlen)
+                           const char *include, int keep_docs, char *err, size_t errlen)
 {
     *err = '\0';
     if (!(c->rules = rules_load(rules_path, err, errlen)))
@@ -321,7 +326,7 @@ static int classify_header(classified *c, const char *header, const char *rules_
     cb_api api;
     rules_api(c->rules, &api);
     int status;
-    if (!(c->m = load_model(header, api.is_library, api.bind_headers, &status)))
+    if (!(c->m = load_model(header, api.is_library, api.bind_headers, include, &status)))
         return status;
     if (check_result_enum(c->m, &api, rules_path, err, errlen) < 0)
         return 2;
@@ -382,7 +387,7 @@ static int cmd_generate(int argc, char **argv)
     }
     if (tmpl_load_dir(ts, o.templates, err, sizeof err) < 0)
         goto report;
-    if ((status = classify_header(&c, o.header, o.rules, o.header_docs, err, sizeof err)) != 0)
+    if ((status = classify_header(&c, o.header, o.rules, o.include, o.header_docs, err, sizeof err)) != 0)
         goto report;
     status = 1;
     if (render_all(&out, ts, c.m, c.classes, c.rules, err, sizeof err) < 0)
@@ -436,7 +441,7 @@ static int cmd_classify(int argc, char **argv)
         o.rules = rfile;
     }
     classified c = {0};
-    int status = classify_header(&c, o.header, o.rules, 1, err, sizeof err);
+    int status = classify_header(&c, o.header, o.rules, o.include, 1, err, sizeof err);
     if (status == 0 && (classify_json(stdout, c.m, c.classes) < 0 || fflush(stdout) != 0)) {
         snprintf(err, sizeof err, "cubind classify: cannot write to stdout");
         status = 1;

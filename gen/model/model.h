@@ -187,6 +187,12 @@ cb_model *model_parse(const char *header, const char *interop_dir, char *err, si
 cb_model *model_parse_api(const char *header, int library, const char *interop_dir,
                           const char *const *bind_headers, char *err, size_t errlen,
                           int *refused);
+/* model_parse_api with include_dir (NULL: none): one more directory
+ * searched, after the header's own, for the headers it includes (the
+ * cuda.h that cufile.h includes, when cufile.h comes from elsewhere). */
+cb_model *model_parse_api_in(const char *header, int library, const char *interop_dir,
+                             const char *const *bind_headers, const char *include_dir,
+                             char *err, size_t errlen, int *refused);
 /* For the ABI tools, which take headers without rules: a header named
  * cuda.h is the driver's (read without the interop headers), any other
  * (nvrtc.h, nvJitLink.h) a library's. */

@@ -404,15 +404,36 @@ void macro_resolve_pending(parser *P)
     }
 }
 
+/* A function the header also declares under its public name, before
+ * renaming it (cufile.h declares cuFileDriverClose, then
+ * `#define cuFileDriverClose cuFileDriverClose_v2`): calls by that name
+ * reach the renamed symbol, so the plain declaration leaves the model. */
+static void drop_superseded(cb_model *m, const char *public_name, const char *abi)
+{
+    size_t kept = 0;
+    for (size_t k = 0; k < m->nfunctions; k++) {
+        const cb_function *f = &m->functions[k];
+        if (strcmp(f->abi, public_name) == 0 && strcmp(public_name, abi) != 0)
+            continue;
+        m->functions[kept++] = *f;
+    }
+    m->nfunctions = kept;
+}
+
 void macro_apply_names(parser *P)
 {
     cb_model *m = P->model;
     for (size_t i = 0; i < P->nnames; i++) {
+        int renamed = 0;
         for (size_t k = 0; k < m->nfunctions; k++) {
             cb_function *f = &m->functions[k];
-            if (strcmp(f->abi, P->names[i].abi) == 0)
+            if (strcmp(f->abi, P->names[i].abi) == 0) {
                 f->name = P->names[i].public_name;
+                renamed = 1;
+            }
         }
+        if (renamed)
+            drop_superseded(m, P->names[i].public_name, P->names[i].abi);
     }
 }
 

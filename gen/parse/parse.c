@@ -615,6 +615,14 @@ cb_model *model_parse_api(const char *header, int library, const char *interop_d
                           const char *const *bind_headers, char *err, size_t errlen,
                           int *refused)
 {
+    return model_parse_api_in(header, library, interop_dir, bind_headers, NULL, err, errlen,
+                              refused);
+}
+
+cb_model *model_parse_api_in(const char *header, int library, const char *interop_dir,
+                             const char *const *bind_headers, const char *include_dir,
+                             char *err, size_t errlen, int *refused)
+{
     int dummy;
     if (!refused)
         refused = &dummy;
@@ -662,12 +670,20 @@ cb_model *model_parse_api(const char *header, int library, const char *interop_d
     char *include_flag = malloc(ilen);
     size_t slen = (interop_dir ? strlen(interop_dir) : 0) + 3;
     char *shim_flag = malloc(slen);
-    if (!main_text || !include_flag || !shim_flag)
+    size_t xlen = (include_dir ? strlen(include_dir) : 0) + 3;
+    char *extra_flag = malloc(xlen);
+    if (!main_text || !include_flag || !shim_flag || !extra_flag)
         arena_oom();
     snprintf(include_flag, ilen, "-I%s", dir);
     snprintf(shim_flag, slen, "-I%s", interop_dir ? interop_dir : ".");
-    const char *args[] = {"-x", "c", "-std=c11", include_flag, "-ferror-limit=1", shim_flag};
-    int nargs = (int)(sizeof args / sizeof *args) - (interop_dir ? 0 : 1);
+    snprintf(extra_flag, xlen, "-I%s", include_dir ? include_dir : ".");
+    /* the optional flags last: the shim's, then include_dir's */
+    const char *args[7] = {"-x", "c", "-std=c11", include_flag, "-ferror-limit=1"};
+    int nargs = 5;
+    if (interop_dir)
+        args[nargs++] = shim_flag;
+    if (include_dir)
+        args[nargs++] = extra_flag;
     struct CXUnsavedFile unsaved = {"cubind_main.c", main_text, (unsigned long)strlen(main_text)};
 
     CXIndex index = clang_createIndex(0, 0);
@@ -723,6 +739,7 @@ cb_model *model_parse_api(const char *header, int library, const char *interop_d
     free(main_text);
     free(include_flag);
     free(shim_flag);
+    free(extra_flag);
     free(dir);
     free(typedefs);
     if (!ok) {

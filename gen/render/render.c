@@ -65,11 +65,12 @@ static tv *c_params_value(const cb_function *f)
 /* ---- Python names (python-names rule) -------------------------------- */
 
 /* How many leading characters every enumerator of e shares, cut after an
- * underscore (NVJITLINK_INPUT_ of NVJITLINK_INPUT_PTX ...); 0 unless the
- * API asks for snake names. */
+ * underscore (NVJITLINK_INPUT_ of NVJITLINK_INPUT_PTX ...; a lone
+ * enumerator's all but its last word: CUFILE_ of CUFILE_BATCH); 0 unless
+ * the API asks for snake names. */
 static size_t enum_common_prefix(const cb_api *api, const cb_enum *e)
 {
-    if (!api->snake || e->nitems < 2)
+    if (!api->snake || e->nitems < 1)
         return 0;
     size_t n = strlen(e->items[0].name);
     for (size_t k = 1; k < e->nitems; k++) {
@@ -83,12 +84,19 @@ static size_t enum_common_prefix(const cb_api *api, const cb_enum *e)
     return n;
 }
 
-/* An enum class's Python name: enum classes keep their CamelCase, only the
- * API's prefix goes (nvJitLinkInputType -> InputType). */
-static const char *enum_pyname(const cb_api *api, const char *name)
+/* Sets key of v to an enum class's Python name: enum classes keep their
+ * CamelCase, only the API's prefix goes (nvJitLinkInputType -> InputType),
+ * and in a snake_case module a trailing _t, the prefix matched ignoring
+ * case (CUfileStatus_t -> Status: rules_type_pyname). */
+static void set_enum_pyname(tv *v, const char *key, const cb_api *api, const char *name)
 {
+    char *snake = rules_type_pyname(api, name);
     size_t np = strlen(api->name_prefix);
-    return np && strncmp(name, api->name_prefix, np) == 0 && name[np] ? name + np : name;
+    if (snake)
+        tv_set_str(v, key, snake);
+    else
+        tv_set_str(v, key, np && strncmp(name, api->name_prefix, np) == 0 && name[np] ? name + np : name);
+    free(snake);
 }
 
 /* ---- functions ---------------------------------------------------------- */
@@ -233,7 +241,10 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     tv_set(p, "smin", ll_literal(pc->smin));
     tv_set(p, "smax", ll_literal(pc->smax));
     tv_set_str(p, "enum_name", pc->enum_index >= 0 ? m->enums[pc->enum_index].name : "");
-    tv_set_str(p, "enum_pyname", pc->enum_index >= 0 ? enum_pyname(api, m->enums[pc->enum_index].name) : "");
+    if (pc->enum_index >= 0)
+        set_enum_pyname(p, "enum_pyname", api, m->enums[pc->enum_index].name);
+    else
+        tv_set_str(p, "enum_pyname", "");
     tv_set_str(p, "handle_name", pc->handle ? pc->handle : "");
     /* a class implementing __cuda_stream__: the parameter also takes any
      * object that does (the stubs' _CudaStreamLike) */
@@ -430,6 +441,15 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_fclass 
     char *pyname = rules_python_name(api, f->name);
     tv_set_str(fn, "pyname", pyname);
     tv_set_bool(fn, "returns_string", fc->returns_string);
+    tv_set_bool(fn, "returns_void", fc->returns_void);
+    tv_set_bool(fn, "returns_value", fc->returns_value);
+    tv_set_bool(fn, "returns_status", !fc->returns_string && !fc->returns_void && !fc->returns_value);
+    /* rc starts as success where the call sets no status */
+    tv_set_bool(fn, "rc_preset", fc->returns_string || fc->returns_void || fc->returns_value);
+    tv_set_bool(fn, "ret_signed", f->ret->is_signed);
+    tv_set_bool(fn, "negative_errors", fc->returns_value && f->ret->is_signed && api->negative_errors);
+    tv_set_str(fn, "status_field", fc->returns_field ? api->result_field : "");
+    tv_set_bool(fn, "returns_field", fc->returns_field);
     tv_set(fn, "error_log", error_log_value(fc));
     tv_set_str(fn, "proc_name", f->proc_name);
     tv_set_int(fn, "proc_version", f->proc_version);
@@ -437,7 +457,7 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_fclass 
     tv_set_str(fn, "ret", f->ret->spelling);
 
     tv *params = tv_list(), *inputs = tv_list(), *attached = tv_list();
-    int nin = 0, nout = fc->returns_string, nrequired = 0;
+    int nin = 0, nout = fc->returns_string + fc->returns_value, nrequired = 0;
     for (size_t i = 0; i < f->nparams; i++) {
         const cb_pclass *pc = &fc->params[i];
         int in = classify_is_input(pc), out = classify_is_output(pc);
@@ -533,13 +553,15 @@ static tv *interop_includes_value(const cb_model *m)
     return list;
 }
 
-static tv *capi_value(const cb_model *m, const cb_classes *c)
+static tv *capi_value(const cb_model *m, const cb_classes *c, const cb_api *api)
 {
     char **sigs = abi_signatures(m);
     tv *list = tv_list();
     for (size_t i = 0; i < m->nfunctions; i++) {
         const cb_function *f = &m->functions[i];
-        if (f->ret->kind != TY_ENUM && f->ret->kind != TY_POINTER)
+        int field = f->ret->kind == TY_RECORD && api->result_record && f->ret->name &&
+                    strcmp(f->ret->name, api->result_record) == 0;
+        if (f->ret->kind != TY_ENUM && f->ret->kind != TY_POINTER && !field)
             continue; /* no value to report an exception with */
         if (f->interop)
             continue; /* the C API is cuda.h's: a consumer includes nothing else */
@@ -562,6 +584,10 @@ static tv *capi_value(const cb_model *m, const cb_classes *c)
          * the entry point returns, and when it raised */
         tv_set_str(e, "ret", f->ret->spelling);
         tv_set_bool(e, "ret_pointer", f->ret->kind == TY_POINTER);
+        /* a result-field struct: the sentinel status in its field */
+        tv_set_bool(e, "ret_field", field);
+        tv_set_str(e, "ret_field_name", field ? api->result_field : "");
+        tv_set_bool(e, "ret_status", f->ret->kind == TY_ENUM);
         tv_push(list, e);
     }
     abi_signatures_free(sigs, m->nfunctions);
@@ -656,7 +682,7 @@ static void capi_api_value(tv *root, const cb_model *m, const cb_classes *c, con
     tv_set_str(root, "module", api->dropin ? api->dropin : api->raising);
     tv_set_str(root, "result_type", api->result);
     tv_set_str(root, "capi_sentinel", api->capi_sentinel);
-    tv *capi = capi_value(m, c);
+    tv *capi = capi_value(m, c, api);
     tv_set_str(root, "capi_example", m->nfunctions ? m->functions[0].name : "");
     tv_set(root, "capi", capi);
     long long nrecords = 0, nfields = 0;
@@ -683,7 +709,7 @@ static tv *enums_value(const cb_model *m, const cb_api *api)
         tv *ev = tv_map();
         tv_set_int(ev, "index", (long long)i);
         tv_set_str(ev, "name", e->name);
-        tv_set_str(ev, "pyname", enum_pyname(api, e->name));
+        set_enum_pyname(ev, "pyname", api, e->name);
         tv_set_int(ev, "nitems", (long long)e->nitems);
         tv_set_bool(ev, "has_doc", *e->doc != '\0');
         tv_set(ev, "doc", c_string_literal(e->doc));
@@ -692,7 +718,7 @@ static tv *enums_value(const cb_model *m, const cb_api *api)
             tv *it = tv_map();
             tv_set_str(it, "name", e->items[k].name);
             tv_set_str(it, "pyname", e->items[k].name + cut);
-            tv_set_str(it, "enum_class", enum_pyname(api, e->name));
+            set_enum_pyname(it, "enum_class", api, e->name);
             tv_set(it, "value", ll_literal(e->items[k].value));
             tv_push(items, it);
         }
@@ -702,7 +728,7 @@ static tv *enums_value(const cb_model *m, const cb_api *api)
             tv *av = tv_map();
             tv_set_str(av, "name", e->aliases[a]);
             tv_set_str(av, "target", e->name);
-            tv_set_str(av, "target_pyname", enum_pyname(api, e->name));
+            set_enum_pyname(av, "target_pyname", api, e->name);
             tv_set_int(av, "index", (long long)i);
             tv_push(aliases, av);
         }
@@ -751,7 +777,7 @@ static void api_value(tv *root, const cb_api *api)
     tv_set_str(root, "raising_module", api->raising ? api->raising : "");
     tv_set_bool(root, "has_raising", api->raising != NULL);
     tv_set_str(root, "result_type", api->result);
-    tv_set_str(root, "result_pyname", enum_pyname(api, api->result));
+    set_enum_pyname(root, "result_pyname", api, api->result);
     tv_set_str(root, "success", api->success);
     tv_set_str(root, "error_class", api->error_class);
     tv_set_str(root, "error_base", api->error_base ? api->error_base : "");

@@ -154,7 +154,7 @@ tv *structs_value(const cb_model *m, const cb_classes *c)
     char *anon_member = calloc(m->nrecords + 1, 1);
     size_t cap_seen = 1;
     for (size_t i = 0; i < m->nrecords; i++)
-        cap_seen += m->records[i].naliases + 3;
+        cap_seen += m->records[i].naliases + 4;
     const char **seen = calloc(cap_seen, sizeof *seen);
     if (!nm.names || !anon_member || !seen)
         arena_oom();
@@ -210,6 +210,14 @@ tv *structs_value(const cb_model *m, const cb_classes *c)
         add_alias(aliases, seen, &nseen, r->name, i, nm.names[i]);
         for (size_t a = 0; a < r->naliases; a++)
             add_alias(aliases, seen, &nseen, r->aliases[a], i, nm.names[i]);
+        /* and in a snake_case module its typedef's Python name
+         * (CUfileDescr_t -> Descr: rules_type_pyname) */
+        char *py = rules_type_pyname(&c->facts->api, r->name);
+        if (py) {
+            const char *kept = arena_strdup(m->arena, py); /* `seen` holds it */
+            add_alias(aliases, seen, &nseen, kept, i, nm.names[i]);
+            free(py);
+        }
     }
     tv_set(root, "records", records);
     tv_set_int(root, "count", (long long)m->nrecords);

@@ -16,6 +16,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "util/strbuf.h"
 
@@ -242,6 +243,10 @@ void rules_api(const cb_rules *r, cb_api *api)
             api->result = a0;
             api->success = rule->args[1];
             break;
+        case CB_D_RESULT_FIELD:
+            api->result_record = a0;
+            api->result_field = rule->args[1];
+            break;
         case CB_D_ERROR_CLASS:
             api->error_class = a0;
             break;
@@ -282,6 +287,9 @@ void rules_api(const cb_rules *r, cb_api *api)
             break;
         case CB_D_STR_RESULTS:
             api->str_results = 1;
+            break;
+        case CB_D_NEGATIVE_ERRORS:
+            api->negative_errors = 1;
             break;
         case CB_D_STATUS_STR:
             api->status_str = 1;
@@ -343,6 +351,21 @@ char *rules_python_identifier(const char *name)
     if (!s)
         arena_oom();
     return unkeyword(s);
+}
+
+char *rules_type_pyname(const cb_api *api, const char *name)
+{
+    size_t np = strlen(api->name_prefix), n = strlen(name);
+    if (!api->snake || !np || n <= np || strncasecmp(name, api->name_prefix, np) != 0)
+        return NULL;
+    name += np;
+    n -= np;
+    if (n > 2 && strcmp(name + n - 2, "_t") == 0)
+        n -= 2;
+    char *s = strndup(name, n);
+    if (!s)
+        arena_oom();
+    return s;
 }
 
 char *rules_python_name(const cb_api *api, const char *name)

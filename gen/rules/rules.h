@@ -102,6 +102,9 @@ void rules_free(cb_rules *r);
 typedef struct {
     const char *dropin, *raising;   /* module names; NULL for a face not made */
     const char *result, *success;   /* result enum and its success value */
+    /* result-field: the struct holding the result enum, and its field
+     * (NULL: the functions return the enum itself) */
+    const char *result_record, *result_field;
     const char *error_class;        /* cubind.<error_class> */
     const char *error_base;         /* error-base: NULL for RuntimeError */
     const char *error_string;       /* NULL when none */
@@ -124,6 +127,7 @@ typedef struct {
     int enum_args_int;              /* enum-args-int: enums convert as a C int */
     int status_str;                 /* status-str: str(error) is 'NAME (value)' */
     int buffers_not_none;           /* buffers-not-none: None is no buffer */
+    int negative_errors;            /* negative-errors: a negative integer result fails */
     const char *capi_sentinel;      /* what a C API entry returns having raised */
 } cb_api;
 
@@ -133,6 +137,12 @@ void rules_api(const cb_rules *r, cb_api *api);
  * rule (malloc'ed): its prefix stripped, snake_case when asked, and a
  * trailing `_` when it would be a Python keyword (`lambda` -> `lambda_`). */
 char *rules_python_name(const cb_api *api, const char *name);
+/* A type's class name in a snake_case module (python-names ... snake):
+ * the type's name without the API's prefix, matched ignoring case (cuFile
+ * functions, CUfile types), and without a trailing `_t`
+ * (CUfileDriverStatusFlags_t -> DriverStatusFlags), malloc'ed; NULL when
+ * the API is not snake_case or the name lacks the prefix. */
+char *rules_type_pyname(const cb_api *api, const char *name);
 /* A C name as a Python identifier (malloc'ed): the name, with a trailing
  * `_` when it is a Python keyword. Struct fields are named by it. */
 char *rules_python_identifier(const char *name);

@@ -49,15 +49,18 @@ from cubind.cu import launch  # noqa: E402
 
 
 # The library APIs (cubind.nvrtc and its raising face cubind.rtc,
-# cubind.nvjitlink, cubind.nvvm, cubind.runtime and its raising face
-# cubind.cudart) are imported on first use, not with cubind: their modules,
+# cubind.nvjitlink, cubind.nvvm, cubind.nvfatbin, cubind.cufile,
+# cubind.runtime and its raising face cubind.cudart) are imported on first use, not with cubind: their modules,
 # and their exception classes, which live in their extensions
 # (cubind.NVRTCError imports cubind.nvrtc), so that pickle, `except
 # cubind.NVRTCError` and PyCapsule_Import("cubind.nvrtc._C_API") find them.
 _LAZY = {"nvrtc": ("nvrtc", None), "rtc": ("rtc", None), "nvjitlink": ("nvjitlink", None),
-         "nvvm": ("nvvm", None), "runtime": ("runtime", None), "cudart": ("cudart", None),
+         "nvvm": ("nvvm", None), "nvfatbin": ("nvfatbin", None), "cufile": ("cufile", None),
+         "runtime": ("runtime", None), "cudart": ("cudart", None),
          "NVRTCError": ("nvrtc", "NVRTCError"), "nvJitLinkError": ("nvjitlink", "nvJitLinkError"),
-         "nvvmError": ("nvvm", "nvvmError"), "CUDARuntimeError": ("runtime", "CUDARuntimeError")}
+         "nvvmError": ("nvvm", "nvvmError"), "nvFatbinError": ("nvfatbin", "nvFatbinError"),
+         "cuFileError": ("cufile", "cuFileError"),
+         "CUDARuntimeError": ("runtime", "CUDARuntimeError")}
 
 
 def __getattr__(name: str) -> object:

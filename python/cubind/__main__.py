@@ -86,8 +86,15 @@ def _nvrtc_version(m: typing.Any) -> str:
     return "CUDA %d.%d" % (major, minor)
 
 
-def _nvjitlink_version(m: typing.Any) -> str:
+def _version_pair(m: typing.Any) -> str:
+    """The CUDA release of a snake_case module's library: version()."""
     return "CUDA %d.%d" % tuple(m.version())
+
+
+def _cufile_version(m: typing.Any) -> str:
+    """cuFile's release: get_version() is major * 1000 + minor * 10."""
+    major, rest = divmod(int(m.get_version()), 1000)
+    return "cuFile %d.%d" % (major, rest // 10)
 
 
 def _nvvm_version(m: typing.Any) -> str:
@@ -106,9 +113,11 @@ def _runtime_version(m: typing.Any) -> str:
 # module's name, with its library but no version.
 LIBRARIES: dict[str, tuple[str, typing.Callable[[typing.Any], str]]] = {
     "nvrtc": ("NVRTC", _nvrtc_version),
-    "nvjitlink": ("nvJitLink", _nvjitlink_version),
+    "nvjitlink": ("nvJitLink", _version_pair),
     "nvvm": ("NVVM", _nvvm_version),
     "runtime": ("CUDA runtime", _runtime_version),
+    "nvfatbin": ("nvFatbin", _version_pair),
+    "cufile": ("cuFile", _cufile_version),
 }
 
 

@@ -7,7 +7,8 @@
 #     (source -> NVRTC -> driver launch -> read back; the same through
 #     nvJitLink from PTX and LTO-IR);
 #   - examples/nvrtc_launch.py;
-#   - cuda-python's own test_nvrtc.py / test_nvjitlink.py / test_nvvm.py
+#   - cuda-python's own test_nvrtc.py / test_nvjitlink.py / test_nvvm.py /
+#     test_nvfatbin.py / test_cufile.py
 #     (kept in UPSTREAM_DIR, outside the repository, never edited), when
 #     given, on cuda.bindings and on cubind's modules (redirected by
 #     tests/gpu/upstream_library_conftest.py), then the summary of
@@ -18,15 +19,15 @@
 set -u
 . "$(dirname "$0")/common.sh"
 
-# gpu_upstream_library_tests DIR: DIR's test_nvrtc.py, test_nvjitlink.py and
-# test_nvvm.py (those present),
+# gpu_upstream_library_tests DIR: DIR's test_nvrtc.py, test_nvjitlink.py,
+# test_nvvm.py, test_nvfatbin.py and test_cufile.py (those present),
 # copied to a scratch directory beside tests/gpu/upstream_library_conftest.py,
 # on cuda.bindings and then on cubind; JUnit XML in $OUT.
 gpu_upstream_library_tests() {
     [ -f "$1/test_nvrtc.py" ] || { echo "no test_nvrtc.py in $1"; return 1; }
     work=$(mktemp -d)
     files=""
-    for f in test_nvrtc.py test_nvjitlink.py test_nvvm.py; do
+    for f in test_nvrtc.py test_nvjitlink.py test_nvvm.py test_nvfatbin.py test_cufile.py; do
         [ -f "$1/$f" ] && cp "$1/$f" "$work/" && files="$files $f"
     done
     cp tests/gpu/upstream_library_conftest.py "$work/conftest.py"
@@ -40,6 +41,9 @@ gpu_upstream_library_tests() {
     echo "cubind commit $(gpu_commit)"
     [ -f build/python/cubind/__init__.py ] || gpu_build_bindings || exit 1
     PYTHONPATH=build/python "$py" -c 'import cubind.nvrtc as n, cubind.nvjitlink as j, cubind.nvvm as v; print("nvrtc", n._library_status(), "nvjitlink", j._library_status(), "nvvm", v._library_status())'
+    for m in nvfatbin cufile; do  # built where the toolkit has their headers
+        PYTHONPATH=build/python "$py" -c "import cubind.$m as m; print('$m', m._library_status())" || echo "$m: not built"
+    done
     for impl in cubind cubind.cu cuda.bindings; do
         echo "### CUBIND_GPU_IMPL=$impl tests/gpu/test_nvrtc_gpu.py"
         CUBIND_GPU_IMPL=$impl PYTHONPATH=build/python "$py" -m pytest -v -p no:cacheprovider tests/gpu/test_nvrtc_gpu.py

@@ -203,15 +203,15 @@ def python():
     return sys.executable
 
 
-def check_saved_manifest(saved, header, tmp_path):
+def check_saved_manifest(saved, header, tmp_path, *extra):
     """Regenerating the manifest of a header that did not change gives the
     saved file byte for byte (a generator change that moves a signature is
     caught here); a changed header is reported (skip), not failed. Returns
-    the manifest as JSON."""
+    the manifest as JSON. extra: more arguments of `cubind manifest`."""
     import json
 
     out = str(tmp_path / "m.json")
-    p = run([CUBIND, "manifest", "--header", header, "--out", out])
+    p = run([CUBIND, "manifest", "--header", header, "--out", out, *extra])
     assert p.returncode == 0, p.stderr
     with open(saved) as f:
         old = f.read()

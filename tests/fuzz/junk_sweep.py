@@ -20,6 +20,8 @@ hypothesis). The groups (--modules, table GROUPS below):
   (fuzz_params.classify); struct constructors' positional argument is such
   an address; struct attributes get no int either (an int pointer field
   would be read by repr).
+- fetched: cubind.nvfatbin and cubind.cufile on CUDA 12.4's libraries
+  (scripts/fetch-cuda-libs.sh), run by tests/python/test_library_junk.py;
 - libraries: cubind.nvrtc, cubind.rtc, cubind.nvjitlink and cubind.nvvm
   on the real libnvrtc, libnvJitLink and libnvvm; run by tests/python/test_library_junk.py, so
   on every interpreter tests/python runs on, ASan's included. A fixed junk
@@ -97,6 +99,17 @@ def libraries_usable():
     return "nvrtcVersion version ir_version"
 
 
+def fetched_usable():
+    """As driver_usable, for the modules of the fetched CUDA 12.4 libraries
+    (tests/python/conftest.py names them in CUBIND_LIBNVFATBIN and
+    CUBIND_LIBCUFILE)."""
+    import cubind.cufile as cufile
+    import cubind.nvfatbin as nvfatbin
+    assert nvfatbin.version() >= (12, 4), nvfatbin.version()
+    assert cufile.get_version() >= 1000, cufile.get_version()
+    return "version get_version"
+
+
 def runtime_usable():
     """As driver_usable, for cubind.runtime and cubind.cudart on a machine
     without a driver (the only place the group runs): the runtime's own
@@ -128,6 +141,13 @@ GROUPS = {
                        junk=[None, "junk", b"junk", float("nan"), object(), [], [None], (b"a",),
                              bytearray(4), "a\0b"],
                        usable=libraries_usable),
+    # nvFatbin and cuFile (no GDS) on CUDA 12.4's libraries, the same junk.
+    "fetched": Group(modules=("cubind.nvfatbin", "cubind.cufile"),
+                     allowed=("TypeError", "ValueError", "OverflowError", "OSError",
+                              "cubind.nvFatbinError", "cubind.cuFileError"),
+                     junk=[None, "junk", b"junk", float("nan"), object(), [], [None], (b"a",),
+                           bytearray(4), "a\0b"],
+                     usable=fetched_usable),
     # The CUDA runtime without a driver (tests/python/test_runtime.py): the
     # same junk, no ints (a raw address the runtime would dereference).
     "runtime": Group(modules=("cubind.runtime", "cubind.cudart"),

@@ -99,7 +99,7 @@ def generated(run_cubind, cuda_h, tmp_path_factory):
     # and each library API, from its rules file and the header it names
     for rules, header in library_apis():
         p = run_cubind("generate", "--header", header_path(os.path.dirname(cuda_h), header),
-                       "--rules", rules, "--out", d)
+                       "--rules", rules, "--include", os.path.dirname(cuda_h), "--out", d)
         assert p.returncode == 0, "cubind generate %s failed:\n%s" % (rules, p.stderr)
     return d
 
@@ -125,14 +125,30 @@ def library_apis():
     return apis
 
 
-def header_path(include, header):
+def fetched_include():
+    """The include directory of scripts/fetch-cuda-libs.sh's CUDA 12.4
+    headers (configure's cuda_libs), or None."""
+    try:
+        with open(os.path.join(REPO, "build", "config.ninja")) as f:
+            for line in f:
+                if line.startswith("cuda_libs = "):
+                    root = line.split(" = ", 1)[1].strip()
+                    return os.path.join(root, "include") if root else None
+    except OSError:
+        pass
+    return None
+
+
+def header_path(include, header, fetched=None):
     """Where a library API's header is for the toolkit whose include
-    directory is `include`: there, else in a toolkit component's include/
-    beside it by name (nvvm/include/nvvm.h; include/ may be a link into
-    targets/<arch>/), as configure's api_header_dir looks; `include`/header
-    when neither has it."""
+    directory is `include`: in the fetched CUDA 12.4 headers (`fetched`,
+    by default fetched_include()) when they have it, else there, else in a
+    toolkit component's include/ beside it by name (nvvm/include/nvvm.h;
+    include/ may be a link into targets/<arch>/), as configure's
+    api_header_dir looks; `include`/header when none has it."""
     root = os.path.dirname(os.path.normpath(include))
-    for d in [include] + sorted(glob.glob(os.path.join(root, "*", "include"))):
+    fetched = fetched_include() if fetched is None else fetched
+    for d in ([fetched] if fetched else []) + [include] + sorted(glob.glob(os.path.join(root, "*", "include"))):
         if os.path.isfile(os.path.join(d, header)):
             return os.path.normpath(os.path.join(d, header))
     return os.path.join(include, header)

@@ -17,6 +17,7 @@ SCRIPT = r"""
 set -eu
 cd "$1"
 cuda_include=$2
+cuda_libs=$4
 api_header() {
     sed -n 's/^header[[:space:]]*\([^[:space:]#]*\).*/\1/p' "gen/$1.rules"
 }
@@ -25,8 +26,8 @@ api_header_dir "$3"
 """
 
 
-def api_header_dir(include, api):
-    p = subprocess.run(["sh", "-c", SCRIPT, "sh", REPO, str(include), api], capture_output=True,
+def api_header_dir(include, api, cuda_libs=""):
+    p = subprocess.run(["sh", "-c", SCRIPT, "sh", REPO, str(include), api, str(cuda_libs)], capture_output=True,
                        text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     return p.stdout.strip()
@@ -56,3 +57,21 @@ def test_configure_and_the_tests_find_the_same_header(tmp_path, linked):
     # and a header found nowhere gives nothing (configure: not built)
     os.remove(tmp_path / "nvvm" / "include" / "nvvm.h")
     assert api_header_dir(include, "nvvm") == ""
+
+
+def test_fetched_headers_come_first(tmp_path):
+    """scripts/fetch-cuda-libs.sh's headers (configure's cuda_libs), out/'s
+    source for nvFatbin.h, win over a toolkit's own; without them the
+    toolkit's is taken."""
+    include = toolkit(tmp_path / "tk", False)
+    (include / "nvFatbin.h").write_text("/* toolkit */\n")
+    fetched = tmp_path / "cuda-libs" / "12.4"
+    (fetched / "include").mkdir(parents=True)
+    (fetched / "include" / "nvFatbin.h").write_text("/* fetched */\n")
+    assert api_header_dir(include, "nvfatbin", fetched) == str(fetched / "include")
+    assert header_path(str(include), "nvFatbin.h", str(fetched / "include")) == str(
+        fetched / "include" / "nvFatbin.h")
+    assert api_header_dir(include, "nvfatbin", "") == str(include)
+    os.remove(fetched / "include" / "nvFatbin.h")
+    assert api_header_dir(include, "nvfatbin", fetched) == str(include)
+    assert header_path(str(include), "nvFatbin.h", str(fetched / "include")) == str(include / "nvFatbin.h")

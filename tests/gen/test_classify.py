@@ -127,7 +127,8 @@ def test_classify_is_deterministic(run_cubind, cuda_h, classify_text):
 
 @pytest.mark.parametrize("rules,header", library_apis())
 def test_classify_a_library_header(run_cubind, cuda_include, rules, header):
-    p = run_cubind("classify", "--header", header_path(cuda_include, header), "--rules", rules)
+    p = run_cubind("classify", "--header", header_path(cuda_include, header), "--rules", rules,
+                   "--include", cuda_include)
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
     assert d["header"] == header and d["nsupported"] > 0

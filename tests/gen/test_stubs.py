@@ -91,6 +91,20 @@ except nvvm.nvvmError as nvvm_error:
 nvvm_text: str | None = nvvm.get_error_string(nvvm.Result.ERROR_COMPILATION)
 ir_major, ir_minor, dbg_major, dbg_minor = nvvm.ir_version()
 nvvm.destroy_program(nvvm_program)
+
+# nvfatbin: snake_case, handles as ints, the caller's buffer sized by size()
+import cubind.nvfatbin as nvfatbin
+
+fatbin: int = nvfatbin.create(["-compress=false"], 1)
+nvfatbin.add_ptx(fatbin, ptx, len(ptx), "90", "a.ptx", "")
+try:
+    nvfatbin.add_cubin(fatbin, b"ELF", 3, "90", "a.cubin")
+except nvfatbin.nvFatbinError as fatbin_error:
+    fatbin_status: nvfatbin.Result | int = fatbin_error.result
+image = bytearray(nvfatbin.size(fatbin))
+nvfatbin.get(fatbin, image)
+fatbin_major, fatbin_minor = nvfatbin.version()
+nvfatbin.destroy(fatbin)
 """
 
 BAD = """
@@ -133,6 +147,8 @@ FACES = {"driver.c": {"driver_methods": "driver.pyi", "cu_methods": "cu.pyi"},
          "nvrtc.c": {"driver_methods": "nvrtc.pyi", "cu_methods": "rtc.pyi"},
          "nvjitlink.c": {"cu_methods": "nvjitlink.pyi"},
          "nvvm.c": {"cu_methods": "nvvm.pyi"},
+         "nvfatbin.c": {"cu_methods": "nvfatbin.pyi"},
+         "cufile.c": {"cu_methods": "cufile.pyi"},
          "runtime.c": {"driver_methods": "runtime.pyi", "cu_methods": "cudart.pyi"}}
 
 

@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
-"""conftest.py for a run of cuda-python's own NVRTC, nvJitLink and NVVM
-tests (test_nvrtc.py, test_nvjitlink.py, test_nvvm.py: NVIDIA's, kept
-outside the repository and never edited); `scripts/gpu-run nvrtc DIR`
-copies this file, as conftest.py, next to them.
+"""conftest.py for a run of cuda-python's own NVRTC, nvJitLink, NVVM,
+nvFatbin and cuFile tests (test_nvrtc.py, test_nvjitlink.py, test_nvvm.py,
+test_nvfatbin.py, test_cufile.py: NVIDIA's, kept outside the repository
+and never edited); `scripts/gpu-run nvrtc DIR` copies this file, as
+conftest.py, next to them.
 
 CUBIND_UPSTREAM_IMPL=cubind redirects `cuda.bindings.nvrtc`,
-`cuda.bindings.nvjitlink` and `cuda.bindings.nvvm` to `cubind.nvrtc`,
-`cubind.nvjitlink` and `cubind.nvvm`: the
+`cuda.bindings.nvjitlink`, `cuda.bindings.nvvm`, `cuda.bindings.nvfatbin`
+and `cuda.bindings.cufile` to the cubind modules of the same names: the
 module objects in sys.modules and the attributes of the `cuda.bindings`
 package (what `from cuda.bindings import nvrtc` reads). cuda.bindings'
 private `_internal.nvjitlink`, which test_nvjitlink.py asks whether the
@@ -17,13 +18,12 @@ import os
 
 from redirect_bindings import describe, redirect
 
-REDIRECTED = ("nvrtc", "nvjitlink", "nvvm")
+REDIRECTED = ("nvrtc", "nvjitlink", "nvvm", "nvfatbin", "cufile")
 
-# Redirecting, cuda.bindings' own nvrtc, nvjitlink and nvvm are imported
-# first, so that whatever imported them already keeps them.
+# Redirecting, cuda.bindings' own modules are imported first, so that
+# whatever imported them already keeps them.
 if os.environ.get("CUBIND_UPSTREAM_IMPL") == "cubind":
-    redirect(REDIRECTED, keep=["cuda.bindings.nvjitlink", "cuda.bindings.nvrtc",
-                               "cuda.bindings.nvvm"])
+    redirect(REDIRECTED, keep=["cuda.bindings." + name for name in REDIRECTED])
 
 
 def pytest_report_header(config):

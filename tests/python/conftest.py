@@ -31,6 +31,22 @@ def _config(name):
     raise KeyError(name)
 
 
+# The CPU libraries scripts/fetch-cuda-libs.sh fetched (configure's
+# cuda_libs): the library modules' tests load them unless the variable
+# naming the library is already set.
+FETCHED_LIBRARIES = {"CUBIND_LIBNVFATBIN": "libnvfatbin.so.12", "CUBIND_LIBCUFILE": "libcufile.so.0"}
+try:
+    _fetched = _config("cuda_libs")
+except (KeyError, OSError):
+    _fetched = ""
+for _var, _name in FETCHED_LIBRARIES.items():
+    if _fetched and _var not in os.environ and os.path.exists(os.path.join(_fetched, "lib", _name)):
+        os.environ[_var] = os.path.join(_fetched, "lib", _name)
+# libcufile writes its log to cufile.log in the working directory (the
+# repository's root under tests/run) unless told where
+os.environ.setdefault("CUFILE_LOGFILE_PATH", str(BUILD / "cufile.log"))
+
+
 @pytest.fixture(scope="session")
 def fake():
     """The fake driver's control functions (fakecuda_*), reset per use."""

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Shared by the tests of cubind.nvrtc, cubind.nvjitlink and cubind.nvvm (real
+"""Shared by the tests of cubind.nvrtc, nvjitlink, nvvm, nvfatbin and cufile (real
 libnvrtc / libnvJitLink of the toolkit, found by runtime/library/bind_library.c):
 kernels, a compile helper, the ELF header check."""
 import struct
@@ -7,6 +7,8 @@ import sys
 import threading
 
 import pytest
+
+from conftest import run_python
 
 AXPY = rb"""
 extern "C" __global__ void axpy(float *p, int n, float a)
@@ -76,3 +78,23 @@ def nvrtc():
 
     require(n)
     return n
+
+
+def check_missing_library(module, var, soname, error_class, probe, tmp_path):
+    """With `var` naming a missing file, importing cubind.<module> works and
+    its first call (`probe`, no arguments) raises DriverNotFoundError naming
+    the file and the variable; cubind.<error_class> still imports."""
+    missing = str(tmp_path / soname)
+    load = ("import cubind.%s as m\n"
+            "try:\n"
+            "    print(m.%s())\n"
+            "except Exception as e:\n"
+            "    print(type(e).__name__, e)\n"
+            "print(m._library_status())\n" % (module, probe))
+    r = run_python(load, **{var: missing})
+    assert r.returncode == 0, r.stderr
+    assert "DriverNotFoundError" in r.stdout and missing in r.stdout
+    assert "%s is set" % var in r.stdout and "(False, " in r.stdout
+    r = run_python("import cubind, cubind.%s; print(cubind.%s.__name__)" % (module, error_class),
+                   **{var: missing})
+    assert r.stdout.strip() == error_class, r.stderr

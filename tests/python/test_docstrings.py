@@ -87,9 +87,12 @@ def test_macros_naming_launch_attributes(face, drv, header_text):
     assert face.CU_KERNEL_NODE_ATTRIBUTE_COOPERATIVE == 2
 
 
-@pytest.mark.parametrize("module", ["cubind.driver", "cubind.cu", "cubind.nvrtc",
-                                    "cubind.nvjitlink", "cubind.nvvm"])
-def test_returns_lists_name_every_output_once(module, drv):
+# module -> how many of its functions have outputs, at least (nvfatbin's:
+# create, size, version, get_error_string)
+@pytest.mark.parametrize("module,least", [("cubind.driver", 5), ("cubind.cu", 5), ("cubind.nvrtc", 5),
+                                          ("cubind.nvjitlink", 5), ("cubind.nvvm", 5),
+                                          ("cubind.nvfatbin", 4), ("cubind.cufile", 5)])
+def test_returns_lists_name_every_output_once(module, least, drv):
     """The Returns section names the outputs as ``(status, a, b)`` (tuple
     face) or ``a, b`` (raising face), never with an empty entry. Failed on
     3dd668e for nvrtcGetErrorString, whose C string came out as
@@ -106,7 +109,7 @@ def test_returns_lists_name_every_output_once(module, drv):
             entries = [e.strip() for e in listed.strip("()").split(",")]
             assert all(entries), "%s.%s: %r" % (module, name, listed)
             checked += 1
-    assert checked >= 5, checked
+    assert checked >= least, checked
 
 
 # The most used functions (memory, streams, events, modules, launch,

@@ -71,7 +71,8 @@ def test_the_runtime_is_defined_in_runtime_alone():
     assert not shared, sorted(shared)
 
 
-@pytest.mark.parametrize("module", ["cubind.nvrtc", "cubind.nvjitlink", "cubind.nvvm"])
+@pytest.mark.parametrize("module", ["cubind.nvrtc", "cubind.nvjitlink", "cubind.nvvm",
+                                    "cubind.nvfatbin", "cubind.cufile"])
 def test_library_modules_hold_no_runtime_state(module):
     """The library APIs' modules reach the runtime through its capsule too;
     their own loader state (runtime/library/) is per module: one

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The junk sweep over cubind.nvrtc, cubind.rtc, cubind.nvjitlink and cubind.nvvm:
+"""The junk sweep over cubind.nvrtc, cubind.rtc, cubind.nvjitlink and cubind.nvvm
+(and, in its own test, cubind.nvfatbin and cubind.cufile):
 tests/fuzz/junk_sweep.py --modules libraries, in a child process, on the
 real libraries. Every exported callable (the functions of both nvrtc faces,
 of nvjitlink and nvvm, and their classes: enums, handles, errors, and the public
@@ -134,3 +135,24 @@ def test_library_modules_refuse_what_the_driver_refuses(nvrtc, module):  # noqa:
         f(**{pname: value})
     except error:  # nvJitLink's answer to a NULL handle
         pass
+
+
+def test_fetched_library_modules_junk_sweep(tmp_path):
+    """The same sweep over cubind.nvfatbin and cubind.cufile (no GDS), on
+    CUDA 12.4's libraries that conftest.py names (skipped without them):
+    every call returns or raises TypeError, ValueError, OverflowError,
+    OSError or the library's error; none crashes."""
+    import os
+    if not (os.environ.get("CUBIND_LIBNVFATBIN") and os.environ.get("CUBIND_LIBCUFILE")):
+        pytest.skip("no fetched libnvfatbin/libcufile (scripts/fetch-cuda-libs.sh)")
+    log = str(tmp_path / "sweep.log")
+    r = subprocess.run([sys.executable, str(SCRIPT), "--modules", "fetched", "--log", log],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, "exit %d (last call logged: %s)\n%s\n%s" % (
+        r.returncode, crashed_in(log), r.stdout[-6000:], r.stderr[-3000:])
+    m = re.search(r"^swept functions (\d+) classes (\d+) methods (\d+)$", r.stdout, re.M)
+    assert m, r.stdout
+    functions, classes, _ = map(int, m.groups())
+    assert functions == 9 + 21  # nvfatbin, cufile
+    assert classes >= 20, classes  # the enums, structs and errors
+    assert re.search(r"^usable afterwards: version get_version$", r.stdout, re.M), r.stdout

@@ -46,9 +46,15 @@ def test_report_on_the_fake_driver():
     assert lines["driver"] == "%s, CUDA 13.0, 2 devices" % fake, lines["driver"]
     assert lines["package"] == os.path.dirname(cubind.__file__)
     for library, version in (("NVRTC", ", CUDA "), ("nvJitLink", ", CUDA "),
-                             ("NVVM", ", NVVM "), ("CUDA runtime", ", CUDA ")):
+                             ("NVVM", ", NVVM "), ("CUDA runtime", ", CUDA "),
+                             ("nvFatbin", ", CUDA "), ("cuFile", ", cuFile ")):
         line = lines[library]
-        assert line.startswith("not found: ") or version in line, line
+        assert line.startswith(("not found: ", "not available: ")) or version in line, line
+    # conftest.py points CUBIND_LIBNVFATBIN at the fetched CUDA 12.4 library
+    if os.environ.get("CUBIND_LIBNVFATBIN"):
+        assert lines["nvFatbin"] == "%s, CUDA 12.4" % os.environ["CUBIND_LIBNVFATBIN"], lines["nvFatbin"]
+    if os.environ.get("CUBIND_LIBCUFILE"):  # CUDA 12.4's libcufile is cuFile 1.9
+        assert lines["cuFile"] == "%s, cuFile 1.9" % os.environ["CUBIND_LIBCUFILE"], lines["cuFile"]
     assert lines["C API headers"] == (cubind.get_include() if has_headers() else "not installed")
 
 

@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The manifests of CUDA 12.4's library headers that scripts/fetch-cuda-libs.sh
+fetches (configure's cuda_libs): abi/nvfatbin-12.4.json and
+abi/cufile-12.4.json (nvFatbin.h and cufile.h, which out/nvfatbin.c and
+out/cufile.c are generated from; cufile.h includes the toolkit's cuda.h,
+found with --include) and abi/nvvm-12.4.json (nvvm.h, kept in
+the cache's nvvm/include/ beside the toolkit's 13.0 one) regenerate
+unchanged, and the committed report abi/diff-nvvm-12.4-13.0.txt is what
+`cubind abi-diff` says between the nvvm manifests. Skipped, with the
+reason, where the cache was not fetched."""
+import os
+import re
+
+import pytest
+
+from conftest import CUBIND, REPO, check_saved_manifest, run
+
+
+def cuda_include_args():
+    with open(os.path.join(REPO, "build", "config.ninja")) as f:
+        m = re.search(r"^cuda_include = (.*)$", f.read(), re.M)
+    return ["--include", m.group(1).strip()]
+
+ABI = os.path.join(REPO, "abi")
+
+
+def fetched_root():
+    with open(os.path.join(REPO, "build", "config.ninja")) as f:
+        m = re.search(r"^cuda_libs = (.*)$", f.read(), re.M)
+    if not m or not m.group(1).strip():
+        pytest.skip("no CUDA 12.4 library headers (scripts/fetch-cuda-libs.sh did not run)")
+    return m.group(1).strip()
+
+
+@pytest.mark.parametrize("api,header", [("nvfatbin", "include/nvFatbin.h"),
+                                        ("cufile", "include/cufile.h"),
+                                        ("nvvm", "nvvm/include/nvvm.h")])
+def test_saved_manifest_is_regenerated_unchanged(api, header, tmp_path):
+    manifest = check_saved_manifest(os.path.join(ABI, "%s-12.4.json" % api),
+                                    os.path.join(fetched_root(), header), tmp_path,
+                                    *cuda_include_args())
+    assert manifest["functions"]
+
+
+def test_cufile_needs_the_toolkit_include(tmp_path):
+    """Without --include, cufile.h's cuda.h is not found: a clear error."""
+    p = run([CUBIND, "manifest", "--header", os.path.join(fetched_root(), "include", "cufile.h")])
+    assert p.returncode == 1 and "'cuda.h' file not found" in p.stderr
+
+
+def test_committed_nvvm_diff_report_is_current():
+    p = run([CUBIND, "abi-diff", "nvvm-12.4.json", "nvvm-13.0.json"], cwd=ABI)
+    assert p.returncode == 0, p.stderr  # an enumerator added: nothing breaks
+    with open(os.path.join(ABI, "diff-nvvm-12.4-13.0.txt")) as f:
+        assert p.stdout == f.read()
+    assert "NVVM_ERROR_CANCELLED added" in p.stdout

@@ -1,0 +1,163 @@
+# SPDX-License-Identifier: Apache-2.0
+"""cubind.cufile (cuda.bindings.cufile's face: snake_case functions that
+raise cubind.cuFileError printing 'NAME (value)', handles as ints, the
+enums OpError, FileHandleType..., the structs Descr, IOParams, IOEvents)
+on a real libcufile without GPUDirect Storage: the library's version, the
+driver failing to open raising cuFileError (never crashing), every other
+function's error path, the structs, bad input naming the parameter, the
+library search.
+
+The library is CUDA 12.4's libcufile.so.0 from scripts/fetch-cuda-libs.sh
+(configure's cuda_libs; conftest.py points CUBIND_LIBCUFILE at it);
+skipped, with the reason, where none is found. The library prints its own
+diagnostics on stderr (no libcuda on its path, no nvidia-fs)."""
+import ctypes
+import os
+
+import pytest
+
+from nvrtc_common import check_missing_library
+
+CALLED = set()  # the functions these tests call (test_every_function_called)
+
+
+@pytest.fixture(scope="module")
+def cufile():
+    import cubind.cufile as c
+
+    ok, where = c._library_status()
+    if not ok:
+        pytest.skip("no libcufile: " + where)
+    return c
+
+
+def call(c, name, *args):
+    CALLED.add(name)
+    return getattr(c, name)(*args)
+
+
+def fails_or_returns(c, name, *args):
+    """The call's result, or its cuFileError: without GPUDirect Storage most
+    calls fail, but as the library's exception, never a crash."""
+    try:
+        return call(c, name, *args)
+    except c.cuFileError as e:
+        # a newer library's status may lie outside 12.4's OpError
+        assert e.status == int(e.result) != 0 and str(e).endswith(" (%d)" % e.status)
+        if isinstance(e.result, c.OpError):
+            assert str(e) == "%s (%d)" % (e.result.name, e.status)
+        return e
+
+
+def test_version_and_use_count(cufile):
+    version = call(cufile, "get_version")
+    assert isinstance(version, int) and version >= 1000  # 1.9 is 1090
+    assert call(cufile, "use_count") == 0
+
+
+def cuda_driver_loadable():
+    """Whether libcufile, which loads libcuda.so.1 itself, finds a driver."""
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True
+
+
+def test_driver_open_without_gds_raises(cufile):
+    c = cufile
+    if cuda_driver_loadable():
+        # with a driver cuFile may open in its compatibility mode: either
+        # way the call returns or raises cuFileError, never crashes
+        if not isinstance(fails_or_returns(c, "driver_open"), c.cuFileError):
+            assert call(c, "use_count") >= 0
+            fails_or_returns(c, "driver_close")
+        pytest.skip("a CUDA driver is loadable: driver_open may succeed without GDS")
+    with pytest.raises(c.cuFileError) as e:
+        call(c, "driver_open")
+    assert e.value.status >= int(c.OpError.DRIVER_NOT_INITIALIZED)  # a cuFile status, not 0
+    assert isinstance(e.value, RuntimeError)
+    with pytest.raises(c.cuFileError) as e:
+        call(c, "driver_close")  # never opened
+    assert e.value.result == c.OpError.DRIVER_NOT_INITIALIZED
+
+
+def test_structs(cufile):
+    c = cufile
+    d = c.Descr()
+    assert c.Descr is c.CUfileDescr_t
+    d.type = c.FileHandleType.OPAQUE_FD
+    d.handle.fd = 7
+    assert d.type == c.FileHandleType.OPAQUE_FD and d.handle.fd == 7
+    p = c.IOParams()
+    p.mode = c.BatchMode.BATCH
+    p.u.batch.size = 4096
+    assert p.u.batch.size == 4096 and p.opcode == c.Opcode.READ
+    assert c.IOEvents().status == 0
+    props = call(c, "driver_get_properties")  # the library's defaults
+    assert isinstance(props, c.DrvProps) and props.max_batch_io_size > 0
+
+
+def test_every_error_path_raises_or_returns(cufile, tmp_path):
+    c = cufile
+    fd = os.open(tmp_path / "data", os.O_CREAT | os.O_RDWR)
+    try:
+        d = c.Descr()
+        d.type = c.FileHandleType.OPAQUE_FD
+        d.handle.fd = fd
+        assert isinstance(fails_or_returns(c, "handle_register", d), (int, c.cuFileError))
+    finally:
+        os.close(fd)
+    buf = bytearray(4096)
+    fails_or_returns(c, "buf_register", buf, len(buf), 0)
+    fails_or_returns(c, "buf_deregister", buf)
+    for name in ("driver_set_max_direct_io_size", "driver_set_max_cache_size",
+                 "driver_set_max_pinned_mem_size"):
+        fails_or_returns(c, name, 1024)
+    fails_or_returns(c, "driver_set_poll_mode", True, 4)
+    fails_or_returns(c, "batch_io_set_up", 4)
+    fails_or_returns(c, "batch_io_submit", 0, 1, c.IOParams(), 0)
+    # NULL handles: the library returns or reports, no crash
+    fails_or_returns(c, "batch_io_cancel", 0)
+    assert call(c, "batch_io_destroy", 0) is None
+    assert call(c, "handle_deregister", 0) is None
+    fails_or_returns(c, "stream_register", 0, 0)
+    fails_or_returns(c, "stream_deregister", 0)
+
+
+def test_read_and_write_failures_raise(cufile):
+    """cuFileRead / cuFileWrite return -1 with errno, or -status: both
+    raise (negative-errors), never return the negative count."""
+    c = cufile
+    buf = bytearray(16)
+    for name in ("read", "write"):
+        with pytest.raises((OSError, c.cuFileError)):
+            call(c, name, 0, buf, 16, 0, 0)  # no handle registered
+
+
+def test_bad_input_names_the_parameter(cufile):
+    c = cufile
+    with pytest.raises(TypeError, match="'descr'"):
+        c.handle_register("descr")
+    with pytest.raises(TypeError, match="'buf_ptr_base'"):
+        c.buf_register("not a buffer", 16, 0)
+    with pytest.raises(TypeError, match="'poll'"):
+        c.driver_set_poll_mode("yes", 4)
+    with pytest.raises((TypeError, OverflowError), match="'max_cache_size'"):
+        c.driver_set_max_cache_size(-1)
+    with pytest.raises(TypeError, match="'nr'"):
+        c.batch_io_set_up(None)
+
+
+def test_missing_library_is_a_clear_error_and_import_works(tmp_path):
+    check_missing_library("cufile", "CUBIND_LIBCUFILE", "libcufile.so.99", "cuFileError",
+                          "get_version", tmp_path)
+
+
+def test_every_function_called(cufile):
+    """Runs last in this file: every function of the module was called
+    above (the list comes from the module, not from this file)."""
+    bound = {name for name in dir(cufile) if not name.startswith("_")
+             and callable(getattr(cufile, name)) and not isinstance(getattr(cufile, name), type)}
+    assert len(bound) == 21
+    assert bound - CALLED == set()
