@@ -651,6 +651,7 @@ cb_model *model_parse_api(const char *header, int library, const char *interop_d
     cb_model *m = arena_alloc(arena, sizeof *m);
     m->arena = arena;
     m->header = arena_strdup(arena, header);
+    m->version_macro = "";
     m->typedefs_header = arena_strdup(arena, library ? "" : typedefs);
     m->interop_dir = interop_dir ? arena_strdup(arena, interop_dir) : NULL;
 

@@ -920,6 +920,8 @@ static int render_one(render_output *out, const tmpl_set *ts, const cb_model *m,
         tv_set_str(h, "file", file);
         tv_set_str(h, "header", path_base(m->header));
         tv_set_int(h, "cuda_version", m->cuda_version);
+        tv_set_str(h, "version_macro", m->version_macro);
+        tv_set_bool(h, "has_version", *m->version_macro != 0);
         tv_set_str(h, "checksum", sum);
         rc = header == HEADER_C
                  ? tmpl_render(ts, "generated_header", h, &whole, err, errlen)
