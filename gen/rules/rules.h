@@ -52,6 +52,7 @@ typedef enum {
     CB_ON_PARAM_NAME,     /* C_NAME ...: every parameter of that name */
     CB_ON_ENUMERATOR,     /* ENUMERATOR ...: an enumerator */
     CB_ON_FIELD,          /* RECORD FIELD ...: a record's field */
+    CB_ON_RECORD,         /* RECORD ...: a record (tag or typedef) */
     CB_ON_PARAM_OR_FIELD, /* OWNER BUFFER ...: a parameter or a field */
     CB_ON_API             /* what the API is: nothing of the header, or
                              what rules_bind checks (result, error-string) */
@@ -124,6 +125,7 @@ typedef struct {
     int status_str;                 /* status-str: str(error) is 'NAME (value)' */
     int buffers_not_none;           /* buffers-not-none: None is no buffer */
     const char *capi_sentinel;      /* what a C API entry returns having raised */
+    const char *sizeof_name;        /* sizeof: the size function's name, NULL */
 } cb_api;
 
 /* Fills api from r's API directives. */

@@ -1762,3 +1762,26 @@ PyObject *cbs_struct_from(PyTypeObject *t, const void *src)
         memcpy(data, src, ((cbs_struct *)o)->def->size);
     return o;
 }
+
+PyObject *cbs_struct_make(PyTypeObject *t, const char *func, const char *const *params,
+                          const char *const *fields, Py_ssize_t n, PyObject *const *args,
+                          Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *argv[CBS_MAKER_MAX_PARAMS];
+    if (n < 0 || n > CBS_MAKER_MAX_PARAMS) {
+        PyErr_Format(PyExc_SystemError, "%s(): %zd parameters (at most %d)", func, n,
+                     CBS_MAKER_MAX_PARAMS);
+        return NULL;
+    }
+    if (cbs_parse_args(func, args, nargs, kwnames, params, n, n, argv) < 0)
+        return NULL;
+    PyObject *o = PyObject_CallNoArgs((PyObject *)t);
+    for (Py_ssize_t k = 0; o && k < n; k++)
+        if (PyObject_SetAttrString(o, fields[k], argv[k]) < 0) {
+            char what[256];
+            snprintf(what, sizeof what, "%s(): argument '%s'", func, params[k]);
+            cbs_exception_naming(what);
+            Py_CLEAR(o);
+        }
+    return o;
+}

@@ -1,0 +1,116 @@
+# SPDX-License-Identifier: Apache-2.0
+"""cuda.bindings.runtime's helpers in cubind.runtime and cubind.cudart:
+the maker rules' make_cudaExtent / make_cudaPos / make_cudaPitchedPtr,
+sizeof (the sizeof rule) and getLocalRuntimeVersion (an alias rule of
+cudaRuntimeGetVersion), as gen/runtime.rules declares them. None of them
+reaches the driver; getLocalRuntimeVersion runs in a fresh interpreter
+without the fake driver (the runtime reaches the driver's private tables,
+tests/python/test_runtime.py says why)."""
+import ctypes
+import inspect
+
+import pytest
+
+from conftest import ROOT
+from test_runtime import run_no_driver
+
+
+@pytest.fixture(scope="module", params=["runtime", "cudart"])
+def face(request):
+    import importlib
+    return importlib.import_module("cubind." + request.param)
+
+
+MAKERS = [
+    ("make_cudaExtent", "cudaExtent", ["w", "h", "d"], ["width", "height", "depth"]),
+    ("make_cudaPos", "cudaPos", ["x", "y", "z"], ["x", "y", "z"]),
+    ("make_cudaPitchedPtr", "cudaPitchedPtr", ["d", "p", "xsz", "ysz"],
+     ["ptr", "pitch", "xsize", "ysize"]),
+]
+
+
+@pytest.mark.parametrize("name, cls, params, fields", MAKERS)
+def test_makers_set_each_field_from_its_parameter(face, name, cls, params, fields):
+    make = getattr(face, name)
+    assert list(inspect.signature(make).parameters) == params
+    values = [11 + 7 * k for k in range(len(params))]
+    for obj in (make(*values), make(**dict(zip(params, values)))):
+        assert type(obj) is getattr(face, cls)
+        assert [int(getattr(obj, f)) for f in fields] == values
+    # a new object each call, not a shared one
+    assert make(*values) is not make(*values)
+
+
+@pytest.mark.parametrize("name, cls, params, fields", MAKERS)
+def test_maker_bad_input_names_the_parameter(face, name, cls, params, fields):
+    make = getattr(face, name)
+    last = params[-1]
+    good = [1] * (len(params) - 1)
+    with pytest.raises(TypeError, match=r"%s\(\): argument '%s'" % (name, last)):
+        make(*good, "x")
+    with pytest.raises(OverflowError, match=r"%s\(\): argument '%s'" % (name, last)):
+        make(*good, -1)
+    with pytest.raises(TypeError, match="missing required argument '%s'" % last):
+        make(*good)
+    with pytest.raises(TypeError, match="takes %d arguments" % len(params)):
+        make(*good, 1, 1)
+    with pytest.raises(TypeError, match="unexpected keyword argument"):
+        make(*good, 1, nope=1)
+
+
+def test_make_cudaPitchedPtr_takes_a_buffer_address(face):
+    buf = ctypes.create_string_buffer(64)
+    p = face.make_cudaPitchedPtr(ctypes.addressof(buf), 64, 64, 1)
+    assert int(p.ptr) == ctypes.addressof(buf)
+
+
+def test_sizeof_gives_the_c_size_of_struct_and_handle_classes(face):
+    assert face.sizeof(face.cudaExtent) == 3 * ctypes.sizeof(ctypes.c_size_t)
+    assert face.sizeof(face.cudaPos) == 3 * ctypes.sizeof(ctypes.c_size_t)
+    assert face.sizeof(face.dim3) == 12
+    assert face.sizeof(face.cudaChannelFormatDesc) == 5 * 4
+    # a typedef name of a struct is the same class
+    assert face.sizeof(face.cudaGraphEdgeData) == face.sizeof(face.cudaGraphEdgeData_st) == 8
+    # handles are pointers
+    for h in ("cudaStream_t", "cudaEvent_t", "cudaGraph_t", "cudaArray_t", "cudaHostFn_t"):
+        assert face.sizeof(getattr(face, h)) == ctypes.sizeof(ctypes.c_void_p), h
+    assert face.sizeof(face.cudaDeviceProp) > 1000
+
+
+@pytest.mark.parametrize("obj", [int, object, None, 8, "cudaExtent"])
+def test_sizeof_refuses_what_is_no_class_of_the_module(face, obj):
+    with pytest.raises(TypeError, match="Unknown type"):
+        face.sizeof(obj)
+
+
+def test_sizeof_refuses_an_instance_and_an_enum(face):
+    with pytest.raises(TypeError, match="Unknown type"):
+        face.sizeof(face.cudaExtent())
+    with pytest.raises(TypeError, match="Unknown type"):
+        face.sizeof(face.cudaError_t)
+
+
+def test_getLocalRuntimeVersion_is_cudaRuntimeGetVersion(face):
+    fn = face.getLocalRuntimeVersion
+    assert list(inspect.signature(fn).parameters) == []
+    assert fn.__name__ == "getLocalRuntimeVersion"
+    assert "cudaRuntimeGetVersion" in fn.__doc__
+    with pytest.raises(TypeError):
+        fn(1)
+
+
+def test_getLocalRuntimeVersion_answers_as_cudaRuntimeGetVersion():
+    out = run_no_driver("""
+import cubind.runtime as r, cubind.cudart as c
+print(r.getLocalRuntimeVersion() == r.cudaRuntimeGetVersion(), r.getLocalRuntimeVersion()[1] >= 12000)
+print(c.getLocalRuntimeVersion() == c.cudaRuntimeGetVersion() == r.CUDART_VERSION)
+""")
+    assert out.split() == ["True", "True", "True"]
+
+
+def test_stubs_declare_the_helpers():
+    for stub in ("runtime.pyi", "cudart.pyi"):
+        text = (ROOT / "out" / stub).read_text()
+        assert "def make_cudaExtent(w: Any, h: Any, d: Any) -> cudaExtent: ..." in text
+        assert "def sizeof(objType: type, /) -> int: ..." in text
+        assert "def getLocalRuntimeVersion() ->" in text
