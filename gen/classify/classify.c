@@ -783,7 +783,7 @@ static int is_plain_value_output(const cb_pclass *pc)
  * reused from one call to the next (cbs_handle_reuse), an int cannot. */
 static void derive_function(cb_fclass *fc)
 {
-    int cache = !fc->returns_string, handle_outputs = 0;
+    int cache = !fc->returns_string && fc->returns_record < 0, handle_outputs = 0;
     for (size_t k = 0; k < fc->fn->nparams; k++) {
         const cb_pclass *pc = &fc->params[k];
         if (!classify_is_output(pc))
@@ -850,7 +850,9 @@ cb_classes *classify_model(cb_model *m, const cb_facts *facts)
         fc->params = model_alloc(m, (f->nparams ? f->nparams : 1) * sizeof *fc->params);
         const char *why = NULL;
         fc->returns_string = is_error_string(m, facts, f);
-        if (!fc->returns_string &&
+        /* a record by value: the call cannot fail, its value is an output */
+        fc->returns_record = f->ret->kind == TY_RECORD ? model_type_record(m, f->ret) : -1;
+        if (!fc->returns_string && fc->returns_record < 0 &&
             (f->ret->kind != TY_ENUM || model_enum_index(m, api.result) != model_type_enum(m, f->ret))) {
             char buf[128];
             snprintf(buf, sizeof buf, "does not return %s", api.result);
@@ -869,7 +871,7 @@ cb_classes *classify_model(cb_model *m, const cb_facts *facts)
             fc->nin += (size_t)classify_is_input(&fc->params[k]);
             fc->nout += (size_t)classify_is_output(&fc->params[k]);
         }
-        fc->nout += (size_t)fc->returns_string;
+        fc->nout += (size_t)fc->returns_string + (fc->returns_record >= 0);
         if (!why && first_unsupported(fc))
             why = model_strdup(m, "a parameter is unsupported");
         fc->callable = f->proc_version || api.is_library;

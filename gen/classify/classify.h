@@ -165,6 +165,10 @@ typedef struct {
                                  PFN typedef in cudaTypedefs.h (the C API
                                  exports only these, supported or not) */
     int returns_string;       /* the error-string function: returns const char * */
+    /* a function returning a record of the model by value (cudaCreateChannelDesc):
+     * its index in model.records, the call's first output (its status
+     * is the success value); -1 for any other */
+    long long returns_record;
     /* error-log rule: on failure the raising face's exception carries the
      * log LOGFN writes for parameter log_param (SIZEFN gives its size) */
     const cb_function *log_size_fn, *log_fn;

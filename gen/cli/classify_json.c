@@ -182,6 +182,8 @@ static void write_function(FILE *o, const cb_model *m, const cb_classes *c, size
     fprintf(o, ", \"inputs\": %zu, \"outputs\": %zu", fc->nin, fc->nout);
     if (fc->returns_string)
         kv_bool(o, "returns_string", 1);
+    if (fc->returns_record >= 0)
+        kv_str(o, "returns_record", m->records[fc->returns_record].name);
     if (fc->keep_gil)
         kv_bool(o, "keep_gil", 1);
     if (fc->unloads_kernels)

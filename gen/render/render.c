@@ -448,6 +448,11 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_facts *
     tv_set(fn, "def_names", def_names);
     tv_set(fn, "aliases", aliases);
     tv_set_bool(fn, "returns_string", fc->returns_string);
+    tv_set_bool(fn, "returns_record", fc->returns_record >= 0);
+    tv_set_int(fn, "ret_record_index", fc->returns_record);
+    tv_set_str(fn, "ret_record", fc->returns_record >= 0 ? m->records[fc->returns_record].name : "");
+    /* the first output's value: a returned string or record */
+    tv_set_bool(fn, "returns_value", fc->returns_string || fc->returns_record >= 0);
     tv_set(fn, "error_log", error_log_value(fc));
     tv_set_str(fn, "proc_name", f->proc_name);
     tv_set_int(fn, "proc_version", f->proc_version);
@@ -455,7 +460,7 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_facts *
     tv_set_str(fn, "ret", f->ret->spelling);
 
     tv *params = tv_list(), *inputs = tv_list(), *attached = tv_list();
-    int nin = 0, nout = fc->returns_string, nrequired = 0;
+    int nin = 0, nout = fc->returns_string + (fc->returns_record >= 0), nrequired = 0;
     for (size_t i = 0; i < f->nparams; i++) {
         const cb_pclass *pc = &fc->params[i];
         int in = classify_is_input(pc), out = classify_is_output(pc);

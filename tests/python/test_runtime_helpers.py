@@ -114,3 +114,37 @@ def test_stubs_declare_the_helpers():
         assert "def make_cudaExtent(w: Any, h: Any, d: Any) -> cudaExtent: ..." in text
         assert "def sizeof(objType: type, /) -> int: ..." in text
         assert "def getLocalRuntimeVersion() ->" in text
+
+
+def test_a_record_returned_by_value_is_the_first_output():
+    """cudaCreateChannelDesc returns its struct by value (no cudaError_t):
+    the tuple face gives (cudaSuccess, the struct), the raising face the
+    struct, as cuda.bindings does."""
+    out = run_no_driver("""
+import cubind.runtime as r, cubind.cudart as c
+K = r.cudaChannelFormatKind
+err, d = r.cudaCreateChannelDesc(32, 0, 0, 0, K.cudaChannelFormatKindFloat)
+print(err.name, type(d).__name__, d.x, d.y, d.z, d.w, d.f.name)
+d2 = c.cudaCreateChannelDesc(x=8, y=16, z=0, w=0, f=K.cudaChannelFormatKindUnsigned)
+print(type(d2).__name__, d2.x, d2.y, d2.f.name, d2 is not d)
+# a new object each call, not a cached one
+print(r.cudaCreateChannelDesc(1, 0, 0, 0, 0)[1] is not r.cudaCreateChannelDesc(1, 0, 0, 0, 0)[1])
+""")
+    lines = out.splitlines()
+    assert lines[0] == "cudaSuccess cudaChannelFormatDesc 32 0 0 0 cudaChannelFormatKindFloat"
+    assert lines[1] == "cudaChannelFormatDesc 8 16 cudaChannelFormatKindUnsigned True"
+    assert lines[2] == "True"
+
+
+def test_a_record_returning_function_refuses_bad_input(face):
+    with pytest.raises(TypeError, match=r"cudaCreateChannelDesc\(\): argument 'w'"):
+        face.cudaCreateChannelDesc(1, 2, 3, "x", 0)
+    with pytest.raises(TypeError, match="missing required argument 'f'"):
+        face.cudaCreateChannelDesc(1, 2, 3, 4)
+
+
+def test_stubs_type_the_returned_record():
+    assert ("-> tuple[cudaError_t, cudaChannelFormatDesc | None]: ..."
+            in (ROOT / "out" / "runtime.pyi").read_text())
+    assert ("w: int, f: cudaChannelFormatKind | int) -> cudaChannelFormatDesc: ..."
+            in (ROOT / "out" / "cudart.pyi").read_text())
