@@ -537,6 +537,12 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
         pc->shape = pc->elem == EK_NONE ? SH_UNSUPPORTED
                     : (pt->is_const || is_in) ? SH_IN_FIXED
                                               : SH_OUT_FIXED;
+    } else if (pt->kind == TY_VOID && is_out) {
+        /* void * the library writes an address into (an out rule): the
+         * address, an int output */
+        pc->shape = SH_OUT;
+        pc->elem = EK_POINTER;
+        pc->value = t;
     } else if (pt->kind == TY_VOID || (pt->kind == TY_INT && pf->on[CB_D_HOST_BYTES])) {
         /* void *, or bytes a host-bytes rule sizes (rules_bind checked it) */
         pc->shape = SH_IN_BUFFER;

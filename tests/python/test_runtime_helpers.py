@@ -148,3 +148,16 @@ def test_stubs_type_the_returned_record():
             in (ROOT / "out" / "runtime.pyi").read_text())
     assert ("w: int, f: cudaChannelFormatKind | int) -> cudaChannelFormatDesc: ..."
             in (ROOT / "out" / "cudart.pyi").read_text())
+
+
+def test_a_void_pointer_out_rule_returns_the_address(face):
+    """cudaGraphMemFreeNodeGetParams's `void *dptr_out` (an out rule): the
+    address the runtime writes is returned, as cuda.bindings returns it,
+    not taken as a buffer."""
+    fn = face.cudaGraphMemFreeNodeGetParams
+    assert list(inspect.signature(fn).parameters) == ["node"]
+    assert "dptr_out" in fn.__doc__
+    with pytest.raises(TypeError):
+        fn(0, bytearray(8))
+    with pytest.raises(TypeError, match="node"):
+        fn("x")
