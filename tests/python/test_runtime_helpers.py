@@ -161,3 +161,38 @@ def test_a_void_pointer_out_rule_returns_the_address(face):
         fn(0, bytearray(8))
     with pytest.raises(TypeError, match="node"):
         fn("x")
+
+
+def test_count_rules_bind_capture_info_and_logs_dump(face):
+    """The driver's count rules said for the runtime: cudaStreamGetCaptureInfo
+    returns its runtime-owned arrays (dependencies and edge data, both
+    counted by numDependencies_out), cudaLogsDumpToMemory fills the
+    caller's buffer up to its in/out size, which must fit the buffer."""
+    assert list(inspect.signature(face.cudaStreamGetCaptureInfo).parameters) == ["stream"]
+    assert "edgeData_out" in face.cudaStreamGetCaptureInfo.__doc__
+    sig = list(inspect.signature(face.cudaLogsDumpToMemory).parameters)
+    assert sig == ["iterator", "buffer", "size", "flags"]
+    with pytest.raises(ValueError, match="argument 'buffer' has 4 bytes, fewer than the 5"):
+        face.cudaLogsDumpToMemory(None, bytearray(4), 5, 0)
+    with pytest.raises(TypeError, match="stream"):
+        face.cudaStreamGetCaptureInfo("x")
+
+
+@pytest.mark.parametrize("name", ["cudaTextureObject_t", "cudaSurfaceObject_t",
+                                  "cudaGraphConditionalHandle", "cudaLogIterator"])
+def test_integer_typedefs_cuda_bindings_binds_as_classes(face, name):
+    """value-handle rules: the classes cuda.bindings.runtime has for these
+    integer typedefs, holding the value; sizeof gives the typedef's size."""
+    import cubind.runtime as r
+    cls = getattr(face, name)
+    assert cls is getattr(r, name)
+    assert int(cls(5)) == 5 and cls(5) == cls(5)
+    assert face.sizeof(cls) in (4, 8)
+
+
+def test_a_value_handle_parameter_takes_none_an_int_or_its_class(face):
+    with pytest.raises(TypeError, match="iterator"):
+        face.cudaLogsDumpToMemory("x", bytearray(8), 8, 0)
+    for it in (None, 0, face.cudaLogIterator(0)):
+        with pytest.raises(ValueError, match="buffer"):
+            face.cudaLogsDumpToMemory(it, bytearray(4), 5, 0)
