@@ -174,7 +174,9 @@ static void source_path(const char *rel, char *out, size_t cap)
 
 static int is_directory(const char *path);
 
-/* A library's header alone; cuda.h with the interop headers beside it,
+/* A library's header with its bind-header files (the GL/EGL/VDPAU
+ * stand-ins of runtime/interop on the include path, for the runtime's
+ * interop headers); cuda.h with the interop headers beside it,
  * read with the shim headers of the source tree's runtime/interop
  * (cubind_interop.h): beside the executable's directory (build/cubind), or
  * one level up for a build in a subdirectory (build/asan/cubind).
@@ -188,7 +190,7 @@ static cb_model *load_model(const char *header, int library, const char *const *
     if (!is_directory(interop))
         source_path("../runtime/interop", interop, sizeof interop);
     int refused;
-    cb_model *m = model_parse_api(header, library, library ? NULL : interop, bind_headers, err,
+    cb_model *m = model_parse_api(header, library, interop, bind_headers, err,
                                   sizeof err, &refused);
     if (!m) {
         fprintf(stderr, "%s\n", err);

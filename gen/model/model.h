@@ -186,7 +186,7 @@ cb_model *model_parse(const char *header, const char *interop_dir, char *err, si
  * may include): they are included after it, and their declarations are
  * the model's as the header's own are (driver_types.h for
  * cuda_runtime_api.h); one that is not there is an error. */
-#define MODEL_MAX_BIND_HEADERS 8
+#define MODEL_MAX_BIND_HEADERS 12
 cb_model *model_parse_api(const char *header, int library, const char *interop_dir,
                           const char *const *bind_headers, char *err, size_t errlen,
                           int *refused);

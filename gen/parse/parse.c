@@ -537,7 +537,7 @@ static const char *beside(cb_arena *arena, const char *dir, const char *name)
  * (none, and no shim, when there are none), cudaTypedefs.h and the interop
  * headers' typedef headers; *pfn_paths gets the latter (PX_MAX_INTEROP
  * entries, NULL where absent). */
-static char *main_text_for(cb_model *m, const char *header, const char *typedefs,
+static char *main_text_for(cb_model *m, int library, const char *header, const char *typedefs,
                            const char *dir, const char **pfn_paths,
                            const char *const *bind_headers)
 {
@@ -550,8 +550,9 @@ static char *main_text_for(cb_model *m, const char *header, const char *typedefs
     while (bind_headers && bind_headers[nbind])
         nbind++;
     const char *shim = m->interop_dir ? beside(m->arena, m->interop_dir, "cubind_interop.h") : NULL;
-    int any = 0; /* the shim only with an interop header to read */
-    for (size_t i = 0; shim && i < PX_MAX_INTEROP; i++)
+    int any = 0; /* the shim only with an interop header to read; a
+                  * library's bind-header files include it themselves */
+    for (size_t i = 0; shim && !library && i < PX_MAX_INTEROP; i++)
         any |= beside(m->arena, dir, interop_names[i][0]) != NULL;
     if (!any)
         shim = NULL;
@@ -658,7 +659,7 @@ cb_model *model_parse_api(const char *header, int library, const char *interop_d
     /* A virtual main file includes every header in one translation unit;
      * the shim's directory stands in for the GL/EGL include paths. */
     const char *pfn_paths[PX_MAX_INTEROP] = {0};
-    char *main_text = main_text_for(m, header, typedefs, dir, pfn_paths, bind_headers);
+    char *main_text = main_text_for(m, library, header, typedefs, dir, pfn_paths, bind_headers);
     size_t ilen = strlen(dir) + 3;
     char *include_flag = malloc(ilen);
     size_t slen = (interop_dir ? strlen(interop_dir) : 0) + 3;
@@ -696,6 +697,13 @@ cb_model *model_parse_api(const char *header, int library, const char *interop_d
                 if (pfn_paths[i])
                     P.pfn_files[P.npfn_files++] = clang_getFile(tu, pfn_paths[i]);
         }
+        /* a library's bind-header files that include the GL/EGL/VDPAU
+         * stand-ins (cuda_gl_interop.h): their types are the library's */
+        CXFile shim_h = library && interop_dir
+                            ? clang_getFile(tu, beside(arena, interop_dir, "cubind_interop.h"))
+                            : NULL;
+        if (shim_h)
+            P.bound[P.nbound++] = shim_h;
         ok = bind_beside(&P, dir, bind_headers, err, errlen) == 0;
     }
     if (ok) {

@@ -96,7 +96,7 @@ typedef struct {
 cb_rules *rules_load(const char *path, char *err, size_t errlen);
 void rules_free(cb_rules *r);
 
-#define CB_API_MAX_LIBS 8
+#define CB_API_MAX_LIBS 12
 
 /* The API directives of a rules file, the driver's values where absent.
  * Strings point into the rules. */

@@ -517,8 +517,13 @@ PyObject *cbs_struct_get(PyObject *self, void *closure)
     PyObject *list = PyList_New((Py_ssize_t)f->count);
     if (!list)
         return NULL;
+    /* An array of records reads as copies of its elements, as cuda.bindings
+     * reads one (cudaEglFrame.frame.pPitch): changing an element read does
+     * not change the array; a lone nested record stays a view. */
+    int copies = f->kind == CBS_F_RECORD && tb->structs[f->index];
     for (size_t i = 0; i < f->count; i++) {
-        PyObject *v = load(s, f, p + i * f->size, tb);
+        PyObject *v = copies ? cbs_struct_from(tb->structs[f->index], p + i * f->size)
+                             : load(s, f, p + i * f->size, tb);
         if (!v) {
             Py_DECREF(list);
             return NULL;

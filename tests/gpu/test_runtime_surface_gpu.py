@@ -92,3 +92,9 @@ def test_graph_mem_free_node_returns_the_address():
         assert int(ok(rt.cudaGraphMemFreeNodeGetParams(free))) == int(dptr) != 0
     finally:
         ok(rt.cudaGraphDestroy(graph))
+
+
+def test_profiler_start_stop():
+    ok(rt.cudaSetDevice(0))
+    ok(rt.cudaProfilerStart())
+    ok(rt.cudaProfilerStop())
