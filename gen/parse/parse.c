@@ -77,6 +77,21 @@ static const char *type_name(parser *P, CXType t)
     return NULL;
 }
 
+/* The one handle of the model whose typedef points at the struct declared
+ * by decl, -1 when none or several do. */
+static long long handle_of_tag(parser *P, CXCursor decl)
+{
+    const char *tag = px_str(P, clang_getCursorSpelling(decl));
+    long long found = -1;
+    for (size_t i = 0; *tag && i < P->model->nhandles; i++)
+        if (P->model->handles[i].tag && strcmp(P->model->handles[i].tag, tag) == 0) {
+            if (found >= 0)
+                return -1;
+            found = (long long)i;
+        }
+    return found;
+}
+
 const cb_type *px_type(parser *P, CXType t)
 {
     cb_type *ty = arena_alloc(P->arena, sizeof *ty);
@@ -115,6 +130,17 @@ const cb_type *px_type(parser *P, CXType t)
             /* Only a typedef of such a pointer is a handle type. */
             ty->kind = TY_HANDLE;
             ty->record_tag = px_str(P, clang_getCursorSpelling(clang_getTypeDeclaration(pd)));
+        } else if (pd.kind == CXType_Record && is_incomplete_record(pd) &&
+                   handle_of_tag(P, clang_getTypeDeclaration(pd)) >= 0) {
+            /* A bare pointer to the struct of one handle typedef declared
+             * before (`struct cudaGraphicsResource *` for
+             * cudaGraphicsResource_t) is that handle. */
+            long long h = handle_of_tag(P, clang_getTypeDeclaration(pd));
+            ty->kind = TY_HANDLE;
+            ty->record_tag = P->model->handles[h].tag;
+            ty->name = P->model->handles[h].name;
+            ty->handle_index = h;
+            ty->typedef_index = model_typedef_index(P->model, ty->name);
         } else {
             ty->kind = TY_POINTER;
             ty->pointee = px_type(P, pointee);

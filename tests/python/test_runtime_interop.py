@@ -67,3 +67,26 @@ def test_an_array_of_records_reads_as_copies():
     assert [int(a) for a in frame.frame.pArray[:2]] == [0, 40]
     with pytest.raises(TypeError, match="pPitch"):
         frame.frame.pPitch = [1, 2, 3]
+
+
+@pytest.mark.parametrize("name", ["cudaGraphicsGLRegisterBuffer", "cudaGraphicsGLRegisterImage",
+                                  "cudaGraphicsEGLRegisterImage",
+                                  "cudaGraphicsVDPAURegisterVideoSurface",
+                                  "cudaGraphicsVDPAURegisterOutputSurface"])
+def test_a_bare_struct_pointer_is_its_handle_class(name):
+    """The interop headers spell the output `struct cudaGraphicsResource **`:
+    a pointer to the struct of the one handle typedef cudaGraphicsResource_t
+    is that handle, so these functions return a cudaGraphicsResource_t."""
+    fn = getattr(rt, name)
+    assert "-> tuple[cudaError_t, cudaGraphicsResource_t | None]" in STUB[name]
+    assert params(fn)[-1] == "flags"
+
+
+def _stub_lines():
+    import pathlib
+    root = pathlib.Path(__file__).resolve().parents[2]
+    return {line.split("(")[0][4:]: line for line in
+            (root / "out" / "runtime.pyi").read_text().splitlines() if line.startswith("def ")}
+
+
+STUB = _stub_lines()
