@@ -8,19 +8,7 @@ through cudaMallocArray, cudaStreamGetCaptureInfo's runtime-owned arrays,
 cudaLogsDumpToMemory's in/out size, and cudaGraphMemFreeNodeGetParams'
 returned address. Never run in CI: `scripts/gpu-run tests` runs every file
 of tests/gpu on both."""
-import importlib
-
-from gpu_common import IMPL
-
-CUBIND = IMPL in ("cubind", "cubind.cu")
-rt = importlib.import_module("cubind.runtime" if CUBIND else "cuda.bindings.runtime")
-E = rt.cudaError_t
-
-
-def ok(result):
-    assert result[0] == E.cudaSuccess, result
-    outs = result[1:]
-    return outs[0] if len(outs) == 1 else (outs or None)
+from test_runtime_gpu import ok, rt  # the implementation under test, its status check
 
 
 def test_helpers():
