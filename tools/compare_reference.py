@@ -19,7 +19,9 @@ for each constant (integer macro) the header #defines: its value.
 A function of the header that the generator lists as not bound
 (out/<module>_unsupported.txt) is counted apart ("listed"), not as missing;
 the reference's functions that no header bound here declares (cuda.bindings'
-helpers, other headers' functions) are counted as "not in the header".
+helpers, other headers' functions) are counted as "not in the header"; those
+of them the module provides (helpers: make_cudaExtent, sizeof) are compared
+on their parameters.
 
 A function whose reference entry records no usable returns (its docstring
 could not be read, or its Parameters section contradicts the signature) is
@@ -129,10 +131,21 @@ def our_return_names(fn):
 def compare_functions(drv, ref, model, result="CUresult", listed=frozenset()):
     in_header = {f["name"] for f in model["functions"]}
     results = {"match": [], "params_only": [], "missing": [], "differ": [], "listed": [],
-               "not_in_header": []}
+               "not_in_header": [], "helpers": [], "helper_differ": []}
     for name, entry in sorted(ref["functions"].items()):
         if name not in in_header:
             results["not_in_header"].append(name)
+            helper = getattr(drv, name, None)
+            if helper is not None:
+                # a helper of cuda.bindings' own (make_cudaExtent, sizeof):
+                # compared on its parameters (their docstrings' returns are
+                # not what they return)
+                ours = list(inspect.signature(helper).parameters)
+                if ours == ref_param_names(entry):
+                    results["helpers"].append(name)
+                else:
+                    results["helper_differ"].append(
+                        (name, "parameters %s != %s" % (ours, ref_param_names(entry))))
             continue
         fn = getattr(drv, name, None)
         if fn is None:
@@ -265,6 +278,7 @@ def main():
                           "params_only": f["params_only"],
                           "missing": f["missing"], "differ": f["differ"],
                           "listed": f["listed"], "not_in_header": f["not_in_header"],
+                          "helpers": f["helpers"], "helper_differences": f["helper_differ"],
                           "enums": ne, "enums_compared": enums_compared,
                           "enum_differences": de,
                           "classes": nc, "class_differences": dc,
@@ -279,6 +293,8 @@ def main():
             print("function %s: parameters match; the reference records no usable returns" % name)
         for name, why in f["differ"]:
             print("function %s: %s" % (name, why))
+        for name, why in f["helper_differ"]:
+            print("helper %s: %s" % (name, why))
         for name, why in de:
             print("enum %s: %s" % (name, why))
         for name, why in dc:
@@ -291,6 +307,9 @@ def main():
                  len(f["differ"])))
         print("%d listed as not bound; %d of the reference's %d functions are in no header "
               "bound here" % (len(f["listed"]), len(f["not_in_header"]), len(ref["functions"])))
+        if f["helpers"] or f["helper_differ"]:
+            print("helpers outside the headers: %d provided with the reference's parameters, "
+                  "%d differ" % (len(f["helpers"]), len(f["helper_differ"])))
         print("enums: %d of %d match; classes: %d of %d have every attribute; "
               "constants: %d of %d match"
               % (ne - len(de), ne, nc - len(dc), nc, nk - len(dk), nk))

@@ -33,8 +33,11 @@ char *abi_signature(const cb_model *m, const cb_function *f);
 char **abi_signatures(const cb_model *m);
 void abi_signatures_free(char **sigs, size_t n);
 
-/* `cubind manifest`, `cubind abi-diff`, `cubind abi-check`: exit statuses. */
-int abi_cmd_manifest(int argc, char **argv);
+/* `cubind manifest`, `cubind abi-diff`, `cubind abi-check`: exit statuses.
+ * The manifest's --rules FILE reads a library API's header as generating
+ * does (its bind-header files; interop_dir, runtime/interop, on the
+ * include path). */
+int abi_cmd_manifest(int argc, char **argv, const char *interop_dir);
 int abi_cmd_diff(int argc, char **argv);
 int abi_cmd_check(int argc, char **argv);
 

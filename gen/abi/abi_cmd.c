@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "abi/abi_diff.h"
+#include "rules/rules.h"
 #include "abi/abi_set.h"
 #include "model/arena.h"
 #include "abi/json.h"
@@ -25,7 +26,7 @@
 extern char **environ;
 
 static const char usage_manifest[] =
-    "usage: cubind manifest --header cuda.h [--out FILE] [--include DIR]\n"
+    "usage: cubind manifest --header cuda.h [--rules FILE] [--out FILE] [--include DIR]\n"
     "\n"
     "Writes the ABI manifest of cuda.h (and cudaTypedefs.h beside it) as JSON:\n"
     "every function with its signature string and the records it reaches,\n"
@@ -67,15 +68,16 @@ static int want_help(int argc, char **argv, const char *usage)
     return 0;
 }
 
-int abi_cmd_manifest(int argc, char **argv)
+int abi_cmd_manifest(int argc, char **argv, const char *interop_dir)
 {
     if (want_help(argc, argv, usage_manifest))
         return 0;
-    const char *header = NULL, *out = NULL, *include = NULL;
+    const char *header = NULL, *out = NULL, *include = NULL, *rules_path = NULL;
     for (int i = 2; i < argc; i++) {
         const char **slot = strcmp(argv[i], "--header") == 0    ? &header
                             : strcmp(argv[i], "--out") == 0     ? &out
                             : strcmp(argv[i], "--include") == 0 ? &include
+                            : strcmp(argv[i], "--rules") == 0   ? &rules_path
                                                                 : NULL;
         if (slot && i + 1 < argc) {
             *slot = argv[i + 1];
@@ -91,9 +93,26 @@ int abi_cmd_manifest(int argc, char **argv)
         return 2;
     }
     char err[2048];
-    int refused;
-    cb_model *m = model_parse_api_in(header, model_is_library_header(header), NULL, NULL, include,
-                                     err, sizeof err, &refused);
+    int refused = 0;
+    cb_model *m;
+    if (rules_path) {
+        /* the header as its rules file generates it: a library's with its
+         * bind-header files (cuda_runtime_api.h with driver_types.h, ...) */
+        cb_rules *rules = rules_load(rules_path, err, sizeof err);
+        if (!rules) {
+            fprintf(stderr, "%s\n", err);
+            return 1;
+        }
+        cb_api api;
+        rules_api(rules, &api);
+        m = model_parse_api_in(header, api.is_library, interop_dir,
+                               api.nbind_headers ? api.bind_headers : NULL, include, err,
+                               sizeof err, &refused);
+        rules_free(rules);
+    } else {
+        m = model_parse_api_in(header, model_is_library_header(header), NULL, NULL, include, err,
+                               sizeof err, &refused);
+    }
     if (!m) {
         fprintf(stderr, "%s\n", err);
         return refused ? 2 : 1;

@@ -537,6 +537,12 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
         pc->shape = pc->elem == EK_NONE ? SH_UNSUPPORTED
                     : (pt->is_const || is_in) ? SH_IN_FIXED
                                               : SH_OUT_FIXED;
+    } else if (pt->kind == TY_VOID && is_out) {
+        /* void * the library writes an address into (an out rule): the
+         * address, an int output */
+        pc->shape = SH_OUT;
+        pc->elem = EK_POINTER;
+        pc->value = t;
     } else if (pt->kind == TY_VOID || (pt->kind == TY_INT && pf->on[CB_D_HOST_BYTES])) {
         /* void *, or bytes a host-bytes rule sizes (rules_bind checked it) */
         pc->shape = SH_IN_BUFFER;
@@ -803,7 +809,8 @@ static int is_plain_value_output(const cb_pclass *pc)
  * reused from one call to the next (cbs_handle_reuse), an int cannot. */
 static void derive_function(cb_fclass *fc)
 {
-    int cache = !fc->returns_string && !fc->returns_value, handle_outputs = 0;
+    int cache = !fc->returns_string && !fc->returns_value && fc->returns_record < 0,
+        handle_outputs = 0;
     for (size_t k = 0; k < fc->fn->nparams; k++) {
         const cb_pclass *pc = &fc->params[k];
         if (!classify_is_output(pc))
@@ -870,8 +877,13 @@ cb_classes *classify_model(cb_model *m, const cb_facts *facts)
         fc->params = model_alloc(m, (f->nparams ? f->nparams : 1) * sizeof *fc->params);
         const char *why = NULL;
         fc->returns_string = is_error_string(m, facts, f);
-        if (!fc->returns_string && !returns_kind(m, &api, f, &fc->returns_field, &fc->returns_void,
-                                                 &fc->returns_value)) {
+        int kind_ok = fc->returns_string || returns_kind(m, &api, f, &fc->returns_field,
+                                                         &fc->returns_void, &fc->returns_value);
+        /* a record by value that is no status (cudaCreateChannelDesc): the
+         * call cannot fail, its value is the first output */
+        fc->returns_record = !kind_ok && f->ret->kind == TY_RECORD ? model_type_record(m, f->ret)
+                                                                   : -1;
+        if (!kind_ok && fc->returns_record < 0) {
             char buf[128];
             snprintf(buf, sizeof buf, "does not return %s", api.result);
             why = model_strdup(m, buf);
@@ -889,7 +901,8 @@ cb_classes *classify_model(cb_model *m, const cb_facts *facts)
             fc->nin += (size_t)classify_is_input(&fc->params[k]);
             fc->nout += (size_t)classify_is_output(&fc->params[k]);
         }
-        fc->nout += (size_t)fc->returns_string + (size_t)fc->returns_value;
+        fc->nout += (size_t)fc->returns_string + (size_t)fc->returns_value +
+                    (size_t)(fc->returns_record >= 0);
         if (!why && first_unsupported(fc))
             why = model_strdup(m, "a parameter is unsupported");
         fc->callable = f->proc_version || api.is_library;

@@ -170,6 +170,10 @@ typedef struct {
      * output. Both always succeed. returns_field: it returns the status in
      * the result-field rule's struct. */
     int returns_void, returns_value, returns_field;
+    /* a function returning a record of the model by value (cudaCreateChannelDesc):
+     * its index in model.records, the call's first output (its status
+     * is the success value); -1 for any other */
+    long long returns_record;
     /* error-log rule: on failure the raising face's exception carries the
      * log LOGFN writes for parameter log_param (SIZEFN gives its size) */
     const cb_function *log_size_fn, *log_fn;

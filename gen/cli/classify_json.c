@@ -188,6 +188,8 @@ static void write_function(FILE *o, const cb_model *m, const cb_classes *c, size
         kv_bool(o, "returns_value", 1);
     if (fc->returns_field)
         kv_bool(o, "returns_field", 1);
+    if (fc->returns_record >= 0)
+        kv_str(o, "returns_record", m->records[fc->returns_record].name);
     if (fc->keep_gil)
         kv_bool(o, "keep_gil", 1);
     if (fc->unloads_kernels)

@@ -179,22 +179,29 @@ static void source_path(const char *rel, char *out, size_t cap)
 
 static int is_directory(const char *path);
 
-/* A library's header alone; cuda.h with the interop headers beside it,
- * read with the shim headers of the source tree's runtime/interop
- * (cubind_interop.h): beside the executable's directory (build/cubind), or
- * one level up for a build in a subdirectory (build/asan/cubind).
+/* runtime/interop of the source tree (cubind_interop.h and the GL/EGL/VDPAU
+ * stand-ins): beside the executable's directory (build/cubind), or one level
+ * up for a build in a subdirectory (build/asan/cubind). */
+static void interop_path(char *interop, size_t cap)
+{
+    source_path("runtime/interop", interop, cap);
+    if (!is_directory(interop))
+        source_path("../runtime/interop", interop, cap);
+}
+
+/* A library's header with its bind-header files (runtime/interop on the
+ * include path, for the runtime's interop headers); cuda.h with the
+ * interop headers beside it, read with the shim headers of runtime/interop.
  * NULL after reporting the error; *status is then the exit status (2: the
  * header was refused as not a driver header, 1: any other failure). */
 static cb_model *load_model(const char *header, int library, const char *const *bind_headers,
                             const char *include, int *status)
 {
     char err[2048], interop[PATH_MAX];
-    source_path("runtime/interop", interop, sizeof interop);
-    if (!is_directory(interop))
-        source_path("../runtime/interop", interop, sizeof interop);
+    interop_path(interop, sizeof interop);
     int refused;
-    cb_model *m = model_parse_api_in(header, library, library ? NULL : interop, bind_headers,
-                                     include, err, sizeof err, &refused);
+    cb_model *m = model_parse_api_in(header, library, interop, bind_headers, include, err,
+                                     sizeof err, &refused);
     if (!m) {
         fprintf(stderr, "%s\n", err);
         *status = refused ? 2 : 1;
@@ -515,8 +522,11 @@ int main(int argc, char **argv)
         return cmd_verify(argc, argv);
     if (strcmp(argv[1], "rules") == 0)
         return cmd_rules(argc, argv);
-    if (strcmp(argv[1], "manifest") == 0)
-        return abi_cmd_manifest(argc, argv);
+    if (strcmp(argv[1], "manifest") == 0) {
+        char interop[PATH_MAX];
+        interop_path(interop, sizeof interop);
+        return abi_cmd_manifest(argc, argv, interop);
+    }
     if (strcmp(argv[1], "abi-diff") == 0)
         return abi_cmd_diff(argc, argv);
     if (strcmp(argv[1], "abi-check") == 0)

@@ -150,3 +150,12 @@ long long model_field_count(const cb_model *m, const cb_record *r)
 void *model_alloc(cb_model *m, size_t n) { return arena_alloc(m->arena, n); }
 const char *model_strdup(cb_model *m, const char *s) { return arena_strdup(m->arena, s); }
 const char *model_strndup(cb_model *m, const char *s, size_t n) { return arena_strndup(m->arena, s, n); }
+
+int model_release_macro(const char *name)
+{
+    static const char *const release[] = {"CUDA_VERSION", "CUDART_VERSION"};
+    for (size_t i = 0; i < sizeof release / sizeof release[0]; i++)
+        if (strcmp(name, release[i]) == 0)
+            return (int)i;
+    return -1;
+}

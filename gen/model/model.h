@@ -153,7 +153,10 @@ typedef struct {
      * in order: the shim, the interop headers, cudaTypedefs.h, theirs; for
      * a library's header, its bind-header files. */
     const char **interop_includes; size_t ninterop_includes;
-    long long cuda_version;/* CUDA_VERSION from the header (reported, never used for ABI) */
+    long long cuda_version;/* the release the header states (reported, never used for ABI):
+                              its release macro's value, 0 when it has none */
+    const char *version_macro; /* that macro: CUDA_VERSION (cuda.h), CUDART_VERSION
+                                  (cuda_runtime_api.h); "" when none */
     cb_function *functions; size_t nfunctions;
     cb_enum *enums;         size_t nenums;
     cb_record *records;     size_t nrecords;
@@ -183,7 +186,7 @@ cb_model *model_parse(const char *header, const char *interop_dir, char *err, si
  * may include): they are included after it, and their declarations are
  * the model's as the header's own are (driver_types.h for
  * cuda_runtime_api.h); one that is not there is an error. */
-#define MODEL_MAX_BIND_HEADERS 8
+#define MODEL_MAX_BIND_HEADERS 12
 cb_model *model_parse_api(const char *header, int library, const char *interop_dir,
                           const char *const *bind_headers, char *err, size_t errlen,
                           int *refused);
@@ -197,6 +200,9 @@ cb_model *model_parse_api_in(const char *header, int library, const char *intero
  * cuda.h is the driver's (read without the interop headers), any other
  * (nvrtc.h, nvJitLink.h) a library's. */
 int model_is_library_header(const char *header);
+/* The rank of a macro stating a header's release, lower preferred when a
+ * header sees several (CUDA_VERSION 0, CUDART_VERSION 1); -1 for others. */
+int model_release_macro(const char *name);
 cb_model *model_parse_any(const char *header, char *err, size_t errlen, int *refused);
 void model_free(cb_model *m);
 

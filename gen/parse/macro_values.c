@@ -50,7 +50,7 @@ static void take_value(cb_model *m, CXCursor c)
         if (v != mac->value) {
             mac->value = v;
             mac->is_unsigned = is_unsigned;
-            if (strcmp(mac->name, "CUDA_VERSION") == 0)
+            if (strcmp(mac->name, m->version_macro) == 0)
                 m->cuda_version = v;
         }
     }

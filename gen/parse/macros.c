@@ -329,9 +329,12 @@ static enum outcome evaluate(parser *P, CXCursor c)
             mac->cast = s.cast ? s.cast : "";
             /* Only a body that is one enum constant has that enum's type. */
             mac->enum_name = n == 2 && s.enum_name ? s.enum_name : "";
-            if (strcmp(name, "CUDA_VERSION") == 0) {
+            if (model_release_macro(name) >= 0 &&
+                (!*m->version_macro ||
+                 model_release_macro(name) <= model_release_macro(m->version_macro))) {
                 m->cuda_version = v;
-                P->cuda_version_known = 1;
+                m->version_macro = name;
+                P->cuda_version_known = strcmp(name, "CUDA_VERSION") == 0;
             }
             r = TAKEN;
         } else if (s.unknown) {

@@ -77,6 +77,21 @@ static const char *type_name(parser *P, CXType t)
     return NULL;
 }
 
+/* The one handle of the model whose typedef points at the struct declared
+ * by decl, -1 when none or several do. */
+static long long handle_of_tag(parser *P, CXCursor decl)
+{
+    const char *tag = px_str(P, clang_getCursorSpelling(decl));
+    long long found = -1;
+    for (size_t i = 0; *tag && i < P->model->nhandles; i++)
+        if (P->model->handles[i].tag && strcmp(P->model->handles[i].tag, tag) == 0) {
+            if (found >= 0)
+                return -1;
+            found = (long long)i;
+        }
+    return found;
+}
+
 const cb_type *px_type(parser *P, CXType t)
 {
     cb_type *ty = arena_alloc(P->arena, sizeof *ty);
@@ -115,6 +130,17 @@ const cb_type *px_type(parser *P, CXType t)
             /* Only a typedef of such a pointer is a handle type. */
             ty->kind = TY_HANDLE;
             ty->record_tag = px_str(P, clang_getCursorSpelling(clang_getTypeDeclaration(pd)));
+        } else if (pd.kind == CXType_Record && is_incomplete_record(pd) &&
+                   handle_of_tag(P, clang_getTypeDeclaration(pd)) >= 0) {
+            /* A bare pointer to the struct of one handle typedef declared
+             * before (`struct cudaGraphicsResource *` for
+             * cudaGraphicsResource_t) is that handle. */
+            long long h = handle_of_tag(P, clang_getTypeDeclaration(pd));
+            ty->kind = TY_HANDLE;
+            ty->record_tag = P->model->handles[h].tag;
+            ty->name = P->model->handles[h].name;
+            ty->handle_index = h;
+            ty->typedef_index = model_typedef_index(P->model, ty->name);
         } else {
             ty->kind = TY_POINTER;
             ty->pointee = px_type(P, pointee);
@@ -537,7 +563,7 @@ static const char *beside(cb_arena *arena, const char *dir, const char *name)
  * (none, and no shim, when there are none), cudaTypedefs.h and the interop
  * headers' typedef headers; *pfn_paths gets the latter (PX_MAX_INTEROP
  * entries, NULL where absent). */
-static char *main_text_for(cb_model *m, const char *header, const char *typedefs,
+static char *main_text_for(cb_model *m, int library, const char *header, const char *typedefs,
                            const char *dir, const char **pfn_paths,
                            const char *const *bind_headers)
 {
@@ -550,8 +576,9 @@ static char *main_text_for(cb_model *m, const char *header, const char *typedefs
     while (bind_headers && bind_headers[nbind])
         nbind++;
     const char *shim = m->interop_dir ? beside(m->arena, m->interop_dir, "cubind_interop.h") : NULL;
-    int any = 0; /* the shim only with an interop header to read */
-    for (size_t i = 0; shim && i < PX_MAX_INTEROP; i++)
+    int any = 0; /* the shim only with an interop header to read; a
+                  * library's bind-header files include it themselves */
+    for (size_t i = 0; shim && !library && i < PX_MAX_INTEROP; i++)
         any |= beside(m->arena, dir, interop_names[i][0]) != NULL;
     if (!any)
         shim = NULL;
@@ -659,13 +686,14 @@ cb_model *model_parse_api_in(const char *header, int library, const char *intero
     cb_model *m = arena_alloc(arena, sizeof *m);
     m->arena = arena;
     m->header = arena_strdup(arena, header);
+    m->version_macro = "";
     m->typedefs_header = arena_strdup(arena, library ? "" : typedefs);
     m->interop_dir = interop_dir ? arena_strdup(arena, interop_dir) : NULL;
 
     /* A virtual main file includes every header in one translation unit;
      * the shim's directory stands in for the GL/EGL include paths. */
     const char *pfn_paths[PX_MAX_INTEROP] = {0};
-    char *main_text = main_text_for(m, header, typedefs, dir, pfn_paths, bind_headers);
+    char *main_text = main_text_for(m, library, header, typedefs, dir, pfn_paths, bind_headers);
     size_t ilen = strlen(dir) + 3;
     char *include_flag = malloc(ilen);
     size_t slen = (interop_dir ? strlen(interop_dir) : 0) + 3;
@@ -711,6 +739,13 @@ cb_model *model_parse_api_in(const char *header, int library, const char *intero
                 if (pfn_paths[i])
                     P.pfn_files[P.npfn_files++] = clang_getFile(tu, pfn_paths[i]);
         }
+        /* a library's bind-header files that include the GL/EGL/VDPAU
+         * stand-ins (cuda_gl_interop.h): their types are the library's */
+        CXFile shim_h = library && interop_dir
+                            ? clang_getFile(tu, beside(arena, interop_dir, "cubind_interop.h"))
+                            : NULL;
+        if (shim_h)
+            P.bound[P.nbound++] = shim_h;
         ok = bind_beside(&P, dir, bind_headers, err, errlen) == 0;
     }
     if (ok) {

@@ -433,19 +433,42 @@ static tv *error_log_value(const cb_fclass *fc)
     return list;
 }
 
-static tv *function_value(const cb_model *m, const cb_api *api, const cb_fclass *fc)
+static tv *function_value(const cb_model *m, const cb_api *api, const cb_facts *facts,
+                          const cb_fclass *fc)
 {
     const cb_function *f = fc->fn;
     tv *fn = tv_map();
     tv_set_str(fn, "name", f->name);
     char *pyname = rules_python_name(api, f->name);
     tv_set_str(fn, "pyname", pyname);
+    /* the names the module gives the binding: its own, then an alias
+     * rule's (both faces' method tables and stubs) */
+    tv *def_names = tv_list(), *own = tv_map();
+    tv_set_str(own, "def_name", pyname);
+    tv_set_str(own, "doc_suffix", "");
+    tv_push(def_names, own);
+    const cb_rule *alias = facts->functions[f - m->functions].on[CB_D_ALIAS];
+    tv *aliases = tv_list();
+    if (alias) {
+        tv *a = tv_map();
+        tv_set_str(a, "def_name", alias->args[1]);
+        tv_set_str(a, "doc_suffix", "_alias");
+        tv_push(def_names, a);
+        tv_push(aliases, tv_str(alias->args[1]));
+    }
+    tv_set(fn, "def_names", def_names);
+    tv_set(fn, "aliases", aliases);
     tv_set_bool(fn, "returns_string", fc->returns_string);
     tv_set_bool(fn, "returns_void", fc->returns_void);
     tv_set_bool(fn, "returns_value", fc->returns_value);
-    tv_set_bool(fn, "returns_status", !fc->returns_string && !fc->returns_void && !fc->returns_value);
+    tv_set_bool(fn, "returns_record", fc->returns_record >= 0);
+    tv_set_int(fn, "ret_record_index", fc->returns_record);
+    tv_set_str(fn, "ret_record", fc->returns_record >= 0 ? m->records[fc->returns_record].name : "");
+    tv_set_bool(fn, "returns_status", !fc->returns_string && !fc->returns_void &&
+                                          !fc->returns_value && fc->returns_record < 0);
     /* rc starts as success where the call sets no status */
-    tv_set_bool(fn, "rc_preset", fc->returns_string || fc->returns_void || fc->returns_value);
+    tv_set_bool(fn, "rc_preset", fc->returns_string || fc->returns_void || fc->returns_value ||
+                                     fc->returns_record >= 0);
     tv_set_bool(fn, "ret_signed", f->ret->is_signed);
     tv_set_bool(fn, "negative_errors", fc->returns_value && f->ret->is_signed && api->negative_errors);
     tv_set_str(fn, "status_field", fc->returns_field ? api->result_field : "");
@@ -457,7 +480,8 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_fclass 
     tv_set_str(fn, "ret", f->ret->spelling);
 
     tv *params = tv_list(), *inputs = tv_list(), *attached = tv_list();
-    int nin = 0, nout = fc->returns_string + fc->returns_value, nrequired = 0;
+    int nin = 0, nout = fc->returns_string + fc->returns_value + (fc->returns_record >= 0),
+        nrequired = 0;
     for (size_t i = 0; i < f->nparams; i++) {
         const cb_pclass *pc = &fc->params[i];
         int in = classify_is_input(pc), out = classify_is_output(pc);
@@ -751,6 +775,31 @@ static tv *macros_value(const cb_model *m)
     return list;
 }
 
+/* The maker rules (rules_bind.h): NAME(PARAM, ...) returning a new object
+ * of struct class `index` (model.records' order) with each field set. */
+static tv *makers_value(const cb_model *m, const cb_facts *facts)
+{
+    tv *list = tv_list();
+    for (size_t i = 0; i < facts->nmakers; i++) {
+        const cb_maker_fact *mk = &facts->makers[i];
+        tv *v = tv_map();
+        tv_set_str(v, "name", mk->name);
+        tv_set_int(v, "index", (long long)mk->record);
+        tv_set_str(v, "record", m->records[mk->record].name);
+        tv_set_int(v, "nparams", (long long)mk->nparams);
+        tv *params = tv_list();
+        for (size_t k = 0; k < mk->nparams; k++) {
+            tv *p = tv_map();
+            tv_set_str(p, "param", mk->params[k]);
+            tv_set_str(p, "field", mk->fields[k]);
+            tv_push(params, p);
+        }
+        tv_set(v, "params", params);
+        tv_push(list, v);
+    }
+    return list;
+}
+
 static tv *procs_value(const cb_model *m)
 {
     tv *list = tv_list();
@@ -861,10 +910,13 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     tv *functions = tv_list();
     for (size_t i = 0; i < c->nfunctions; i++)
         if (c->functions[i].supported)
-            tv_push(functions, function_value(m, &api, &c->functions[i]));
+            tv_push(functions, function_value(m, &api, c->facts, &c->functions[i]));
     tv_set_int(root, "nbound", (long long)tv_len(functions));
     tv_set(root, "functions", functions);
     tv_set(root, "macros", macros_value(m));
+    tv_set(root, "makers", makers_value(m, c->facts));
+    tv_set_bool(root, "has_sizeof", api.sizeof_name != NULL);
+    tv_set_str(root, "sizeof_name", api.sizeof_name ? api.sizeof_name : "");
     const cb_function *gn = c->runtime_fns.get_error_name, *gs = c->runtime_fns.get_error_string;
     tv_set_int(root, "error_name_version", gn ? gn->proc_version : 0);
     tv_set_int(root, "error_string_version", gs ? gs->proc_version : 0);
@@ -947,6 +999,8 @@ static int render_one(render_output *out, const tmpl_set *ts, const cb_model *m,
         tv_set_str(h, "file", file);
         tv_set_str(h, "header", path_base(m->header));
         tv_set_int(h, "cuda_version", m->cuda_version);
+        tv_set_str(h, "version_macro", m->version_macro);
+        tv_set_bool(h, "has_version", *m->version_macro != 0);
         tv_set_str(h, "checksum", sum);
         rc = header == HEADER_C
                  ? tmpl_render(ts, "generated_header", h, &whole, err, errlen)

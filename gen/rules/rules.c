@@ -282,6 +282,9 @@ void rules_api(const cb_rules *r, cb_api *api)
         case CB_D_CAPI_SENTINEL:
             api->capi_sentinel = a0;
             break;
+        case CB_D_SIZEOF:
+            api->sizeof_name = a0;
+            break;
         case CB_D_INT_HANDLES:
             api->int_handles = 1;
             break;

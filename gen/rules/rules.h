@@ -52,6 +52,7 @@ typedef enum {
     CB_ON_PARAM_NAME,     /* C_NAME ...: every parameter of that name */
     CB_ON_ENUMERATOR,     /* ENUMERATOR ...: an enumerator */
     CB_ON_FIELD,          /* RECORD FIELD ...: a record's field */
+    CB_ON_RECORD,         /* RECORD ...: a record (tag or typedef) */
     CB_ON_PARAM_OR_FIELD, /* OWNER BUFFER ...: a parameter or a field */
     CB_ON_API             /* what the API is: nothing of the header, or
                              what rules_bind checks (result, error-string) */
@@ -95,7 +96,7 @@ typedef struct {
 cb_rules *rules_load(const char *path, char *err, size_t errlen);
 void rules_free(cb_rules *r);
 
-#define CB_API_MAX_LIBS 8
+#define CB_API_MAX_LIBS 12
 
 /* The API directives of a rules file, the driver's values where absent.
  * Strings point into the rules. */
@@ -129,6 +130,7 @@ typedef struct {
     int buffers_not_none;           /* buffers-not-none: None is no buffer */
     int negative_errors;            /* negative-errors: a negative integer result fails */
     const char *capi_sentinel;      /* what a C API entry returns having raised */
+    const char *sizeof_name;        /* sizeof: the size function's name, NULL */
 } cb_api;
 
 /* Fills api from r's API directives. */

@@ -848,6 +848,57 @@ static int field_count_matches(const cb_facts *b, const cb_rule *rule, int recor
     return ((records && record) || handle) && c && c->type->kind == TY_INT && c->bit_width < 0;
 }
 
+/* The record a RECORD argument names (tag, name or typedef), -1. */
+static long long record_index(const cb_model *m, const char *name)
+{
+    for (size_t i = 0; i < m->nrecords; i++)
+        if (model_record_named(&m->records[i], name))
+            return (long long)i;
+    return -1;
+}
+
+/* maker rules: each term split into PARAM and FIELD, checked against the
+ * record (a wrong term is a path:line error where the record exists). */
+static void bind_makers(cb_facts *b)
+{
+    const cb_model *m = b->model;
+    const cb_rules *r = b->rules;
+    b->makers = arena_alloc(b->arena, (r->nrules + 1) * sizeof *b->makers);
+    for (size_t n = 0; n < r->nrules; n++) {
+        const cb_rule *rule = &r->rules[n];
+        long long rec = rule->directive == CB_D_MAKER ? record_index(m, rule->args[0]) : -1;
+        if (rec < 0)
+            continue;
+        cb_maker_fact *mk = &b->makers[b->nmakers];
+        mk->rule = rule;
+        mk->record = (size_t)rec;
+        mk->name = rule->args[1];
+        mk->nparams = rule->nargs - 2;
+        mk->params = arena_alloc(b->arena, (mk->nparams + 1) * sizeof *mk->params);
+        mk->fields = arena_alloc(b->arena, (mk->nparams + 1) * sizeof *mk->fields);
+        for (size_t k = 0; k < mk->nparams; k++) {
+            const char *term = rule->args[k + 2];
+            const char *eq = strchr(term, '=');
+            if (!eq || eq == term || !eq[1]) {
+                bind_error(b, rule, "'%s' is not PARAM=FIELD", term);
+                return;
+            }
+            mk->params[k] = arena_strndup(b->arena, term, (size_t)(eq - term));
+            mk->fields[k] = eq + 1;
+            if (!rules_record_field(m, rule->args[0], mk->fields[k])) {
+                bind_error(b, rule, "%s has no field '%s'", rule->args[0], mk->fields[k]);
+                return;
+            }
+            for (size_t j = 0; j < k; j++)
+                if (strcmp(mk->params[j], mk->params[k]) == 0) {
+                    bind_error(b, rule, "parameter '%s' given twice", mk->params[k]);
+                    return;
+                }
+        }
+        b->nmakers++;
+    }
+}
+
 /* Whether one rule matches the model (rules_unmatched). */
 static int rule_matches(const cb_facts *b, const cb_rule *rule)
 {
@@ -864,6 +915,7 @@ static int rule_matches(const cb_facts *b, const cb_rule *rule)
     case CB_D_FIELD_COUNT_OUT:
         return field_count_matches(b, rule, 0);
     case CB_D_KERNEL_CODE: /* FUNCTION WHEN */
+    case CB_D_ALIAS:       /* FUNCTION NAME */
     case CB_D_UNBOUND:     /* FUNCTION WHY... */
         return rules_function(m, a0) != NULL;
     case CB_D_RESULT:
@@ -882,6 +934,8 @@ static int rule_matches(const cb_facts *b, const cb_rule *rule)
         return names_handle(m, a0);
     case CB_ON_FIELD:
         return rules_record_field(m, a0, rule->args[1]) != NULL;
+    case CB_ON_RECORD:
+        return record_index(m, a0) >= 0;
     case CB_ON_PARAM_OR_FIELD:
         return function_has_param(m, a0, rule->args[1]) ||
                rules_record_field(m, a0, rule->args[1]) != NULL;
@@ -926,6 +980,7 @@ cb_facts *rules_bind(const cb_rules *r, const cb_model *m)
     bind_host_bytes(b);
     bind_attribute_types(b);
     bind_undos(b);
+    bind_makers(b);
     for (size_t i = 0; i < r->nrules; i++)
         b->matched[i] = (unsigned char)rule_matches(b, &r->rules[i]);
     return b;

@@ -220,6 +220,17 @@ typedef struct {
                                  NULL (with param -1: neither) */
 } cb_undo_fact;
 
+/* A maker rule whose record the model has: NAME(PARAM, ...) sets each
+ * FIELD (a field of the record itself) from its PARAM. */
+typedef struct {
+    const cb_rule *rule;
+    size_t record;            /* index of RECORD in model.records */
+    const char *name;         /* NAME */
+    size_t nparams;
+    const char **params;      /* per PARAM=FIELD: PARAM */
+    const char **fields;      /* ... and FIELD */
+} cb_maker_fact;
+
 typedef struct cb_facts {
     const cb_model *model;
     const cb_rules *rules;
@@ -236,6 +247,9 @@ typedef struct cb_facts {
     size_t nvalue_classes;
     cb_undo_fact *undos;
     size_t nundos;
+    cb_maker_fact *makers;    /* maker rules naming a record of the model,
+                                 in file order */
+    size_t nmakers;
     unsigned char *matched;   /* per rule: it matches the header */
     /* "path:line: message" for the first rule whose arguments are wrong:
      * a registry-kind CONSTANT that is no registry kind, or a rule that
@@ -243,7 +257,9 @@ typedef struct cb_facts {
      * writes, an unknown KEY or one given twice; a BUFFER not a void
      * pointer, or const for `writes`; a term not an integer parameter or
      * field of the owner, a function's term other than SIZE or a constant
-     * SIZE; a when= not an enum field and one of its enumerators); NULL
+     * SIZE; a when= not an enum field and one of its enumerators; a
+     * maker's term not PARAM=FIELD, FIELD not the record's, a PARAM
+     * twice); NULL
      * when none. The facts are not to be classified then. */
     const char *error;
     cb_arena *arena;

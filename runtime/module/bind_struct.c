@@ -517,8 +517,13 @@ PyObject *cbs_struct_get(PyObject *self, void *closure)
     PyObject *list = PyList_New((Py_ssize_t)f->count);
     if (!list)
         return NULL;
+    /* An array of records reads as copies of its elements, as cuda.bindings
+     * reads one (cudaEglFrame.frame.pPitch): changing an element read does
+     * not change the array; a lone nested record stays a view. */
+    int copies = f->kind == CBS_F_RECORD && tb->structs[f->index];
     for (size_t i = 0; i < f->count; i++) {
-        PyObject *v = load(s, f, p + i * f->size, tb);
+        PyObject *v = copies ? cbs_struct_from(tb->structs[f->index], p + i * f->size)
+                             : load(s, f, p + i * f->size, tb);
         if (!v) {
             Py_DECREF(list);
             return NULL;
@@ -1760,5 +1765,28 @@ PyObject *cbs_struct_from(PyTypeObject *t, const void *src)
     PyObject *o = cbs_struct_alloc(t, &data);
     if (o)
         memcpy(data, src, ((cbs_struct *)o)->def->size);
+    return o;
+}
+
+PyObject *cbs_struct_make(PyTypeObject *t, const char *func, const char *const *params,
+                          const char *const *fields, Py_ssize_t n, PyObject *const *args,
+                          Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *argv[CBS_MAKER_MAX_PARAMS];
+    if (n < 0 || n > CBS_MAKER_MAX_PARAMS) {
+        PyErr_Format(PyExc_SystemError, "%s(): %zd parameters (at most %d)", func, n,
+                     CBS_MAKER_MAX_PARAMS);
+        return NULL;
+    }
+    if (cbs_parse_args(func, args, nargs, kwnames, params, n, n, argv) < 0)
+        return NULL;
+    PyObject *o = PyObject_CallNoArgs((PyObject *)t);
+    for (Py_ssize_t k = 0; o && k < n; k++)
+        if (PyObject_SetAttrString(o, fields[k], argv[k]) < 0) {
+            char what[256];
+            snprintf(what, sizeof what, "%s(): argument '%s'", func, params[k]);
+            cbs_exception_naming(what);
+            Py_CLEAR(o);
+        }
     return o;
 }

@@ -274,4 +274,17 @@ int cbs_struct_bytes(PyObject *o, const unsigned char **data, size_t *size);
 /* A new owning instance of t holding a copy of src's size bytes. */
 PyObject *cbs_struct_from(PyTypeObject *t, const void *src);
 
+/* The most parameters a maker takes (cbs_struct_make). */
+#define CBS_MAKER_MAX_PARAMS 16
+
+/* A maker rule's function, func(params[0], ...): a new zeroed instance of t
+ * with field fields[k] set from params[k]'s argument by the field's setter,
+ * in order. The arguments are parsed as a binding's (positional or by
+ * keyword, all required); a value the setter refuses is its TypeError /
+ * ValueError / OverflowError naming func and the parameter. n is at most
+ * CBS_MAKER_MAX_PARAMS (SystemError otherwise). */
+PyObject *cbs_struct_make(PyTypeObject *t, const char *func, const char *const *params,
+                          const char *const *fields, Py_ssize_t n, PyObject *const *args,
+                          Py_ssize_t nargs, PyObject *kwnames);
+
 #endif

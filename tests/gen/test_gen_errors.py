@@ -639,3 +639,40 @@ def test_param_doc_takes_the_rest_of_its_line(run_cubind, tmp_path, cuda_h):
 def test_param_doc_without_text_is_refused(run_cubind, tmp_path, cuda_h):
     p = rule_refused(run_cubind, tmp_path, cuda_h, "param-doc cuInit Flags")
     assert "'param-doc' takes 3 argument(s), got 2" in p.stderr
+
+
+@pytest.mark.parametrize("rule, message", [
+    ("maker CUDA_MEMCPY2D_st testsGenMake Height", "'Height' is not PARAM=FIELD"),
+    ("maker CUDA_MEMCPY2D_st testsGenMake =Height", "'=Height' is not PARAM=FIELD"),
+    ("maker CUDA_MEMCPY2D_st testsGenMake h=", "'h=' is not PARAM=FIELD"),
+    ("maker CUDA_MEMCPY2D_st testsGenMake h=testsGenNoField", "has no field 'testsGenNoField'"),
+    ("maker CUDA_MEMCPY2D_st testsGenMake h=Height h=WidthInBytes", "parameter 'h' given twice"),
+])
+def test_maker_rules_that_do_not_fit_are_errors(run_cubind, tmp_path, cuda_h, rule, message):
+    """A maker rule naming a record of the header whose terms do not fit it
+    is a path:line error."""
+    p = rule_refused(run_cubind, tmp_path, cuda_h, rule)
+    assert message in p.stderr
+
+
+def test_maker_alias_and_sizeof_rules_make_module_functions(run_cubind, tmp_path, cuda_h):
+    """maker, alias and sizeof rules add functions to both faces' method
+    tables; a maker naming no record and an alias naming no function are
+    only reported."""
+    stderr, unmatched, text = generate_with_extra_rules(
+        run_cubind, tmp_path, cuda_h,
+        ["maker CUDA_MEMCPY2D_st testsGenMake w=WidthInBytes h=Height\n",
+         "alias cuInit testsGenInit\n",
+         "sizeof testsGenSizeof\n",
+         "maker testsGenNoRecord testsGenMake2 a=b\n",
+         "alias cuTestsGenNoSuchFunction testsGenAlias\n"])
+    assert unmatched(4, "maker testsGenNoRecord testsGenMake2") in stderr
+    assert unmatched(5, "alias cuTestsGenNoSuchFunction testsGenAlias") in stderr
+    assert "testsGenMake2" not in text and "testsGenAlias" not in text
+    assert text.count('{"testsGenMake", (PyCFunction)(void (*)(void))maker_testsGenMake,') == 2
+    assert 'testsGenMake_fields[] = { "WidthInBytes", "Height", NULL }' in text
+    assert text.count('{"testsGenInit", (PyCFunction)(void (*)(void))driver_cuInit,') == 1
+    assert text.count('{"testsGenInit", (PyCFunction)(void (*)(void))cu_cuInit,') == 1
+    # the alias's own docstring, so inspect.signature reads its name
+    assert '"testsGenInit(Flags)\\n--\\n\\n"' in text
+    assert text.count('{"testsGenSizeof", module_sizeof, METH_O, sizeof_doc}') == 2

@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The runtime's ABI manifest: `cubind manifest --rules gen/runtime.rules`
+reads cuda_runtime_api.h as generating does (its bind-header files, the
+interop headers with runtime/interop's stand-ins), so the saved
+abi/runtime-13.0.json holds driver_types.h's records and the profiler's
+and interop headers' functions; it regenerates unchanged, abi-diff reads
+it, and abi-check finds cubind.runtime's capsule table true to it (no
+signature changed or missing; the capsule leaves out, by design, the
+bind-header files' functions and those returning no status)."""
+import json
+import os
+import re
+import sys
+
+from conftest import BUILD_PY, CUBIND, EXT_SUFFIX, REPO, api_header, run
+
+SAVED = os.path.join(REPO, "abi", "runtime-13.0.json")
+RULES = os.path.join(REPO, "gen", "runtime.rules")
+
+
+def test_saved_manifest_regenerates_unchanged(tmp_path):
+    header = api_header("runtime")
+    out = str(tmp_path / "m.json")
+    p = run([CUBIND, "manifest", "--header", header, "--rules", RULES, "--out", out])
+    assert p.returncode == 0, p.stderr
+    with open(SAVED) as f:
+        old = f.read()
+    with open(out) as f:
+        new = f.read()
+    if json.loads(old)["inputs_fnv1a64"] != json.loads(new)["inputs_fnv1a64"]:
+        import pytest
+        pytest.skip("%s differs from the header abi/runtime-13.0.json was made from" % header)
+    assert new == old, "run `build/cubind manifest --header %s --rules %s --out %s`" % (
+        header, RULES, SAVED)
+
+
+def test_manifest_reads_the_bind_header_files(tmp_path):
+    m = json.load(open(SAVED))
+    assert m["header"] == "cuda_runtime_api.h" and m["cuda_version"] >= 13000
+    names = {f["name"] for f in m["functions"]}
+    assert {"cudaMalloc", "cudaProfilerStart", "cudaGLGetDevices",
+            "cudaEGLStreamConsumerConnect", "cudaVDPAUGetDevice"} <= names
+    records = {r["name"] for r in m["records"]}
+    assert {"cudaDeviceProp", "cudaEglFrame_st", "cudaChannelFormatDesc"} <= records
+    # without the rules the header alone: no profiler functions
+    out = str(tmp_path / "plain.json")
+    assert run([CUBIND, "manifest", "--header", api_header("runtime"), "--out", out]).returncode == 0
+    assert "cudaProfilerStart" not in {f["name"] for f in json.load(open(out))["functions"]}
+    p = run([CUBIND, "manifest", "--header", api_header("runtime"), "--rules",
+             str(tmp_path / "no_such.rules")])
+    assert p.returncode == 1 and "no_such.rules" in p.stderr
+
+
+def test_abi_diff_reads_it():
+    assert run([CUBIND, "abi-diff", SAVED, SAVED]).returncode == 0
+    p = run([CUBIND, "abi-diff", SAVED, os.path.join(REPO, "abi", "nvrtc-13.0.json")])
+    assert p.returncode == 1
+
+
+def test_abi_check_finds_the_capsule_true_to_it():
+    so = os.path.join(BUILD_PY, "cubind", "runtime" + EXT_SUFFIX)
+    p = run([CUBIND, "abi-check", so, "--header", SAVED, "--python", sys.executable])
+    assert re.search(r"functions: +\d+ added, +0 removed, +0 changed \(0 breaking\)", p.stdout), p.stdout
+    added = set(re.findall(r"^\+ (\w+)$", p.stdout, re.M))
+    assert "cudaMalloc" not in added
+    # what the capsule leaves out: the bind-header files' functions and a
+    # function returning a struct (no status to report an exception with)
+    assert {"cudaProfilerStart", "cudaGLGetDevices", "cudaCreateChannelDesc"} <= added
+    assert all(n.startswith(("cudaProfiler", "cudaGL", "cudaGraphicsGL", "cudaEGL",
+                             "cudaGraphicsEGL", "cudaGraphicsResourceGetMappedEglFrame",
+                             "cudaEventCreateFromEGLSync", "cudaVDPAU",
+                             "cudaGraphicsVDPAU", "cudaCreateChannelDesc")) for n in added), added
