@@ -163,10 +163,16 @@ static int paired_count_less(const cb_function *f, const cb_facts *facts, const 
         if (!is_count_name(p->name))
             continue;
         /* "count" counts any array; num<Name> those whose name starts with
-         * Name (allowing a plural's last letter: prefetchLocIdxs). */
+         * Name (allowing a plural's last letter: prefetchLocIdxs), after a
+         * pointer's "p" prefix (the runtime's pDependencies,
+         * numDependencies). */
         int any = strcmp(p->name, "count") == 0;
         const char *stem = any ? p->name : p->name + 3;
-        size_t len = common_prefix(stem, self->name) + 1;
+        const char *name = self->name;
+        if (!any && name[0] == 'p' && isupper((unsigned char)name[1]) &&
+            common_prefix(stem, name + 1) > common_prefix(stem, name))
+            name++;
+        size_t len = common_prefix(stem, name) + 1;
         if (!any && len < strlen(stem))
             continue;
         if (len > best_len) {

@@ -822,6 +822,9 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
         tv_set_bool(h, "names_kernel", hc[i].names_kernel);
         tv_set_bool(h, "stream_protocol", hc[i].stream_protocol);
         tv_set_bool(h, "interned", hc[i].interned);
+        tv_set_bool(h, "has_base", hc[i].base_module != NULL);
+        tv_set_str(h, "base_module", hc[i].base_module ? hc[i].base_module : "");
+        tv_set_str(h, "base_name", hc[i].base_name ? hc[i].base_name : "");
         tv_push(handles, h);
     }
     tv_set(root, "handles", handles);
