@@ -36,6 +36,23 @@ gpu_build_bindings() {
     ./configure --no-generator --no-install --python "$py" && ninja bindings
 }
 
+# gpu_upstream_copy SRC WORK: cuda-python's test files of SRC (never edited)
+# copied into the scratch directory WORK, their conftest.py files replaced
+# by tests/gpu/upstream_conftest.py (which redirects the modules named by
+# CUBIND_UPSTREAM_MODULES, default driver) and the helpers they import by
+# cubind's stand-ins (tests/gpu/upstream_*.py).
+gpu_upstream_copy() {
+    cp -R "$1"/. "$2"/
+    rm -f "$2/conftest.py" "$2/legacy_api/conftest.py" "$2/pytest.ini"
+    cp tests/gpu/upstream_conftest.py "$2/conftest.py"
+    cp tests/gpu/redirect_bindings.py "$2/"
+    rm -rf "$2/cuda_python_test_helpers"
+    mkdir -p "$2/cuda_python_test_helpers"
+    cp tests/gpu/upstream_helpers.py "$2/cuda_python_test_helpers/__init__.py"
+    cp tests/gpu/upstream_managed_memory.py "$2/cuda_python_test_helpers/managed_memory.py"
+    cp tests/gpu/upstream_mempool.py "$2/cuda_python_test_helpers/mempool.py"
+}
+
 # gpu_upstream_pytest WORK TAG FILES...: cuda-python's test FILES, copied
 # into the scratch directory WORK beside a conftest.py that redirects the
 # module under test by CUBIND_UPSTREAM_IMPL, run on cuda.bindings and then
