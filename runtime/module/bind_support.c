@@ -1173,10 +1173,10 @@ static int handle_bits_from(PyObject *o, PyTypeObject *t, const char *func, cons
 
 int cbs_handle_init(PyObject *self, PyObject *args, PyObject *kwds)
 {
-    static const char *const kwlist[] = {"init_value", NULL};
-    PyObject *init = NULL;
+    static const char *const kwlist[] = {"init_value", "_ptr", NULL};
+    PyObject *init = NULL, *ptr = NULL;
     cbs_handle *h = (cbs_handle *)self;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O", (char **)kwlist, &init))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|OO", (char **)kwlist, &init, &ptr))
         return -1;
     if (h->interned) {
         PyErr_Format(PyExc_TypeError,
@@ -1186,7 +1186,25 @@ int cbs_handle_init(PyObject *self, PyObject *args, PyObject *kwds)
         return -1;
     }
     unsigned long long bits = 0;
-    if (init && init != Py_None) {
+    void *at = NULL;
+    if (ptr && ptr != Py_None && cbs_arg_address(ptr, cbs_short_name(Py_TYPE(self)), "_ptr", &at) < 0)
+        return -1;
+    if (at) {
+        /* cuda.bindings' _ptr: the address of a C value of the class's
+         * type (a ctypes function pointer's, a mapped buffer's), read
+         * once: cubind's handles hold their value, they are no view */
+        if (init && init != Py_None) {
+            PyErr_Format(PyExc_TypeError, "%s(): give init_value or _ptr, not both",
+                         cbs_short_name(Py_TYPE(self)));
+            return -1;
+        }
+        switch (h->kind) {
+        case CBS_HANDLE_POINTER: { void *v; memcpy(&v, at, sizeof v); bits = (uintptr_t)v; break; }
+        case CBS_HANDLE_I32: { int v; memcpy(&v, at, sizeof v); bits = (unsigned long long)(long long)v; break; }
+        case CBS_HANDLE_U32: { unsigned v; memcpy(&v, at, sizeof v); bits = v; break; }
+        default: memcpy(&bits, at, sizeof bits); break;
+        }
+    } else if (init && init != Py_None) {
         PyTypeObject *it = Py_TYPE(init);
         if (cbs_handle_related(it, Py_TYPE(self))) {
             bits = cbs_handle_bits((const cbs_handle *)init);
