@@ -189,6 +189,17 @@ static int paired_count(const cb_function *f, const cb_facts *facts, const cb_pa
     return paired_count_less(f, facts, self, &less);
 }
 
+/* Whether p is the KERNEL of one of f's kernel-params rules. */
+static int is_kernel_of_rule(const cb_function *f, const cb_facts *facts, const cb_param *p)
+{
+    for (size_t i = 0; i < f->nparams; i++) {
+        const cb_param_facts *qf = pfacts(facts, f, &f->params[i]);
+        if (qf->on[CB_D_KERNEL_PARAMS] && qf->kernel == (int)(p - f->params))
+            return 1;
+    }
+    return 0;
+}
+
 static const char *reason(cb_model *m, const cb_param *p, const char *what)
 {
     char buf[512];
@@ -529,6 +540,15 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
         for (const cb_param *q = f->params; q < p; q++)
             if (pfacts(facts, f, q)->on[CB_D_KERNEL_PARAMS])
                 pc->params_index = (int)(q - f->params);
+        return;
+    }
+    if (pt->kind == TY_VOID && is_kernel_of_rule(f, facts, p)) {
+        /* the kernel of a kernel-params rule as a `const void *` (the
+         * runtime's func): an address by value, which the packer types
+         * the kernel's parameters by; never a buffer */
+        pc->shape = SH_VALUE;
+        pc->elem = EK_POINTER;
+        pc->value = t;
         return;
     }
     const cb_rule *fixed = pf->on[CB_D_FIXED];

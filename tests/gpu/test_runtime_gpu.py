@@ -304,3 +304,56 @@ def test_host_node_function_lives_with_its_graph():
         ok(rt.cudaGraphExecDestroy(gexec))
         ok(rt.cudaGraphDestroy(graph))
         ok(rt.cudaStreamDestroy(stream))
+
+
+@pytest.mark.skipif(not CUBIND, reason="cubind.runtime's typed packer")
+def test_cuda_launch_kernel_packs_as_cu_launch_kernel(load_module):
+    """cudaLaunchKernel's args in cuLaunchKernel's forms, the kernel a
+    cubind.driver CUfunction or its address, plain values typed by the
+    kernel's parameters; streams of either module."""
+    import ctypes
+    import struct
+
+    import cubind.driver as d
+
+    mod = load_module("packer_kernels")
+    f = d.cuModuleGetFunction(mod, b"echo_i32_f32_ptr")[1]
+    one = rt.dim3(x=1, y=1, z=1)
+    o = ok(rt.cudaMalloc(24))
+    want = [(-7) & 0xFFFFFFFF, struct.unpack("<I", struct.pack("<f", 1.5))[0], int(o)]
+    try:
+        for func in (f, int(f)):
+            for args, stream in (([-7, 1.5, o], d.CUstream(0)),
+                                 (((-7, 1.5, int(o)), (ctypes.c_int, ctypes.c_float, ctypes.c_void_p)),
+                                  rt.cudaStream_t(0))):
+                ok(rt.cudaMemset(o, 0, 24))
+                ok(rt.cudaLaunchKernel(func, one, one, args, 0, stream))
+                ok(rt.cudaDeviceSynchronize())
+                back = bytearray(24)
+                ok(rt.cudaMemcpy(back, o, 24, K.cudaMemcpyDeviceToHost))
+                assert list(struct.unpack("<3Q", bytes(back))) == want, (func, args)
+    finally:
+        ok(rt.cudaFree(o))
+
+
+@pytest.mark.skipif(not CUBIND, reason="cubind.driver beside cubind.runtime")
+def test_driver_entry_points_are_the_drivers():
+    """cudaGetDriverEntryPoint(ByVersion) answers an int address, as
+    cubind.driver's cuGetProcAddress does: the same function, callable
+    through ctypes."""
+    import ctypes
+
+    import cubind.driver as d
+
+    assert d.cuInit(0)[0] == 0
+    version = ok(rt.cudaDriverGetVersion())
+    flags = rt.cudaGetDriverEntryPointFlags.cudaEnableDefault
+    addr, status = ok(rt.cudaGetDriverEntryPointByVersion(b"cuDriverGetVersion", version, flags))
+    assert status == rt.cudaDriverEntryPointQueryResult.cudaDriverEntryPointSuccess
+    err, daddr, dstatus = d.cuGetProcAddress(b"cuDriverGetVersion", version, 0)
+    assert err == 0 and type(addr) is type(daddr) and addr == daddr
+    fn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int))(addr)
+    out = ctypes.c_int()
+    assert fn(ctypes.byref(out)) == 0 and out.value == version
+    addr2, _ = ok(rt.cudaGetDriverEntryPoint("cuDriverGetVersion", flags))
+    assert addr2 == addr
