@@ -15,11 +15,7 @@
 set -u
 src=${1:?usage: scripts/gpu-run upstream-runtime DIR (the upstream test files)}
 . "$(dirname "$0")/common.sh"
-[ -f "$src/test_cudart.py" ] || { echo "no test_cudart.py in $src" >&2; exit 2; }
-[ -d build/python/cubind ] || gpu_build_bindings || exit 1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-gpu_upstream_copy "$src" "$work"
+gpu_upstream_prepare "$src" test_cudart.py
 files=""
 for f in test_cudart.py legacy_api/test_legacy_cudart.py legacy_api/test_legacy_interoperability.py \
          legacy_api/test_legacy_kernelParams.py; do

@@ -12,11 +12,7 @@
 set -u
 src=${1:?usage: scripts/gpu-run upstream DIR (the upstream test files)}
 . "$(dirname "$0")/common.sh"
-[ -f "$src/test_cuda.py" ] || { echo "no test_cuda.py in $src" >&2; exit 2; }
-[ -d build/python/cubind ] || gpu_build_bindings || exit 1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-gpu_upstream_copy "$src" "$work"
+gpu_upstream_prepare "$src" test_cuda.py
 files="test_cuda.py"
 [ -f "$work/legacy_api/test_legacy_kernelParams.py" ] && files="$files legacy_api/test_legacy_kernelParams.py"
 {
