@@ -310,6 +310,8 @@ void cbs_buffer_error_as_type_error(const char *what, const char *want)
     reraise_as(PyExc_TypeError, "%s must be %s (%S)", what, want);
 }
 
+static int cubind_handle_class(PyTypeObject *t);
+
 int cbs_arg_buffer(PyObject *o, int writable, const char *func, const char *param,
                    Py_buffer *view, void **out)
 {
@@ -325,6 +327,14 @@ int cbs_arg_buffer(PyObject *o, int writable, const char *func, const char *para
                          param, o);
             return -1;
         }
+        return 0;
+    }
+    /* a cubind handle holding a 64-bit integer value, of any module (the
+     * driver's CUdeviceptr given to the runtime's cudaMemcpy, as
+     * cuda.bindings takes its CUdeviceptr for a void *): that address */
+    if ((cbs_is_handle(o) || cubind_handle_class(Py_TYPE(o))) &&
+        ((const cbs_handle *)o)->kind == CBS_HANDLE_U64) {
+        *out = (void *)(uintptr_t)((const cbs_handle *)o)->value.u64;
         return 0;
     }
     if (PyObject_CheckBuffer(o)) {
@@ -1155,7 +1165,6 @@ done:
 }
 
 static int kind_of_type(PyTypeObject *t);
-static int cubind_handle_class(PyTypeObject *t);
 
 /* The C value for class t from o, which is not a handle: an int (or an
  * object with __index__) in the class's range, or for a stream class an

@@ -18,6 +18,8 @@ import cubind.driver as d
 import cubind.runtime as r
 import cubind.cudart as cudart
 
+NO_GPU = (r.cudaError_t.cudaErrorInsufficientDriver, r.cudaError_t.cudaErrorNoDevice)
+
 RULES = pathlib.Path(__file__).resolve().parents[2] / "gen" / "runtime.rules"
 
 
@@ -133,3 +135,15 @@ def test_runtime_dependencies_are_counted_arrays():
         r.cudaGraphAddEmptyNode(d.CUgraph(1), [r.cudaGraphNode_t(1)], 2)
     with pytest.raises(ValueError, match="'edgeData'"):
         r.cudaGraphAddDependencies(r.cudaGraph_t(1), [1, 2], [3, 4], [r.cudaGraphEdgeData()], 2)
+
+
+def test_driver_device_pointer_is_an_address():
+    """cuda-python's test_interop_deviceptr: a CUdeviceptr from cuMemAlloc
+    given for the runtime's void * (cudaMemcpy's src, cudaMemset's devPtr)
+    is its address, as cuda.bindings takes it; a handle of another kind is
+    no address. Before: TypeError for src."""
+    p = d.CUdeviceptr(0x1000)
+    assert r.cudaMemcpy(bytearray(4), p, 4, r.cudaMemcpyKind.cudaMemcpyDeviceToHost)[0] in NO_GPU
+    assert r.cudaMemset(p, 1, 4)[0] in NO_GPU
+    with pytest.raises(TypeError, match="'src'"):
+        r.cudaMemcpy(bytearray(4), d.CUstream(0x1000), 4, 2)

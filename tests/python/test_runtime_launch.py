@@ -74,3 +74,21 @@ def test_launch_kernel_ex_c(kernel):
     assert r.cudaLaunchKernelExC(config, kernel, [1, 2.5])[0] in NO_GPU
     with pytest.raises(OverflowError, match="cudaLaunchKernelExC"):
         r.cudaLaunchKernelExC(config, kernel, [1 << 40, 2.5])
+
+
+def test_driver_launches_take_runtime_kernels_and_streams(kernel, fake):
+    """cuLaunchKernel and cubind.launch take the runtime's cudaFunction_t
+    (a CUfunction) and cudaStream_t; the plain values are typed by the
+    kernel through either object (a 4-byte int: 1 << 40 overflows).
+    Before: taken through int(), an unrelated runtime handle too."""
+    import cubind
+
+    f = r.cudaFunction_t(int(kernel))
+    assert cubind.launch(f, 1, 1, 3, 2.5, stream=r.cudaStream_t(0)) is None
+    assert d.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, r.cudaStream_t(0), [3, 2.5], 0)[0] == 0
+    with pytest.raises(OverflowError):
+        d.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, None, [1 << 40, 2.5], 0)
+    with pytest.raises(TypeError, match="'f'"):
+        cubind.launch(r.cudaEvent_t(1), 1, 1, 3, 2.5)
+    with pytest.raises(TypeError, match="'f'"):
+        d.cuLaunchKernel(r.cudaStream_t(1), 1, 1, 1, 1, 1, 1, 0, None, None, 0)
