@@ -163,10 +163,16 @@ static int paired_count_less(const cb_function *f, const cb_facts *facts, const 
         if (!is_count_name(p->name))
             continue;
         /* "count" counts any array; num<Name> those whose name starts with
-         * Name (allowing a plural's last letter: prefetchLocIdxs). */
+         * Name (allowing a plural's last letter: prefetchLocIdxs), after a
+         * pointer's "p" prefix (the runtime's pDependencies,
+         * numDependencies). */
         int any = strcmp(p->name, "count") == 0;
         const char *stem = any ? p->name : p->name + 3;
-        size_t len = common_prefix(stem, self->name) + 1;
+        const char *name = self->name;
+        if (!any && name[0] == 'p' && isupper((unsigned char)name[1]) &&
+            common_prefix(stem, name + 1) > common_prefix(stem, name))
+            name++;
+        size_t len = common_prefix(stem, name) + 1;
         if (!any && len < strlen(stem))
             continue;
         if (len > best_len) {
@@ -181,6 +187,17 @@ static int paired_count(const cb_function *f, const cb_facts *facts, const cb_pa
 {
     int less;
     return paired_count_less(f, facts, self, &less);
+}
+
+/* Whether p is the KERNEL of one of f's kernel-params rules. */
+static int is_kernel_of_rule(const cb_function *f, const cb_facts *facts, const cb_param *p)
+{
+    for (size_t i = 0; i < f->nparams; i++) {
+        const cb_param_facts *qf = pfacts(facts, f, &f->params[i]);
+        if (qf->on[CB_D_KERNEL_PARAMS] && qf->kernel == (int)(p - f->params))
+            return 1;
+    }
+    return 0;
 }
 
 static const char *reason(cb_model *m, const cb_param *p, const char *what)
@@ -523,6 +540,15 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
         for (const cb_param *q = f->params; q < p; q++)
             if (pfacts(facts, f, q)->on[CB_D_KERNEL_PARAMS])
                 pc->params_index = (int)(q - f->params);
+        return;
+    }
+    if (pt->kind == TY_VOID && is_kernel_of_rule(f, facts, p)) {
+        /* the kernel of a kernel-params rule as a `const void *` (the
+         * runtime's func): an address by value, which the packer types
+         * the kernel's parameters by; never a buffer */
+        pc->shape = SH_VALUE;
+        pc->elem = EK_POINTER;
+        pc->value = t;
         return;
     }
     const cb_rule *fixed = pf->on[CB_D_FIXED];

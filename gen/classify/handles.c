@@ -35,17 +35,21 @@ handle_class *handles_collect(const cb_model *m, const cb_facts *facts, size_t *
     handle_class *h = calloc(m->nhandles + m->ncallbacks + facts->nvalue_classes + 1, sizeof *h);
     if (!h)
         arena_oom();
-    for (size_t i = 0; i < m->nhandles; i++)
+    for (size_t i = 0; i < m->nhandles; i++) {
+        const cb_rule *base = facts->handles[i].on[CB_D_HANDLE_BASE];
         h[n++] = (handle_class){m->handles[i].name, CB_HANDLE_POINTER,
                                 is_kernel_handle(m, facts, i),
                                 facts->handles[i].on[CB_D_STREAM_PROTOCOL] != NULL,
-                                facts->handles[i].on[CB_D_INTERN] != NULL};
+                                facts->handles[i].on[CB_D_INTERN] != NULL,
+                                base ? base->args[1] : NULL, base ? base->args[2] : NULL};
+    }
     for (size_t i = 0; i < m->ncallbacks; i++)
-        h[n++] = (handle_class){m->callbacks[i].name, CB_HANDLE_POINTER, 0, 0, 0};
+        h[n++] = (handle_class){m->callbacks[i].name, CB_HANDLE_POINTER, 0, 0, 0, NULL, NULL};
     for (size_t i = 0; i < facts->nvalue_classes; i++) {
         const cb_typedef *td = &m->typedefs[facts->value_classes[i]];
         h[n++] = (handle_class){td->name, int_kind(td->type), 0, 0,
-                                facts->typedefs[facts->value_classes[i]].on[CB_D_INTERN] != NULL};
+                                facts->typedefs[facts->value_classes[i]].on[CB_D_INTERN] != NULL,
+                                NULL, NULL};
     }
     *count = n;
     return h;

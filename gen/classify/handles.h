@@ -32,6 +32,8 @@ typedef struct {
     int names_kernel; /* the KERNEL of a kernel-params rule: carries a layout cache */
     int stream_protocol; /* named by a stream-protocol rule: __cuda_stream__ */
     int interned;        /* named by an intern rule: one shared object per value */
+    const char *base_module; /* a handle-base rule's MODULE and CLASS, or NULL */
+    const char *base_name;
 } handle_class;
 
 /* The classes, malloc'ed (caller frees); their count in *n. */

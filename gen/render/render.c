@@ -288,6 +288,9 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     tv_set_str(p, "data_cname", cb ? f->params[pc->data_index].name : "");
     tv_set_int(p, "data_in_index", cb ? in_index_of(fc, pc->data_index) : -1);
     tv_set_str(p, "stream_cname", cb && pc->stream_index >= 0 ? f->params[pc->stream_index].name : "");
+    /* the class a stream callback's stream argument is made of (CUstream, cudaStream_t) */
+    const char *stream_handle = cb && pc->stream_index >= 0 ? fc->params[pc->stream_index].handle : NULL;
+    tv_set_str(p, "stream_handle", stream_handle ? stream_handle : "");
     tv_set_bool(p, "callback_destroy", cb && kind == CB_CALLBACK_DESTROY);
     tv_set_str(p, "object_cname", cb && pc->object_index >= 0 ? f->params[pc->object_index].name : "");
     tv_set_str(p, "trampoline", pc->trampoline ? pc->trampoline : "");
@@ -898,6 +901,9 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
         tv_set_bool(h, "names_kernel", hc[i].names_kernel);
         tv_set_bool(h, "stream_protocol", hc[i].stream_protocol);
         tv_set_bool(h, "interned", hc[i].interned);
+        tv_set_bool(h, "has_base", hc[i].base_module != NULL);
+        tv_set_str(h, "base_module", hc[i].base_module ? hc[i].base_module : "");
+        tv_set_str(h, "base_name", hc[i].base_name ? hc[i].base_name : "");
         tv_push(handles, h);
     }
     tv_set(root, "handles", handles);

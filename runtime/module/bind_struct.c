@@ -802,7 +802,7 @@ static PyObject *handles_make(cbs_struct *s, const cbs_field_def *f, PyTypeObjec
     for (size_t i = 0; i < n; i++) {
         PyObject *item = PyTuple_GET_ITEM(seq, (Py_ssize_t)i);
         unsigned long long bits;
-        if (Py_IS_TYPE(item, t)) {
+        if (cbs_handle_related(Py_TYPE(item), t)) {
             bits = cbs_handle_bits((const cbs_handle *)item);
         } else if (PyLong_CheckExact(item)) {
             if (to_integer(s, f, item, 0, (int)(8 * size), &bits) < 0) {

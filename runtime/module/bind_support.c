@@ -310,6 +310,8 @@ void cbs_buffer_error_as_type_error(const char *what, const char *want)
     reraise_as(PyExc_TypeError, "%s must be %s (%S)", what, want);
 }
 
+static int cubind_handle_class(PyTypeObject *t);
+
 int cbs_arg_buffer(PyObject *o, int writable, const char *func, const char *param,
                    Py_buffer *view, void **out)
 {
@@ -325,6 +327,14 @@ int cbs_arg_buffer(PyObject *o, int writable, const char *func, const char *para
                          param, o);
             return -1;
         }
+        return 0;
+    }
+    /* a cubind handle holding a 64-bit integer value, of any module (the
+     * driver's CUdeviceptr given to the runtime's cudaMemcpy, as
+     * cuda.bindings takes its CUdeviceptr for a void *): that address */
+    if ((cbs_is_handle(o) || cubind_handle_class(Py_TYPE(o))) &&
+        ((const cbs_handle *)o)->kind == CBS_HANDLE_U64) {
+        *out = (void *)(uintptr_t)((const cbs_handle *)o)->value.u64;
         return 0;
     }
     if (PyObject_CheckBuffer(o)) {
@@ -1098,9 +1108,15 @@ static PyObject *handle_cuda_stream(PyObject *self, PyObject *unused)
     return Py_BuildValue("(iK)", 0, cbs_handle_bits((const cbs_handle *)self));
 }
 
+static PyObject *handle_init_subclass(PyObject *cls, PyObject *args, PyObject *kwds);
+#define HANDLE_INIT_SUBCLASS                                                               \
+    {"__init_subclass__", (PyCFunction)(void (*)(void))handle_init_subclass,               \
+     METH_VARARGS | METH_KEYWORDS | METH_CLASS, "Handle classes cannot be subclassed."}
+
 static PyMethodDef handle_methods[] = {
     {"getPtr", handle_getptr, METH_NOARGS,
      "Address of the C value this object holds (for passing to C)."},
+    HANDLE_INIT_SUBCLASS,
     {NULL, NULL, 0, NULL},
 };
 
@@ -1109,6 +1125,7 @@ static PyMethodDef stream_handle_methods[] = {
      "Address of the C value this object holds (for passing to C)."},
     {"__cuda_stream__", handle_cuda_stream, METH_NOARGS,
      "__cuda_stream__() -> (0, handle): the CUDA stream protocol, version 0."},
+    HANDLE_INIT_SUBCLASS,
     {NULL, NULL, 0, NULL},
 };
 
@@ -1180,10 +1197,10 @@ static int handle_bits_from(PyObject *o, PyTypeObject *t, const char *func, cons
 
 int cbs_handle_init(PyObject *self, PyObject *args, PyObject *kwds)
 {
-    static const char *const kwlist[] = {"init_value", NULL};
-    PyObject *init = NULL;
+    static const char *const kwlist[] = {"init_value", "_ptr", NULL};
+    PyObject *init = NULL, *ptr = NULL;
     cbs_handle *h = (cbs_handle *)self;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O", (char **)kwlist, &init))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|OO", (char **)kwlist, &init, &ptr))
         return -1;
     if (h->interned) {
         PyErr_Format(PyExc_TypeError,
@@ -1193,11 +1210,29 @@ int cbs_handle_init(PyObject *self, PyObject *args, PyObject *kwds)
         return -1;
     }
     unsigned long long bits = 0;
-    if (init && init != Py_None) {
+    void *at = NULL;
+    if (ptr && ptr != Py_None && cbs_arg_address(ptr, cbs_short_name(Py_TYPE(self)), "_ptr", &at) < 0)
+        return -1;
+    if (at) {
+        /* cuda.bindings' _ptr: the address of a C value of the class's
+         * type (a ctypes function pointer's, a mapped buffer's), read
+         * once: cubind's handles hold their value, they are no view */
+        if (init && init != Py_None) {
+            PyErr_Format(PyExc_TypeError, "%s(): give init_value or _ptr, not both",
+                         cbs_short_name(Py_TYPE(self)));
+            return -1;
+        }
+        switch (h->kind) {
+        case CBS_HANDLE_POINTER: { void *v; memcpy(&v, at, sizeof v); bits = (uintptr_t)v; break; }
+        case CBS_HANDLE_I32: { int v; memcpy(&v, at, sizeof v); bits = (unsigned long long)(long long)v; break; }
+        case CBS_HANDLE_U32: { unsigned v; memcpy(&v, at, sizeof v); bits = v; break; }
+        default: memcpy(&bits, at, sizeof bits); break;
+        }
+    } else if (init && init != Py_None) {
         PyTypeObject *it = Py_TYPE(init);
-        if (it == Py_TYPE(self)) {
+        if (cbs_handle_related(it, Py_TYPE(self))) {
             bits = cbs_handle_bits((const cbs_handle *)init);
-        } else if (cbs_is_handle(init)) {
+        } else if (cbs_is_handle(init) || (!PyLong_Check(init) && cubind_handle_class(it))) {
             PyErr_Format(PyExc_TypeError, "%s(): init_value must be %s or int, not %.100s",
                          cbs_short_name(Py_TYPE(self)), cbs_short_name(Py_TYPE(self)), it->tp_name);
             return -1;
@@ -1236,9 +1271,13 @@ static Py_hash_t handle_hash(PyObject *self)
     return hash;
 }
 
+/* a is an instance of a handle class (the slot's own, or derived from it);
+ * b compares by value when its class is a's, derived from a's, or a's
+ * handle base (cubind.driver's CUstream and cubind.runtime's cudaStream_t,
+ * as cuda.bindings' classes compare). */
 static PyObject *handle_richcompare(PyObject *a, PyObject *b, int op)
 {
-    if ((op != Py_EQ && op != Py_NE) || Py_TYPE(a) != Py_TYPE(b))
+    if ((op != Py_EQ && op != Py_NE) || !cbs_handle_related(Py_TYPE(b), Py_TYPE(a)))
         Py_RETURN_NOTIMPLEMENTED;
     int eq = cbs_handle_bits((const cbs_handle *)a) == cbs_handle_bits((const cbs_handle *)b);
     return PyBool_FromLong(op == Py_EQ ? eq : !eq);
@@ -1263,7 +1302,9 @@ static PyObject *handle_new_kind(PyTypeObject *type, cbs_handle_kind kind)
     h->value.u64 = 0;
     h->kind = (unsigned char)kind;
     h->interned = 0;
-    if (type->tp_dealloc == cbs_kernel_handle_dealloc)
+    /* a kernel handle class's, or a class derived from another module's
+     * kernel handle class (handle-base: its deallocator frees the slot) */
+    if ((size_t)type->tp_basicsize >= sizeof(cbs_kernel_handle))
         atomic_init(&((cbs_kernel_handle *)h)->layout, NULL);
     return (PyObject *)h;
 }
@@ -1300,8 +1341,20 @@ static int kind_of_type(PyTypeObject *t)
     return -1;
 }
 
+/* __init_subclass__ of every handle class: Python code cannot derive from
+ * one (a class statement calls it; PyType_FromSpec, by which another
+ * cubind module derives its handle-base classes, does not). */
+static PyObject *handle_init_subclass(PyObject *cls, PyObject *args, PyObject *kwds)
+{
+    (void)args;
+    (void)kwds;
+    PyErr_Format(PyExc_TypeError, "cubind's handle classes cannot be subclassed (%s)",
+                 cbs_short_name((PyTypeObject *)cls));
+    return NULL;
+}
+
 PyTypeObject *cbs_handle_type_create(PyObject *module, const char *qualname, cbs_handle_kind kind,
-                                     unsigned flags, const char *doc)
+                                     unsigned flags, PyTypeObject *base, const char *doc)
 {
     int names_kernel = (flags & CBS_HANDLE_CLASS_KERNEL) != 0;
     static newfunc const news[] = {handle_new_pointer, handle_new_i32, handle_new_u32,
@@ -1322,9 +1375,24 @@ PyTypeObject *cbs_handle_type_create(PyObject *module, const char *qualname, cbs
         {0, NULL},
     };
     size_t size = names_kernel ? sizeof(cbs_kernel_handle) : sizeof(cbs_handle);
-    PyType_Spec spec = {qualname, (int)size, 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    if (base) {
+        /* another module's handle class (handle-base): the same object
+         * layout, a kernel handle's when the base's is (its deallocator,
+         * inherited where this class has none, frees the layout slot) */
+        size_t bsize = (size_t)base->tp_basicsize;
+        if ((bsize != sizeof(cbs_handle) && bsize != sizeof(cbs_kernel_handle)) ||
+            !base->tp_as_number || !base->tp_as_number->nb_index) {
+            PyErr_Format(PyExc_TypeError, "%s: base class %.100s is not a cubind handle class",
+                         qualname, base->tp_name);
+            return NULL;
+        }
+        if (bsize > size)
+            size = bsize;
+    }
+    PyType_Spec spec = {qualname, (int)size, 0,
+                        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_BASETYPE,
                         names_kernel ? slots : slots + 1};
-    PyTypeObject *t = (PyTypeObject *)PyType_FromModuleAndSpec(module, &spec, NULL);
+    PyTypeObject *t = (PyTypeObject *)PyType_FromModuleAndSpec(module, &spec, (PyObject *)base);
     if (!t)
         return NULL;
     if (PyModule_AddObjectRef(module, cbs_short_name(t), (PyObject *)t) < 0) {
@@ -1332,6 +1400,20 @@ PyTypeObject *cbs_handle_type_create(PyObject *module, const char *qualname, cbs
         return NULL;
     }
     return t;
+}
+
+PyTypeObject *cbs_import_class(const char *module, const char *name)
+{
+    PyObject *m = PyImport_ImportModule(module);
+    if (!m)
+        return NULL;
+    PyObject *c = PyObject_GetAttrString(m, name);
+    Py_DECREF(m);
+    if (c && !PyType_Check(c)) {
+        PyErr_Format(PyExc_TypeError, "%s.%s is not a class", module, name);
+        Py_CLEAR(c);
+    }
+    return (PyTypeObject *)c;
 }
 
 PyObject *cbs_handle_new(PyTypeObject *t, unsigned long long bits)
@@ -1379,6 +1461,42 @@ int cbs_is_foreign_handle(PyTypeObject *t)
            (t->tp_as_number && (t->tp_as_number->nb_int || t->tp_as_number->nb_index));
 }
 
+/* The class handle class t derives from (a handle-base rule: cubind.runtime's
+ * cudaStream_t from cubind.driver's CUstream), or NULL. */
+static PyTypeObject *handle_base(PyTypeObject *t)
+{
+    return t->tp_base && t->tp_base != &PyBaseObject_Type ? t->tp_base : NULL;
+}
+
+int cbs_handle_related(PyTypeObject *ot, PyTypeObject *t)
+{
+    return ot == t || PyType_IsSubtype(ot, t) || (ot == handle_base(t));
+}
+
+/* Whether class ot is cuda.bindings.driver's twin of t or of t's base, or
+ * derives from one (cuda.bindings.runtime's cudaStream_t derives from
+ * cuda.bindings.driver's CUstream): its objects are read through int(). */
+static int foreign_related(PyTypeObject *ot, PyTypeObject *t)
+{
+    PyTypeObject *base = handle_base(t);
+    PyObject *mro = ot->tp_mro;
+    Py_ssize_t n = mro && PyTuple_Check(mro) ? PyTuple_GET_SIZE(mro) : 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyTypeObject *c = (PyTypeObject *)PyTuple_GET_ITEM(mro, i);
+        if (cbs_is_foreign_twin(c, t) || (base && cbs_is_foreign_twin(c, base)))
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether class t is a handle class of any cubind module (this one's
+ * cbs_is_handle tells only its own). Never raises. */
+static int cubind_handle_class(PyTypeObject *t)
+{
+    return (t->tp_flags & Py_TPFLAGS_HEAPTYPE) && strncmp(t->tp_name, "cubind.", 7) == 0 &&
+           t->tp_as_number && t->tp_as_number->nb_index && !PyType_IsSubtype(t, &PyLong_Type);
+}
+
 PyObject *cbs_native_handle(PyObject *module, PyObject *obj)
 {
     PyTypeObject *t = Py_TYPE(obj);
@@ -1408,11 +1526,11 @@ int cbs_arg_handle_ref(PyObject *o, PyTypeObject *t, const char *func, const cha
         *ptr = NULL;
         return 0;
     }
-    if (Py_IS_TYPE(o, t)) {
+    if (cbs_handle_related(Py_TYPE(o), t)) {
         *ptr = &((cbs_handle *)o)->value;
         return 0;
     }
-    if (cbs_is_foreign_twin(Py_TYPE(o), t)) {
+    if (foreign_related(Py_TYPE(o), t)) {
         PyObject *addr = PyObject_CallMethod(o, "getPtr", NULL);
         if (!addr)
             return -1;
@@ -1421,8 +1539,10 @@ int cbs_arg_handle_ref(PyObject *o, PyTypeObject *t, const char *func, const cha
         if (*ptr || PyErr_Occurred())
             return *ptr ? 0 : -1;
     }
-    PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s or None, not %.100s", func, param,
-                 cbs_short_name(t), Py_TYPE(o)->tp_name);
+    PyTypeObject *base = handle_base(t);
+    PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s%s%s or None, not %.100s", func,
+                 param, cbs_short_name(t), base ? ", " : "", base ? cbs_short_name(base) : "",
+                 Py_TYPE(o)->tp_name);
     return -1;
 }
 
@@ -1434,13 +1554,16 @@ static int arg_handle(PyObject *o, PyTypeObject *t, PyTypeObject *also, const ch
         return 0;
     }
     PyTypeObject *ot = Py_TYPE(o);
-    if (ot == t || (also && ot == also)) {
+    /* an instance of t or also, of a class derived from one, or of t's
+     * base (handle-base: the other cubind module's class of the same C
+     * type): the same object layout */
+    if (cbs_handle_related(ot, t) || (also && cbs_handle_related(ot, also))) {
         *bits = cbs_handle_bits((const cbs_handle *)o);
         return 0;
     }
     /* cuda.bindings' handle object of this class (or of the cast class):
      * its value through int(), as cuda.bindings reads its own. */
-    if (!PyLong_Check(o) && (cbs_is_foreign_twin(ot, t) || (also && cbs_is_foreign_twin(ot, also)))) {
+    if (!PyLong_Check(o) && (foreign_related(ot, t) || (also && foreign_related(ot, also)))) {
         PyObject *n = PyNumber_Long(o);
         if (!n)
             return -1;
@@ -1450,10 +1573,14 @@ static int arg_handle(PyObject *o, PyTypeObject *t, PyTypeObject *also, const ch
         return rc;
     }
     /* Any int is a handle's value, int subclasses (enum members) included,
-     * as cuda.bindings takes them; a handle of another class is refused. */
-    if (cbs_is_handle(o) || (!PyLong_Check(o) && cbs_is_foreign_handle(ot))) {
-        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s%s%s, int%s or None, not %.100s",
-                     func, param, cbs_short_name(t), also ? ", " : "",
+     * as cuda.bindings takes them; a handle of another class, of this
+     * module, another cubind module or cuda.bindings.driver, is refused. */
+    if (cbs_is_handle(o) ||
+        (!PyLong_Check(o) && (cubind_handle_class(ot) || cbs_is_foreign_handle(ot)))) {
+        PyTypeObject *base = handle_base(t);
+        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s%s%s%s%s, int%s or None, not %.100s",
+                     func, param, cbs_short_name(t), base ? ", " : "",
+                     base ? cbs_short_name(base) : "", also ? ", " : "",
                      also ? cbs_short_name(also) : "",
                      is_stream_class(t) ? ", an object with __cuda_stream__" : "", ot->tp_name);
         return -1;

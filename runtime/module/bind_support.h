@@ -348,7 +348,8 @@ typedef struct {
 } cbs_kernel_handle;
 
 /* The deallocator of kernel handle classes (frees `layout`); also how the
- * packer recognises one (handle classes cannot be subclassed). */
+ * packer recognises one: this module's kernel handle classes, and another
+ * module's classes derived from them (handle-base), which inherit it. */
 void cbs_kernel_handle_dealloc(PyObject *o);
 
 /* o's layout slot when o is a kernel handle, else NULL. */
@@ -372,13 +373,27 @@ enum cbs_handle_class_flags {
 };
 
 /* Creates the class `qualname` with docstring `doc` (both of static
- * storage) and adds it to module. */
+ * storage) and adds it to module. base: NULL, or another cubind module's
+ * handle class of the same C type that the class derives from (a
+ * handle-base rule: cubind.runtime's cudaStream_t from cubind.driver's
+ * CUstream, as cuda.bindings' classes derive); TypeError when base is not
+ * a cubind handle class. Python code cannot derive from a handle class
+ * (__init_subclass__ refuses). */
 PyTypeObject *cbs_handle_type_create(PyObject *module, const char *qualname, cbs_handle_kind kind,
-                                     unsigned flags, const char *doc);
+                                     unsigned flags, PyTypeObject *base, const char *doc);
+/* New reference to the class `name` of module `module` (imported); an
+ * exception when it is not there or not a class. */
+PyTypeObject *cbs_import_class(const char *module, const char *name);
+/* 1 when an object of class ot holds a value of handle class t: ot is t,
+ * a class derived from t (another module's, by a handle-base rule), or t's
+ * own base; such an object has cbs_handle's layout. Never raises. */
+int cbs_handle_related(PyTypeObject *ot, PyTypeObject *t);
 /* New handle object of type t holding bits (the C value, zero-extended). */
 PyObject *cbs_handle_new(PyTypeObject *t, unsigned long long bits);
-/* The __init__ of every handle class (and of nothing else): how a handle
- * object is recognised. Handle classes cannot be subclassed. */
+/* The __init__ of every handle class of this module (and of nothing else):
+ * how its handle objects are recognised. Python code cannot subclass them;
+ * another cubind module's classes derived by handle-base rules have their
+ * own (cbs_handle_related tells those). */
 int cbs_handle_init(PyObject *self, PyObject *args, PyObject *kwds);
 /* 1 when o is a cubind handle of any class, else 0. One compare; never
  * raises. */
@@ -463,9 +478,11 @@ int cbs_is_foreign_handle(PyTypeObject *t);
  * TypeError "Unknown type: <class ...>" as cuda.bindings.utils does. */
 PyObject *cbs_native_handle(PyObject *module, PyObject *obj);
 
-/* Accepts None (0), an instance of t, any int (int subclasses such as
+/* Accepts None (0), an instance of t (or of a class cbs_handle_related
+ * relates to t), any int (int subclasses such as
  * enum members included) in the C type's range, cuda.bindings' handle of
- * the same class name (read through int()),
+ * the same class name or of t's base's name, or derived from one (read
+ * through int()),
  * and for a stream class an object implementing the CUDA stream protocol;
  * an instance of another handle class is a TypeError. Inline: an instance
  * of exactly t without a call. */

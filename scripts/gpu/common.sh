@@ -36,6 +36,29 @@ gpu_build_bindings() {
     ./configure --no-generator --no-install --python "$py" && ninja bindings
 }
 
+# gpu_upstream_prepare SRC FILE: for the suites running cuda-python's own
+# tests: exits 2 unless SRC holds FILE; builds the bindings unless
+# build/python holds them; sets $work, a scratch directory removed at exit,
+# holding SRC's test files (never edited), their conftest.py files replaced
+# by tests/gpu/upstream_conftest.py (which redirects the modules named by
+# CUBIND_UPSTREAM_MODULES, default driver) and the helpers they import by
+# cubind's stand-ins (tests/gpu/upstream_*.py).
+gpu_upstream_prepare() {
+    [ -f "$1/$2" ] || { echo "no $2 in $1" >&2; exit 2; }
+    [ -d build/python/cubind ] || gpu_build_bindings || exit 1
+    work=$(mktemp -d)
+    trap 'rm -rf "$work"' EXIT
+    cp -R "$1"/. "$work"/
+    rm -f "$work/conftest.py" "$work/legacy_api/conftest.py" "$work/pytest.ini"
+    cp tests/gpu/upstream_conftest.py "$work/conftest.py"
+    cp tests/gpu/redirect_bindings.py "$work/"
+    rm -rf "$work/cuda_python_test_helpers"
+    mkdir -p "$work/cuda_python_test_helpers"
+    cp tests/gpu/upstream_helpers.py "$work/cuda_python_test_helpers/__init__.py"
+    cp tests/gpu/upstream_managed_memory.py "$work/cuda_python_test_helpers/managed_memory.py"
+    cp tests/gpu/upstream_mempool.py "$work/cuda_python_test_helpers/mempool.py"
+}
+
 # gpu_upstream_pytest WORK TAG FILES...: cuda-python's test FILES, copied
 # into the scratch directory WORK beside a conftest.py that redirects the
 # module under test by CUBIND_UPSTREAM_IMPL, run on cuda.bindings and then

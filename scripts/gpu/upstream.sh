@@ -6,22 +6,13 @@
 # cuda.bindings.driver and against cubind.driver (the module redirected by
 # tests/gpu/upstream_conftest.py), then a summary: which tests pass on each
 # and every test that passes on cuda.bindings but not on cubind.
+# cuda.bindings.runtime stays NVIDIA's here; `upstream-runtime` redirects both.
 # Builds the bindings first unless build/python holds them.
 # Logs and JUnit XML go to $OUT (upstream.log, upstream-*.xml).
 set -u
 src=${1:?usage: scripts/gpu-run upstream DIR (the upstream test files)}
 . "$(dirname "$0")/common.sh"
-[ -f "$src/test_cuda.py" ] || { echo "no test_cuda.py in $src" >&2; exit 2; }
-[ -d build/python/cubind ] || gpu_build_bindings || exit 1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cp -R "$src"/. "$work"/
-rm -f "$work/conftest.py" "$work/legacy_api/conftest.py" "$work/pytest.ini"
-cp tests/gpu/upstream_conftest.py "$work/conftest.py"
-cp tests/gpu/redirect_bindings.py "$work/"
-mkdir -p "$work/cuda_python_test_helpers"
-: > "$work/cuda_python_test_helpers/__init__.py"
-cp tests/gpu/upstream_managed_memory.py "$work/cuda_python_test_helpers/managed_memory.py"
+gpu_upstream_prepare "$src" test_cuda.py
 files="test_cuda.py"
 [ -f "$work/legacy_api/test_legacy_kernelParams.py" ] && files="$files legacy_api/test_legacy_kernelParams.py"
 {

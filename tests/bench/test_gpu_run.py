@@ -16,8 +16,8 @@ SUITE_DIR = os.path.join(ROOT, "scripts", "gpu")
 # Scripts under scripts/gpu/ that are not suites: the shared setup, and the
 # helper the releases and all suites call.
 NOT_SUITES = {"common.sh", "build-release.sh"}
-SUITES = ["tests", "examples", "nvrtc", "nvcc-forms", "releases", "wheel", "upstream", "clients", "bench",
-          "ft-threads", "process-probe", "all"]
+SUITES = ["tests", "examples", "nvrtc", "nvcc-forms", "releases", "wheel", "upstream",
+          "upstream-runtime", "clients", "bench", "ft-threads", "process-probe", "all"]
 
 
 def gpu_run(*args):

@@ -192,3 +192,168 @@ def test_driver_and_runtime_share_streams_and_memory():
         ok(rt.cudaFree(dptr))
         ok(rt.cudaStreamDestroy(rstream))
         assert d.cuStreamDestroy(dstream)[0] == 0
+
+
+@pytest.mark.skipif(not CUBIND, reason="cubind.driver with cubind.runtime")
+def test_one_set_of_handles_with_the_driver():
+    """Issue 45 item 4: each module's handles given to the other's
+    functions, results of the calling module's class, equal across."""
+    import cubind.driver as d
+
+    assert d.cuInit(0)[0] == 0
+    ok(rt.cudaSetDevice(0))
+    ok(rt.cudaFree(0))
+    err, graph = d.cuGraphCreate(0)
+    assert err == 0
+    node = ok(rt.cudaGraphAddEmptyNode(graph, [], 0))
+    assert type(node) is rt.cudaGraphNode_t and isinstance(node, d.CUgraphNode)
+    err, node2 = d.cuGraphAddEmptyNode(graph, [node], 1)
+    assert err == 0 and type(node2) is d.CUgraphNode
+    err, nodes, n = d.cuGraphGetNodes(graph, 2)
+    assert err == 0 and n == 2 and set(map(int, nodes)) == {int(node), int(node2)}
+    assert node2 in [rt.cudaGraphNode_t(int(node2))]
+    gexec = ok(rt.cudaGraphInstantiate(graph, 0))
+    assert d.cuGraphExecDestroy(gexec)[0] == 0
+    ok(rt.cudaGraphDestroy(graph))
+    event = ok(rt.cudaEventCreate())
+    assert d.cuEventDestroy(event)[0] == 0
+
+
+def _wait(done, what):
+    """Waits up to 10 s for done() (callbacks run on the driver's thread)."""
+    import time
+
+    deadline = time.monotonic() + 10
+    while not done() and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert done(), what
+
+
+@pytest.mark.skipif(not CUBIND, reason="cubind's Python callables")
+def test_callbacks_take_python_callables():
+    """Issue 45 item 5: cudaLaunchHostFunc, cudaStreamAddCallback and
+    cudaUserObjectCreate run Python callables, as cubind.driver's do."""
+    ok(rt.cudaSetDevice(0))
+    stream = ok(rt.cudaStreamCreate())
+    seen = []
+    try:
+        ok(rt.cudaLaunchHostFunc(stream, lambda data: seen.append(("host", data)), "h"))
+        ok(rt.cudaStreamAddCallback(stream, lambda s, status, data: seen.append(
+            ("stream", type(s).__name__, int(s) == int(stream), status, data)), "s", 0))
+        ok(rt.cudaStreamSynchronize(stream))
+        _wait(lambda: len(seen) == 2, seen)
+        assert seen[0] == ("host", "h")
+        assert seen[1] == ("stream", "cudaStream_t", True, E.cudaSuccess, "s")
+        destroyed = []
+        obj = ok(rt.cudaUserObjectCreate(destroyed, lambda data: data.append(1), 1,
+                                         rt.cudaUserObjectFlags.cudaUserObjectNoDestructorSync))
+        ok(rt.cudaUserObjectRelease(obj, 1))
+        _wait(lambda: destroyed, "the user object's destructor")
+    finally:
+        ok(rt.cudaStreamDestroy(stream))
+
+
+def test_ctypes_function_pointer_in_a_handle():
+    """cuda-python's test_cudart_func_callback's form: a ctypes function's
+    address read through the class's _ptr."""
+    import ctypes
+
+    ok(rt.cudaSetDevice(0))
+    seen = []
+    proto = ctypes.PYFUNCTYPE(None, ctypes.c_void_p)
+    c_fn = proto(lambda data: seen.append(data))
+    fn = rt.cudaHostFn_t(_ptr=ctypes.addressof(c_fn))
+    stream = ok(rt.cudaStreamCreate())
+    try:
+        ok(rt.cudaLaunchHostFunc(stream, fn, 1234))
+        ok(rt.cudaStreamSynchronize(stream))
+        _wait(lambda: seen, "the ctypes host function")
+        assert seen == [1234]
+    finally:
+        ok(rt.cudaStreamDestroy(stream))
+
+
+@pytest.mark.skipif(not CUBIND, reason="cubind's registry")
+def test_host_node_function_lives_with_its_graph():
+    """A host node's ctypes function, given in a cudaHostNodeParams that is
+    dropped, runs on each launch: the registry keeps the struct (and the
+    function it holds) with the graph (the runtime's registry rules)."""
+    import ctypes
+
+    ok(rt.cudaSetDevice(0))
+    seen = []
+    c_fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(lambda data: seen.append(data))
+    graph = ok(rt.cudaGraphCreate(0))
+    params = rt.cudaHostNodeParams()
+    params.fn = c_fn
+    params.userData = 77
+    ok(rt.cudaGraphAddHostNode(graph, [], 0, params))
+    del params, c_fn
+    import gc
+
+    gc.collect()
+    gexec = ok(rt.cudaGraphInstantiate(graph, 0))
+    stream = ok(rt.cudaStreamCreate())
+    try:
+        for _ in range(2):
+            ok(rt.cudaGraphLaunch(gexec, stream))
+        ok(rt.cudaStreamSynchronize(stream))
+        _wait(lambda: len(seen) == 2, seen)
+        assert seen == [77, 77]
+    finally:
+        ok(rt.cudaGraphExecDestroy(gexec))
+        ok(rt.cudaGraphDestroy(graph))
+        ok(rt.cudaStreamDestroy(stream))
+
+
+@pytest.mark.skipif(not CUBIND, reason="cubind.runtime's typed packer")
+def test_cuda_launch_kernel_packs_as_cu_launch_kernel(load_module):
+    """cudaLaunchKernel's args in cuLaunchKernel's forms, the kernel a
+    cubind.driver CUfunction or its address, plain values typed by the
+    kernel's parameters; streams of either module."""
+    import ctypes
+    import struct
+
+    import cubind.driver as d
+
+    mod = load_module("packer_kernels")
+    f = d.cuModuleGetFunction(mod, b"echo_i32_f32_ptr")[1]
+    one = rt.dim3(x=1, y=1, z=1)
+    o = ok(rt.cudaMalloc(24))
+    want = [(-7) & 0xFFFFFFFF, struct.unpack("<I", struct.pack("<f", 1.5))[0], int(o)]
+    try:
+        for func in (f, int(f)):
+            for args, stream in (([-7, 1.5, o], d.CUstream(0)),
+                                 (((-7, 1.5, int(o)), (ctypes.c_int, ctypes.c_float, ctypes.c_void_p)),
+                                  rt.cudaStream_t(0))):
+                ok(rt.cudaMemset(o, 0, 24))
+                ok(rt.cudaLaunchKernel(func, one, one, args, 0, stream))
+                ok(rt.cudaDeviceSynchronize())
+                back = bytearray(24)
+                ok(rt.cudaMemcpy(back, o, 24, K.cudaMemcpyDeviceToHost))
+                assert list(struct.unpack("<3Q", bytes(back))) == want, (func, args)
+    finally:
+        ok(rt.cudaFree(o))
+
+
+@pytest.mark.skipif(not CUBIND, reason="cubind.driver beside cubind.runtime")
+def test_driver_entry_points_are_the_drivers():
+    """cudaGetDriverEntryPoint(ByVersion) answers an int address, as
+    cubind.driver's cuGetProcAddress does: the same function, callable
+    through ctypes."""
+    import ctypes
+
+    import cubind.driver as d
+
+    assert d.cuInit(0)[0] == 0
+    version = ok(rt.cudaDriverGetVersion())
+    flags = rt.cudaGetDriverEntryPointFlags.cudaEnableDefault
+    addr, status = ok(rt.cudaGetDriverEntryPointByVersion(b"cuDriverGetVersion", version, flags))
+    assert status == rt.cudaDriverEntryPointQueryResult.cudaDriverEntryPointSuccess
+    err, daddr, dstatus = d.cuGetProcAddress(b"cuDriverGetVersion", version, 0)
+    assert err == 0 and type(addr) is type(daddr) and addr == daddr
+    fn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int))(addr)
+    out = ctypes.c_int()
+    assert fn(ctypes.byref(out)) == 0 and out.value == version
+    addr2, _ = ok(rt.cudaGetDriverEntryPoint("cuDriverGetVersion", flags))
+    assert addr2 == addr

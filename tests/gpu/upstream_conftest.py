@@ -3,14 +3,16 @@
 upstream copies this file, as conftest.py, next to them; the tests
 themselves are NVIDIA's, kept outside the repository and never edited).
 
-CUBIND_UPSTREAM_IMPL=cubind redirects `cuda.bindings.driver` to
-`cubind.driver`: the module object in sys.modules and the `driver` attribute
-of the `cuda.bindings` package (what `import cuda.bindings.driver as cuda`
-and `from cuda.bindings import driver` read). cuda.bindings.runtime and
-nvrtc are imported first, from cuda.bindings itself, so that they keep the
-driver module they were built against (tests/gpu/redirect_bindings.py,
-copied beside this file, does both). Any other value runs the tests on
-cuda.bindings unchanged.
+CUBIND_UPSTREAM_IMPL=cubind redirects each module CUBIND_UPSTREAM_MODULES
+names (comma-separated; default "driver"; `scripts/gpu-run upstream-runtime`
+gives "driver,runtime"): `cuda.bindings.driver` to `cubind.driver`, the
+module object in sys.modules and the `driver` attribute of the
+`cuda.bindings` package (what `import cuda.bindings.driver as cuda` and
+`from cuda.bindings import driver` read). cuda.bindings' runtime and nvrtc,
+where not redirected, are imported first, from cuda.bindings itself, so
+that they keep the driver module they were built against
+(tests/gpu/redirect_bindings.py, copied beside this file, does both). Any
+other value runs the tests on cuda.bindings unchanged.
 
 Fixtures with the upstream conftest's names and meaning: cuda_driver
 (cuInit), device (device 0), ctx (a context created for the test module,
@@ -22,14 +24,20 @@ import pytest
 
 from redirect_bindings import redirect
 
+MODULES = [m for m in os.environ.get("CUBIND_UPSTREAM_MODULES", "driver").split(",") if m]
+
 if os.environ.get("CUBIND_UPSTREAM_IMPL") == "cubind":
-    redirect(["driver"], keep=["cuda.bindings.nvrtc", "cuda.bindings.runtime"])
+    redirect(MODULES, keep=["cuda.bindings." + m for m in ("nvrtc", "runtime") if m not in MODULES])
 
 import cuda.bindings.driver as cuda  # noqa: E402  (after the redirect)
 
 
 def pytest_report_header(config):
-    return "driver module under test: %s (%s)" % (cuda.__name__, getattr(cuda, "__file__", "?"))
+    import importlib
+
+    return ["%s module under test: %s (%s)" % (
+        m, mod.__name__, getattr(mod, "__file__", "?"))
+        for m, mod in ((m, importlib.import_module("cuda.bindings." + m)) for m in MODULES)]
 
 
 @pytest.fixture(scope="module")
