@@ -114,7 +114,7 @@
 #include "bind_kernel_code.h"
 #include "bind_kernel_types.h"
 #include "bind_layout.h"
-#include "bind_struct.h"
+#include "bind_record.h"
 #include "cubind_compat.h"
 #include "rt_alloc.h"
 
