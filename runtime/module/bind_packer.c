@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * bind_packer.c — the kernel parameter packer (see bind_packer.h).
+ * bind_packer.c — the kernel parameter packer (see bind_packer.h): the
+ * forms of kernelParams and extra, the kernels' layouts, the packed
+ * storage; a plain value's bytes come from bind_convert.h's converters.
  *
  * Conversions
  * -----------
@@ -22,7 +24,7 @@
  *   c_void_p        an int 0..2^64-1, a c_void_p, or an object with getPtr()
  *                   whose result is stored (cuda.bindings' semantics: the
  *                   address of the object's storage); else what a pointer
- *                   takes in the typed paths (pointer_of: a device array,
+ *                   takes in the typed paths (cbs_pointer_of: a device array,
  *                   DLPack, an object whose handle is one)
  *   None            an object with getPtr() (a handle, a struct of the
  *                   bindings, cuda.bindings' objects): params[i] = getPtr()
@@ -43,8 +45,8 @@
  *
  * Plain values: parameter i has (offset_i, size_i) from cuFuncGetParamInfo;
  * all values go into one buffer at those offsets. Each value is converted
- * by the converter of its parameter's kind (the table `converters`, under
- * "converters" below; docs/ARCHITECTURE.md shows it): the kind comes from
+ * by the converter of its parameter's kind (the table CBS_CONVERTERS of
+ * bind_convert.h; docs/ARCHITECTURE.md shows it): the kind comes from
  * argtypes=, else from the layout, which types the parameters from the
  * kernel's mangled name or its module's PTX (bind_kernel_types.h;
  * docs/kernel-arguments.md has the table), else is CBS_KT_UNKNOWN, whose
@@ -76,9 +78,9 @@
  *   DLPack, cuda.core Buffer (size_i 8) -> the device address
  * A wrong count, a size no rule covers, or a value out of range raises
  * before anything is launched, naming the parameter. Every error of the
- * packer is raised by arg_error. Each converter opens with its fast part
+ * packer is raised by cbs_arg_error. Each converter opens with its fast part
  * (inline, no call: the values nearly every launch passes), which the
- * packing loop tries before calling the converter (convert_fast: one jump
+ * packing loop tries before calling the converter (cbs_convert_fast: one jump
  * on the kind); both write the same bytes for any value the fast part
  * takes.
  *
@@ -111,10 +113,11 @@
  * cuFuncGetParamInfo per launch cost about as much as the rest of packing.
  */
 #include "bind_packer.h"
+#include "bind_convert.h"
 #include "bind_kernel_code.h"
 #include "bind_kernel_types.h"
 #include "bind_layout.h"
-#include "bind_record.h"
+#include "bind_struct.h" /* cbs_tables */
 #include "cubind_compat.h"
 #include "rt_alloc.h"
 
@@ -122,87 +125,10 @@
 #include <float.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <string.h>
 #include <wchar.h>
 
 typedef CUresult (*param_info_fn)(CUfunction, size_t, size_t *, size_t *);
-
-/* ---- errors --------------------------------------------------------------- */
-
-/* Which argument a message names: the function ("cuLaunchKernel()"),
- * what the argument is ("kernel parameter", "extra item", "kernelParams",
- * "argtypes item"), its index (-1: the argument as a whole) and, for a
- * kernel parameter of known type, the kernel's name and that type. */
-typedef struct {
-    const char *fname;
-    const char *what;
-    Py_ssize_t index;
-    const char *kernel;     /* NULL: the type is not known (by size) */
-    cbs_ktype type;         /* the declared type, when kernel is set */
-    size_t size;            /* the parameter's size, for the type's name */
-} arg_ref;
-
-#define AT(fname, what, index) (&(arg_ref){(fname), (what), (index), NULL, 0, 0})
-
-/* The packer's one way to raise: `exc` with the message
- * "FNAME: WHAT INDEX: ['KERNEL' declares TYPE: ]TEXT", TEXT from fmt.
- * fmt NULL re-raises the pending exception so (for exceptions from user
- * code or ctypes), TEXT its str and the original kept as __cause__;
- * an OverflowError stays an OverflowError, a MemoryError is left as it is.
- * Returns -1. */
-static int arg_error(PyObject *exc, const arg_ref *a, const char *fmt, ...)
-{
-    PyObject *orig = NULL, *msg;
-    if (fmt) {
-        va_list ap;
-        va_start(ap, fmt);
-        msg = PyUnicode_FromFormatV(fmt, ap);
-        va_end(ap);
-    } else {
-        orig = cbs_take_exception();
-        if (orig && PyErr_GivenExceptionMatches(orig, PyExc_MemoryError)) {
-            cbs_raise_exception(orig);
-            return -1;
-        }
-        if (orig && PyErr_GivenExceptionMatches(orig, PyExc_OverflowError))
-            exc = PyExc_OverflowError;
-        msg = orig ? PyObject_Str(orig) : PyUnicode_FromString("conversion failed");
-    }
-    if (!msg) {
-        Py_XDECREF(orig);
-        return -1;
-    }
-    char type[64] = "";
-    if (a->kernel) {
-        char name[48];
-        cbs_kt_name(a->type, a->size, name, sizeof name);
-        snprintf(type, sizeof type, "%s: ", name);
-    }
-    const char *kq = a->kernel ? "'" : "";
-    const char *kd = a->kernel ? "' declares " : "";
-    const char *kn = a->kernel ? (a->kernel[0] ? a->kernel : "the kernel") : "";
-    if (a->index >= 0)
-        PyErr_Format(exc, "%s: %s %zd: %s%.200s%s%s%U", a->fname, a->what, a->index, kq, kn, kd,
-                     type, msg);
-    else
-        PyErr_Format(exc, "%s: %s: %s%.200s%s%s%U", a->fname, a->what, kq, kn, kd, type, msg);
-    Py_DECREF(msg);
-    if (orig) {
-        PyObject *mine = cbs_take_exception();
-        if (!mine) {
-            Py_DECREF(orig);
-            return -1;
-        }
-        PyException_SetCause(mine, orig);
-        cbs_raise_exception(mine);
-    }
-    return -1;
-}
-
-/* A value a typed parameter refuses: TEXT then the value's type and repr. */
-#define REFUSE(exc, a, text, v) \
-    arg_error((exc), (a), text " %.100s (%.80R)", Py_TYPE(v)->tp_name, (v))
 
 /* ---- storage -------------------------------------------------------------- */
 
@@ -392,1057 +318,6 @@ static PyObject *snapshot(PyObject *seq)
     return PyList_AsTuple(seq);
 }
 
-/* ---- scalar writers ------------------------------------------------------- */
-
-static void store_bits(unsigned char *dst, size_t size, unsigned long long bits)
-{
-    switch (size) {
-    case 1: { uint8_t v = (uint8_t)bits; memcpy(dst, &v, 1); break; }
-    case 2: { uint16_t v = (uint16_t)bits; memcpy(dst, &v, 2); break; }
-    case 4: { uint32_t v = (uint32_t)bits; memcpy(dst, &v, 4); break; }
-    default: { uint64_t v = (uint64_t)bits; memcpy(dst, &v, 8); break; }
-    }
-}
-
-/* ll in [min, umax] (min <= 0). */
-static int signed_fits(long long ll, long long min, unsigned long long umax)
-{
-    return ll >= min && (ll <= 0 || (unsigned long long)ll <= umax);
-}
-
-/* int_bits' general path: any int object, the range error named. */
-static int int_bits_slow(PyObject *v, long long min, unsigned long long umax, const char *range,
-                         const arg_ref *a,
-                         unsigned long long *bits)
-{
-    int overflow = 0;
-    long long ll = PyLong_AsLongLongAndOverflow(v, &overflow);
-    if (ll == -1 && PyErr_Occurred())
-        return arg_error(PyExc_TypeError, a, NULL);
-    if (overflow == 0) {
-        if (!signed_fits(ll, min, umax))
-            goto range_error;
-        *bits = (unsigned long long)ll;
-        return 0;
-    }
-    if (overflow > 0) {
-        unsigned long long u = PyLong_AsUnsignedLongLong(v);
-        if (u == (unsigned long long)-1 && PyErr_Occurred()) {
-            PyErr_Clear();
-            goto range_error;
-        }
-        if (u > umax)
-            goto range_error;
-        *bits = u;
-        return 0;
-    }
-range_error:
-    return arg_error(PyExc_OverflowError, a, "%R is out of range for %s", v, range);
-}
-
-/* An int object in [min, umax] (min <= 0): its two's complement bits.
- * 0, or -1 with OverflowError (range) or another error set. Inline: a
- * small int in range (the common case: every packed int) without a call. */
-static CBS_ALWAYS_INLINE int int_bits(PyObject *v, long long min, unsigned long long umax,
-                                      const char *range, const arg_ref *a, unsigned long long *bits)
-{
-    long long ll;
-    if (cbs_compact_int(v, &ll) && signed_fits(ll, min, umax)) {
-        *bits = (unsigned long long)ll;
-        return 0;
-    }
-    return int_bits_slow(v, min, umax, range, a, bits);
-}
-
-static const long long size_min[9] = {0, -128, -32768, 0, -2147483647LL - 1, 0, 0, 0,
-                                      -9223372036854775807LL - 1};
-static const unsigned long long size_umax[9] = {0, 0xFFULL, 0xFFFFULL, 0, 0xFFFFFFFFULL, 0, 0, 0,
-                                                0xFFFFFFFFFFFFFFFFULL};
-static const char *const size_range[9] = {
-    NULL, "a 1-byte integer (-128..255)", "a 2-byte integer (-32768..65535)", NULL,
-    "a 4-byte integer (-2147483648..4294967295)", NULL, NULL, NULL,
-    "an 8-byte integer (-2**63..2**64-1)"};
-
-static int is_int_size(size_t size)
-{
-    return size == 1 || size == 2 || size == 4 || size == 8;
-}
-
-/* Plain int into a `size`-byte parameter. Inlined (as put_float is) into
- * conv_by_size: every plain int and float of every launch takes it. */
-static CBS_ALWAYS_INLINE int put_plain_int(PyObject *v, size_t size, unsigned char *dst,
-                                           const arg_ref *a)
-{
-    if (!is_int_size(size))
-        return arg_error(PyExc_TypeError, a,
-                    "an int does not fit a %zu-byte parameter (pass bytes or a ctypes "
-                    "Structure of that size)", size);
-    unsigned long long bits;
-    if (int_bits(v, size_min[size], size_umax[size], size_range[size], a, &bits) < 0)
-        return -1;
-    store_bits(dst, size, bits);
-    return 0;
-}
-
-static CBS_ALWAYS_INLINE int put_float(double d, size_t size, unsigned char *dst,
-                                       const arg_ref *a)
-{
-    if (size == 4) {
-        if (isfinite(d) && fabs(d) > FLT_MAX) {
-            char text[40];
-            snprintf(text, sizeof text, "%.17g", d);
-            return arg_error(PyExc_OverflowError, a,
-                        "%s is out of range for a float32", text);
-        }
-        float f = (float)d;
-        memcpy(dst, &f, 4);
-        return 0;
-    }
-    if (size == 8) {
-        memcpy(dst, &d, 8);
-        return 0;
-    }
-    return arg_error(PyExc_TypeError, a,
-                "a float does not fit a %zu-byte parameter (4: float32, 8: float64)", size);
-}
-
-/* Copies exactly `size` bytes of o's buffer. 1: done; 0: o has no buffer. */
-static int put_buffer_exact(PyObject *o, size_t size, unsigned char *dst, const arg_ref *a)
-{
-    /* A str is text, never a parameter's bytes: numpy.str_ exports its
-     * UCS-4 code points as a buffer ('x' would be the int 120). */
-    if (!PyObject_CheckBuffer(o) || PyUnicode_Check(o))
-        return 0;
-    Py_buffer view;
-    if (PyObject_GetBuffer(o, &view, PyBUF_SIMPLE) < 0)
-        return arg_error(PyExc_TypeError, a, NULL);
-    if ((size_t)view.len != size) {
-        Py_ssize_t len = view.len;
-        PyBuffer_Release(&view);
-        return arg_error(PyExc_TypeError, a,
-                    "%.100s of %zd bytes given for a %zu-byte parameter", Py_TYPE(o)->tp_name,
-                    len, size);
-    }
-    memcpy(dst, view.buf, size);
-    PyBuffer_Release(&view);
-    return 1;
-}
-
-/* getPtr(): 1 and *addr; 0 when o has no callable getPtr; -1 on error. */
-static int call_getptr(PyObject *o, const arg_ref *a,
-                       void **addr)
-{
-    if (cbs_is_handle(o)) {
-        /* cubind's own handles (their classes can be neither subclassed
-         * nor changed): getPtr() is the address of the value they hold. */
-        *addr = &((cbs_handle *)o)->value;
-        return 1;
-    }
-    const unsigned char *rec;
-    size_t rec_size;
-    if (cbs_struct_bytes(o, &rec, &rec_size)) {
-        /* cubind's structs (not subclassable either): getPtr() is the
-         * address of their bytes */
-        *addr = (void *)rec;
-        return 1;
-    }
-    PyObject *m;
-    int r = cbs_optional_attr(o, "getPtr", &m);
-    if (r <= 0)
-        return r < 0 ? arg_error(PyExc_TypeError, a, NULL) : 0;
-    if (!PyCallable_Check(m)) {
-        Py_DECREF(m);
-        return 0;
-    }
-    PyObject *res = PyObject_CallNoArgs(m);
-    Py_DECREF(m);
-    if (!res)
-        return arg_error(PyExc_TypeError, a, NULL);
-    if (!PyLong_Check(res)) {
-        arg_error(PyExc_TypeError, a, "getPtr() of %.100s returned %.100s, not int",
-             Py_TYPE(o)->tp_name, Py_TYPE(res)->tp_name);
-        Py_DECREF(res);
-        return -1;
-    }
-    unsigned long long bits;
-    int rc = int_bits(res, 0, (unsigned long long)UINTPTR_MAX, "an address", a,
-                      &bits);
-    Py_DECREF(res);
-    if (rc < 0)
-        return -1;
-    *addr = (void *)(uintptr_t)bits;
-    return 1;
-}
-
-/* __cuda_array_interface__['data'][0]: 1 and *addr; 0 if absent; -1. */
-static int cai_pointer(PyObject *o, const arg_ref *a, unsigned long long *addr)
-{
-    PyObject *cai;
-    int r = cbs_optional_attr(o, "__cuda_array_interface__", &cai);
-    if (r <= 0)
-        return r < 0 ? arg_error(PyExc_TypeError, a, NULL) : 0;
-    PyObject *data = PyMapping_Check(cai) ? PyMapping_GetItemString(cai, "data") : NULL;
-    Py_DECREF(cai);
-    if (!data) {
-        PyErr_Clear();
-        return arg_error(PyExc_TypeError, a,
-                    "__cuda_array_interface__ of %.100s has no 'data'", Py_TYPE(o)->tp_name);
-    }
-    PyObject *ptr = PySequence_Check(data) && PySequence_Size(data) >= 1
-                        ? PySequence_GetItem(data, 0) : NULL;
-    Py_DECREF(data);
-    if (!ptr || !PyLong_Check(ptr)) {
-        Py_XDECREF(ptr);
-        PyErr_Clear();
-        return arg_error(PyExc_TypeError, a,
-                    "__cuda_array_interface__['data'] of %.100s is not (int, bool)",
-                    Py_TYPE(o)->tp_name);
-    }
-    int rc = int_bits(ptr, 0, (unsigned long long)UINTPTR_MAX, "an address", a, addr);
-    Py_DECREF(ptr);
-    return rc < 0 ? -1 : 1;
-}
-
-/* ---- device pointers ------------------------------------------------------ */
-
-/* DLPack's tensor header (dlpack.h, ABI-stable since v0.6): what a pointer
- * parameter reads of a producer's capsule. */
-typedef struct {
-    void *data;
-    int32_t device_type, device_id;
-    int32_t ndim;
-    uint8_t code, bits;
-    uint16_t lanes;
-    int64_t *shape, *strides;
-    uint64_t byte_offset;
-} dl_tensor;
-
-typedef struct {
-    uint32_t major, minor;
-    void *manager_ctx;
-    void (*deleter)(void *);
-    uint64_t flags;
-    dl_tensor tensor;
-} dl_versioned;
-
-/* DLPack's device types of memory a kernel can address: CUDA, CUDA host
- * (pinned), CUDA managed. */
-static int dl_cuda_device(long long t)
-{
-    return t == 2 || t == 3 || t == 13;
-}
-
-/* o.__dlpack__()'s data pointer, for an object on a CUDA device
- * (__dlpack_device__): 1 and *addr; 0 when o has no __dlpack_device__; -1.
- * The capsule is dropped unconsumed: its destructor gives the tensor back
- * to the producer; o keeps the memory alive for the launch. */
-static int dlpack_pointer(PyObject *o, const arg_ref *a,
-                          unsigned long long *addr)
-{
-    PyObject *m;
-    int r = cbs_optional_attr(o, "__dlpack_device__", &m);
-    if (r <= 0)
-        return r < 0 ? arg_error(PyExc_TypeError, a, NULL) : 0;
-    PyObject *dev = PyObject_CallNoArgs(m);
-    Py_DECREF(m);
-    if (!dev)
-        return arg_error(PyExc_TypeError, a, NULL);
-    long long type = -1;
-    if (PyTuple_Check(dev) && PyTuple_GET_SIZE(dev) == 2) {
-        type = PyLong_AsLongLong(PyTuple_GET_ITEM(dev, 0));
-        if (type == -1 && PyErr_Occurred())
-            PyErr_Clear();
-    }
-    Py_DECREF(dev);
-    if (!dl_cuda_device(type))
-        return arg_error(PyExc_TypeError, a,
-                    "%.100s is on DLPack device type %lld, not CUDA memory",
-                    Py_TYPE(o)->tp_name, type);
-    PyObject *cap = PyObject_CallMethod(o, "__dlpack__", NULL);
-    if (!cap)
-        return arg_error(PyExc_TypeError, a, NULL);
-    const dl_tensor *t = NULL;
-    if (PyCapsule_IsValid(cap, "dltensor"))
-        t = PyCapsule_GetPointer(cap, "dltensor"); /* DLManagedTensor starts with it */
-    else if (PyCapsule_IsValid(cap, "dltensor_versioned"))
-        t = &((const dl_versioned *)PyCapsule_GetPointer(cap, "dltensor_versioned"))->tensor;
-    if (!t) {
-        Py_DECREF(cap);
-        return arg_error(PyExc_TypeError, a,
-                    "__dlpack__() of %.100s did not return a DLPack capsule",
-                    Py_TYPE(o)->tp_name);
-    }
-    *addr = (unsigned long long)(uintptr_t)t->data + t->byte_offset;
-    Py_DECREF(cap);
-    return 1;
-}
-
-/* The device address an object stands for, when it is one of the pointer
- * forms beyond ints and cubind handles: a cuda.bindings handle (getPtr()
- * and __int__: CUdeviceptr), __cuda_array_interface__, DLPack on a CUDA
- * device, or an object whose `handle` is one of these or an int
- * (cuda.core's Buffer). 1 and *addr, 0 when o is none of them, -1. */
-static int pointer_of(PyObject *o, const arg_ref *a, int depth,
-                      unsigned long long *addr)
-{
-    PyNumberMethods *nb = Py_TYPE(o)->tp_as_number;
-    if (PyLong_Check(o) || (nb && nb->nb_index)) {
-        PyObject *n = PyNumber_Index(o);
-        if (!n)
-            return arg_error(PyExc_TypeError, a, NULL);
-        int rc = int_bits(n, 0, (unsigned long long)UINTPTR_MAX, "an address", a,
-                          addr);
-        Py_DECREF(n);
-        return rc < 0 ? -1 : 1;
-    }
-    if (nb && nb->nb_int && !nb->nb_float) {
-        PyObject *m;
-        int r = cbs_optional_attr(o, "getPtr", &m);
-        if (r < 0)
-            return arg_error(PyExc_TypeError, a, NULL);
-        if (r > 0) {
-            Py_DECREF(m);
-            PyObject *n = PyNumber_Long(o);
-            if (!n)
-                return arg_error(PyExc_TypeError, a, NULL);
-            r = int_bits(n, 0, (unsigned long long)UINTPTR_MAX, "an address", a,
-                         addr);
-            Py_DECREF(n);
-            return r < 0 ? -1 : 1;
-        }
-    }
-    int r = cai_pointer(o, a, addr);
-    if (r != 0)
-        return r;
-    r = dlpack_pointer(o, a, addr);
-    if (r != 0 || depth > 0)
-        return r;
-    PyObject *h;
-    r = cbs_optional_attr(o, "handle", &h);
-    if (r <= 0)
-        return r < 0 ? arg_error(PyExc_TypeError, a, NULL) : 0;
-    if (cbs_is_handle(h)) {
-        *addr = cbs_handle_bits((const cbs_handle *)h);
-        r = 1;
-    } else {
-        r = pointer_of(h, a, depth + 1, addr);
-    }
-    Py_DECREF(h);
-    return r;
-}
-
-/* ---- value tests ------------------------------------------------------------ */
-
-/* A numpy scalar (numpy.float64 subclasses float): converted only when
- * exact. Recognised by its type's module, without importing numpy. */
-static int is_numpy_scalar(PyObject *v)
-{
-    return strncmp(Py_TYPE(v)->tp_name, "numpy.", 6) == 0;
-}
-
-/* A complex number: Python's complex and its subclasses (numpy.complex128)
- * and numpy's other complex scalars (complex64, clongdouble), whose
- * __float__ drops the imaginary part: never a real parameter's value. */
-static int is_complex(PyObject *v)
-{
-    const char *n = Py_TYPE(v)->tp_name;
-    return PyComplex_Check(v) || strncmp(n, "numpy.complex", 13) == 0 ||
-           strncmp(n, "numpy.clong", 11) == 0;
-}
-
-/* numpy.bool_ (numpy.bool in numpy 2): a truth value, neither an integer
- * (its __index__ is deprecated, then gone) nor a float. */
-static int is_numpy_bool(PyObject *v)
-{
-    const char *n = Py_TYPE(v)->tp_name;
-    return strcmp(n, "numpy.bool_") == 0 || strcmp(n, "numpy.bool") == 0;
-}
-
-/* ---- converters: a plain value into its kernel parameter's bytes ---------- */
-/*
- * One converter per kind of parameter (cbs_kt_kind), in `converters`
- * below; argtypes=, the kernel's mangled name, its module's PTX and a
- * CUkernel's getters only choose the kind (the layout's or argtypes'
- * cbs_ktype), CBS_KT_UNKNOWN (no type known) choosing the converter by
- * size. A converter takes the value, the parameter's size and where its
- * bytes go, writes them (0) or raises through arg_error (-1), `a` naming
- * the parameter (and, for a known type, the kernel and the type).
- *
- * Each converter opens with its fast part (KIND_fast: the values nearly
- * every launch passes, without a call: a compact int in range, an exact
- * float, a cubind handle), which pack_items also tries inline before the
- * call (cbs_convert_fast: one jump on the kind); the fast part writes
- * exactly what its converter writes, or returns 0 and leaves it to the
- * converter (which names any error).
- */
-
-/* A float into a 4- or 8-byte floating parameter, without a call: 1 when
- * written, 0 when put_float must name the error (out of float's range, or
- * another size). */
-static CBS_ALWAYS_INLINE int put_float_common(double d, size_t size, unsigned char *dst)
-{
-    if (size == 8) {
-        memcpy(dst, &d, 8);
-        return 1;
-    }
-    if (size == 4 && !(fabs(d) > FLT_MAX && isfinite(d))) {
-        float f = (float)d;
-        memcpy(dst, &f, 4);
-        return 1;
-    }
-    return 0;
-}
-
-/* A compact int v (cbs_compact_int) in [min, max] into `size` bytes: 1
- * when written, 0 when v is another object or out of that range. */
-static CBS_ALWAYS_INLINE int put_compact_in(PyObject *v, long long min, long long max,
-                                            size_t size, unsigned char *dst)
-{
-    long long small;
-    if (!cbs_compact_int(v, &small) || small < min || small > max)
-        return 0;
-    store_bits(dst, size, (unsigned long long)small);
-    return 1;
-}
-
-/* An 8-byte handle of v's bits into a pointer or an 8-byte integer
- * parameter that takes every 64-bit pattern: 1 when written. */
-static CBS_ALWAYS_INLINE int put_handle64(PyObject *v, unsigned char *dst)
-{
-    if (!cbs_is_handle(v) || ((const cbs_handle *)v)->kind == CBS_HANDLE_I32)
-        return 0;
-    uint64_t bits = cbs_handle_bits((const cbs_handle *)v);
-    memcpy(dst, &bits, 8);
-    return 1;
-}
-
-/* A handle h's C value into an integer or pointer parameter of range
- * [min, max] (min <= 0): 1 when it fits and was written, else 0. */
-static int put_handle_in(const cbs_handle *h, long long min, unsigned long long max, size_t size,
-                         unsigned char *dst)
-{
-    unsigned long long bits = cbs_handle_bits(h);
-    if (!(h->kind == CBS_HANDLE_I32 ? signed_fits((long long)bits, min, max) : bits <= max))
-        return 0;
-    store_bits(dst, size, bits);
-    return 1;
-}
-
-/* An integer parameter's range: signed, unsigned, either (PTX's .uN and
- * .bN: nvcc declares an int .u32) or bool. -1 for a size no integer has. */
-static CBS_ALWAYS_INLINE int int_range(cbs_kt_kind k, size_t size, long long *min,
-                                       unsigned long long *max)
-{
-    if (!is_int_size(size))
-        return -1;
-    if (k == CBS_KT_BOOL) {
-        *min = 0;
-        *max = 1;
-    } else if (k == CBS_KT_INT) {
-        *min = size_min[size];
-        *max = size_umax[size] >> 1;
-    } else if (k == CBS_KT_BITS) {
-        *min = size_min[size];
-        *max = size_umax[size];
-    } else {
-        *min = 0;
-        *max = size_umax[size];
-    }
-    return 0;
-}
-
-/* The kind of the parameter `a` names (CBS_KT_UNKNOWN when by size). */
-static cbs_kt_kind kind_of(const arg_ref *a)
-{
-    return a->kernel ? CBS_KT_KIND(a->type) : CBS_KT_UNKNOWN;
-}
-
-/* -- CBS_KT_UNKNOWN: by the parameter's size alone ------------------------- */
-
-/* An int (of one digit or so) in a 4- or 8-byte parameter, an exact float
- * in a 4- or 8-byte one, a handle in an 8-byte one. */
-static CBS_ALWAYS_INLINE int by_size_fast(PyObject *v, size_t size, unsigned char *dst)
-{
-    long long small;
-    if (cbs_compact_int(v, &small)) {
-        if (size == 8) {
-            uint64_t bits = (uint64_t)small;
-            memcpy(dst, &bits, 8);
-            return 1;
-        }
-        if (size == 4 && small >= INT32_MIN && small <= (long long)UINT32_MAX) {
-            uint32_t bits = (uint32_t)small;
-            memcpy(dst, &bits, 4);
-            return 1;
-        }
-        return 0;
-    }
-    if (PyFloat_CheckExact(v))
-        return put_float_common(PyFloat_AS_DOUBLE(v), size, dst);
-    if (size == 8 && cbs_is_handle(v)) {
-        uint64_t bits = cbs_handle_bits((const cbs_handle *)v);
-        memcpy(dst, &bits, 8);
-        return 1;
-    }
-    return 0;
-}
-
-static int conv_by_size(PyObject *v, size_t size, unsigned char *dst, const arg_ref *a)
-{
-    if (by_size_fast(v, size, dst))
-        return 0;
-    if (PyLong_Check(v))
-        return put_plain_int(v, size, dst, a);
-    if (PyFloat_CheckExact(v))
-        return put_float(PyFloat_AS_DOUBLE(v), size, dst, a);
-    if (cbs_is_handle(v)) {
-        /* The common case after int and float: the C value it holds, when
-         * it fits the parameter, else its int() through put_plain_int (which
-         * names the range); never the attribute lookups below (a failed
-         * lookup costs an exception). */
-        if (is_int_size(size) &&
-            put_handle_in((const cbs_handle *)v, size_min[size], size_umax[size], size, dst))
-            return 0;
-        PyObject *n = PyNumber_Index(v);
-        if (!n)
-            return arg_error(PyExc_TypeError, a, NULL);
-        int rc = put_plain_int(n, size, dst, a);
-        Py_DECREF(n);
-        return rc;
-    }
-    const unsigned char *rec;
-    size_t rec_size;
-    if (cbs_struct_bytes(v, &rec, &rec_size)) {
-        /* A struct of the bindings (CUextent3D, ...) by value: its bytes,
-         * copied now (the caller's tuple keeps it alive until then). */
-        if (rec_size != size)
-            return arg_error(PyExc_TypeError, a,
-                             "%.100s of %zu bytes given for a %zu-byte parameter",
-                             Py_TYPE(v)->tp_name, rec_size, size);
-        memcpy(dst, rec, size);
-        return 0;
-    }
-    int r;
-    if (is_numpy_bool(v)) {
-        /* as a Python bool (its buffer is 1 byte, whatever the parameter) */
-        int b = PyObject_IsTrue(v);
-        if (b < 0)
-            return arg_error(PyExc_TypeError, a, NULL);
-        return put_plain_int(b ? Py_True : Py_False, size, dst, a);
-    }
-    if (!PyBytes_CheckExact(v) && !PyByteArray_CheckExact(v)) {
-        /* A device array is passed by its address, whatever else it is:
-         * asked first, as CuPy's arrays also export the buffer protocol
-         * (for host-accessible memory only; it raises for device memory). */
-        unsigned long long addr;
-        r = cai_pointer(v, a, &addr);
-        if (r < 0)
-            return -1;
-        if (r > 0) {
-            if (size != 8)
-                return arg_error(PyExc_TypeError, a,
-                                 "a device array (__cuda_array_interface__) is a pointer: the "
-                                 "parameter must have 8 bytes, not %zu", size);
-            store_bits(dst, 8, addr);
-            return 0;
-        }
-    }
-    r = put_buffer_exact(v, size, dst, a);
-    if (r != 0)
-        return r < 0 ? -1 : 0;
-    if (PyFloat_Check(v))
-        return put_float(PyFloat_AS_DOUBLE(v), size, dst, a);
-    PyNumberMethods *nb = Py_TYPE(v)->tp_as_number;
-    PyObject *n = NULL;
-    if (nb && nb->nb_index) {
-        n = PyNumber_Index(v);
-    } else if (nb && nb->nb_int) {
-        PyObject *m;
-        r = cbs_optional_attr(v, "getPtr", &m);
-        if (r < 0)
-            return arg_error(PyExc_TypeError, a, NULL);
-        if (r > 0) {
-            Py_DECREF(m);
-            n = PyNumber_Long(v);
-        }
-    }
-    if (!n && !PyErr_Occurred() && size == 8) {
-        /* an 8-byte parameter may be a pointer: DLPack, cuda.core's Buffer */
-        unsigned long long addr;
-        r = pointer_of(v, a, 0, &addr);
-        if (r < 0)
-            return -1;
-        if (r > 0) {
-            store_bits(dst, 8, addr);
-            return 0;
-        }
-    }
-    if (!n) {
-        if (PyErr_Occurred())
-            return arg_error(PyExc_TypeError, a, NULL);
-        return arg_error(PyExc_TypeError, a,
-                         "cannot pass %.100s by value (expected int, float, a handle, bytes or "
-                         "another buffer, a ctypes value or an object with "
-                         "__cuda_array_interface__)", Py_TYPE(v)->tp_name);
-    }
-    r = put_plain_int(n, size, dst, a);
-    Py_DECREF(n);
-    return r;
-}
-
-/* -- the typed converters' shared steps ------------------------------------ */
-
-/* The numeric forms every typed converter but the blob's reads alike: an
- * int, a numpy bool (as a Python bool: 0 or 1, exactly: its __index__ is
- * deprecated, and gone in numpy 2), or another object with __index__
- * (numpy integers: exactly). 1 with *n a new reference to the int and
- * *exact set, 0 when v is none of them, -1. */
-static int typed_int_of(PyObject *v, const arg_ref *a, PyObject **n, int *exact)
-{
-    *exact = 0;
-    if (PyLong_Check(v)) {
-        *n = Py_NewRef(v);
-        return 1;
-    }
-    if (is_numpy_bool(v)) {
-        int b = PyObject_IsTrue(v);
-        if (b < 0)
-            return arg_error(PyExc_TypeError, a, NULL);
-        *n = Py_NewRef(b ? Py_True : Py_False);
-        *exact = 1;
-        return 1;
-    }
-    return 0;
-}
-
-/* int(v) of an object with __index__: a new reference, or NULL raised. */
-static PyObject *index_of(PyObject *v, const arg_ref *a)
-{
-    PyObject *n = PyNumber_Index(v);
-    if (!n)
-        arg_error(PyExc_TypeError, a, NULL);
-    return n;
-}
-
-/* A device array (__cuda_array_interface__), asked before any number: CuPy
- * arrays and PyTorch tensors have __index__ and __float__ too; then, after
- * the numbers, DLPack or an object whose handle is a pointer (`late`).
- * 1 when written, 0 when v is neither, -1. */
-static int typed_pointer(PyObject *v, int late, unsigned char *dst, const arg_ref *a)
-{
-    unsigned long long addr;
-    int r = late ? pointer_of(v, a, 0, &addr) : cai_pointer(v, a, &addr);
-    if (r > 0)
-        store_bits(dst, 8, addr);
-    return r;
-}
-
-/* bytes, a ctypes value or Structure, another buffer: its bytes, of exactly
- * the parameter's size; else what the type refuses. */
-static int typed_bytes_or_refuse(PyObject *v, size_t size, unsigned char *dst, const arg_ref *a)
-{
-    int r = put_buffer_exact(v, size, dst, a);
-    if (r != 0)
-        return r < 0 ? -1 : 0;
-    return REFUSE(PyExc_TypeError, a, "cannot take", v);
-}
-
-/* A struct of the bindings: only a blob of its size takes one. */
-static int typed_struct(PyObject *v, int blob, size_t size, unsigned char *dst,
-                        const arg_ref *a)
-{
-    const unsigned char *rec;
-    size_t rec_size;
-    if (!cbs_struct_bytes(v, &rec, &rec_size))
-        return 0;
-    if (!blob || rec_size != size)
-        return REFUSE(PyExc_TypeError, a, "cannot take", v);
-    memcpy(dst, rec, size);
-    return 1;
-}
-
-/* -- CBS_KT_INT, _UINT, _BITS, _BOOL: integers ----------------------------- */
-
-/* An int object into an integer parameter of kind k: in its range, or an
- * OverflowError naming the type. */
-static int integer_from_int(PyObject *n, cbs_kt_kind k, size_t size, unsigned char *dst,
-                            const arg_ref *a, PyObject *v)
-{
-    long long min;
-    unsigned long long max, bits;
-    if (int_range(k, size, &min, &max) < 0)
-        return REFUSE(PyExc_TypeError, a, "an integer cannot be", v);
-    if (int_bits(n, min, max, "its type", a, &bits) < 0) {
-        if (!PyErr_ExceptionMatches(PyExc_OverflowError))
-            return -1;
-        PyErr_Clear();
-        return REFUSE(PyExc_OverflowError, a, "out of range:", v);
-    }
-    store_bits(dst, size, bits);
-    return 0;
-}
-
-/* A compact int v in the range of integer kind k, `size` bytes: 1 when
- * written (the integer fast parts' general form, for the sizes they do not
- * name). */
-static CBS_ALWAYS_INLINE int compact_in_kind(PyObject *v, cbs_kt_kind k, size_t size,
-                                             unsigned char *dst)
-{
-    long long min, small;
-    unsigned long long max;
-    if (!cbs_compact_int(v, &small) || int_range(k, size, &min, &max) < 0 ||
-        !signed_fits(small, min, max))
-        return 0;
-    store_bits(dst, size, (unsigned long long)small);
-    return 1;
-}
-
-/* A compact int in the kind's range, for the sizes kernels declare most
- * with their ranges as constants (a compact int's value is a Py_ssize_t,
- * so the 8-byte ranges end at LLONG_MAX); an 8-byte parameter that takes
- * every 64-bit pattern also a handle's bits. */
-static CBS_ALWAYS_INLINE int int_fast(PyObject *v, size_t size, unsigned char *dst)
-{
-    if (size == 4)
-        return put_compact_in(v, INT32_MIN, INT32_MAX, 4, dst);
-    if (size == 8)
-        return put_compact_in(v, LLONG_MIN, LLONG_MAX, 8, dst);
-    return compact_in_kind(v, CBS_KT_INT, size, dst);
-}
-
-static CBS_ALWAYS_INLINE int uint_fast(PyObject *v, size_t size, unsigned char *dst)
-{
-    if (size == 4)
-        return put_compact_in(v, 0, UINT32_MAX, 4, dst);
-    if (size == 8)
-        return put_compact_in(v, 0, LLONG_MAX, 8, dst) || put_handle64(v, dst);
-    return compact_in_kind(v, CBS_KT_UINT, size, dst);
-}
-
-static CBS_ALWAYS_INLINE int bits_fast(PyObject *v, size_t size, unsigned char *dst)
-{
-    if (size == 4)
-        return put_compact_in(v, INT32_MIN, UINT32_MAX, 4, dst);
-    if (size == 8)
-        return put_compact_in(v, LLONG_MIN, LLONG_MAX, 8, dst) || put_handle64(v, dst);
-    return compact_in_kind(v, CBS_KT_BITS, size, dst);
-}
-
-static CBS_ALWAYS_INLINE int bool_fast(PyObject *v, size_t size, unsigned char *dst)
-{
-    return compact_in_kind(v, CBS_KT_BOOL, size, dst);
-}
-
-/* Any integer kind: a compact int in range (the fast parts' general form,
- * for the other sizes), an int, a numpy bool or integer, a handle whose
- * value fits (else its int(), which names the range); an 8-byte .bN also
- * a pointer's forms. A float, a complex number or a struct is refused. */
-static int conv_integer(PyObject *v, size_t size, unsigned char *dst, const arg_ref *a)
-{
-    cbs_kt_kind k = kind_of(a);
-    int wide = k == CBS_KT_BITS && size == 8; /* may hold a pointer */
-    long long min = 0, small;
-    unsigned long long max = 0;
-    int has_range = int_range(k, size, &min, &max) == 0;
-    if (cbs_compact_int(v, &small) && has_range && signed_fits(small, min, max)) {
-        store_bits(dst, size, (unsigned long long)small);
-        return 0;
-    }
-    if (PyFloat_Check(v))
-        return REFUSE(PyExc_TypeError, a, "a float given:", v);
-    PyObject *n;
-    int exact, r = typed_int_of(v, a, &n, &exact);
-    if (r == 0 && cbs_is_handle(v)) {
-        if (has_range && put_handle_in((const cbs_handle *)v, min, max, size, dst))
-            return 0;
-        r = (n = index_of(v, a)) ? 1 : -1;
-    }
-    if (r == 0 && (r = typed_struct(v, 0, size, dst, a)) != 0)
-        return -1;
-    if (r == 0 && wide && (r = typed_pointer(v, 0, dst, a)) != 0)
-        return r < 0 ? -1 : 0;
-    PyNumberMethods *nb = Py_TYPE(v)->tp_as_number;
-    if (r == 0 && nb && nb->nb_index)
-        r = (n = index_of(v, a)) ? 1 : -1;
-    if (r < 0)
-        return -1;
-    if (r > 0) {
-        r = integer_from_int(n, k, size, dst, a, v);
-        Py_DECREF(n);
-        return r;
-    }
-    if (is_complex(v))
-        return REFUSE(PyExc_TypeError, a, "a complex number given:", v);
-    if (nb && nb->nb_float && !PyBytes_Check(v))
-        return REFUSE(PyExc_TypeError, a, "a float given:", v);
-    if (wide && (r = typed_pointer(v, 1, dst, a)) != 0)
-        return r < 0 ? -1 : 0;
-    return typed_bytes_or_refuse(v, size, dst, a);
-}
-
-/* -- CBS_KT_PTR: pointers --------------------------------------------------- */
-
-static CBS_ALWAYS_INLINE int pointer_fast(PyObject *v, size_t size, unsigned char *dst)
-{
-    return size == 8 && (put_compact_in(v, 0, LLONG_MAX, 8, dst) || put_handle64(v, dst));
-}
-
-static int pointer_from_int(PyObject *n, size_t size, unsigned char *dst, const arg_ref *a,
-                            PyObject *v)
-{
-    unsigned long long bits;
-    if (size != 8)
-        return REFUSE(PyExc_TypeError, a, "an integer cannot be", v);
-    if (int_bits(n, 0, (unsigned long long)UINTPTR_MAX, "an address", a, &bits) < 0)
-        return -1;
-    store_bits(dst, 8, bits);
-    return 0;
-}
-
-/* An int 0..2^64-1, a handle, a numpy integer, a device array
- * (__cuda_array_interface__, DLPack), a cuda.bindings handle (getPtr() and
- * __int__), an object whose `handle` is one of these (cuda.core's Buffer),
- * a buffer of 8 bytes. A float, a complex number or a struct is refused. */
-static int conv_pointer(PyObject *v, size_t size, unsigned char *dst, const arg_ref *a)
-{
-    if (pointer_fast(v, size, dst))
-        return 0;
-    if (PyFloat_Check(v))
-        return REFUSE(PyExc_TypeError, a, "a float given:", v);
-    PyObject *n;
-    int exact, r = typed_int_of(v, a, &n, &exact);
-    if (r == 0 && cbs_is_handle(v)) {
-        if (size == 8 && put_handle_in((const cbs_handle *)v, 0,
-                                       (unsigned long long)UINTPTR_MAX, 8, dst))
-            return 0;
-        r = (n = index_of(v, a)) ? 1 : -1;
-    }
-    if (r == 0 && (r = typed_struct(v, 0, size, dst, a)) != 0)
-        return -1;
-    if (r == 0 && (r = typed_pointer(v, 0, dst, a)) != 0)
-        return r < 0 ? -1 : 0;
-    PyNumberMethods *nb = Py_TYPE(v)->tp_as_number;
-    if (r == 0 && nb && nb->nb_index)
-        r = (n = index_of(v, a)) ? 1 : -1;
-    if (r < 0)
-        return -1;
-    if (r > 0) {
-        r = pointer_from_int(n, size, dst, a, v);
-        Py_DECREF(n);
-        return r;
-    }
-    if (is_complex(v))
-        return REFUSE(PyExc_TypeError, a, "a complex number given:", v);
-    if (nb && nb->nb_float && !PyBytes_Check(v))
-        return REFUSE(PyExc_TypeError, a, "a float given:", v);
-    if ((r = typed_pointer(v, 1, dst, a)) != 0)
-        return r < 0 ? -1 : 0;
-    return typed_bytes_or_refuse(v, size, dst, a);
-}
-
-/* -- CBS_KT_FLOAT: floating types ------------------------------------------ */
-
-static CBS_ALWAYS_INLINE int float_fast(PyObject *v, size_t size, unsigned char *dst)
-{
-    return PyFloat_CheckExact(v) && put_float_common(PyFloat_AS_DOUBLE(v), size, dst);
-}
-
-/* d into a floating parameter of `size` bytes; exact: only when the value
- * is that type's exactly (numpy scalars). */
-static int float_from_double(double d, int exact, size_t size, unsigned char *dst,
-                             const arg_ref *a, PyObject *v)
-{
-    if (size == 8) {
-        memcpy(dst, &d, 8);
-        return 0;
-    }
-    if (size == 4) {
-        if (isfinite(d) && fabs(d) > FLT_MAX)
-            return REFUSE(PyExc_OverflowError, a, "out of range:", v);
-        float f = (float)d;
-        if (exact && (double)f != d && !isnan(d))
-            return REFUSE(PyExc_TypeError, a, "not exactly a float:", v);
-        memcpy(dst, &f, 4);
-        return 0;
-    }
-    if (size == 2) {
-        if (PyFloat_Pack2(d, (char *)dst, 1) < 0) {
-            PyErr_Clear();
-            return REFUSE(PyExc_OverflowError, a, "out of range:", v);
-        }
-        if (exact && !isnan(d) && PyFloat_Unpack2((const char *)dst, 1) != d)
-            return REFUSE(PyExc_TypeError, a, "not exactly a half:", v);
-        return 0;
-    }
-    return REFUSE(PyExc_TypeError, a, "no float fits", v);
-}
-
-/* An int object into a float32 as C converts a long long or unsigned long
- * long to float (one rounding, to nearest): 1 when written; 0 (no error
- * set) when n is outside both types, for the caller's double path. */
-static int int_to_float32(PyObject *n, unsigned char *dst)
-{
-    int overflow;
-    long long s = PyLong_AsLongLongAndOverflow(n, &overflow);
-    float f;
-    if (!overflow) {
-        if (s == -1 && PyErr_Occurred()) {
-            PyErr_Clear();
-            return 0;
-        }
-        f = (float)s;
-    } else if (overflow > 0) {
-        unsigned long long u = PyLong_AsUnsignedLongLong(n);
-        if (u == (unsigned long long)-1 && PyErr_Occurred()) {
-            PyErr_Clear(); /* above 2**64: through a double (no C type holds it) */
-            return 0;
-        }
-        f = (float)u;
-    } else {
-        return 0;
-    }
-    memcpy(dst, &f, 4);
-    return 1;
-}
-
-/* An int object into a floating parameter as C converts an integer to a
- * floating type: rounded once, from the integer itself where a C integer
- * type holds it (through a double, an int above 2**53 would be rounded
- * twice); exact: only when the type holds it exactly. */
-static int float_from_int(PyObject *n, int exact, size_t size, unsigned char *dst,
-                          const arg_ref *a, PyObject *v)
-{
-    if (size == 4 && !exact && int_to_float32(n, dst))
-        return 0;
-    double d = PyLong_AsDouble(n);
-    if (d == -1.0 && PyErr_Occurred()) {
-        PyErr_Clear();
-        return REFUSE(PyExc_OverflowError, a, "out of range:", v);
-    }
-    if (exact) {
-        PyObject *back = PyLong_FromDouble(d);
-        int same = back ? PyObject_RichCompareBool(back, n, Py_EQ) : -1;
-        Py_XDECREF(back);
-        if (same < 0)
-            return -1;
-        if (!same)
-            return REFUSE(PyExc_TypeError, a, "not exactly representable:", v);
-    }
-    return float_from_double(d, exact, size, dst, a, v);
-}
-
-/* A float (numpy's only when exact), an int (rounded, as C converts), a
- * numpy bool or integer (exactly). A handle, a complex number or a struct
- * is refused. */
-static int conv_float(PyObject *v, size_t size, unsigned char *dst, const arg_ref *a)
-{
-    if (float_fast(v, size, dst))
-        return 0;
-    if (PyFloat_Check(v)) /* numpy.float64 is a float too: exact only */
-        return float_from_double(PyFloat_AS_DOUBLE(v), is_numpy_scalar(v), size, dst, a, v);
-    PyObject *n;
-    int exact, r = typed_int_of(v, a, &n, &exact);
-    if (r == 0 && cbs_is_handle(v))
-        return REFUSE(PyExc_TypeError, a, "a handle given:", v);
-    if (r == 0 && (r = typed_struct(v, 0, size, dst, a)) != 0)
-        return -1;
-    PyNumberMethods *nb = Py_TYPE(v)->tp_as_number;
-    if (r == 0 && nb && nb->nb_index) {
-        r = (n = index_of(v, a)) ? 1 : -1;
-        exact = 1;
-    }
-    if (r < 0)
-        return -1;
-    if (r > 0) {
-        r = float_from_int(n, exact, size, dst, a, v);
-        Py_DECREF(n);
-        return r;
-    }
-    if (is_complex(v))
-        return REFUSE(PyExc_TypeError, a, "a complex number given:", v);
-    if (nb && nb->nb_float && !PyBytes_Check(v)) {
-        /* numpy floats: exactly */
-        double d = PyFloat_AsDouble(v);
-        if (d == -1.0 && PyErr_Occurred())
-            return arg_error(PyExc_TypeError, a, NULL);
-        return float_from_double(d, 1, size, dst, a, v);
-    }
-    return typed_bytes_or_refuse(v, size, dst, a);
-}
-
-/* -- CBS_KT_BLOB: a user type by value ------------------------------------- */
-
-static CBS_ALWAYS_INLINE int blob_fast(PyObject *v, size_t size, unsigned char *dst)
-{
-    (void)v, (void)size, (void)dst;
-    return 0;
-}
-
-/* bytes, a struct of the bindings or another buffer of exactly its size.
- * A number or a handle is refused. */
-static int conv_blob(PyObject *v, size_t size, unsigned char *dst, const arg_ref *a)
-{
-    if (PyFloat_Check(v))
-        return REFUSE(PyExc_TypeError, a, "a float given:", v);
-    if (PyLong_Check(v))
-        return REFUSE(PyExc_TypeError, a, "an integer cannot be", v);
-    if (cbs_is_handle(v))
-        return REFUSE(PyExc_TypeError, a, "a handle given:", v);
-    int r = typed_struct(v, 1, size, dst, a);
-    if (r != 0)
-        return r < 0 ? -1 : 0;
-    return typed_bytes_or_refuse(v, size, dst, a);
-}
-
-/* -- the table --------------------------------------------------------------- */
-
-/* kind -> (fast part, converter): the one place that maps a parameter's
- * kind to how its value becomes bytes (docs/ARCHITECTURE.md shows it). */
-#define CBS_CONVERTERS(X)                 \
-    X(CBS_KT_UNKNOWN, by_size_fast, conv_by_size) \
-    X(CBS_KT_INT, int_fast, conv_integer)  \
-    X(CBS_KT_UINT, uint_fast, conv_integer) \
-    X(CBS_KT_BITS, bits_fast, conv_integer) \
-    X(CBS_KT_BOOL, bool_fast, conv_integer) \
-    X(CBS_KT_FLOAT, float_fast, conv_float) \
-    X(CBS_KT_PTR, pointer_fast, conv_pointer) \
-    X(CBS_KT_BLOB, blob_fast, conv_blob)
-
-typedef int (*converter)(PyObject *v, size_t size, unsigned char *dst, const arg_ref *a);
-
-#define CBS_CONVERTER_ENTRY(kind, fast, conv) [kind] = conv,
-static const converter converters[] = {CBS_CONVERTERS(CBS_CONVERTER_ENTRY)};
-#undef CBS_CONVERTER_ENTRY
-
-/* The fast part of t's converter, inline: 1 when v was written. */
-static CBS_ALWAYS_INLINE int convert_fast(PyObject *v, cbs_ktype t, size_t size,
-                                          unsigned char *dst)
-{
-    switch (CBS_KT_KIND(t)) {
-#define CBS_CONVERTER_CASE(kind, fast, conv) \
-    case kind:                                \
-        return fast(v, size, dst);
-        CBS_CONVERTERS(CBS_CONVERTER_CASE)
-#undef CBS_CONVERTER_CASE
-    }
-    return 0;
-}
-
-/* Parameter i of layout l, of type t (CBS_KT_UNKNOWN: by size): its
- * converter, `a` naming the parameter and, when t is known, the kernel
- * and t. */
-static int convert(PyObject *v, cbs_ktype t, const cbs_pack_layout *l, size_t i,
-                   unsigned char *dst, const char *fname)
-{
-    cbs_kt_kind k = CBS_KT_KIND(t);
-    arg_ref a = {fname, "kernel parameter", (Py_ssize_t)i, NULL, t, l->size[i]};
-    if (k != CBS_KT_UNKNOWN)
-        a.kernel = l->name;
-    if ((size_t)k >= sizeof converters / sizeof converters[0] || !converters[k])
-        return arg_error(PyExc_SystemError, &a, "no converter for kind %d", (int)k);
-    return converters[k](v, l->size[i], dst, &a);
-}
-
 /* ---- kernel layouts, cached in the shared registry ----------------------- */
 
 /* The driver function that reports a kernel's parameters, for messages:
@@ -1519,14 +394,14 @@ static cbs_pack_layout *query_layout(cbs_tables *tb, void *func, int kind, param
             break;
         if (off > ((size_t)1 << 30) || size > ((size_t)1 << 30)) {
             rt_free(pairs);
-            arg_error(PyExc_ValueError, AT(fname, "kernel parameter", (Py_ssize_t)n),
+            cbs_arg_error(PyExc_ValueError, AT(fname, "kernel parameter", (Py_ssize_t)n),
                  "the driver reports offset %zu and size %zu", off, size);
             return NULL;
         }
         if (n == cap) {
             if (cap >= ((size_t)1 << 20)) {
                 rt_free(pairs);
-                arg_error(PyExc_ValueError, AT(fname, "kernelParams", -1),
+                cbs_arg_error(PyExc_ValueError, AT(fname, "kernelParams", -1),
                      "the driver reports more than %zu parameters", cap);
                 return NULL;
             }
@@ -1545,7 +420,7 @@ static cbs_pack_layout *query_layout(cbs_tables *tb, void *func, int kind, param
     }
     if (n == 0 && rc != CUDA_ERROR_INVALID_VALUE) {
         rt_free(pairs);
-        arg_error(PyExc_ValueError, AT(fname, "kernelParams", -1),
+        cbs_arg_error(PyExc_ValueError, AT(fname, "kernelParams", -1),
              "cannot read the kernel's parameters (%s returned CUresult %d)",
              param_info_name(kern ? CUBIND_REG_KERNEL_LAYOUT_KERN : kind), (int)rc);
         return NULL;
@@ -1661,7 +536,7 @@ static CBS_ALWAYS_INLINE int pack_items(cbs_tables *tb, int kind, PyObject *cons
 {
     const cubind_rt_api *rt = tb->rt;
     if (!func)
-        return arg_error(PyExc_TypeError, AT(fname, "kernelParams", -1),
+        return cbs_arg_error(PyExc_TypeError, AT(fname, "kernelParams", -1),
                     "plain values are typed by the kernel, which is NULL");
     int rc = -1;
     layout_ref ref = {NULL, NULL};
@@ -1674,7 +549,7 @@ static CBS_ALWAYS_INLINE int pack_items(cbs_tables *tb, int kind, PyObject *cons
     if (!l) {
         void *get_param_info = tb->param_info(tb, kind == CUBIND_REG_KERNEL_LAYOUT_KERN);
         if (!get_param_info)
-            return arg_error(PyExc_TypeError, AT(fname, "kernelParams", -1),
+            return cbs_arg_error(PyExc_TypeError, AT(fname, "kernelParams", -1),
                         "plain values need %s (a CUDA 12.4 or newer driver); pass (values, "
                         "types) with ctypes types, or a prepared void *[] instead",
                         param_info_name(kind));
@@ -1686,10 +561,10 @@ static CBS_ALWAYS_INLINE int pack_items(cbs_tables *tb, int kind, PyObject *cons
     }
     if (l->n != n) {
         if (n < l->n)
-            arg_error(PyExc_TypeError, AT(fname, "kernel parameter", (Py_ssize_t)n),
+            cbs_arg_error(PyExc_TypeError, AT(fname, "kernel parameter", (Py_ssize_t)n),
                  "missing: the kernel takes %zu parameters, %zu given", l->n, n);
         else
-            arg_error(PyExc_TypeError, AT(fname, "kernel parameter", (Py_ssize_t)l->n),
+            cbs_arg_error(PyExc_TypeError, AT(fname, "kernel parameter", (Py_ssize_t)l->n),
                  "unexpected: the kernel takes %zu parameters, %zu given", l->n, n);
         goto done;
     }
@@ -1718,8 +593,8 @@ static CBS_ALWAYS_INLINE int pack_items(cbs_tables *tb, int kind, PyObject *cons
     for (size_t k = 0; k < n; k++) {
         PyObject *v = items[k];
         unsigned char *dst = out->data + l->off[k];
-        if (!convert_fast(v, types[k], l->size[k], dst) &&
-            convert(v, types[k], l, k, dst, fname) < 0)
+        if (!cbs_convert_fast(v, types[k], l->size[k], dst) &&
+            cbs_convert(v, types[k], l->size[k], dst, fname, (Py_ssize_t)k, l->name) < 0)
             goto done;
         out->params[k] = dst;
     }
@@ -1898,7 +773,7 @@ typedef struct {
 static const struct cbs_ctypes_refs *ctypes_refs(tctx *c, Py_ssize_t i)
 {
     if (!c->refs && !(c->refs = refs_get(c->cache)))
-        arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i), NULL);
+        cbs_arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i), NULL);
     return c->refs;
 }
 
@@ -1920,7 +795,7 @@ static int classify(tctx *c, PyObject *type, Py_ssize_t i, tinfo *ti)
         goto remember;
     }
     if (!PyType_Check(type))
-        return arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i),
+        return cbs_arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i),
                     "types[%zd] must be a ctypes type or None, not %.100s", i,
                     Py_TYPE(type)->tp_name);
     const struct cbs_ctypes_refs *r = ctypes_refs(c, i);
@@ -1936,16 +811,16 @@ static int classify(tctx *c, PyObject *type, Py_ssize_t i, tinfo *ti)
      * type, or an aggregate. */
     PyObject *code = NULL;
     if (cbs_optional_attr(type, "_type_", &code) < 0)
-        return arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i), NULL);
+        return cbs_arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i), NULL);
     if (code && PyUnicode_Check(code) && PyUnicode_GetLength(code) == 1) {
         Py_UCS4 ch = PyUnicode_ReadChar(code, 0);
         Py_DECREF(code);
         if (ch == 'z' || ch == 'Z' || ch == 'O' || ch == 'P' || ch == 'g')
-            return arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i),
+            return cbs_arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i),
                         "unsupported ctypes type %.100s", ((PyTypeObject *)type)->tp_name);
         int simple = PyObject_IsSubclass(type, r->simple_cdata);
         if (simple < 0)
-            return arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i), NULL);
+            return cbs_arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i), NULL);
         if (!simple)
             goto unsupported;
         ti->kind = T_SIMPLE;
@@ -1957,7 +832,7 @@ static int classify(tctx *c, PyObject *type, Py_ssize_t i, tinfo *ti)
         if (agg == 0)
             agg = PyObject_IsSubclass(type, r->array);
         if (agg < 0)
-            return arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i), NULL);
+            return cbs_arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i), NULL);
         if (!agg)
             goto unsupported;
         ti->kind = T_AGG;
@@ -1965,13 +840,13 @@ static int classify(tctx *c, PyObject *type, Py_ssize_t i, tinfo *ti)
     {
         PyObject *sz = PyObject_CallOneArg(r->sizeof_fn, type);
         if (!sz)
-            return arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i), NULL);
+            return cbs_arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i), NULL);
         ti->size = PyLong_AsSize_t(sz);
         Py_DECREF(sz);
         if (ti->size == (size_t)-1 && PyErr_Occurred())
-            return arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i), NULL);
+            return cbs_arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i), NULL);
         if (ti->size > ((size_t)1 << 30))
-            return arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i),
+            return cbs_arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i),
                         "ctypes type %.100s is too large", ((PyTypeObject *)type)->tp_name);
     }
 remember:
@@ -1979,7 +854,7 @@ remember:
         c->seen[c->nseen++] = *ti;
     return 0;
 unsupported:
-    return arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i),
+    return cbs_arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i),
                 "unsupported type %.100s (expected a ctypes type or None)",
                 ((PyTypeObject *)type)->tp_name);
 }
@@ -2013,9 +888,9 @@ static int enum_member_int(PyObject *v, PyObject **n)
 /* Bytes of an instance of exactly ti->type (a ctypes value). */
 static int copy_instance(PyObject *v, size_t size, unsigned char *dst, tctx *c, Py_ssize_t i)
 {
-    int r = put_buffer_exact(v, size, dst, AT(c->fname, "kernel parameter", i));
+    int r = cbs_put_buffer_exact(v, size, dst, AT(c->fname, "kernel parameter", i));
     if (r == 0)
-        return arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i), "%.100s has no buffer",
+        return cbs_arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i), "%.100s has no buffer",
                     Py_TYPE(v)->tp_name);
     return r < 0 ? -1 : 0;
 }
@@ -2029,15 +904,15 @@ static int ctypes_numpy_float(PyObject *v, size_t size, unsigned char *slot, con
     const char *type = size == 4 ? "c_float" : "c_double";
     PyNumberMethods *nb = Py_TYPE(v)->tp_as_number;
     double d;
-    if (is_numpy_bool(v)) {
+    if (cbs_is_numpy_bool(v)) {
         int t = PyObject_IsTrue(v);
         if (t < 0)
-            return arg_error(PyExc_TypeError, a, NULL);
+            return cbs_arg_error(PyExc_TypeError, a, NULL);
         d = t ? 1.0 : 0.0;
     } else if (nb && nb->nb_index && !PyFloat_Check(v)) {
         PyObject *n = PyNumber_Index(v);
         if (!n)
-            return arg_error(PyExc_TypeError, a, NULL);
+            return cbs_arg_error(PyExc_TypeError, a, NULL);
         d = PyLong_AsDouble(n);
         int same = -1;
         if (!(d == -1.0 && PyErr_Occurred())) {
@@ -2047,17 +922,17 @@ static int ctypes_numpy_float(PyObject *v, size_t size, unsigned char *slot, con
         }
         Py_DECREF(n);
         if (same < 0)
-            return arg_error(PyExc_OverflowError, a, NULL);
+            return cbs_arg_error(PyExc_OverflowError, a, NULL);
         if (!same || (size == 4 && isfinite(d) && fabs(d) <= FLT_MAX && (double)(float)d != d))
-            return arg_error(PyExc_TypeError, a, "%s: %R is not exactly representable", type, v);
-    } else if (nb && nb->nb_float && !is_complex(v)) {
+            return cbs_arg_error(PyExc_TypeError, a, "%s: %R is not exactly representable", type, v);
+    } else if (nb && nb->nb_float && !cbs_is_complex(v)) {
         d = PyFloat_AsDouble(v);
         if (d == -1.0 && PyErr_Occurred())
-            return arg_error(PyExc_TypeError, a, NULL);
+            return cbs_arg_error(PyExc_TypeError, a, NULL);
         if (size == 4 && isfinite(d) && fabs(d) <= FLT_MAX && (double)(float)d != d)
-            return arg_error(PyExc_TypeError, a, "%s: %R is not exactly a float", type, v);
+            return cbs_arg_error(PyExc_TypeError, a, "%s: %R is not exactly a float", type, v);
     } else {
-        return arg_error(PyExc_TypeError, a, "%s needs a float, not %.100s", type,
+        return cbs_arg_error(PyExc_TypeError, a, "%s needs a float, not %.100s", type,
                          Py_TYPE(v)->tp_name);
     }
     return put_float(d, size, slot, a);
@@ -2082,7 +957,7 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
     switch (ti->kind) {
     case T_NONE: {
         void *addr;
-        int r = call_getptr(v, a, &addr);
+        int r = cbs_call_getptr(v, a, &addr);
         if (r < 0)
             return -1;
         if (r > 0) {
@@ -2092,7 +967,7 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
         if (PyObject_CheckBuffer(v)) {
             Py_buffer *view = hold_view(out, v, PyBUF_ANY_CONTIGUOUS);
             if (!view)
-                return arg_error(PyExc_TypeError, a, NULL);
+                return cbs_arg_error(PyExc_TypeError, a, NULL);
             *param = view->buf;
             return 0;
         }
@@ -2100,7 +975,7 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
             PyObject *n = NULL;
             r = enum_member_int(v, &n);
             if (r < 0)
-                return arg_error(PyExc_TypeError, a, NULL);
+                return cbs_arg_error(PyExc_TypeError, a, NULL);
             if (r > 0) {
                 unsigned long long bits;
                 r = int_bits(n, size_min[4], size_umax[4], "an enum (32 bits)", a,
@@ -2112,14 +987,14 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
                 return 0;
             }
         }
-        return arg_error(PyExc_TypeError, a,
+        return cbs_arg_error(PyExc_TypeError, a,
                     "with type None the value must have getPtr(), be a ctypes Structure (or "
                     "another buffer) or an enum member, not %.100s", Py_TYPE(v)->tp_name);
     }
     case T_BOOL: {
         int t = PyObject_IsTrue(v);
         if (t < 0)
-            return arg_error(PyExc_TypeError, a, NULL);
+            return cbs_arg_error(PyExc_TypeError, a, NULL);
         _Bool b = t != 0;
         memcpy(slot, &b, sizeof b);
         return 0;
@@ -2142,7 +1017,7 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
         }
         if (Py_TYPE(v) == (PyTypeObject *)ti->type)
             return copy_instance(v, 1, slot, c, i);
-        return arg_error(PyExc_TypeError, a,
+        return cbs_arg_error(PyExc_TypeError, a,
                     "c_char needs bytes of length 1 or an int 0..255, not %.100s",
                     Py_TYPE(v)->tp_name);
     case T_WCHAR:
@@ -2153,7 +1028,7 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
         }
         if (Py_TYPE(v) == (PyTypeObject *)ti->type)
             return copy_instance(v, sizeof(wchar_t), slot, c, i);
-        return arg_error(PyExc_TypeError, a,
+        return cbs_arg_error(PyExc_TypeError, a,
                     "c_wchar needs a str of length 1, not %.100s", Py_TYPE(v)->tp_name);
     case T_I8: case T_U8: case T_I16: case T_U16:
     case T_I32: case T_U32: case T_I64: case T_U64: {
@@ -2164,10 +1039,10 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
         PyObject *n = PyLong_Check(v) ? v : NULL;
         if (!n) {
             if (!Py_TYPE(v)->tp_as_number || !Py_TYPE(v)->tp_as_number->nb_index)
-                return arg_error(PyExc_TypeError, a, "%.100s needs an int, not %.100s",
+                return cbs_arg_error(PyExc_TypeError, a, "%.100s needs an int, not %.100s",
                             ((PyTypeObject *)ti->type)->tp_name, Py_TYPE(v)->tp_name);
             if (!(n = PyNumber_Index(v)))
-                return arg_error(PyExc_TypeError, a, NULL);
+                return cbs_arg_error(PyExc_TypeError, a, NULL);
         }
         unsigned long long bits;
         int r = int_bits(n, krange[ti->kind].min, krange[ti->kind].umax, krange[ti->kind].range,
@@ -2185,10 +1060,10 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
         if (Py_TYPE(v) == (PyTypeObject *)ti->type)
             return copy_instance(v, size, slot, c, i);
         double d;
-        if (is_complex(v)) /* its __float__ (numpy's) drops the imaginary part */
-            return arg_error(PyExc_TypeError, a, "%s needs a float, not %.100s",
+        if (cbs_is_complex(v)) /* its __float__ (numpy's) drops the imaginary part */
+            return cbs_arg_error(PyExc_TypeError, a, "%s needs a float, not %.100s",
                         ti->kind == T_F32 ? "c_float" : "c_double", Py_TYPE(v)->tp_name);
-        if (is_numpy_scalar(v))
+        if (cbs_is_numpy_scalar(v))
             return ctypes_numpy_float(v, size, slot, a);
         if (PyFloat_Check(v)) {
             d = PyFloat_AS_DOUBLE(v);
@@ -2197,14 +1072,14 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
                                         Py_TYPE(v)->tp_as_number->nb_index))) {
             d = PyFloat_AsDouble(v);
             if (d == -1.0 && PyErr_Occurred())
-                return arg_error(PyExc_TypeError, a, NULL);
+                return cbs_arg_error(PyExc_TypeError, a, NULL);
         } else {
             /* cuda.bindings lets a c_float stand for a c_double (classify
              * read c->refs for this parameter's type). */
             int is_cf = ti->kind == T_F64 &&
                         PyObject_TypeCheck(v, (PyTypeObject *)c->refs->c_float);
             if (!is_cf)
-                return arg_error(PyExc_TypeError, a, "%s needs a float, not %.100s",
+                return cbs_arg_error(PyExc_TypeError, a, "%s needs a float, not %.100s",
                             ti->kind == T_F32 ? "c_float" : "c_double", Py_TYPE(v)->tp_name);
             float f;
             if (copy_instance(v, 4, (unsigned char *)&f, c, i) < 0)
@@ -2224,7 +1099,7 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
         if (Py_TYPE(v) == (PyTypeObject *)ti->type)
             return copy_instance(v, sizeof(void *), slot, c, i);
         void *addr;
-        int r = call_getptr(v, a, &addr);
+        int r = cbs_call_getptr(v, a, &addr);
         if (r < 0)
             return -1;
         if (r > 0) {
@@ -2235,16 +1110,16 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
          * CuPy arrays have __index__ too), DLPack, an object whose `handle`
          * is one (cuda.core's Buffer), an integer object */
         unsigned long long bits;
-        r = cai_pointer(v, a, &bits);
+        r = cbs_cai_pointer(v, a, &bits);
         if (r == 0)
-            r = pointer_of(v, a, 0, &bits);
+            r = cbs_pointer_of(v, a, 0, &bits);
         if (r < 0)
             return -1;
         if (r > 0) {
             store_bits(slot, sizeof(void *), bits);
             return 0;
         }
-        return arg_error(PyExc_TypeError, a,
+        return cbs_arg_error(PyExc_TypeError, a,
                     "c_void_p needs an int, a c_void_p, an object with getPtr(), a device "
                     "array (__cuda_array_interface__, DLPack) or an object whose handle is "
                     "one, not %.100s",
@@ -2253,25 +1128,25 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
     case T_AGG: {
         int r = PyObject_IsInstance(v, ti->type);
         if (r < 0)
-            return arg_error(PyExc_TypeError, a, NULL);
+            return cbs_arg_error(PyExc_TypeError, a, NULL);
         if (!r)
-            return arg_error(PyExc_TypeError, a, "expected a %.100s instance, not %.100s",
+            return cbs_arg_error(PyExc_TypeError, a, "expected a %.100s instance, not %.100s",
                         ((PyTypeObject *)ti->type)->tp_name, Py_TYPE(v)->tp_name);
         return copy_instance(v, ti->size, slot, c, i);
     }
     case T_SIMPLE: {
         int r = PyObject_IsInstance(v, ti->type);
         if (r < 0)
-            return arg_error(PyExc_TypeError, a, NULL);
+            return cbs_arg_error(PyExc_TypeError, a, NULL);
         PyObject *inst = r ? Py_NewRef(v) : PyObject_CallOneArg(ti->type, v);
         if (!inst)
-            return arg_error(PyExc_TypeError, a, NULL);
+            return cbs_arg_error(PyExc_TypeError, a, NULL);
         r = copy_instance(inst, ti->size, slot, c, i);
         Py_DECREF(inst);
         return r;
     }
     }
-    return arg_error(PyExc_SystemError, a, "bad type kind");
+    return cbs_arg_error(PyExc_SystemError, a, "bad type kind");
 }
 
 static size_t slot_bytes(const tinfo *ti)
@@ -2311,7 +1186,7 @@ static int pack_typed(cbs_ctypes_cache *ctypes_cache, PyObject *obj, PyObject *t
     }
     Py_ssize_t n = PyTuple_GET_SIZE(values);
     if (n != PyTuple_GET_SIZE(types)) {
-        arg_error(PyExc_TypeError, AT(fname, "kernelParams", -1),
+        cbs_arg_error(PyExc_TypeError, AT(fname, "kernelParams", -1),
              "(values, types) of different lengths: %zd values, %zd types", n,
              PyTuple_GET_SIZE(types));
         goto done;
@@ -2414,7 +1289,7 @@ static int argtypes_parse(cbs_tables *tb, PyObject *argtypes, const cbs_pack_lay
                           const char *fname, cbs_ktype *out)
 {
     if (!PyTuple_Check(argtypes) && !PyList_Check(argtypes))
-        return arg_error(PyExc_TypeError, AT(fname, "argtypes", -1),
+        return cbs_arg_error(PyExc_TypeError, AT(fname, "argtypes", -1),
                     "expected a tuple or list of types, not %.100s", Py_TYPE(argtypes)->tp_name);
     PyObject *types = snapshot(argtypes);
     if (!types)
@@ -2422,7 +1297,7 @@ static int argtypes_parse(cbs_tables *tb, PyObject *argtypes, const cbs_pack_lay
     int rc = -1;
     size_t n = (size_t)PyTuple_GET_SIZE(types);
     if (n != l->n) {
-        arg_error(PyExc_TypeError, AT(fname, "argtypes", -1),
+        cbs_arg_error(PyExc_TypeError, AT(fname, "argtypes", -1),
              "%zu types given, the kernel takes %zu parameters", n, l->n);
         goto done;
     }
@@ -2454,14 +1329,14 @@ static int argtypes_parse(cbs_tables *tb, PyObject *argtypes, const cbs_pack_lay
                 goto done;
         }
         if (!r) {
-            arg_error(PyExc_TypeError, AT(fname, "argtypes item", ix),
+            cbs_arg_error(PyExc_TypeError, AT(fname, "argtypes item", ix),
                  "%R is not a type (a ctypes type, a numpy dtype, a string such as 'f4', "
                  "'i8' or 'p', or None)", t);
             goto done;
         }
         size_t declared = CBS_KT_SIZE(out[k]);
         if (declared && declared != l->size[k]) {
-            arg_error(PyExc_TypeError, AT(fname, "argtypes item", ix),
+            cbs_arg_error(PyExc_TypeError, AT(fname, "argtypes item", ix),
                  "%R has %zu bytes, the kernel's parameter %zd has %zu", t, declared, ix,
                  l->size[k]);
             goto done;
@@ -2536,9 +1411,9 @@ int cbs_pack_kernel_params(cbs_tables *tb, PyObject *obj, void *func, PyObject *
     if (PyObject_CheckBuffer(obj)) {
         Py_buffer *view = hold_view(out, obj, PyBUF_ANY_CONTIGUOUS);
         if (!view)
-            return arg_error(PyExc_TypeError, AT(fname, "kernelParams", -1), NULL);
+            return cbs_arg_error(PyExc_TypeError, AT(fname, "kernelParams", -1), NULL);
         if (view->len % (Py_ssize_t)sizeof(void *) != 0)
-            return arg_error(PyExc_TypeError, AT(fname, "kernelParams", -1),
+            return cbs_arg_error(PyExc_TypeError, AT(fname, "kernelParams", -1),
                         "a buffer of %zd bytes is not an array of pointers", view->len);
         out->params = (void **)view->buf;
         return 0;
@@ -2555,7 +1430,7 @@ int cbs_pack_kernel_params(cbs_tables *tb, PyObject *obj, void *func, PyObject *
         }
         return pack_plain(tb, kind, obj, func, func_obj, argtypes, fname, out);
     }
-    return arg_error(PyExc_TypeError, AT(fname, "kernelParams", -1),
+    return cbs_arg_error(PyExc_TypeError, AT(fname, "kernelParams", -1),
                 "expected None, an int address, a buffer of pointers, (values, types) or a "
                 "tuple/list of values, not %.100s", Py_TYPE(obj)->tp_name);
 }
@@ -2583,13 +1458,13 @@ static int extra_check(const char *fname, const Py_buffer *ptr_view, size_t ptr_
     if (!size_view)
         return 0;
     if (size_view->len < (Py_ssize_t)sizeof(size_t))
-        return arg_error(PyExc_ValueError, AT(fname, "extra item", (Py_ssize_t)size_at),
+        return cbs_arg_error(PyExc_ValueError, AT(fname, "extra item", (Py_ssize_t)size_at),
                     "the CU_LAUNCH_PARAM_BUFFER_SIZE buffer has %zd bytes, fewer than the %zu of "
                     "the size_t the driver reads there", size_view->len, sizeof(size_t));
     size_t need;
     memcpy(&need, size_view->buf, sizeof need);
     if (ptr_view && (size_t)ptr_view->len < need)
-        return arg_error(PyExc_ValueError, AT(fname, "extra item", (Py_ssize_t)ptr_at),
+        return cbs_arg_error(PyExc_ValueError, AT(fname, "extra item", (Py_ssize_t)ptr_at),
                     "the CU_LAUNCH_PARAM_BUFFER_POINTER buffer has %zd bytes, fewer than the %zu "
                     "its CU_LAUNCH_PARAM_BUFFER_SIZE (item %zu) says the driver reads",
                     ptr_view->len, need, size_at);
@@ -2606,7 +1481,7 @@ int cbs_pack_extra_slow(PyObject *obj, const char *fname, cbs_packed *out)
         return 0;
     }
     if (!PyTuple_Check(obj) && !PyList_Check(obj))
-        return arg_error(PyExc_TypeError, AT(fname, "extra", -1),
+        return cbs_arg_error(PyExc_TypeError, AT(fname, "extra", -1),
                     "expected None, an int address or a tuple/list of ints, None and buffers, "
                     "not %.100s", Py_TYPE(obj)->tp_name);
     PyObject *items = snapshot(obj);
@@ -2637,18 +1512,18 @@ int cbs_pack_extra_slow(PyObject *obj, const char *fname, cbs_packed *out)
         } else if (PyObject_CheckBuffer(v) && (size_t)out->nviews < nbuf) {
             Py_buffer *view = hold_view(out, v, PyBUF_ANY_CONTIGUOUS);
             if (!view)
-                return arg_error(PyExc_TypeError, AT(fname, "extra item", (Py_ssize_t)k), NULL);
+                return cbs_arg_error(PyExc_TypeError, AT(fname, "extra item", (Py_ssize_t)k), NULL);
             addr = view->buf;
             if (extra_value_of(out->params, k, CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT))
                 ptr_view = view, ptr_at = k;
             else if (extra_value_of(out->params, k, CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT))
                 size_view = view, size_at = k;
         } else {
-            int r = call_getptr(v, AT(fname, "extra item", (Py_ssize_t)k), &addr);
+            int r = cbs_call_getptr(v, AT(fname, "extra item", (Py_ssize_t)k), &addr);
             if (r < 0)
                 return -1;
             if (r == 0)
-                return arg_error(PyExc_TypeError, AT(fname, "extra item", (Py_ssize_t)k),
+                return cbs_arg_error(PyExc_TypeError, AT(fname, "extra item", (Py_ssize_t)k),
                             "expected an int, None, a buffer or an object with getPtr(), not "
                             "%.100s", Py_TYPE(v)->tp_name);
         }
