@@ -577,131 +577,6 @@ static int typed_struct(PyObject *v, int blob, size_t size, unsigned char *dst,
     return 1;
 }
 
-/* -- CBS_KT_INT, _UINT, _BITS, _BOOL: integers ----------------------------- */
-
-/* An int object into an integer parameter of kind k: in its range, or an
- * OverflowError naming the type. */
-static int integer_from_int(PyObject *n, cbs_kt_kind k, size_t size, unsigned char *dst,
-                            const arg_ref *a, PyObject *v)
-{
-    long long min;
-    unsigned long long max, bits;
-    if (int_range(k, size, &min, &max) < 0)
-        return REFUSE(PyExc_TypeError, a, "an integer cannot be", v);
-    if (int_bits(n, min, max, "its type", a, &bits) < 0) {
-        if (!PyErr_ExceptionMatches(PyExc_OverflowError))
-            return -1;
-        PyErr_Clear();
-        return REFUSE(PyExc_OverflowError, a, "out of range:", v);
-    }
-    store_bits(dst, size, bits);
-    return 0;
-}
-
-/* Any integer kind: a compact int in range (the fast parts' general form,
- * for the other sizes), an int, a numpy bool or integer, a handle whose
- * value fits (else its int(), which names the range); an 8-byte .bN also
- * a pointer's forms. A float, a complex number or a struct is refused. */
-static int conv_integer(PyObject *v, size_t size, unsigned char *dst, const arg_ref *a)
-{
-    cbs_kt_kind k = kind_of(a);
-    int wide = k == CBS_KT_BITS && size == 8; /* may hold a pointer */
-    long long min = 0, small;
-    unsigned long long max = 0;
-    int has_range = int_range(k, size, &min, &max) == 0;
-    if (cbs_compact_int(v, &small) && has_range && signed_fits(small, min, max)) {
-        store_bits(dst, size, (unsigned long long)small);
-        return 0;
-    }
-    if (PyFloat_Check(v))
-        return REFUSE(PyExc_TypeError, a, "a float given:", v);
-    PyObject *n;
-    int exact, r = typed_int_of(v, a, &n, &exact);
-    if (r == 0 && cbs_is_handle(v)) {
-        if (has_range && put_handle_in((const cbs_handle *)v, min, max, size, dst))
-            return 0;
-        r = (n = index_of(v, a)) ? 1 : -1;
-    }
-    if (r == 0 && (r = typed_struct(v, 0, size, dst, a)) != 0)
-        return -1;
-    if (r == 0 && wide && (r = typed_pointer(v, 0, dst, a)) != 0)
-        return r < 0 ? -1 : 0;
-    PyNumberMethods *nb = Py_TYPE(v)->tp_as_number;
-    if (r == 0 && nb && nb->nb_index)
-        r = (n = index_of(v, a)) ? 1 : -1;
-    if (r < 0)
-        return -1;
-    if (r > 0) {
-        r = integer_from_int(n, k, size, dst, a, v);
-        Py_DECREF(n);
-        return r;
-    }
-    if (cbs_is_complex(v))
-        return REFUSE(PyExc_TypeError, a, "a complex number given:", v);
-    if (nb && nb->nb_float && !PyBytes_Check(v))
-        return REFUSE(PyExc_TypeError, a, "a float given:", v);
-    if (wide && (r = typed_pointer(v, 1, dst, a)) != 0)
-        return r < 0 ? -1 : 0;
-    return typed_bytes_or_refuse(v, size, dst, a);
-}
-
-/* -- CBS_KT_PTR: pointers --------------------------------------------------- */
-
-static int pointer_from_int(PyObject *n, size_t size, unsigned char *dst, const arg_ref *a,
-                            PyObject *v)
-{
-    unsigned long long bits;
-    if (size != 8)
-        return REFUSE(PyExc_TypeError, a, "an integer cannot be", v);
-    if (int_bits(n, 0, (unsigned long long)UINTPTR_MAX, "an address", a, &bits) < 0)
-        return -1;
-    store_bits(dst, 8, bits);
-    return 0;
-}
-
-/* An int 0..2^64-1, a handle, a numpy integer, a device array
- * (__cuda_array_interface__, DLPack), a cuda.bindings handle (getPtr() and
- * __int__), an object whose `handle` is one of these (cuda.core's Buffer),
- * a buffer of 8 bytes. A float, a complex number or a struct is refused. */
-static int conv_pointer(PyObject *v, size_t size, unsigned char *dst, const arg_ref *a)
-{
-    if (pointer_fast(v, size, dst))
-        return 0;
-    if (PyFloat_Check(v))
-        return REFUSE(PyExc_TypeError, a, "a float given:", v);
-    PyObject *n;
-    int exact, r = typed_int_of(v, a, &n, &exact);
-    if (r == 0 && cbs_is_handle(v)) {
-        if (size == 8 && put_handle_in((const cbs_handle *)v, 0,
-                                       (unsigned long long)UINTPTR_MAX, 8, dst))
-            return 0;
-        r = (n = index_of(v, a)) ? 1 : -1;
-    }
-    if (r == 0 && (r = typed_struct(v, 0, size, dst, a)) != 0)
-        return -1;
-    if (r == 0 && (r = typed_pointer(v, 0, dst, a)) != 0)
-        return r < 0 ? -1 : 0;
-    PyNumberMethods *nb = Py_TYPE(v)->tp_as_number;
-    if (r == 0 && nb && nb->nb_index)
-        r = (n = index_of(v, a)) ? 1 : -1;
-    if (r < 0)
-        return -1;
-    if (r > 0) {
-        r = pointer_from_int(n, size, dst, a, v);
-        Py_DECREF(n);
-        return r;
-    }
-    if (cbs_is_complex(v))
-        return REFUSE(PyExc_TypeError, a, "a complex number given:", v);
-    if (nb && nb->nb_float && !PyBytes_Check(v))
-        return REFUSE(PyExc_TypeError, a, "a float given:", v);
-    if ((r = typed_pointer(v, 1, dst, a)) != 0)
-        return r < 0 ? -1 : 0;
-    return typed_bytes_or_refuse(v, size, dst, a);
-}
-
-/* -- CBS_KT_FLOAT: floating types ------------------------------------------ */
-
 /* d into a floating parameter of `size` bytes; exact: only when the value
  * is that type's exactly (numpy scalars). */
 static int float_from_double(double d, int exact, size_t size, unsigned char *dst,
@@ -731,6 +606,144 @@ static int float_from_double(double d, int exact, size_t size, unsigned char *ds
     }
     return REFUSE(PyExc_TypeError, a, "no float fits", v);
 }
+
+/* What a typed kind does with each form of value (convert_typed). */
+typedef struct {
+    /* An int object (exact: a numpy integer or bool, converted only when
+     * the type holds it exactly), its value's bytes or the error. */
+    int (*from_int)(PyObject *n, int exact, size_t size, unsigned char *dst, const arg_ref *a,
+                    PyObject *v);
+    int floats;              /* a numpy float converts (exactly), else refused */
+    int handles;             /* a handle converts, else refused */
+    int handle_fits;         /* its C value is written when in [hmin, hmax] */
+    long long hmin;
+    unsigned long long hmax;
+    int pointers;            /* a device array, DLPack, a handle object: its address */
+} typed_rules;
+
+/* A typed kind's value after its fast part and its own float check, in
+ * one order for every kind: an int or numpy bool, a handle (its value when
+ * it fits, else its int(), which names the range), a struct (refused), a
+ * device array before any number (CuPy arrays and PyTorch tensors have
+ * __index__ and __float__ too), another object with __index__ (exactly),
+ * a complex number (refused), a numpy float, the other pointer forms, a
+ * buffer of exactly the parameter's size. */
+static int convert_typed(PyObject *v, size_t size, unsigned char *dst, const arg_ref *a,
+                         const typed_rules *t)
+{
+    PyObject *n = NULL;
+    int exact, r = typed_int_of(v, a, &n, &exact);
+    if (r == 0 && cbs_is_handle(v)) {
+        if (!t->handles)
+            return REFUSE(PyExc_TypeError, a, "a handle given:", v);
+        if (t->handle_fits && put_handle_in((const cbs_handle *)v, t->hmin, t->hmax, size, dst))
+            return 0;
+        r = (n = index_of(v, a)) ? 1 : -1;
+    }
+    if (r == 0 && (r = typed_struct(v, 0, size, dst, a)) != 0)
+        return -1;
+    if (r == 0 && t->pointers && (r = typed_pointer(v, 0, dst, a)) != 0)
+        return r < 0 ? -1 : 0;
+    PyNumberMethods *nb = Py_TYPE(v)->tp_as_number;
+    if (r == 0 && nb && nb->nb_index) {
+        r = (n = index_of(v, a)) ? 1 : -1;
+        exact = 1;
+    }
+    if (r < 0)
+        return -1;
+    if (r > 0) {
+        r = t->from_int(n, exact, size, dst, a, v);
+        Py_DECREF(n);
+        return r;
+    }
+    if (cbs_is_complex(v))
+        return REFUSE(PyExc_TypeError, a, "a complex number given:", v);
+    if (nb && nb->nb_float && !PyBytes_Check(v)) {
+        if (!t->floats)
+            return REFUSE(PyExc_TypeError, a, "a float given:", v);
+        double d = PyFloat_AsDouble(v); /* numpy floats: exactly */
+        if (d == -1.0 && PyErr_Occurred())
+            return cbs_arg_error(PyExc_TypeError, a, NULL);
+        return float_from_double(d, 1, size, dst, a, v);
+    }
+    if (t->pointers && (r = typed_pointer(v, 1, dst, a)) != 0)
+        return r < 0 ? -1 : 0;
+    return typed_bytes_or_refuse(v, size, dst, a);
+}
+
+/* -- CBS_KT_INT, _UINT, _BITS, _BOOL: integers ----------------------------- */
+
+/* An int object into an integer parameter: in its range, or an
+ * OverflowError naming the type. */
+static int integer_from_int(PyObject *n, int exact, size_t size, unsigned char *dst,
+                            const arg_ref *a, PyObject *v)
+{
+    long long min;
+    unsigned long long max, bits;
+    (void)exact; /* an integer type holds every integer of its range */
+    if (int_range(kind_of(a), size, &min, &max) < 0)
+        return REFUSE(PyExc_TypeError, a, "an integer cannot be", v);
+    if (int_bits(n, min, max, "its type", a, &bits) < 0) {
+        if (!PyErr_ExceptionMatches(PyExc_OverflowError))
+            return -1;
+        PyErr_Clear();
+        return REFUSE(PyExc_OverflowError, a, "out of range:", v);
+    }
+    store_bits(dst, size, bits);
+    return 0;
+}
+
+/* Any integer kind: a compact int in range (the fast parts' general form,
+ * for the other sizes), an int, a numpy bool or integer, a handle, in the
+ * type's range; an 8-byte .bN also a pointer's forms. A float, a complex
+ * number or a struct is refused. */
+static int conv_integer(PyObject *v, size_t size, unsigned char *dst, const arg_ref *a)
+{
+    cbs_kt_kind k = kind_of(a);
+    typed_rules t = {integer_from_int, 0, 1, 0, 0, 0, k == CBS_KT_BITS && size == 8};
+    long long small;
+    t.handle_fits = int_range(k, size, &t.hmin, &t.hmax) == 0;
+    if (cbs_compact_int(v, &small) && t.handle_fits && signed_fits(small, t.hmin, t.hmax)) {
+        store_bits(dst, size, (unsigned long long)small);
+        return 0;
+    }
+    if (PyFloat_Check(v))
+        return REFUSE(PyExc_TypeError, a, "a float given:", v);
+    return convert_typed(v, size, dst, a, &t);
+}
+
+/* -- CBS_KT_PTR: pointers --------------------------------------------------- */
+
+static int pointer_from_int(PyObject *n, int exact, size_t size, unsigned char *dst,
+                            const arg_ref *a, PyObject *v)
+{
+    unsigned long long bits;
+    (void)exact;
+    if (size != 8)
+        return REFUSE(PyExc_TypeError, a, "an integer cannot be", v);
+    if (int_bits(n, 0, (unsigned long long)UINTPTR_MAX, "an address", a, &bits) < 0)
+        return -1;
+    store_bits(dst, 8, bits);
+    return 0;
+}
+
+/* An int 0..2^64-1, a handle, a numpy integer, a device array
+ * (__cuda_array_interface__, DLPack), a cuda.bindings handle (getPtr() and
+ * __int__), an object whose `handle` is one of these (cuda.core's Buffer),
+ * a buffer of 8 bytes. A float, a complex number or a struct is refused. */
+static int conv_pointer(PyObject *v, size_t size, unsigned char *dst, const arg_ref *a)
+{
+    /* a handle's value fits an 8-byte pointer; another size: its int()
+     * names the error */
+    typed_rules t = {pointer_from_int, 0, 1, size == 8, 0, (unsigned long long)UINTPTR_MAX, 1};
+    if (pointer_fast(v, size, dst))
+        return 0;
+    if (PyFloat_Check(v))
+        return REFUSE(PyExc_TypeError, a, "a float given:", v);
+    return convert_typed(v, size, dst, a, &t);
+}
+
+/* -- CBS_KT_FLOAT: floating types ------------------------------------------ */
 
 /* An int object into a float32 as C converts a long long or unsigned long
  * long to float (one rounding, to nearest): 1 when written; 0 (no error
@@ -791,38 +804,12 @@ static int float_from_int(PyObject *n, int exact, size_t size, unsigned char *ds
  * is refused. */
 static int conv_float(PyObject *v, size_t size, unsigned char *dst, const arg_ref *a)
 {
+    static const typed_rules t = {float_from_int, 1, 0, 0, 0, 0, 0};
     if (float_fast(v, size, dst))
         return 0;
     if (PyFloat_Check(v)) /* numpy.float64 is a float too: exact only */
         return float_from_double(PyFloat_AS_DOUBLE(v), cbs_is_numpy_scalar(v), size, dst, a, v);
-    PyObject *n;
-    int exact, r = typed_int_of(v, a, &n, &exact);
-    if (r == 0 && cbs_is_handle(v))
-        return REFUSE(PyExc_TypeError, a, "a handle given:", v);
-    if (r == 0 && (r = typed_struct(v, 0, size, dst, a)) != 0)
-        return -1;
-    PyNumberMethods *nb = Py_TYPE(v)->tp_as_number;
-    if (r == 0 && nb && nb->nb_index) {
-        r = (n = index_of(v, a)) ? 1 : -1;
-        exact = 1;
-    }
-    if (r < 0)
-        return -1;
-    if (r > 0) {
-        r = float_from_int(n, exact, size, dst, a, v);
-        Py_DECREF(n);
-        return r;
-    }
-    if (cbs_is_complex(v))
-        return REFUSE(PyExc_TypeError, a, "a complex number given:", v);
-    if (nb && nb->nb_float && !PyBytes_Check(v)) {
-        /* numpy floats: exactly */
-        double d = PyFloat_AsDouble(v);
-        if (d == -1.0 && PyErr_Occurred())
-            return cbs_arg_error(PyExc_TypeError, a, NULL);
-        return float_from_double(d, 1, size, dst, a, v);
-    }
-    return typed_bytes_or_refuse(v, size, dst, a);
+    return convert_typed(v, size, dst, a, &t);
 }
 
 /* -- CBS_KT_BLOB: a user type by value ------------------------------------- */
