@@ -33,7 +33,6 @@
  * what the argument is ("kernel parameter", "extra item", "kernelParams",
  * "argtypes item"), its index (-1: the argument as a whole) and, for a
  * kernel parameter of known type, the kernel's name and that type. */
-
 typedef struct {
     const char *fname;
     const char *what;
@@ -300,17 +299,16 @@ static CBS_ALWAYS_INLINE int blob_fast(PyObject *v, size_t size, unsigned char *
     return 0;
 }
 
-
 /* kind -> (fast part, converter): the one place that maps a parameter's
  * kind to how its value becomes bytes (docs/ARCHITECTURE.md shows it). */
-#define CBS_CONVERTERS(X)                 \
+#define CBS_CONVERTERS(X)                         \
     X(CBS_KT_UNKNOWN, by_size_fast, conv_by_size) \
-    X(CBS_KT_INT, int_fast, conv_integer)  \
-    X(CBS_KT_UINT, uint_fast, conv_integer) \
-    X(CBS_KT_BITS, bits_fast, conv_integer) \
-    X(CBS_KT_BOOL, bool_fast, conv_integer) \
-    X(CBS_KT_FLOAT, float_fast, conv_float) \
-    X(CBS_KT_PTR, pointer_fast, conv_pointer) \
+    X(CBS_KT_INT, int_fast, conv_integer)         \
+    X(CBS_KT_UINT, uint_fast, conv_integer)       \
+    X(CBS_KT_BITS, bits_fast, conv_integer)       \
+    X(CBS_KT_BOOL, bool_fast, conv_integer)       \
+    X(CBS_KT_FLOAT, float_fast, conv_float)       \
+    X(CBS_KT_PTR, pointer_fast, conv_pointer)     \
     X(CBS_KT_BLOB, blob_fast, conv_blob)
 
 /* The fast part of t's converter, inline: 1 when v was written. */
