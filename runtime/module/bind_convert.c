@@ -709,6 +709,8 @@ static int conv_integer(PyObject *v, size_t size, unsigned char *dst, const arg_
     }
     if (PyFloat_Check(v))
         return REFUSE(PyExc_TypeError, a, "a float given:", v);
+    if (PyLong_Check(v)) /* convert_typed's first form, without its reference */
+        return integer_from_int(v, 0, size, dst, a, v);
     return convert_typed(v, size, dst, a, &t);
 }
 
@@ -740,6 +742,8 @@ static int conv_pointer(PyObject *v, size_t size, unsigned char *dst, const arg_
         return 0;
     if (PyFloat_Check(v))
         return REFUSE(PyExc_TypeError, a, "a float given:", v);
+    if (PyLong_Check(v)) /* convert_typed's first form, without its reference */
+        return pointer_from_int(v, 0, size, dst, a, v);
     return convert_typed(v, size, dst, a, &t);
 }
 
@@ -809,6 +813,8 @@ static int conv_float(PyObject *v, size_t size, unsigned char *dst, const arg_re
         return 0;
     if (PyFloat_Check(v)) /* numpy.float64 is a float too: exact only */
         return float_from_double(PyFloat_AS_DOUBLE(v), cbs_is_numpy_scalar(v), size, dst, a, v);
+    if (PyLong_Check(v)) /* convert_typed's first form, without its reference */
+        return float_from_int(v, 0, size, dst, a, v);
     return convert_typed(v, size, dst, a, &t);
 }
 
