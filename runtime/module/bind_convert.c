@@ -673,15 +673,14 @@ static int convert_typed(PyObject *v, size_t size, unsigned char *dst, const arg
 
 /* -- CBS_KT_INT, _UINT, _BITS, _BOOL: integers ----------------------------- */
 
-/* An int object into an integer parameter: in its range, or an
- * OverflowError naming the type. */
-static int integer_from_int(PyObject *n, int exact, size_t size, unsigned char *dst,
-                            const arg_ref *a, PyObject *v)
+/* An int object n into an integer parameter whose range is [min, max]
+ * (ranged 0: a size no integer has): in that range, or an OverflowError
+ * naming the type. */
+static int integer_in_range(PyObject *n, int ranged, long long min, unsigned long long max,
+                            size_t size, unsigned char *dst, const arg_ref *a, PyObject *v)
 {
-    long long min;
-    unsigned long long max, bits;
-    (void)exact; /* an integer type holds every integer of its range */
-    if (int_range(kind_of(a), size, &min, &max) < 0)
+    unsigned long long bits;
+    if (!ranged)
         return REFUSE(PyExc_TypeError, a, "an integer cannot be", v);
     if (int_bits(n, min, max, "its type", a, &bits) < 0) {
         if (!PyErr_ExceptionMatches(PyExc_OverflowError))
@@ -693,6 +692,17 @@ static int integer_from_int(PyObject *n, int exact, size_t size, unsigned char *
     return 0;
 }
 
+/* integer_in_range of the parameter's own kind (convert_typed's int form). */
+static int integer_from_int(PyObject *n, int exact, size_t size, unsigned char *dst,
+                            const arg_ref *a, PyObject *v)
+{
+    long long min = 0;
+    unsigned long long max = 0;
+    (void)exact; /* an integer type holds every integer of its range */
+    int ranged = int_range(kind_of(a), size, &min, &max) == 0;
+    return integer_in_range(n, ranged, min, max, size, dst, a, v);
+}
+
 /* Any integer kind: a compact int in range (the fast parts' general form,
  * for the other sizes), an int, a numpy bool or integer, a handle, in the
  * type's range; an 8-byte .bN also a pointer's forms. A float, a complex
@@ -700,17 +710,18 @@ static int integer_from_int(PyObject *n, int exact, size_t size, unsigned char *
 static int conv_integer(PyObject *v, size_t size, unsigned char *dst, const arg_ref *a)
 {
     cbs_kt_kind k = kind_of(a);
-    typed_rules t = {integer_from_int, 0, 1, 0, 0, 0, k == CBS_KT_BITS && size == 8};
-    long long small;
-    t.handle_fits = int_range(k, size, &t.hmin, &t.hmax) == 0;
-    if (cbs_compact_int(v, &small) && t.handle_fits && signed_fits(small, t.hmin, t.hmax)) {
+    long long min = 0, small;
+    unsigned long long max = 0;
+    int ranged = int_range(k, size, &min, &max) == 0;
+    if (cbs_compact_int(v, &small) && ranged && signed_fits(small, min, max)) {
         store_bits(dst, size, (unsigned long long)small);
         return 0;
     }
     if (PyFloat_Check(v))
         return REFUSE(PyExc_TypeError, a, "a float given:", v);
     if (PyLong_Check(v)) /* convert_typed's first form, without its reference */
-        return integer_from_int(v, 0, size, dst, a, v);
+        return integer_in_range(v, ranged, min, max, size, dst, a, v);
+    typed_rules t = {integer_from_int, 0, 1, ranged, min, max, k == CBS_KT_BITS && size == 8};
     return convert_typed(v, size, dst, a, &t);
 }
 
@@ -838,18 +849,6 @@ static int conv_blob(PyObject *v, size_t size, unsigned char *dst, const arg_ref
 
 /* -- the table --------------------------------------------------------------- */
 
-typedef int (*converter)(PyObject *v, size_t size, unsigned char *dst, const arg_ref *a);
-
 #define CBS_CONVERTER_ENTRY(kind, fast, conv) [kind] = conv,
-static const converter converters[] = {CBS_CONVERTERS(CBS_CONVERTER_ENTRY)};
+const cbs_converter cbs_converters[CBS_KT_BLOB + 1] = {CBS_CONVERTERS(CBS_CONVERTER_ENTRY)};
 #undef CBS_CONVERTER_ENTRY
-
-int cbs_convert(PyObject *v, cbs_ktype t, size_t size, unsigned char *dst, const char *fname,
-                Py_ssize_t index, const char *kernel)
-{
-    cbs_kt_kind k = CBS_KT_KIND(t);
-    arg_ref a = {fname, "kernel parameter", index, k != CBS_KT_UNKNOWN ? kernel : NULL, t, size};
-    if ((size_t)k >= sizeof converters / sizeof converters[0] || !converters[k])
-        return cbs_arg_error(PyExc_SystemError, &a, "no converter for kind %d", (int)k);
-    return converters[k](v, size, dst, &a);
-}
