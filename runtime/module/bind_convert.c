@@ -849,6 +849,18 @@ static int conv_blob(PyObject *v, size_t size, unsigned char *dst, const arg_ref
 
 /* -- the table --------------------------------------------------------------- */
 
+typedef int (*converter)(PyObject *v, size_t size, unsigned char *dst, const arg_ref *a);
+
 #define CBS_CONVERTER_ENTRY(kind, fast, conv) [kind] = conv,
-const cbs_converter cbs_converters[CBS_KT_BLOB + 1] = {CBS_CONVERTERS(CBS_CONVERTER_ENTRY)};
+static const converter converters[] = {CBS_CONVERTERS(CBS_CONVERTER_ENTRY)};
 #undef CBS_CONVERTER_ENTRY
+
+int cbs_convert(PyObject *v, cbs_ktype t, size_t size, unsigned char *dst, const char *fname,
+                Py_ssize_t index, const char *kernel)
+{
+    cbs_kt_kind k = CBS_KT_KIND(t);
+    arg_ref a = {fname, "kernel parameter", index, k != CBS_KT_UNKNOWN ? kernel : NULL, t, size};
+    if ((size_t)k >= sizeof converters / sizeof converters[0] || !converters[k])
+        return cbs_arg_error(PyExc_SystemError, &a, "no converter for kind %d", (int)k);
+    return converters[k](v, size, dst, &a);
+}

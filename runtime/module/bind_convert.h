@@ -325,25 +325,12 @@ static CBS_ALWAYS_INLINE int cbs_convert_fast(PyObject *v, cbs_ktype t, size_t s
     return 0;
 }
 
-/* A converter: the value, the parameter's size, where its bytes go, the
- * parameter named for errors. 0, or -1 raised. */
-typedef int (*cbs_converter)(PyObject *v, size_t size, unsigned char *dst, const arg_ref *a);
-
-/* The converters of CBS_CONVERTERS, by kind (bind_convert.c). */
-extern const cbs_converter cbs_converters[CBS_KT_BLOB + 1];
-
 /* Parameter `index` of kernel `kernel` (its name, "" when unknown), of type
  * t (CBS_KT_UNKNOWN: by size), `size` bytes at dst: its converter. 0, or
  * -1 raised naming fname, the parameter and, for a known t, the kernel and
- * t. */
-static inline int cbs_convert(PyObject *v, cbs_ktype t, size_t size, unsigned char *dst,
-                              const char *fname, Py_ssize_t index, const char *kernel)
-{
-    cbs_kt_kind k = CBS_KT_KIND(t);
-    arg_ref a = {fname, "kernel parameter", index, k != CBS_KT_UNKNOWN ? kernel : NULL, t, size};
-    if ((size_t)k > CBS_KT_BLOB || !cbs_converters[k])
-        return cbs_arg_error(PyExc_SystemError, &a, "no converter for kind %d", (int)k);
-    return cbs_converters[k](v, size, dst, &a);
-}
+ * t. Not inline: the packing loop calls it only for what the fast parts
+ * leave, and keeps its own frame small. */
+int cbs_convert(PyObject *v, cbs_ktype t, size_t size, unsigned char *dst, const char *fname,
+                Py_ssize_t index, const char *kernel);
 
 #endif
