@@ -1,7 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * parse_internal.h — shared state of the parser's modules (parse.c,
- * records.c, pfn.c, macros.c). Not used outside the parser.
+ * records.c, pfn.c, macros.c, macro_values.c, comments.c) and the shared
+ * helpers of parse_helpers.c. Not used outside the parser.
+ *
+ * The files call one way: parse.c (the walk) calls records.c, pfn.c,
+ * macros.c, macro_values.c and parse_helpers.c; those call
+ * parse_helpers.c (and comments.c), never parse.c
+ * (tests/gen/test_call_graph.py).
  */
 #ifndef CUBIND_PARSE_INTERNAL_H
 #define CUBIND_PARSE_INTERNAL_H
@@ -67,7 +73,10 @@ typedef struct {
     int cuda_version_known;
 } parser;
 
+/* parse_helpers.c */
 const char *px_str(parser *P, CXString s);
+/* 1 for a signed integer type kind. */
+int px_is_signed_kind(enum CXTypeKind k);
 CXType px_desugar(CXType t);
 const cb_type *px_type(parser *P, CXType t);
 const char *px_doc(parser *P, CXCursor c);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bind_handle_seq.c — see bind_handle_seq.h. The items come from
- * cbs_struct_driver_handle (bind_struct.c), which knows the struct's bytes.
+ * cbs_struct_driver_handle (bind_record.c), which knows the struct's bytes.
  */
 #include "bind_handle_seq.h"
+#include "bind_record.h"
 
 #include "cubind_compat.h"
 

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * bind_packer.c — the kernel parameter packer (see bind_packer.h).
+ * bind_packer.c — the kernel parameter packer (see bind_packer.h): the
+ * forms of kernelParams and extra, the kernels' layouts, the packed
+ * storage; a plain value's bytes come from bind_convert.h's converters.
  *
  * Conversions
  * -----------
@@ -22,7 +24,7 @@
  *   c_void_p        an int 0..2^64-1, a c_void_p, or an object with getPtr()
  *                   whose result is stored (cuda.bindings' semantics: the
  *                   address of the object's storage); else what a pointer
- *                   takes in the typed paths (pointer_of: a device array,
+ *                   takes in the typed paths (cbs_pointer_of: a device array,
  *                   DLPack, an object whose handle is one)
  *   None            an object with getPtr() (a handle, a struct of the
  *                   bindings, cuda.bindings' objects): params[i] = getPtr()
@@ -42,22 +44,26 @@
  * without a call.
  *
  * Plain values: parameter i has (offset_i, size_i) from cuFuncGetParamInfo;
- * all values go into one buffer at those offsets. Where parameter i's type
- * is known (argtypes=, the kernel's mangled name, its module's PTX:
- * bind_kernel_types.h; docs/kernel-arguments.md has the table), put_known
- * converts by it:
- *   integer types  int, bool, enum, handle, __index__ in the type's range
+ * all values go into one buffer at those offsets. Each value is converted
+ * by the converter of its parameter's kind (the table CBS_CONVERTERS of
+ * bind_convert.h; docs/ARCHITECTURE.md shows it): the kind comes from
+ * argtypes=, else from the layout, which types the parameters from the
+ * kernel's mangled name or its module's PTX (bind_kernel_types.h;
+ * docs/kernel-arguments.md has the table), else is CBS_KT_UNKNOWN, whose
+ * converter goes by the parameter's size. Nothing else decides how a plain
+ * value becomes bytes.
+ *   integer kinds  int, bool, enum, handle, __index__ in the type's range
  *                  (OverflowError); a float is a TypeError
- *   floating types int (rounded, as C converts), float; numpy scalars only
+ *   floating kind  int (rounded, as C converts), float; numpy scalars only
  *                  when exactly representable; a handle is a TypeError
- *   pointers       int 0..2^64-1, handles, getPtr()+__int__ handles,
+ *   pointer kind   int 0..2^64-1, handles, getPtr()+__int__ handles,
  *                  __cuda_array_interface__, DLPack on a CUDA device, an
  *                  object whose `handle` is one of these (cuda.core's
  *                  Buffer); a float is a TypeError
- *   user types     bytes, bindings structs, buffers of exactly their size
- *   any type       a buffer of exactly its size, copied
- * Errors name the parameter's index, the kernel and the declared type.
- * Where the type is not known, by the parameter's size alone:
+ *   blob kind      bytes, bindings structs, buffers of exactly their size
+ *   any known kind a buffer of exactly its size, copied
+ * Errors of a known kind name the parameter's index, the kernel and the
+ * declared type. Where the type is not known, by the parameter's size:
  *   int / bool / int subclass (enums)  -> an integer of size_i bytes (1, 2,
  *       4, 8), range -2^(8s-1) .. 2^(8s)-1 (signed or unsigned)
  *   float (exactly)                    -> float32 (size 4) or float64 (8)
@@ -71,11 +77,12 @@
  *   getPtr() and __int__ (cuda.bindings handles) -> int(obj), as int
  *   DLPack, cuda.core Buffer (size_i 8) -> the device address
  * A wrong count, a size no rule covers, or a value out of range raises
- * before anything is launched, naming the parameter. Each value first
- * tries put_value_common (inline: one jump on its kind, the common sizes'
- * ranges as constants), then put_value (put_known or put_plain, the full
- * rules above, naming errors); both write the same bytes for any value
- * the first takes.
+ * before anything is launched, naming the parameter. Every error of the
+ * packer is raised by cbs_arg_error. Each converter opens with its fast part
+ * (inline, no call: the values nearly every launch passes), which the
+ * packing loop tries before calling the converter (cbs_convert_fast: one jump
+ * on the kind); both write the same bytes for any value the fast part
+ * takes.
  *
  * Kernel layouts
  * --------------
@@ -106,10 +113,11 @@
  * cuFuncGetParamInfo per launch cost about as much as the rest of packing.
  */
 #include "bind_packer.h"
+#include "bind_convert.h"
 #include "bind_kernel_code.h"
 #include "bind_kernel_types.h"
 #include "bind_layout.h"
-#include "bind_struct.h"
+#include "bind_struct.h" /* cbs_tables */
 #include "cubind_compat.h"
 #include "rt_alloc.h"
 
@@ -117,54 +125,10 @@
 #include <float.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <string.h>
 #include <wchar.h>
 
 typedef CUresult (*param_info_fn)(CUfunction, size_t, size_t *, size_t *);
-
-/* ---- errors --------------------------------------------------------------- */
-
-static int fail(PyObject *exc, const char *fname, const char *what, Py_ssize_t i,
-                const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
-    va_end(ap);
-    if (!msg)
-        return -1;
-    if (i >= 0)
-        PyErr_Format(exc, "%s: %s %zd: %U", fname, what, i, msg);
-    else
-        PyErr_Format(exc, "%s: %s: %U", fname, what, msg);
-    Py_DECREF(msg);
-    return -1;
-}
-
-/* Re-raises the pending exception as `exc` naming the parameter, keeping
- * the original as __cause__ (for exceptions from user code or ctypes).
- * OverflowError stays an OverflowError, MemoryError is left as it is. */
-static int rewrap(PyObject *exc, const char *fname, const char *what, Py_ssize_t i)
-{
-    PyObject *orig = cbs_take_exception();
-    if (!orig)
-        return fail(exc, fname, what, i, "conversion failed");
-    if (PyErr_GivenExceptionMatches(orig, PyExc_MemoryError)) {
-        cbs_raise_exception(orig);
-        return -1;
-    }
-    fail(PyErr_GivenExceptionMatches(orig, PyExc_OverflowError) ? PyExc_OverflowError : exc,
-         fname, what, i, "%S", orig);
-    PyObject *mine = cbs_take_exception();
-    if (!mine) {
-        Py_DECREF(orig);
-        return -1;
-    }
-    PyException_SetCause(mine, orig);
-    cbs_raise_exception(mine);
-    return -1;
-}
 
 /* ---- storage -------------------------------------------------------------- */
 
@@ -354,943 +318,6 @@ static PyObject *snapshot(PyObject *seq)
     return PyList_AsTuple(seq);
 }
 
-/* ---- scalar writers ------------------------------------------------------- */
-
-static void store_bits(unsigned char *dst, size_t size, unsigned long long bits)
-{
-    switch (size) {
-    case 1: { uint8_t v = (uint8_t)bits; memcpy(dst, &v, 1); break; }
-    case 2: { uint16_t v = (uint16_t)bits; memcpy(dst, &v, 2); break; }
-    case 4: { uint32_t v = (uint32_t)bits; memcpy(dst, &v, 4); break; }
-    default: { uint64_t v = (uint64_t)bits; memcpy(dst, &v, 8); break; }
-    }
-}
-
-/* ll in [min, umax] (min <= 0). */
-static int signed_fits(long long ll, long long min, unsigned long long umax)
-{
-    return ll >= min && (ll <= 0 || (unsigned long long)ll <= umax);
-}
-
-/* int_bits' general path: any int object, the range error named. */
-static int int_bits_slow(PyObject *v, long long min, unsigned long long umax, const char *range,
-                         const char *fname, const char *what, Py_ssize_t i,
-                         unsigned long long *bits)
-{
-    int overflow = 0;
-    long long ll = PyLong_AsLongLongAndOverflow(v, &overflow);
-    if (ll == -1 && PyErr_Occurred())
-        return rewrap(PyExc_TypeError, fname, what, i);
-    if (overflow == 0) {
-        if (!signed_fits(ll, min, umax))
-            goto range_error;
-        *bits = (unsigned long long)ll;
-        return 0;
-    }
-    if (overflow > 0) {
-        unsigned long long u = PyLong_AsUnsignedLongLong(v);
-        if (u == (unsigned long long)-1 && PyErr_Occurred()) {
-            PyErr_Clear();
-            goto range_error;
-        }
-        if (u > umax)
-            goto range_error;
-        *bits = u;
-        return 0;
-    }
-range_error:
-    return fail(PyExc_OverflowError, fname, what, i, "%R is out of range for %s", v, range);
-}
-
-/* An int object in [min, umax] (min <= 0): its two's complement bits.
- * 0, or -1 with OverflowError (range) or another error set. Inline: a
- * small int in range (the common case: every packed int) without a call. */
-static CBS_ALWAYS_INLINE int int_bits(PyObject *v, long long min, unsigned long long umax,
-                                      const char *range, const char *fname, const char *what,
-                                      Py_ssize_t i, unsigned long long *bits)
-{
-    long long ll;
-    if (cbs_compact_int(v, &ll) && signed_fits(ll, min, umax)) {
-        *bits = (unsigned long long)ll;
-        return 0;
-    }
-    return int_bits_slow(v, min, umax, range, fname, what, i, bits);
-}
-
-static const long long size_min[9] = {0, -128, -32768, 0, -2147483647LL - 1, 0, 0, 0,
-                                      -9223372036854775807LL - 1};
-static const unsigned long long size_umax[9] = {0, 0xFFULL, 0xFFFFULL, 0, 0xFFFFFFFFULL, 0, 0, 0,
-                                                0xFFFFFFFFFFFFFFFFULL};
-static const char *const size_range[9] = {
-    NULL, "a 1-byte integer (-128..255)", "a 2-byte integer (-32768..65535)", NULL,
-    "a 4-byte integer (-2147483648..4294967295)", NULL, NULL, NULL,
-    "an 8-byte integer (-2**63..2**64-1)"};
-
-static int is_int_size(size_t size)
-{
-    return size == 1 || size == 2 || size == 4 || size == 8;
-}
-
-/* Plain int into a `size`-byte parameter. Inlined (as put_float is) into
- * put_plain's loop: every plain int and float of every launch takes it. */
-static CBS_ALWAYS_INLINE int put_plain_int(PyObject *v, size_t size, unsigned char *dst,
-                                           const char *fname, Py_ssize_t i)
-{
-    if (!is_int_size(size))
-        return fail(PyExc_TypeError, fname, "kernel parameter", i,
-                    "an int does not fit a %zu-byte parameter (pass bytes or a ctypes "
-                    "Structure of that size)", size);
-    unsigned long long bits;
-    if (int_bits(v, size_min[size], size_umax[size], size_range[size], fname,
-                 "kernel parameter", i, &bits) < 0)
-        return -1;
-    store_bits(dst, size, bits);
-    return 0;
-}
-
-static CBS_ALWAYS_INLINE int put_float(double d, size_t size, unsigned char *dst,
-                                       const char *fname, Py_ssize_t i)
-{
-    if (size == 4) {
-        if (isfinite(d) && fabs(d) > FLT_MAX) {
-            char text[40];
-            snprintf(text, sizeof text, "%.17g", d);
-            return fail(PyExc_OverflowError, fname, "kernel parameter", i,
-                        "%s is out of range for a float32", text);
-        }
-        float f = (float)d;
-        memcpy(dst, &f, 4);
-        return 0;
-    }
-    if (size == 8) {
-        memcpy(dst, &d, 8);
-        return 0;
-    }
-    return fail(PyExc_TypeError, fname, "kernel parameter", i,
-                "a float does not fit a %zu-byte parameter (4: float32, 8: float64)", size);
-}
-
-/* Copies exactly `size` bytes of o's buffer. 1: done; 0: o has no buffer. */
-static int put_buffer_exact(PyObject *o, size_t size, unsigned char *dst, const char *fname,
-                            const char *what, Py_ssize_t i)
-{
-    /* A str is text, never a parameter's bytes: numpy.str_ exports its
-     * UCS-4 code points as a buffer ('x' would be the int 120). */
-    if (!PyObject_CheckBuffer(o) || PyUnicode_Check(o))
-        return 0;
-    Py_buffer view;
-    if (PyObject_GetBuffer(o, &view, PyBUF_SIMPLE) < 0)
-        return rewrap(PyExc_TypeError, fname, what, i);
-    if ((size_t)view.len != size) {
-        Py_ssize_t len = view.len;
-        PyBuffer_Release(&view);
-        return fail(PyExc_TypeError, fname, what, i,
-                    "%.100s of %zd bytes given for a %zu-byte parameter", Py_TYPE(o)->tp_name,
-                    len, size);
-    }
-    memcpy(dst, view.buf, size);
-    PyBuffer_Release(&view);
-    return 1;
-}
-
-/* getPtr(): 1 and *addr; 0 when o has no callable getPtr; -1 on error. */
-static int call_getptr(PyObject *o, const char *fname, const char *what, Py_ssize_t i,
-                       void **addr)
-{
-    if (cbs_is_handle(o)) {
-        /* cubind's own handles (their classes can be neither subclassed
-         * nor changed): getPtr() is the address of the value they hold. */
-        *addr = &((cbs_handle *)o)->value;
-        return 1;
-    }
-    const unsigned char *rec;
-    size_t rec_size;
-    if (cbs_struct_bytes(o, &rec, &rec_size)) {
-        /* cubind's structs (not subclassable either): getPtr() is the
-         * address of their bytes */
-        *addr = (void *)rec;
-        return 1;
-    }
-    PyObject *m;
-    int r = cbs_optional_attr(o, "getPtr", &m);
-    if (r <= 0)
-        return r < 0 ? rewrap(PyExc_TypeError, fname, what, i) : 0;
-    if (!PyCallable_Check(m)) {
-        Py_DECREF(m);
-        return 0;
-    }
-    PyObject *res = PyObject_CallNoArgs(m);
-    Py_DECREF(m);
-    if (!res)
-        return rewrap(PyExc_TypeError, fname, what, i);
-    if (!PyLong_Check(res)) {
-        fail(PyExc_TypeError, fname, what, i, "getPtr() of %.100s returned %.100s, not int",
-             Py_TYPE(o)->tp_name, Py_TYPE(res)->tp_name);
-        Py_DECREF(res);
-        return -1;
-    }
-    unsigned long long bits;
-    int rc = int_bits(res, 0, (unsigned long long)UINTPTR_MAX, "an address", fname, what, i,
-                      &bits);
-    Py_DECREF(res);
-    if (rc < 0)
-        return -1;
-    *addr = (void *)(uintptr_t)bits;
-    return 1;
-}
-
-/* __cuda_array_interface__['data'][0]: 1 and *addr; 0 if absent; -1. */
-static int cai_pointer(PyObject *o, const char *fname, Py_ssize_t i, unsigned long long *addr)
-{
-    PyObject *cai;
-    int r = cbs_optional_attr(o, "__cuda_array_interface__", &cai);
-    if (r <= 0)
-        return r < 0 ? rewrap(PyExc_TypeError, fname, "kernel parameter", i) : 0;
-    PyObject *data = PyMapping_Check(cai) ? PyMapping_GetItemString(cai, "data") : NULL;
-    Py_DECREF(cai);
-    if (!data) {
-        PyErr_Clear();
-        return fail(PyExc_TypeError, fname, "kernel parameter", i,
-                    "__cuda_array_interface__ of %.100s has no 'data'", Py_TYPE(o)->tp_name);
-    }
-    PyObject *ptr = PySequence_Check(data) && PySequence_Size(data) >= 1
-                        ? PySequence_GetItem(data, 0) : NULL;
-    Py_DECREF(data);
-    if (!ptr || !PyLong_Check(ptr)) {
-        Py_XDECREF(ptr);
-        PyErr_Clear();
-        return fail(PyExc_TypeError, fname, "kernel parameter", i,
-                    "__cuda_array_interface__['data'] of %.100s is not (int, bool)",
-                    Py_TYPE(o)->tp_name);
-    }
-    int rc = int_bits(ptr, 0, (unsigned long long)UINTPTR_MAX, "an address", fname,
-                      "kernel parameter", i, addr);
-    Py_DECREF(ptr);
-    return rc < 0 ? -1 : 1;
-}
-
-/* ---- device pointers ------------------------------------------------------ */
-
-/* DLPack's tensor header (dlpack.h, ABI-stable since v0.6): what a pointer
- * parameter reads of a producer's capsule. */
-typedef struct {
-    void *data;
-    int32_t device_type, device_id;
-    int32_t ndim;
-    uint8_t code, bits;
-    uint16_t lanes;
-    int64_t *shape, *strides;
-    uint64_t byte_offset;
-} dl_tensor;
-
-typedef struct {
-    uint32_t major, minor;
-    void *manager_ctx;
-    void (*deleter)(void *);
-    uint64_t flags;
-    dl_tensor tensor;
-} dl_versioned;
-
-/* DLPack's device types of memory a kernel can address: CUDA, CUDA host
- * (pinned), CUDA managed. */
-static int dl_cuda_device(long long t)
-{
-    return t == 2 || t == 3 || t == 13;
-}
-
-/* o.__dlpack__()'s data pointer, for an object on a CUDA device
- * (__dlpack_device__): 1 and *addr; 0 when o has no __dlpack_device__; -1.
- * The capsule is dropped unconsumed: its destructor gives the tensor back
- * to the producer; o keeps the memory alive for the launch. */
-static int dlpack_pointer(PyObject *o, const char *fname, const char *what, Py_ssize_t i,
-                          unsigned long long *addr)
-{
-    PyObject *m;
-    int r = cbs_optional_attr(o, "__dlpack_device__", &m);
-    if (r <= 0)
-        return r < 0 ? rewrap(PyExc_TypeError, fname, what, i) : 0;
-    PyObject *dev = PyObject_CallNoArgs(m);
-    Py_DECREF(m);
-    if (!dev)
-        return rewrap(PyExc_TypeError, fname, what, i);
-    long long type = -1;
-    if (PyTuple_Check(dev) && PyTuple_GET_SIZE(dev) == 2) {
-        type = PyLong_AsLongLong(PyTuple_GET_ITEM(dev, 0));
-        if (type == -1 && PyErr_Occurred())
-            PyErr_Clear();
-    }
-    Py_DECREF(dev);
-    if (!dl_cuda_device(type))
-        return fail(PyExc_TypeError, fname, what, i,
-                    "%.100s is on DLPack device type %lld, not CUDA memory",
-                    Py_TYPE(o)->tp_name, type);
-    PyObject *cap = PyObject_CallMethod(o, "__dlpack__", NULL);
-    if (!cap)
-        return rewrap(PyExc_TypeError, fname, what, i);
-    const dl_tensor *t = NULL;
-    if (PyCapsule_IsValid(cap, "dltensor"))
-        t = PyCapsule_GetPointer(cap, "dltensor"); /* DLManagedTensor starts with it */
-    else if (PyCapsule_IsValid(cap, "dltensor_versioned"))
-        t = &((const dl_versioned *)PyCapsule_GetPointer(cap, "dltensor_versioned"))->tensor;
-    if (!t) {
-        Py_DECREF(cap);
-        return fail(PyExc_TypeError, fname, what, i,
-                    "__dlpack__() of %.100s did not return a DLPack capsule",
-                    Py_TYPE(o)->tp_name);
-    }
-    *addr = (unsigned long long)(uintptr_t)t->data + t->byte_offset;
-    Py_DECREF(cap);
-    return 1;
-}
-
-/* The device address an object stands for, when it is one of the pointer
- * forms beyond ints and cubind handles: a cuda.bindings handle (getPtr()
- * and __int__: CUdeviceptr), __cuda_array_interface__, DLPack on a CUDA
- * device, or an object whose `handle` is one of these or an int
- * (cuda.core's Buffer). 1 and *addr, 0 when o is none of them, -1. */
-static int pointer_of(PyObject *o, const char *fname, Py_ssize_t i, int depth,
-                      unsigned long long *addr)
-{
-    const char *what = "kernel parameter";
-    PyNumberMethods *nb = Py_TYPE(o)->tp_as_number;
-    if (PyLong_Check(o) || (nb && nb->nb_index)) {
-        PyObject *n = PyNumber_Index(o);
-        if (!n)
-            return rewrap(PyExc_TypeError, fname, what, i);
-        int rc = int_bits(n, 0, (unsigned long long)UINTPTR_MAX, "an address", fname, what, i,
-                          addr);
-        Py_DECREF(n);
-        return rc < 0 ? -1 : 1;
-    }
-    if (nb && nb->nb_int && !nb->nb_float) {
-        PyObject *m;
-        int r = cbs_optional_attr(o, "getPtr", &m);
-        if (r < 0)
-            return rewrap(PyExc_TypeError, fname, what, i);
-        if (r > 0) {
-            Py_DECREF(m);
-            PyObject *n = PyNumber_Long(o);
-            if (!n)
-                return rewrap(PyExc_TypeError, fname, what, i);
-            r = int_bits(n, 0, (unsigned long long)UINTPTR_MAX, "an address", fname, what, i,
-                         addr);
-            Py_DECREF(n);
-            return r < 0 ? -1 : 1;
-        }
-    }
-    int r = cai_pointer(o, fname, i, addr);
-    if (r != 0)
-        return r;
-    r = dlpack_pointer(o, fname, what, i, addr);
-    if (r != 0 || depth > 0)
-        return r;
-    PyObject *h;
-    r = cbs_optional_attr(o, "handle", &h);
-    if (r <= 0)
-        return r < 0 ? rewrap(PyExc_TypeError, fname, what, i) : 0;
-    if (cbs_is_handle(h)) {
-        *addr = cbs_handle_bits((const cbs_handle *)h);
-        r = 1;
-    } else {
-        r = pointer_of(h, fname, i, depth + 1, addr);
-    }
-    Py_DECREF(h);
-    return r;
-}
-
-/* ---- plain values, typed by the kernel ----------------------------------- */
-
-/* A float into a 4- or 8-byte floating parameter, without a call: 1 when
- * written, 0 when put_float must name the error (out of float's range, or
- * another size). */
-static CBS_ALWAYS_INLINE int put_float_common(double d, size_t size, unsigned char *dst)
-{
-    if (size == 8) {
-        memcpy(dst, &d, 8);
-        return 1;
-    }
-    if (size == 4 && !(fabs(d) > FLT_MAX && isfinite(d))) {
-        float f = (float)d;
-        memcpy(dst, &f, 4);
-        return 1;
-    }
-    return 0;
-}
-
-/* The values nearly every launch passes, written without a call: an int
- * (of one digit or so: cbs_compact_int) in a 4- or 8-byte parameter, a
- * float in a 4- or 8-byte one, a handle in an 8-byte one. 1 when v was
- * written, exactly as put_plain writes it; 0 when v needs put_plain (any
- * other value, or one that does not fit: put_plain names the error). */
-static CBS_ALWAYS_INLINE int put_plain_common(PyObject *v, size_t size, unsigned char *dst)
-{
-    long long small;
-    if (cbs_compact_int(v, &small)) {
-        if (size == 8) {
-            uint64_t bits = (uint64_t)small;
-            memcpy(dst, &bits, 8);
-            return 1;
-        }
-        if (size == 4 && small >= INT32_MIN && small <= (long long)UINT32_MAX) {
-            uint32_t bits = (uint32_t)small;
-            memcpy(dst, &bits, 4);
-            return 1;
-        }
-        return 0;
-    }
-    if (PyFloat_CheckExact(v))
-        return put_float_common(PyFloat_AS_DOUBLE(v), size, dst);
-    if (size == 8 && cbs_is_handle(v)) {
-        uint64_t bits = cbs_handle_bits((const cbs_handle *)v);
-        memcpy(dst, &bits, 8);
-        return 1;
-    }
-    return 0;
-}
-
-static int is_numpy_bool(PyObject *v);
-
-static int put_plain(PyObject *v, size_t size, unsigned char *dst, const char *fname,
-                     Py_ssize_t i)
-{
-    if (PyLong_Check(v))
-        return put_plain_int(v, size, dst, fname, i);
-    if (PyFloat_CheckExact(v))
-        return put_float(PyFloat_AS_DOUBLE(v), size, dst, fname, i);
-    if (cbs_is_handle(v)) {
-        /* The common case after int and float: the C value it holds, when
-         * it fits the parameter, else its int() through put_plain_int (which
-         * names the range); never the attribute lookups below (a failed
-         * lookup costs an exception). */
-        const cbs_handle *h = (const cbs_handle *)v;
-        unsigned long long bits = cbs_handle_bits(h);
-        if (is_int_size(size)) {
-            int fits = h->kind == CBS_HANDLE_I32
-                           ? signed_fits((long long)bits, size_min[size], size_umax[size])
-                           : bits <= size_umax[size];
-            if (fits) {
-                store_bits(dst, size, bits);
-                return 0;
-            }
-        }
-        PyObject *n = PyNumber_Index(v);
-        if (!n)
-            return rewrap(PyExc_TypeError, fname, "kernel parameter", i);
-        int rc = put_plain_int(n, size, dst, fname, i);
-        Py_DECREF(n);
-        return rc;
-    }
-    const unsigned char *rec;
-    size_t rec_size;
-    if (cbs_struct_bytes(v, &rec, &rec_size)) {
-        /* A struct of the bindings (CUextent3D, ...) by value: its bytes,
-         * copied now (the caller's tuple keeps it alive until then). */
-        if (rec_size != size)
-            return fail(PyExc_TypeError, fname, "kernel parameter", i,
-                        "%.100s of %zu bytes given for a %zu-byte parameter",
-                        Py_TYPE(v)->tp_name, rec_size, size);
-        memcpy(dst, rec, size);
-        return 0;
-    }
-    int r;
-    if (is_numpy_bool(v)) {
-        /* as a Python bool (its buffer is 1 byte, whatever the parameter) */
-        int b = PyObject_IsTrue(v);
-        if (b < 0)
-            return rewrap(PyExc_TypeError, fname, "kernel parameter", i);
-        return put_plain_int(b ? Py_True : Py_False, size, dst, fname, i);
-    }
-    if (!PyBytes_CheckExact(v) && !PyByteArray_CheckExact(v)) {
-        /* A device array is passed by its address, whatever else it is:
-         * asked first, as CuPy's arrays also export the buffer protocol
-         * (for host-accessible memory only; it raises for device memory). */
-        unsigned long long addr;
-        r = cai_pointer(v, fname, i, &addr);
-        if (r < 0)
-            return -1;
-        if (r > 0) {
-            if (size != 8)
-                return fail(PyExc_TypeError, fname, "kernel parameter", i,
-                            "a device array (__cuda_array_interface__) is a pointer: the "
-                            "parameter must have 8 bytes, not %zu", size);
-            store_bits(dst, 8, addr);
-            return 0;
-        }
-    }
-    r = put_buffer_exact(v, size, dst, fname, "kernel parameter", i);
-    if (r != 0)
-        return r < 0 ? -1 : 0;
-    if (PyFloat_Check(v))
-        return put_float(PyFloat_AS_DOUBLE(v), size, dst, fname, i);
-    PyNumberMethods *nb = Py_TYPE(v)->tp_as_number;
-    PyObject *n = NULL;
-    if (nb && nb->nb_index) {
-        n = PyNumber_Index(v);
-    } else if (nb && nb->nb_int) {
-        PyObject *m;
-        r = cbs_optional_attr(v, "getPtr", &m);
-        if (r < 0)
-            return rewrap(PyExc_TypeError, fname, "kernel parameter", i);
-        if (r > 0) {
-            Py_DECREF(m);
-            n = PyNumber_Long(v);
-        }
-    }
-    if (!n && !PyErr_Occurred() && size == 8) {
-        /* an 8-byte parameter may be a pointer: DLPack, cuda.core's Buffer */
-        unsigned long long addr;
-        r = pointer_of(v, fname, i, 0, &addr);
-        if (r < 0)
-            return -1;
-        if (r > 0) {
-            store_bits(dst, 8, addr);
-            return 0;
-        }
-    }
-    if (!n) {
-        if (PyErr_Occurred())
-            return rewrap(PyExc_TypeError, fname, "kernel parameter", i);
-        return fail(PyExc_TypeError, fname, "kernel parameter", i,
-                    "cannot pass %.100s by value (expected int, float, a handle, bytes or "
-                    "another buffer, a ctypes value or an object with "
-                    "__cuda_array_interface__)", Py_TYPE(v)->tp_name);
-    }
-    r = put_plain_int(n, size, dst, fname, i);
-    Py_DECREF(n);
-    return r;
-}
-
-/* ---- plain values of known types ----------------------------------------- */
-
-/* TypeError / OverflowError naming the parameter's index, the kernel and
- * the parameter's declared type ("kernel parameter 1: 'axpy' declares
- * int: a float given: float (3.5)"). */
-static int kfail(PyObject *exc, const char *fname, const cbs_pack_layout *l, Py_ssize_t i,
-                 cbs_ktype t, const char *fmt, PyObject *v)
-{
-    char type[48];
-    cbs_kt_name(t, l->size[i], type, sizeof type);
-    return fail(exc, fname, "kernel parameter", i, "'%s' declares %s: %s %.100s (%.80R)",
-                l->name[0] ? l->name : "the kernel", type, fmt, Py_TYPE(v)->tp_name, v);
-}
-
-/* An integer parameter's range: signed, unsigned, either (PTX's .uN and
- * .bN: nvcc declares an int .u32) or bool. */
-static CBS_ALWAYS_INLINE int known_int_range(cbs_kt_kind k, size_t size, long long *min,
-                                             unsigned long long *max)
-{
-    if (!is_int_size(size))
-        return -1;
-    if (k == CBS_KT_BOOL) {
-        *min = 0;
-        *max = 1;
-    } else if (k == CBS_KT_INT) {
-        *min = size_min[size];
-        *max = size_umax[size] >> 1;
-    } else if (k == CBS_KT_BITS) {
-        *min = size_min[size];
-        *max = size_umax[size];
-    } else {
-        *min = 0;
-        *max = size_umax[size];
-    }
-    return 0;
-}
-
-/* d into a floating parameter of `size` bytes; exact: only when the value
- * is that type's exactly (numpy scalars). */
-static int known_float(double d, int exact, size_t size, unsigned char *dst, const char *fname,
-                       const cbs_pack_layout *l, Py_ssize_t i, cbs_ktype t, PyObject *v)
-{
-    if (size == 8) {
-        memcpy(dst, &d, 8);
-        return 0;
-    }
-    if (size == 4) {
-        if (isfinite(d) && fabs(d) > FLT_MAX)
-            return kfail(PyExc_OverflowError, fname, l, i, t, "out of range:", v);
-        float f = (float)d;
-        if (exact && (double)f != d && !isnan(d))
-            return kfail(PyExc_TypeError, fname, l, i, t, "not exactly a float:", v);
-        memcpy(dst, &f, 4);
-        return 0;
-    }
-    if (size == 2) {
-        if (PyFloat_Pack2(d, (char *)dst, 1) < 0) {
-            PyErr_Clear();
-            return kfail(PyExc_OverflowError, fname, l, i, t, "out of range:", v);
-        }
-        if (exact && !isnan(d) && PyFloat_Unpack2((const char *)dst, 1) != d)
-            return kfail(PyExc_TypeError, fname, l, i, t, "not exactly a half:", v);
-        return 0;
-    }
-    return kfail(PyExc_TypeError, fname, l, i, t, "no float fits", v);
-}
-
-/* An int object into a float32 as C converts a long long or unsigned long
- * long to float (one rounding, to nearest): 1 when written; 0 (no error
- * set) when n is outside both types, for the caller's double path. */
-static int int_to_float32(PyObject *n, unsigned char *dst)
-{
-    int overflow;
-    long long s = PyLong_AsLongLongAndOverflow(n, &overflow);
-    float f;
-    if (!overflow) {
-        if (s == -1 && PyErr_Occurred()) {
-            PyErr_Clear();
-            return 0;
-        }
-        f = (float)s;
-    } else if (overflow > 0) {
-        unsigned long long u = PyLong_AsUnsignedLongLong(n);
-        if (u == (unsigned long long)-1 && PyErr_Occurred()) {
-            PyErr_Clear(); /* above 2**64: through a double (no C type holds it) */
-            return 0;
-        }
-        f = (float)u;
-    } else {
-        return 0;
-    }
-    memcpy(dst, &f, 4);
-    return 1;
-}
-
-/* An int object into a parameter of known type t. */
-static int known_from_int(PyObject *n, int exact, cbs_ktype t, size_t size, unsigned char *dst,
-                          const char *fname, const cbs_pack_layout *l, Py_ssize_t i, PyObject *v)
-{
-    cbs_kt_kind k = CBS_KT_KIND(t);
-    long long min;
-    unsigned long long max, bits;
-    switch (k) {
-    case CBS_KT_INT:
-    case CBS_KT_UINT:
-    case CBS_KT_BITS:
-    case CBS_KT_BOOL:
-        if (known_int_range(k, size, &min, &max) < 0)
-            break;
-        if (int_bits(n, min, max, "its type", fname, "kernel parameter", i, &bits) < 0) {
-            if (!PyErr_ExceptionMatches(PyExc_OverflowError))
-                return -1;
-            PyErr_Clear();
-            return kfail(PyExc_OverflowError, fname, l, i, t, "out of range:", v);
-        }
-        store_bits(dst, size, bits);
-        return 0;
-    case CBS_KT_PTR:
-        if (size != 8)
-            break;
-        if (int_bits(n, 0, (unsigned long long)UINTPTR_MAX, "an address", fname,
-                     "kernel parameter", i, &bits) < 0)
-            return -1;
-        store_bits(dst, 8, bits);
-        return 0;
-    case CBS_KT_FLOAT: {
-        /* as C converts an integer to a floating type: rounded once, from
-         * the integer itself where a C integer type holds it (through a
-         * double, an int above 2**53 would be rounded twice) */
-        if (size == 4 && !exact && int_to_float32(n, dst))
-            return 0;
-        double d = PyLong_AsDouble(n);
-        if (d == -1.0 && PyErr_Occurred()) {
-            PyErr_Clear();
-            return kfail(PyExc_OverflowError, fname, l, i, t, "out of range:", v);
-        }
-        if (exact) {
-            PyObject *back = PyLong_FromDouble(d);
-            int same = back ? PyObject_RichCompareBool(back, n, Py_EQ) : -1;
-            Py_XDECREF(back);
-            if (same < 0)
-                return -1;
-            if (!same)
-                return kfail(PyExc_TypeError, fname, l, i, t, "not exactly representable:", v);
-        }
-        return known_float(d, exact, size, dst, fname, l, i, t, v);
-    }
-    default:
-        break;
-    }
-    return kfail(PyExc_TypeError, fname, l, i, t, "an integer cannot be", v);
-}
-
-/* known_from_int of int(v) (v has __index__). */
-static int known_from_index(PyObject *v, int exact, cbs_ktype t, size_t size, unsigned char *dst,
-                            const char *fname, const cbs_pack_layout *l, Py_ssize_t i)
-{
-    PyObject *n = PyNumber_Index(v);
-    if (!n)
-        return rewrap(PyExc_TypeError, fname, "kernel parameter", i);
-    int rc = known_from_int(n, exact, t, size, dst, fname, l, i, v);
-    Py_DECREF(n);
-    return rc;
-}
-
-/* A numpy scalar (numpy.float64 subclasses float): converted only when
- * exact. Recognised by its type's module, without importing numpy. */
-static int is_numpy_scalar(PyObject *v)
-{
-    return strncmp(Py_TYPE(v)->tp_name, "numpy.", 6) == 0;
-}
-
-/* A complex number: Python's complex and its subclasses (numpy.complex128)
- * and numpy's other complex scalars (complex64, clongdouble), whose
- * __float__ drops the imaginary part: never a real parameter's value. */
-static int is_complex(PyObject *v)
-{
-    const char *n = Py_TYPE(v)->tp_name;
-    return PyComplex_Check(v) || strncmp(n, "numpy.complex", 13) == 0 ||
-           strncmp(n, "numpy.clong", 11) == 0;
-}
-
-/* numpy.bool_ (numpy.bool in numpy 2): a truth value, neither an integer
- * (its __index__ is deprecated, then gone) nor a float. */
-static int is_numpy_bool(PyObject *v)
-{
-    const char *n = Py_TYPE(v)->tp_name;
-    return strcmp(n, "numpy.bool_") == 0 || strcmp(n, "numpy.bool") == 0;
-}
-
-/* A numpy scalar v for the (values, types) form's c_float / c_double
- * (`size` bytes): its value when that type holds it exactly, as the typed
- * paths take numpy scalars (known_float), else TypeError; out of float's
- * range is an OverflowError. A bool is 0.0 or 1.0. */
-static int ctypes_numpy_float(PyObject *v, size_t size, unsigned char *slot, const char *fname,
-                              const char *what, Py_ssize_t i)
-{
-    const char *type = size == 4 ? "c_float" : "c_double";
-    PyNumberMethods *nb = Py_TYPE(v)->tp_as_number;
-    double d;
-    if (is_numpy_bool(v)) {
-        int t = PyObject_IsTrue(v);
-        if (t < 0)
-            return rewrap(PyExc_TypeError, fname, what, i);
-        d = t ? 1.0 : 0.0;
-    } else if (nb && nb->nb_index && !PyFloat_Check(v)) {
-        PyObject *n = PyNumber_Index(v);
-        if (!n)
-            return rewrap(PyExc_TypeError, fname, what, i);
-        d = PyLong_AsDouble(n);
-        int same = -1;
-        if (!(d == -1.0 && PyErr_Occurred())) {
-            PyObject *back = PyLong_FromDouble(d);
-            same = back ? PyObject_RichCompareBool(back, n, Py_EQ) : -1;
-            Py_XDECREF(back);
-        }
-        Py_DECREF(n);
-        if (same < 0)
-            return rewrap(PyExc_OverflowError, fname, what, i);
-        if (!same || (size == 4 && isfinite(d) && fabs(d) <= FLT_MAX && (double)(float)d != d))
-            return fail(PyExc_TypeError, fname, what, i, "%s: %R is not exactly representable",
-                        type, v);
-    } else if (nb && nb->nb_float && !is_complex(v)) {
-        d = PyFloat_AsDouble(v);
-        if (d == -1.0 && PyErr_Occurred())
-            return rewrap(PyExc_TypeError, fname, what, i);
-        if (size == 4 && isfinite(d) && fabs(d) <= FLT_MAX && (double)(float)d != d)
-            return fail(PyExc_TypeError, fname, what, i, "%s: %R is not exactly a float", type,
-                        v);
-    } else {
-        return fail(PyExc_TypeError, fname, what, i, "%s needs a float, not %.100s", type,
-                    Py_TYPE(v)->tp_name);
-    }
-    return put_float(d, size, slot, fname, i);
-}
-
-/* A compact int v (cbs_compact_int: its value `small`) into an integer
- * or pointer parameter of kind k, `size` bytes, in its range: 1 when
- * written, 0 when put_known must name the error. */
-static CBS_ALWAYS_INLINE int known_compact_int(long long small, cbs_kt_kind k, size_t size,
-                                               unsigned char *dst)
-{
-    long long min;
-    unsigned long long max;
-    if (k == CBS_KT_PTR ? small < 0 || size != 8
-                        : k == CBS_KT_FLOAT || k == CBS_KT_BLOB ||
-                              known_int_range(k, size, &min, &max) < 0 ||
-                              !signed_fits(small, min, max))
-        return 0;
-    store_bits(dst, size, (unsigned long long)small);
-    return 1;
-}
-
-/* An 8-byte handle of v's bits into a pointer or an 8-byte integer
- * parameter that takes every 64-bit pattern: 1 when written. */
-static CBS_ALWAYS_INLINE int known_handle64(PyObject *v, unsigned char *dst)
-{
-    if (!cbs_is_handle(v) || ((const cbs_handle *)v)->kind == CBS_HANDLE_I32)
-        return 0;
-    uint64_t bits = cbs_handle_bits((const cbs_handle *)v);
-    memcpy(dst, &bits, 8);
-    return 1;
-}
-
-/* A compact int v (cbs_compact_int) in [min, max] into `size` bytes: 1
- * when written, 0 when v is another object or out of that range. */
-static CBS_ALWAYS_INLINE int put_compact_in(PyObject *v, long long min, long long max,
-                                            size_t size, unsigned char *dst)
-{
-    long long small;
-    if (!cbs_compact_int(v, &small) || small < min || small > max)
-        return 0;
-    store_bits(dst, size, (unsigned long long)small);
-    return 1;
-}
-
-/* The values nearly every launch passes, written without a call: for a
- * known type, a small int into an integer or pointer parameter in its
- * range, a float into a float or double, a handle into a pointer or 8-byte
- * integer; for an unknown one (CBS_KT_UNKNOWN), put_plain_common's. 1 when
- * v was written exactly as put_value writes it; 0 when v needs put_value
- * (which names errors).
- *
- * A jump on the kind, then the sizes kernels declare most, each with the
- * constant range known_int_range gives it (a compact int's value is a
- * Py_ssize_t, so the 8-byte ranges end at LLONG_MAX): a launch spends a
- * few compares per value here. Other sizes take the general form at the
- * end. */
-static CBS_ALWAYS_INLINE int put_value_common(PyObject *v, cbs_ktype t, size_t size,
-                                              unsigned char *dst)
-{
-    cbs_kt_kind k = CBS_KT_KIND(t);
-    long long small;
-    switch (k) {
-    case CBS_KT_UNKNOWN:
-        return put_plain_common(v, size, dst);
-    case CBS_KT_PTR:
-        return size == 8 && (put_compact_in(v, 0, LLONG_MAX, 8, dst) || known_handle64(v, dst));
-    case CBS_KT_FLOAT:
-        return PyFloat_CheckExact(v) && put_float_common(PyFloat_AS_DOUBLE(v), size, dst);
-    case CBS_KT_BITS:
-        if (size == 4)
-            return put_compact_in(v, INT32_MIN, UINT32_MAX, 4, dst);
-        if (size == 8)
-            return put_compact_in(v, LLONG_MIN, LLONG_MAX, 8, dst) || known_handle64(v, dst);
-        break;
-    case CBS_KT_INT:
-        if (size == 4)
-            return put_compact_in(v, INT32_MIN, INT32_MAX, 4, dst);
-        if (size == 8)
-            return put_compact_in(v, LLONG_MIN, LLONG_MAX, 8, dst);
-        break;
-    case CBS_KT_UINT:
-        if (size == 4)
-            return put_compact_in(v, 0, UINT32_MAX, 4, dst);
-        if (size == 8)
-            return put_compact_in(v, 0, LLONG_MAX, 8, dst) || known_handle64(v, dst);
-        break;
-    default:
-        break;
-    }
-    return cbs_compact_int(v, &small) && known_compact_int(small, k, size, dst);
-}
-
-/* Parameter i of known type t (bind_packer.c's header: the rules). */
-static int put_known(PyObject *v, cbs_ktype t, const cbs_pack_layout *l, size_t i,
-                     unsigned char *dst, const char *fname)
-{
-    cbs_kt_kind k = CBS_KT_KIND(t);
-    size_t size = l->size[i];
-    Py_ssize_t ix = (Py_ssize_t)i;
-    long long small;
-    if (cbs_compact_int(v, &small) && known_compact_int(small, k, size, dst))
-        return 0;
-    if (PyFloat_Check(v)) {
-        if (k != CBS_KT_FLOAT)
-            return kfail(PyExc_TypeError, fname, l, ix, t, "a float given:", v);
-        /* numpy.float64 is a float too, and converts only when exact */
-        return known_float(PyFloat_AS_DOUBLE(v), is_numpy_scalar(v), size, dst, fname, l, ix,
-                           t, v);
-    }
-    if (PyLong_Check(v))
-        return known_from_int(v, 0, t, size, dst, fname, l, ix, v);
-    if (is_numpy_bool(v) && k != CBS_KT_BLOB) {
-        /* as a Python bool: 0 or 1, exactly (its __index__ is deprecated,
-         * and gone in numpy 2, where it would read as "a float given") */
-        int b = PyObject_IsTrue(v);
-        if (b < 0)
-            return rewrap(PyExc_TypeError, fname, "kernel parameter", ix);
-        return known_from_int(b ? Py_True : Py_False, 1, t, size, dst, fname, l, ix, v);
-    }
-    if (cbs_is_handle(v)) {
-        if (k == CBS_KT_FLOAT || k == CBS_KT_BLOB)
-            return kfail(PyExc_TypeError, fname, l, ix, t, "a handle given:", v);
-        /* the C value it holds when it fits (the common case: a
-         * CUdeviceptr for a pointer), else int() names the range */
-        const cbs_handle *h = (const cbs_handle *)v;
-        unsigned long long bits = cbs_handle_bits(h);
-        long long min = 0;
-        unsigned long long max = (unsigned long long)UINTPTR_MAX;
-        if ((k == CBS_KT_PTR ? size == 8 : known_int_range(k, size, &min, &max) == 0) &&
-            (h->kind == CBS_HANDLE_I32 ? signed_fits((long long)bits, min, max) : bits <= max)) {
-            store_bits(dst, size, bits);
-            return 0;
-        }
-        return known_from_index(v, 0, t, size, dst, fname, l, ix);
-    }
-    const unsigned char *rec;
-    size_t rec_size;
-    if (cbs_struct_bytes(v, &rec, &rec_size)) {
-        if (k != CBS_KT_BLOB || rec_size != size)
-            return kfail(PyExc_TypeError, fname, l, ix, t, "cannot take", v);
-        memcpy(dst, rec, size);
-        return 0;
-    }
-    PyNumberMethods *nb = Py_TYPE(v)->tp_as_number;
-    if (k == CBS_KT_PTR || (k == CBS_KT_BITS && size == 8)) {
-        /* a device array before any number: CuPy arrays and PyTorch
-         * tensors have __index__ and __float__ too */
-        unsigned long long addr;
-        int r = cai_pointer(v, fname, ix, &addr);
-        if (r < 0)
-            return -1;
-        if (r > 0) {
-            store_bits(dst, 8, addr);
-            return 0;
-        }
-    }
-    if (k != CBS_KT_BLOB && nb && nb->nb_index) {
-        /* numpy integers and other exact integers: exactly, or an error */
-        return known_from_index(v, 1, t, size, dst, fname, l, ix);
-    }
-    if (k != CBS_KT_BLOB && is_complex(v))
-        return kfail(PyExc_TypeError, fname, l, ix, t, "a complex number given:", v);
-    if (k != CBS_KT_BLOB && nb && nb->nb_float && !PyBytes_Check(v)) {
-        /* numpy floats: exactly, into a floating parameter only */
-        if (k != CBS_KT_FLOAT)
-            return kfail(PyExc_TypeError, fname, l, ix, t, "a float given:", v);
-        double d = PyFloat_AsDouble(v);
-        if (d == -1.0 && PyErr_Occurred())
-            return rewrap(PyExc_TypeError, fname, "kernel parameter", ix);
-        return known_float(d, 1, size, dst, fname, l, ix, t, v);
-    }
-    if (k == CBS_KT_PTR || (k == CBS_KT_BITS && size == 8)) {
-        unsigned long long addr;
-        int r = pointer_of(v, fname, ix, 0, &addr);
-        if (r < 0)
-            return -1;
-        if (r > 0) {
-            store_bits(dst, 8, addr);
-            return 0;
-        }
-    }
-    /* bytes, a ctypes value or Structure, another buffer: its bytes, of
-     * exactly the parameter's size */
-    int r = put_buffer_exact(v, size, dst, fname, "kernel parameter", ix);
-    if (r != 0)
-        return r < 0 ? -1 : 0;
-    return kfail(PyExc_TypeError, fname, l, ix, t, "cannot take", v);
-}
-
-/* Parameter i of type t, known or not: put_known's rules, or put_plain's
- * (by size) for CBS_KT_UNKNOWN. */
-static int put_value(PyObject *v, cbs_ktype t, const cbs_pack_layout *l, size_t i,
-                     unsigned char *dst, const char *fname)
-{
-    if (CBS_KT_KIND(t) == CBS_KT_UNKNOWN)
-        return put_plain(v, l->size[i], dst, fname, (Py_ssize_t)i);
-    return put_known(v, t, l, i, dst, fname);
-}
-
 /* ---- kernel layouts, cached in the shared registry ----------------------- */
 
 /* The driver function that reports a kernel's parameters, for messages:
@@ -1384,7 +411,7 @@ static int untyped_values(const cbs_pack_layout *l, PyObject *const *items, size
         size_t size = l->size[k];
         if (CBS_KT_KIND(l->type[k]) == CBS_KT_UNKNOWN && (size == 2 || size == 4) &&
             PyLong_Check(items[k]))
-            return fail(PyExc_TypeError, fname, "kernel parameter", (Py_ssize_t)k,
+            return cbs_arg_error(PyExc_TypeError, AT(fname, "kernel parameter", (Py_ssize_t)k),
                         "kernel '%s' has no parameter types, and an int (%.80R) for its "
                         "%zu bytes would be packed as an integer where the kernel may read a "
                         "float; pass argtypes=, load the kernel's PTX, or give a typed value "
@@ -1421,14 +448,14 @@ static cbs_pack_layout *query_layout(cbs_tables *tb, void *func, int kind, param
             break;
         if (off > ((size_t)1 << 30) || size > ((size_t)1 << 30)) {
             rt_free(pairs);
-            fail(PyExc_ValueError, fname, "kernel parameter", (Py_ssize_t)n,
+            cbs_arg_error(PyExc_ValueError, AT(fname, "kernel parameter", (Py_ssize_t)n),
                  "the driver reports offset %zu and size %zu", off, size);
             return NULL;
         }
         if (n == cap) {
             if (cap >= ((size_t)1 << 20)) {
                 rt_free(pairs);
-                fail(PyExc_ValueError, fname, "kernelParams", -1,
+                cbs_arg_error(PyExc_ValueError, AT(fname, "kernelParams", -1),
                      "the driver reports more than %zu parameters", cap);
                 return NULL;
             }
@@ -1447,7 +474,7 @@ static cbs_pack_layout *query_layout(cbs_tables *tb, void *func, int kind, param
     }
     if (n == 0 && rc != CUDA_ERROR_INVALID_VALUE) {
         rt_free(pairs);
-        fail(PyExc_ValueError, fname, "kernelParams", -1,
+        cbs_arg_error(PyExc_ValueError, AT(fname, "kernelParams", -1),
              "cannot read the kernel's parameters (%s returned CUresult %d)",
              param_info_name(kern ? CUBIND_REG_KERNEL_LAYOUT_KERN : kind), (int)rc);
         return NULL;
@@ -1564,7 +591,7 @@ static CBS_ALWAYS_INLINE int pack_items(cbs_tables *tb, int kind, PyObject *cons
 {
     const cubind_rt_api *rt = tb->rt;
     if (!func)
-        return fail(PyExc_TypeError, fname, "kernelParams", -1,
+        return cbs_arg_error(PyExc_TypeError, AT(fname, "kernelParams", -1),
                     "plain values are typed by the kernel, which is NULL");
     int rc = -1;
     layout_ref ref = {NULL, NULL};
@@ -1577,7 +604,7 @@ static CBS_ALWAYS_INLINE int pack_items(cbs_tables *tb, int kind, PyObject *cons
     if (!l) {
         void *get_param_info = tb->param_info(tb, kind == CUBIND_REG_KERNEL_LAYOUT_KERN);
         if (!get_param_info)
-            return fail(PyExc_TypeError, fname, "kernelParams", -1,
+            return cbs_arg_error(PyExc_TypeError, AT(fname, "kernelParams", -1),
                         "plain values need %s (a CUDA 12.4 or newer driver); pass (values, "
                         "types) with ctypes types, or a prepared void *[] instead",
                         param_info_name(kind));
@@ -1594,10 +621,10 @@ static CBS_ALWAYS_INLINE int pack_items(cbs_tables *tb, int kind, PyObject *cons
     }
     if (l->n != n) {
         if (n < l->n)
-            fail(PyExc_TypeError, fname, "kernel parameter", (Py_ssize_t)n,
+            cbs_arg_error(PyExc_TypeError, AT(fname, "kernel parameter", (Py_ssize_t)n),
                  "missing: the kernel takes %zu parameters, %zu given", l->n, n);
         else
-            fail(PyExc_TypeError, fname, "kernel parameter", (Py_ssize_t)l->n,
+            cbs_arg_error(PyExc_TypeError, AT(fname, "kernel parameter", (Py_ssize_t)l->n),
                  "unexpected: the kernel takes %zu parameters, %zu given", l->n, n);
         goto done;
     }
@@ -1626,8 +653,8 @@ static CBS_ALWAYS_INLINE int pack_items(cbs_tables *tb, int kind, PyObject *cons
     for (size_t k = 0; k < n; k++) {
         PyObject *v = items[k];
         unsigned char *dst = out->data + l->off[k];
-        if (!put_value_common(v, types[k], l->size[k], dst) &&
-            put_value(v, types[k], l, k, dst, fname) < 0)
+        if (!cbs_convert_fast(v, types[k], l->size[k], dst) &&
+            cbs_convert(v, types[k], l->size[k], dst, fname, (Py_ssize_t)k, l->name) < 0)
             goto done;
         out->params[k] = dst;
     }
@@ -1643,7 +670,7 @@ done:
 static int pack_plain(cbs_tables *tb, int kind, PyObject *seq, void *func, PyObject *func_obj,
                       PyObject *argtypes, int strict, const char *fname, cbs_packed *out)
 {
-    /* Every value is copied into the argument bytes (put_plain keeps no
+    /* Every value is copied into the argument bytes (a converter keeps no
      * view and no reference): a launch needs the values only while they
      * convert, cbs_pack_detach keeps them with the node. A tuple is
      * borrowed (the caller holds it for the whole call; no reference to
@@ -1807,7 +834,7 @@ typedef struct {
 static const struct cbs_ctypes_refs *ctypes_refs(tctx *c, Py_ssize_t i)
 {
     if (!c->refs && !(c->refs = refs_get(c->cache)))
-        rewrap(PyExc_TypeError, c->fname, "kernel parameter", i);
+        cbs_arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i), NULL);
     return c->refs;
 }
 
@@ -1829,7 +856,7 @@ static int classify(tctx *c, PyObject *type, Py_ssize_t i, tinfo *ti)
         goto remember;
     }
     if (!PyType_Check(type))
-        return fail(PyExc_TypeError, c->fname, "kernel parameter", i,
+        return cbs_arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i),
                     "types[%zd] must be a ctypes type or None, not %.100s", i,
                     Py_TYPE(type)->tp_name);
     const struct cbs_ctypes_refs *r = ctypes_refs(c, i);
@@ -1845,16 +872,16 @@ static int classify(tctx *c, PyObject *type, Py_ssize_t i, tinfo *ti)
      * type, or an aggregate. */
     PyObject *code = NULL;
     if (cbs_optional_attr(type, "_type_", &code) < 0)
-        return rewrap(PyExc_TypeError, c->fname, "kernel parameter", i);
+        return cbs_arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i), NULL);
     if (code && PyUnicode_Check(code) && PyUnicode_GetLength(code) == 1) {
         Py_UCS4 ch = PyUnicode_ReadChar(code, 0);
         Py_DECREF(code);
         if (ch == 'z' || ch == 'Z' || ch == 'O' || ch == 'P' || ch == 'g')
-            return fail(PyExc_TypeError, c->fname, "kernel parameter", i,
+            return cbs_arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i),
                         "unsupported ctypes type %.100s", ((PyTypeObject *)type)->tp_name);
         int simple = PyObject_IsSubclass(type, r->simple_cdata);
         if (simple < 0)
-            return rewrap(PyExc_TypeError, c->fname, "kernel parameter", i);
+            return cbs_arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i), NULL);
         if (!simple)
             goto unsupported;
         ti->kind = T_SIMPLE;
@@ -1866,7 +893,7 @@ static int classify(tctx *c, PyObject *type, Py_ssize_t i, tinfo *ti)
         if (agg == 0)
             agg = PyObject_IsSubclass(type, r->array);
         if (agg < 0)
-            return rewrap(PyExc_TypeError, c->fname, "kernel parameter", i);
+            return cbs_arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i), NULL);
         if (!agg)
             goto unsupported;
         ti->kind = T_AGG;
@@ -1874,13 +901,13 @@ static int classify(tctx *c, PyObject *type, Py_ssize_t i, tinfo *ti)
     {
         PyObject *sz = PyObject_CallOneArg(r->sizeof_fn, type);
         if (!sz)
-            return rewrap(PyExc_TypeError, c->fname, "kernel parameter", i);
+            return cbs_arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i), NULL);
         ti->size = PyLong_AsSize_t(sz);
         Py_DECREF(sz);
         if (ti->size == (size_t)-1 && PyErr_Occurred())
-            return rewrap(PyExc_TypeError, c->fname, "kernel parameter", i);
+            return cbs_arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i), NULL);
         if (ti->size > ((size_t)1 << 30))
-            return fail(PyExc_TypeError, c->fname, "kernel parameter", i,
+            return cbs_arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i),
                         "ctypes type %.100s is too large", ((PyTypeObject *)type)->tp_name);
     }
 remember:
@@ -1888,7 +915,7 @@ remember:
         c->seen[c->nseen++] = *ti;
     return 0;
 unsupported:
-    return fail(PyExc_TypeError, c->fname, "kernel parameter", i,
+    return cbs_arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i),
                 "unsupported type %.100s (expected a ctypes type or None)",
                 ((PyTypeObject *)type)->tp_name);
 }
@@ -1922,11 +949,54 @@ static int enum_member_int(PyObject *v, PyObject **n)
 /* Bytes of an instance of exactly ti->type (a ctypes value). */
 static int copy_instance(PyObject *v, size_t size, unsigned char *dst, tctx *c, Py_ssize_t i)
 {
-    int r = put_buffer_exact(v, size, dst, c->fname, "kernel parameter", i);
+    int r = cbs_put_buffer_exact(v, size, dst, AT(c->fname, "kernel parameter", i));
     if (r == 0)
-        return fail(PyExc_TypeError, c->fname, "kernel parameter", i, "%.100s has no buffer",
+        return cbs_arg_error(PyExc_TypeError, AT(c->fname, "kernel parameter", i), "%.100s has no buffer",
                     Py_TYPE(v)->tp_name);
     return r < 0 ? -1 : 0;
+}
+
+/* A numpy scalar v for the (values, types) form's c_float / c_double
+ * (`size` bytes): its value when that type holds it exactly, as the typed
+ * converters take numpy scalars (float_from_double), else TypeError; out
+ * of float's range is an OverflowError. A bool is 0.0 or 1.0. */
+static int ctypes_numpy_float(PyObject *v, size_t size, unsigned char *slot, const arg_ref *a)
+{
+    const char *type = size == 4 ? "c_float" : "c_double";
+    PyNumberMethods *nb = Py_TYPE(v)->tp_as_number;
+    double d;
+    if (cbs_is_numpy_bool(v)) {
+        int t = PyObject_IsTrue(v);
+        if (t < 0)
+            return cbs_arg_error(PyExc_TypeError, a, NULL);
+        d = t ? 1.0 : 0.0;
+    } else if (nb && nb->nb_index && !PyFloat_Check(v)) {
+        PyObject *n = PyNumber_Index(v);
+        if (!n)
+            return cbs_arg_error(PyExc_TypeError, a, NULL);
+        d = PyLong_AsDouble(n);
+        int same = -1;
+        if (!(d == -1.0 && PyErr_Occurred())) {
+            PyObject *back = PyLong_FromDouble(d);
+            same = back ? PyObject_RichCompareBool(back, n, Py_EQ) : -1;
+            Py_XDECREF(back);
+        }
+        Py_DECREF(n);
+        if (same < 0)
+            return cbs_arg_error(PyExc_OverflowError, a, NULL);
+        if (!same || (size == 4 && isfinite(d) && fabs(d) <= FLT_MAX && (double)(float)d != d))
+            return cbs_arg_error(PyExc_TypeError, a, "%s: %R is not exactly representable", type, v);
+    } else if (nb && nb->nb_float && !cbs_is_complex(v)) {
+        d = PyFloat_AsDouble(v);
+        if (d == -1.0 && PyErr_Occurred())
+            return cbs_arg_error(PyExc_TypeError, a, NULL);
+        if (size == 4 && isfinite(d) && fabs(d) <= FLT_MAX && (double)(float)d != d)
+            return cbs_arg_error(PyExc_TypeError, a, "%s: %R is not exactly a float", type, v);
+    } else {
+        return cbs_arg_error(PyExc_TypeError, a, "%s needs a float, not %.100s", type,
+                         Py_TYPE(v)->tp_name);
+    }
+    return put_float(d, size, slot, a);
 }
 
 static const struct { long long min; unsigned long long umax; const char *range; } krange[] = {
@@ -1943,13 +1013,12 @@ static const struct { long long min; unsigned long long umax; const char *range;
 static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **param,
                      cbs_packed *out, tctx *c, Py_ssize_t i)
 {
-    const char *fname = c->fname;
-    const char *what = "kernel parameter";
+    const arg_ref *a = AT(c->fname, "kernel parameter", i);
     *param = slot;
     switch (ti->kind) {
     case T_NONE: {
         void *addr;
-        int r = call_getptr(v, fname, what, i, &addr);
+        int r = cbs_call_getptr(v, a, &addr);
         if (r < 0)
             return -1;
         if (r > 0) {
@@ -1959,7 +1028,7 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
         if (PyObject_CheckBuffer(v)) {
             Py_buffer *view = hold_view(out, v, PyBUF_ANY_CONTIGUOUS);
             if (!view)
-                return rewrap(PyExc_TypeError, fname, what, i);
+                return cbs_arg_error(PyExc_TypeError, a, NULL);
             *param = view->buf;
             return 0;
         }
@@ -1967,10 +1036,10 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
             PyObject *n = NULL;
             r = enum_member_int(v, &n);
             if (r < 0)
-                return rewrap(PyExc_TypeError, fname, what, i);
+                return cbs_arg_error(PyExc_TypeError, a, NULL);
             if (r > 0) {
                 unsigned long long bits;
-                r = int_bits(n, size_min[4], size_umax[4], "an enum (32 bits)", fname, what, i,
+                r = int_bits(n, size_min[4], size_umax[4], "an enum (32 bits)", a,
                              &bits);
                 Py_DECREF(n);
                 if (r < 0)
@@ -1979,14 +1048,14 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
                 return 0;
             }
         }
-        return fail(PyExc_TypeError, fname, what, i,
+        return cbs_arg_error(PyExc_TypeError, a,
                     "with type None the value must have getPtr(), be a ctypes Structure (or "
                     "another buffer) or an enum member, not %.100s", Py_TYPE(v)->tp_name);
     }
     case T_BOOL: {
         int t = PyObject_IsTrue(v);
         if (t < 0)
-            return rewrap(PyExc_TypeError, fname, what, i);
+            return cbs_arg_error(PyExc_TypeError, a, NULL);
         _Bool b = t != 0;
         memcpy(slot, &b, sizeof b);
         return 0;
@@ -2002,14 +1071,14 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
         }
         if (PyLong_Check(v)) {
             unsigned long long bits;
-            if (int_bits(v, 0, 255, "c_char (0..255)", fname, what, i, &bits) < 0)
+            if (int_bits(v, 0, 255, "c_char (0..255)", a, &bits) < 0)
                 return -1;
             slot[0] = (unsigned char)bits;
             return 0;
         }
         if (Py_TYPE(v) == (PyTypeObject *)ti->type)
             return copy_instance(v, 1, slot, c, i);
-        return fail(PyExc_TypeError, fname, what, i,
+        return cbs_arg_error(PyExc_TypeError, a,
                     "c_char needs bytes of length 1 or an int 0..255, not %.100s",
                     Py_TYPE(v)->tp_name);
     case T_WCHAR:
@@ -2020,7 +1089,7 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
         }
         if (Py_TYPE(v) == (PyTypeObject *)ti->type)
             return copy_instance(v, sizeof(wchar_t), slot, c, i);
-        return fail(PyExc_TypeError, fname, what, i,
+        return cbs_arg_error(PyExc_TypeError, a,
                     "c_wchar needs a str of length 1, not %.100s", Py_TYPE(v)->tp_name);
     case T_I8: case T_U8: case T_I16: case T_U16:
     case T_I32: case T_U32: case T_I64: case T_U64: {
@@ -2031,14 +1100,14 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
         PyObject *n = PyLong_Check(v) ? v : NULL;
         if (!n) {
             if (!Py_TYPE(v)->tp_as_number || !Py_TYPE(v)->tp_as_number->nb_index)
-                return fail(PyExc_TypeError, fname, what, i, "%.100s needs an int, not %.100s",
+                return cbs_arg_error(PyExc_TypeError, a, "%.100s needs an int, not %.100s",
                             ((PyTypeObject *)ti->type)->tp_name, Py_TYPE(v)->tp_name);
             if (!(n = PyNumber_Index(v)))
-                return rewrap(PyExc_TypeError, fname, what, i);
+                return cbs_arg_error(PyExc_TypeError, a, NULL);
         }
         unsigned long long bits;
         int r = int_bits(n, krange[ti->kind].min, krange[ti->kind].umax, krange[ti->kind].range,
-                         fname, what, i, &bits);
+                         a, &bits);
         if (n != v)
             Py_DECREF(n);
         if (r < 0)
@@ -2052,11 +1121,11 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
         if (Py_TYPE(v) == (PyTypeObject *)ti->type)
             return copy_instance(v, size, slot, c, i);
         double d;
-        if (is_complex(v)) /* its __float__ (numpy's) drops the imaginary part */
-            return fail(PyExc_TypeError, fname, what, i, "%s needs a float, not %.100s",
+        if (cbs_is_complex(v)) /* its __float__ (numpy's) drops the imaginary part */
+            return cbs_arg_error(PyExc_TypeError, a, "%s needs a float, not %.100s",
                         ti->kind == T_F32 ? "c_float" : "c_double", Py_TYPE(v)->tp_name);
-        if (is_numpy_scalar(v))
-            return ctypes_numpy_float(v, size, slot, fname, what, i);
+        if (cbs_is_numpy_scalar(v))
+            return ctypes_numpy_float(v, size, slot, a);
         if (PyFloat_Check(v)) {
             d = PyFloat_AS_DOUBLE(v);
         } else if (PyLong_Check(v) || (Py_TYPE(v)->tp_as_number &&
@@ -2064,27 +1133,26 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
                                         Py_TYPE(v)->tp_as_number->nb_index))) {
             d = PyFloat_AsDouble(v);
             if (d == -1.0 && PyErr_Occurred())
-                return rewrap(PyExc_TypeError, fname, what, i);
+                return cbs_arg_error(PyExc_TypeError, a, NULL);
         } else {
             /* cuda.bindings lets a c_float stand for a c_double (classify
              * read c->refs for this parameter's type). */
             int is_cf = ti->kind == T_F64 &&
                         PyObject_TypeCheck(v, (PyTypeObject *)c->refs->c_float);
             if (!is_cf)
-                return fail(PyExc_TypeError, fname, what, i, "%s needs a float, not %.100s",
+                return cbs_arg_error(PyExc_TypeError, a, "%s needs a float, not %.100s",
                             ti->kind == T_F32 ? "c_float" : "c_double", Py_TYPE(v)->tp_name);
             float f;
             if (copy_instance(v, 4, (unsigned char *)&f, c, i) < 0)
                 return -1;
             d = f;
         }
-        return put_float(d, size, slot, fname, i);
+        return put_float(d, size, slot, a);
     }
     case T_VOIDP: {
         if (PyLong_Check(v)) {
             unsigned long long bits;
-            if (int_bits(v, 0, (unsigned long long)UINTPTR_MAX, "c_void_p (0..2**64-1)", fname,
-                         what, i, &bits) < 0)
+            if (int_bits(v, 0, (unsigned long long)UINTPTR_MAX, "c_void_p (0..2**64-1)", a, &bits) < 0)
                 return -1;
             store_bits(slot, sizeof(void *), bits);
             return 0;
@@ -2092,7 +1160,7 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
         if (Py_TYPE(v) == (PyTypeObject *)ti->type)
             return copy_instance(v, sizeof(void *), slot, c, i);
         void *addr;
-        int r = call_getptr(v, fname, what, i, &addr);
+        int r = cbs_call_getptr(v, a, &addr);
         if (r < 0)
             return -1;
         if (r > 0) {
@@ -2103,16 +1171,16 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
          * CuPy arrays have __index__ too), DLPack, an object whose `handle`
          * is one (cuda.core's Buffer), an integer object */
         unsigned long long bits;
-        r = cai_pointer(v, fname, i, &bits);
+        r = cbs_cai_pointer(v, a, &bits);
         if (r == 0)
-            r = pointer_of(v, fname, i, 0, &bits);
+            r = cbs_pointer_of(v, a, 0, &bits);
         if (r < 0)
             return -1;
         if (r > 0) {
             store_bits(slot, sizeof(void *), bits);
             return 0;
         }
-        return fail(PyExc_TypeError, fname, what, i,
+        return cbs_arg_error(PyExc_TypeError, a,
                     "c_void_p needs an int, a c_void_p, an object with getPtr(), a device "
                     "array (__cuda_array_interface__, DLPack) or an object whose handle is "
                     "one, not %.100s",
@@ -2121,25 +1189,25 @@ static int put_typed(PyObject *v, const tinfo *ti, unsigned char *slot, void **p
     case T_AGG: {
         int r = PyObject_IsInstance(v, ti->type);
         if (r < 0)
-            return rewrap(PyExc_TypeError, fname, what, i);
+            return cbs_arg_error(PyExc_TypeError, a, NULL);
         if (!r)
-            return fail(PyExc_TypeError, fname, what, i, "expected a %.100s instance, not %.100s",
+            return cbs_arg_error(PyExc_TypeError, a, "expected a %.100s instance, not %.100s",
                         ((PyTypeObject *)ti->type)->tp_name, Py_TYPE(v)->tp_name);
         return copy_instance(v, ti->size, slot, c, i);
     }
     case T_SIMPLE: {
         int r = PyObject_IsInstance(v, ti->type);
         if (r < 0)
-            return rewrap(PyExc_TypeError, fname, what, i);
+            return cbs_arg_error(PyExc_TypeError, a, NULL);
         PyObject *inst = r ? Py_NewRef(v) : PyObject_CallOneArg(ti->type, v);
         if (!inst)
-            return rewrap(PyExc_TypeError, fname, what, i);
+            return cbs_arg_error(PyExc_TypeError, a, NULL);
         r = copy_instance(inst, ti->size, slot, c, i);
         Py_DECREF(inst);
         return r;
     }
     }
-    return fail(PyExc_SystemError, fname, what, i, "bad type kind");
+    return cbs_arg_error(PyExc_SystemError, a, "bad type kind");
 }
 
 static size_t slot_bytes(const tinfo *ti)
@@ -2179,7 +1247,7 @@ static int pack_typed(cbs_ctypes_cache *ctypes_cache, PyObject *obj, PyObject *t
     }
     Py_ssize_t n = PyTuple_GET_SIZE(values);
     if (n != PyTuple_GET_SIZE(types)) {
-        fail(PyExc_TypeError, fname, "kernelParams", -1,
+        cbs_arg_error(PyExc_TypeError, AT(fname, "kernelParams", -1),
              "(values, types) of different lengths: %zd values, %zd types", n,
              PyTuple_GET_SIZE(types));
         goto done;
@@ -2282,7 +1350,7 @@ static int argtypes_parse(cbs_tables *tb, PyObject *argtypes, const cbs_pack_lay
                           const char *fname, cbs_ktype *out)
 {
     if (!PyTuple_Check(argtypes) && !PyList_Check(argtypes))
-        return fail(PyExc_TypeError, fname, "argtypes", -1,
+        return cbs_arg_error(PyExc_TypeError, AT(fname, "argtypes", -1),
                     "expected a tuple or list of types, not %.100s", Py_TYPE(argtypes)->tp_name);
     PyObject *types = snapshot(argtypes);
     if (!types)
@@ -2290,7 +1358,7 @@ static int argtypes_parse(cbs_tables *tb, PyObject *argtypes, const cbs_pack_lay
     int rc = -1;
     size_t n = (size_t)PyTuple_GET_SIZE(types);
     if (n != l->n) {
-        fail(PyExc_TypeError, fname, "argtypes", -1,
+        cbs_arg_error(PyExc_TypeError, AT(fname, "argtypes", -1),
              "%zu types given, the kernel takes %zu parameters", n, l->n);
         goto done;
     }
@@ -2322,14 +1390,14 @@ static int argtypes_parse(cbs_tables *tb, PyObject *argtypes, const cbs_pack_lay
                 goto done;
         }
         if (!r) {
-            fail(PyExc_TypeError, fname, "argtypes item", ix,
+            cbs_arg_error(PyExc_TypeError, AT(fname, "argtypes item", ix),
                  "%R is not a type (a ctypes type, a numpy dtype, a string such as 'f4', "
                  "'i8' or 'p', or None)", t);
             goto done;
         }
         size_t declared = CBS_KT_SIZE(out[k]);
         if (declared && declared != l->size[k]) {
-            fail(PyExc_TypeError, fname, "argtypes item", ix,
+            cbs_arg_error(PyExc_TypeError, AT(fname, "argtypes item", ix),
                  "%R has %zu bytes, the kernel's parameter %zd has %zu", t, declared, ix,
                  l->size[k]);
             goto done;
@@ -2397,8 +1465,7 @@ int cbs_pack_kernel_params(cbs_tables *tb, PyObject *obj, void *func, PyObject *
     }
     if (PyLong_Check(obj)) {
         unsigned long long bits;
-        if (int_bits(obj, 0, (unsigned long long)UINTPTR_MAX, "an address", fname,
-                     "kernelParams", -1, &bits) < 0)
+        if (int_bits(obj, 0, (unsigned long long)UINTPTR_MAX, "an address", AT(fname, "kernelParams", -1), &bits) < 0)
             return -1;
         out->params = (void **)(uintptr_t)bits;
         return 0;
@@ -2406,9 +1473,9 @@ int cbs_pack_kernel_params(cbs_tables *tb, PyObject *obj, void *func, PyObject *
     if (PyObject_CheckBuffer(obj)) {
         Py_buffer *view = hold_view(out, obj, PyBUF_ANY_CONTIGUOUS);
         if (!view)
-            return rewrap(PyExc_TypeError, fname, "kernelParams", -1);
+            return cbs_arg_error(PyExc_TypeError, AT(fname, "kernelParams", -1), NULL);
         if (view->len % (Py_ssize_t)sizeof(void *) != 0)
-            return fail(PyExc_TypeError, fname, "kernelParams", -1,
+            return cbs_arg_error(PyExc_TypeError, AT(fname, "kernelParams", -1),
                         "a buffer of %zd bytes is not an array of pointers", view->len);
         out->params = (void **)view->buf;
         return 0;
@@ -2425,7 +1492,7 @@ int cbs_pack_kernel_params(cbs_tables *tb, PyObject *obj, void *func, PyObject *
         }
         return pack_plain(tb, kind, obj, func, func_obj, argtypes, strict, fname, out);
     }
-    return fail(PyExc_TypeError, fname, "kernelParams", -1,
+    return cbs_arg_error(PyExc_TypeError, AT(fname, "kernelParams", -1),
                 "expected None, an int address, a buffer of pointers, (values, types) or a "
                 "tuple/list of values, not %.100s", Py_TYPE(obj)->tp_name);
 }
@@ -2453,13 +1520,13 @@ static int extra_check(const char *fname, const Py_buffer *ptr_view, size_t ptr_
     if (!size_view)
         return 0;
     if (size_view->len < (Py_ssize_t)sizeof(size_t))
-        return fail(PyExc_ValueError, fname, "extra item", (Py_ssize_t)size_at,
+        return cbs_arg_error(PyExc_ValueError, AT(fname, "extra item", (Py_ssize_t)size_at),
                     "the CU_LAUNCH_PARAM_BUFFER_SIZE buffer has %zd bytes, fewer than the %zu of "
                     "the size_t the driver reads there", size_view->len, sizeof(size_t));
     size_t need;
     memcpy(&need, size_view->buf, sizeof need);
     if (ptr_view && (size_t)ptr_view->len < need)
-        return fail(PyExc_ValueError, fname, "extra item", (Py_ssize_t)ptr_at,
+        return cbs_arg_error(PyExc_ValueError, AT(fname, "extra item", (Py_ssize_t)ptr_at),
                     "the CU_LAUNCH_PARAM_BUFFER_POINTER buffer has %zd bytes, fewer than the %zu "
                     "its CU_LAUNCH_PARAM_BUFFER_SIZE (item %zu) says the driver reads",
                     ptr_view->len, need, size_at);
@@ -2470,14 +1537,13 @@ int cbs_pack_extra_slow(PyObject *obj, const char *fname, cbs_packed *out)
 {
     if (PyLong_Check(obj)) {
         unsigned long long bits;
-        if (int_bits(obj, 0, (unsigned long long)UINTPTR_MAX, "an address", fname, "extra", -1,
-                     &bits) < 0)
+        if (int_bits(obj, 0, (unsigned long long)UINTPTR_MAX, "an address", AT(fname, "extra", -1), &bits) < 0)
             return -1;
         out->params = (void **)(uintptr_t)bits;
         return 0;
     }
     if (!PyTuple_Check(obj) && !PyList_Check(obj))
-        return fail(PyExc_TypeError, fname, "extra", -1,
+        return cbs_arg_error(PyExc_TypeError, AT(fname, "extra", -1),
                     "expected None, an int address or a tuple/list of ints, None and buffers, "
                     "not %.100s", Py_TYPE(obj)->tp_name);
     PyObject *items = snapshot(obj);
@@ -2501,25 +1567,25 @@ int cbs_pack_extra_slow(PyObject *obj, const char *fname, cbs_packed *out)
             addr = NULL;
         } else if (PyLong_Check(v)) {
             unsigned long long bits;
-            if (int_bits(v, 0, (unsigned long long)UINTPTR_MAX, "an address", fname, "extra item",
-                         (Py_ssize_t)k, &bits) < 0)
+            if (int_bits(v, 0, (unsigned long long)UINTPTR_MAX, "an address",
+                         AT(fname, "extra item", (Py_ssize_t)k), &bits) < 0)
                 return -1;
             addr = (void *)(uintptr_t)bits;
         } else if (PyObject_CheckBuffer(v) && (size_t)out->nviews < nbuf) {
             Py_buffer *view = hold_view(out, v, PyBUF_ANY_CONTIGUOUS);
             if (!view)
-                return rewrap(PyExc_TypeError, fname, "extra item", (Py_ssize_t)k);
+                return cbs_arg_error(PyExc_TypeError, AT(fname, "extra item", (Py_ssize_t)k), NULL);
             addr = view->buf;
             if (extra_value_of(out->params, k, CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT))
                 ptr_view = view, ptr_at = k;
             else if (extra_value_of(out->params, k, CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT))
                 size_view = view, size_at = k;
         } else {
-            int r = call_getptr(v, fname, "extra item", (Py_ssize_t)k, &addr);
+            int r = cbs_call_getptr(v, AT(fname, "extra item", (Py_ssize_t)k), &addr);
             if (r < 0)
                 return -1;
             if (r == 0)
-                return fail(PyExc_TypeError, fname, "extra item", (Py_ssize_t)k,
+                return cbs_arg_error(PyExc_TypeError, AT(fname, "extra item", (Py_ssize_t)k),
                             "expected an int, None, a buffer or an object with getPtr(), not "
                             "%.100s", Py_TYPE(v)->tp_name);
         }

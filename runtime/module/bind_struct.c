@@ -7,6 +7,7 @@
 
 #include "bind_c_callback.h" /* cbs_funcptr_owned */
 #include "bind_handle_seq.h"
+#include "bind_record.h"
 #include "cubind_compat.h"
 
 #include <float.h>
@@ -15,13 +16,6 @@
 #include <string.h>
 
 
-static void struct_dealloc(PyObject *self);
-
-/* A struct class is recognised by its deallocator: no per-type data. */
-static int is_struct_type(PyTypeObject *t)
-{
-    return t->tp_dealloc == struct_dealloc;
-}
 
 static cbs_tables *tables_of_type(PyTypeObject *t)
 {
@@ -35,7 +29,7 @@ static cbs_tables *tables_of_type(PyTypeObject *t)
  * instances do, so this runs once per construction). */
 static const cbs_struct_def *def_of_type(PyTypeObject *t)
 {
-    if (!is_struct_type(t)) {
+    if (!cbs_is_struct_type(t)) {
         PyErr_Format(PyExc_TypeError, "%.100s is not a cubind struct class", t->tp_name);
         return NULL;
     }
@@ -122,20 +116,6 @@ static int struct_clear(PyObject *self)
     PyObject *keep = atomic_exchange_explicit(&s->keep, NULL, memory_order_acq_rel);
     Py_XDECREF(keep);
     return 0;
-}
-
-static void struct_dealloc(PyObject *self)
-{
-    cbs_struct *s = (cbs_struct *)self;
-    PyTypeObject *tp = Py_TYPE(self);
-    PyObject_GC_UnTrack(self);
-    struct_clear(self);
-    Py_CLEAR(s->owner);
-    PyMem_Free(s->alloc);
-    s->alloc = NULL;
-    s->data = NULL;
-    tp->tp_free(self);
-    Py_DECREF(tp);
 }
 
 /* ---- kept objects ------------------------------------------------------- */
@@ -242,15 +222,6 @@ static int keep_add(cbs_struct *root, size_t off, PyObject *entries)
 
 /* ---- raw integers ------------------------------------------------------- */
 
-static unsigned long long read_u(const unsigned char *p, size_t size)
-{
-    switch (size) {
-    case 1: return *p;
-    case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
-    case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
-    default: { uint64_t v; memcpy(&v, p, 8); return v; }
-    }
-}
 
 static long long read_s(const unsigned char *p, size_t size)
 {
@@ -349,7 +320,7 @@ static PyObject *owned_array_at(cbs_struct *root, size_t base, const cbs_field_d
     PyObject *o = bits ? kept_at(root, base + f->offset) : NULL;
     if (!o)
         return NULL;
-    if (f->kind == CBS_F_RECORD_ARRAY && is_struct_type(Py_TYPE(o))) {
+    if (f->kind == CBS_F_RECORD_ARRAY && cbs_is_struct_type(Py_TYPE(o))) {
         cbs_struct *a = (cbs_struct *)o;
         if (a->nelems && (uintptr_t)a->data == bits) {
             *n = a->nelems;
@@ -379,7 +350,7 @@ static PyObject *owned_array(cbs_struct *s, const cbs_field_def *f, unsigned lon
  * address it holds. */
 static PyObject *load_array(cbs_struct *s, const cbs_field_def *f, cbs_tables *tb)
 {
-    unsigned long long bits = read_u(s->data + f->offset, f->size);
+    unsigned long long bits = cbs_read_u(s->data + f->offset, f->size);
     size_t n = 0;
     PyObject *o = owned_array(s, f, bits, &n);
     if (!o)
@@ -396,7 +367,7 @@ static PyObject *load_array(cbs_struct *s, const cbs_field_def *f, cbs_tables *t
         PyObject *v;
         if (ht) {
             const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(o) + i * f->elem_size;
-            v = cbs_handle_new(ht, read_u(p, f->elem_size));
+            v = cbs_handle_new(ht, cbs_read_u(p, f->elem_size));
         } else {
             cbs_struct *a = (cbs_struct *)o;
             v = (PyObject *)struct_make(Py_TYPE(a), a->def, a->data + i * a->def->size, o);
@@ -418,7 +389,7 @@ static unsigned long long count_of(cbs_struct *s, const cbs_field_def *c)
         long long n = read_s(p, c->size);
         return n > 0 ? (unsigned long long)n : 0;
     }
-    return read_u(p, c->size);
+    return cbs_read_u(p, c->size);
 }
 
 /* A CBS_F_HANDLE_OUT field: a lazy sequence (bind_handle_seq.h) of its
@@ -439,46 +410,26 @@ static PyObject *load_driver_handles(cbs_struct *s, const cbs_field_def *f, PyTy
     return cbs_handle_seq_new(tb, (PyObject *)s, f, t, (Py_ssize_t)n);
 }
 
-int cbs_struct_pointer_is_null(PyObject *self, const cbs_field_def *f)
-{
-    const cbs_struct *s = (const cbs_struct *)self;
-    return read_u(s->data + f->offset, f->size) == 0;
-}
-
-PyObject *cbs_struct_driver_handle(PyObject *self, const cbs_field_def *f, PyTypeObject *t,
-                                   Py_ssize_t i)
-{
-    cbs_struct *s = (cbs_struct *)self;
-    const unsigned char *a =
-        (const unsigned char *)(uintptr_t)read_u(s->data + f->offset, f->size);
-    /* Not filled yet (NULL): each item is the NULL handle, as cuda.bindings
-     * reads it (cuda-python's test_conditional checks int(item) == 0 before
-     * cuGraphAddNode); nothing is dereferenced and nothing built ahead. */
-    if (!a)
-        return cbs_handle_new(t, 0);
-    return cbs_handle_new(t, read_u(a + (size_t)i * f->elem_size, f->elem_size));
-}
-
 /* One element of field f at p. */
 static PyObject *load(cbs_struct *s, const cbs_field_def *f, unsigned char *p, cbs_tables *tb)
 {
     switch (f->kind) {
     case CBS_F_SIGNED: return PyLong_FromLongLong(read_s(p, f->size));
-    case CBS_F_UNSIGNED: return PyLong_FromUnsignedLongLong(read_u(p, f->size));
+    case CBS_F_UNSIGNED: return PyLong_FromUnsignedLongLong(cbs_read_u(p, f->size));
     case CBS_F_FLOAT: { float v; memcpy(&v, p, sizeof v); return PyFloat_FromDouble(v); }
     case CBS_F_DOUBLE: { double v; memcpy(&v, p, sizeof v); return PyFloat_FromDouble(v); }
     case CBS_F_ENUM: {
         const cbs_enum *e = &tb->enums[f->index];
         if (!e->type)
             break;
-        long long v = enum_is_signed(e) ? read_s(p, f->size) : (long long)read_u(p, f->size);
+        long long v = enum_is_signed(e) ? read_s(p, f->size) : (long long)cbs_read_u(p, f->size);
         return cbs_enum_member(e, v);
     }
     case CBS_F_HANDLE:
     case CBS_F_VALUE_HANDLE:
         if (!tb->handles[f->index])
             break;
-        return cbs_handle_new(tb->handles[f->index], read_u(p, f->size));
+        return cbs_handle_new(tb->handles[f->index], cbs_read_u(p, f->size));
     case CBS_F_RECORD:
         if (!tb->structs[f->index])
             break;
@@ -487,7 +438,7 @@ static PyObject *load(cbs_struct *s, const cbs_field_def *f, unsigned char *p, c
     case CBS_F_POINTER:
     case CBS_F_FUNCPTR:
     case CBS_F_KERNEL_PARAMS:
-    case CBS_F_KERNEL_EXTRA: return PyLong_FromUnsignedLongLong(read_u(p, f->size));
+    case CBS_F_KERNEL_EXTRA: return PyLong_FromUnsignedLongLong(cbs_read_u(p, f->size));
     case CBS_F_RECORD_ARRAY:
     case CBS_F_HANDLE_ARRAY: return load_array(s, f, tb);
     case CBS_F_HANDLE_OUT:
@@ -678,7 +629,7 @@ static int to_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsign
         }
         PyErr_Clear();
     }
-    if (is_struct_type(Py_TYPE(v))) {
+    if (cbs_is_struct_type(Py_TYPE(v))) {
         *out = (unsigned long long)(uintptr_t)((cbs_struct *)v)->data;
         *keep = Py_NewRef(v);
         return 0;
@@ -910,7 +861,7 @@ static void *kernel_of(cbs_struct *s, int k)
 {
     if (k < 0)
         return NULL;
-    return (void *)(uintptr_t)read_u(s->data + s->def->fields[k].offset, s->def->fields[k].size);
+    return (void *)(uintptr_t)cbs_read_u(s->data + s->def->fields[k].offset, s->def->fields[k].size);
 }
 
 /* kernelParams / extra: packs v like a launch would and detaches the
@@ -1478,7 +1429,7 @@ PyTypeObject *cbs_struct_type_create(PyObject *module, const cbs_struct_def *def
     PyType_Slot slots[] = {
         {Py_tp_new, (void *)struct_new},
         {Py_tp_init, (void *)struct_init},
-        {Py_tp_dealloc, (void *)struct_dealloc},
+        {Py_tp_dealloc, (void *)cbs_record_dealloc},
         {Py_tp_traverse, (void *)struct_traverse},
         {Py_tp_clear, (void *)struct_clear},
         {Py_tp_repr, (void *)struct_repr},
@@ -1515,7 +1466,7 @@ static unsigned long long field_uint(const unsigned char *data, const cbs_field_
     const unsigned char *p = data + f->offset;
     if (f->kind == CBS_F_SIGNED && read_s(p, f->size) < 0)
         return ULLONG_MAX;
-    return read_u(p, f->size);
+    return cbs_read_u(p, f->size);
 }
 
 /* a * b + c, ULLONG_MAX when it overflows. */
@@ -1558,16 +1509,16 @@ static int check_extent(check_walk *w, cbs_struct *root, unsigned char *data,
     if (e->when >= 0) {
         const unsigned char *p = data + def->fields[e->when].offset;
         size_t size = def->fields[e->when].size;
-        if (read_s(p, size) != e->when_value && (long long)read_u(p, size) != e->when_value)
+        if (read_s(p, size) != e->when_value && (long long)cbs_read_u(p, size) != e->when_value)
             return 0;
     }
     const cbs_field_def *f = &def->fields[e->buffer];
-    unsigned long long bits = read_u(data + f->offset, f->size);
+    unsigned long long bits = cbs_read_u(data + f->offset, f->size);
     PyObject *o = bits ? kept_at(root, (size_t)(data - root->data) + f->offset) : NULL;
     if (!o)
         return PyErr_Occurred() ? -1 : 0;
     int rc = 0;
-    if (is_struct_type(Py_TYPE(o)) && (uintptr_t)((cbs_struct *)o)->data == bits) {
+    if (cbs_is_struct_type(Py_TYPE(o)) && (uintptr_t)((cbs_struct *)o)->data == bits) {
         /* a struct set as the address: its bytes (to the end of the array
          * it is an element of) hold what the call touches */
         const cbs_struct *held = (const cbs_struct *)o;
@@ -1610,7 +1561,7 @@ static int check_extent(check_walk *w, cbs_struct *root, unsigned char *data,
 static int check_array(check_walk *w, cbs_struct *root, unsigned char *data,
                        const cbs_struct_def *def, const cbs_field_def *f)
 {
-    unsigned long long bits = read_u(data + f->offset, f->size);
+    unsigned long long bits = cbs_read_u(data + f->offset, f->size);
     const cbs_field_def *c = &def->fields[f->aux];
     unsigned long long n = field_uint(data, c);
     if (c->kind == CBS_F_SIGNED && n == ULLONG_MAX)
@@ -1738,7 +1689,7 @@ PyObject *cbs_struct_alloc(PyTypeObject *t, void **data)
 
 PyObject *cbs_struct_kept(PyObject *o)
 {
-    if (!is_struct_type(Py_TYPE(o)))
+    if (!cbs_is_struct_type(Py_TYPE(o)))
         Py_RETURN_NONE;
     cbs_struct *s = (cbs_struct *)o, *root = root_of(s);
     PyObject *out = NULL;
@@ -1747,16 +1698,6 @@ PyObject *cbs_struct_kept(PyObject *o)
         return NULL;
     }
     return out ? out : Py_NewRef(Py_None);
-}
-
-int cbs_struct_bytes(PyObject *o, const unsigned char **data, size_t *size)
-{
-    if (!is_struct_type(Py_TYPE(o)))
-        return 0;
-    const cbs_struct *s = (const cbs_struct *)o;
-    *data = s->data;
-    *size = s->def->size;
-    return 1;
 }
 
 PyObject *cbs_struct_from(PyTypeObject *t, const void *src)

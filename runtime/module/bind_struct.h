@@ -230,15 +230,6 @@ typedef struct {
 #endif
 } cbs_struct;
 
-/* Handle i of CBS_F_HANDLE_OUT field f of struct instance s, of class t,
- * read from the array the field points at now; while the field is NULL
- * (never dereferenced) the NULL handle, as cuda.bindings reads it.
- * bind_handle_seq.c's items. */
-PyObject *cbs_struct_driver_handle(PyObject *s, const cbs_field_def *f, PyTypeObject *t,
-                                   Py_ssize_t i);
-/* 1 when pointer field f of struct instance s is NULL now. */
-int cbs_struct_pointer_is_null(PyObject *s, const cbs_field_def *f);
-
 /* The getset functions of every field (closure: const cbs_field_def *). */
 PyObject *cbs_struct_get(PyObject *self, void *closure);
 int cbs_struct_set(PyObject *self, PyObject *value, void *closure);
@@ -264,12 +255,6 @@ PyObject *cbs_struct_alloc(PyTypeObject *t, void **data);
  * parameters): a new list of (offset, object) pairs, or None when there
  * are none; NULL with an exception. For the registry (registry-keep). */
 PyObject *cbs_struct_kept(PyObject *o);
-
-/* 1 when o is an instance of a generated struct class (any module's: the
- * classes cannot be subclassed), with *data its bytes (owned, a view's or
- * foreign) and *size the record's size; 0 otherwise. No exception. For the
- * packer: a struct passed by value is its bytes. */
-int cbs_struct_bytes(PyObject *o, const unsigned char **data, size_t *size);
 
 /* A new owning instance of t holding a copy of src's size bytes. */
 PyObject *cbs_struct_from(PyTypeObject *t, const void *src);

@@ -449,6 +449,35 @@ void rt_cb_ref_drop(rt_cb_ref *r)
     (void)push(r->interp, &r->node); /* closed: the reference is leaked */
 }
 
+/* The registry's release callback for Python objects: the reference is
+ * dropped at once on a thread attached to the object's interpreter (a
+ * binding call there), and otherwise queued for that interpreter's Python
+ * threads (rt_cb_ref_drop): no thread ever enters an
+ * interpreter here, so there is no check-then-act against finalization and
+ * no thread state made for the main interpreter on another's behalf. Once
+ * the interpreter's atexit step closed its queue the reference is leaked on
+ * purpose (free-threading rule 5). */
+/* Invariant: a Python keep-alive holds one strong reference (an rt_cb_ref),
+ * dropped exactly once, by py_release, on a thread attached to the
+ * object's interpreter: at once, or later through that interpreter's
+ * deferred queue (never after its atexit step: then it is leaked). */
+static void py_release(void *item, void *ctx)
+{
+    (void)ctx;
+    rt_cb_ref_drop(item);
+}
+
+int rt_cb_keep_object(rt_registry_entry *e, PyObject *obj)
+{
+    rt_cb_ref *r = rt_cb_ref_new(obj);
+    if (!r)
+        return -ENOMEM;
+    int rc = rt_registry_keep_alive(e, r, py_release, NULL);
+    if (rc != 0)
+        rt_cb_ref_drop(r); /* attached to obj's interpreter: dropped now */
+    return rc;
+}
+
 /* A user-object destructor: destroy(ptr), later, on a Python thread. */
 static void run_destroy(void *arg)
 {

@@ -80,6 +80,7 @@
 #include <stdint.h>
 
 #include "cubind_rt.h"
+#include "rt_registry.h"
 
 /* Creates a payload (strong references to callable, data and the optional
  * converters for the C arguments of stream callbacks), starting this
@@ -149,6 +150,10 @@ void rt_cb_fork_child(void);
 typedef struct rt_cb_ref rt_cb_ref;
 rt_cb_ref *rt_cb_ref_new(PyObject *obj);
 void rt_cb_ref_drop(rt_cb_ref *r);
+/* A Python keep-alive on registry entry e (the capsule's reg_keep_object):
+ * a reference to obj, dropped on obj's interpreter when the entry is
+ * destroyed (rt_cb_ref_drop). 0, or -ENOMEM / the registry's error. */
+int rt_cb_keep_object(rt_registry_entry *e, PyObject *obj);
 /* The main interpreter's import step, once its atexit step is registered:
  * opens the pending-call wake-up of its queue (rt_callbacks.c). */
 void rt_cb_pending_open(void);

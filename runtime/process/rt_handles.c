@@ -16,10 +16,6 @@
  *    are unmapped, so a layout computed by a launch racing with an unload
  *    either is unmapped by the purge or carries an epoch older than the
  *    current one (the packer then treats it as stale).
- *  - A Python keep-alive holds one strong reference (an rt_cb_ref), dropped
- *    exactly once, by py_release, on a thread attached to the object's
- *    interpreter: at once, or later through that interpreter's deferred
- *    queue (never after its atexit step: then it is leaked).
  */
 #include "rt_handles.h"
 
@@ -29,7 +25,6 @@
 #include "glibc_pins.h"
 
 #include "cubind_rt.h"
-#include "rt_callbacks.h"
 
 static pthread_mutex_t rt_h_make_mu = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(rt_registry *) rt_h_reg;
@@ -129,29 +124,4 @@ void rt_h_kernels_unloaded(void)
     atomic_fetch_add_explicit(&rt_h_kernel_epoch, 1, memory_order_acq_rel);
     rt_h_unregister_kind(CUBIND_REG_KERNEL_LAYOUT);
     rt_h_unregister_kind(CUBIND_REG_KERNEL_LAYOUT_KERN);
-}
-
-/* The registry's release callback for Python objects: the reference is
- * dropped at once on a thread attached to the object's interpreter (a
- * binding call there), and otherwise queued for that interpreter's Python
- * threads (rt_callbacks.h: rt_cb_ref_drop): no thread ever enters an
- * interpreter here, so there is no check-then-act against finalization and
- * no thread state made for the main interpreter on another's behalf. Once
- * the interpreter's atexit step closed its queue the reference is leaked on
- * purpose (free-threading rule 5). */
-static void py_release(void *item, void *ctx)
-{
-    (void)ctx;
-    rt_cb_ref_drop(item);
-}
-
-int rt_h_keep_object(rt_registry_entry *e, PyObject *obj)
-{
-    rt_cb_ref *r = rt_cb_ref_new(obj);
-    if (!r)
-        return -ENOMEM;
-    int rc = rt_registry_keep_alive(e, r, py_release, NULL);
-    if (rc != 0)
-        rt_cb_ref_drop(r); /* attached to obj's interpreter: dropped now */
-    return rc;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rt_handles.h — the process-wide instance of the handle registry
- * (rt_registry.h) as the capsule exports it (cubind_rt.h: reg_*), Python
- * keep-alives on its entries, and the kernel-layout epoch.
+ * (rt_registry.h) as the capsule exports it (cubind_rt.h: reg_*), and the
+ * kernel-layout epoch. Python keep-alives on its entries are
+ * rt_callbacks.c's (rt_cb_keep_object: they drop on their interpreter).
  *
  * The registry is created by the first registration that can create it,
  * and never freed: entries may be referenced until the process ends. While
@@ -27,7 +28,6 @@ int rt_h_lookup(int kind, uintptr_t handle, rt_registry_entry **out);
 int rt_h_unregister(int kind, uintptr_t handle);
 int rt_h_unregister_entry(rt_registry_entry *e);
 size_t rt_h_unregister_kind(int kind);
-int rt_h_keep_object(rt_registry_entry *e, PyObject *obj);
 void rt_h_kernels_unloaded(void);
 extern _Atomic unsigned long rt_h_kernel_epoch;
 /* fork(): the process registry's locks (rt_registry_fork_prepare). */

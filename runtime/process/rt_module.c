@@ -92,7 +92,7 @@ static const cubind_rt_api rt_api = {
     rt_registry_meta_publish,
     rt_registry_keep_alive,
     rt_registry_add_dependency,
-    rt_h_keep_object,
+    rt_cb_keep_object,
     rt_h_kernels_unloaded,
     &rt_h_kernel_epoch,
     rt_cb_user_object,
@@ -339,7 +339,7 @@ static PyObject *rt_drop_on_new_thread(PyObject *m, PyObject *factory)
         return NULL;
     rt_registry_entry *e = NULL;
     int rc = rt_h_register(RT_TEST_KIND, (uintptr_t)obj, NULL, NULL, NULL, &e);
-    if (rc == 0 && (rc = rt_h_keep_object(e, obj)) == 0)
+    if (rc == 0 && (rc = rt_cb_keep_object(e, obj)) == 0)
         rc = rt_h_unregister_entry(e);
     Py_DECREF(obj); /* kept by the entry alone, or freed */
     if (rc != 0) {

@@ -267,6 +267,29 @@ def test_ptx_struct_pointer_and_small_types(kernel, dptr):
     k.refused(TypeError, s, 0.0, 0, 0.0, fragments=("parameter 1:", "declares a pointer"))
 
 
+def test_every_error_of_a_typed_parameter_names_its_type(kernel, dptr):
+    """Errors raised on the way (an address out of range, an exception of
+    the value's own __index__) name the kernel and the declared type as the
+    converters' own refusals do (bind_convert.c: cbs_arg_error), the
+    original exception kept as the cause."""
+    name = fresh("st")
+    k = kernel(name, [8, 4], image=ptx_entry(name, [".u64 .ptr .global .align 8", ".s32"]))
+
+    class Bad:
+        def __index__(self):
+            raise ValueError("no index here")
+
+    text = k.refused(OverflowError, -1, 0,
+                     fragments=(f"kernel parameter 0: '{name}' declares a pointer",
+                                "out of range for an address"))
+    assert text.count("declares") == 1, text
+    k.refused(OverflowError, 2**64, 0, fragments=(f"'{name}' declares a pointer",))
+    with pytest.raises(TypeError) as info:
+        cubind.launch(k.f, 1, 1, dptr, Bad())
+    assert f"kernel parameter 1: '{name}' declares int: no index here" in str(info.value)
+    assert isinstance(info.value.__cause__, ValueError)
+
+
 def test_ptx_through_fatbin_library_and_link(kernel, dptr, fake):
     """PTX in a fat binary, in a library (its CUkernel typed through
     cuKernelGetLibrary), and added to a link whose image a module loads."""
