@@ -66,11 +66,16 @@ AB_REFERENCES = ["cuda.bindings", "cuda.core"]
 # ---------------------------------------------------------------------------
 # Child: one process, every implementation.
 
-def c_timer(lib, case):
+def c_timer(lib, case, loop_name="cb_lib_loop", source="c_bench"):
+    """A timer of C's loop of `case`: lib's loop function (`loop_name`,
+    returning ns per call or < 0 when the case cannot run; `source` names
+    the C file whose stderr says why)."""
+    loop = getattr(lib, loop_name)
+
     def timed(n):
-        ns = lib.cb_lib_loop(case.encode(), n)
+        ns = loop(case.encode(), n)
         if ns < 0:
-            raise bench.NA("the C loop failed (c_bench's stderr says why)")
+            raise bench.NA("the C loop failed (%s's stderr says why)" % source)
         return ns
     return timed
 
@@ -289,23 +294,32 @@ def run_child(cfg):
                 timers.pop(name, None)
                 bench.emit({"case": case, "impl": name, "status": "n/a",
                             "reason": "%s: %s" % (type(e).__name__, e)})
-        order = list(timers)
-        times = {name: [] for name in order}
-        for rep in range(cfg["reps"]):
-            k = rep % max(1, len(order))
-            for name in order[k:] + order[:k]:
-                try:
-                    times[name].append(timers[name](n))
-                except Exception as e:
-                    times[name].append(None)
-                    bench.emit({"case": case, "impl": name, "status": "n/a",
-                                "reason": "%s: %s" % (type(e).__name__, e)})
-        for name in order:
-            got = [t for t in times[name] if t is not None]
-            if got:
-                bench.emit({"case": case, "impl": name, "status": "ok", "n": n,
-                            "ns": round(min(got), 2), "reps": [round(t, 2) for t in got]})
+        time_rotated(case, timers, cfg["reps"], n)
     return 0
+
+
+def time_rotated(case, timers, reps, n, extra=None):
+    """One case's loops: `reps` rounds, each running every timer once with
+    the order rotated by one per round, so no implementation always runs
+    first; emits each one's best loop (its record updated with
+    extra[name], when given) or why a loop failed."""
+    order = list(timers)
+    times = {name: [] for name in order}
+    for rep in range(reps):
+        k = rep % max(1, len(order))
+        for name in order[k:] + order[:k]:
+            try:
+                times[name].append(timers[name](n))
+            except Exception as e:
+                times[name].append(None)
+                bench.emit({"case": case, "impl": name, "status": "n/a",
+                            "reason": "%s: %s" % (type(e).__name__, e)})
+    for name in order:
+        got = [t for t in times[name] if t is not None]
+        if got:
+            bench.emit({"case": case, "impl": name, "status": "ok", "n": n,
+                        "ns": round(min(got), 2), "reps": [round(t, 2) for t in got],
+                        **((extra or {}).get(name) or {})})
 
 
 # ---------------------------------------------------------------------------
@@ -648,6 +662,17 @@ def load_runs(paths):
     return records
 
 
+def add_run_arguments(ap):
+    """The options every paired harness's `run` takes (paired.py's and
+    runtime_bench.py's): kernels, processes, loops and cases."""
+    ap.add_argument("--image", action="append", default=[], help="kernels (PTX or cubin)")
+    ap.add_argument("--processes", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--n", type=int, default=200000)
+    ap.add_argument("--n-launch", type=int, default=20000)
+    ap.add_argument("--cases", default="")
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["child"]:
@@ -661,12 +686,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("mode", choices=["run"])
     ap.add_argument("--c-lib", required=True, help="c_bench.c built with -DCB_LIBRARY")
-    ap.add_argument("--image", action="append", default=[], help="kernels (PTX or cubin)")
-    ap.add_argument("--processes", type=int, default=5)
-    ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--n", type=int, default=200000)
-    ap.add_argument("--n-launch", type=int, default=20000)
-    ap.add_argument("--cases", default="")
+    add_run_arguments(ap)
     ap.add_argument("--launch-timing", choices=["sync", "submit"], default="sync")
     ap.add_argument("--cubind-form", choices=["plain", "tuple", "launch"], default="plain",
                     help="cubind's kernelParams form in launch cases (tuple: cuda.bindings'; "

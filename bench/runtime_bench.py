@@ -88,15 +88,7 @@ def open_c(cfg):
     image = cfg["images"][0].encode() if cfg["images"] else None
     if lib.cbr_open(cudart_path(cfg).encode(), image) != 0:
         raise bench.NA("cbr_open failed (c_runtime's stderr says why)")
-
-    def timer(case):
-        def timed(n):
-            ns = lib.cbr_loop(case.encode(), n)
-            if ns < 0:
-                raise bench.NA("the C loop failed (c_runtime's stderr says why)")
-            return ns
-        return timed
-    return timer
+    return lambda case: paired.c_timer(lib, case, "cbr_loop", "c_runtime")
 
 
 class RuntimeImpl:
@@ -250,23 +242,8 @@ def run_child(cfg):
                 timers.pop(name, None)
                 bench.emit({"case": case, "impl": name, "status": "n/a",
                             "reason": "%s: %s" % (type(e).__name__, e)})
-        order = list(timers)
-        times = {name: [] for name in order}
-        for rep in range(cfg["reps"]):
-            k = rep % max(1, len(order))
-            for name in order[k:] + order[:k]:
-                try:
-                    times[name].append(timers[name](n))
-                except Exception as e:
-                    times[name].append(None)
-                    bench.emit({"case": case, "impl": name, "status": "n/a",
-                                "reason": "%s: %s" % (type(e).__name__, e)})
-        for name in order:
-            got = [t for t in times[name] if t is not None]
-            if got:
-                bench.emit({"case": case, "impl": name, "status": "ok", "n": n,
-                            "ns": round(min(got), 2), "reps": [round(t, 2) for t in got],
-                            **({"variant": variants[name]} if variants.get(name) else {})})
+        paired.time_rotated(case, timers, cfg["reps"], n,
+                            {name: {"variant": v} for name, v in variants.items() if v})
     return 0
 
 
@@ -392,12 +369,7 @@ def main(argv=None):
     ap.add_argument("mode", choices=["run"])
     ap.add_argument("--c-lib", required=True, help="bench/c_runtime.c built as a library")
     ap.add_argument("--cudart", help="the runtime library C calls (default: cubind's _cudart.so)")
-    ap.add_argument("--image", action="append", default=[], help="kernels (PTX or cubin)")
-    ap.add_argument("--processes", type=int, default=5)
-    ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--n", type=int, default=200000)
-    ap.add_argument("--n-launch", type=int, default=20000)
-    ap.add_argument("--cases", default="")
+    paired.add_run_arguments(ap)
     ap.add_argument("--imports", type=int, default=7, help="fresh interpreters per import")
     ap.add_argument("--child-timeout", type=int, default=300)
     ap.add_argument("--out", default="build/bench/runtime.jsonl")
