@@ -35,6 +35,7 @@ offs = (ctypes.c_size_t * 3)(0, 8, 16)
 sizes = (ctypes.c_size_t * 3)(4, 8, 8)
 assert fake.fakecuda_set_param_layout(None, b"nm_kernel", 3, offs, sizes) == 0
 kern = cu.cuModuleGetFunction(mod, b"nm_kernel")
+NM_KERNEL_TYPES = ("i4", "f8", "i8")   # nm_kernel's parameters, for argtypes=
 lib = cu.cuLibraryLoadData(b"nomemory\0", None, None, 0, None, None, 0)
 cu.cuLibraryGetKernel(lib, b"nm_kernel")
 # Past the packer's inline bounds (64 parameters, 1024 bytes): its pointer
@@ -160,7 +161,10 @@ SCENARIOS = {
         ((1, 2.5, 3), (ctypes.c_int, ctypes.c_double, ctypes.c_void_p)), None),
     "launch extra": lambda: drv.cuLaunchKernel(kern, 1, 1, 1, 1, 1, 1, 0, None, None,
                                                [None]),
-    "cubind.launch": lambda: cu.launch(kern, (1, 1), 1, 1, 2.5, 3, stream=None),
+    # nm_kernel is untyped (the fake's layout by size): the raising face
+    # takes its values with argtypes= (docs/kernel-arguments.md)
+    "cubind.launch": lambda: cu.launch(kern, (1, 1), 1, 1, 2.5, 3, stream=None,
+                                       argtypes=NM_KERNEL_TYPES),
     "cubind.launch (heap)": lambda: cu.launch(kern_many, [1, 1], [1], *range(MANY)),
     # Refusals before the driver is called (issue 27): a host buffer shorter
     # than the bytes copied, a count nested in a union member over the
@@ -194,7 +198,10 @@ def module_kernel_launch():
     m = cu.cuModuleLoadData(b"nomemory2\0")
     try:
         f = cu.cuModuleGetFunction(m, b"nm_kernel")
-        return cu.launch(f, 1, 1, 1, 2.5, 3)
+        # typed by argtypes=: an untyped kernel's first launch would warn
+        # (UntypedKernelWarning) on each fresh layout, and CPython 3.11's
+        # warnings code itself crashes under some allocation failures
+        return cu.launch(f, 1, 1, 1, 2.5, 3, argtypes=NM_KERNEL_TYPES)
     finally:
         drv.cuModuleUnload(m)
 

@@ -13,6 +13,8 @@ from fuzzsupport import ASAN_CUBIND, ROOT, config, sanitizer_report
 
 sys.path.insert(0, str(ROOT / "tests" / "gen"))
 from test_gen_errors import *  # noqa: E402,F401,F403  (the same cases, here under ASan)
+sys.path.insert(0, str(ROOT / "tests"))
+from api_headers import header_path  # noqa: E402  (where a library API's header is)
 
 ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:exitcode=99:abort_on_error=0",
            UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:exitcode=99")
@@ -56,8 +58,9 @@ def test_generate_cuda_h(cuda_h, tmp_path):
     # each library API too (gen/<api>.rules, its `header` rule naming the header)
     for rules in sorted((ROOT / "gen").glob("*.rules")):
         header = next(w[1] for w in map(str.split, rules.read_text().splitlines()) if w[:1] == ["header"])
-        p = _run("generate", "--header", os.path.join(os.path.dirname(cuda_h), header), "--out",
-                 str(out), "--templates", str(ROOT / "templates"), "--rules", str(rules))
+        p = _run("generate", "--header", header_path(os.path.dirname(cuda_h), header), "--out",
+                 str(out), "--templates", str(ROOT / "templates"), "--rules", str(rules),
+                 "--include", os.path.dirname(cuda_h))
         assert p.returncode == 0, p.stderr
     for n in os.listdir(ROOT / "out"):
         if not n.startswith("."):

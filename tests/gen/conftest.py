@@ -11,16 +11,22 @@ Independent sources the tests compare the generator against:
   * gcc, compiling small C programs that print or assert what cuda.h means;
   * the text of cudaTypedefs.h.
 """
-import glob
 import json
 import os
 import re
 import subprocess
+import sys
 import time
 
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# Where a library API's header is (tests/api_headers.py, shared with
+# tests/fuzz): re-exported for this suite's tests.
+sys.path.insert(0, os.path.join(REPO, "tests"))
+from api_headers import fetched_include, header_path  # noqa: E402,F401
+sys.path.pop(0)
 CUBIND = os.path.join(REPO, "build", "cubind")
 OUT = os.path.join(REPO, "out")
 TEMPLATES = os.path.join(REPO, "templates")
@@ -123,35 +129,6 @@ def library_apis():
                 headers = [line.split()[1] for line in f if line.startswith("header ")]
             apis.append((path, headers[0]))
     return apis
-
-
-def fetched_include():
-    """The include directory of scripts/fetch-cuda-libs.sh's CUDA 12.4
-    headers (configure's cuda_libs), or None."""
-    try:
-        with open(os.path.join(REPO, "build", "config.ninja")) as f:
-            for line in f:
-                if line.startswith("cuda_libs = "):
-                    root = line.split(" = ", 1)[1].strip()
-                    return os.path.join(root, "include") if root else None
-    except OSError:
-        pass
-    return None
-
-
-def header_path(include, header, fetched=None):
-    """Where a library API's header is for the toolkit whose include
-    directory is `include`: in the fetched CUDA 12.4 headers (`fetched`,
-    by default fetched_include()) when they have it, else there, else in a
-    toolkit component's include/ beside it by name (nvvm/include/nvvm.h;
-    include/ may be a link into targets/<arch>/), as configure's
-    api_header_dir looks; `include`/header when none has it."""
-    root = os.path.dirname(os.path.normpath(include))
-    fetched = fetched_include() if fetched is None else fetched
-    for d in ([fetched] if fetched else []) + [include] + sorted(glob.glob(os.path.join(root, "*", "include"))):
-        if os.path.isfile(os.path.join(d, header)):
-            return os.path.normpath(os.path.join(d, header))
-    return os.path.join(include, header)
 
 
 def pytest_terminal_summary(terminalreporter):

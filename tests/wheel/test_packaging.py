@@ -310,6 +310,10 @@ def test_scripts_take_the_mirror_from_the_apt_configuration(tmp_path):
         "# comment\ndeb [arch=amd64 signed-by=/k.gpg] http://local.example/debian bookworm main\n")
     assert apt_mirror(tmp_path) == "http://local.example/debian"      # sources.list first
     assert apt_mirror(tmp_path, CUBIND_APT_MIRROR="http://x/debian") == "http://x/debian"
-    for script in ("build-python-ft.sh", "fetch-cuda-headers.sh", "check-old-glibc.sh"):
+    for script in ("build-python-ft.sh", "cuda-apt.sh", "check-old-glibc.sh"):
         text = (ROOT / "scripts" / script).read_text()
         assert "apt-mirror.sh" in text and "MIRROR=http" not in text, script
+    # the CUDA fetch scripts take their apt setup (and so the mirror) from cuda-apt.sh
+    for script in ("fetch-cuda-headers.sh", "fetch-cuda-libs.sh"):
+        text = (ROOT / "scripts" / script).read_text()
+        assert "cuda-apt.sh" in text and "MIRROR=http" not in text, script

@@ -39,10 +39,11 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"
 PACKAGE = BUILD / "python" / "cubind"
 # The extensions a wheel holds: mkwheel's own list (driver, _runtime, and
-# the library APIs' nvrtc, nvjitlink, nvvm, runtime), and the libraries
-# every interpreter's modules share (the bundled CUDA runtime, when built).
+# the library APIs' nvrtc, nvjitlink, nvvm, runtime; nvfatbin and cufile
+# when built: OPTIONAL_MODULES), and the libraries every interpreter's
+# modules share (the bundled CUDA runtime, when built).
 sys.path.insert(0, str(ROOT / "packaging"))
-from mkwheel import BUNDLED, MODULES, project_metadata  # noqa: E402
+from mkwheel import BUNDLED, MODULES, OPTIONAL_MODULES, project_metadata  # noqa: E402
 sys.path.pop(0)
 FAKE = BUILD / "fakecuda" / "libcuda.so.1"
 
@@ -190,6 +191,8 @@ def test_contents_are_the_package_and_nothing_else(python, wheel):
     with zipfile.ZipFile(ROOT / wheel) as zf:
         names = [n for n in zf.namelist() if n.startswith("cubind/")]
     expected = {"cubind/" + m + suffix for m in MODULES}
+    expected |= {"cubind/" + m + suffix for m in OPTIONAL_MODULES
+                 if (PACKAGE / (m + suffix)).exists()}
     expected |= {"cubind/" + b for b in BUNDLED if (PACKAGE / b).exists()}
     for p in PACKAGE.glob("*.py"):
         expected.add("cubind/" + p.name)
