@@ -63,6 +63,18 @@ def driver_line() -> str:
     return "driver: %s, %s, %s" % (what, release, devices)
 
 
+def _one_line(module: str, why: str) -> str:
+    """A loader's reason on one line: its first line, how many places it
+    tried and the first; cubind.<module>._library_status() has them all."""
+    lines = why.splitlines()
+    tried = [line for line in lines[1:] if line.startswith("  ")]
+    if not tried:
+        return " ".join(line.strip() for line in lines)
+    first = tried[0].strip().split(" ", 1)[0].rstrip(":")
+    return "%s %d places, the first %s (all: cubind.%s._library_status())" % (
+        lines[0].rstrip(":"), len(tried), first, module)
+
+
 def library_line(label: str, module: str, version: typing.Callable[[typing.Any], str]) -> str:
     """A toolkit library's line: its path and version, or why not found."""
     import importlib
@@ -72,7 +84,7 @@ def library_line(label: str, module: str, version: typing.Callable[[typing.Any],
         return "%s: not available: %s" % (label, e)
     found, what = m._library_status()
     if not found:
-        return "%s: not found: %s" % (label, what)
+        return "%s: not found: %s" % (label, _one_line(module, what))
     try:
         return "%s: %s, %s" % (label, what, version(m))
     except Exception as e:   # found, but the version call failed: say why
