@@ -91,44 +91,20 @@ def open_c(cfg):
     return lambda case: paired.c_timer(lib, case, "cbr_loop", "c_runtime")
 
 
-class RuntimeImpl:
+class RuntimeImpl(bench.DriverImpl):
     """A runtime module: cubind.runtime and cuda.bindings.runtime (status
-    first) or cubind.cudart (raising, outputs returned)."""
+    first) or cubind.cudart (raising, outputs returned). Its calls outside
+    the timing (call, check_result) are the driver implementations'."""
 
     def __init__(self, name, cfg):
-        self.name, self.cfg = name, cfg
-        self.raising = name == "cubind.cudart"
+        raising = name == "cubind.cudart"
         if name == "cuda.bindings":
             from cuda.bindings import driver, runtime
-            self.rt, self.launcher = runtime, driver
+            module, self.launcher = runtime, driver
         else:
             import cubind
-            self.rt = cubind.cudart if self.raising else cubind.runtime
-            self.launcher = None
-
-    def call(self, fname, *args):
-        """Calls and returns the outputs (None, one value, or a tuple)."""
-        f = getattr(self.rt, fname, None)
-        if f is None:
-            raise bench.NA("%s not in %s" % (fname, self.name))
-        res = f(*args)
-        if self.raising:
-            return res
-        code = bench.status_code(res[0])
-        if code != 0:
-            raise bench.NA("%s returned %s" % (fname, getattr(res[0], "name", code)))
-        outs = res[1:]
-        return None if not outs else outs[0] if len(outs) == 1 else outs
-
-    def ok(self, allow=(0,)):
-        if self.raising:
-            return lambda res: None
-
-        def check(res):
-            st = res[0] if isinstance(res, tuple) else res
-            if bench.status_code(st) not in allow:
-                raise bench.NA("returned %s" % getattr(st, "name", st))
-        return check
+            module, self.launcher = (cubind.cudart if raising else cubind.runtime), None
+        super().__init__(name, module, raising, name != "cuda.bindings", cfg)
 
     def setup(self):
         self.call("cudaSetDevice", 0)
@@ -137,30 +113,26 @@ class RuntimeImpl:
         self.event = self.call("cudaEventCreateWithFlags", CUDA_EVENT_DISABLE_TIMING)
         self.dptr = self.call("cudaMalloc", 1 << 20)
         self.kernels = {}
-        for path in self.cfg["images"][:1]:
-            with open(path, "rb") as f:
-                data = f.read()
-            if path.endswith(".ptx") and not data.endswith(b"\0"):
-                data += b"\0"
+        for _, data in bench.load_images(self.cfg["images"][:1]):
             lib = self.call("cudaLibraryLoadData", data, None, None, 0, None, None, 0)
             for case, kname in KERNELS.items():
                 self.kernels[case] = self.call("cudaLibraryGetKernel", lib, kname.encode())
-        self.one = self.rt.dim3()
+        self.one = self.d.dim3()
         self.one.x = self.one.y = self.one.z = 1
 
     def sync(self):
-        f, stream = getattr(self.rt, "cudaStreamSynchronize"), self.stream
+        f, stream = self.d.cudaStreamSynchronize, self.stream
         return lambda: f(stream)
 
     def case(self, name):
-        rt = self.rt
+        rt = self.d
         if name == "get_device":
-            return bench.call_spec(rt.cudaGetDevice, [], self.ok())
+            return bench.call_spec(rt.cudaGetDevice, [], self.check_result())
         if name == "stream_query":
             return bench.call_spec(rt.cudaStreamQuery, [self.stream],
-                                   self.ok((0, CUDA_ERROR_NOT_READY)))
+                                   self.check_result((0, CUDA_ERROR_NOT_READY)))
         if name == "event_record":
-            return bench.call_spec(rt.cudaEventRecord, [self.event, self.stream], self.ok(),
+            return bench.call_spec(rt.cudaEventRecord, [self.event, self.stream], self.check_result(),
                                    post=self.sync())
         if name == "malloc_free":
             alloc, free = rt.cudaMalloc, rt.cudaFree
@@ -185,9 +157,9 @@ class RuntimeImpl:
             return bench.call_spec(d.cuLaunchKernel,
                                    [d.CUfunction(int(kernel)), 1, 1, 1, 1, 1, 1, 0,
                                     self.stream, params, 0],
-                                   self.ok(), post=self.sync(), n=n, variant="tuple",
+                                   self.check_result(), post=self.sync(), n=n, variant="tuple",
                                    note="cuda.bindings.driver.cuLaunchKernel")
-        f = getattr(self.rt, "cudaLaunchKernel", None)
+        f = getattr(self.d, "cudaLaunchKernel", None)
         if f is None:
             raise bench.NA("no cudaLaunchKernel in %s" % self.name)
         forms = [("plain", list(values) if values else None)]
@@ -196,7 +168,7 @@ class RuntimeImpl:
         why = None
         for variant, args in forms:
             spec = bench.call_spec(f, [kernel, self.one, self.one, args, 0, self.stream],
-                                   self.ok(), post=self.sync(), n=n, variant=variant,
+                                   self.check_result(), post=self.sync(), n=n, variant=variant,
                                    note="cudaLaunchKernel, %s kernel arguments" % variant)
             try:
                 spec.check()

@@ -8,7 +8,8 @@
 The report: cubind's version and the CUDA release the bindings were
 generated from; the driver loaded (path, version, devices) or why none
 was; each library API's module in the package (NVRTC, nvJitLink, NVVM,
-the CUDA runtime) with its library found or why not; whether
+the CUDA runtime, nvFatbin, cuFile: LIBRARIES) with its library found or
+why not, on one line; whether
 the interpreter is free-threaded and whether the GIL is enabled.
 
 ``abi-check`` needs no libclang: it reads the installed bindings' capsule
