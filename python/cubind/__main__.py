@@ -65,15 +65,16 @@ def driver_line() -> str:
 
 
 def _one_line(module: str, why: str) -> str:
-    """A loader's reason on one line: its first line, how many places it
-    tried and the first; cubind.<module>._library_status() has them all."""
+    """A loader's reason on one line: its first line (what was looked for
+    and where), then how many files were there but did not load and the
+    first of them; cubind.<module>._library_status() has their reasons."""
     lines = why.splitlines()
-    tried = [line for line in lines[1:] if line.startswith("  ")]
-    if not tried:
+    failed = [line for line in lines[1:] if line.startswith("  ")]
+    if not failed:
         return " ".join(line.strip() for line in lines)
-    first = tried[0].strip().split(" ", 1)[0].rstrip(":")
-    return "%s %d places, the first %s (all: cubind.%s._library_status())" % (
-        lines[0].rstrip(":"), len(tried), first, module)
+    first = failed[0].strip().split(": ", 1)[0]
+    return "%s %d, the first %s (why: cubind.%s._library_status())" % (
+        lines[0], len(failed), first, module)
 
 
 def library_line(label: str, module: str, version: typing.Callable[[typing.Any], str]) -> str:

@@ -107,8 +107,35 @@ static int module_dir(lib_text *out)
     return 0;
 }
 
-/* dlopen of `file`, noting the attempt in `tried`; the handle or NULL. */
-static void *try_open(const char *file, int flags, lib_text *tried, char **opened)
+/* What a search tried: `failed` lists, one "\n  file: reason" line each,
+ * the files that were there but did not load (a missing dependency, a
+ * wrong architecture): those a user must read. Files that were simply not
+ * there, the common case, are only counted in `absent`. */
+typedef struct {
+    lib_text failed;
+    size_t failed_count, absent;
+    int oom;
+} lib_tried;
+
+/* dlerror's text for `file` without the file's name it starts with. */
+static const char *reason_of(const char *file, const char *why)
+{
+    size_t n = strlen(file);
+    if (strncmp(why, file, n) == 0 && strncmp(why + n, ": ", 2) == 0)
+        return why + n + 2;
+    return why;
+}
+
+/* 1 when `reason` (dlerror's, file name removed) says the file itself was
+ * not found. A missing dependency reads "libdep.so: cannot open ..." and
+ * a translated message matches nothing: both are listed in full. */
+static int reason_is_absence(const char *reason)
+{
+    return strncmp(reason, "cannot open shared object file", 30) == 0;
+}
+
+/* dlopen of `file`, noting a failure in `tried`; the handle or NULL. */
+static void *try_open(const char *file, int flags, lib_tried *tried, char **opened)
 {
     void *h = dlopen(file, flags);
     if (h) {
@@ -120,19 +147,30 @@ static void *try_open(const char *file, int flags, lib_text *tried, char **opene
         return h;
     }
     const char *why = dlerror();
-    text_add(tried, "\n  %s%s: %s", file, flags & RTLD_NOLOAD ? " (already loaded?)" : "",
-             why ? why : "not found");
+    const char *reason = reason_of(file, why ? why : "not found");
+    if (flags & RTLD_NOLOAD || reason_is_absence(reason))
+        tried->absent++; /* not loaded yet, or not there */
+    else {
+        tried->failed_count++;
+        text_add(&tried->failed, "\n  %s: %s", file, reason);
+    }
     return NULL;
 }
 
 /* The search itself, pure C (thread state detached): every place in
  * order; the handle and the file it took, or NULL with `tried` filled. */
-static void *search(const cbs_library *lib, const lib_text *dirs, lib_text *tried, char **opened)
+static void *search(const cbs_library *lib, const lib_text *dirs, lib_tried *tried, char **opened)
 {
     const char *env = *lib->env ? getenv(lib->env) : NULL;
     if (env && *env) {
-        text_add(tried, "\n  (%s is set: the only file tried)", lib->env);
-        return try_open(env, RTLD_NOW | RTLD_LOCAL, tried, opened);
+        void *h = dlopen(env, RTLD_NOW | RTLD_LOCAL);
+        if (h && !(*opened = strdup(env)))
+            tried->oom = 1;
+        if (!h) {
+            const char *why = dlerror();
+            text_add(&tried->failed, "%s", reason_of(env, why ? why : "not found"));
+        }
+        return h;
     }
     void *h = NULL;
     lib_text bundled = {0};
@@ -164,6 +202,50 @@ static void *search(const cbs_library *lib, const lib_text *dirs, lib_text *trie
     return h;
 }
 
+/* " a, b or c" of a NULL-terminated list, each item as fmt gives it. */
+static void text_alternatives(lib_text *t, const char *fmt, const char *const *items)
+{
+    for (const char *const *i = items; *i; i++) {
+        text_add(t, "%s", i == items ? " " : i[1] ? ", " : " or ");
+        text_add(t, fmt, *i);
+    }
+}
+
+/* DriverNotFoundError for a failed search, in two parts: one sentence
+ * saying which files were looked for, how many places held none of them,
+ * and what to do; then one line per file that was there but did not load
+ * (`tried->failed`), which is where a user's problem usually is. With the
+ * environment variable set, that file's reason alone. */
+static void raise_not_found(const cbs_library *lib, const lib_tried *tried, PyObject *not_found)
+{
+    const char *env = *lib->env ? getenv(lib->env) : NULL;
+    if (env && *env) {
+        PyErr_Format(not_found,
+                     "cubind could not load the %s library: %s is set, and %s did not load "
+                     "(%s); it must name the library, or be empty to search for it",
+                     lib->name, lib->env, env, tried->failed.s ? tried->failed.s : "unknown");
+        return;
+    }
+    lib_text m = {0};
+    text_add(&m, "cubind could not load the %s library: none of the %zu paths tried held a "
+                 "loadable",
+             lib->name, tried->absent + tried->failed_count);
+    text_alternatives(&m, "%s", lib->files);
+    text_add(&m, " (%sa copy already loaded, the CUDA driver's folder, $CUDA_HOME or "
+                 "$CUDA_PATH, NVIDIA's wheels",
+             *lib->bundled ? "cubind's own copy, " : "");
+    text_alternatives(&m, "nvidia/%s", lib->wheels);
+    text_add(&m, " on sys.path, the system's library path); install it, or set %s to its path",
+             *lib->env ? lib->env : "LD_LIBRARY_PATH");
+    if (tried->failed.s)
+        text_add(&m, "; there but not loadable:%s", tried->failed.s);
+    if (m.oom)
+        PyErr_NoMemory();
+    else
+        PyErr_SetString(not_found, m.s);
+    free(m.s);
+}
+
 /* The published load, loading now if nothing is; NULL with
  * DriverNotFoundError (or MemoryError) set. */
 static cbs_library_loaded *library_open(cbs_library *lib, const cubind_rt_api *rt,
@@ -172,7 +254,8 @@ static cbs_library_loaded *library_open(cbs_library *lib, const cubind_rt_api *r
     cbs_library_loaded *done = atomic_load_explicit(&lib->loaded, memory_order_acquire);
     if (done)
         return done;
-    lib_text dirs = {0}, tried = {0};
+    lib_text dirs = {0};
+    lib_tried tried = {0};
     char *opened = NULL;
     void *h = NULL;
     if (search_dirs(lib, rt, &dirs) == 0) {
@@ -192,15 +275,14 @@ static cbs_library_loaded *library_open(cbs_library *lib, const cubind_rt_api *r
     }
     free(opened);
     if (!mine) {
-        if (dirs.oom || tried.oom || h)
+        if (dirs.oom || tried.oom || tried.failed.oom || h)
             PyErr_NoMemory();
         else
-            PyErr_Format(not_found, "cubind could not load the %s library; tried:%s", lib->name,
-                         tried.s ? tried.s : " nothing");
-        free(tried.s);
+            raise_not_found(lib, &tried, not_found);
+        free(tried.failed.s);
         return NULL;
     }
-    free(tried.s);
+    free(tried.failed.s);
     cbs_library_loaded *expected = NULL;
     if (!atomic_compare_exchange_strong_explicit(&lib->loaded, &expected, mine,
                                                  memory_order_acq_rel, memory_order_acquire)) {

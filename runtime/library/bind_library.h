@@ -18,8 +18,10 @@
  *      library-toolkit-dir directories (nvvm/lib64);
  *   5. NVIDIA's pip wheels: <each sys.path entry>/nvidia/<wheel dir>/;
  *   6. the system's library path (dlopen of the bare file name).
- * Failing all, DriverNotFoundError names every file tried and its
- * dlerror(). A symbol the library lacks is FunctionNotFoundError naming
+ * Failing all, DriverNotFoundError says in one sentence which files were
+ * looked for, how many paths were tried and what to do, then lists, with
+ * dlerror()'s reason, each file that was there but did not load (a file
+ * merely absent is counted, not listed). A symbol the library lacks is FunctionNotFoundError naming
  * the library's path.
  *
  * Invariants: what was loaded is published once per process (one

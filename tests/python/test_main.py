@@ -202,16 +202,19 @@ def test_abi_check_refuses_what_is_no_manifest(tmp_path, content):
 
 
 def test_a_library_not_found_is_one_line():
-    """The report keeps one line per entry: a loader's reason (its first
-    line, then one indented line per place tried) is said in one line with
-    the count and the first place. 909e726 printed the whole list."""
+    """The report keeps one line per entry: a loader's reason (a sentence,
+    then one indented line per file there but not loadable) is said in one
+    line with the count and the first such file. 909e726 printed the whole
+    list."""
     from cubind.__main__ import _one_line
-    why = ("cubind could not load the nvfatbin library; tried:\n"
-           "  libnvfatbin.so.13 (already loaded?): cannot open shared object file\n"
-           "  /opt/x/libnvfatbin.so.13: cannot open shared object file\n")
+    why = ("cubind could not load the nvfatbin library: none of the 9 paths tried held a "
+           "loadable libnvfatbin.so.13 (...); install it; there but not loadable:\n"
+           "  /opt/x/libnvfatbin.so.13: file too short\n"
+           "  /opt/y/libnvfatbin.so.13: wrong ELF class: ELFCLASS32\n")
     assert _one_line("nvfatbin", why) == (
-        "cubind could not load the nvfatbin library; tried 2 places, the first "
-        "libnvfatbin.so.13 (all: cubind.nvfatbin._library_status())")
+        "cubind could not load the nvfatbin library: none of the 9 paths tried held a "
+        "loadable libnvfatbin.so.13 (...); install it; there but not loadable: 2, the first "
+        "/opt/x/libnvfatbin.so.13 (why: cubind.nvfatbin._library_status())")
     assert _one_line("x", "no library\nat all") == "no library at all"
     report = cubind_main().stdout.splitlines()
     assert not [line for line in report if line.startswith(" ")], report
