@@ -154,6 +154,47 @@ def test_most_used_functions_describe_every_parameter(face, header_text):
     assert not copied, copied   # our own words, not the header's
 
 
+# The runtime's most used functions (gen/runtime.rules, param-doc): the
+# same promise for cubind.runtime and cubind.cudart, whose parameters all
+# read "The C parameter ``x``." before.
+MOST_USED_RUNTIME = """
+cudaMalloc cudaFree cudaMemcpy cudaMemcpyAsync cudaMemset cudaMemsetAsync cudaMallocHost
+cudaFreeHost cudaHostAlloc cudaHostRegister cudaHostUnregister cudaMallocManaged cudaMallocAsync
+cudaFreeAsync cudaMemcpy2D cudaMemcpyPeer cudaPointerGetAttributes cudaStreamCreateWithFlags
+cudaStreamCreateWithPriority cudaStreamDestroy cudaStreamSynchronize cudaStreamQuery
+cudaStreamWaitEvent cudaLaunchHostFunc cudaStreamAddCallback cudaEventCreateWithFlags
+cudaEventRecord cudaEventSynchronize cudaEventQuery cudaEventElapsedTime cudaEventDestroy
+cudaSetDevice cudaGetDeviceProperties cudaDeviceGetAttribute cudaDeviceCanAccessPeer
+cudaDeviceEnablePeerAccess cudaLaunchKernel cudaLaunchKernelExC cudaFuncGetAttributes
+cudaFuncSetAttribute cudaLibraryLoadData cudaLibraryGetKernel cudaLibraryUnload
+cudaGetErrorString cudaGetErrorName cudaGraphCreate cudaGraphInstantiate cudaGraphLaunch
+cudaStreamBeginCapture cudaStreamEndCapture
+""".split()
+
+
+@pytest.mark.parametrize("name", ["runtime", "cudart"])
+def test_most_used_runtime_functions_describe_every_parameter(name, model):
+    import importlib
+    module = importlib.import_module("cubind." + name)
+    header = pathlib.Path(model["header"]).with_name("cuda_runtime_api.h")
+    flat_header = " ".join(header.read_text().split()) if header.is_file() else ""
+    assert len(MOST_USED_RUNTIME) >= 40
+    undescribed, copied = [], []
+    for fname in MOST_USED_RUNTIME:
+        params = parameter_lines(getattr(module, fname).__doc__)
+        assert params, fname
+        for pyname, line in params.items():
+            if line.startswith("The C parameter"):
+                undescribed.append("%s(%s)" % (fname, pyname))
+            elif len(line) > 40 and line.rstrip(".") in flat_header:
+                copied.append(line)
+    assert not undescribed, undescribed
+    assert not copied, copied   # our own words, not the header's
+    # a function not in the list keeps the default line
+    assert parameter_lines(module.cudaStreamGetPriority.__doc__)["hStream"] == \
+        "The C parameter ``hStream``."
+
+
 def test_parameters_without_a_description_keep_the_default_line(face):
     # cuStreamBeginCapture has no param-doc rule
     params = parameter_lines(face.cuStreamBeginCapture.__doc__)
