@@ -476,6 +476,10 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_facts *
     tv_set_bool(fn, "negative_errors", fc->returns_value && f->ret->is_signed && api->negative_errors);
     tv_set_str(fn, "status_field", fc->returns_field ? api->result_field : "");
     tv_set_bool(fn, "returns_field", fc->returns_field);
+    /* result-detail: the struct's second status, checked after the call */
+    int detail = fc->returns_field && rules_api_has_detail(api);
+    tv_set_bool(fn, "has_detail", detail);
+    tv_set_str(fn, "detail_field", detail ? api->detail_field : "");
     tv_set(fn, "error_log", error_log_value(fc));
     tv_set_str(fn, "proc_name", f->proc_name);
     tv_set_int(fn, "proc_version", f->proc_version);
@@ -836,6 +840,8 @@ static void api_value(tv *root, const cb_api *api)
     tv_set_bool(root, "is_library", api->is_library);
     tv_set_bool(root, "is_driver", !api->is_library);
     tv_set_bool(root, "has_error_string", api->error_string != NULL);
+    tv_set_bool(root, "has_result_detail", rules_api_has_detail(api));
+    tv_set_str(root, "detail_attr", rules_api_has_detail(api) ? api->detail_attr : "");
     tv_set_str(root, "error_string", api->error_string ? api->error_string : "");
     tv_set_str(root, "library_env", api->env ? api->env : "");
     tv_set_str(root, "library_bundled", api->bundled ? api->bundled : "");

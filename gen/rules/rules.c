@@ -221,6 +221,12 @@ void rules_free(cb_rules *r)
     free(r);
 }
 
+int rules_api_has_detail(const cb_api *api)
+{
+    return api->detail_field && api->result_record &&
+           strcmp(api->detail_record, api->result_record) == 0;
+}
+
 void rules_api(const cb_rules *r, cb_api *api)
 {
     memset(api, 0, sizeof *api);
@@ -246,6 +252,11 @@ void rules_api(const cb_rules *r, cb_api *api)
         case CB_D_RESULT_FIELD:
             api->result_record = a0;
             api->result_field = rule->args[1];
+            break;
+        case CB_D_RESULT_DETAIL:
+            api->detail_record = a0;
+            api->detail_field = rule->args[1];
+            api->detail_attr = rule->args[2];
             break;
         case CB_D_ERROR_CLASS:
             api->error_class = a0;

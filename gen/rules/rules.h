@@ -106,6 +106,9 @@ typedef struct {
     /* result-field: the struct holding the result enum, and its field
      * (NULL: the functions return the enum itself) */
     const char *result_record, *result_field;
+    /* result-detail: a second status field of that struct (NULL: none)
+     * and the exception attribute carrying it */
+    const char *detail_record, *detail_field, *detail_attr;
     const char *error_class;        /* cubind.<error_class> */
     const char *error_base;         /* error-base: NULL for RuntimeError */
     const char *error_string;       /* NULL when none */
@@ -132,6 +135,10 @@ typedef struct {
     const char *capi_sentinel;      /* what a C API entry returns having raised */
     const char *sizeof_name;        /* sizeof: the size function's name, NULL */
 } cb_api;
+
+/* 1 when a result-detail rule names a field of result-field's struct:
+ * the functions returning that struct check both statuses. */
+int rules_api_has_detail(const cb_api *api);
 
 /* Fills api from r's API directives. */
 void rules_api(const cb_rules *r, cb_api *api);

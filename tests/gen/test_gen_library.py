@@ -53,11 +53,14 @@ def test_every_library_function_is_bound(run_cubind, cuda_include, library_rules
     assert '"cubind.rtc"' in rtc and 'cbs_library_error_class(st->runtime, "NVRTCError"' in rtc
     with open(tmp_path / "cufile" / "cufile.c") as f:
         cuf = f.read()
-    # result-field: the status is the struct's err field; a function
-    # without a status (void, an integer) presets success; cufile.h's
-    # `#define cuFileDriverClose cuFileDriverClose_v2` leaves one
-    # driver_close, bound to the renamed symbol
-    assert re.search(r"rc = fn\([^;]*\)\.err;", cuf)
+    # result-field: the status is the struct's err field, result-detail
+    # its cu_err beside it; a function without a status (void, an
+    # integer) presets success; cufile.h's `#define cuFileDriverClose
+    # cuFileDriverClose_v2` leaves one driver_close, bound to the renamed
+    # symbol
+    assert re.search(r"CUfileError_t r_ = fn\([^;]*\);\s*rc = r_\.err;\s*"
+                     r"rc_detail = \(long long\)r_\.cu_err;", cuf)
+    assert "if (rc != CU_FILE_SUCCESS || rc_detail != 0)" in cuf
     assert "CUfileOpError rc = CU_FILE_SUCCESS;" in cuf and "ret_v = fn(" in cuf
     assert cuf.count('{"driver_close", ') == 1 and '"cuFileDriverClose_v2"' in cuf
     assert "PyErr_SetFromErrno(PyExc_OSError)" in cuf  # negative-errors
