@@ -138,12 +138,15 @@ def parameter_lines(doc):
             for i, line in enumerate(lines) if " : " in line and not line.startswith(" ")}
 
 
-def test_most_used_functions_describe_every_parameter(face, header_text):
-    assert len(MOST_USED) >= 40
+def check_parameters_described(module, names, header_text):
+    """Every parameter of module's functions `names` has a description of
+    the project's own: not the default line, not a sentence of the
+    header's."""
+    assert len(names) >= 40
     undescribed, copied = [], []
     flat_header = " ".join(header_text.split())
-    for name in MOST_USED:
-        params = parameter_lines(getattr(face, name).__doc__)
+    for name in names:
+        params = parameter_lines(getattr(module, name).__doc__)
         assert params, name
         for pyname, line in params.items():
             if line.startswith("The C parameter"):
@@ -152,6 +155,10 @@ def test_most_used_functions_describe_every_parameter(face, header_text):
                 copied.append(line)
     assert not undescribed, undescribed
     assert not copied, copied   # our own words, not the header's
+
+
+def test_most_used_functions_describe_every_parameter(face, header_text):
+    check_parameters_described(face, MOST_USED, header_text)
 
 
 # The runtime's most used functions (gen/runtime.rules, param-doc): the
@@ -177,19 +184,8 @@ def test_most_used_runtime_functions_describe_every_parameter(name, model):
     import importlib
     module = importlib.import_module("cubind." + name)
     header = pathlib.Path(model["header"]).with_name("cuda_runtime_api.h")
-    flat_header = " ".join(header.read_text().split()) if header.is_file() else ""
-    assert len(MOST_USED_RUNTIME) >= 40
-    undescribed, copied = [], []
-    for fname in MOST_USED_RUNTIME:
-        params = parameter_lines(getattr(module, fname).__doc__)
-        assert params, fname
-        for pyname, line in params.items():
-            if line.startswith("The C parameter"):
-                undescribed.append("%s(%s)" % (fname, pyname))
-            elif len(line) > 40 and line.rstrip(".") in flat_header:
-                copied.append(line)
-    assert not undescribed, undescribed
-    assert not copied, copied   # our own words, not the header's
+    check_parameters_described(module, MOST_USED_RUNTIME,
+                               header.read_text() if header.is_file() else "")
     # a function not in the list keeps the default line
     assert parameter_lines(module.cudaStreamGetPriority.__doc__)["hStream"] == \
         "The C parameter ``hStream``."
