@@ -9,10 +9,16 @@ and compares two such records.
     PYTHONPATH=build/python python3 tools/compare_conversions.py --impl cubind --out ours.json
     # compare two records: a table by parameter kind, -v every difference
     python3 tools/compare_conversions.py --compare theirs.json ours.json [-v]
+    # the same judged by docs/compatibility.md's table of explained
+    # differences, by module and kind (exit 1 when one is unexplained)
+    python3 tools/compare_conversions.py --compare theirs.json ours.json \
+        --explain docs/compatibility.md [-v]
 
---impl cuda.bindings probes cuda.bindings.driver / .nvrtc / .nvjitlink,
---impl cubind probes cubind.driver / .nvrtc / .nvjitlink (a library that
-cannot be imported or loaded is left out; the record says which were).
+--impl cuda.bindings probes cuda.bindings.driver / .runtime / .nvrtc /
+.nvjitlink / .nvvm / .nvfatbin, --impl cubind the same modules of cubind (a
+module that cannot be imported, or whose library cannot load, is left out;
+the record says which were, in "missing" and "skipped"; the runtime's
+functions need a device: on the fake driver they are skipped).
 
 A probe is one value given to one target. Targets:
 
@@ -25,7 +31,11 @@ A probe is one value given to one target. Targets:
   cuPointerGetAttribute of its size then cuMemFree, cuStreamCreate then
   cuStreamGetFlags, cuMemsetD8 then a read back, cuLaunchKernel of an empty
   kernel loaded from PTX text with the module's own cuModuleLoadData, ...),
-  and nvrtc / nvjitlink program and linker creation.
+  and nvrtc / nvjitlink program and linker creation;
+- the runtime's fields and constructors the same way ("runtime:..."), its
+  makers and dim3, and its allowlist of functions
+  (tools/conversions_runtime.py); nvvm's and nvfatbin's functions
+  (tools/conversions_libraries.py).
 
 Safety on a real GPU: a probe value given as a handle is one whose every
 plausible conversion (int(), __index__, __int__) is 0, 1 or 2 (the NULL,
@@ -36,8 +46,9 @@ driver call of the parent): a crash is recorded as that probe's outcome
 ("crash:SIGSEGV"; "crash:SIGALRM" for a probe that ran past 20 s) and the
 group resumes after it.
 
-The record (JSON): {"impl", "modules", "numpy", "targets": [{"target",
-"kind", "results": {value label: [outcome, value]}}]}. outcome is "ok" or
+The record (JSON): {"impl", "modules", "numpy", "skipped", "targets":
+[{"target", "kind", "call" (a function's parameter: true, else absent),
+"results": {value label: [outcome, value]}}]}. outcome is "ok" or
 the exception's type name; value is what arrived, normalized to JSON (an
 address taken from a Python object reads "<address>"). A probe's id is
 "target=value label". Value labels do not depend on the implementation
@@ -1005,12 +1016,31 @@ def main(argv=None):
     ap.add_argument("--no-functions", action="store_true", help="fields and constructors only")
     ap.add_argument("--only", action="append", help="targets containing this text")
     ap.add_argument("--compare", nargs=2, metavar=("FIRST", "SECOND"))
+    ap.add_argument("--explain", metavar="DOC",
+                    help="with --compare: judge each difference by DOC's table "
+                         "(docs/compatibility.md), by module and kind; exit 1 when one "
+                         "is unexplained")
+    ap.add_argument("--outcomes-only-for-calls", action="store_true",
+                    help="with --compare: a function's probes compare outcomes only "
+                         "(a replay on the fake driver)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
     if args.compare:
         recs = [load(p) for p in args.compare]
-        print_table(*compare(*recs), args.verbose)
-        return 0
+        calls = {t["target"] for rec in recs for t in rec["targets"] if is_call(t)} \
+            if args.outcomes_only_for_calls else set()
+
+        def values_of(pid):
+            return pid.split("=", 1)[0] not in calls
+        if not args.explain:
+            print_table(*compare(*recs, values_of), args.verbose)
+            return 0
+        import conversions_explain as ce
+        with open(args.explain) as f:
+            rows = ce.explanations(f.read())
+        counts, unexplained = ce.judge(*recs, rows, values_of)
+        ce.print_judged(counts, unexplained, args.verbose)
+        return 1 if unexplained else 0
     if not args.impl:
         ap.error("--impl or --compare")
     rec = record(args.impl, not args.no_functions, args.only)
@@ -1023,4 +1053,6 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    # the target modules (conversions_runtime, ...) import this one by name
+    sys.modules.setdefault("compare_conversions", sys.modules[__name__])
     sys.exit(main())
