@@ -17,8 +17,10 @@ and compares two such records.
 --impl cuda.bindings probes cuda.bindings.driver / .runtime / .nvrtc /
 .nvjitlink / .nvvm / .nvfatbin, --impl cubind the same modules of cubind (a
 module that cannot be imported, or whose library cannot load, is left out;
-the record says which were, in "missing" and "skipped"; the runtime's
-functions need a device: on the fake driver they are skipped).
+the record says which were, in "missing" and "skipped"; where the runtime
+cannot start, as on the fake driver, "skipped" says why and its functions
+are probed without a device: what each parameter takes or refuses, every
+call then failing with the runtime's status).
 
 A probe is one value given to one target. Targets:
 
@@ -814,10 +816,11 @@ def record(impl, with_functions=True, only=None):
             fns = [f for f in cr.function_targets(rt, mods["driver"], rt_common, rt_handles)
                    if _selected(only, f[0])]
             why = setup_error(fns[0][2]) if fns else None
-            if why is None:
-                functions += fns
-            else:  # no device (the fake driver): the runtime's calls fail
-                skipped["runtime functions"] = why
+            if why is not None:  # no device (the fake driver): outcomes only
+                skipped["runtime device"] = why
+                fns = [f for f in cr.function_targets(rt, mods["driver"], rt_common, rt_handles,
+                                                      device=False) if _selected(only, f[0])]
+            functions += fns
     if with_functions and "nvrtc" in mods:
         functions += nvrtc_targets(mods["nvrtc"], common)
     if with_functions and "nvjitlink" in mods:

@@ -99,6 +99,7 @@ def runtime_setup(rt, drv):
         ctx["dptr"] = cc.check(rt.cudaMalloc(1024))
         ctx["lib"] = cc.check(rt.cudaLibraryLoadData(cc.PTX + b"\0", [], [], 0, [], [], 0))
         ctx["kernel"] = cc.check(rt.cudaLibraryGetKernel(ctx["lib"], b"cubind_probe_empty"))
+        ctx["device"] = True
 
         def teardown():
             rt.cudaDeviceSynchronize()
@@ -106,6 +107,18 @@ def runtime_setup(rt, drv):
             rt.cudaLibraryUnload(ctx["lib"])
         ctx["teardown"] = teardown
         return ctx
+    return setup
+
+
+def deviceless_setup(rt, drv):
+    """ctx without a device (the fake driver: the runtime cannot start):
+    NULL for the allocation and the kernel, so every call converts its
+    arguments and then fails with the runtime's status. The probes then
+    show what each parameter takes or refuses (a replay compares their
+    outcomes only), never what arrived."""
+    def setup():
+        return {"rt": rt, "drv": drv, "dptr": 0, "kernel": None, "device": False,
+                "teardown": lambda: None}
     return setup
 
 
@@ -172,6 +185,8 @@ def runtime_functions(rt, drv):
         return [st(rt.cudaStreamQuery(v))]
 
     def read_back(ctx):
+        if not ctx["device"]:
+            return None
         back = bytearray(1)
         drv.cuMemcpyDtoH(back, int(ctx["dptr"]), 1)
         return back[0]
@@ -198,6 +213,8 @@ def runtime_functions(rt, drv):
             args = [ctx["kernel"], dyn, 1024, 0]
             args[which] = v
             r = rt.cudaKernelSetAttributeForDevice(*args)
+            if not ctx["device"]:
+                return [st(r)]
             back = drv.cuKernelGetAttribute(F.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                             drv.CUkernel(int(ctx["kernel"])), drv.CUdevice(0))
             rt.cudaKernelSetAttributeForDevice(ctx["kernel"], dyn, 0, 0)
@@ -241,11 +258,12 @@ def host_func_target(rt, runtimes):
     return ("runtime:cudaLaunchHostFunc.fn", "callable", vals, thunk)
 
 
-def function_targets(rt, drv, common, extra_handles):
+def function_targets(rt, drv, common, extra_handles, device=True):
     """[(target, kind, setup, [(label, factory)], thunk)] of the runtime's
     allowlist; common: the probe values, extra_handles: every handle of
-    both families' runtime and driver modules (for handle parameters)."""
-    setup = runtime_setup(rt, drv)
+    both families' runtime and driver modules (for handle parameters);
+    device: set up on device 0, else deviceless_setup."""
+    setup = runtime_setup(rt, drv) if device else deviceless_setup(rt, drv)
     out = []
     runtimes = cc.other_driver_modules("runtime")
     for target, kind, filt, thunk in runtime_functions(rt, drv):

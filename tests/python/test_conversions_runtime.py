@@ -14,6 +14,7 @@ tools/conversions_libraries.py), run on cubind with the fake driver:
 - every function the allowlist and its setup call exists in cuda-bindings
   13.3.1 (tests/data/cuda_bindings_*_13.3.1.json) with the parameter the
   target names, so the GPU run measures what the record says."""
+import ctypes
 import json
 import pathlib
 import re
@@ -71,14 +72,23 @@ def test_every_runtime_field_and_constructor_is_probed(record):
     assert "runtime:dim3()" in got
 
 
-def test_runtime_functions_wait_for_the_device(record):
-    """On the fake driver the runtime cannot start: its functions are not
-    probed (rather than 500 probes each failing in setup), and the record
-    says why."""
-    why = record["skipped"]["runtime functions"]
-    assert "cudaErrorInsufficientDriver" in why
-    assert [t["target"] for t in record["targets"] if cc.is_call(t)
-            and t["target"].startswith("runtime:")] == []
+def test_runtime_functions_without_a_device_show_what_they_take(record):
+    """On the fake driver the runtime cannot start: the record says why,
+    and its functions are probed without a device. Each call converts its
+    arguments first, so the outcome shows what a parameter takes (the call
+    then fails with the runtime's status) or refuses."""
+    assert "cudaErrorInsufficientDriver" in record["skipped"]["runtime device"]
+    calls = {t["target"] for t in record["targets"] if cc.is_call(t)}
+    assert {"runtime:cudaMalloc.size", "runtime:cudaStreamQuery.stream",
+            "runtime:cudaMemset.devPtr", "runtime:cudaLaunchHostFunc.fn"} <= calls
+    failed = ["ok", ["s:cudaErrorInsufficientDriver", None]]
+    assert results(record, "runtime:cudaMalloc.size")["float 2.5"] == failed
+    assert results(record, "runtime:cudaMalloc.size")["str '1'"] == ["TypeError", None]
+    stream = results(record, "runtime:cudaStreamQuery.stream")
+    assert stream["handle cubind.CUstream 1"] == ["ok", ["s:cudaErrorInsufficientDriver"]]
+    assert stream["handle cubind.runtime.cudaEvent_t 1"] == ["TypeError", None]
+    # a `void *` takes a number by its value (void-ptr-numbers)
+    assert results(record, "runtime:cudaPointerGetAttributes.ptr")["float 2.5"] == failed
 
 
 def test_handles_of_both_modules_are_probe_values(record):
@@ -136,6 +146,79 @@ def test_nvvm_enum_and_buffers(record):
     for label in ("bytes IR", "bytearray IR", "memoryview IR"):
         assert b[label] == ["ok", ["s:compiled", True]], label
     assert b["None"] == ["ValueError", None]  # buffers-not-none
+
+
+# ---- `void *` parameters take numbers by value (the void-ptr-numbers rule) ----
+
+class Address:
+    """An object with __int__ only, giving an address."""
+
+    def __init__(self, addr):
+        self.addr = addr
+
+    def __int__(self):
+        return self.addr
+
+
+def copied(drv, dptr, value):
+    """What cuMemcpyHtoD(dptr, value, 8) copied: 8 bytes read back."""
+    assert drv.cuMemsetD8(dptr, 0, 8) == (drv.CUresult.CUDA_SUCCESS,)
+    assert drv.cuMemcpyHtoD(dptr, value, 8) == (drv.CUresult.CUDA_SUCCESS,)
+    out = bytearray(8)
+    assert drv.cuMemcpyDtoH(out, dptr, 8) == (drv.CUresult.CUDA_SUCCESS,)
+    return bytes(out)
+
+
+def test_void_ptr_takes_a_number_by_its_value(drv, ctx):
+    """cuda.bindings' void * helper converts to an integer first: a numpy
+    scalar holding an address is that address (not the scalar's own 8
+    bytes), a float truncates, an object with __int__ gives its int."""
+    np = pytest.importorskip("numpy")
+    src = ctypes.create_string_buffer(b"*" * 8, 8)
+    addr = ctypes.addressof(src)
+    err, dptr = drv.cuMemAlloc(8)
+    assert err == drv.CUresult.CUDA_SUCCESS
+    try:
+        for value in (np.uint64(addr), np.int64(addr), float(addr) + 0.5, Address(addr)):
+            assert copied(drv, dptr, value) == b"*" * 8, type(value)
+        # an object with a length stays its memory, an array of one item too
+        for value in (b"+" * 8, bytearray(b"+" * 8), memoryview(b"+" * 8),
+                      np.frombuffer(b"+" * 8, dtype=np.uint8),
+                      np.frombuffer(b"+" * 8, dtype=np.uint64)):
+            assert copied(drv, dptr, value) == b"+" * 8, type(value)
+    finally:
+        drv.cuMemFree(dptr)
+
+
+@pytest.mark.parametrize("value, exc, text", [
+    (float("nan"), ValueError, "cannot convert float NaN"),
+    (-1.0, OverflowError, "does not fit in void"),
+    (2.0**70, OverflowError, "does not fit in void"),
+    ("1", TypeError, "must be an int address, None or a buffer, not str"),
+])
+def test_void_ptr_refuses_what_is_no_address_naming_it(value, exc, text):
+    """The runtime converts before it calls (on the fake driver the call
+    then fails with cudaErrorInsufficientDriver)."""
+    import cubind.runtime as rt
+    with pytest.raises(exc, match="cudaPointerGetAttributes\\(\\): argument 'ptr'.*" + text):
+        rt.cudaPointerGetAttributes(value)
+    assert rt.cudaPointerGetAttributes(2.5)[0] == rt.cudaError_t.cudaErrorInsufficientDriver
+
+
+def test_modules_without_the_rule_keep_buffers_strict():
+    """cuda.bindings.nvvm takes an int or a buffer for its IR (no integer
+    conversion of other numbers): cubind.nvvm, without void-ptr-numbers,
+    refuses a float rather than read at its value."""
+    import cubind.nvvm as nv
+    import conversions_libraries as cl
+    if not cl.usable(nv):
+        pytest.skip("libnvvm does not load here")
+    prog = nv.create_program()
+    try:
+        with pytest.raises(TypeError, match="argument 'buffer'"):
+            nv.add_module_to_program(prog, 2.5, 1, "x")
+    finally:
+        nv.destroy_program(prog)
 
 
 # ---- the allowlist calls what cuda.bindings 13.3.1 has -----------------------
