@@ -138,7 +138,7 @@ def nvfatbin_targets(fb, values):
         def thunk(ctx, v):
             h = fb.create([], 0)
             try:
-                args = [h, ptx, len(ptx), "sm_90", "probe", ""]
+                args = [h, ptx, len(ptx), "70", "probe", ""]  # the PTX targets sm_70
                 args[which] = v
                 fb.add_ptx(*args)
                 return [fb.size(h) > 0]
