@@ -817,7 +817,7 @@ def record(impl, with_functions=True, only=None):
                    if _selected(only, f[0])]
             why = setup_error(fns[0][2]) if fns else None
             if why is not None:  # no device (the fake driver): outcomes only
-                skipped["runtime device"] = why
+                skipped["runtime device"] = why + "; its functions probed without one (outcomes only)"
                 fns = [f for f in cr.function_targets(rt, mods["driver"], rt_common, rt_handles,
                                                       device=False) if _selected(only, f[0])]
             functions += fns
@@ -1005,6 +1005,8 @@ def print_summary(rec):
             c["ok"] += outcome == "ok"
             c["crash"] += outcome.startswith("crash")
     print("%s (%s); missing: %s" % (rec["impl"], ", ".join(rec["modules"]), rec["missing"] or "none"))
+    for what, why in sorted(rec.get("skipped", {}).items()):
+        print("skipped: %s: %s" % (what, why))
     print("%-10s %8s %8s %8s %8s" % ("kind", "targets", "probes", "accepted", "crashed"))
     for kind in KINDS:
         if kind in counts:
