@@ -207,7 +207,7 @@ def enum_classes(mod):
     return sorted(n for n in dir(mod) if not n.startswith("_") and is_enum_class(getattr(mod, n)))
 
 
-def other_driver_modules(key="driver"):
+def family_modules(key="driver"):
     """The module `key` of every family where it imports: {family: module}."""
     out = {}
     for fam, mods in FAMILIES.items():
@@ -775,8 +775,8 @@ def import_family(impl):
 
 def record(impl, with_functions=True, only=None):
     mods, missing = import_family(impl)
-    drivers = other_driver_modules()
-    runtimes = other_driver_modules("runtime")
+    drivers = family_modules()
+    runtimes = family_modules("runtime")
     values = base_values() + numpy_values()
     common = _unique(values + handle_values(drivers, {"CUstream", "CUdeviceptr"})
                      + struct_values(drivers))

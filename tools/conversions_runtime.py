@@ -83,7 +83,7 @@ def maker_groups(rt, values, kinds):
         def thunk(ctx, v):
             d = rt.dim3(v)
             return [d.x, d.y, d.z]
-        runtimes = cc.other_driver_modules("runtime")
+        runtimes = cc.family_modules("runtime")
         vals = [(l, f) for l, f in values if not_an_address(l, f)] + dim3_values(runtimes)
         probes += [(target, label, fac, thunk) for label, fac in vals]
     return [(None, probes)]
@@ -265,7 +265,7 @@ def function_targets(rt, drv, common, extra_handles, device=True):
     device: set up on device 0, else deviceless_setup."""
     setup = runtime_setup(rt, drv) if device else deviceless_setup(rt, drv)
     out = []
-    runtimes = cc.other_driver_modules("runtime")
+    runtimes = cc.family_modules("runtime")
     for target, kind, filt, thunk in runtime_functions(rt, drv):
         vals = common + extra_handles if kind in ("handle", "pointer") else common
         if filt is not None:
