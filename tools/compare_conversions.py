@@ -1033,7 +1033,7 @@ def main(argv=None):
     if args.compare:
         recs = [load(p) for p in args.compare]
         calls = {t["target"] for rec in recs for t in rec["targets"] if is_call(t)} \
-            if args.outcomes_only_for_calls else set()
+            if args.outcomes_only_for_calls else frozenset()
 
         def values_of(pid):
             return pid.split("=", 1)[0] not in calls

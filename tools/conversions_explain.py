@@ -40,21 +40,45 @@ def matches(text, patterns):
     return any(fnmatch.fnmatchcase(text, p) for p in patterns)
 
 
-def explained(pid, kind, theirs, ours, rows, with_value):
+def target_matches(target, patterns, call):
+    """A target against a row's target patterns: a pattern that starts
+    with "call " or "field " matches only a function's parameter (call)
+    or only what is none (a field, a constructor, a maker): the runtime's
+    struct classes and functions share the prefix "cuda"."""
+    for p in patterns:
+        if p.startswith(("call ", "field ")):
+            if p.startswith("call ") == call and fnmatch.fnmatchcase(target, p.split(" ", 1)[1]):
+                return True
+        elif fnmatch.fnmatchcase(target, p):
+            return True
+    return False
+
+
+def explained(pid, kind, theirs, ours, rows, with_value, call=False):
     """Whether a row explains the difference of probe pid (theirs and ours:
-    [outcome, value]; with_value: whether the values are compared)."""
+    [outcome, value]; with_value: whether the values are compared; call:
+    whether its target is a function's parameter)."""
     target, label = pid.split("=", 1)
     a, b = describe(*theirs, with_value), describe(*ours, with_value)
-    return any(matches(kind, k) and matches(target, t) and matches(label, v) and matches(a, x)
-               and matches(b, y) for k, t, v, x, y, _ in rows)
+    return any(matches(kind, k) and target_matches(target, t, call) and matches(label, v)
+               and matches(a, x) and matches(b, y) for k, t, v, x, y, _ in rows)
 
 
-def rows_used(diffs, rows):
+def call_targets(*recs):
+    """The targets of the records that are a function's parameter."""
+    return {t["target"] for rec in recs for t in rec["targets"] if cc.is_call(t)}
+
+
+def is_call_probe(pid, calls):
+    return pid.split("=", 1)[0] in calls
+
+
+def rows_used(diffs, rows, calls=frozenset()):
     """The indexes of the rows that explain at least one difference."""
     used = set()
     for pid, kind, a, b in diffs:
         for i, row in enumerate(rows):
-            if explained(pid, kind, a, b, [row], a[0] == b[0]):
+            if explained(pid, kind, a, b, [row], a[0] == b[0], is_call_probe(pid, calls)):
                 used.add(i)
     return used
 
@@ -62,6 +86,7 @@ def rows_used(diffs, rows):
 def judge(theirs, ours, rows, values_of=lambda pid: True):
     """(counts, unexplained): counts[(module key, kind)] = {"probes",
     "same", "explained"}; unexplained: [(pid, kind, theirs, ours)]."""
+    calls = call_targets(theirs, ours)
     _, diffs, _ = cc.compare(theirs, ours, values_of)
     a, b = cc.probes_of(theirs), cc.probes_of(ours)
     counts = {}
@@ -74,7 +99,7 @@ def judge(theirs, ours, rows, values_of=lambda pid: True):
     for pid, kind, x, y in diffs:
         c = counts[(pid.split(":", 1)[0], kind)]
         c["same"] -= 1
-        if explained(pid, kind, x, y, rows, x[0] == y[0]):
+        if explained(pid, kind, x, y, rows, x[0] == y[0], is_call_probe(pid, calls)):
             c["explained"] += 1
         else:
             unexplained.append((pid, kind, x, y))

@@ -25,14 +25,6 @@ import compare_conversions as cc  # noqa: E402
 import conversions_explain as ce  # noqa: E402
 
 
-def call_targets(*recs):
-    """The targets that are a function's parameter (their value is the
-    device's or the library's answer), not a struct field, a constructor
-    or a maker: flagged in the records, else by compare_conversions'
-    rule for the first record."""
-    return {t["target"] for rec in recs for t in rec["targets"] if cc.is_call(t)}
-
-
 def explanations():
     return ce.explanations(DOC.read_text())
 
@@ -54,12 +46,12 @@ def records(tmp_path_factory):
 def test_every_difference_is_explained(records):
     theirs, ours = records
     rows = explanations()
-    calls = call_targets(theirs, ours)
+    calls = ce.call_targets(theirs, ours)
     counts, diffs, only = cc.compare(theirs, ours, lambda pid: pid.split("=", 1)[0] not in calls)
     unexplained = []
     for pid, kind, a, b in diffs:
         with_value = a[0] == b[0]
-        if not ce.explained(pid, kind, a, b, rows, with_value):
+        if not ce.explained(pid, kind, a, b, rows, with_value, ce.is_call_probe(pid, calls)):
             unexplained.append("%s [%s]: cuda.bindings %s, cubind %s"
                                % (pid, kind, ce.describe(*a, with_value),
                                   ce.describe(*b, with_value)))
@@ -78,13 +70,14 @@ def test_every_explanation_is_used(records):
     judged here."""
     theirs, ours = records
     rows = explanations()
-    calls = call_targets(theirs, ours)
+    calls = ce.call_targets(theirs, ours)
     _, diffs, _ = cc.compare(theirs, ours, lambda pid: pid.split("=", 1)[0] not in calls)
-    used = ce.rows_used(diffs, rows)
+    used = ce.rows_used(diffs, rows, calls)
     a, b = cc.probes_of(theirs), cc.probes_of(ours)
     replayed = [(pid.split("=", 1), a[pid][0]) for pid in set(a) & set(b)]
     applicable = {i for i, (k, t, v, _, _, _) in enumerate(rows)
-                  if any(ce.matches(kind, k) and ce.matches(target, t) and ce.matches(label, v)
+                  if any(ce.matches(kind, k) and ce.target_matches(target, t, target in calls)
+                         and ce.matches(label, v)
                          for (target, label), kind in replayed)}
     assert [r[5] for i, r in enumerate(rows) if i in applicable and i not in used] == []
 

@@ -299,3 +299,27 @@ def test_judging_counts_by_module_and_kind():
     counts, unexplained = ce.judge(rec(["TypeError", None]), rec(["ValueError", None]), rows)
     assert counts[("runtime", "integer")]["explained"] == 0
     assert [u[0] for u in unexplained] == ["runtime:dim3.x=None"]
+
+
+def test_rows_can_tell_fields_from_calls():
+    """The runtime's struct classes and functions both start "cuda": a
+    row's target pattern qualified `field ` or `call ` matches one kind of
+    target only."""
+    def rec(outcome):
+        return {"targets": [
+            {"target": "runtime:cudaExtent.width", "kind": "integer",
+             "results": {"None": [outcome, None]}},
+            {"target": "runtime:cudaMalloc.size", "kind": "integer", "call": True,
+             "results": {"None": [outcome, None]}}]}
+    table = ("<!-- conversions-explained -->\n| kind | targets | values | a | b | why |\n"
+             "|---|---|---|---|---|---|\n"
+             "| `integer` | `%s` | `None` | `TypeError` | `ValueError` | test |\n"
+             "<!-- /conversions-explained -->")
+    for pattern, left in (("field runtime:cuda*.*", ["runtime:cudaMalloc.size=None"]),
+                          ("call runtime:cuda*.*", ["runtime:cudaExtent.width=None"]),
+                          ("runtime:cuda*.*", []),
+                          ("call runtime:cudaExtent.*", ["runtime:cudaExtent.width=None",
+                                                         "runtime:cudaMalloc.size=None"])):
+        _, unexplained = ce.judge(rec("TypeError"), rec("ValueError"),
+                                  ce.explanations(table % pattern))
+        assert sorted(u[0] for u in unexplained) == left, pattern
