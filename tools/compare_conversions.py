@@ -9,10 +9,18 @@ and compares two such records.
     PYTHONPATH=build/python python3 tools/compare_conversions.py --impl cubind --out ours.json
     # compare two records: a table by parameter kind, -v every difference
     python3 tools/compare_conversions.py --compare theirs.json ours.json [-v]
+    # the same judged by docs/compatibility.md's table of explained
+    # differences, by module and kind (exit 1 when one is unexplained)
+    python3 tools/compare_conversions.py --compare theirs.json ours.json \
+        --explain docs/compatibility.md [-v]
 
---impl cuda.bindings probes cuda.bindings.driver / .nvrtc / .nvjitlink,
---impl cubind probes cubind.driver / .nvrtc / .nvjitlink (a library that
-cannot be imported or loaded is left out; the record says which were).
+--impl cuda.bindings probes cuda.bindings.driver / .runtime / .nvrtc /
+.nvjitlink / .nvvm / .nvfatbin, --impl cubind the same modules of cubind (a
+module that cannot be imported, or whose library cannot load, is left out;
+the record says which were, in "missing" and "skipped"; where the runtime
+cannot start, as on the fake driver, "skipped" says why and its functions
+are probed without a device: what each parameter takes or refuses, every
+call then failing with the runtime's status).
 
 A probe is one value given to one target. Targets:
 
@@ -25,7 +33,11 @@ A probe is one value given to one target. Targets:
   cuPointerGetAttribute of its size then cuMemFree, cuStreamCreate then
   cuStreamGetFlags, cuMemsetD8 then a read back, cuLaunchKernel of an empty
   kernel loaded from PTX text with the module's own cuModuleLoadData, ...),
-  and nvrtc / nvjitlink program and linker creation.
+  and nvrtc / nvjitlink program and linker creation;
+- the runtime's fields and constructors the same way ("runtime:..."), its
+  makers and dim3, and its allowlist of functions
+  (tools/conversions_runtime.py); nvvm's and nvfatbin's functions
+  (tools/conversions_libraries.py).
 
 Safety on a real GPU: a probe value given as a handle is one whose every
 plausible conversion (int(), __index__, __int__) is 0, 1 or 2 (the NULL,
@@ -36,8 +48,9 @@ driver call of the parent): a crash is recorded as that probe's outcome
 ("crash:SIGSEGV"; "crash:SIGALRM" for a probe that ran past 20 s) and the
 group resumes after it.
 
-The record (JSON): {"impl", "modules", "numpy", "targets": [{"target",
-"kind", "results": {value label: [outcome, value]}}]}. outcome is "ok" or
+The record (JSON): {"impl", "modules", "numpy", "skipped", "targets":
+[{"target", "kind", "call" (a function's parameter: true, else absent),
+"results": {value label: [outcome, value]}}]}. outcome is "ok" or
 the exception's type name; value is what arrived, normalized to JSON (an
 address taken from a Python object reads "<address>"). A probe's id is
 "target=value label". Value labels do not depend on the implementation
@@ -57,11 +70,13 @@ import warnings
 KINDS = ("integer", "float", "enum", "handle", "pointer", "buffer", "struct", "callable",
          "list", "string", "bool", "other")
 
+# module key -> the module of each family (the key names the targets:
+# "runtime:cudaExtent.width")
 FAMILIES = {
-    "cuda.bindings": {"driver": "cuda.bindings.driver", "nvrtc": "cuda.bindings.nvrtc",
-                      "nvjitlink": "cuda.bindings.nvjitlink"},
-    "cubind": {"driver": "cubind.driver", "nvrtc": "cubind.nvrtc",
-               "nvjitlink": "cubind.nvjitlink"},
+    "cuda.bindings": {key: "cuda.bindings." + key
+                      for key in ("driver", "runtime", "nvrtc", "nvjitlink", "nvvm", "nvfatbin")},
+    "cubind": {key: "cubind." + key
+               for key in ("driver", "runtime", "nvrtc", "nvjitlink", "nvvm", "nvfatbin")},
 }
 
 
@@ -192,26 +207,29 @@ def enum_classes(mod):
     return sorted(n for n in dir(mod) if not n.startswith("_") and is_enum_class(getattr(mod, n)))
 
 
-def other_driver_modules():
-    """Every importable driver module of both families: {family: module}."""
+def family_modules(key="driver"):
+    """The module `key` of every family where it imports: {family: module}."""
     out = {}
     for fam, mods in FAMILIES.items():
         try:
-            out[fam] = importlib.import_module(mods["driver"])
+            out[fam] = importlib.import_module(mods[key])
         except Exception:  # not installed, or its library cannot load
             pass
     return out
 
 
-def handle_values(drivers, names=None):
-    """Handle objects (value 1) of the classes `names` (all when None) of each family."""
+def handle_values(drivers, names=None, key="driver"):
+    """Handle objects (value 1) of the classes `names` (all when None) of
+    each family's module `key` (labelled "handle cubind.CUstream 1" for the
+    driver's, "handle cubind.runtime.cudaStream_t 1" for another module's)."""
     vals = []
+    prefix = "" if key == "driver" else key + "."
     for fam in sorted(drivers):
         mod = drivers[fam]
         for n in handle_classes(mod):
             if names is not None and n not in names:
                 continue
-            vals.append(("handle %s.%s 1" % (fam, n), (lambda c=getattr(mod, n): c(1))))
+            vals.append(("handle %s.%s%s 1" % (fam, prefix, n), (lambda c=getattr(mod, n): c(1))))
     return vals
 
 
@@ -247,6 +265,8 @@ def norm(v, depth=0):
         return [norm(x, depth + 1) for x in v[:16]]
     if hasattr(v, "getPtr") and (hasattr(v, "__int__") or hasattr(v, "__index__")):
         return int(v)
+    if hasattr(v, "getPtr") and type(v).__name__ == "dim3":  # the runtime's, read back
+        return [v.x, v.y, v.z]
     if hasattr(v, "getPtr"):
         return "<struct %s>" % type(v).__name__
     return "<%s>" % type(v).__name__
@@ -389,9 +409,10 @@ def field_names(cls):
                   and not callable(getattr(cls, n, None)))
 
 
-def struct_groups(mod, values, handles_all, kinds):
+def struct_groups(mod, values, handles_all, kinds, key="driver", extras=lambda fresh: []):
     """One group per struct class: every field set to every value on a
-    fresh instance and read back. kinds[target] = the field's kind."""
+    fresh instance and read back. kinds[target] = the field's kind;
+    extras(value a fresh field reads) -> more [(label, factory)] for it."""
     groups = []
     for sname in struct_classes(mod):
         cls = getattr(mod, sname)
@@ -401,18 +422,20 @@ def struct_groups(mod, values, handles_all, kinds):
             continue
         probes = []
         for f in field_names(cls):
+            more = []
             try:
                 kind = kind_of_value(getattr(fresh, f))
+                more = extras(getattr(fresh, f))
             except Exception:
                 kind = "other"
-            target = "driver:%s.%s" % (sname, f)
+            target = "%s:%s.%s" % (key, sname, f)
             kinds[target] = kind
 
             def thunk(ctx, v, cls=cls, f=f):
                 obj = cls()
                 setattr(obj, f, v)
                 return getattr(obj, f)
-            for label, fac in values + (handles_all if kind == "handle" else []):
+            for label, fac in values + (handles_all if kind == "handle" else []) + more:
                 probes.append((target, label, fac, thunk))
         groups.append((None, probes))
     return groups
@@ -422,17 +445,17 @@ def enum_int(member):
     return int(member) if isinstance(member, int) else int(member.value)  # enum.Enum members
 
 
-def ctor_groups(mod, values, handles_all, kinds):
+def ctor_groups(mod, values, handles_all, kinds, key="driver"):
     probes = []
     for hname in handle_classes(mod):
         cls = getattr(mod, hname)
-        target = "driver:%s()" % hname
+        target = "%s:%s()" % (key, hname)
         kinds[target] = "handle"
         probes += [(target, label, fac, (lambda ctx, v, cls=cls: int(cls(v))))
                    for label, fac in values + handles_all]
     for ename in enum_classes(mod):
         cls = getattr(mod, ename)
-        target = "driver:%s()" % ename
+        target = "%s:%s()" % (key, ename)
         kinds[target] = "enum"
         probes += [(target, label, fac, (lambda ctx, v, cls=cls: enum_int(cls(v))))
                    for label, fac in values]
@@ -601,18 +624,7 @@ def driver_functions(drv):
         r = drv.cuMemsetD8(v, 0, 0)
         return [status(r)]
 
-    anything = None
-
-    def safe(label, fac):  # a handle the driver can be given: 0, 1, 2 or refused
-        return safe_as_handle(label, fac) or conversions_refused(fac)
-
-    def null(label, fac):  # a handle of an object the driver dereferences: NULL or refused
-        got = _conversions_of(fac)
-        return got is not None and got <= {0}
-
-    def buffers(label, fac):  # host memory: Python buffers, None or 0, never an address
-        return label.startswith(("bytes", "bytearray", "memoryview", "np.ndarray", "None", "int 0",
-                                 "str"))
+    anything, safe, null, buffers = None, safe_handle, null_handle, host_buffer
     return [
         ("driver:cuDeviceGet.ordinal", "integer", anything, device_get),
         ("driver:cuDeviceGetAttribute.attrib", "enum", anything, attr_attrib),
@@ -637,6 +649,24 @@ def driver_functions(drv):
     ]
 
 
+def safe_handle(label, fac):
+    """A handle the driver can be given: 0, 1, 2 (the NULL, legacy and
+    per-thread streams) or refused."""
+    return safe_as_handle(label, fac) or conversions_refused(fac)
+
+
+def null_handle(label, fac):
+    """A handle of an object the driver dereferences: NULL or refused."""
+    got = _conversions_of(fac)
+    return got is not None and got <= {0}
+
+
+def host_buffer(label, fac):
+    """Host memory: Python buffers, None or 0, never an address."""
+    return label.startswith(("bytes", "bytearray", "memoryview", "np.ndarray", "None", "int 0",
+                             "str"))
+
+
 def _conversions_of(fac):
     try:
         v = fac()
@@ -651,10 +681,10 @@ def conversions_refused(fac):
     return got is not None and not got
 
 
-def callable_values(drivers):
+def callable_values(drivers, fn_class="CUhostFn"):
     """Callables for a host function (a no-op on a stream): a Python
     function, a ctypes function pointer, its address and each family's
-    CUhostFn of it."""
+    fn_class (CUhostFn, cudaHostFn_t) of it."""
     proto = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
     cb = proto(lambda data: None)
     addr = ctypes.cast(cb, ctypes.c_void_p).value
@@ -662,9 +692,9 @@ def callable_values(drivers):
             ("callable ctypes CFUNCTYPE", lambda: cb), ("callable int address", lambda: addr),
             ("None", lambda: None), ("int 0", lambda: 0)]
     for fam in sorted(drivers):
-        h = getattr(drivers[fam], "CUhostFn", None)
+        h = getattr(drivers[fam], fn_class, None)
         if h is not None:
-            vals.append(("callable %s.CUhostFn" % fam, (lambda h=h: h(addr))))
+            vals.append(("callable %s.%s" % (fam, fn_class), (lambda h=h: h(addr))))
     return vals, cb
 
 
@@ -745,7 +775,8 @@ def import_family(impl):
 
 def record(impl, with_functions=True, only=None):
     mods, missing = import_family(impl)
-    drivers = other_driver_modules()
+    drivers = family_modules()
+    runtimes = family_modules("runtime")
     values = base_values() + numpy_values()
     common = _unique(values + handle_values(drivers, {"CUstream", "CUdeviceptr"})
                      + struct_values(drivers))
@@ -753,6 +784,7 @@ def record(impl, with_functions=True, only=None):
     extra_handles = [h for h in handle_values(drivers) if h[0] not in labels]
     kinds, groups = {}, []  # groups: (setup, [(target, label, factory, thunk)])
     functions = []  # (target, kind, setup, [(label, factory)], thunk)
+    skipped = {}  # what was not probed, and why
     if "driver" in mods:
         drv = mods["driver"]
         groups += struct_groups(drv, common, extra_handles, kinds)
@@ -766,12 +798,45 @@ def record(impl, with_functions=True, only=None):
                 functions.append((target, kind, setup, vals, thunk))
             target, kind, vals, thunk = host_func_target(drv, drivers)
             functions.append((target, kind, setup, vals, thunk))
+    if "runtime" in mods:
+        import conversions_runtime as cr
+        rt = mods["runtime"]
+        # the runtime's values: the driver's, with the runtime's stream of
+        # both families; its handles: both modules' of both families
+        rt_common = _unique(common + handle_values(runtimes, {"cudaStream_t"}, "runtime"))
+        rt_labels = {l for l, _ in rt_common}
+        rt_handles = [h for h in handle_values(runtimes, None, "runtime") + extra_handles
+                      if h[0] not in rt_labels]
+        dims = cr.dim3_values(runtimes)
+        groups += struct_groups(rt, rt_common, rt_handles, kinds, "runtime",
+                                lambda fresh: dims if type(fresh).__name__ == "dim3" else [])
+        groups += ctor_groups(rt, rt_common, rt_handles, kinds, "runtime")
+        groups += cr.maker_groups(rt, rt_common, kinds)
+        if with_functions and "driver" in mods:
+            fns = [f for f in cr.function_targets(rt, mods["driver"], rt_common, rt_handles)
+                   if _selected(only, f[0])]
+            why = setup_error(fns[0][2]) if fns else None
+            if why is not None:  # no device (the fake driver): outcomes only
+                skipped["runtime device"] = why + "; its functions probed without one (outcomes only)"
+                fns = [f for f in cr.function_targets(rt, mods["driver"], rt_common, rt_handles,
+                                                      device=False) if _selected(only, f[0])]
+            functions += fns
     if with_functions and "nvrtc" in mods:
         functions += nvrtc_targets(mods["nvrtc"], common)
     if with_functions and "nvjitlink" in mods:
         functions += nvjitlink_targets(mods["nvjitlink"], common)
+    if with_functions:
+        import conversions_libraries as cl
+        for key, targets_of in (("nvvm", cl.nvvm_targets), ("nvfatbin", cl.nvfatbin_targets)):
+            if key in mods and _selected(only, key + ":", prefix=True):
+                if cl.usable(mods[key]):
+                    functions += targets_of(mods[key], common)
+                else:
+                    skipped[key] = "its library did not load"
+    calls = set()
     for target, kind, setup, vals, thunk in functions:
         kinds[target] = kind
+        calls.add(target)
         groups.append((setup, [(target, l, f, thunk) for l, f in vals]))
     results = {}
     for setup, probes in groups:
@@ -789,8 +854,58 @@ def record(impl, with_functions=True, only=None):
         np_version = None
     return {"impl": impl, "modules": sorted(mods), "missing": missing, "numpy": np_version,
             "families_importable": sorted(drivers), "python": sys.version.split()[0],
-            "targets": [{"target": t, "kind": kinds[t], "results": targets[t]}
+            "skipped": skipped,
+            "targets": [dict({"target": t, "kind": kinds[t], "results": targets[t]},
+                             **({"call": True} if t in calls else {}))
                         for t in sorted(targets)]}
+
+
+def _selected(only, target, prefix=False):
+    """Whether --only (texts, or None for all) selects target (with
+    prefix: any target that starts with it)."""
+    if not only:
+        return True
+    return any(o in target or (prefix and o.startswith(target)) for o in only)
+
+
+def setup_error(setup):
+    """Runs setup() and its teardown in a forked child (the parent makes no
+    driver call): None when it worked, else the error's text."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        msg = ""
+        try:
+            ctx = setup()
+            ctx["teardown"]()
+        except BaseException as e:
+            msg = "%s: %s" % (outcome_of(e), str(e)[:200])
+        os.write(w, msg.encode() or b"-")
+        os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        msg = f.read().decode()
+    _, status = os.waitpid(pid, 0)
+    if not msg:
+        return "setup died (status %d)" % status
+    return None if msg == "-" else msg
+
+
+def is_call(target):
+    """A target entry of a record (or a probe id's target, as a str) that
+    is a function's parameter: its value is the device's or the library's
+    answer, so a replay on the fake driver compares its outcome only.
+    Records carry the flag; the first record (driver, nvrtc, nvjitlink)
+    did not: there a driver target is a call when its name starts "cu"."""
+    if isinstance(target, dict):
+        if "call" in target:
+            return target["call"]
+        target = target["target"]
+    family, name = target.split(":", 1)
+    if family == "driver":
+        return name.startswith("cu")
+    return family != "runtime"
 
 
 def _unique(vals):
@@ -812,8 +927,8 @@ def compact(rec):
     li = {l: i for i, l in enumerate(labels)}
     oi = {o: i for i, o in enumerate(outcomes)}
     out = dict(rec, labels=labels, outcomes=outcomes)
-    out["targets"] = [{"target": t["target"], "kind": t["kind"],
-                       "results": [[li[l], oi[o], v] for l, (o, v) in sorted(t["results"].items())]}
+    out["targets"] = [dict(t, results=[[li[l], oi[o], v]
+                                       for l, (o, v) in sorted(t["results"].items())])
                       for t in rec["targets"]]
     return out
 
@@ -824,8 +939,7 @@ def expand(rec):
         return rec
     labels, outcomes = rec["labels"], rec["outcomes"]
     out = {k: v for k, v in rec.items() if k not in ("labels", "outcomes")}
-    out["targets"] = [{"target": t["target"], "kind": t["kind"],
-                       "results": {labels[l]: [outcomes[o], v] for l, o, v in t["results"]}}
+    out["targets"] = [dict(t, results={labels[l]: [outcomes[o], v] for l, o, v in t["results"]})
                       for t in rec["targets"]]
     return out
 
@@ -891,6 +1005,8 @@ def print_summary(rec):
             c["ok"] += outcome == "ok"
             c["crash"] += outcome.startswith("crash")
     print("%s (%s); missing: %s" % (rec["impl"], ", ".join(rec["modules"]), rec["missing"] or "none"))
+    for what, why in sorted(rec.get("skipped", {}).items()):
+        print("skipped: %s: %s" % (what, why))
     print("%-10s %8s %8s %8s %8s" % ("kind", "targets", "probes", "accepted", "crashed"))
     for kind in KINDS:
         if kind in counts:
@@ -905,12 +1021,31 @@ def main(argv=None):
     ap.add_argument("--no-functions", action="store_true", help="fields and constructors only")
     ap.add_argument("--only", action="append", help="targets containing this text")
     ap.add_argument("--compare", nargs=2, metavar=("FIRST", "SECOND"))
+    ap.add_argument("--explain", metavar="DOC",
+                    help="with --compare: judge each difference by DOC's table "
+                         "(docs/compatibility.md), by module and kind; exit 1 when one "
+                         "is unexplained")
+    ap.add_argument("--outcomes-only-for-calls", action="store_true",
+                    help="with --compare: a function's probes compare outcomes only "
+                         "(a replay on the fake driver)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
     if args.compare:
         recs = [load(p) for p in args.compare]
-        print_table(*compare(*recs), args.verbose)
-        return 0
+        calls = {t["target"] for rec in recs for t in rec["targets"] if is_call(t)} \
+            if args.outcomes_only_for_calls else frozenset()
+
+        def values_of(pid):
+            return pid.split("=", 1)[0] not in calls
+        if not args.explain:
+            print_table(*compare(*recs, values_of), args.verbose)
+            return 0
+        import conversions_explain as ce
+        with open(args.explain) as f:
+            rows = ce.explanations(f.read())
+        counts, unexplained = ce.judge(*recs, rows, values_of)
+        ce.print_judged(counts, unexplained, args.verbose)
+        return 1 if unexplained else 0
     if not args.impl:
         ap.error("--impl or --compare")
     rec = record(args.impl, not args.no_functions, args.only)
@@ -923,4 +1058,6 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    # the target modules (conversions_runtime, ...) import this one by name
+    sys.modules.setdefault("compare_conversions", sys.modules[__name__])
     sys.exit(main())

@@ -849,6 +849,7 @@ static void api_value(tv *root, const cb_api *api)
     tv_set_bool(root, "enum_args_int", api->enum_args_int);
     tv_set_bool(root, "status_str", api->status_str);
     tv_set_bool(root, "buffers_not_none", api->buffers_not_none);
+    tv_set_bool(root, "void_ptr_numbers", api->void_ptr_numbers);
     tv *libs = tv_list(), *wheels = tv_list(), *toolkit_dirs = tv_list();
     for (size_t i = 0; i < api->nlibs; i++)
         tv_push(libs, tv_str(api->libs[i]));

@@ -131,6 +131,7 @@ typedef struct {
     int enum_args_int;              /* enum-args-int: enums convert as a C int */
     int status_str;                 /* status-str: str(error) is 'NAME (value)' */
     int buffers_not_none;           /* buffers-not-none: None is no buffer */
+    int void_ptr_numbers;           /* void-ptr-numbers: a number is an address */
     int negative_errors;            /* negative-errors: a negative integer result fails */
     const char *capi_sentinel;      /* what a C API entry returns having raised */
     const char *sizeof_name;        /* sizeof: the size function's name, NULL */

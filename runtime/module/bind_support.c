@@ -354,6 +354,24 @@ int cbs_arg_buffer(PyObject *o, int writable, const char *func, const char *para
     return -1;
 }
 
+int cbs_arg_pointer(PyObject *o, int writable, const char *func, const char *param,
+                    Py_buffer *view, void **out)
+{
+    PyTypeObject *t = Py_TYPE(o);
+    PyNumberMethods *nb = t->tp_as_number;
+    if (!PyLong_Check(o) && nb && (nb->nb_int || nb->nb_index) && !cbs_is_handle(o) &&
+        !cubind_handle_class(t) && !(t->tp_as_sequence && t->tp_as_sequence->sq_length) &&
+        !(t->tp_as_mapping && t->tp_as_mapping->mp_length)) {
+        unsigned long long v;
+        view->obj = NULL;
+        if (cbs_arg_unsigned_slow(o, UINTPTR_MAX, func, param, "void *", &v) < 0)
+            return -1;
+        *out = (void *)(uintptr_t)v;
+        return 0;
+    }
+    return cbs_arg_buffer(o, writable, func, param, view, out);
+}
+
 /* ---- output arrays ---------------------------------------------------------- */
 
 /* Bytes of physical memory (sysconf), or ULLONG_MAX when unknown. */

@@ -116,6 +116,19 @@ void cbs_buffer_error_as_type_error(const char *what, const char *want);
 int cbs_arg_buffer(PyObject *o, int writable, const char *func, const char *param,
                    Py_buffer *view, void **out);
 
+/* `void *` under the void-ptr-numbers rule, as cuda.bindings.driver's and
+ * .runtime's void * helper converts it (an integer conversion first, then
+ * the buffer protocol): a number — an object with __int__ or __index__ and
+ * no length: a float (truncated), a numpy scalar, an object with __int__ —
+ * is an address by its value (nan, negative or too large: the exception of
+ * cbs_arg_unsigned naming the parameter); anything else as cbs_arg_buffer
+ * takes it: a cubind handle too (a CUdeviceptr is its address, a handle of
+ * another kind no address, deliberately). An object with a length (bytes,
+ * bytearray, memoryview, an array, even of one item or none) stays its
+ * memory. */
+int cbs_arg_pointer(PyObject *o, int writable, const char *func, const char *param,
+                    Py_buffer *view, void **out);
+
 /* A buffer the callee fills (a buffer-size rule): bytes — written into, as
  * cuda.bindings does with its `char *` arguments (b" " * n) —, any writable
  * buffer, an int address (*len -1: size unknown) or None (NULL, *len -1).

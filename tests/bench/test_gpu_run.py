@@ -16,7 +16,7 @@ SUITE_DIR = os.path.join(ROOT, "scripts", "gpu")
 # Scripts under scripts/gpu/ that are not suites: the shared setup, and the
 # helper the releases and all suites call.
 NOT_SUITES = {"common.sh", "build-release.sh"}
-SUITES = ["tests", "examples", "nvrtc", "nvcc-forms", "releases", "wheel", "upstream",
+SUITES = ["tests", "examples", "nvrtc", "conversions", "nvcc-forms", "releases", "wheel", "upstream",
           "upstream-runtime", "clients", "bench", "ft-threads", "process-probe", "all"]
 
 

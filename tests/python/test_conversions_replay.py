@@ -11,8 +11,6 @@ table in docs/compatibility.md ("Argument conversions"): 0 unexplained.
 Function probes compare outcomes only: the fake driver's answers (device
 count, attribute values, sizes) are not the H200's, and the conversion a
 function uses is the one the fields and constructors show by value."""
-import fnmatch
-import json
 import pathlib
 import subprocess
 import sys
@@ -24,45 +22,11 @@ RECORD = ROOT / "tests" / "data" / "conversions-cuda-bindings-13.3.1.json"
 DOC = ROOT / "docs" / "compatibility.md"
 sys.path.insert(0, str(ROOT / "tools"))
 import compare_conversions as cc  # noqa: E402
-
-
-def is_call(target):
-    """A function's parameter (its value is the driver's answer), not a
-    struct field or a constructor."""
-    family, name = target.split(":", 1)
-    return family != "driver" or name.startswith("cu")
+import conversions_explain as ce  # noqa: E402
 
 
 def explanations():
-    """The rows of docs/compatibility.md's table between its markers: kind,
-    targets, values, cuda.bindings' and cubind's outcome as glob patterns
-    (several in a cell separated by ", "), and the reason."""
-    text = DOC.read_text()
-    start = text.index("<!-- conversions-explained -->")
-    end = text.index("<!-- /conversions-explained -->")
-    rows = []
-    for line in text[start:end].splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 6 or cells[0] in ("kind", "") or set(cells[0]) <= set("-: "):
-            continue
-        pats = [tuple(p.strip().strip("`") for p in c.split("`, `")) for c in cells[:5]]
-        rows.append((*pats, cells[5]))
-    return rows
-
-
-def describe(outcome, value, with_value):
-    return "%s=%s" % (outcome, json.dumps(value)) if with_value else outcome
-
-
-def _match(text, patterns):
-    return any(fnmatch.fnmatchcase(text, p) for p in patterns)
-
-
-def explained(pid, kind, theirs, ours, rows, with_value):
-    target, label = pid.split("=", 1)
-    a, b = describe(*theirs, with_value), describe(*ours, with_value)
-    return any(_match(kind, k) and _match(target, t) and _match(label, v) and _match(a, x)
-               and _match(b, y) for k, t, v, x, y, _ in rows)
+    return ce.explanations(DOC.read_text())
 
 
 @pytest.fixture(scope="module")
@@ -82,13 +46,15 @@ def records(tmp_path_factory):
 def test_every_difference_is_explained(records):
     theirs, ours = records
     rows = explanations()
-    counts, diffs, only = cc.compare(theirs, ours, lambda pid: not is_call(pid.split("=", 1)[0]))
+    calls = ce.call_targets(theirs, ours)
+    counts, diffs, only = cc.compare(theirs, ours, lambda pid: pid.split("=", 1)[0] not in calls)
     unexplained = []
     for pid, kind, a, b in diffs:
         with_value = a[0] == b[0]
-        if not explained(pid, kind, a, b, rows, with_value):
+        if not ce.explained(pid, kind, a, b, rows, with_value, ce.is_call_probe(pid, calls)):
             unexplained.append("%s [%s]: cuda.bindings %s, cubind %s"
-                               % (pid, kind, describe(*a, with_value), describe(*b, with_value)))
+                               % (pid, kind, ce.describe(*a, with_value),
+                                  ce.describe(*b, with_value)))
     assert not unexplained, "%d unexplained differences:\n%s" % (
         len(unexplained), "\n".join(unexplained[:60]))
     # the replay reaches most of the record's targets (the rest: fields of
@@ -104,16 +70,14 @@ def test_every_explanation_is_used(records):
     judged here."""
     theirs, ours = records
     rows = explanations()
-    _, diffs, _ = cc.compare(theirs, ours, lambda pid: not is_call(pid.split("=", 1)[0]))
-    used = set()
-    for pid, kind, a, b in diffs:
-        for i, row in enumerate(rows):
-            if explained(pid, kind, a, b, [row], a[0] == b[0]):
-                used.add(i)
+    calls = ce.call_targets(theirs, ours)
+    _, diffs, _ = cc.compare(theirs, ours, lambda pid: pid.split("=", 1)[0] not in calls)
+    used = ce.rows_used(diffs, rows, calls)
     a, b = cc.probes_of(theirs), cc.probes_of(ours)
     replayed = [(pid.split("=", 1), a[pid][0]) for pid in set(a) & set(b)]
     applicable = {i for i, (k, t, v, _, _, _) in enumerate(rows)
-                  if any(_match(kind, k) and _match(target, t) and _match(label, v)
+                  if any(ce.matches(kind, k) and ce.target_matches(target, t, target in calls)
+                         and ce.matches(label, v)
                          for (target, label), kind in replayed)}
     assert [r[5] for i, r in enumerate(rows) if i in applicable and i not in used] == []
 
