@@ -200,8 +200,10 @@ def test_contents_are_the_package_and_nothing_else(python, wheel):
         expected.add("cubind/" + p.name)
     if (PACKAGE / "py.typed").exists():
         expected.add("cubind/py.typed")
-    for header in (ROOT / "out").glob("*.h"):
+    # the C API headers; never a module's private <module>_internal.h
+    for header in (ROOT / "out").glob("cubind_*_api.h"):
         expected.add("cubind/include/" + header.name)
+    assert not [n for n in names if n.endswith("_internal.h")]
     assert set(names) == expected
     assert "cubind/__init__.py" in names
     # a typing stub for every face of every module (out/*.pyi: driver, cu,
