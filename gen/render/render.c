@@ -1107,8 +1107,8 @@ static int render_module(render_output *out, const tmpl_set *ts, const cb_model 
             snprintf(file, sizeof file, "%s.c", module);
         else
             snprintf(file, sizeof file, "%s_part%d.c", module, unit);
-        rc = render_template(out, ts, m, unit == 0 ? "driver/module.c" : "driver/part.c", file, ctx,
-                         HEADER_C, err, errlen);
+        rc = render_template(out, ts, m, unit == 0 ? "driver/module.c" : "driver/part.c", file,
+                             ctx, HEADER_C, err, errlen);
     }
     tv_free(ctx);
     free(fns);
