@@ -8,15 +8,20 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 
 import pytest
-from conftest import module_source
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(REPO, "out")
 TEMPLATES = os.path.join(REPO, "templates")
 RULES = os.path.join(REPO, "gen", "rules.txt")
+# A generated module's C, every unit (tests/module_units.py); imported from
+# tests/ itself, as tests/fuzz/test_gen_asan.py runs this module with its own conftest.
+sys.path.insert(0, os.path.join(REPO, "tests"))
+from module_units import module_source  # noqa: E402
+sys.path.pop(0)
 SENTINEL = b"\n/* tests/gen sentinel: the generator must not replace this file */\n"
 
 # A cudaTypedefs.h that parses, for headers made up by the tests.
