@@ -52,7 +52,8 @@ def test_each_run_is_a_clean_timed_build(tree, tmp_path):
         assert step == "build/slow.o" and float(longest) >= 0.3 and float(wall) >= 0.3
     assert len(re.findall(r"^j=\d median wall=[\d.]+ s \(min [\d.]+, max [\d.]+, 2 runs\), "
                           r"median user\+sys=[\d.]+ s$", p.stdout, re.M)) == 2
-    assert sorted(os.listdir(keep)) == ["ninja-j%d-run%d.log" % (j, k) for j in (1, 2) for k in (1, 2)]
+    assert sorted(os.listdir(keep)) == ["ninja-j%d-run%d.log" % (j, k)
+                                        for j in (1, 2) for k in (1, 2)]
     assert not (tree / "build").exists()  # the tree itself is never built in
 
 
