@@ -15,7 +15,7 @@ passes ./configure's `pythons`) it packs, from build/python/cubind/:
     cubind/{nvfatbin,cufile}<EXT_SUFFIX>           (when built: OPTIONAL_MODULES)
     cubind/_cudart.so                              (the bundled CUDA runtime, when built:
                                                     packaging/cudart_bundle.py)
-    cubind/include/*.h                             (out/*.h, staged there first)
+    cubind/include/*.h                             (out/cubind_*_api.h, staged there first)
 
 plus cubind_cuNN-<version>.dist-info/{METADATA,WHEEL,RECORD,entry_points.txt,
 licenses/LICENSE} (entry_points.txt: pyproject.toml's [project.scripts], the
@@ -436,10 +436,12 @@ def zip_time():
 
 
 def stage_headers(package_dir, generated):
-    """GENERATED/*.h → build/python/cubind/include/ (so cubind.get_include()
-    works from the build tree too); stale headers there are removed."""
+    """GENERATED/cubind_*_api.h, the C API headers, → build/python/cubind/include/
+    (so cubind.get_include() works from the build tree too); stale headers
+    there are removed. A module's <module>_internal.h, what its translation
+    units share, is not an API and never ships."""
     include = package_dir / "include"
-    headers = sorted(pathlib.Path(generated).glob("*.h"))
+    headers = sorted(pathlib.Path(generated).glob("cubind_*_api.h"))
     if not headers and not include.exists():
         return []
     include.mkdir(exist_ok=True)

@@ -881,7 +881,10 @@ static void phases_value(tv *root)
     tv_set(root, "phase", phase);
 }
 
-static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules *rules)
+/* The template data of a module. fns, when not NULL, receives the value
+ * of each bound function, in the order of `functions` (c->nsupported
+ * entries), for render_module to mark the unit each goes into. */
+static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules *rules, tv **fns)
 {
     tv *root = tv_map();
     cb_api api;
@@ -922,8 +925,12 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     tv_set_int(root, "nprocs", (long long)m->nfunctions);
     tv *functions = tv_list();
     for (size_t i = 0; i < c->nfunctions; i++)
-        if (c->functions[i].supported)
-            tv_push(functions, function_value(m, &api, c->facts, &c->functions[i]));
+        if (c->functions[i].supported) {
+            tv *fn = function_value(m, &api, c->facts, &c->functions[i]);
+            if (fns)
+                fns[tv_len(functions)] = fn;
+            tv_push(functions, fn);
+        }
     tv_set_int(root, "nbound", (long long)tv_len(functions));
     tv_set(root, "functions", functions);
     tv_set(root, "macros", macros_value(m));
@@ -992,14 +999,13 @@ static tv *report_context(const cb_model *m, const cb_classes *c)
  * after it): a C comment, or "#" lines for stubs and text files. */
 enum { HEADER_C, HEADER_HASH };
 
-/* Renders template `name` into out->files[]: the generated header with the
- * body's checksum, then the body. */
-static int render_one(render_output *out, const tmpl_set *ts, const cb_model *m, const char *tmpl,
-                      const char *file, tv *ctx, int header, char *err, size_t errlen)
+/* Renders template `name` with ctx (kept) into out->files[]: the
+ * generated header with the body's checksum, then the body. */
+static int render_template(render_output *out, const tmpl_set *ts, const cb_model *m, const char *tmpl,
+                           const char *file, const tv *ctx, int header, char *err, size_t errlen)
 {
     strbuf body = {0};
     int rc = tmpl_render(ts, tmpl, ctx, &body, err, errlen);
-    tv_free(ctx);
     if (rc < 0) {
         sb_free(&body);
         return -1;
@@ -1040,6 +1046,83 @@ static int render_one(render_output *out, const tmpl_set *ts, const cb_model *m,
     return 0;
 }
 
+/* render_template, then ctx freed. */
+static int render_one(render_output *out, const tmpl_set *ts, const cb_model *m, const char *tmpl,
+                      const char *file, tv *ctx, int header, char *err, size_t errlen)
+{
+    int rc = render_template(out, ts, m, tmpl, file, ctx, header, err, errlen);
+    tv_free(ctx);
+    return rc;
+}
+
+/* The translation unit of each bound function (data only; the units'
+ * text is the templates'): with one unit, 0 for all; with n > 1, the
+ * main unit 0 keeps the tables, the capsule and init, and units 1..n-1
+ * get the functions in header order, cut where the running weight (a
+ * function's parameters, for what its binding's size grows with) best
+ * divides the total into n-1 equal shares. Returns how many were bound. */
+static size_t assign_parts(const cb_classes *c, int nparts, int *part)
+{
+    long long total = 0, before = 0;
+    for (size_t i = 0; i < c->nfunctions; i++)
+        if (c->functions[i].supported)
+            total += 1 + (long long)c->functions[i].fn->nparams;
+    size_t k = 0;
+    for (size_t i = 0; i < c->nfunctions; i++) {
+        if (!c->functions[i].supported)
+            continue;
+        long long w = 1 + (long long)c->functions[i].fn->nparams;
+        if (nparts <= 1) {
+            part[k++] = 0;
+            continue;
+        }
+        /* the share holding this function's midpoint */
+        long long share = (2 * before + w) * (nparts - 1) / (2 * total);
+        part[k++] = 1 + (int)(share < nparts - 1 ? share : nparts - 2);
+        before += w;
+    }
+    return k;
+}
+
+/* A module's translation units (a `parts` rule says how many):
+ * <module>_internal.h, what they share; <module>.c, the main one; and
+ * <module>_part1.c .. <module>_part<n-1>.c. One context renders them
+ * all, each function's in_part set for the unit being rendered. */
+static int render_module(render_output *out, const tmpl_set *ts, const cb_model *m,
+                         const cb_classes *c, const cb_rules *rules, const cb_api *api,
+                         char *err, size_t errlen)
+{
+    const char *module = api->dropin ? api->dropin : api->raising;
+    tv **fns = calloc(c->nfunctions + 1, sizeof *fns);
+    int *part = calloc(c->nfunctions + 1, sizeof *part);
+    if (!fns || !part) {
+        free(fns);
+        free(part);
+        snprintf(err, errlen, "%s.c: out of memory", module);
+        return -1;
+    }
+    tv *ctx = driver_context(m, c, rules, fns);
+    char header[128], file[160];
+    snprintf(header, sizeof header, "%s_internal.h", module);
+    tv_set_str(ctx, "internal_header", header);
+    size_t nbound = assign_parts(c, api->parts, part);
+    int rc = render_template(out, ts, m, "driver/internal.h", header, ctx, HEADER_C, err, errlen);
+    for (int unit = 0; rc == 0 && unit < api->parts; unit++) {
+        for (size_t k = 0; k < nbound; k++)
+            tv_set_bool(fns[k], "in_part", part[k] == unit);
+        if (unit == 0)
+            snprintf(file, sizeof file, "%s.c", module);
+        else
+            snprintf(file, sizeof file, "%s_part%d.c", module, unit);
+        rc = render_template(out, ts, m, unit == 0 ? "driver/module.c" : "driver/part.c", file,
+                             ctx, HEADER_C, err, errlen);
+    }
+    tv_free(ctx);
+    free(fns);
+    free(part);
+    return rc;
+}
+
 /* The typing stub of one face of an API: the module's data, read by the
  * stub templates. `raising` says what the functions return; a raising face
  * beside a drop-in module re-exports that module's classes (`reexports`),
@@ -1048,7 +1131,7 @@ static int render_one(render_output *out, const tmpl_set *ts, const cb_model *m,
 static tv *stub_context(const cb_model *m, const cb_classes *c, const cb_rules *rules,
                         const cb_api *api, int raising)
 {
-    tv *root = driver_context(m, c, rules);
+    tv *root = driver_context(m, c, rules, NULL);
     tv_set_bool(root, "raising", raising);
     tv_set_str(root, "face", raising ? api->raising : api->dropin);
     tv_set_bool(root, "reexports", raising && api->dropin);
@@ -1083,12 +1166,10 @@ static int render_library(render_output *out, const tmpl_set *ts, const cb_model
                           char *err, size_t errlen)
 {
     const char *module = api->dropin ? api->dropin : api->raising;
-    char source[128], report[128], header[128];
-    snprintf(source, sizeof source, "%s.c", module);
+    char report[128], header[128];
     snprintf(report, sizeof report, "%s_unsupported.txt", module);
     snprintf(header, sizeof header, "cubind_%s_api.h", module);
-    return render_one(out, ts, m, "driver/module.c", source, driver_context(m, c, rules), HEADER_C,
-                      err, errlen) < 0 ||
+    return render_module(out, ts, m, c, rules, api, err, errlen) < 0 ||
                    render_one(out, ts, m, "report.txt", report, report_context(m, c), HEADER_HASH,
                               err, errlen) < 0 ||
                    render_one(out, ts, m, "consumer/cubind_driver_api.h", header,
@@ -1111,8 +1192,7 @@ int render_all(render_output *out, const tmpl_set *ts, const cb_model *m, const 
         }
         return 0;
     }
-    if (render_one(out, ts, m, "driver/module.c", "driver.c", driver_context(m, c, rules), HEADER_C, err,
-                   errlen) < 0 ||
+    if (render_module(out, ts, m, c, rules, &api, err, errlen) < 0 ||
         render_one(out, ts, m, "checks/struct_layout.c", "struct_layout_check.c",
                    layout_context(m), HEADER_C, err, errlen) < 0 ||
         render_one(out, ts, m, "report.txt", "unsupported.txt", report_context(m, c), HEADER_HASH, err,

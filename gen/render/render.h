@@ -15,7 +15,8 @@
 #include "rules/rules.h"
 #include "tmpl/tmpl.h"
 
-#define RENDER_MAX_FILES 8
+/* a module's units (CB_PARTS_MAX), its header, and the other outputs */
+#define RENDER_MAX_FILES (CB_PARTS_MAX + 8)
 
 typedef struct {
     const char *name;  /* file name inside the output directory */

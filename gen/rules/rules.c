@@ -88,6 +88,15 @@ void rules_print_directives(FILE *out)
     print_group(out, 1);
 }
 
+int rules_parts_value(const char *s)
+{
+    size_t n = strspn(s, "0123456789");
+    if (!n || s[n] || n > 3 || *s == '0')
+        return -1;
+    int v = atoi(s);
+    return v <= CB_PARTS_MAX ? v : -1;
+}
+
 static char *xstrdup(const char *s)
 {
     char *p = strdup(s);
@@ -157,6 +166,11 @@ static int parse_line(cb_rules *r, char *line, unsigned lineno, size_t *cap, cha
         snprintf(err, errlen, "%s:%u: 'callback' takes %s, not '%s'", r->path, lineno,
                  kinds.data ? kinds.data : "a kind of callback_kinds.def", words[4]);
         sb_free(&kinds);
+        return -1;
+    }
+    if (d == CB_D_PARTS && rules_parts_value(words[1]) < 0) {
+        snprintf(err, errlen, "%s:%u: 'parts' takes a number of translation units from 1 to %d, not '%s'",
+                 r->path, lineno, CB_PARTS_MAX, words[1]);
         return -1;
     }
     if (r->nrules == *cap) {
@@ -236,6 +250,7 @@ void rules_api(const cb_rules *r, cb_api *api)
     api->success = "CUDA_SUCCESS";
     api->error_class = "CUDAError";
     api->capi_sentinel = "CUDA_ERROR_NOT_FOUND";
+    api->parts = 1;
     api->name_prefix = "";
     for (size_t i = 0; i < r->nrules; i++) {
         const cb_rule *rule = &r->rules[i];
@@ -295,6 +310,9 @@ void rules_api(const cb_rules *r, cb_api *api)
             break;
         case CB_D_SIZEOF:
             api->sizeof_name = a0;
+            break;
+        case CB_D_PARTS:
+            api->parts = rules_parts_value(a0); /* checked by parse_line */
             break;
         case CB_D_INT_HANDLES:
             api->int_handles = 1;

@@ -34,6 +34,12 @@
 /* The most arguments a directive takes (`host-bytes`: OWNER, BUFFER,
  * ACCESS, SIZE and up to eight KEY=NAME terms). */
 #define CB_RULE_MAX_ARGS 12
+/* The most translation units a `parts` rule may ask for (render.h's
+ * RENDER_MAX_FILES leaves room for them), and the same as text. */
+#define CB_PARTS_MAX 16
+#define CB_PARTS_TEXT_(n) #n
+#define CB_PARTS_TEXT(n) CB_PARTS_TEXT_(n)
+#define CB_PARTS_MAX_TEXT CB_PARTS_TEXT(CB_PARTS_MAX)
 
 /* One enumerator per directive of rules_directives.def, in its order. */
 typedef enum {
@@ -135,12 +141,15 @@ typedef struct {
     int negative_errors;            /* negative-errors: a negative integer result fails */
     const char *capi_sentinel;      /* what a C API entry returns having raised */
     const char *sizeof_name;        /* sizeof: the size function's name, NULL */
+    int parts;                      /* parts: translation units of the module, 1.. */
 } cb_api;
 
 /* 1 when a result-detail rule names a field of result-field's struct:
  * the functions returning that struct check both statuses. */
 int rules_api_has_detail(const cb_api *api);
 
+/* The N of a `parts N` rule: 1..CB_PARTS_MAX, else -1. */
+int rules_parts_value(const char *s);
 /* Fills api from r's API directives. */
 void rules_api(const cb_rules *r, cb_api *api);
 /* A function's or parameter's Python name under the API's python-names

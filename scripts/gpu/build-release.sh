@@ -14,8 +14,14 @@ pyinc=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 suffix=$("$py" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
 mkdir -p "$dest/cubind"
 cp build/python/cubind/__init__.py build/python/cubind/_version.py build/python/cubind/_runtime"$suffix" "$dest/cubind/"
+# the driver module's translation units: driver.c and, when its rules
+# split it (a `parts` rule), driver_part1.c ... (docs/ARCHITECTURE.md)
+set -- "$out/driver.c"
+for unit in "$out"/driver_part*.c; do
+    [ -f "$unit" ] && set -- "$@" "$unit"
+done
 gcc -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden \
     -I"$pyinc" -Iruntime/include -Iruntime/module -Iruntime/interop -I"$inc" \
-    "$out/driver.c" runtime/module/*.c \
+    "$@" runtime/module/*.c \
     -o "$dest/cubind/driver$suffix" -ldl -pthread
 echo "built $dest/cubind/driver$suffix from $out against $inc"

@@ -21,6 +21,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+# A generated module's files (tests/module_units.py): its units and header.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from module_units import module_source, unit_files  # noqa: E402,F401
+sys.path.pop(0)
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CUBIND = os.path.join(REPO, "build", "cubind")
 FAKE = os.path.join(REPO, "build", "fakecuda", "libcuda.so.1")
@@ -166,7 +171,8 @@ def compile_consumer(api_dir, include, out_dir, python=sys.executable):
 
 
 def build_bindings(gen_dir, include, pkg_root):
-    """Compiles gen_dir/driver.c with the runtime's binding sources against
+    """Compiles the driver module's units in gen_dir (driver.c and its
+    parts) with the runtime's binding sources against
     `include` into pkg_root/cubind/, beside the built _runtime and
     __init__.py and _version.py (the runtime does not depend on the
     header's release)."""
@@ -177,7 +183,7 @@ def build_bindings(gen_dir, include, pkg_root):
                 or name in ("__init__.py", "_version.py")):
             shutil.copy(os.path.join(BUILD_PY, "cubind", name), pkg)
     # the driver module links runtime/module/ (runtime/README.md)
-    sources = [os.path.join(gen_dir, "driver.c")] + sorted(
+    sources = unit_files(gen_dir, "driver") + sorted(
         glob.glob(os.path.join(REPO, "runtime", "module", "*.c")))
     objs = []
 

@@ -14,7 +14,8 @@ import sys
 
 import pytest
 
-from conftest import CUBIND, build_bindings, compile_consumer, generate, headers_with, py_env, run
+from conftest import (CUBIND, build_bindings, compile_consumer, generate, headers_with, module_source,
+                      py_env, run)
 
 DECLARATIONS = """
 /* tests/abi/test_unusual_declarations.py */
@@ -94,7 +95,7 @@ def test_the_module_and_the_c_api_header_compile(unusual):
     d, inc, gen = unusual
     # build_bindings and compile_consumer compile with -Wall -Wextra -Werror;
     # the C API exports only functions with an entry point (PFN typedef)
-    src = open(os.path.join(gen, "driver.c")).read()
+    src = module_source(gen, "driver")
     assert "capi_cuTestVariadic" not in src and "capi_cuTestNoPrototype" not in src
     # cuTestPtrPtr is not bound in Python (int **) but C passes it through
     assert "capi_cuTestFlex(" in src and "capi_cuTestPtrPtr(" in src

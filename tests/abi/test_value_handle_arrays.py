@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import REPO, build_bindings, generate, headers_with, py_env, run
+from conftest import REPO, build_bindings, generate, headers_with, module_source, py_env, run
 
 STRUCT = """
 /* tests/abi/test_value_handle_arrays.py: a counted array of integer handles */
@@ -39,7 +39,7 @@ def bindings(cuda_include, tmp_path_factory):
 
 def test_the_field_table_has_a_handle_array_of_4_byte_values(bindings):
     gen, _ = bindings
-    src = open(os.path.join(gen, "driver.c")).read()
+    src = module_source(gen, "driver")
     # {name, offset, size, kind, class, ..., aux (the count field), elem_size}
     m = re.search(r'\{"devices", (\d+), (\d+), (CBS_F_\w+), \d+, [^}]*, (-?\d+), (\d+)\}', src)
     assert m, "no field table entry for devices"

@@ -17,7 +17,7 @@ SUITE_DIR = os.path.join(ROOT, "scripts", "gpu")
 # helper the releases and all suites call.
 NOT_SUITES = {"common.sh", "build-release.sh"}
 SUITES = ["tests", "examples", "nvrtc", "conversions", "nvcc-forms", "releases", "wheel", "upstream",
-          "upstream-runtime", "clients", "bench", "ft-threads", "process-probe", "all"]
+          "upstream-runtime", "clients", "bench", "ft-threads", "process-probe", "build-time", "all"]
 
 
 def gpu_run(*args):

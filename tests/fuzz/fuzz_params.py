@@ -18,11 +18,15 @@ import inspect
 import os
 import pathlib
 import re
+import sys
 
 import cubind
 import cubind.driver as drv
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+from module_units import module_source  # noqa: E402  (a generated module's C, every unit)
+sys.path.pop(0)
 
 # Outcomes a junk call may have besides returning.
 # IndexError: a fixed array field set from a sequence of another length
@@ -78,7 +82,7 @@ def generated_raw():
     """(function, python name) of parameters the generated code converts
     with cbs_arg_address, cbs_arg_buffer or cbs_arg_funcptr (all accept an
     int address)."""
-    text = (ROOT / "out" / "driver.c").read_text(errors="replace")
+    text = module_source(ROOT / "out", "driver")
     return set(re.findall(
         r'cbs_arg_(?:address|buffer|funcptr)\(args\[\d+\], (?:st->handles\[\w+\], )?(?:\d, )?'
         r'"(\w+)", "(\w+)"', text))

@@ -26,6 +26,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # tests/fuzz): re-exported for this suite's tests.
 sys.path.insert(0, os.path.join(REPO, "tests"))
 from api_headers import fetched_include, header_path  # noqa: E402,F401
+# A generated module's files (tests/module_units.py): its units and header.
+from module_units import module_source, unit_files  # noqa: E402,F401
 sys.path.pop(0)
 CUBIND = os.path.join(REPO, "build", "cubind")
 OUT = os.path.join(REPO, "out")

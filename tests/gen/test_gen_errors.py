@@ -8,6 +8,7 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -16,6 +17,11 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 OUT = os.path.join(REPO, "out")
 TEMPLATES = os.path.join(REPO, "templates")
 RULES = os.path.join(REPO, "gen", "rules.txt")
+# A generated module's C, every unit (tests/module_units.py); imported from
+# tests/ itself, as tests/fuzz/test_gen_asan.py runs this module with its own conftest.
+sys.path.insert(0, os.path.join(REPO, "tests"))
+from module_units import module_source  # noqa: E402
+sys.path.pop(0)
 SENTINEL = b"\n/* tests/gen sentinel: the generator must not replace this file */\n"
 
 # A cudaTypedefs.h that parses, for headers made up by the tests.
@@ -396,7 +402,7 @@ def generate_with_extra_rules(run_cubind, tmp_path, cuda_h, extra):
     """Generates into tmp_path/outdir with the repository's rules plus the
     lines `extra`, which must succeed. Returns (stderr, a function giving
     "PATH:LINE: rule 'RULE' matches nothing in HEADER" for extra line k
-    (from 1), driver.c's text)."""
+    (from 1), the driver module's C text, every unit)."""
     out = tmp_path / "outdir"
     out.mkdir(exist_ok=True)
     with open(RULES) as f:
@@ -419,7 +425,7 @@ def generate_with_extra_rules(run_cubind, tmp_path, cuda_h, extra):
     def unmatched(k, rule):
         return "%s:%d: rule '%s' matches nothing in %s" % (rules, len(lines) + k, rule, cuda_h)
 
-    return p.stderr, unmatched, (out / "driver.c").read_text()
+    return p.stderr, unmatched, module_source(out, "driver")
 
 
 def test_rules_matching_nothing_are_reported_with_their_line(run_cubind, tmp_path, cuda_h):
@@ -639,6 +645,25 @@ def test_param_doc_takes_the_rest_of_its_line(run_cubind, tmp_path, cuda_h):
 def test_param_doc_without_text_is_refused(run_cubind, tmp_path, cuda_h):
     p = rule_refused(run_cubind, tmp_path, cuda_h, "param-doc cuInit Flags")
     assert "'param-doc' takes 3 argument(s), got 2" in p.stderr
+
+
+@pytest.mark.parametrize("count", ["0", "17", "08", "4x", "-1"])
+def test_a_parts_count_out_of_range_is_refused(run_cubind, tmp_path, cuda_h, count):
+    """`parts N` takes 1..16 translation units, written plainly (configure
+    reads the same number with sed)."""
+    p = rule_refused(run_cubind, tmp_path, cuda_h, "parts " + count)
+    assert "'parts' takes a number of translation units from 1 to 16, not '%s'" % count in p.stderr
+
+
+def test_the_last_parts_rule_gives_the_units(run_cubind, tmp_path, cuda_h):
+    """A rules file's last `parts` rule wins, as for every API directive:
+    here 3 units after the repository's 8, and their functions together
+    are those of the unsplit module."""
+    _, _, text = generate_with_extra_rules(run_cubind, tmp_path, cuda_h, ["parts 3\n"])
+    out = tmp_path / "outdir"
+    assert sorted(n for n in os.listdir(out) if n.startswith("driver") and n.endswith(".c")) == \
+        ["driver.c", "driver_part1.c", "driver_part2.c"]
+    assert text.count("PyObject *impl_cuInit(") == 1
 
 
 @pytest.mark.parametrize("rule, message", [

@@ -9,7 +9,7 @@ import pathlib
 import re
 
 import pytest
-from conftest import header_path
+from conftest import header_path, module_source
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 REPO_OUT = pathlib.Path(REPO) / "out"
@@ -39,8 +39,12 @@ def test_every_library_function_is_bound(run_cubind, cuda_include, library_rules
         stubs = {"nvrtc": ["nvrtc.pyi", "rtc.pyi"], "nvjitlink": ["nvjitlink.pyi"],
                  "nvvm": ["nvvm.pyi"], "nvfatbin": ["nvfatbin.pyi"], "cufile": ["cufile.pyi"],
                  "runtime": ["runtime.pyi", "cudart.pyi"]}[api]
+        # and its translation units (a parts rule's count) with their header
+        with open(rules) as f:
+            parts = re.search(r"^parts (\d+)", f.read(), re.M)
+        units = ["%s.c" % api] + ["%s_part%d.c" % (api, k) for k in range(1, int(parts[1]) if parts else 1)]
         assert sorted(os.listdir(tmp_path / api)) == sorted(
-            ["%s.c" % api, "%s_unsupported.txt" % api, "cubind_%s_api.h" % api] + stubs)
+            units + ["%s_internal.h" % api, "%s_unsupported.txt" % api, "cubind_%s_api.h" % api] + stubs)
     with open(tmp_path / "nvjitlink" / "nvjitlink.c") as f:
         jit = f.read()
     # snake names without the prefix, the enums' members without theirs,
@@ -174,8 +178,7 @@ def test_kernel_code_rules_are_the_drivers_only(run_cubind, cuda_include, tmp_pa
     assert p.returncode == 0, p.stderr
     with open(out / "nvrtc.c") as f:
         assert "cbs_code_" not in f.read()
-    with open(os.path.join(REPO, "out", "driver.c")) as f:
-        assert "cbs_code_after_cuModuleLoadData(" in f.read()
+    assert "cbs_code_after_cuModuleLoadData(" in module_source(os.path.join(REPO, "out"), "driver")
 
 
 def test_bind_headers_give_the_runtime_its_types(run_cubind, cuda_include, tmp_path):
@@ -190,7 +193,7 @@ def test_bind_headers_give_the_runtime_its_types(run_cubind, cuda_include, tmp_p
     p = generate(run_cubind, cuda_include, os.path.join(REPO, "gen", "runtime.rules"),
                  "cuda_runtime_api.h", out)
     assert p.returncode == 0, p.stderr
-    c = (out / "runtime.c").read_text()
+    c = module_source(out, "runtime")
     for h in ("driver_types.h", "device_types.h", "vector_types.h", "library_types.h"):
         assert "#include <%s>\n" % h in c
     assert '{"cudaDeviceProp", ' in c and '"cubind.runtime.cudaDataType",' in c
@@ -214,18 +217,18 @@ def test_unbound_lists_the_function_with_its_reason(run_cubind, cuda_include, tm
     assert p.returncode == 0, p.stderr
     report = (out / "runtime_unsupported.txt").read_text()
     assert "\ncudaGetDeviceCount: not wanted here\n" in report
-    assert "impl_cudaGetDeviceCount(" not in (out / "runtime.c").read_text()
-    assert "impl_cudaGetDeviceCount(" in (REPO_OUT / "runtime.c").read_text()
+    assert "impl_cudaGetDeviceCount(" not in module_source(out, "runtime")
+    assert "impl_cudaGetDeviceCount(" in module_source(REPO_OUT, "runtime")
 
 
 def test_runtime_api_rules_in_the_module(run_cubind, cuda_include):
     """library-bundled, error-base and the error-string kin (cudaGetErrorName
     returns its string) as out/runtime.c spells them."""
-    c = (REPO_OUT / "runtime.c").read_text()
-    assert 'static cbs_library library = { "runtime", "CUBIND_LIBCUDART", "_cudart.so", ' in c
+    c = module_source(REPO_OUT, "runtime")
+    assert 'cbs_library library = { "runtime", "CUBIND_LIBCUDART", "_cudart.so", ' in c
     assert 'cbs_library_error_class(st->runtime, "CUDARuntimeError", "CUDAError", ' in c
-    nv = (REPO_OUT / "nvrtc.c").read_text()
-    assert 'static cbs_library library = { "nvrtc", "CUBIND_LIBNVRTC", "", ' in nv
+    nv = module_source(REPO_OUT, "nvrtc")
+    assert 'cbs_library library = { "nvrtc", "CUBIND_LIBNVRTC", "", ' in nv
     assert 'cbs_library_error_class(st->runtime, "NVRTCError", "", ' in nv
     stub = (REPO_OUT / "runtime.pyi").read_text()
     assert "def cudaGetErrorName(error: cudaError_t | int) -> tuple[cudaError_t, bytes | None]" in stub

@@ -8,6 +8,7 @@ import re
 import subprocess
 
 import pytest
+from conftest import module_source
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -431,9 +432,8 @@ def test_repeated_declarations_generate_what_c_sees(run_cubind, redeclared_inclu
     p = run_cubind("generate", "--header", os.path.join(redeclared_include, "cuda.h"),
                    "--out", str(out))
     assert p.returncode == 0, p.stderr
-    with open(os.path.join(REPO, "out", "driver.c")) as f:
-        committed = f.read()
-    text = (out / "driver.c").read_text()
+    committed = module_source(os.path.join(REPO, "out"), "driver")
+    text = module_source(out, "driver")
     for needle in ('"cubind.driver.CUcontext",', '"cubind.driver.CUfunction",',
                    'HANDLE_CUcontext =', '"cuInit"', '"cuCtxSynchronize"'):
         assert text.count(needle) == committed.count(needle) > 0, needle

@@ -69,8 +69,8 @@ def body_start(data):
     return end + 3
 
 
-@pytest.mark.parametrize("name", ["driver.c", "struct_layout_check.c", "driver.pyi",
-                                  "unsupported.txt", "rtc.pyi"])
+@pytest.mark.parametrize("name", ["driver.c", "driver_part1.c", "driver_internal.h",
+                                  "struct_layout_check.c", "driver.pyi", "unsupported.txt", "rtc.pyi"])
 @pytest.mark.parametrize("where", ["first", "middle", "last"])
 def test_verify_rejects_a_hand_edit(run_cubind, tmp_path, name, where):
     with open(os.path.join(OUT, name), "rb") as f:
@@ -193,8 +193,12 @@ def root_templates():
     """Templates gen/render/render.c renders itself (not through a partial)."""
     with open(os.path.join(GEN, "render", "render.c")) as f:
         text = f.read()
-    # render_one(out, ts, m, "TEMPLATE", file, ...): its fourth argument
-    roots = set(re.findall(r"render_one\(\s*\w+\s*,\s*\w+\s*,\s*\w+\s*,\s*\"([^\"]+)\"", text))
+    roots = set()
+    # render_one / render_template(out, ts, m, "TEMPLATE", file, ...): its
+    # fourth argument, or both templates of a `COND ? "A" : "B"` there
+    for a, b in re.findall(r"render_(?:one|template)\(\s*\w+\s*,\s*\w+\s*,\s*\w+\s*,\s*"
+                           r"(?:[^,\"]*\?\s*)?\"([^\"]+)\"(?:\s*:\s*\"([^\"]+)\")?", text):
+        roots |= {a, b} - {""}
     roots |= set(re.findall(r"tmpl_render\(\s*\w+\s*,\s*\"([^\"]+)\"", text))
     return roots
 

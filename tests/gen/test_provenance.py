@@ -9,7 +9,7 @@ import os
 import re
 import subprocess
 
-from conftest import OUT, REPO
+from conftest import OUT, REPO, module_source
 
 # What carries no SPDX line: data, generated output (its header template
 # writes one), fuzzing inputs, recorded results, the empty py.typed marker.
@@ -69,8 +69,8 @@ def test_header_docs_only_on_request(run_cubind, cuda_h, tmp_path, dump):
     out.mkdir()
     p = run_cubind("generate", "--header", cuda_h, "--out", str(out), "--header-docs")
     assert p.returncode == 0, p.stderr
-    text = (out / "driver.c").read_text()
-    start = text.index("PyDoc_STRVAR(cuMemAlloc_cu_doc,")
+    text = module_source(out, "driver")
+    start = text.index("const char cuMemAlloc_cu_doc[] = PyDoc_STR(")
     doc = text[start:text.index(");\n", start)]
     assert "Notes\\n-----\\n" in doc
     # as reST: no Doxygen markers left, ::names as literals

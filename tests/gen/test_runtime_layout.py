@@ -96,16 +96,31 @@ def test_runtime_includes_stay_within_their_binary():
                      "include what): %r" % bad)
 
 
+# A generated file's module: driver_part3.c, driver_internal.h -> driver.
+_MODULE_FILE = re.compile(r"^(\w+?)(?:_part\d+)?\.c$|^(\w+)_internal\.h$")
+
+
 def test_generated_includes_stay_within_their_binary():
+    """Each unit of a generated module includes its own module's shared
+    header beside it (out/<module>_internal.h) and otherwise, as that
+    header does, only the runtime folders of the binary it is linked into."""
     out = os.path.join(REPO, "out")
-    sources = sorted(n for n in os.listdir(out) if n.endswith(".c"))
-    assert "driver.c" in sources and "nvrtc.c" in sources
+    files = sorted(n for n in os.listdir(out) if _MODULE_FILE.match(n))
+    assert {"driver.c", "driver_internal.h", "nvrtc.c", "nvrtc_internal.h"} <= set(files)
     bad = []
-    for name in sources:
-        allowed = GENERATED_DRIVER if name in ("driver.c", "struct_layout_check.c") \
+    own_headers = 0
+    for name in files:
+        m = _MODULE_FILE.match(name)
+        module = m.group(1) or m.group(2)
+        allowed = GENERATED_DRIVER if module in ("driver", "struct_layout_check") \
             else GENERATED_LIBRARY
-        bad += crossings(os.path.join(out, name), read(os.path.join(out, name)), allowed)
+        text = read(os.path.join(out, name))
+        own = '#include "%s_internal.h"\n' % module
+        own_headers += own in text
+        bad += crossings(os.path.join(out, name), text.replace(own, ""), allowed)
     assert not bad, bad
+    # every unit (all but the headers and the layout check) includes its own
+    assert own_headers == len([n for n in files if n.endswith(".c")]) - 1
 
 
 def test_a_crossing_is_reported(tmp_path):

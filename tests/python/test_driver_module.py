@@ -474,9 +474,11 @@ def test_arrays_counted_by_another_parameter_minus_n(drv):
 
 
 # The fast path of every call: helpers that must not be called out of line.
-# driver.c is one large unit, and GCC stops inlining "static inline"
-# functions in it once the unit has grown past its limit; that once cost
-# every launch two calls (runtime/include/cubind_compat.h: CBS_ALWAYS_INLINE).
+# Each translation unit of the driver module is large (a `parts` rule cuts
+# out/driver.c into units of about 10,000 lines), and GCC stops inlining
+# "static inline" functions in a unit once it has grown past its limit;
+# that once cost every launch two calls (runtime/include/cubind_compat.h:
+# CBS_ALWAYS_INLINE).
 FAST_PATH_HELPERS = {
     "get_state", "proc", "result_cache", "reusable_result", "prev_output",
     "remember_result", "make_result0", "make_result1", "cbs_arg_unsigned", "cbs_arg_signed",

@@ -200,8 +200,10 @@ def test_contents_are_the_package_and_nothing_else(python, wheel):
         expected.add("cubind/" + p.name)
     if (PACKAGE / "py.typed").exists():
         expected.add("cubind/py.typed")
-    for header in (ROOT / "out").glob("*.h"):
+    # the C API headers; never a module's private <module>_internal.h
+    for header in (ROOT / "out").glob("cubind_*_api.h"):
         expected.add("cubind/include/" + header.name)
+    assert not [n for n in names if n.endswith("_internal.h")]
     assert set(names) == expected
     assert "cubind/__init__.py" in names
     # a typing stub for every face of every module (out/*.pyi: driver, cu,
@@ -358,7 +360,8 @@ def test_get_include(venv, tmp_path):
     assert info["dir"] is not None, \
         "cubind.get_include() is missing (see packaging/README.md for the lines to add)"
     assert os.path.samefile(info["dir"], os.path.join(os.path.dirname(info["file"]), "include"))
-    assert info["headers"] == sorted(p.name for p in (ROOT / "out").glob("*.h"))
+    # the C API headers; a module's <module>_internal.h is not one
+    assert info["headers"] == sorted(p.name for p in (ROOT / "out").glob("cubind_*_api.h"))
 
 
 def test_cubind_command_is_installed(venv, tmp_path):
