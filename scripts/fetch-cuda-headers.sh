@@ -1,7 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# Fetch cuda.h and cudaTypedefs.h of older CUDA releases from Debian's
-# non-free nvidia-cuda-dev package, for `cubind abi-diff` and the ABI tests.
+# Fetch the driver's and the runtime's headers of older CUDA releases (cuda.h,
+# cudaTypedefs.h, cuda_runtime_api.h and the headers it and gen/runtime.rules'
+# bind-header files include) from Debian's non-free nvidia-cuda-dev package,
+# for `cubind manifest`, `cubind abi-diff` and the ABI tests.
 #
 # Usage: scripts/fetch-cuda-headers.sh [11.8|12.4|all]   (default: all)
 #   stdout: one line per release, "<release> <include dir>"
@@ -10,8 +12,12 @@
 #   11.8: nvidia-cuda-dev from bookworm non-free (CUDA_VERSION 11080)
 #   12.4: nvidia-cuda-dev from trixie non-free   (CUDA_VERSION 12040)
 #
-# Headers land in $CUBIND_CACHE/cuda-headers/<release>/include/, with the
-# exact Debian version in .../<release>/VERSION. apt runs with a private
+# Headers land in $CUBIND_CACHE/cuda-headers/<release>/include/ (crt/ below
+# it as in a toolkit), with the exact Debian version in .../<release>/VERSION.
+# A cache an older copy of this script filled (cuda.h and cudaTypedefs.h
+# only) is completed in place: the package is fetched again and the files
+# it lacked are added beside the ones there, each renamed into place, so a
+# reader of the old files never sees them missing. apt runs with a private
 # configuration under the cache; the system's apt sources are not touched.
 # The .deb files are large (~0.8-0.9 GB each) and are deleted once the
 # headers are extracted (CUBIND_KEEP_DEB=1 keeps them).
@@ -27,9 +33,21 @@ HDRS=$CACHE/cuda-headers
 # The private apt configuration (cuda_apt_config) and its mirror.
 . "$(dirname "$0")/cuda-apt.sh"
 PKG=nvidia-cuda-dev
-# Members of the package's data.tar that are extracted. cuda.h needs only
-# the C library headers; cudaTypedefs.h includes cuda.h.
-MEMBERS="./usr/include/cuda.h ./usr/include/cudaTypedefs.h"
+# The headers extracted, relative to the package's ./usr/include. cuda.h
+# needs only the C library headers; cudaTypedefs.h includes cuda.h.
+DRIVER_HEADERS="cuda.h cudaTypedefs.h"
+# cuda_runtime_api.h, gen/runtime.rules' bind-header files and every header
+# they include (the same list in 11.8, 12.4 and 13.0; the GL, EGL and VDPAU
+# headers the interop ones include are runtime/interop's stand-ins).
+RUNTIME_HEADERS="cuda_runtime_api.h driver_types.h device_types.h vector_types.h
+surface_types.h texture_types.h library_types.h cuda_profiler_api.h
+cuda_gl_interop.h cuda_egl_interop.h cuda_vdpau_interop.h builtin_types.h
+cuda_device_runtime_api.h cuda_runtime.h channel_descriptor.h cudart_platform.h
+driver_functions.h vector_functions.h vector_functions.hpp crt/host_config.h
+crt/host_defines.h"
+# Members of the package's data.tar that are extracted.
+MEMBERS=
+for h in $DRIVER_HEADERS $RUNTIME_HEADERS; do MEMBERS="$MEMBERS ./usr/include/$h"; done
 
 log() { printf '%s\n' "fetch-cuda-headers: $*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -74,7 +92,7 @@ fi
 # check_headers <release> <root>: <root>/include holds good headers.
 check_headers() {
     inc=$2/include
-    for f in cuda.h cudaTypedefs.h; do
+    for f in $DRIVER_HEADERS $RUNTIME_HEADERS; do
         [ -s "$inc/$f" ] || { log "$1: $inc/$f missing"; return 1; }
     done
     want=$(cuda_version_of "$1")
@@ -87,13 +105,31 @@ check_headers() {
     return 0
 }
 
-# parse_check <release> <root>: both headers parse standalone as C.
+# parse_check <release> <root>: the headers parse standalone as C (those
+# that include no graphics header).
 parse_check() {
-    for f in cuda.h cudaTypedefs.h; do
+    for f in cuda.h cudaTypedefs.h cuda_runtime_api.h cuda_profiler_api.h; do
         printf '#include <%s>\n' "$f" \
             | "$CHECK_CC" -fsyntax-only -x c -I "$2/include" - >&2 \
             || { log "$1: $f does not parse standalone with $CHECK_CC"; return 1; }
     done
+}
+
+# install_headers <new root> <dest>: <dest> becomes <new root>. An existing
+# <dest> (an older layout, or a broken one) keeps its folder: every new file
+# is renamed over its place one by one, VERSION last.
+install_headers() {
+    if [ ! -d "$2/include" ]; then
+        rm -rf "$2"
+        mv "$1" "$2"
+        return
+    fi
+    mkdir -p "$2/include/crt"
+    for h in $DRIVER_HEADERS $RUNTIME_HEADERS; do
+        mv -f "$1/include/$h" "$2/include/$h"
+    done
+    mv -f "$1/SOURCE" "$2/SOURCE"
+    mv -f "$1/VERSION" "$2/VERSION"
 }
 
 fetch_release() {
@@ -142,7 +178,7 @@ fetch_release() {
     tmp=$HDRS/.tmp.$rel.$$
     rm -rf "$tmp"
     mkdir -p "$tmp/root"
-    log "$rel: extracting $MEMBERS"
+    log "$rel: extracting $(echo $MEMBERS | wc -w) headers"
     t0=$(date +%s)
     # --occurrence=1: tar stops once every member has been found, which
     # spares decompressing the rest (the static libraries) of the package.
@@ -156,9 +192,9 @@ fetch_release() {
         die "$rel: could not extract the headers from $deb"
     fi
     log "$rel: extraction took $(($(date +%s) - t0))s"
-    mkdir -p "$tmp/out/include"
-    for m in $MEMBERS; do
-        cp "$tmp/root/$m" "$tmp/out/include/"
+    mkdir -p "$tmp/out/include/crt"
+    for h in $DRIVER_HEADERS $RUNTIME_HEADERS; do
+        cp "$tmp/root/usr/include/$h" "$tmp/out/include/$h"
     done
     printf '%s\n' "$version" >"$tmp/out/VERSION"
     printf 'package: %s\nversion: %s\nsuite: %s non-free amd64\nfilename: %s\nsize: %s\nsha256: %s\n' \
@@ -167,8 +203,7 @@ fetch_release() {
         rm -rf "$tmp"
         die "$rel: headers from $PKG $version failed the checks"
     fi
-    rm -rf "$dest"
-    mv "$tmp/out" "$dest"
+    install_headers "$tmp/out" "$dest"
     rm -rf "$tmp"
     if [ "${CUBIND_KEEP_DEB:-0}" != 1 ]; then
         rm -f "$deb"
