@@ -92,17 +92,19 @@ def _fetch(release):
     return _fetched.get(release)
 
 
-def release_include(release):
-    """The include dir of an older release; skips only when the configured
-    dir lacks cuda.h and the fetch script fails."""
+def release_include(release, header="cuda.h"):
+    """The include dir of an older release holding `header` (cuda.h, or the
+    runtime's cuda_runtime_api.h, which a cache filled by an older fetch
+    script lacks); skips only when the configured dir lacks it and the
+    fetch script fails."""
     d = config_value("cuda_include_" + release.replace(".", "_"), "")
-    if d and os.path.isfile(os.path.join(d, "cuda.h")):
+    if d and os.path.isfile(os.path.join(d, header)):
         return d
     d = _fetch(release)
-    if d and os.path.isfile(os.path.join(d, "cuda.h")):
+    if d and os.path.isfile(os.path.join(d, header)):
         return d
-    pytest.skip("no CUDA %s headers: build/config.ninja has none and "
-                "scripts/fetch-cuda-headers.sh failed: %s" % (release, _fetched.get("error")))
+    pytest.skip("no CUDA %s %s: build/config.ninja has none and "
+                "scripts/fetch-cuda-headers.sh failed: %s" % (release, header, _fetched.get("error")))
 
 
 def header_version(include):
@@ -220,6 +222,6 @@ def check_saved_manifest(saved, header, tmp_path, *extra):
     if json.loads(old)["inputs_fnv1a64"] != json.loads(new)["inputs_fnv1a64"]:
         pytest.skip("%s differs from the header abi/%s was made from" % (header, os.path.basename(saved)))
     assert new == old, ("regenerating %s changed it although its header did not change; run "
-                        "`build/cubind manifest --header %s --out %s` only if the change is "
-                        "intended" % (saved, header, saved))
+                        "`build/cubind manifest --header %s --out %s%s` only if the change is "
+                        "intended" % (saved, header, saved, "".join(" " + a for a in extra)))
     return json.loads(new)
