@@ -15,8 +15,10 @@
  *    input count, or an in/out `size_t *num<Name>`), `char *` with a
  *    len/length parameter an output byte string, else one output value;
  *  - `const char **` an output string, `void **` an output address (or an
- *    array of addresses when a count pairs with it), `const T **` (T a
- *    handle or struct) a driver-owned array whose count is an output;
+ *    array of addresses when a count pairs with it), `void *const *` and
+ *    `const void *const *` an input array of addresses (counted),
+ *    `const T **` (T a handle or struct) a driver-owned array whose count
+ *    is an output;
  *  - `char *` counted by an in/out size (a rule pairs them): a writable
  *    buffer the caller provides, which must hold that many bytes;
  *  - anything else is unsupported, and so is its function.
@@ -233,6 +235,23 @@ static cb_shape pointer_to_pointer(const cb_model *m, const cb_facts *facts, con
         elem->spelling = "const char *";
         pc->value = elem;
         pc->elem = EK_CSTRING;
+        return SH_IN_ARRAY;
+    }
+    if (inner->is_const && target->kind == TY_VOID) {
+        /* void *const * or const void *const *: addresses the library
+         * only reads (cudaMemcpyBatchAsync's dsts and srcs), an input
+         * array when counted, each element what a void ** array takes */
+        pc->count_index = paired_count(f, facts, p);
+        if (pc->count_index < 0 || f->params[pc->count_index].type->kind != TY_INT) {
+            pc->count_index = -1;
+            return SH_UNSUPPORTED;
+        }
+        cb_type *elem = model_alloc((cb_model *)m, sizeof *elem);
+        *elem = *inner;
+        elem->is_const = 0;
+        elem->spelling = target->is_const ? "const void *" : "void *";
+        pc->value = elem;
+        pc->elem = EK_POINTER;
         return SH_IN_ARRAY;
     }
     if (p->type->pointee->is_const)

@@ -34,7 +34,9 @@ def test_functions_bound_listed_missing(report):
     assert report["functions"] >= 280
     assert not report["missing"], report["missing"]
     assert set(report["listed"]) <= listed()
-    assert len(report["listed"]) <= 2
+    # only the private export tables (cudaMemcpyBatchAsync is bound since
+    # classify's rule for `void *const *` arrays)
+    assert report["listed"] == ["cudaGetExportTable"]
     assert report["rate"] >= 0.9, "exact function match rate %.3f" % report["rate"]
     assert len(report["differ"]) <= 1, report["differ"]
 
