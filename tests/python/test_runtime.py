@@ -255,6 +255,22 @@ def test_struct_classes(rt):
         e.width = "wide"
 
 
+def test_a_macro_naming_a_struct_is_its_class(rt):
+    """driver_types.h names cudaLaunchAttributeValue twice more with
+    macros (`#define cudaStreamAttrValue cudaLaunchAttributeValue`,
+    cudaKernelNodeAttrValue), as it names cudaLaunchAttributeID
+    (cudaStreamAttrID); cuda.bindings.runtime has those names, so the
+    module binds them to the same class, and its docstring lists only the
+    typedef."""
+    for name in ("cudaStreamAttrValue", "cudaKernelNodeAttrValue"):
+        assert getattr(rt, name) is rt.cudaLaunchAttributeValue, name
+    assert rt.cudaStreamAttrID is rt.cudaLaunchAttributeID
+    v = rt.cudaStreamAttrValue()
+    v.priority = 3
+    assert isinstance(v, rt.cudaLaunchAttributeValue) and v.priority == 3
+    assert "cudaStreamAttrValue" not in rt.cudaLaunchAttributeValue.__doc__
+
+
 def test_handle_classes(rt):
     s = rt.cudaStream_t(0x1234)
     assert int(s) == 0x1234
