@@ -583,14 +583,16 @@ static tv *interop_includes_value(const cb_model *m)
  * finds the table and the manifest alike: the header's and, for an API whose
  * rules name bind-header files (the runtime's), theirs; the driver's
  * manifest is cuda.h's alone, without its interop headers. And only
- * functions called through a PFN type, which return a status, a pointer
- * or a struct (an all-zero one when they raised). */
+ * functions called through a PFN type, which return a status, a pointer,
+ * a struct (all zero when the entry point raised), an integer (-1 then)
+ * or nothing. */
 static int capi_carries(const cb_function *f, const cb_classes *c, const cb_api *api)
 {
     if (f->interop && !api->nbind_headers)
         return 0;
-    if (f->ret->kind != TY_ENUM && f->ret->kind != TY_POINTER && f->ret->kind != TY_RECORD)
-        return 0; /* void or an integer: no value to report an exception with */
+    if (f->ret->kind != TY_ENUM && f->ret->kind != TY_POINTER && f->ret->kind != TY_RECORD &&
+        f->ret->kind != TY_INT && f->ret->kind != TY_VOID)
+        return 0; /* a float: no value to report an exception with */
     for (size_t k = 0; k < c->nfunctions; k++)
         if (c->functions[k].fn == f)
             return c->functions[k].callable; /* no PFN typedef: no type to call it through */
@@ -643,6 +645,9 @@ static tv *capi_entry_value(const cb_function *f, const cb_classes *c, const cb_
     tv_set_bool(e, "ret_status", f->ret->kind == TY_ENUM);
     /* any other struct returned by value: all zero when it raised */
     tv_set_bool(e, "ret_record", f->ret->kind == TY_RECORD && !field);
+    /* an integer: -1 when it raised; a void function: only the exception tells */
+    tv_set_bool(e, "ret_int", f->ret->kind == TY_INT);
+    tv_set_bool(e, "ret_void", f->ret->kind == TY_VOID);
     return e;
 }
 
