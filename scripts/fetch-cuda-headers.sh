@@ -5,19 +5,22 @@
 # bind-header files include) from Debian's non-free nvidia-cuda-dev package,
 # for `cubind manifest`, `cubind abi-diff` and the ABI tests.
 #
-# Usage: scripts/fetch-cuda-headers.sh [11.8|12.4|all]   (default: all)
-#   stdout: one line per release, "<release> <include dir>"
+# Usage: scripts/fetch-cuda-headers.sh [--runtime] [11.8|12.4|all]   (default: all)
+#   stdout: one line per release, "<release> <include dir>": the driver's
+#           (cuda.h), or with --runtime the runtime's (cuda_runtime_api.h)
 #   stderr: everything else
 #
 #   11.8: nvidia-cuda-dev from bookworm non-free (CUDA_VERSION 11080)
 #   12.4: nvidia-cuda-dev from trixie non-free   (CUDA_VERSION 12040)
 #
-# Headers land in $CUBIND_CACHE/cuda-headers/<release>/include/ (crt/ below
-# it as in a toolkit), with the exact Debian version in .../<release>/VERSION.
-# A cache an older copy of this script filled (cuda.h and cudaTypedefs.h
-# only) is completed in place: the package is fetched again and the files
-# it lacked are added beside the ones there, each renamed into place, so a
-# reader of the old files never sees them missing. apt runs with a private
+# Headers land in $CUBIND_CACHE/cuda-headers/<release>/: the driver's in
+# include/ (as always), the runtime's in runtime/include/ (crt/ below it as
+# in a toolkit; a folder of its own, so that `./configure --cuda-include
+# <release>/include` still builds no cubind.runtime from an older runtime
+# the 13 ABI does not fit), with the exact Debian version in
+# .../<release>/VERSION. A cache an older copy of this script filled
+# (include/ only) is completed: the package is fetched again and
+# runtime/include/ is added; include/ stays as it is. apt runs with a private
 # configuration under the cache; the system's apt sources are not touched.
 # The .deb files are large (~0.8-0.9 GB each) and are deleted once the
 # headers are extracted (CUBIND_KEEP_DEB=1 keeps them).
@@ -45,7 +48,8 @@ cuda_gl_interop.h cuda_egl_interop.h cuda_vdpau_interop.h builtin_types.h
 cuda_device_runtime_api.h cuda_runtime.h channel_descriptor.h cudart_platform.h
 driver_functions.h vector_functions.h vector_functions.hpp crt/host_config.h
 crt/host_defines.h"
-# Members of the package's data.tar that are extracted.
+# Members of the package's data.tar that are extracted: the driver's go to
+# include/, the runtime's to runtime/include/.
 MEMBERS=
 for h in $DRIVER_HEADERS $RUNTIME_HEADERS; do MEMBERS="$MEMBERS ./usr/include/$h"; done
 
@@ -53,7 +57,7 @@ log() { printf '%s\n' "fetch-cuda-headers: $*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
 usage() {
-    echo "usage: $0 [11.8|12.4|all]" >&2
+    echo "usage: $0 [--runtime] [11.8|12.4|all]" >&2
     exit 2
 }
 
@@ -73,6 +77,12 @@ cuda_version_of() {
     esac
 }
 
+# What stdout names: the driver's include/ or (--runtime) runtime/include/.
+RUNTIME_DIR=
+if [ "${1:-}" = --runtime ]; then
+    RUNTIME_DIR=runtime/
+    shift
+fi
 case ${1:-all} in
     all) RELEASES="11.8 12.4" ;;
     11.8 | 12.4) RELEASES=$1 ;;
@@ -89,11 +99,15 @@ if command -v flock >/dev/null 2>&1; then
     flock 9
 fi
 
-# check_headers <release> <root>: <root>/include holds good headers.
+# check_headers <release> <root>: <root>/include and <root>/runtime/include
+# hold good headers.
 check_headers() {
     inc=$2/include
-    for f in $DRIVER_HEADERS $RUNTIME_HEADERS; do
+    for f in $DRIVER_HEADERS; do
         [ -s "$inc/$f" ] || { log "$1: $inc/$f missing"; return 1; }
+    done
+    for f in $RUNTIME_HEADERS; do
+        [ -s "$2/runtime/include/$f" ] || { log "$1: $2/runtime/include/$f missing"; return 1; }
     done
     want=$(cuda_version_of "$1")
     got=$(sed -n 's/^#define[[:space:]]\{1,\}CUDA_VERSION[[:space:]]\{1,\}\([0-9]\{1,\}\).*/\1/p' "$inc/cuda.h" | head -n 1)
@@ -105,29 +119,32 @@ check_headers() {
     return 0
 }
 
-# parse_check <release> <root>: the headers parse standalone as C (those
-# that include no graphics header).
+# parse_check <release> <root>: the headers parse standalone as C, each
+# folder alone (the runtime's: those that include no graphics header).
 parse_check() {
-    for f in cuda.h cudaTypedefs.h cuda_runtime_api.h cuda_profiler_api.h; do
-        printf '#include <%s>\n' "$f" \
-            | "$CHECK_CC" -fsyntax-only -x c -I "$2/include" - >&2 \
+    for f in include/cuda.h include/cudaTypedefs.h runtime/include/cuda_runtime_api.h \
+        runtime/include/cuda_profiler_api.h; do
+        printf '#include <%s>\n' "$(basename "$f")" \
+            | "$CHECK_CC" -fsyntax-only -x c -I "$2/$(dirname "$f")" - >&2 \
             || { log "$1: $f does not parse standalone with $CHECK_CC"; return 1; }
     done
 }
 
 # install_headers <new root> <dest>: <dest> becomes <new root>. An existing
-# <dest> (an older layout, or a broken one) keeps its folder: every new file
-# is renamed over its place one by one, VERSION last.
+# <dest> (the older layout, or a broken one) keeps its include/ folder,
+# whose files are renamed over their places one by one (a reader never
+# finds one missing); runtime/ is replaced whole, VERSION last.
 install_headers() {
     if [ ! -d "$2/include" ]; then
         rm -rf "$2"
         mv "$1" "$2"
         return
     fi
-    mkdir -p "$2/include/crt"
-    for h in $DRIVER_HEADERS $RUNTIME_HEADERS; do
+    for h in $DRIVER_HEADERS; do
         mv -f "$1/include/$h" "$2/include/$h"
     done
+    rm -rf "$2/runtime"
+    mv "$1/runtime" "$2/runtime"
     mv -f "$1/SOURCE" "$2/SOURCE"
     mv -f "$1/VERSION" "$2/VERSION"
 }
@@ -192,9 +209,12 @@ fetch_release() {
         die "$rel: could not extract the headers from $deb"
     fi
     log "$rel: extraction took $(($(date +%s) - t0))s"
-    mkdir -p "$tmp/out/include/crt"
-    for h in $DRIVER_HEADERS $RUNTIME_HEADERS; do
+    mkdir -p "$tmp/out/include" "$tmp/out/runtime/include/crt"
+    for h in $DRIVER_HEADERS; do
         cp "$tmp/root/usr/include/$h" "$tmp/out/include/$h"
+    done
+    for h in $RUNTIME_HEADERS; do
+        cp "$tmp/root/usr/include/$h" "$tmp/out/runtime/include/$h"
     done
     printf '%s\n' "$version" >"$tmp/out/VERSION"
     printf 'package: %s\nversion: %s\nsuite: %s non-free amd64\nfilename: %s\nsize: %s\nsha256: %s\n' \
@@ -208,7 +228,7 @@ fetch_release() {
     if [ "${CUBIND_KEEP_DEB:-0}" != 1 ]; then
         rm -f "$deb"
     fi
-    log "$rel: $PKG $version -> $dest/include"
+    log "$rel: $PKG $version -> $dest/include, $dest/runtime/include"
 }
 
 for rel in $RELEASES; do
@@ -219,5 +239,5 @@ for rel in $RELEASES; do
         [ ! -d "$dest" ] || log "$rel: cached headers are not usable, fetching again"
         fetch_release "$rel"
     fi
-    printf '%s %s\n' "$rel" "$dest/include"
+    printf '%s %s\n' "$rel" "$dest/${RUNTIME_DIR}include"
 done

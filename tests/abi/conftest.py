@@ -75,11 +75,16 @@ def cuda_include():
 _fetched = {}
 
 
-def _fetch(release):
-    if not _fetched:
+def _fetch(release, runtime=False):
+    """The include dir scripts/fetch-cuda-headers.sh prints for release:
+    the driver's, or (runtime) the runtime's runtime/include/. The script
+    runs once per kind and session; its error is kept for the skip."""
+    key = "runtime" if runtime else "driver"
+    if key not in _fetched:
+        found = _fetched[key] = {}
         script = os.path.join(REPO, "scripts", "fetch-cuda-headers.sh")
         try:
-            p = run([script, "all"], timeout=1800)
+            p = run([script] + (["--runtime"] if runtime else []) + ["all"], timeout=1800)
         except (OSError, subprocess.TimeoutExpired) as e:
             _fetched["error"] = str(e)
         else:
@@ -88,23 +93,32 @@ def _fetch(release):
             for line in p.stdout.splitlines():
                 parts = line.split(" ", 1)
                 if len(parts) == 2:
-                    _fetched[parts[0]] = parts[1]
-    return _fetched.get(release)
+                    found[parts[0]] = parts[1]
+    return _fetched[key].get(release)
 
 
-def release_include(release, header="cuda.h"):
-    """The include dir of an older release holding `header` (cuda.h, or the
-    runtime's cuda_runtime_api.h, which a cache filled by an older fetch
-    script lacks); skips only when the configured dir lacks it and the
-    fetch script fails."""
+def release_include(release):
+    """The include dir of an older release's cuda.h; skips only when the
+    configured dir lacks cuda.h and the fetch script fails."""
     d = config_value("cuda_include_" + release.replace(".", "_"), "")
-    if d and os.path.isfile(os.path.join(d, header)):
+    if d and os.path.isfile(os.path.join(d, "cuda.h")):
         return d
     d = _fetch(release)
-    if d and os.path.isfile(os.path.join(d, header)):
+    if d and os.path.isfile(os.path.join(d, "cuda.h")):
         return d
-    pytest.skip("no CUDA %s %s: build/config.ninja has none and "
-                "scripts/fetch-cuda-headers.sh failed: %s" % (release, header, _fetched.get("error")))
+    pytest.skip("no CUDA %s headers: build/config.ninja has none and "
+                "scripts/fetch-cuda-headers.sh failed: %s" % (release, _fetched.get("error")))
+
+
+def release_runtime_include(release):
+    """The folder of an older release's cuda_runtime_api.h (the fetch
+    script's runtime/include/, apart from cuda.h's); skips only when the
+    script fails."""
+    d = _fetch(release, runtime=True)
+    if d and os.path.isfile(os.path.join(d, "cuda_runtime_api.h")):
+        return d
+    pytest.skip("no CUDA %s runtime headers: scripts/fetch-cuda-headers.sh --runtime "
+                "failed: %s" % (release, _fetched.get("error")))
 
 
 def header_version(include):

@@ -16,7 +16,7 @@ import sys
 import pytest
 
 from conftest import (BUILD_PY, CUBIND, EXT_SUFFIX, REPO, api_header, check_saved_manifest,
-                      release_include, run)
+                      release_runtime_include, run)
 
 SAVED = os.path.join(REPO, "abi", "runtime-13.0.json")
 RULES = os.path.join(REPO, "gen", "runtime.rules")
@@ -25,10 +25,10 @@ RULES = os.path.join(REPO, "gen", "runtime.rules")
 def runtime_header(release):
     """cuda_runtime_api.h of a release: 13.0's is the one configure
     generated cubind.runtime from, 11.8's and 12.4's the fetched ones
-    (scripts/fetch-cuda-headers.sh)."""
+    (scripts/fetch-cuda-headers.sh --runtime)."""
     if release == "13.0":
         return api_header("runtime")
-    return os.path.join(release_include(release, "cuda_runtime_api.h"), "cuda_runtime_api.h")
+    return os.path.join(release_runtime_include(release), "cuda_runtime_api.h")
 
 
 @pytest.mark.parametrize("release", ["11.8", "12.4", "13.0"])
