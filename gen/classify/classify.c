@@ -15,8 +15,10 @@
  *    input count, or an in/out `size_t *num<Name>`), `char *` with a
  *    len/length parameter an output byte string, else one output value;
  *  - `const char **` an output string, `void **` an output address (or an
- *    array of addresses when a count pairs with it), `const T **` (T a
- *    handle or struct) a driver-owned array whose count is an output;
+ *    array of addresses when a count pairs with it), `void *const *` and
+ *    `const void *const *` an input array of addresses (counted),
+ *    `const T **` (T a handle or struct) a driver-owned array whose count
+ *    is an output;
  *  - `char *` counted by an in/out size (a rule pairs them): a writable
  *    buffer the caller provides, which must hold that many bytes;
  *  - anything else is unsupported, and so is its function.
@@ -213,28 +215,43 @@ static int is_char(const cb_type *t)
            !strstr(t->canon, "unsigned");
 }
 
+/* An input array of what `T *const *` p points at, counted by an integer
+ * parameter: SH_IN_ARRAY with elements of kind ek and C type `spelling`
+ * (T * without the const), or SH_UNSUPPORTED when no count pairs with p. */
+static cb_shape counted_input_array(const cb_model *m, const cb_facts *facts, const cb_function *f,
+                                    const cb_param *p, cb_pclass *pc, cb_ekind ek,
+                                    const char *spelling)
+{
+    pc->count_index = paired_count(f, facts, p);
+    if (pc->count_index < 0 || f->params[pc->count_index].type->kind != TY_INT) {
+        pc->count_index = -1;
+        return SH_UNSUPPORTED;
+    }
+    cb_type *elem = model_alloc((cb_model *)m, sizeof *elem);
+    *elem = *p->type->pointee;
+    elem->is_const = 0;
+    elem->spelling = spelling;
+    pc->value = elem;
+    pc->elem = ek;
+    return SH_IN_ARRAY;
+}
+
 /* Shape of a `T **` parameter; is_in: an `in` rule names it. */
 static cb_shape pointer_to_pointer(const cb_model *m, const cb_facts *facts, const cb_function *f,
                                    const cb_param *p, cb_pclass *pc, int is_in)
 {
     const cb_type *inner = p->type->pointee;   /* T * */
     const cb_type *target = inner->pointee;    /* T */
-    if ((inner->is_const || is_in) && is_char(target) && target->is_const) {
+    if ((inner->is_const || is_in) && is_char(target) && target->is_const)
         /* const char *const * (or const char ** an `in` rule names): an
          * input array of strings when counted */
-        pc->count_index = paired_count(f, facts, p);
-        if (pc->count_index < 0 || f->params[pc->count_index].type->kind != TY_INT) {
-            pc->count_index = -1;
-            return SH_UNSUPPORTED;
-        }
-        cb_type *elem = model_alloc((cb_model *)m, sizeof *elem);
-        *elem = *inner;
-        elem->is_const = 0;
-        elem->spelling = "const char *";
-        pc->value = elem;
-        pc->elem = EK_CSTRING;
-        return SH_IN_ARRAY;
-    }
+        return counted_input_array(m, facts, f, p, pc, EK_CSTRING, "const char *");
+    if (inner->is_const && target->kind == TY_VOID)
+        /* void *const * or const void *const *: addresses the library
+         * only reads (cudaMemcpyBatchAsync's dsts and srcs), an input
+         * array when counted, each element what a void ** array takes */
+        return counted_input_array(m, facts, f, p, pc, EK_POINTER,
+                                   target->is_const ? "const void *" : "void *");
     if (p->type->pointee->is_const)
         return SH_UNSUPPORTED;
     if (is_char(target) && target->is_const) {

@@ -83,7 +83,9 @@ typedef struct {
     size_t nitems;
     const char **aliases;  /* every further typedef name of this enum, in header
                               order, each once and never `name`: `typedef
-                              CUlaunchAttributeID CUstreamAttrID;` */
+                              CUlaunchAttributeID CUstreamAttrID;`, then the
+                              macros naming it (`#define cudaStreamAttrID
+                              cudaLaunchAttributeID`) */
     size_t naliases;
     const char *doc;
 } cb_enum;
@@ -108,8 +110,11 @@ typedef struct {
     long long size, align;
     cb_field *fields;
     size_t nfields;
-    const char **aliases;  /* every typedef name of this record */
+    const char **aliases;  /* every typedef name of this record, then the
+                              macros naming it (`#define cudaStreamAttrValue
+                              cudaLaunchAttributeValue`) */
     size_t naliases;
+    size_t nmacro_aliases; /* how many of the aliases, the last ones, are macros */
     const char *doc;
 } cb_record;
 

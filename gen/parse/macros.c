@@ -264,27 +264,39 @@ static void defer(parser *P, CXCursor c)
     P->pending_macros[P->npending_macros++] = c;
 }
 
-/* `#define NAME ENUM` naming an enum already parsed (by its name, tag or
- * an alias): NAME becomes one more alias of it
- * (`#define cudaStreamAttrID cudaLaunchAttributeID`); 0 when ENUM names
- * no enum. */
-static int enum_macro_alias(parser *P, const char *name, const char *target)
+/* Whether target is name, tag or one of the n aliases. */
+static int names_type(const char *target, const char *name, const char *tag,
+                      const char *const *aliases, size_t n)
+{
+    if (strcmp(name, target) == 0 || (tag && strcmp(tag, target) == 0))
+        return 1;
+    for (size_t a = 0; a < n; a++)
+        if (strcmp(aliases[a], target) == 0)
+            return 1;
+    return 0;
+}
+
+/* `#define NAME TYPE` naming an enum, or a top-level struct or union,
+ * already parsed (by its name, tag or an alias): NAME becomes one more
+ * alias of it (`#define cudaStreamAttrID cudaLaunchAttributeID`, `#define
+ * cudaStreamAttrValue cudaLaunchAttributeValue`), as a typedef would; 0
+ * when TYPE names none. */
+static int type_macro_alias(parser *P, const char *name, const char *target)
 {
     cb_model *m = P->model;
     for (size_t i = 0; i < m->nenums; i++) {
         cb_enum *e = &m->enums[i];
-        int hit = strcmp(e->name, target) == 0 || strcmp(e->tag, target) == 0;
-        for (size_t a = 0; a < e->naliases && !hit; a++)
-            hit = strcmp(e->aliases[a], target) == 0;
-        if (!hit)
-            continue;
-        for (size_t a = 0; a < e->naliases; a++)
-            if (strcmp(e->aliases[a], name) == 0)
-                return 1;
-        size_t cap = e->naliases; /* aliases grow one at a time: capacity == count */
-        const char **slot = ARENA_PUSH(P->arena, e->aliases, e->naliases, cap);
-        *slot = name;
-        return 1;
+        if (names_type(target, e->name, e->tag, e->aliases, e->naliases)) {
+            px_add_alias(P, &e->aliases, &e->naliases, name);
+            return 1;
+        }
+    }
+    for (size_t i = 0; i < m->nrecords; i++) {
+        cb_record *r = &m->records[i];
+        if (!r->is_nested && names_type(target, r->name, r->tag, r->aliases, r->naliases)) {
+            r->nmacro_aliases += (size_t)px_add_alias(P, &r->aliases, &r->naliases, name);
+            return 1;
+        }
     }
     return 0;
 }
@@ -302,7 +314,7 @@ static enum outcome evaluate(parser *P, CXCursor c)
     /* one identifier after the name: another name of an enum, of a value
      * (evaluated below), or of a function (`#define cuMemAlloc cuMemAlloc_v2`) */
     int one_name = n == 2 && clang_getTokenKind(toks[1]) == CXToken_Identifier;
-    if (one_name && enum_macro_alias(P, name, tok(&s, 1))) {
+    if (one_name && type_macro_alias(P, name, tok(&s, 1))) {
         r = TAKEN;
     } else if (one_name && !names_value(P->model, tok(&s, 1)) && strncmp(name, "cu", 2) == 0 &&
                strncmp(tok(&s, 1), "cu", 2) == 0) {

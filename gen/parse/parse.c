@@ -158,12 +158,7 @@ static void enum_typedef(parser *P, cb_enum *e, const char *name)
     }
     if (strcmp(e->name, name) == 0)
         return;
-    for (size_t a = 0; a < e->naliases; a++)
-        if (strcmp(e->aliases[a], name) == 0)
-            return; /* C11 allows repeating a typedef */
-    size_t cap = e->naliases; /* aliases grow one at a time: capacity == count */
-    const char **slot = ARENA_PUSH(P->arena, e->aliases, e->naliases, cap);
-    *slot = name;
+    px_add_alias(P, &e->aliases, &e->naliases, name);
 }
 
 static void parse_typedef(parser *P, CXCursor c)

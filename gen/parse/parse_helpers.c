@@ -13,6 +13,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ---- names --------------------------------------------------------------- */
+
+int px_add_alias(parser *P, const char ***aliases, size_t *n, const char *name)
+{
+    for (size_t a = 0; a < *n; a++)
+        if (strcmp((*aliases)[a], name) == 0)
+            return 0;
+    size_t cap = *n; /* aliases grow one at a time: capacity == count */
+    const char **slot = ARENA_PUSH(P->arena, *aliases, *n, cap);
+    *slot = name;
+    return 1;
+}
+
 /* ---- small libclang helpers ------------------------------------------- */
 
 const char *px_str(parser *P, CXString s)

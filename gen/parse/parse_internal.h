@@ -83,6 +83,10 @@ const char *px_doc(parser *P, CXCursor c);
 void px_location(parser *P, CXCursor c, const char **file, unsigned *line);
 /* Direct children of c in a malloc'ed array the caller frees. */
 size_t px_children(parser *P, CXCursor c, CXCursor **out);
+/* Appends name to the aliases (*aliases, *n: an enum's or a record's, grown
+ * one at a time) unless it is one already (C11 allows repeating a typedef);
+ * 1 when it was appended. */
+int px_add_alias(parser *P, const char ***aliases, size_t *n, const char *name);
 int px_check_model(parser *P, char *err, size_t errlen);
 
 /* records.c: a struct/union definition (and those nested in it); returns its

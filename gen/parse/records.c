@@ -30,9 +30,7 @@ void px_record_alias(parser *P, CXCursor decl, const char *typedef_name)
     if (idx < 0)
         return;
     cb_record *r = &P->model->records[idx];
-    size_t cap = r->naliases; /* aliases grow one at a time: capacity == count */
-    const char **slot = ARENA_PUSH(P->arena, r->aliases, r->naliases, cap);
-    *slot = typedef_name;
+    px_add_alias(P, &r->aliases, &r->naliases, typedef_name);
     if (!*r->tag && r->naliases == 1)
         r->name = typedef_name;
 }

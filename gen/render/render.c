@@ -569,8 +569,6 @@ static char *capi_prefix(const cb_api *api)
     return upper;
 }
 
-/* One entry per function of the header: its parameter declarations and
- * call arguments as cuda.h spells them, and its ABI signature (abi.h). */
 /* The headers generated C includes after cuda.h when interop headers are
  * bound (model.h: interop_includes), each {name}; an empty list without. */
 static tv *interop_includes_value(const cb_model *m)
@@ -584,45 +582,121 @@ static tv *interop_includes_value(const cb_model *m)
     return list;
 }
 
-static tv *capi_value(const cb_model *m, const cb_classes *c, const cb_api *api)
+/* Whether the C API carries function f: the functions the API's manifest
+ * reads (`cubind manifest`, gen/abi/abi_cmd.c), so that `cubind abi-check`
+ * finds the table and the manifest alike: the header's and, for an API whose
+ * rules name bind-header files (the runtime's), theirs; the driver's
+ * manifest is cuda.h's alone, without its interop headers. And only
+ * functions called through a PFN type, which return a status, a pointer,
+ * a struct (all zero when the entry point raised), an integer (-1 then)
+ * or nothing. */
+static int capi_carries(const cb_function *f, const cb_classes *c, const cb_api *api)
+{
+    if (f->interop && !api->nbind_headers)
+        return 0;
+    if (f->ret->kind != TY_ENUM && f->ret->kind != TY_POINTER && f->ret->kind != TY_RECORD &&
+        f->ret->kind != TY_INT && f->ret->kind != TY_VOID)
+        return 0; /* a float: no value to report an exception with */
+    for (size_t k = 0; k < c->nfunctions; k++)
+        if (c->functions[k].fn == f)
+            return c->functions[k].callable; /* no PFN typedef: no type to call it through */
+    return 0;
+}
+
+/* The consumer header's guard word of a bind-header file: its name in upper
+ * case, every other character '_' ("cuda_gl_interop.h": CUDA_GL_INTEROP_H). */
+static char *capi_guard(const char *file)
+{
+    char *g = strdup(path_base(file));
+    if (!g)
+        arena_oom();
+    for (char *p = g; *p; p++)
+        *p = isalnum((unsigned char)*p) ? (char)toupper((unsigned char)*p) : '_';
+    return g;
+}
+
+/* The file declaring f when that is a bind-header file, else "". */
+static const char *capi_file(const cb_function *f)
+{
+    return f->interop && f->file ? path_base(f->file) : "";
+}
+
+/* One function of the C API: its parameter declarations and call
+ * arguments as the header spells them, its ABI signature sig (abi.h). */
+static tv *capi_entry_value(const cb_function *f, const cb_classes *c, const cb_api *api,
+                            const char *sig)
+{
+    int field = f->ret->kind == TY_RECORD && api->result_record && f->ret->name &&
+                strcmp(f->ret->name, api->result_record) == 0;
+    int keep_gil = 0;
+    for (size_t k = 0; k < c->nfunctions; k++)
+        if (c->functions[k].fn == f)
+            keep_gil = c->functions[k].supported && c->functions[k].keep_gil;
+    tv *e = tv_map();
+    tv_set_str(e, "name", f->name);
+    tv_set_str(e, "proc_name", f->proc_name);
+    tv_set_int(e, "version", f->proc_version);
+    tv_set(e, "cparams", c_params_value(f));
+    tv_set(e, "signature", c_string_literal(sig));
+    tv_set_bool(e, "keep_gil", keep_gil);
+    /* the result enum, or a pointer (an error-string function): what
+     * the entry point returns, and when it raised */
+    tv_set_str(e, "ret", f->ret->spelling);
+    tv_set_bool(e, "ret_pointer", f->ret->kind == TY_POINTER);
+    /* a result-field struct: the sentinel status in its field */
+    tv_set_bool(e, "ret_field", field);
+    tv_set_str(e, "ret_field_name", field ? api->result_field : "");
+    tv_set_bool(e, "ret_status", f->ret->kind == TY_ENUM);
+    /* any other struct returned by value: all zero when it raised */
+    tv_set_bool(e, "ret_record", f->ret->kind == TY_RECORD && !field);
+    /* an integer: -1 when it raised; a void function: only the exception tells */
+    tv_set_bool(e, "ret_int", f->ret->kind == TY_INT);
+    tv_set_bool(e, "ret_void", f->ret->kind == TY_VOID);
+    return e;
+}
+
+/* The C API's functions (capi_carries), grouped by the file declaring
+ * them: [{file, guard, guarded, entries}], first the header's own
+ * (guarded false, file ""), then one group per bind-header file in the
+ * order the header's model first names it. The module's table holds every
+ * group; the consumer header declares a guarded group's functions, and
+ * includes its file, only when the extension defines
+ * CUBIND_<MODULE>_API_WITH_<guard> (its file may need headers the
+ * toolkit lacks: cuda_gl_interop.h includes GL/gl.h). */
+static tv *capi_groups_value(const cb_model *m, const cb_classes *c, const cb_api *api)
 {
     char **sigs = abi_signatures(m);
-    tv *list = tv_list();
+    /* the files, "" first; a model's functions come from its header and
+     * at most api->nbind_headers files */
+    const char *files[CB_API_MAX_LIBS + 2] = {""};
+    size_t nfiles = 1;
     for (size_t i = 0; i < m->nfunctions; i++) {
-        const cb_function *f = &m->functions[i];
-        int field = f->ret->kind == TY_RECORD && api->result_record && f->ret->name &&
-                    strcmp(f->ret->name, api->result_record) == 0;
-        if (f->ret->kind != TY_ENUM && f->ret->kind != TY_POINTER && !field)
-            continue; /* no value to report an exception with */
-        if (f->interop)
-            continue; /* the C API is cuda.h's: a consumer includes nothing else */
-        int keep_gil = 0, callable = 0;
-        for (size_t k = 0; k < c->nfunctions; k++)
-            if (c->functions[k].fn == f) {
-                keep_gil = c->functions[k].supported && c->functions[k].keep_gil;
-                callable = c->functions[k].callable;
-            }
-        if (!callable)
-            continue; /* no PFN typedef: no type to call it through (unsupported.txt) */
-        tv *e = tv_map();
-        tv_set_str(e, "name", f->name);
-        tv_set_str(e, "proc_name", f->proc_name);
-        tv_set_int(e, "version", f->proc_version);
-        tv_set(e, "cparams", c_params_value(f));
-        tv_set(e, "signature", c_string_literal(sigs[i]));
-        tv_set_bool(e, "keep_gil", keep_gil);
-        /* the result enum, or a pointer (an error-string function): what
-         * the entry point returns, and when it raised */
-        tv_set_str(e, "ret", f->ret->spelling);
-        tv_set_bool(e, "ret_pointer", f->ret->kind == TY_POINTER);
-        /* a result-field struct: the sentinel status in its field */
-        tv_set_bool(e, "ret_field", field);
-        tv_set_str(e, "ret_field_name", field ? api->result_field : "");
-        tv_set_bool(e, "ret_status", f->ret->kind == TY_ENUM);
-        tv_push(list, e);
+        const char *file = capi_file(&m->functions[i]);
+        size_t k = 0;
+        while (k < nfiles && strcmp(files[k], file) != 0)
+            k++;
+        if (k == nfiles && nfiles < sizeof files / sizeof *files &&
+            capi_carries(&m->functions[i], c, api))
+            files[nfiles++] = file;
+    }
+    tv *groups = tv_list();
+    for (size_t g = 0; g < nfiles; g++) {
+        tv *entries = tv_list();
+        for (size_t i = 0; i < m->nfunctions; i++)
+            if (capi_carries(&m->functions[i], c, api) &&
+                strcmp(capi_file(&m->functions[i]), files[g]) == 0)
+                tv_push(entries, capi_entry_value(&m->functions[i], c, api, sigs[i]));
+        tv *gv = tv_map();
+        char *guard = capi_guard(files[g]);
+        tv_set_str(gv, "file", files[g]);
+        tv_set_str(gv, "guard", guard);
+        tv_set_bool(gv, "guarded", g > 0);
+        tv_set(gv, "entries", entries);
+        free(guard);
+        tv_push(groups, gv);
     }
     abi_signatures_free(sigs, m->nfunctions);
-    return list;
+    return groups;
 }
 
 /* ---- struct layout checks -------------------------------------------------- */
@@ -713,9 +787,8 @@ static void capi_api_value(tv *root, const cb_model *m, const cb_classes *c, con
     tv_set_str(root, "module", api->dropin ? api->dropin : api->raising);
     tv_set_str(root, "result_type", api->result);
     tv_set_str(root, "capi_sentinel", api->capi_sentinel);
-    tv *capi = capi_value(m, c, api);
     tv_set_str(root, "capi_example", m->nfunctions ? m->functions[0].name : "");
-    tv_set(root, "capi", capi);
+    tv_set(root, "capi_groups", capi_groups_value(m, c, api));
     long long nrecords = 0, nfields = 0;
     tv_set(root, "layouts", layout_records(m, 0, &nrecords, &nfields));
 }

@@ -194,8 +194,8 @@ tv *structs_value(const cb_model *m, const cb_classes *c)
          * its size and the header's documentation, if kept */
         tv_set_bool(rv, "is_union", r->is_union);
         tv_set_str(rv, "c_tag", *r->tag ? r->tag : r->name);
-        tv *typedefs = tv_list();
-        for (size_t a = 0; a < r->naliases; a++)
+        tv *typedefs = tv_list(); /* the typedefs only, not the macros naming it */
+        for (size_t a = 0; a + r->nmacro_aliases < r->naliases; a++)
             tv_push(typedefs, tv_str(r->aliases[a]));
         tv_set(rv, "typedefs", typedefs);
         tv_set_int(rv, "doc_size", r->size);

@@ -3,7 +3,7 @@
 
     cubind                      what this installation is and what it finds
     cubind --include            the folder of the C API headers (for -I)
-    cubind abi-check [MANIFEST...] [--json]
+    cubind abi-check [MANIFEST...] [--module NAME] [--json]
 
 The report: cubind's version and the CUDA release the bindings were
 generated from; the driver loaded (path, version, devices) or why none
@@ -17,11 +17,13 @@ table (``cubind.driver._abi_signatures()``) and checks it against the
 running driver (every entry point resolves through cuGetProcAddress at its
 ABI version) and against ABI manifests (``cubind manifest``, the header a
 C extension was compiled with: ``abi/`` of the source tree has one per
-supported release). Exit status 0: no drift; 1: drift (an entry point the
+supported release). ``--module runtime`` (``nvrtc``, ...) reads that
+module's table instead, checked against manifests only (``abi/runtime-*.json``). Exit status 0: no drift; 1: drift (an entry point the
 driver lacks, a function of a manifest missing or changed); 2: usage or
 input error, or nothing checked (no driver and no manifest).
 """
 import argparse
+import importlib
 import json
 import os
 import re
@@ -241,9 +243,15 @@ def check_manifest(signatures: dict[str, str], recorded: dict[str, str]) -> dict
     }
 
 
-def abi_check(manifests: typing.Sequence[str], as_json: bool) -> int:
-    signatures = driver._abi_signatures()
-    result: dict[str, typing.Any] = {"entries": len(signatures), "manifests": {}}
+def abi_check(manifests: typing.Sequence[str], as_json: bool, module: str = "driver") -> int:
+    """The table of cubind.<module> against the manifests, and the
+    driver's against the running driver."""
+    try:
+        signatures = importlib.import_module("cubind." + module)._abi_signatures()
+    except (ImportError, AttributeError) as e:
+        print("cubind abi-check: --module %s: %s" % (module, e), file=sys.stderr)
+        return 2
+    result: dict[str, typing.Any] = {"module": module, "entries": len(signatures), "manifests": {}}
     try:
         for path in manifests:
             result["manifests"][path] = check_manifest(signatures, read_manifest(path))
@@ -251,6 +259,8 @@ def abi_check(manifests: typing.Sequence[str], as_json: bool) -> int:
         print("cubind abi-check: %s" % e, file=sys.stderr)
         return 2
     try:
+        if module != "driver":
+            raise LookupError("the table of cubind.%s is checked against manifests only" % module)
         result["driver"] = check_driver(signatures)
     except LookupError as e:
         result["driver"] = {"error": str(e)}
@@ -267,8 +277,9 @@ def abi_check(manifests: typing.Sequence[str], as_json: bool) -> int:
 
 
 def print_abi_check(result: dict[str, typing.Any]) -> None:
-    print("installed bindings: %d C entry points (CUDA %s)"
-          % (result["entries"], cubind.__cuda_version__))
+    print("installed bindings: %d C entry points (CUDA %s)%s"
+          % (result["entries"], cubind.__cuda_version__,
+             "" if result["module"] == "driver" else ", cubind.%s's table" % result["module"]))
     d = result["driver"]
     if "error" in d:
         print("driver: not checked: %s" % d["error"])
@@ -302,9 +313,12 @@ def main(argv: typing.Sequence[str] | None = None) -> int:
         ap.add_argument("manifests", nargs="*", metavar="MANIFEST",
                         help="an ABI manifest (cubind manifest) of the header a C extension "
                              "was compiled with")
+        ap.add_argument("--module", default="driver", metavar="NAME",
+                        help="the module whose C entry points are checked (default driver; "
+                             "runtime, nvrtc, ...: against the manifests only)")
         ap.add_argument("--json", action="store_true", help="the result as JSON")
         opts = ap.parse_args(args[1:])
-        return abi_check(opts.manifests, opts.json)
+        return abi_check(opts.manifests, opts.json, opts.module)
     ap = argparse.ArgumentParser(
         prog=prog, description="What this cubind installation is and what it finds: "
                                "version, driver, toolkit libraries, free-threading. "

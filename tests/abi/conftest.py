@@ -80,11 +80,16 @@ def cuda_include():
 _fetched = {}
 
 
-def _fetch(release):
-    if not _fetched:
+def _fetch(release, runtime=False):
+    """The include dir scripts/fetch-cuda-headers.sh prints for release:
+    the driver's, or (runtime) the runtime's runtime/include/. The script
+    runs once per kind and session; its error is kept for the skip."""
+    key = "runtime" if runtime else "driver"
+    if key not in _fetched:
+        found = _fetched[key] = {}
         script = os.path.join(REPO, "scripts", "fetch-cuda-headers.sh")
         try:
-            p = run([script, "all"], timeout=1800)
+            p = run([script] + (["--runtime"] if runtime else []) + ["all"], timeout=1800)
         except (OSError, subprocess.TimeoutExpired) as e:
             _fetched["error"] = str(e)
         else:
@@ -93,13 +98,13 @@ def _fetch(release):
             for line in p.stdout.splitlines():
                 parts = line.split(" ", 1)
                 if len(parts) == 2:
-                    _fetched[parts[0]] = parts[1]
-    return _fetched.get(release)
+                    found[parts[0]] = parts[1]
+    return _fetched[key].get(release)
 
 
 def release_include(release):
-    """The include dir of an older release; skips only when the configured
-    dir lacks cuda.h and the fetch script fails."""
+    """The include dir of an older release's cuda.h; skips only when the
+    configured dir lacks cuda.h and the fetch script fails."""
     d = config_value("cuda_include_" + release.replace(".", "_"), "")
     if d and os.path.isfile(os.path.join(d, "cuda.h")):
         return d
@@ -108,6 +113,17 @@ def release_include(release):
         return d
     pytest.skip("no CUDA %s headers: build/config.ninja has none and "
                 "scripts/fetch-cuda-headers.sh failed: %s" % (release, _fetched.get("error")))
+
+
+def release_runtime_include(release):
+    """The folder of an older release's cuda_runtime_api.h (the fetch
+    script's runtime/include/, apart from cuda.h's); skips only when the
+    script fails."""
+    d = _fetch(release, runtime=True)
+    if d and os.path.isfile(os.path.join(d, "cuda_runtime_api.h")):
+        return d
+    pytest.skip("no CUDA %s runtime headers: scripts/fetch-cuda-headers.sh --runtime "
+                "failed: %s" % (release, _fetched.get("error")))
 
 
 def header_version(include):
@@ -226,6 +242,6 @@ def check_saved_manifest(saved, header, tmp_path, *extra):
     if json.loads(old)["inputs_fnv1a64"] != json.loads(new)["inputs_fnv1a64"]:
         pytest.skip("%s differs from the header abi/%s was made from" % (header, os.path.basename(saved)))
     assert new == old, ("regenerating %s changed it although its header did not change; run "
-                        "`build/cubind manifest --header %s --out %s` only if the change is "
-                        "intended" % (saved, header, saved))
+                        "`build/cubind manifest --header %s --out %s%s` only if the change is "
+                        "intended" % (saved, header, saved, "".join(" " + a for a in extra)))
     return json.loads(new)

@@ -5,15 +5,17 @@ abi/cufile-12.4.json (nvFatbin.h and cufile.h, which out/nvfatbin.c and
 out/cufile.c are generated from; cufile.h includes the toolkit's cuda.h,
 found with --include) and abi/nvvm-12.4.json (nvvm.h, kept in
 the cache's nvvm/include/ beside the toolkit's 13.0 one) regenerate
-unchanged, and the committed report abi/diff-nvvm-12.4-13.0.txt is what
-`cubind abi-diff` says between the nvvm manifests. Skipped, with the
+unchanged, the committed report abi/diff-nvvm-12.4-13.0.txt is what
+`cubind abi-diff` says between the nvvm manifests, and abi-check finds
+cubind.nvfatbin and cubind.cufile true to theirs. Skipped, with the
 reason, where the cache was not fetched."""
 import os
 import re
+import sys
 
 import pytest
 
-from conftest import CUBIND, REPO, check_saved_manifest, run
+from conftest import BUILD_PY, CUBIND, EXT_SUFFIX, REPO, check_saved_manifest, run
 
 
 def cuda_include_args():
@@ -54,3 +56,18 @@ def test_committed_nvvm_diff_report_is_current():
     with open(os.path.join(ABI, "diff-nvvm-12.4-13.0.txt")) as f:
         assert p.stdout == f.read()
     assert "NVVM_ERROR_CANCELLED added" in p.stdout
+
+
+@pytest.mark.parametrize("api", ["nvfatbin", "cufile"])
+def test_abi_check_finds_the_module_and_its_manifest_alike(api):
+    """The capsule table carries every function of the manifest, also
+    cufile's returning an integer (-1 when the entry point raised:
+    cuFileRead, cuFileUseCount) or nothing (cuFileHandleDeregister)."""
+    fetched_root()
+    so = os.path.join(BUILD_PY, "cubind", api + EXT_SUFFIX)
+    if not os.path.isfile(so):
+        pytest.skip("cubind.%s is not built" % api)
+    p = run([CUBIND, "abi-check", so, "--header", os.path.join(ABI, "%s-12.4.json" % api),
+             "--python", sys.executable])
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert re.search(r"functions: +0 added, +0 removed, +0 changed", p.stdout), p.stdout

@@ -58,14 +58,42 @@ def test_consumer_calls_the_runtime(tmp_path):
     assert p.returncode == 0, p.stderr
     rc, version = eval(p.stdout)
     assert rc == 0 and version >= 13000
+    raises_without_cudart(tmp_path, "c.runtime_version()")
+
+
+def raises_without_cudart(tmp_path, call):
+    """`call` (of the consumer c) with CUBIND_LIBCUDART naming no file
+    raises DriverNotFoundError naming that file."""
     missing = str(tmp_path / "libcudart.so.0")
     p = py("import cubind, _cubind_library_consumer as c\n"
            "try:\n"
-           "    c.runtime_version()\n"
+           "    %s\n"
            "except cubind.DriverNotFoundError as e:\n"
-           "    print('raised', %r in str(e))\n" % missing, CUBIND_LIBCUDART=missing)
+           "    print('raised', %r in str(e))\n" % (call, missing), CUBIND_LIBCUDART=missing)
     assert p.returncode == 0, p.stderr
     assert p.stdout.split() == ["raised", "True"]
+
+
+def test_consumer_declares_the_whole_runtime_table():
+    """With CUBIND_RUNTIME_API_WITH_<file> for each bind-header file, the
+    consumer header declares every function of abi/runtime-13.0.json (the
+    import checked each signature against the module's table)."""
+    import json
+    p = py("import _cubind_library_consumer as c; print(' '.join(c.runtime_names()))")
+    assert p.returncode == 0, p.stderr
+    with open(os.path.join(REPO, "abi", "runtime-13.0.json")) as f:
+        manifest = [fn["name"] for fn in json.load(f)["functions"]]
+    assert sorted(p.stdout.split()) == sorted(manifest)
+
+
+def test_consumer_gets_a_struct_through_the_runtime_table(tmp_path):
+    """cudaCreateChannelDesc returns a struct by value: its fields through
+    the table; without the library an all-zero struct and
+    DriverNotFoundError."""
+    p = py("import _cubind_library_consumer as c; print(c.channel_desc(8, 16, 0, 0, 1))")
+    assert p.returncode == 0, p.stderr
+    assert eval(p.stdout) == (8, 16, 0, 0, 1)
+    raises_without_cudart(tmp_path, "c.channel_desc(8, 0, 0, 0, 0)")
 
 
 def test_entry_point_raises_when_the_library_is_missing(tmp_path):

@@ -40,6 +40,8 @@ CUresult CUDAAPI cuTestKw(int lambda, unsigned int from, CUtestKw *None);
 CUresult CUDAAPI cuTestKwOut(int *class, int yield);
 void CUDAAPI cuTestVoidReturn(int x);
 int CUDAAPI cuTestIntReturn(int x);
+CUresult CUDAAPI cuTestConstAddrs(void *const *dsts, const void *const *srcs, size_t count);
+CUresult CUDAAPI cuTestConstAddrsUncounted(void *const *p);
 """
 
 # The PFN typedefs of the functions that should be bound.
@@ -53,6 +55,8 @@ typedef CUresult (CUDAAPI *PFN_cuTestFnPtr_v13000)(void (*fn)(void *), void *dat
 typedef CUresult (CUDAAPI *PFN_cuTestPtrPtr_v13000)(int **pp);
 typedef CUresult (CUDAAPI *PFN_cuTestKw_v13000)(int lambda, unsigned int from, CUtestKw *None);
 typedef CUresult (CUDAAPI *PFN_cuTestKwOut_v13000)(int *class, int yield);
+typedef CUresult (CUDAAPI *PFN_cuTestConstAddrs_v13000)(void *const *dsts, const void *const *srcs, size_t count);
+typedef CUresult (CUDAAPI *PFN_cuTestConstAddrsUncounted_v13000)(void *const *p);
 """
 
 # function -> the start of its reason in unsupported.txt
@@ -65,9 +69,11 @@ UNSUPPORTED = {
     "cuTestPtrPtr": "parameter 'pp' (int **)",
     "cuTestVoidReturn": "does not return CUresult",
     "cuTestIntReturn": "does not return CUresult",
+    # an array of addresses the library only reads needs its count
+    "cuTestConstAddrsUncounted": "parameter 'p' (void *const *)",
 }
 BOUND = ["cuTestUnionByValue", "cuTestFlex", "cuTestBits", "cuTestBool", "cuTestEnum",
-         "cuTestFnPtr", "cuTestKw", "cuTestKwOut"]
+         "cuTestFnPtr", "cuTestKw", "cuTestKwOut", "cuTestConstAddrs"]
 
 
 @pytest.fixture(scope="module")
@@ -178,6 +184,19 @@ except TypeError as e:
     assert "lambda" in str(e), e
 else:
     raise AssertionError("the C names were taken as keywords")
+# `void *const *` and `const void *const *` with a count: input arrays of
+# addresses (cudaMemcpyBatchAsync's dsts and srcs)
+try:
+    d.cuTestConstAddrs([1, 2], (3, 4), 2)
+except Exception as e:
+    assert type(e).__name__ == "FunctionNotFoundError", e
+for args, name in ((["x"], [0], 1), "'dsts'"), (([0, 1], [0], 2), "'srcs'"), (([0], 7, 1), "'srcs'"):
+    try:
+        d.cuTestConstAddrs(*args)
+    except (TypeError, ValueError) as e:
+        assert name in str(e), (args, e)
+    else:
+        raise AssertionError("cuTestConstAddrs took %r" % (args,))
 err, = d.cuInit(0)
 assert err == d.CUresult.CUDA_SUCCESS, err   # the module stays usable
 print("ok")

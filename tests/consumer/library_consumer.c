@@ -13,6 +13,13 @@
 #include "cubind_nvjitlink_api.h"
 #include "cubind_nvrtc_api.h"
 #include "cubind_nvvm_api.h"
+/* cubind.runtime's whole table: the bind-header files' functions too (the
+ * GL, EGL and VDPAU headers the interop ones include are runtime/interop's
+ * stand-ins, on build.ninja's include path for this consumer). */
+#define CUBIND_RUNTIME_API_WITH_CUDA_PROFILER_API_H
+#define CUBIND_RUNTIME_API_WITH_CUDA_GL_INTEROP_H
+#define CUBIND_RUNTIME_API_WITH_CUDA_EGL_INTEROP_H
+#define CUBIND_RUNTIME_API_WITH_CUDA_VDPAU_INTEROP_H
 #include "cubind_runtime_api.h"
 
 /* (major, minor) of nvrtcVersion, or NULL with the entry point's exception. */
@@ -97,8 +104,42 @@ static PyObject *runtime_version(PyObject *self, PyObject *unused)
     return Py_BuildValue("(ii)", (int)rc, version);
 }
 
+/* cudaCreateChannelDesc(x, y, z, w, f) through the table (a struct
+ * returned by value, all zero when it raised): its five fields, or NULL
+ * with the entry point's exception. */
+static PyObject *channel_desc(PyObject *self, PyObject *args)
+{
+    (void)self;
+    int v[5];
+    if (!PyArg_ParseTuple(args, "iiiii", &v[0], &v[1], &v[2], &v[3], &v[4]))
+        return NULL;
+    struct cudaChannelFormatDesc d =
+        cubind_cudaCreateChannelDesc(v[0], v[1], v[2], v[3], (enum cudaChannelFormatKind)v[4]);
+    if (PyErr_Occurred())
+        return NULL;
+    return Py_BuildValue("(iiiii)", d.x, d.y, d.z, d.w, (int)d.f);
+}
+
+/* The names of the runtime functions this consumer declares (all of the
+ * table's, with the bind-header files' requested above). */
+static PyObject *runtime_names(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    PyObject *names = PyList_New(0);
+    for (size_t i = 0; names && i < CUBIND_RUNTIME_API_N; i++) {
+        PyObject *s = PyUnicode_FromString(cubind_runtime_api_expected[i].name);
+        if (!s || PyList_Append(names, s) < 0)
+            Py_CLEAR(names);
+        Py_XDECREF(s);
+    }
+    return names;
+}
+
 static PyMethodDef methods[] = {
     {"runtime_version", runtime_version, METH_NOARGS, NULL},
+    {"channel_desc", channel_desc, METH_VARARGS, NULL},
+    {"runtime_names", runtime_names, METH_NOARGS, NULL},
     {"nvrtc_version", nvrtc_version, METH_NOARGS, NULL},
     {"ptx_size", ptx_size, METH_O, NULL},
     {"error_string", error_string, METH_O, NULL},

@@ -114,6 +114,34 @@ def test_streams_and_events():
         ok(rt.cudaStreamDestroy(stream))
 
 
+def test_memcpy_batch_async():
+    """cudaMemcpyBatchAsync (dsts, srcs: arrays of addresses): two device
+    buffers copied into two pinned host buffers in one call, on a stream
+    that is not the legacy default one."""
+    import ctypes
+    ok(rt.cudaSetDevice(0))
+    stream = ok(rt.cudaStreamCreateWithFlags(rt.cudaStreamNonBlocking))
+    sizes = [4096, 8192]
+    dev = [ok(rt.cudaMalloc(n)) for n in sizes]
+    host = [ok(rt.cudaMallocHost(n)) for n in sizes]
+    try:
+        for i, (d, n) in enumerate(zip(dev, sizes)):
+            ok(rt.cudaMemset(d, 0x30 + i, n))
+        attrs = rt.cudaMemcpyAttributes()
+        attrs.srcAccessOrder = rt.cudaMemcpySrcAccessOrder.cudaMemcpySrcAccessOrderStream
+        ok(rt.cudaMemcpyBatchAsync([int(h) for h in host], [int(d) for d in dev], sizes,
+                                   len(sizes), [attrs], [0], 1, stream))
+        ok(rt.cudaStreamSynchronize(stream))
+        for i, (h, n) in enumerate(zip(host, sizes)):
+            assert ctypes.string_at(int(h), n) == bytes([0x30 + i]) * n
+    finally:
+        for d in dev:
+            ok(rt.cudaFree(d))
+        for h in host:
+            ok(rt.cudaFreeHost(h))
+        ok(rt.cudaStreamDestroy(stream))
+
+
 PROPS = ("name", "totalGlobalMem", "sharedMemPerBlock", "regsPerBlock", "warpSize",
          "maxThreadsPerBlock", "maxThreadsDim", "maxGridSize", "major", "minor",
          "multiProcessorCount", "l2CacheSize", "pciBusID", "pciDeviceID", "uuid")

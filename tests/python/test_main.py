@@ -190,6 +190,32 @@ def test_abi_check_without_a_driver():
     assert p.returncode == 2, p.stdout + p.stderr
 
 
+def test_abi_check_of_the_runtime_table():
+    """--module runtime: cubind.runtime's table against the runtime's own
+    manifest has no drift (it carries every function of it, the
+    bind-header files' too); against 12.4's, the changes are drift; the
+    driver is not asked; with no manifest nothing is checked."""
+    own = ROOT / "abi" / "runtime-13.0.json"
+    rc, result = abi_check("--module", "runtime", own)
+    assert rc == 0, result
+    assert result["module"] == "runtime"
+    assert result["manifests"][str(own)] == {"missing": [], "changed": {}, "added": []}
+    assert result["entries"] == len(json.loads(own.read_text())["functions"])
+    assert "error" in result["driver"]
+    old = ROOT / "abi" / "runtime-12.4.json"
+    rc, result = abi_check("--module", "runtime", old)
+    assert rc == 1 and "cudaThreadExit" in result["manifests"][str(old)]["missing"]
+    p = cubind_main("abi-check", "--module", "runtime", own)
+    assert p.returncode == 0 and "cubind.runtime's table" in p.stdout, p.stdout + p.stderr
+    assert "%s: 0 missing, 0 changed, 0 only installed" % own in p.stdout
+    # the driver's table (the default) against the runtime's manifest: all missing
+    rc, result = abi_check(own)
+    assert rc == 1 and "cudaMalloc" in result["manifests"][str(own)]["missing"]
+    assert cubind_main("abi-check", "--module", "runtime").returncode == 2
+    p = cubind_main("abi-check", "--module", "no_such_module", own)
+    assert p.returncode == 2 and "no_such_module" in p.stderr
+
+
 @pytest.mark.parametrize("content", ["not json", '{"format": "other"}', '{"format": '
                                      '"cubind-abi-manifest/1", "functions": [{"x": 1}]}'])
 def test_abi_check_refuses_what_is_no_manifest(tmp_path, content):

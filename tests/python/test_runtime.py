@@ -255,6 +255,22 @@ def test_struct_classes(rt):
         e.width = "wide"
 
 
+def test_a_macro_naming_a_struct_is_its_class(rt):
+    """driver_types.h names cudaLaunchAttributeValue twice more with
+    macros (`#define cudaStreamAttrValue cudaLaunchAttributeValue`,
+    cudaKernelNodeAttrValue), as it names cudaLaunchAttributeID
+    (cudaStreamAttrID); cuda.bindings.runtime has those names, so the
+    module binds them to the same class, and its docstring lists only the
+    typedef."""
+    for name in ("cudaStreamAttrValue", "cudaKernelNodeAttrValue"):
+        assert getattr(rt, name) is rt.cudaLaunchAttributeValue, name
+    assert rt.cudaStreamAttrID is rt.cudaLaunchAttributeID
+    v = rt.cudaStreamAttrValue()
+    v.priority = 3
+    assert isinstance(v, rt.cudaLaunchAttributeValue) and v.priority == 3
+    assert "cudaStreamAttrValue" not in rt.cudaLaunchAttributeValue.__doc__
+
+
 def test_handle_classes(rt):
     s = rt.cudaStream_t(0x1234)
     assert int(s) == 0x1234
@@ -282,6 +298,19 @@ def test_constants(rt):
     (lambda r: r.cudaMemcpy(b"read-only", 0, 4, 2), "dst"),
     (lambda r: r.cudaMemset3D(0, 0, r.cudaExtent()), "pitchedDevPtr"),
     (lambda r: r.cudaGetErrorString("cudaSuccess"), "error"),
+    # cudaMemcpyBatchAsync's arrays of addresses (void *const *dsts,
+    # const void *const *srcs), sizes and attributes
+    (lambda r: r.cudaMemcpyBatchAsync(5, [0], [4], 1, None, None, 0, 0), "dsts"),
+    (lambda r: r.cudaMemcpyBatchAsync([0], ["x"], [4], 1, None, None, 0, 0), "srcs"),
+    (lambda r: r.cudaMemcpyBatchAsync([-1], [0], [4], 1, None, None, 0, 0), "dsts"),
+    (lambda r: r.cudaMemcpyBatchAsync([0], [1 << 64], [4], 1, None, None, 0, 0), "srcs"),
+    (lambda r: r.cudaMemcpyBatchAsync([0], [0, 0], [4, 4], 2, None, None, 0, 0), "dsts"),
+    (lambda r: r.cudaMemcpyBatchAsync(None, [0], [4], 1, None, None, 0, 0), "dsts"),
+    (lambda r: r.cudaMemcpyBatchAsync([0], [0], [-1], 1, None, None, 0, 0), "sizes"),
+    (lambda r: r.cudaMemcpyBatchAsync([0], [0], [4], 1, [object()], [0], 1, 0), "attrs"),
+    (lambda r: r.cudaMemcpyBatchAsync([0], [0], [4], 1, [r.cudaMemcpyAttributes()], ["a"], 1, 0),
+     "attrsIdxs"),
+    (lambda r: r.cudaMemcpyBatchAsync([0], [0], [4], 1, None, None, 0, "s"), "stream"),
 ])
 def test_bad_input_names_the_parameter(rt, call, param):
     """Conversion fails before the library is looked at, with an exception
@@ -318,6 +347,32 @@ def test_pitch_and_index_do_not_size_a_buffer(rt):
     assert rt.cudaFuncGetParamInfo(bytearray(8), 100)[0] == no_driver
     with pytest.raises(ValueError, match="'src'"):
         rt.cudaMemcpy(0, row, 64, 1)
+
+
+MEMCPY_BATCH = """
+import cubind.runtime as r, cubind.cudart as cudart
+a = r.cudaMemcpyAttributes()
+a.srcAccessOrder = r.cudaMemcpySrcAccessOrder.cudaMemcpySrcAccessOrderStream
+print("tuple", r.cudaMemcpyBatchAsync([0x1000, 0x3000], (0x2000, 0x4000), [8, 16], 2, [a], [0], 1,
+                                      r.cudaStream_t(0))[0].name)
+print("empty", r.cudaMemcpyBatchAsync([], [], [], 0, None, None, 0, None)[0].name)
+try:
+    cudart.cudaMemcpyBatchAsync([0x1000], [0x2000], [8], 1, [a], [0], 1, 0)
+except cudart.CUDARuntimeError as e:
+    print("raised", e.result.name)
+"""
+
+
+def test_memcpy_batch_reaches_the_runtime():
+    """cudaMemcpyBatchAsync (bound by the general rule for `void *const *`
+    and `const void *const *`: counted input arrays of addresses): valid
+    arrays convert and reach the runtime, which without a driver answers
+    with its error; the raising face raises it."""
+    out = run_no_driver(MEMCPY_BATCH)
+    lines = dict(line.split(" ", 1) for line in out.splitlines())
+    assert lines["tuple"] in NO_DRIVER, out
+    assert lines["empty"] in NO_DRIVER, out
+    assert lines["raised"] in NO_DRIVER, out
 
 
 def test_missing_arguments(rt):
