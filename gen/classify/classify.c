@@ -633,7 +633,7 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
  * (shapes.def's count column): in/out (0 by default) for an output array,
  * in/out and required for a caller's buffer, an output for a driver-owned
  * array, set by the binding for an attribute's value. */
-static void mark_counts(cb_fclass *fc)
+static void mark_counts(cb_fclass *fc, const cb_api *api)
 {
     const cb_function *f = fc->fn;
     for (size_t i = 0; i < f->nparams; i++) {
@@ -643,6 +643,8 @@ static void mark_counts(cb_fclass *fc)
             continue;
         cb_pclass *count = &fc->params[pc->count_index];
         count->is_count = 1;
+        if (pc->shape == SH_OUT_CHARS && api->chars_length > 0 && count->shape == SH_VALUE)
+            count->optional = 1; /* chars-length: 0, the default, is its N */
         if (count->param->type->kind != TY_POINTER || becomes == COUNT_KEPT)
             continue; /* an array of sizes stays an input array */
         if (count->elem != EK_INT)
@@ -920,7 +922,7 @@ cb_classes *classify_model(cb_model *m, const cb_facts *facts)
             if (pwhy && !why)
                 why = pwhy;
         }
-        mark_counts(fc);
+        mark_counts(fc, &facts->api);
         check_attribute_arrays(fc);
         trim_defaults(fc);
         for (size_t k = 0; k < f->nparams; k++) {

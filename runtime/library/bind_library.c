@@ -354,3 +354,11 @@ PyObject *cbs_library_error_class_status(PyObject *runtime, const char *name, co
 {
     return library_error_class(runtime, name, base, result_type, 1);
 }
+
+PyObject *cbs_library_error_subclass(PyObject *base, const char *qualname)
+{
+    char doc[256];
+    snprintf(doc, sizeof doc, "A call returned the status this class is named after; a subclass of %s.",
+             ((PyTypeObject *)base)->tp_name);
+    return PyErr_NewExceptionWithDoc(qualname, doc, base, NULL);
+}
