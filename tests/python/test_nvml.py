@@ -21,7 +21,7 @@ import pytest
 
 from conftest import ROOT, run_python
 from library_common import CallRecorder, bound_functions, library_or_skip
-from nvrtc_common import check_missing_library
+from nvrtc_common import check_missing_library, same_from_threads
 
 call = CallRecorder()  # the functions these tests call (test_every_function_called)
 
@@ -238,6 +238,22 @@ def test_text_and_query_sized_outputs(nvml):
         except m.NvmlError as e:
             # with a driver: a real answer, or a status other than the size
             assert not isinstance(e, m.InsufficientSizeError), (name, e)
+
+
+def test_threads_raise_and_describe_the_same(nvml):
+    """8 threads at once: each status's description, and on 3.13t the
+    import of cubind.nvml kept the GIL off (same_from_threads)."""
+    m = nvml
+
+    def describe(i):
+        status = sorted(STATUSES)[i]
+        try:
+            m.device_get_count_v2()  # before init, or with a driver: either way no crash
+        except m.NvmlError:
+            pass
+        return call(m, "error_string", status)
+
+    same_from_threads(describe)
 
 
 def test_missing_library_is_a_clear_error_and_import_works(tmp_path):
