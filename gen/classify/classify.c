@@ -145,7 +145,9 @@ static size_t common_prefix(const char *a, const char *b)
 /* The count parameter paired with array parameter `self`, or -1: the rule
  * `count F P C` (or `C-N`: N fewer elements than C says) if any (its
  * fact), else the only count-named integer parameter, else the one whose
- * name (after "num") shares the longest prefix with it. *less receives N
+ * name (after "num") shares the longest prefix with it, or (a count-stem
+ * rule) that comes right before it, named <stem>Count with <stem> a
+ * prefix of its name. *less receives N
  * (0 without a rule). */
 static int paired_count_less(const cb_function *f, const cb_facts *facts, const cb_param *self,
                              int *less)
@@ -160,8 +162,19 @@ static int paired_count_less(const cb_function *f, const cb_facts *facts, const 
         const cb_param *p = &f->params[i];
         if (p == self || !is_int_or_int_pointer(p->type))
             continue;
-        if (!is_count_name(p->name))
+        if (!is_count_name(p->name)) {
+            /* count-stem: <stem>Count counts the array right after it
+             * whose name starts with <stem> (NVML's infoCount, infos;
+             * sessionCount, sessionInfos) */
+            size_t n = strlen(p->name);
+            if (facts->api.count_stem && self == p + 1 && n > 5 &&
+                strcmp(p->name + n - 5, "Count") == 0 &&
+                common_prefix(p->name, self->name) >= n - 5 && n - 5 + 1 > best_len) {
+                best = (int)i;
+                best_len = n - 5 + 1;
+            }
             continue;
+        }
         /* "count" counts any array; num<Name> those whose name starts with
          * Name (allowing a plural's last letter: prefetchLocIdxs), after a
          * pointer's "p" prefix (the runtime's pDependencies,

@@ -128,6 +128,7 @@ typedef struct {
     const char *enum_prefix;        /* enum-prefix: NULL when none */
     long long chars_length;         /* chars-length: 0 when none */
     const char *count_query;        /* count-query: its STATUS, NULL when none */
+    int count_stem;                 /* count-stem: <stem>Count counts <stem>... */
     int error_subclasses;           /* error-subclasses: one class per status */
     const char *version_field;      /* struct-version: NULL when none */
     int version_shift;
