@@ -240,6 +240,7 @@ def test_text_and_query_sized_outputs(nvml):
             assert not isinstance(e, m.InsufficientSizeError), (name, e)
 
 
+@pytest.mark.tsan
 def test_threads_raise_and_describe_the_same(nvml):
     """8 threads at once: each status's description, and on 3.13t the
     import of cubind.nvml kept the GIL off (same_from_threads)."""
