@@ -22,18 +22,11 @@ import ctypes
 import statistics
 import time
 
-from nvrtc_bench import import_us
+from nvrtc_bench import median_imports
 
 
 def bench_import(runs, upstream):
-    mods = ["cubind.nvml"] + (["cuda.bindings.nvml"] if upstream else [])
-    times = {m: [] for m in mods}
-    for _ in range(runs):
-        for m in mods:
-            t = import_us(m)
-            if t is not None:
-                times[m].append(t)
-    med = {m: statistics.median(v) for m, v in times.items() if v}
+    med = median_imports(["cubind.nvml"] + (["cuda.bindings.nvml"] if upstream else []), runs)
     line = "import: cubind.nvml %.1f ms" % (med["cubind.nvml"] / 1e3)
     if "cuda.bindings.nvml" in med:
         line += ", cuda.bindings.nvml %.1f ms (ratio %.3f)" % (

@@ -66,11 +66,11 @@ static tv *c_params_value(const cb_function *f)
 
 /* How many leading characters every enumerator of e shares, cut after an
  * underscore (NVJITLINK_INPUT_ of NVJITLINK_INPUT_PTX ...; a lone
- * enumerator's all but its last word: CUFILE_ of CUFILE_BATCH); 0 unless
- * the API asks for snake names. */
-static size_t enum_common_prefix(const cb_api *api, const cb_enum *e)
+ * enumerator's all but its last word: CUFILE_ of CUFILE_BATCH); 0 for an
+ * enum without enumerators. */
+static size_t shared_prefix(const cb_enum *e)
 {
-    if (!api->snake || e->nitems < 1)
+    if (e->nitems < 1)
         return 0;
     size_t n = strlen(e->items[0].name);
     for (size_t k = 1; k < e->nitems; k++) {
@@ -82,6 +82,12 @@ static size_t enum_common_prefix(const cb_api *api, const cb_enum *e)
     while (n && e->items[0].name[n - 1] != '_')
         n--;
     return n;
+}
+
+/* shared_prefix when the API asks for snake names, else 0. */
+static size_t enum_common_prefix(const cb_api *api, const cb_enum *e)
+{
+    return api->snake ? shared_prefix(e) : 0;
 }
 
 /* How many leading characters member k of e loses in Python: under an
@@ -918,15 +924,7 @@ static tv *error_subclasses_value(const cb_model *m, const cb_api *api)
     const cb_enum *e = api->error_subclasses ? model_enum(m, api->result) : NULL;
     if (!e)
         return list;
-    size_t n = strlen(e->items[0].name);
-    for (size_t k = 1; k < e->nitems; k++) {
-        size_t i = 0;
-        while (i < n && e->items[k].name[i] == e->items[0].name[i])
-            i++;
-        n = i;
-    }
-    while (n && e->items[0].name[n - 1] != '_')
-        n--;
+    size_t n = shared_prefix(e);
     for (size_t k = 0; k < e->nitems; k++) {
         const char *w = e->items[k].name + n;
         if (strcmp(e->items[k].name, api->success) == 0)
