@@ -10,7 +10,7 @@
 #     cuda.bindings.nvml's answers where it is importable;
 #   - examples/nvrtc_launch.py;
 #   - cuda-python's own test_nvrtc.py / test_nvjitlink.py / test_nvvm.py /
-#     test_nvfatbin.py / test_cufile.py
+#     test_nvfatbin.py / test_cufile.py / nvml/ (a folder of tests)
 #     (kept in UPSTREAM_DIR, outside the repository, never edited), when
 #     given, on cuda.bindings and on cubind's modules (redirected by
 #     tests/gpu/upstream_library_conftest.py), then the summary of
@@ -25,7 +25,7 @@ set -u
 . "$(dirname "$0")/common.sh"
 
 # gpu_upstream_library_tests DIR: DIR's test_nvrtc.py, test_nvjitlink.py,
-# test_nvvm.py, test_nvfatbin.py and test_cufile.py (those present),
+# test_nvvm.py, test_nvfatbin.py, test_cufile.py and nvml/ (those present),
 # copied to a scratch directory beside tests/gpu/upstream_library_conftest.py,
 # on cuda.bindings and then on cubind; JUnit XML in $OUT.
 gpu_upstream_library_tests() {
@@ -35,9 +35,12 @@ gpu_upstream_library_tests() {
     for f in test_nvrtc.py test_nvjitlink.py test_nvvm.py test_nvfatbin.py test_cufile.py; do
         [ -f "$1/$f" ] && cp "$1/$f" "$work/" && files="$files $f"
     done
+    if [ -d "$1/nvml" ]; then  # cuda-python's tests/nvml/, with its conftest.py
+        cp -r "$1/nvml" "$work/nvml" && files="$files nvml"
+    fi
     cp tests/gpu/upstream_library_conftest.py "$work/conftest.py"
     cp tests/gpu/redirect_bindings.py "$work/"
-    echo "### cuda-python's$files on cuda.bindings and on cubind ($1: $(cd "$work" && sha256sum $files | cut -c1-12 | tr '\n' ' '))"
+    echo "### cuda-python's$files on cuda.bindings and on cubind ($1: $(cd "$work" && find $files -name '*.py' -type f | sort | xargs sha256sum | cut -c1-12 | tr '\n' ' '))"
     gpu_upstream_pytest "$work" upstream-library $files
     rm -rf "$work"
 }
