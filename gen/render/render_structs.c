@@ -32,6 +32,25 @@ static const char *handle_name(const cb_classes *c, int index)
     return index >= 0 && (size_t)index < c->nhandles ? c->handles[index].name : "";
 }
 
+/* A field's snake_case name in a snake_case module (malloc'ed), or NULL:
+ * not such a module, the same as pyname, or another field's name. */
+static char *snake_field_name(const cb_api *api, const cb_record_class *rc, const char *pyname)
+{
+    if (!api->snake)
+        return NULL;
+    cb_api plain = *api;
+    plain.name_prefix = ""; /* a field keeps any prefix the API strips */
+    char *snake = rules_python_name(&plain, pyname);
+    int clash = strcmp(snake, pyname) == 0;
+    for (size_t k = 0; !clash && k < rc->nfields; k++)
+        clash = strcmp(rc->fields[k].pyname, snake) == 0;
+    if (clash) {
+        free(snake);
+        return NULL;
+    }
+    return snake;
+}
+
 /* The field table of record class rc (classify_records.h), for the
  * template. class_names: the class name of every record (the stubs type
  * array fields by their element's class). */
@@ -50,6 +69,13 @@ static tv *fields_value(const cb_classes *c, const cb_record_class *rc, char **c
         tv_set_int(fv, "aux", fc->aux);
         tv_set_int(fv, "elem_size", fc->elem_size);
         tv_set_str(fv, "name", fc->pyname); /* classify_records decided it */
+        /* and in a snake_case module its snake_case name as well
+         * (busId -> bus_id, as cuda.bindings' struct classes name it),
+         * where that differs and no other field has it */
+        char *snake = snake_field_name(&c->facts->api, rc, fc->pyname);
+        tv_set_bool(fv, "has_snake_name", snake != NULL);
+        tv_set_str(fv, "snake_name", snake ? snake : "");
+        free(snake);
         tv_set_str(fv, "kind", render_field_kind(fc->kind));
         tv_set_int(fv, "size", fc->size);
         tv_set_int(fv, "ref", fc->ref);

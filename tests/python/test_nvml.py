@@ -165,6 +165,25 @@ def test_struct_classes_are_named_after_their_typedefs(nvml):
     assert not hasattr(m, "Memory_st")  # a tag is no typedef
 
 
+def test_struct_fields_have_cuda_bindings_snake_names(nvml):
+    """A field is also its snake_case name, as cuda.bindings' classes name
+    it (busId and bus_id are one field), the C name staying."""
+    m = nvml
+    s = m.C2cModeInfo_v1()
+    s.is_c2c_enabled = 1
+    assert s.isC2cEnabled == 1 and s.is_c2c_enabled == 1
+    assert m.BAR1Memory().bar1_total == 0 and hasattr(m.PciInfo, "pci_device_id")
+    have = total = 0
+    for name, attrs in REFERENCE["classes"].items():
+        cls = getattr(m, name, None)
+        if cls is None or attrs == ["<exception>"]:
+            continue
+        for attr in set(attrs) - {"from_buffer", "from_data", "from_ptr", "ptr"}:
+            total += 1
+            have += hasattr(cls, attr)
+    assert have >= 320 and total - have <= 15, (have, total)  # cuda.bindings' device_, ...
+
+
 def zero_args(fn):
     return [0 for p in inspect.signature(fn).parameters.values() if p.default is p.empty]
 
