@@ -27,6 +27,8 @@ from nvrtc_bench import median_imports
 
 def bench_import(runs, upstream):
     med = median_imports(["cubind.nvml"] + (["cuda.bindings.nvml"] if upstream else []), runs)
+    if "cubind.nvml" not in med:
+        raise SystemExit("import: cubind.nvml not built here (no nvml.h when configured)")
     line = "import: cubind.nvml %.1f ms" % (med["cubind.nvml"] / 1e3)
     if "cuda.bindings.nvml" in med:
         line += ", cuda.bindings.nvml %.1f ms (ratio %.3f)" % (
