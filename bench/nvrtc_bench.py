@@ -44,15 +44,20 @@ def import_us(module):
     return None
 
 
-def bench_import(runs, upstream):
-    mods = ["cubind.nvrtc"] + (["cuda.bindings.nvrtc"] if upstream else [])
+def median_imports(mods, runs):
+    """{module: median import_us} over `runs` rounds, the modules
+    interleaved; a module that never imported is left out."""
     times = {m: [] for m in mods}
     for _ in range(runs):
         for m in mods:
             t = import_us(m)
             if t is not None:
                 times[m].append(t)
-    med = {m: statistics.median(v) for m, v in times.items() if v}
+    return {m: statistics.median(v) for m, v in times.items() if v}
+
+
+def bench_import(runs, upstream):
+    med = median_imports(["cubind.nvrtc"] + (["cuda.bindings.nvrtc"] if upstream else []), runs)
     line = "import: cubind.nvrtc %.1f ms (median of %d)" % (med["cubind.nvrtc"] / 1e3, runs)
     if "cuda.bindings.nvrtc" in med:
         ratio = med["cubind.nvrtc"] / med["cuda.bindings.nvrtc"]

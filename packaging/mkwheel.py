@@ -12,7 +12,7 @@ passes ./configure's `pythons`) it packs, from build/python/cubind/:
 
     cubind/*.py, cubind/*.pyi, cubind/py.typed     (whatever is there)
     cubind/{driver,_runtime,nvrtc,nvjitlink,nvvm,runtime}<EXT_SUFFIX>  (that interpreter's)
-    cubind/{nvfatbin,cufile}<EXT_SUFFIX>           (when built: OPTIONAL_MODULES)
+    cubind/{nvfatbin,cufile,nvml}<EXT_SUFFIX>      (when built: OPTIONAL_MODULES)
     cubind/_cudart.so                              (the bundled CUDA runtime, when built:
                                                     packaging/cudart_bundle.py)
     cubind/include/*.h                             (out/cubind_*_api.h, staged there first)
@@ -63,7 +63,7 @@ MODULES = ("driver", "_runtime", "nvrtc", "nvjitlink", "nvvm", "runtime")
 # Modules of libraries whose headers a toolkit may lack (configure takes
 # them from scripts/fetch-cuda-libs.sh's cache, which `./configure --user`
 # does not fetch): packed when built, not required.
-OPTIONAL_MODULES = ("nvfatbin", "cufile")
+OPTIONAL_MODULES = ("nvfatbin", "cufile", "nvml")
 # Libraries shared by every interpreter's modules, packed when built.
 BUNDLED = ("_cudart.so",)
 

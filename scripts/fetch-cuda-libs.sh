@@ -6,7 +6,7 @@
 # release, for generating and testing cubind.nvfatbin, cubind.nvml and
 # cubind.cufile. out/ of those modules is generated from these headers.
 #
-# Usage: scripts/fetch-cuda-libs.sh [12.4]   (default: 12.4)
+# Usage: scripts/fetch-cuda-libs.sh [12.4 | 12.4-driver]   (default: 12.4)
 #   stdout: one line, "<release> <root>": <root>/include holds the headers,
 #           <root>/lib the libraries (with their sonames' links)
 #   stderr: everything else
@@ -20,8 +20,14 @@
 #     nvidia-cuda-toolkit  nvvm/include/nvvm.h (for abi/nvvm-12.4.json only:
 #                       not in include/, where configure would take it for
 #                       cubind.nvvm, which the toolkit's nvvm.h generates)
-#   (NVML's library is the driver's libnvidia-ml.so.1, not fetched: without
-#   a driver nvmlInit fails, which is what the CPU tests check.)
+#
+#   12.4-driver (trixie non-free; a cache of its own beside 12.4's, so that
+#   adding it refetched nothing):
+#     libnvidia-ml1     lib/libnvidia-ml.so.1, NVML of the 550 driver
+#                       branch (CUDA 12.4's), the library the driver
+#                       installs: on a machine without the NVIDIA kernel
+#                       driver nvmlInit_v2 returns NVML_ERROR_DRIVER_NOT_LOADED,
+#                       the error path cubind.nvml's CPU tests check
 #
 # Everything lands in $CUBIND_CACHE/cuda-libs/<release>/, with each
 # package's exact Debian version in .../<release>/SOURCE; it is written in
@@ -57,22 +63,37 @@ libcufile0 ./usr/lib/x86_64-linux-gnu/libcufile.so.0
 nvidia-cuda-toolkit ./usr/include/nvvm.h=nvvm/include
 LIST
         ;;
+        12.4-driver) cat <<'LIST'
+libnvidia-ml1 ./usr/lib/x86_64-linux-gnu/nvidia/current/libnvidia-ml.so.1
+LIST
+        ;;
         *) return 1 ;;
     esac
 }
 
 suite_of() {
     case $1 in
-        12.4) echo trixie ;;
+        12.4 | 12.4-driver) echo trixie ;;
         *) return 1 ;;
     esac
 }
 
+# version_ok <version>: a package version of the release: a toolkit
+# package's is the CUDA release's (12.4.127~12.4.1-2), a driver package's
+# the release's driver branch (550.163.01-2).
+version_ok() {
+    case $REL in
+        12.4-driver) case $1 in 550.*) return 0 ;; esac ;;
+        *) case $1 in "$REL".* | *"~$REL".*) return 0 ;; esac ;;
+    esac
+    return 1
+}
+
 case ${1:-12.4} in
-    12.4) REL=${1:-12.4} ;;
-    *) echo "usage: $0 [12.4]" >&2; exit 2 ;;
+    12.4 | 12.4-driver) REL=${1:-12.4} ;;
+    *) echo "usage: $0 [12.4 | 12.4-driver]" >&2; exit 2 ;;
 esac
-[ $# -le 1 ] || { echo "usage: $0 [12.4]" >&2; exit 2; }
+[ $# -le 1 ] || { echo "usage: $0 [12.4 | 12.4-driver]" >&2; exit 2; }
 
 # dest_of <member>: the folder of the cache a member lands in.
 dest_of() {
@@ -105,10 +126,7 @@ fetch_package() {
     for m in $dests; do set -- "$@" "${m%%=*}"; done
     info=$(apt-cache -c "$conf" show --no-all-versions "$pkg") || die "$REL: $pkg not found"
     version=$(cuda_apt_field Version "$info")
-    case $version in
-        "$REL".* | *"~$REL".*) ;;
-        *) die "$REL: $pkg is $version, not of CUDA $REL" ;;
-    esac
+    version_ok "$version" || die "$REL: $pkg is $version, not of CUDA $REL"
     log "$REL: downloading $pkg $version ($(($(cuda_apt_field Size "$info") / 1048576)) MiB)"
     mkdir -p "$tmp/dl/$pkg"
     (cd "$tmp/dl/$pkg" && apt-get -c "$conf" -q download "$pkg=$version" >&2)

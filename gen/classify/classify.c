@@ -147,7 +147,9 @@ static size_t common_prefix(const char *a, const char *b)
 /* The count parameter paired with array parameter `self`, or -1: the rule
  * `count F P C` (or `C-N`: N fewer elements than C says) if any (its
  * fact), else the only count-named integer parameter, else the one whose
- * name (after "num") shares the longest prefix with it. *less receives N
+ * name (after "num") shares the longest prefix with it, or (a count-stem
+ * rule) that comes right before it, named <stem>Count with <stem> a
+ * prefix of its name. *less receives N
  * (0 without a rule). */
 static int paired_count_less(const cb_function *f, const cb_facts *facts, const cb_param *self,
                              int *less)
@@ -162,8 +164,19 @@ static int paired_count_less(const cb_function *f, const cb_facts *facts, const 
         const cb_param *p = &f->params[i];
         if (p == self || !is_int_or_int_pointer(p->type))
             continue;
-        if (!is_count_name(p->name))
+        if (!is_count_name(p->name)) {
+            /* count-stem: <stem>Count counts the array right after it
+             * whose name starts with <stem> (NVML's infoCount, infos;
+             * sessionCount, sessionInfos) */
+            size_t n = strlen(p->name);
+            if (facts->api.count_stem && self == p + 1 && n > 5 &&
+                strcmp(p->name + n - 5, "Count") == 0 &&
+                common_prefix(p->name, self->name) >= n - 5 && n - 5 + 1 > best_len) {
+                best = (int)i;
+                best_len = n - 5 + 1;
+            }
             continue;
+        }
         /* "count" counts any array; num<Name> those whose name starts with
          * Name (allowing a plural's last letter: prefetchLocIdxs), after a
          * pointer's "p" prefix (the runtime's pDependencies,
@@ -650,7 +663,7 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
  * (shapes.def's count column): in/out (0 by default) for an output array,
  * in/out and required for a caller's buffer, an output for a driver-owned
  * array, set by the binding for an attribute's value. */
-static void mark_counts(cb_fclass *fc)
+static void mark_counts(cb_fclass *fc, const cb_api *api)
 {
     const cb_function *f = fc->fn;
     for (size_t i = 0; i < f->nparams; i++) {
@@ -660,6 +673,8 @@ static void mark_counts(cb_fclass *fc)
             continue;
         cb_pclass *count = &fc->params[pc->count_index];
         count->is_count = 1;
+        if (pc->shape == SH_OUT_CHARS && api->chars_length > 0 && count->shape == SH_VALUE)
+            count->optional = 1; /* chars-length: 0, the default, is its N */
         if (count->param->type->kind != TY_POINTER || becomes == COUNT_KEPT)
             continue; /* an array of sizes stays an input array */
         if (count->elem != EK_INT)
@@ -937,7 +952,7 @@ cb_classes *classify_model(cb_model *m, const cb_facts *facts)
             if (pwhy && !why)
                 why = pwhy;
         }
-        mark_counts(fc);
+        mark_counts(fc, &facts->api);
         check_attribute_arrays(fc);
         trim_defaults(fc);
         for (size_t k = 0; k < f->nparams; k++) {

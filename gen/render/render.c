@@ -66,11 +66,11 @@ static tv *c_params_value(const cb_function *f)
 
 /* How many leading characters every enumerator of e shares, cut after an
  * underscore (NVJITLINK_INPUT_ of NVJITLINK_INPUT_PTX ...; a lone
- * enumerator's all but its last word: CUFILE_ of CUFILE_BATCH); 0 unless
- * the API asks for snake names. */
-static size_t enum_common_prefix(const cb_api *api, const cb_enum *e)
+ * enumerator's all but its last word: CUFILE_ of CUFILE_BATCH); 0 for an
+ * enum without enumerators. */
+static size_t shared_prefix(const cb_enum *e)
 {
-    if (!api->snake || e->nitems < 1)
+    if (e->nitems < 1)
         return 0;
     size_t n = strlen(e->items[0].name);
     for (size_t k = 1; k < e->nitems; k++) {
@@ -82,6 +82,40 @@ static size_t enum_common_prefix(const cb_api *api, const cb_enum *e)
     while (n && e->items[0].name[n - 1] != '_')
         n--;
     return n;
+}
+
+/* shared_prefix when the API asks for snake names, else 0. */
+static size_t enum_common_prefix(const cb_api *api, const cb_enum *e)
+{
+    return api->snake ? shared_prefix(e) : 0;
+}
+
+/* How many leading characters member k of e loses in Python: under an
+ * enum-prefix rule (PREFIX), a member named PREFIX + the enum class's
+ * name in upper snake case + `_` loses all that (NVML_VALUE_TYPE_DOUBLE
+ * of ValueType -> DOUBLE), any other member with PREFIX only PREFIX
+ * (NVML_BRAND_TESLA of BrandType -> BRAND_TESLA), as cuda.bindings.nvml
+ * names them; without the rule, or for a member lacking PREFIX, `common`
+ * (enum_common_prefix). */
+static size_t enum_member_cut(const cb_api *api, const cb_enum *e, size_t k, size_t common)
+{
+    const char *name = e->items[k].name;
+    size_t np = api->enum_prefix ? strlen(api->enum_prefix) : 0;
+    if (!np || strncmp(name, api->enum_prefix, np) != 0 || !name[np])
+        return common;
+    char *cls = rules_type_pyname(api, e->name);
+    size_t ncls = strlen(api->name_prefix);
+    const char *base = cls ? cls : strncmp(e->name, api->name_prefix, ncls) == 0 ? e->name + ncls : e->name;
+    char *snake = rules_python_name(api, base);
+    size_t n = strlen(snake), cut = np;
+    int match = 1;
+    for (size_t i = 0; match && i < n; i++)
+        match = toupper((unsigned char)snake[i]) == (unsigned char)name[np + i];
+    if (match && name[np + n] == '_' && name[np + n + 1] && !isdigit((unsigned char)name[np + n + 1]))
+        cut = np + n + 1; /* the rest stays an identifier */
+    free(snake);
+    free(cls);
+    return cut;
 }
 
 /* Sets key of v to an enum class's Python name: enum classes keep their
@@ -821,7 +855,7 @@ static tv *enums_value(const cb_model *m, const cb_api *api)
         for (size_t k = 0; k < e->nitems; k++) {
             tv *it = tv_map();
             tv_set_str(it, "name", e->items[k].name);
-            tv_set_str(it, "pyname", e->items[k].name + cut);
+            tv_set_str(it, "pyname", e->items[k].name + enum_member_cut(api, e, k, cut));
             set_enum_pyname(it, "enum_class", api, e->name);
             tv_set(it, "value", ll_literal(e->items[k].value));
             tv_push(items, it);
@@ -923,6 +957,10 @@ static void api_value(tv *root, const cb_api *api)
     tv_set_bool(root, "status_str", api->status_str);
     tv_set_bool(root, "buffers_not_none", api->buffers_not_none);
     tv_set_bool(root, "void_ptr_numbers", api->void_ptr_numbers);
+    tv_set_bool(root, "has_chars_length", api->chars_length > 0);
+    tv_set_int(root, "chars_length", api->chars_length);
+    tv_set_bool(root, "has_count_query", api->count_query != NULL);
+    tv_set_str(root, "count_query", api->count_query ? api->count_query : "");
     tv *libs = tv_list(), *wheels = tv_list(), *toolkit_dirs = tv_list();
     for (size_t i = 0; i < api->nlibs; i++)
         tv_push(libs, tv_str(api->libs[i]));
@@ -954,6 +992,44 @@ static void phases_value(tv *root)
     tv_set(root, "phase", phase);
 }
 
+/* "error_subclasses": with an error-subclasses rule, one entry per error
+ * member of the result enum (every one but the success value), its C
+ * name (`enumerator`) and its class's name (`name`): the member without
+ * the enum's common prefix and a leading ERROR_, in CamelCase, and Error
+ * (NVML_ERROR_GPU_IS_LOST -> GpuIsLostError). Empty without the rule or
+ * the enum. */
+static tv *error_subclasses_value(const cb_model *m, const cb_api *api)
+{
+    tv *list = tv_list();
+    const cb_enum *e = api->error_subclasses ? model_enum(m, api->result) : NULL;
+    if (!e)
+        return list;
+    size_t n = shared_prefix(e);
+    for (size_t k = 0; k < e->nitems; k++) {
+        const char *w = e->items[k].name + n;
+        if (strcmp(e->items[k].name, api->success) == 0)
+            continue;
+        if (strncmp(w, "ERROR_", 6) == 0)
+            w += 6;
+        char name[256];
+        size_t o = 0;
+        for (int up = 1; *w && o + 6 < sizeof name; w++) {
+            if (*w == '_') {
+                up = 1;
+                continue;
+            }
+            name[o++] = (char)(up ? toupper((unsigned char)*w) : tolower((unsigned char)*w));
+            up = 0;
+        }
+        memcpy(name + o, "Error", 6);
+        tv *v = tv_map();
+        tv_set_str(v, "enumerator", e->items[k].name);
+        tv_set_str(v, "name", name);
+        tv_push(list, v);
+    }
+    return list;
+}
+
 /* The template data of a module. fns, when not NULL, receives the value
  * of each bound function, in the order of `functions` (c->nsupported
  * entries), for render_module to mark the unit each goes into. */
@@ -963,6 +1039,9 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     cb_api api;
     rules_api(rules, &api);
     api_value(root, &api);
+    tv *subclasses = error_subclasses_value(m, &api);
+    tv_set_bool(root, "has_error_subclasses", tv_len(subclasses) > 0);
+    tv_set(root, "error_subclasses", subclasses);
     const cb_function *es = c->facts->error_string_fn;
     tv_set_str(root, "error_string_proc_name", es ? es->proc_name : "");
     tv_set_int(root, "error_string_proc_version", es ? es->proc_version : 0);

@@ -15,6 +15,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "render/render_structs.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,25 @@
 static const char *handle_name(const cb_classes *c, int index)
 {
     return index >= 0 && (size_t)index < c->nhandles ? c->handles[index].name : "";
+}
+
+/* A field's snake_case name in a snake_case module (malloc'ed), or NULL:
+ * not such a module, the same as pyname, or another field's name. */
+static char *snake_field_name(const cb_api *api, const cb_record_class *rc, const char *pyname)
+{
+    if (!api->snake)
+        return NULL;
+    cb_api plain = *api;
+    plain.name_prefix = ""; /* a field keeps any prefix the API strips */
+    char *snake = rules_python_name(&plain, pyname);
+    int clash = strcmp(snake, pyname) == 0;
+    for (size_t k = 0; !clash && k < rc->nfields; k++)
+        clash = strcmp(rc->fields[k].pyname, snake) == 0;
+    if (clash) {
+        free(snake);
+        return NULL;
+    }
+    return snake;
 }
 
 /* The field table of record class rc (classify_records.h), for the
@@ -49,6 +69,13 @@ static tv *fields_value(const cb_classes *c, const cb_record_class *rc, char **c
         tv_set_int(fv, "aux", fc->aux);
         tv_set_int(fv, "elem_size", fc->elem_size);
         tv_set_str(fv, "name", fc->pyname); /* classify_records decided it */
+        /* and in a snake_case module its snake_case name as well
+         * (busId -> bus_id, as cuda.bindings' struct classes name it),
+         * where that differs and no other field has it */
+        char *snake = snake_field_name(&c->facts->api, rc, fc->pyname);
+        tv_set_bool(fv, "has_snake_name", snake != NULL);
+        tv_set_str(fv, "snake_name", snake ? snake : "");
+        free(snake);
         tv_set_str(fv, "kind", render_field_kind(fc->kind));
         tv_set_int(fv, "size", fc->size);
         tv_set_int(fv, "ref", fc->ref);
@@ -148,6 +175,49 @@ static void add_alias(tv *aliases, const char **seen, size_t *nseen, const char 
     tv_push(aliases, a);
 }
 
+/* N of a name ending in _vN, _vN_t or _vN_st (nvmlMemory_v2_t: 2); 0 for
+ * any other name. */
+static unsigned long name_version(const char *name)
+{
+    size_t n = strlen(name);
+    if (n > 3 && strcmp(name + n - 3, "_st") == 0)
+        n -= 3;
+    else if (n > 2 && strcmp(name + n - 2, "_t") == 0)
+        n -= 2;
+    size_t d = n;
+    while (d && isdigit((unsigned char)name[d - 1]))
+        d--;
+    if (d == n || d < 2 || name[d - 1] != 'v' || name[d - 2] != '_')
+        return 0;
+    return strtoul(name + d, NULL, 10);
+}
+
+/* A struct-version rule's value of record r's version field (sizeof | N
+ * << shift, with N from its tag or a typedef name, rules.h), and the
+ * field's offset in *offset; 0 when r is not versioned: no rule, no _vN
+ * name, or no `unsigned int` field of the rule's name. */
+static unsigned long long record_version(const cb_api *api, const cb_record *r, long long *offset)
+{
+    unsigned long v = 0;
+    if (!api->version_field || r->size <= 0)
+        return 0;
+    v = name_version(r->name);
+    if (!v && *r->tag)
+        v = name_version(r->tag);
+    for (size_t a = 0; !v && a < r->naliases; a++)
+        v = name_version(r->aliases[a]);
+    for (size_t k = 0; v && k < r->nfields; k++) {
+        const cb_field *f = &r->fields[k];
+        if (strcmp(f->name, api->version_field) == 0 && f->bit_width < 0 &&
+            strcmp(f->type->spelling, "unsigned int") == 0) {
+            *offset = f->offset;
+            return ((unsigned long long)r->size | (unsigned long long)v << api->version_shift) &
+                   0xffffffffull;
+        }
+    }
+    return 0;
+}
+
 tv *structs_value(const cb_model *m, const cb_classes *c)
 {
     naming nm = {calloc(m->nrecords + 1, sizeof(char *)), 0, 0};
@@ -181,6 +251,10 @@ tv *structs_value(const cb_model *m, const cb_classes *c)
         tv_set_str(rv, "name", nm.names[i]);
         tv_set_int(rv, "size", r->size > 0 ? r->size : 0);
         tv_set_int(rv, "align", r->align > 0 ? r->align : 1);
+        long long version_offset = 0;
+        unsigned long long version = record_version(&c->facts->api, r, &version_offset);
+        tv_set_int(rv, "version_offset", version_offset);
+        tv_set_strf(rv, "version", "%lluu", version);
         const cb_record_class *rc = &c->records[i];
         tv_set(rv, "fields", fields_value(c, rc, nm.names));
         tv_set(rv, "extents", extents_value(rc));
@@ -210,13 +284,20 @@ tv *structs_value(const cb_model *m, const cb_classes *c)
         add_alias(aliases, seen, &nseen, r->name, i, nm.names[i]);
         for (size_t a = 0; a < r->naliases; a++)
             add_alias(aliases, seen, &nseen, r->aliases[a], i, nm.names[i]);
-        /* and in a snake_case module its typedef's Python name
-         * (CUfileDescr_t -> Descr: rules_type_pyname) */
-        char *py = rules_type_pyname(&c->facts->api, r->name);
-        if (py) {
-            const char *kept = arena_strdup(m->arena, py); /* `seen` holds it */
-            add_alias(aliases, seen, &nseen, kept, i, nm.names[i]);
-            free(py);
+        /* and in a snake_case module its typedefs' Python names
+         * (CUfileDescr_t -> Descr, nvmlMemory_v2_t -> Memory_v2:
+         * rules_type_pyname); a tag (nvmlMemory_st) is no typedef */
+        for (size_t a = 0; a <= r->naliases; a++) {
+            const char *cname = a < r->naliases ? r->aliases[a] : r->name;
+            size_t len = strlen(cname);
+            char *py = len > 2 && strcmp(cname + len - 2, "_t") == 0
+                           ? rules_type_pyname(&c->facts->api, cname)
+                           : NULL;
+            if (py) {
+                const char *kept = arena_strdup(m->arena, py); /* `seen` holds it */
+                add_alias(aliases, seen, &nseen, kept, i, nm.names[i]);
+                free(py);
+            }
         }
     }
     tv_set(root, "records", records);

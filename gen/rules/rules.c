@@ -335,6 +335,29 @@ void rules_api(const cb_rules *r, cb_api *api)
         case CB_D_ENUM_ARGS_INT:
             api->enum_args_int = 1;
             break;
+        case CB_D_PYTHON_WORD:
+            if (api->nwords < CB_API_MAX_LIBS)
+                api->words[api->nwords++] = a0;
+            break;
+        case CB_D_ENUM_PREFIX:
+            api->enum_prefix = a0;
+            break;
+        case CB_D_CHARS_LENGTH:
+            api->chars_length = strtoll(a0, NULL, 10);
+            break;
+        case CB_D_COUNT_QUERY:
+            api->count_query = a0;
+            break;
+        case CB_D_COUNT_STEM:
+            api->count_stem = 1;
+            break;
+        case CB_D_ERROR_SUBCLASSES:
+            api->error_subclasses = 1;
+            break;
+        case CB_D_STRUCT_VERSION:
+            api->version_field = a0;
+            api->version_shift = atoi(rule->args[1]);
+            break;
         case CB_D_PYTHON_NAMES:
             api->name_prefix = a0;
             api->snake = strcmp(rule->args[1], "snake") == 0;
@@ -403,6 +426,19 @@ char *rules_type_pyname(const cb_api *api, const char *name)
     return s;
 }
 
+/* The length of the python-word rule's word that s starts with, 0 when
+ * none does (the longest when several do). */
+static size_t python_word_at(const cb_api *api, const char *s)
+{
+    size_t best = 0;
+    for (size_t k = 0; k < api->nwords; k++) {
+        size_t n = strlen(api->words[k]);
+        if (n > best && strncmp(s, api->words[k], n) == 0)
+            best = n;
+    }
+    return best;
+}
+
 char *rules_python_name(const cb_api *api, const char *name)
 {
     size_t np = strlen(api->name_prefix);
@@ -412,6 +448,16 @@ char *rules_python_name(const cb_api *api, const char *name)
     if (!api->snake)
         sb_puts(&sb, name);
     for (size_t i = 0; api->snake && name[i]; i++) {
+        size_t w = python_word_at(api, name + i);
+        if (w) {
+            /* a python-word rule's word: one lower-case word */
+            if (i && name[i - 1] != '_')
+                sb_putc(&sb, '_');
+            for (size_t k = 0; k < w; k++)
+                sb_putc(&sb, (char)tolower((unsigned char)name[i + k]));
+            i += w - 1;
+            continue;
+        }
         unsigned char c = (unsigned char)name[i], prev = i ? (unsigned char)name[i - 1] : 0,
                       next = (unsigned char)name[i + 1];
         if (i && isupper(c) &&

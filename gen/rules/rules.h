@@ -132,6 +132,15 @@ typedef struct {
     size_t ntoolkit_dirs;
     const char *name_prefix;        /* "" when none */
     int snake;                      /* python-names ... snake */
+    const char *words[CB_API_MAX_LIBS]; /* python-word: whole lower-case words */
+    size_t nwords;
+    const char *enum_prefix;        /* enum-prefix: NULL when none */
+    long long chars_length;         /* chars-length: 0 when none */
+    const char *count_query;        /* count-query: its STATUS, NULL when none */
+    int count_stem;                 /* count-stem: <stem>Count counts <stem>... */
+    int error_subclasses;           /* error-subclasses: one class per status */
+    const char *version_field;      /* struct-version: NULL when none */
+    int version_shift;
     int int_handles;                /* int-handles: opaque handles are plain ints */
     int str_results;                /* str-results: a returned char * is a str */
     int enum_args_int;              /* enum-args-int: enums convert as a C int */

@@ -49,17 +49,17 @@ from cubind.cu import launch  # noqa: E402
 
 
 # The library APIs (cubind.nvrtc and its raising face cubind.rtc,
-# cubind.nvjitlink, cubind.nvvm, cubind.nvfatbin, cubind.cufile,
+# cubind.nvjitlink, cubind.nvvm, cubind.nvfatbin, cubind.cufile, cubind.nvml,
 # cubind.runtime and its raising face cubind.cudart) are imported on first use, not with cubind: their modules,
 # and their exception classes, which live in their extensions
 # (cubind.NVRTCError imports cubind.nvrtc), so that pickle, `except
 # cubind.NVRTCError` and PyCapsule_Import("cubind.nvrtc._C_API") find them.
 _LAZY = {"nvrtc": ("nvrtc", None), "rtc": ("rtc", None), "nvjitlink": ("nvjitlink", None),
          "nvvm": ("nvvm", None), "nvfatbin": ("nvfatbin", None), "cufile": ("cufile", None),
-         "runtime": ("runtime", None), "cudart": ("cudart", None),
+         "nvml": ("nvml", None), "runtime": ("runtime", None), "cudart": ("cudart", None),
          "NVRTCError": ("nvrtc", "NVRTCError"), "nvJitLinkError": ("nvjitlink", "nvJitLinkError"),
          "nvvmError": ("nvvm", "nvvmError"), "nvFatbinError": ("nvfatbin", "nvFatbinError"),
-         "cuFileError": ("cufile", "cuFileError"),
+         "cuFileError": ("cufile", "cuFileError"), "NvmlError": ("nvml", "NvmlError"),
          "CUDARuntimeError": ("runtime", "CUDARuntimeError")}
 
 

@@ -113,6 +113,12 @@ def _cufile_version(m: typing.Any) -> str:
     return "cuFile %d.%d" % (major, rest // 10)
 
 
+def _nvml_version(m: typing.Any) -> str:
+    """NVML's version, which it gives without nvmlInit (the driver's
+    branch: 12.550.163.01)."""
+    return "NVML %s" % m.system_get_nvml_version()
+
+
 def _nvvm_version(m: typing.Any) -> str:
     return "NVVM %d.%d" % tuple(m.version())
 
@@ -134,6 +140,7 @@ LIBRARIES: dict[str, tuple[str, typing.Callable[[typing.Any], str]]] = {
     "runtime": ("CUDA runtime", _runtime_version),
     "nvfatbin": ("nvFatbin", _version_pair),
     "cufile": ("cuFile", _cufile_version),
+    "nvml": ("NVML", _nvml_version),
 }
 
 

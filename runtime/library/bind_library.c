@@ -232,10 +232,14 @@ static void raise_not_found(const cbs_library *lib, const lib_tried *tried, PyOb
              lib->name, tried->absent + tried->failed_count);
     text_alternatives(&m, "%s", lib->files);
     text_add(&m, " (%sa copy already loaded, the CUDA driver's folder, $CUDA_HOME or "
-                 "$CUDA_PATH, NVIDIA's wheels",
+                 "$CUDA_PATH, ",
              *lib->bundled ? "cubind's own copy, " : "");
-    text_alternatives(&m, "nvidia/%s", lib->wheels);
-    text_add(&m, " on sys.path, the system's library path); install it, or set %s to its path",
+    if (*lib->wheels) {
+        text_add(&m, "NVIDIA's wheels");
+        text_alternatives(&m, "nvidia/%s", lib->wheels);
+        text_add(&m, " on sys.path, ");
+    }
+    text_add(&m, "the system's library path); install it, or set %s to its path",
              *lib->env ? lib->env : "LD_LIBRARY_PATH");
     if (tried->failed.s)
         text_add(&m, "; there but not loadable:%s", tried->failed.s);
@@ -435,4 +439,12 @@ PyObject *cbs_library_error_class_status(PyObject *runtime, const char *name, co
                                          const char *result_type)
 {
     return library_error_class(runtime, name, base, result_type, 1);
+}
+
+PyObject *cbs_library_error_subclass(PyObject *base, const char *qualname)
+{
+    char doc[256];
+    snprintf(doc, sizeof doc, "A call returned the status this class is named after; a subclass of %s.",
+             ((PyTypeObject *)base)->tp_name);
+    return PyErr_NewExceptionWithDoc(qualname, doc, base, NULL);
 }

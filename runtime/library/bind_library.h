@@ -76,4 +76,9 @@ PyObject *cbs_library_error_class(PyObject *runtime, const char *name, const cha
 PyObject *cbs_library_error_class_status(PyObject *runtime, const char *name, const char *base,
                                          const char *result_type);
 
+/* A subclass of the error class `base` named qualname
+ * ("cubind.nvml.DriverNotLoadedError"), for an error-subclasses rule:
+ * the base's constructor, attributes and str(); one status raises it. */
+PyObject *cbs_library_error_subclass(PyObject *base, const char *qualname);
+
 #endif

@@ -88,6 +88,8 @@ static cbs_struct *struct_make(PyTypeObject *t, const cbs_struct_def *def, unsig
         }
         s->owns = 1;
         s->alloc = raw;
+        if (def->version) /* a versioned struct starts as its version */
+            memcpy(s->data + def->version_offset, &def->version, sizeof def->version);
     }
     return s;
 }

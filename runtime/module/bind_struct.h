@@ -185,6 +185,12 @@ typedef struct {
                                   record or owned array element that has */
     const cbs_host_extent *extents;
     size_t nextents;
+    /* a struct-version rule's versioned struct (gen/rules/rules.h): the
+     * value of its version field at version_offset, stored in every
+     * instance allocated here, zeroed otherwise (nvmlMemory_v2_t's
+     * sizeof | 2 << 24); 0 when not versioned */
+    size_t version_offset;
+    unsigned int version;
 } cbs_struct_def;
 
 /* What field conversions need from the module. A generated module_state

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """The manifests of CUDA 12.4's library headers that scripts/fetch-cuda-libs.sh
-fetches (configure's cuda_libs): abi/nvfatbin-12.4.json and
-abi/cufile-12.4.json (nvFatbin.h and cufile.h, which out/nvfatbin.c and
-out/cufile.c are generated from; cufile.h includes the toolkit's cuda.h,
-found with --include) and abi/nvvm-12.4.json (nvvm.h, kept in
+fetches (configure's cuda_libs): abi/nvfatbin-12.4.json,
+abi/cufile-12.4.json and abi/nvml-12.4.json (nvFatbin.h, cufile.h and
+nvml.h, which out/nvfatbin.c, out/cufile.c and out/nvml.c are generated
+from; cufile.h includes the toolkit's cuda.h, found with --include) and abi/nvvm-12.4.json (nvvm.h, kept in
 the cache's nvvm/include/ beside the toolkit's 13.0 one) regenerate
 unchanged, the committed report abi/diff-nvvm-12.4-13.0.txt is what
 `cubind abi-diff` says between the nvvm manifests, and abi-check finds
@@ -36,6 +36,7 @@ def fetched_root():
 
 @pytest.mark.parametrize("api,header", [("nvfatbin", "include/nvFatbin.h"),
                                         ("cufile", "include/cufile.h"),
+                                        ("nvml", "include/nvml.h"),
                                         ("nvvm", "nvvm/include/nvvm.h")])
 def test_saved_manifest_is_regenerated_unchanged(api, header, tmp_path):
     manifest = check_saved_manifest(os.path.join(ABI, "%s-12.4.json" % api),

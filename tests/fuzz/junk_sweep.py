@@ -22,6 +22,9 @@ hypothesis). The groups (--modules, table GROUPS below):
   would be read by repr).
 - fetched: cubind.nvfatbin and cubind.cufile on CUDA 12.4's libraries
   (scripts/fetch-cuda-libs.sh), run by tests/python/test_library_junk.py;
+- nvml: cubind.nvml on the 550 driver's libnvidia-ml.so.1 without a
+  driver (scripts/fetch-cuda-libs.sh 12.4-driver), run by
+  tests/python/test_library_junk.py;
 - libraries: cubind.nvrtc, cubind.rtc, cubind.nvjitlink and cubind.nvvm
   on the real libnvrtc, libnvJitLink and libnvvm; run by tests/python/test_library_junk.py, so
   on every interpreter tests/python runs on, ASan's included. A fixed junk
@@ -110,6 +113,15 @@ def fetched_usable():
     return "version get_version"
 
 
+def nvml_usable():
+    """As driver_usable, for cubind.nvml on the fetched 550 driver's NVML
+    (tests/python/conftest.py names it in CUBIND_LIBNVML): its version,
+    which it gives without a driver."""
+    import cubind.nvml as nvml
+    assert nvml.system_get_nvml_version().startswith("12."), nvml.system_get_nvml_version()
+    return "system_get_nvml_version"
+
+
 def runtime_usable():
     """As driver_usable, for cubind.runtime and cubind.cudart on a machine
     without a driver (the only place the group runs): the runtime's own
@@ -148,6 +160,13 @@ GROUPS = {
                      junk=[None, "junk", b"junk", float("nan"), object(), [], [None], (b"a",),
                            bytearray(4), "a\0b"],
                      usable=fetched_usable),
+    # NVML without a driver (the fetched 550 driver's libnvidia-ml.so.1):
+    # the same junk; every query raises NvmlError before nvmlInit.
+    "nvml": Group(modules=("cubind.nvml",),
+                  allowed=("TypeError", "ValueError", "OverflowError", "cubind.NvmlError"),
+                  junk=[None, "junk", b"junk", float("nan"), object(), [], [None], (b"a",),
+                        bytearray(4), "a\0b"],
+                  usable=nvml_usable),
     # The CUDA runtime without a driver (tests/python/test_runtime.py): the
     # same junk, no ints (a raw address the runtime would dereference).
     "runtime": Group(modules=("cubind.runtime", "cubind.cudart"),

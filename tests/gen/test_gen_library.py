@@ -23,10 +23,11 @@ def generate(run_cubind, cuda_include, rules, header, out):
 
 def test_every_library_function_is_bound(run_cubind, cuda_include, library_rules, tmp_path):
     apis = dict((os.path.basename(r)[:-len(".rules")], (r, h)) for r, h in library_rules)
-    assert set(apis) == {"nvrtc", "nvjitlink", "nvvm", "nvfatbin", "cufile", "runtime"}
+    assert set(apis) == {"nvrtc", "nvjitlink", "nvvm", "nvfatbin", "cufile", "nvml", "runtime"}
     # the functions of the runtime that its rules leave unbound, by name
     # (out/runtime_unsupported.txt gives the reasons; docs/compatibility.md)
-    left = {"nvrtc": 0, "nvjitlink": 0, "nvvm": 0, "nvfatbin": 0, "cufile": 3, "runtime": 1}
+    left = {"nvrtc": 0, "nvjitlink": 0, "nvvm": 0, "nvfatbin": 0, "cufile": 3, "nvml": 10,
+            "runtime": 1}
     for api, (rules, header) in apis.items():
         p = generate(run_cubind, cuda_include, rules, header, tmp_path / api)
         assert p.returncode == 0, p.stderr
@@ -38,6 +39,7 @@ def test_every_library_function_is_bound(run_cubind, cuda_include, library_rules
         # and a typing stub per face: nvrtc.pyi and rtc.pyi, nvjitlink.pyi
         stubs = {"nvrtc": ["nvrtc.pyi", "rtc.pyi"], "nvjitlink": ["nvjitlink.pyi"],
                  "nvvm": ["nvvm.pyi"], "nvfatbin": ["nvfatbin.pyi"], "cufile": ["cufile.pyi"],
+                 "nvml": ["nvml.pyi"],
                  "runtime": ["runtime.pyi", "cudart.pyi"]}[api]
         # and its translation units (a parts rule's count) with their header
         with open(rules) as f:
@@ -68,6 +70,18 @@ def test_every_library_function_is_bound(run_cubind, cuda_include, library_rules
     assert "CUfileOpError rc = CU_FILE_SUCCESS;" in cuf and "ret_v = fn(" in cuf
     assert cuf.count('{"driver_close", ') == 1 and '"cuFileDriverClose_v2"' in cuf
     assert "PyErr_SetFromErrno(PyExc_OSError)" in cuf  # negative-errors
+    nvml = module_source(tmp_path / "nvml", "nvml")  # every translation unit's text
+    # python-word (p2p, nvlink), enum-prefix (BRAND_TESLA, ValueType's
+    # DOUBLE), error-subclasses, struct-version (nvmlMemory_v2_t: 40 bytes,
+    # version 2), chars-length and count-query
+    assert '{"device_get_p2p_status", ' in nvml and '{"device_get_nvlink_state", ' in nvml
+    assert '{"BRAND_TESLA", ' in nvml and '{"DOUBLE", ' in nvml
+    assert '{ NVML_ERROR_DRIVER_NOT_LOADED, "DriverNotLoadedError", ' in nvml
+    assert ", 0, %du}," % (40 | 2 << 24) in nvml
+    assert "= 256; /* chars-length" in nvml and "probe_rc == NVML_ERROR_INSUFFICIENT_SIZE" in nvml
+    # count-stem: nvmlDeviceGetComputeRunningProcesses_v3's infoCount counts infos
+    assert "infoCount_query" in nvml
+    assert "error_subclass_defs" not in cuf and "= 256;" not in cuf
 
 
 def rules_with(tmp_path, api, old, new):

@@ -150,6 +150,7 @@ FACES = {"driver.c": {"driver_methods": "driver.pyi", "cu_methods": "cu.pyi"},
          "nvvm.c": {"cu_methods": "nvvm.pyi"},
          "nvfatbin.c": {"cu_methods": "nvfatbin.pyi"},
          "cufile.c": {"cu_methods": "cufile.pyi"},
+         "nvml.c": {"cu_methods": "nvml.pyi"},
          "runtime.c": {"driver_methods": "runtime.pyi", "cu_methods": "cudart.pyi"}}
 
 

@@ -1,13 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 """conftest.py for a run of cuda-python's own NVRTC, nvJitLink, NVVM,
-nvFatbin and cuFile tests (test_nvrtc.py, test_nvjitlink.py, test_nvvm.py,
-test_nvfatbin.py, test_cufile.py: NVIDIA's, kept outside the repository
-and never edited); `scripts/gpu-run nvrtc DIR` copies this file, as
-conftest.py, next to them.
+nvFatbin, cuFile and NVML tests (test_nvrtc.py, test_nvjitlink.py,
+test_nvvm.py, test_nvfatbin.py, test_cufile.py, the folder nvml/ with its
+own conftest.py: NVIDIA's, kept outside the repository and never edited);
+`scripts/gpu-run nvrtc DIR` copies this file, as conftest.py, next to
+them (the folder's conftest.py loads after this one).
 
 CUBIND_UPSTREAM_IMPL=cubind redirects `cuda.bindings.nvrtc`,
-`cuda.bindings.nvjitlink`, `cuda.bindings.nvvm`, `cuda.bindings.nvfatbin`
-and `cuda.bindings.cufile` to the cubind modules of the same names: the
+`cuda.bindings.nvjitlink`, `cuda.bindings.nvvm`, `cuda.bindings.nvfatbin`,
+`cuda.bindings.cufile` and `cuda.bindings.nvml` to the cubind modules of
+the same names: the
 module objects in sys.modules and the attributes of the `cuda.bindings`
 package (what `from cuda.bindings import nvrtc` reads). cuda.bindings'
 private `_internal.nvjitlink`, which test_nvjitlink.py asks whether the
@@ -18,7 +20,7 @@ import os
 
 from redirect_bindings import describe, redirect
 
-REDIRECTED = ("nvrtc", "nvjitlink", "nvvm", "nvfatbin", "cufile")
+REDIRECTED = ("nvrtc", "nvjitlink", "nvvm", "nvfatbin", "cufile", "nvml")
 
 # Redirecting, cuda.bindings' own modules are imported first, so that
 # whatever imported them already keeps them.

@@ -34,12 +34,21 @@ def _config(name):
 # The CPU libraries scripts/fetch-cuda-libs.sh fetched (configure's
 # cuda_libs): the library modules' tests load them unless the variable
 # naming the library is already set.
-FETCHED_LIBRARIES = {"CUBIND_LIBNVFATBIN": "libnvfatbin.so.12", "CUBIND_LIBCUFILE": "libcufile.so.0"}
-try:
-    _fetched = _config("cuda_libs")
-except (KeyError, OSError):
-    _fetched = ""
-for _var, _name in FETCHED_LIBRARIES.items():
+# NVML's, the 550 driver's libnvidia-ml.so.1, is in cuda_driver_libs.
+FETCHED_LIBRARIES = {"CUBIND_LIBNVFATBIN": ("cuda_libs", "libnvfatbin.so.12"),
+                     "CUBIND_LIBCUFILE": ("cuda_libs", "libcufile.so.0"),
+                     "CUBIND_LIBNVML": ("cuda_driver_libs", "libnvidia-ml.so.1")}
+
+
+def _fetched_dir(name):
+    try:
+        return _config(name)
+    except (KeyError, OSError):
+        return ""
+
+
+for _var, (_cache, _name) in FETCHED_LIBRARIES.items():
+    _fetched = _fetched_dir(_cache)
     if _fetched and _var not in os.environ and os.path.exists(os.path.join(_fetched, "lib", _name)):
         os.environ[_var] = os.path.join(_fetched, "lib", _name)
 # libcufile writes its log to cufile.log in the working directory (the

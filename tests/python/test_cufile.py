@@ -16,24 +16,15 @@ import os
 
 import pytest
 
+from library_common import CallRecorder, library_or_skip
 from nvrtc_common import check_missing_library
 
-CALLED = set()  # the functions these tests call (test_every_function_called)
+call = CallRecorder()  # the functions these tests call (test_every_function_called)
 
 
 @pytest.fixture(scope="module")
 def cufile():
-    import cubind.cufile as c
-
-    ok, where = c._library_status()
-    if not ok:
-        pytest.skip("no libcufile: " + where)
-    return c
-
-
-def call(c, name, *args):
-    CALLED.add(name)
-    return getattr(c, name)(*args)
+    return library_or_skip("cufile", "libcufile")
 
 
 def fails_or_returns(c, name, *args):
@@ -157,7 +148,4 @@ def test_missing_library_is_a_clear_error_and_import_works(tmp_path):
 def test_every_function_called(cufile):
     """Runs last in this file: every function of the module was called
     above (the list comes from the module, not from this file)."""
-    bound = {name for name in dir(cufile) if not name.startswith("_")
-             and callable(getattr(cufile, name)) and not isinstance(getattr(cufile, name), type)}
-    assert len(bound) == 21
-    assert bound - CALLED == set()
+    call.check_all_called(cufile, 21)

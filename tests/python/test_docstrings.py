@@ -91,7 +91,8 @@ def test_macros_naming_launch_attributes(face, drv, header_text):
 # create, size, version, get_error_string)
 @pytest.mark.parametrize("module,least", [("cubind.driver", 5), ("cubind.cu", 5), ("cubind.nvrtc", 5),
                                           ("cubind.nvjitlink", 5), ("cubind.nvvm", 5),
-                                          ("cubind.nvfatbin", 4), ("cubind.cufile", 5)])
+                                          ("cubind.nvfatbin", 4), ("cubind.cufile", 5),
+                                          ("cubind.nvml", 5)])
 def test_returns_lists_name_every_output_once(module, least, drv):
     """The Returns section names the outputs as ``(status, a, b)`` (tuple
     face) or ``a, b`` (raising face), never with an empty entry. Failed on

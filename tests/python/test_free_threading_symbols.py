@@ -72,7 +72,7 @@ def test_the_runtime_is_defined_in_runtime_alone():
 
 
 @pytest.mark.parametrize("module", ["cubind.nvrtc", "cubind.nvjitlink", "cubind.nvvm",
-                                    "cubind.nvfatbin", "cubind.cufile"])
+                                    "cubind.nvfatbin", "cubind.cufile", "cubind.nvml"])
 def test_library_modules_hold_no_runtime_state(module):
     """The library APIs' modules reach the runtime through its capsule too;
     their own loader state (runtime/library/) is per module: one

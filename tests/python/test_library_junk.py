@@ -137,6 +137,20 @@ def test_library_modules_refuse_what_the_driver_refuses(nvrtc, module):  # noqa:
         pass
 
 
+def sweep_group(group, tmp_path):
+    """junk_sweep.py --modules GROUP in a fresh process: (functions swept,
+    classes swept, its stdout), the process having exited 0 (a crash names
+    the last call logged)."""
+    log = str(tmp_path / "sweep.log")
+    r = subprocess.run([sys.executable, str(SCRIPT), "--modules", group, "--log", log],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, "exit %d (last call logged: %s)\n%s\n%s" % (
+        r.returncode, crashed_in(log), r.stdout[-6000:], r.stderr[-3000:])
+    m = re.search(r"^swept functions (\d+) classes (\d+) methods (\d+)$", r.stdout, re.M)
+    assert m, r.stdout
+    return int(m.group(1)), int(m.group(2)), r.stdout
+
+
 def test_fetched_library_modules_junk_sweep(tmp_path):
     """The same sweep over cubind.nvfatbin and cubind.cufile (no GDS), on
     CUDA 12.4's libraries that conftest.py names (skipped without them):
@@ -145,14 +159,21 @@ def test_fetched_library_modules_junk_sweep(tmp_path):
     import os
     if not (os.environ.get("CUBIND_LIBNVFATBIN") and os.environ.get("CUBIND_LIBCUFILE")):
         pytest.skip("no fetched libnvfatbin/libcufile (scripts/fetch-cuda-libs.sh)")
-    log = str(tmp_path / "sweep.log")
-    r = subprocess.run([sys.executable, str(SCRIPT), "--modules", "fetched", "--log", log],
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, "exit %d (last call logged: %s)\n%s\n%s" % (
-        r.returncode, crashed_in(log), r.stdout[-6000:], r.stderr[-3000:])
-    m = re.search(r"^swept functions (\d+) classes (\d+) methods (\d+)$", r.stdout, re.M)
-    assert m, r.stdout
-    functions, classes, _ = map(int, m.groups())
+    functions, classes, out = sweep_group("fetched", tmp_path)
     assert functions == 9 + 21  # nvfatbin, cufile
     assert classes >= 20, classes  # the enums, structs and errors
-    assert re.search(r"^usable afterwards: version get_version$", r.stdout, re.M), r.stdout
+    assert re.search(r"^usable afterwards: version get_version$", out, re.M), out
+
+
+def test_nvml_junk_sweep(tmp_path):
+    """The same sweep over cubind.nvml, on the 550 driver's NVML that
+    conftest.py names (skipped without it), with no NVIDIA driver: every
+    call returns or raises TypeError, ValueError, OverflowError or
+    NvmlError; none crashes."""
+    import os
+    if not os.environ.get("CUBIND_LIBNVML"):
+        pytest.skip("no fetched libnvidia-ml.so.1 (scripts/fetch-cuda-libs.sh 12.4-driver)")
+    functions, classes, out = sweep_group("nvml", tmp_path)
+    assert functions == 315
+    assert classes >= 150, classes  # the enums, structs and errors
+    assert re.search(r"^usable afterwards: system_get_nvml_version$", out, re.M), out

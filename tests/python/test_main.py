@@ -47,7 +47,7 @@ def test_report_on_the_fake_driver():
     assert lines["package"] == os.path.dirname(cubind.__file__)
     for library, version in (("NVRTC", ", CUDA "), ("nvJitLink", ", CUDA "),
                              ("NVVM", ", NVVM "), ("CUDA runtime", ", CUDA "),
-                             ("nvFatbin", ", CUDA "), ("cuFile", ", cuFile ")):
+                             ("nvFatbin", ", CUDA "), ("cuFile", ", cuFile "), ("NVML", ", NVML ")):
         line = lines[library]
         assert line.startswith(("not found: ", "not available: ")) or version in line, line
     # conftest.py points CUBIND_LIBNVFATBIN at the fetched CUDA 12.4 library
@@ -55,6 +55,8 @@ def test_report_on_the_fake_driver():
         assert lines["nvFatbin"] == "%s, CUDA 12.4" % os.environ["CUBIND_LIBNVFATBIN"], lines["nvFatbin"]
     if os.environ.get("CUBIND_LIBCUFILE"):  # CUDA 12.4's libcufile is cuFile 1.9
         assert lines["cuFile"] == "%s, cuFile 1.9" % os.environ["CUBIND_LIBCUFILE"], lines["cuFile"]
+    if os.environ.get("CUBIND_LIBNVML"):  # the 550 driver's NVML, without a driver
+        assert lines["NVML"].startswith("%s, NVML 12.550." % os.environ["CUBIND_LIBNVML"]), lines["NVML"]
     assert lines["C API headers"] == (cubind.get_include() if has_headers() else "not installed")
 
 
@@ -68,8 +70,9 @@ def test_report_lists_every_library_module_of_the_package():
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     files = ["driver" + suffix, "_runtime" + suffix, "_cudart.so", "runtime" + suffix,
              "nvvm" + suffix, "nvrtc" + suffix, "nvjitlink" + suffix, "cufile" + suffix,
+             "nvml" + suffix,
              "nvrtc.cpython-399-x86_64-linux-gnu.so", "rtc.py", "cudart.pyi"]
-    assert main.library_modules(files) == ["nvrtc", "nvjitlink", "nvvm", "runtime", "cufile"]
+    assert main.library_modules(files) == ["nvrtc", "nvjitlink", "nvvm", "runtime", "cufile", "nvml"]
     installed = main.library_modules(os.listdir(os.path.dirname(main.__file__)))
     assert {"nvrtc", "nvjitlink", "nvvm", "runtime"} <= set(installed), installed
     lines = lines_of(cubind_main())

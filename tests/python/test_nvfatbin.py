@@ -13,9 +13,10 @@ import struct
 
 import pytest
 
+from library_common import CallRecorder, library_or_skip
 from nvrtc_common import ARCH, check_cubin, check_missing_library, same_from_threads
 
-CALLED = set()  # the functions these tests call (test_every_function_called)
+call = CallRecorder()  # the functions these tests call (test_every_function_called)
 
 FATBIN_MAGIC = 0xBA55ED50  # the first 4 bytes of a fat binary
 
@@ -34,17 +35,7 @@ PTX = b""".version 8.0
 
 @pytest.fixture(scope="module")
 def nvfatbin():
-    import cubind.nvfatbin as n
-
-    ok, where = n._library_status()
-    if not ok:
-        pytest.skip("no libnvfatbin: " + where)
-    return n
-
-
-def call(n, name, *args):
-    CALLED.add(name)
-    return getattr(n, name)(*args)
+    return library_or_skip("nvfatbin", "libnvfatbin")
 
 
 def nvrtc_output(options, size_fn, get_fn):
@@ -198,7 +189,4 @@ def test_missing_library_is_a_clear_error_and_import_works(tmp_path):
 def test_every_function_called(nvfatbin):
     """Runs last in this file: every function of the module was called
     above (the list comes from the module, not from this file)."""
-    bound = {name for name in dir(nvfatbin) if not name.startswith("_")
-             and callable(getattr(nvfatbin, name)) and not isinstance(getattr(nvfatbin, name), type)}
-    assert len(bound) == 9
-    assert bound - CALLED == set()
+    call.check_all_called(nvfatbin, 9)

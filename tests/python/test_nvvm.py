@@ -16,9 +16,10 @@ import pytest
 
 import cubind
 from conftest import _config, run_python
+from library_common import CallRecorder, library_or_skip
 from nvrtc_common import same_from_threads
 
-CALLED = set()  # the functions these tests call (test_every_function_called)
+call = CallRecorder()  # the functions these tests call (test_every_function_called)
 
 
 def toolkit_libnvvm():
@@ -31,18 +32,7 @@ def toolkit_libnvvm():
 
 @pytest.fixture(scope="module")
 def nvvm():
-    import cubind.nvvm as n
-
-    ok, where = n._library_status()
-    if not ok:
-        assert not toolkit_libnvvm(), "the toolkit has %s, yet: %s" % (toolkit_libnvvm(), where)
-        pytest.skip("no libnvvm: " + where)
-    return n
-
-
-def call(n, name, *args):
-    CALLED.add(name)
-    return getattr(n, name)(*args)
+    return library_or_skip("nvvm", "libnvvm", expected=toolkit_libnvvm())
 
 
 def nvvm_ir(n, body, annotations):
@@ -305,7 +295,4 @@ def test_found_in_a_toolkit_nvvm_lib64(nvvm, tmp_path):
 def test_every_function_called(nvvm):
     """Runs last in this file: every function of the module was called
     above (the list comes from the module, not from this file)."""
-    bound = {name for name in dir(nvvm) if not name.startswith("_") and callable(getattr(nvvm, name))
-             and not isinstance(getattr(nvvm, name), type)}
-    assert len(bound) == 13
-    assert bound - CALLED == set()
+    call.check_all_called(nvvm, 13)

@@ -114,7 +114,7 @@ def test_extensions_are_stripped(pep517_wheels, tmp_path):
         shared = [n for n in sos if n.split("/")[-1] in mkwheel.BUNDLED]
         sos = [n for n in sos if n not in shared]
         # driver, _runtime, nvrtc, nvjitlink, nvvm, runtime, and nvfatbin
-        # and cufile where they were built
+        # cufile and nvml where they were built
         optional = [n for n in sos if n.split("/")[-1].split(".")[0] in mkwheel.OPTIONAL_MODULES]
         assert len(sos) == len(mkwheel.MODULES) + len(optional)
         for n in shared:  # built from NVIDIA's static library, which has no DWARF

@@ -39,8 +39,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"
 PACKAGE = BUILD / "python" / "cubind"
 # The extensions a wheel holds: mkwheel's own list (driver, _runtime, and
-# the library APIs' nvrtc, nvjitlink, nvvm, runtime; nvfatbin and cufile
-# when built: OPTIONAL_MODULES), and the libraries every interpreter's
+# the library APIs' nvrtc, nvjitlink, nvvm, runtime; nvfatbin, cufile and
+# nvml when built: OPTIONAL_MODULES), and the libraries every interpreter's
 # modules share (the bundled CUDA runtime, when built).
 sys.path.insert(0, str(ROOT / "packaging"))
 from mkwheel import BUNDLED, MODULES, OPTIONAL_MODULES, project_metadata  # noqa: E402
