@@ -239,7 +239,7 @@ void *rt_cb_new(int kind, PyObject *callable, PyObject *data, PyObject *stream_t
     p->stream_type = Py_XNewRef(stream_type);
     p->result_type = Py_XNewRef(result_type);
     atomic_fetch_add(&rt_alive, 1);
-    if (kind != CUBIND_CB_DESTROY && oneshot_register(p) < 0) {
+    if ((kind == CUBIND_CB_HOST || kind == CUBIND_CB_STREAM) && oneshot_register(p) < 0) {
         payload_release(p);
         return NULL;
     }
@@ -534,6 +534,66 @@ void rt_cb_user_object(void *payload, uintptr_t object)
     } else {
         defer_final(p);
     }
+}
+
+/* ---- host nodes' Python callables ------------------------------------------------ */
+
+/* The last id given to a node payload: ids are never reused, so a driver
+ * thread calling with the id of a payload that is gone finds nothing
+ * (no other payload answers to it). */
+static _Atomic unsigned long long node_ids;
+
+/* Attached (the capsule's destructor, or a failed construction): the
+ * capsule's reference to its entry is dropped after unmapping it; the
+ * entry dies once no node call in progress holds it, and its death hands
+ * the payload to the queue (uo_entry_free). */
+static void node_free(cubind_node_cb *n)
+{
+    if (n->entry) {
+        rt_h_unregister_entry(n->entry);
+        rt_registry_entry_release(n->entry);
+    }
+    Py_XDECREF(n->callable);
+    Py_XDECREF(n->data);
+    PyMem_RawFree(n);
+}
+
+static void node_capsule_free(PyObject *capsule)
+{
+    cubind_node_cb *n = PyCapsule_GetPointer(capsule, CUBIND_NODE_CB_CAPSULE);
+    if (n)
+        node_free(n);
+    else
+        PyErr_Clear();
+}
+
+PyObject *rt_cb_node_new(PyObject *callable, PyObject *data, uintptr_t c_data)
+{
+    rt_payload *p = rt_cb_new(CUBIND_CB_NODE, callable, data, NULL, NULL);
+    if (!p)
+        return NULL;
+    atomic_store(&p->persistent, 1); /* runs on every launch of its graphs */
+    cubind_node_cb *n = PyMem_RawCalloc(1, sizeof *n);
+    if (!n) {
+        payload_release(p);
+        return PyErr_NoMemory();
+    }
+    n->id = (uintptr_t)(atomic_fetch_add(&node_ids, 1) + 1);
+    /* -EEXIST cannot happen (ids are unique); on -ENOMEM the payload was
+     * not adopted and is still ours */
+    if (rt_h_register(CUBIND_REG_NODE_CALLBACK, n->id, p, uo_entry_free, NULL, &n->entry) != 0) {
+        n->entry = NULL;
+        PyMem_RawFree(n);
+        payload_release(p);
+        return PyErr_NoMemory();
+    }
+    n->callable = Py_NewRef(callable);
+    n->data = Py_NewRef(data ? data : Py_None);
+    n->c_data = c_data;
+    PyObject *capsule = PyCapsule_New(n, CUBIND_NODE_CB_CAPSULE, node_capsule_free);
+    if (!capsule)
+        node_free(n);
+    return capsule;
 }
 
 /* ---- the runner ----------------------------------------------------------------- */
@@ -1030,6 +1090,24 @@ static void CUDA_CB stream_trampoline(CUstream stream, CUresult status, void *ar
     hand_over(&r);
 }
 
+/* A graph's host node: arg is a node payload's id. The entry found holds
+ * the payload through the call; a payload no longer mapped (its capsule
+ * died: every graph and executable graph holding it was destroyed through
+ * cubind, a launch still in flight) is not called, counted as skipped.
+ * The release may be the entry's last: its payload then goes to the
+ * queue (pure C). */
+static void CUDA_CB node_trampoline(void *arg)
+{
+    rt_registry_entry *e = NULL;
+    if (rt_h_lookup(CUBIND_REG_NODE_CALLBACK, (uintptr_t)arg, &e) != 0) {
+        atomic_fetch_add(&rt_skipped, 1);
+        return;
+    }
+    rt_req r = {.p = rt_registry_meta(e), .release = 0};
+    hand_over(&r);
+    rt_registry_entry_release(e);
+}
+
 /* The user object owning the payload is destroyed (a user's, or the one
  * of a captured host function, whose graphs are all gone): its entry is
  * unmapped and dropped here, and its death hands the payload to the queue.
@@ -1047,6 +1125,7 @@ void *rt_cb_trampoline(int kind)
     case CUBIND_CB_HOST: return (void *)host_trampoline;
     case CUBIND_CB_STREAM: return (void *)stream_trampoline;
     case CUBIND_CB_DESTROY: return (void *)user_object_trampoline;
+    case CUBIND_CB_NODE: return (void *)node_trampoline;
     default: return NULL;
     }
 }

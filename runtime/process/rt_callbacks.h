@@ -105,6 +105,18 @@ int rt_cb_host_attach(void *stream, void *payload);
  * user object whose destructor has not run yet, at the same value, is
  * replaced (it still releases its own payload). */
 void rt_cb_user_object(void *payload, uintptr_t object);
+/* A host node's Python callable (the capsule's cb_node; cubind_rt.h):
+ * a capsule owning one reference to a CUBIND_REG_NODE_CALLBACK entry,
+ * keyed by a fresh id, whose meta is a multi-shot payload. The node
+ * trampoline (rt_cb_trampoline(CUBIND_CB_NODE)) looks the id up on the
+ * driver's thread and holds the entry while the runner calls the callable,
+ * so the payload lives through every call in progress; a call whose id is
+ * no longer mapped (every graph, executable graph and struct holding the
+ * capsule is gone) is skipped and counted, never run on freed memory. When
+ * the capsule dies its entry is unmapped; the entry's death hands the
+ * payload to the deferred queue, which drops its Python references on a
+ * thread of its interpreter. New reference, or NULL with an exception. */
+PyObject *rt_cb_node_new(PyObject *callable, PyObject *data, uintptr_t c_data);
 /* Runs the queued work of the current interpreter (caller attached). */
 void rt_cb_drain(void);
 /* The current interpreter's flag (caller attached): non-zero while work

@@ -85,6 +85,7 @@ FK_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
     X(KernelGetParamInfo) X(GraphAddKernelNode)                                \
     X(GraphKernelNodeSetParams) X(GraphExecKernelNodeSetParams) X(GraphAddNode) \
     X(GraphClone) X(GraphInstantiateWithFlags) X(GraphLaunch) X(GraphExecDestroy) \
+    X(GraphExecUpdate)                                                         \
     X(LaunchCooperativeKernelMultiDevice) X(OccupancyMaxPotentialBlockSize)    \
     X(OccupancyMaxPotentialBlockSizeWithFlags) X(GraphAddExternalSemaphoresSignalNode) \
     X(FuncGetName) X(KernelGetName) X(FuncGetModule) X(KernelGetLibrary)       \
@@ -1742,8 +1743,11 @@ static CUresult fk_StreamEndCapture(CUstream hStream, CUgraph *phGraph)
     return e;
 }
 
-/* A host node of fn(ud) appended to graph g (under G). */
-static CUresult graph_add_host(struct graph *g, CUhostFn fn, void *ud)
+/* A host node of fn(ud) appended to graph g (under G); *out: the node
+ * (out may be NULL). Each cuGraphLaunch of an executable graph of it
+ * queues the call on the stream, whose own thread makes it, as the
+ * driver's does. */
+static CUresult graph_add_host(struct graph *g, CUhostFn fn, void *ud, CUgraphNode *out)
 {
     struct gnode *n = calloc(1, sizeof *n);
     struct gnode **more = n ? realloc(g->nodes, (g->nn + 1) * sizeof *more) : NULL;
@@ -1756,6 +1760,8 @@ static CUresult graph_add_host(struct graph *g, CUhostFn fn, void *ud)
     n->k.ud = ud;
     reg_add(&n->h, K_GNODE, 0, NULL);
     g->nodes[g->nn++] = n;
+    if (out)
+        *out = (CUgraphNode)(void *)n;
     return CUDA_SUCCESS;
 }
 
@@ -1895,7 +1901,7 @@ static CUresult fk_LaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
     CUresult e = stream_resolve(hStream, &s);
     int captured = e == CUDA_SUCCESS && s->capture;
     if (captured)
-        e = graph_add_host(s->capture, fn, userData);
+        e = graph_add_host(s->capture, fn, userData, NULL);
     UNLOCK();
     if (e != CUDA_SUCCESS || captured)
         return e;
@@ -3577,10 +3583,10 @@ static CUresult fk_GraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph,
     return e;
 }
 
-/* Host nodes: a node of the graph (named "host", no kernel) that the fake
- * never runs; cuGraphHostNodeSetParams checks the node and the function.
- * Enough for the bindings' keep-alives of the function object
- * (tests/python/test_callback_lifetime.py). */
+/* Host nodes (cuGraphAddHostNode, cuGraphAddNode of a host node): run on
+ * the stream's own thread at each cuGraphLaunch, as captured host
+ * functions are; cuGraphHostNodeSetParams gives the graph's node a new
+ * function and data (executable graphs made before keep theirs). */
 static CUresult fk_GraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph,
                                     const CUgraphNode *dependencies, size_t numDependencies,
                                     const CUDA_HOST_NODE_PARAMS *nodeParams)
@@ -3588,26 +3594,12 @@ static CUresult fk_GraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph,
     ENTERI(GraphAddHostNode);
     if (!phGraphNode || !nodeParams || !nodeParams->fn || (numDependencies && !dependencies))
         return CUDA_ERROR_INVALID_VALUE;
-    struct gnode *n = calloc(1, sizeof *n);
-    if (!n || !(n->k.name = fk_strdup("host"))) {
-        free(n);
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    }
     LOCK();
     struct graph *g = (struct graph *)reg_find((uintptr_t)hGraph, K_GRAPH);
-    struct gnode **more = g ? realloc(g->nodes, (g->nn + 1) * sizeof *more) : NULL;
-    if (!more) {
-        UNLOCK();
-        free(n->k.name);
-        free(n);
-        return !g ? CUDA_ERROR_INVALID_HANDLE : CUDA_ERROR_OUT_OF_MEMORY;
-    }
-    g->nodes = more;
-    reg_add(&n->h, K_GNODE, 0, NULL);
-    g->nodes[g->nn++] = n;
-    *phGraphNode = (CUgraphNode)(void *)n;
+    CUresult e = g ? graph_add_host(g, nodeParams->fn, nodeParams->userData, phGraphNode)
+                   : CUDA_ERROR_INVALID_HANDLE;
     UNLOCK();
-    return CUDA_SUCCESS;
+    return e;
 }
 
 static CUresult fk_GraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS *nodeParams)
@@ -3617,10 +3609,13 @@ static CUresult fk_GraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NOD
         return CUDA_ERROR_INVALID_VALUE;
     LOCK();
     struct gnode *n = (struct gnode *)reg_find((uintptr_t)hNode, K_GNODE);
-    CUresult e = n && n->k.name && strcmp(n->k.name, "host") == 0 ? CUDA_SUCCESS
-                                                                   : CUDA_ERROR_INVALID_VALUE;
+    CUresult e = !n ? CUDA_ERROR_INVALID_HANDLE : n->k.name ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+    if (e == CUDA_SUCCESS) {
+        n->k.fn = nodeParams->fn;
+        n->k.ud = nodeParams->userData;
+    }
     UNLOCK();
-    return n ? e : CUDA_ERROR_INVALID_HANDLE;
+    return e;
 }
 
 /* The external semaphores of the last cuGraphAddExternalSemaphoresSignalNode
@@ -3720,8 +3715,19 @@ static CUresult fk_GraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph,
     }
     if (nodeParams->type == CU_GRAPH_NODE_TYPE_CONDITIONAL)
         return conditional_add(hGraph, &nodeParams->conditional, phGraphNode);
+    if (nodeParams->type == CU_GRAPH_NODE_TYPE_HOST) {
+        if (!nodeParams->host.fn)
+            return CUDA_ERROR_INVALID_VALUE;
+        LOCK();
+        struct graph *g = (struct graph *)reg_find((uintptr_t)hGraph, K_GRAPH);
+        CUresult e = g ? graph_add_host(g, nodeParams->host.fn, nodeParams->host.userData,
+                                        phGraphNode)
+                       : CUDA_ERROR_INVALID_HANDLE;
+        UNLOCK();
+        return e;
+    }
     if (nodeParams->type != CU_GRAPH_NODE_TYPE_KERNEL)
-        return CUDA_ERROR_NOT_SUPPORTED; /* kernel and conditional nodes only */
+        return CUDA_ERROR_NOT_SUPPORTED; /* kernel, host and conditional nodes only */
     CUDA_KERNEL_NODE_PARAMS_v2 p;
     memcpy(&p, &nodeParams->kernel, sizeof p); /* v3 has v2's layout */
     LOCK();
@@ -3780,7 +3786,7 @@ static CUresult fk_GraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNod
     CUresult e = x ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_HANDLE;
     for (size_t i = 0; x && i < x->n; i++) {
         struct kcap *k = &x->x[i].k;
-        if (x->x[i].node == (uintptr_t)hNode && (!k->name || strcmp(k->name, "host") == 0)) {
+        if (x->x[i].node == (uintptr_t)hNode && !k->name) {
             k->fn = nodeParams->fn;
             k->ud = nodeParams->userData;
             e = CUDA_SUCCESS;
@@ -3851,6 +3857,57 @@ static CUresult fk_GraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph,
             obj_free(&x->h);
     }
     UNLOCK();
+    return e;
+}
+
+/* cuGraphExecUpdate: an executable graph takes the nodes of a graph of
+ * as many nodes (the fake's graphs have no edges: the same topology),
+ * node by node, each of the same type; otherwise nothing changes and the
+ * result is CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED (or
+ * _NODE_TYPE_CHANGED). */
+static CUresult fk_GraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph,
+                                   CUgraphExecUpdateResultInfo *resultInfo)
+{
+    ENTERI(GraphExecUpdate);
+    if (!resultInfo)
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(resultInfo, 0, sizeof *resultInfo);
+    LOCK();
+    struct gexec *x = (struct gexec *)reg_find((uintptr_t)hGraphExec, K_GEXEC);
+    struct graph *g = (struct graph *)reg_find((uintptr_t)hGraph, K_GRAPH);
+    CUresult e = x && g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    CUgraphExecUpdateResult r = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+    if (e == CUDA_SUCCESS && x->n != g->nn)
+        r = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+    for (size_t i = 0; e == CUDA_SUCCESS && r == CU_GRAPH_EXEC_UPDATE_SUCCESS && i < x->n; i++)
+        if (!x->x[i].k.name != !g->nodes[i]->k.name)
+            r = CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
+    struct kcap *fresh = e == CUDA_SUCCESS && r == CU_GRAPH_EXEC_UPDATE_SUCCESS
+                             ? calloc(x->n + 1, sizeof *fresh)
+                             : NULL;
+    if (e == CUDA_SUCCESS && r == CU_GRAPH_EXEC_UPDATE_SUCCESS && !fresh)
+        e = CUDA_ERROR_OUT_OF_MEMORY;
+    size_t done = 0;
+    for (; fresh && e == CUDA_SUCCESS && done < x->n; done++)
+        e = kcap_copy(&fresh[done], &g->nodes[done]->k);
+    if (fresh && e == CUDA_SUCCESS) {
+        for (size_t i = 0; i < x->n; i++) {
+            free(x->x[i].k.name);
+            free(x->x[i].k.bytes);
+            x->x[i].k = fresh[i];
+            x->x[i].node = (uintptr_t)g->nodes[i];
+        }
+    } else if (fresh) {
+        for (size_t i = 0; i < done; i++) {
+            free(fresh[i].name);
+            free(fresh[i].bytes);
+        }
+    }
+    free(fresh);
+    UNLOCK();
+    resultInfo->result = r;
+    if (e == CUDA_SUCCESS && r != CU_GRAPH_EXEC_UPDATE_SUCCESS)
+        e = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
     return e;
 }
 
@@ -4627,6 +4684,7 @@ static CUresult fk_DevSmResourceSplitByCount(CUdevResource *result, unsigned int
     P(GraphInstantiateWithFlags, 11040, fk_GraphInstantiate, PFN_cuGraphInstantiateWithFlags_v11040) \
     P(GraphLaunch, 10000, fk_GraphLaunch, PFN_cuGraphLaunch_v10000)                     \
     P(GraphExecDestroy, 10000, fk_GraphExecDestroy, PFN_cuGraphExecDestroy_v10000)   \
+    P(GraphExecUpdate, 12000, fk_GraphExecUpdate, PFN_cuGraphExecUpdate_v12000)         \
     P(LaunchCooperativeKernelMultiDevice, 9000, fk_LaunchCooperativeKernelMultiDevice,  \
       PFN_cuLaunchCooperativeKernelMultiDevice_v9000)                                   \
     P(OccupancyMaxPotentialBlockSize, 6050, fk_OccupancyMaxPotentialBlockSize,          \
