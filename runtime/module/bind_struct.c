@@ -663,8 +663,9 @@ static int to_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsign
             return 0;
         }
         char want[200];
-        snprintf(want, sizeof want, "an int address, %s, a ctypes function pointer or None",
-                 own ? cbs_short_name(own) : "a function pointer");
+        snprintf(want, sizeof want, "an int address, %s, a ctypes function pointer%s or None",
+                 own ? cbs_short_name(own) : "a function pointer",
+                 f->aux >= 0 ? ", a Python callable" : "");
         field_type_error(s, f, want, v);
         return -1;
     }
