@@ -33,8 +33,12 @@
  * of the graph and must run on every replay: rt_cb_host_attach() hands the
  * payload to a CUDA user object retained by the capture graph, whose
  * destructor releases it (through the queue) when the last graph using it
- * is destroyed. An interpreter's callback state is never freed (a graph
- * may outlive the interpreter).
+ * is destroyed. A graph host node's Python callable (rt_cb_node_new) is
+ * a multi-shot payload mapped under an id that the node's userData holds;
+ * it lives while its capsule does (kept by the graphs, nodes and
+ * executable graphs given it) and through every call in progress. An
+ * interpreter's callback state is never freed (a graph may outlive the
+ * interpreter).
  *
  * Registry (rt_handles.h; one contract with every other kind of handle):
  *  - a one-shot payload is mapped as CUBIND_REG_CALLBACK, keyed by its
@@ -50,6 +54,11 @@
  *    destructor then pushes the payload onto its interpreter's deferred
  *    queue, which calls destroy(ptr) (destroy payloads) and drops the
  *    Python references on a Python thread, exactly once.
+ *  - a host node's payload is mapped as CUBIND_REG_NODE_CALLBACK, keyed by
+ *    an id (a process-wide counter, never reused), from rt_cb_node_new
+ *    until its capsule dies; the entry owns the payload (meta, freed as a
+ *    user object's). The node trampoline looks the id up and holds the
+ *    entry through the call; an id no longer mapped is a skipped call.
  * An entry that cannot be made (out of memory: malloc, not CPython's
  * allocators) makes rt_cb_new fail with MemoryError; for a user object it
  * only leaves the payload unregistered (its destructor still runs once).
