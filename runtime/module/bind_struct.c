@@ -845,19 +845,24 @@ static PyObject *handles_make(cbs_struct *s, const cbs_field_def *f, PyTypeObjec
 
 /* One field's part of a publication: address `bits` stored in scalar
  * pointer field f (when `write`), and keep (stolen; NULL: none) made the
- * field's kept object (when `set_keep`). */
+ * field's kept object (when `set_keep`); when `check`, only if the
+ * field's kept object is still `expect` (borrowed; NULL: none). */
 typedef struct {
     const cbs_field_def *f;
     unsigned long long bits;
     int write;
     PyObject *keep;
     int set_keep;
+    int check;
+    PyObject *expect;
 } pub_slot;
 
 /* Publishes n slots of fields of s as one step for the other callers of
  * this on s's root (see "Free-threading" in bind_struct.h): each kept
  * object is set before the addresses that need it, a dropped one removed
- * after them. On failure nothing changed. Replaced objects are released
+ * after them. On failure (-1), or when a checked field's kept object is
+ * no longer the one expected (1: another thread published meanwhile; the
+ * caller computes again), nothing changed. Replaced objects are released
  * last. */
 static int publish_slots(cbs_struct *s, pub_slot *ps, int n)
 {
@@ -874,14 +879,14 @@ static int publish_slots(cbs_struct *s, pub_slot *ps, int n)
         rc = -1;
     if (rc == 0) {
         PUBLISH_LOCK(root);
-        for (int i = 0; rc == 0 && i < n; i++) {
-            if (!ps[i].set_keep)
-                continue;
-            if (d && cbs_dict_get_ref(d, key[i], &old[i]) < 0)
+        for (int i = 0; rc == 0 && i < n; i++)
+            if ((ps[i].set_keep || ps[i].check) && d && cbs_dict_get_ref(d, key[i], &old[i]) < 0)
                 rc = -1;
-            else if (ps[i].keep)
+            else if (ps[i].check && old[i] != ps[i].expect)
+                rc = 1;
+        for (int i = 0; rc == 0 && i < n; i++)
+            if (ps[i].set_keep && ps[i].keep)
                 rc = PyDict_SetItem(d, key[i], ps[i].keep); /* before the address */
-        }
         for (int i = 0; rc == 0 && i < n; i++)
             if (ps[i].write)
                 write_u(s->data + ps[i].f->offset, ps[i].f->size, ps[i].bits);
@@ -908,7 +913,7 @@ static int publish_slots(cbs_struct *s, pub_slot *ps, int n)
  * (stolen; NULL: none) the field's kept object (publish_slots). */
 static int publish(cbs_struct *s, const cbs_field_def *f, unsigned long long bits, PyObject *keep)
 {
-    pub_slot one = {f, bits, 1, keep, 1};
+    pub_slot one = {f, bits, 1, keep, 1, 0, NULL};
     return publish_slots(s, &one, 1);
 }
 
@@ -923,41 +928,47 @@ static PyObject *node_data(unsigned long long bits, PyObject *kept)
 }
 
 /* fn field f of s (callback shape) set to Python callable v: a capsule
- * for v with the userData the struct holds now. */
+ * for v with the userData the struct holds now, published if the field
+ * still keeps what that userData was read with (else read again). */
 static int set_node_callable(cbs_struct *s, const cbs_field_def *f, PyObject *v, cbs_tables *tb)
 {
     const cbs_field_def *g = &s->def->fields[f->aux];
-    PyObject *cur = node_capsule_at(s, f);
-    if (!cur && PyErr_Occurred())
-        return -1;
-    cubind_node_cb *old = node_cb_of(cur);
-    PyObject *data;
-    unsigned long long c_data;
-    if (old) {
-        data = Py_NewRef(old->data);
-        c_data = old->c_data;
-    } else {
-        c_data = cbs_read_u(s->data + g->offset, g->size);
-        PyObject *kept = kept_at(root_of(s), root_offset(s, g));
-        if (!kept && PyErr_Occurred()) {
+    cbs_struct *root = root_of(s);
+    for (;;) {
+        PyObject *cur = kept_at(root, root_offset(s, f));
+        if (!cur && PyErr_Occurred())
+            return -1;
+        cubind_node_cb *old = node_cb_of(cur);
+        PyObject *data;
+        unsigned long long c_data;
+        if (old) {
+            data = Py_NewRef(old->data);
+            c_data = old->c_data;
+        } else {
+            PUBLISH_LOCK(root); /* the publishers' writes are made under it */
+            c_data = cbs_read_u(s->data + g->offset, g->size);
+            PUBLISH_UNLOCK(root);
+            PyObject *kept = kept_at(root, root_offset(s, g));
+            data = kept || !PyErr_Occurred() ? node_data(c_data, kept) : NULL;
+            Py_XDECREF(kept);
+        }
+        PyObject *cap = data ? tb->rt->cb_node(v, data, (uintptr_t)c_data) : NULL;
+        Py_XDECREF(data);
+        if (!cap) {
             Py_XDECREF(cur);
+            field_exception_naming(s, f);
             return -1;
         }
-        data = node_data(c_data, kept);
-        Py_XDECREF(kept);
+        pub_slot ps[2] = {
+            {f, (unsigned long long)(uintptr_t)tb->rt->cb_trampoline(CUBIND_CB_NODE), 1, cap, 1,
+             1, cur},
+            {g, (unsigned long long)node_cb_of(cap)->id, 1, NULL, 0, 0, NULL},
+        };
+        int rc = publish_slots(s, ps, 2);
+        Py_XDECREF(cur);
+        if (rc != 1)
+            return rc;
     }
-    Py_XDECREF(cur);
-    PyObject *cap = data ? tb->rt->cb_node(v, data, (uintptr_t)c_data) : NULL;
-    Py_XDECREF(data);
-    if (!cap) {
-        field_exception_naming(s, f);
-        return -1;
-    }
-    pub_slot ps[2] = {
-        {f, (unsigned long long)(uintptr_t)tb->rt->cb_trampoline(CUBIND_CB_NODE), 1, cap, 1},
-        {g, (unsigned long long)node_cb_of(cap)->id, 1, NULL, 0},
-    };
-    return publish_slots(s, ps, 2);
 }
 
 /* publish() for field f, also keeping a node capsule's pair of fields
@@ -965,40 +976,52 @@ static int set_node_callable(cbs_struct *s, const cbs_field_def *f, PyObject *v,
  * held a capsule gets its data field's own value back; a data field
  * whose function field holds a capsule gets a new capsule of the same
  * callable with this userData (the field keeps what it was set from,
- * the C slot the new id). */
+ * the C slot the new id). Each is published only if the function field
+ * still keeps what it kept when read (else read again), so a concurrent
+ * setter of the pair never leaves the trampoline with another value. */
 static int publish_callback(cbs_struct *s, const cbs_field_def *f, unsigned long long bits,
                             PyObject *keep, cbs_tables *tb)
 {
     const cbs_field_def *fn = f->kind == CBS_F_FUNCPTR ? (f->aux >= 0 ? f : NULL)
                               : f->kind == CBS_F_POINTER ? callback_fn_of(s, f)
                                                         : NULL;
-    PyObject *cur = fn ? node_capsule_at(s, fn) : NULL;
-    if (!cur) {
-        if (PyErr_Occurred()) {
-            Py_XDECREF(keep);
-            return -1;
-        }
+    if (!fn)
         return publish(s, f, bits, keep);
-    }
-    cubind_node_cb *old = node_cb_of(cur);
-    if (fn == f) {
-        pub_slot ps[2] = {{f, bits, 1, keep, 1},
-                          {&s->def->fields[f->aux], old->c_data, 1, NULL, 0}};
-        Py_DECREF(cur);
-        return publish_slots(s, ps, 2);
-    }
-    PyObject *data = node_data(bits, keep);
-    PyObject *cap = data ? tb->rt->cb_node(old->callable, data, (uintptr_t)bits) : NULL;
-    Py_XDECREF(data);
-    Py_DECREF(cur);
-    if (!cap) {
-        field_exception_naming(s, f);
-        Py_XDECREF(keep);
-        return -1;
-    }
-    pub_slot ps[2] = {{f, (unsigned long long)node_cb_of(cap)->id, 1, keep, 1},
-                      {fn, 0, 0, cap, 1}};
-    return publish_slots(s, ps, 2);
+    int rc;
+    do {
+        PyObject *cur = kept_at(root_of(s), root_offset(s, fn));
+        if (!cur && PyErr_Occurred()) {
+            rc = -1;
+            break;
+        }
+        cubind_node_cb *old = node_cb_of(cur);
+        if (fn == f) {
+            pub_slot ps[2] = {{f, bits, 1, Py_XNewRef(keep), 1, 1, cur},
+                              {&s->def->fields[f->aux], old ? old->c_data : 0, old != NULL,
+                               NULL, 0, 0, NULL}};
+            rc = publish_slots(s, ps, 2);
+        } else if (!old) {
+            pub_slot ps[2] = {{f, bits, 1, Py_XNewRef(keep), 1, 0, NULL},
+                              {fn, 0, 0, NULL, 0, 1, cur}};
+            rc = publish_slots(s, ps, 2);
+        } else {
+            PyObject *data = node_data(bits, keep);
+            PyObject *cap = data ? tb->rt->cb_node(old->callable, data, (uintptr_t)bits) : NULL;
+            Py_XDECREF(data);
+            if (!cap) {
+                field_exception_naming(s, f);
+                rc = -1;
+            } else {
+                pub_slot ps[2] = {{f, (unsigned long long)node_cb_of(cap)->id, 1, Py_XNewRef(keep),
+                                   1, 0, NULL},
+                                  {fn, 0, 0, cap, 1, 1, cur}};
+                rc = publish_slots(s, ps, 2);
+            }
+        }
+        Py_XDECREF(cur);
+    } while (rc == 1);
+    Py_XDECREF(keep);
+    return rc;
 }
 
 /* A scalar CBS_F_POINTER, _FUNCPTR, _RECORD_ARRAY or _HANDLE_ARRAY field:

@@ -369,3 +369,49 @@ cb = Recorder("rt")
 np.host.fn = cb
 assert np.host.fn is cb
 """)
+
+
+def test_threads_setting_the_pair_leave_it_consistent():
+    """Eight threads set fn (callables, addresses) and userData of one
+    struct at once (free-threaded: truly at once). After each round the
+    C bytes agree with what the fields read: the node trampoline with the
+    id of the callable kept (a launch calls that callable with that
+    userData), or an address with the userData's own value."""
+    run(r"""
+import ctypes, struct
+probe = d.CUDA_HOST_NODE_PARAMS()
+probe.fn = print
+TRAMPOLINE = struct.unpack("QQ", ctypes.string_at(probe.getPtr(), 16))[0]
+N = 8
+for round_ in range(20):
+    p = d.CUDA_HOST_NODE_PARAMS()
+    cbs = [Recorder(i) for i in range(N)]
+    start = threading.Barrier(N)
+    def body(i):
+        start.wait()
+        for k in range(50):
+            if (i + k) % 3 == 0:
+                p.fn = 0x1000 + i
+            else:
+                p.fn = cbs[i]
+            p.userData = 100 * i + k
+    ts = [threading.Thread(target=body, args=(i,)) for i in range(N)]
+    [t.start() for t in ts]; [t.join() for t in ts]
+    fn, ud = struct.unpack("QQ", ctypes.string_at(p.getPtr(), 16))
+    if fn == TRAMPOLINE:
+        cb = p.fn
+        assert isinstance(cb, Recorder), cb
+        err, g = d.cuGraphCreate(0)
+        add = d.cuGraphAddHostNode(g, None, 0, p)
+        assert add[0] == 0, add
+        err, x = d.cuGraphInstantiate(g, 0)
+        launch(x)
+        assert cb.calls == [(cb.tag, p.userData, True)], (cb.calls, p.userData)
+        assert d.cuGraphExecDestroy(x)[0] == 0 and d.cuGraphDestroy(g)[0] == 0
+    else:
+        assert fn == p.fn and 0x1000 <= fn < 0x1000 + N, (fn, p.fn)
+        assert ud == p.userData, (ud, p.userData)
+del p
+settle()
+assert nodes_mapped() == 1, rt._registry_counts()   # probe's
+""")
