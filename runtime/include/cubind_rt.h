@@ -55,7 +55,8 @@ extern "C" {
     "int reg_add_dependency(entry*, entry*); int reg_keep_object(entry*, PyObject*); " \
     "void kernels_unloaded(void); atomic_ulong *kernel_epoch; " \
     "void cb_user_object(void*, uintptr_t); " \
-    "PyObject *cb_node(PyObject*, PyObject*, uintptr_t)" CUBIND_RT_SIGNATURE_FAULTS
+    "PyObject *cb_node(PyObject*, PyObject*, uintptr_t); " \
+    "int cb_node_retain(PyObject*, uintptr_t)" CUBIND_RT_SIGNATURE_FAULTS
 
 /* Test builds (-DCUBIND_FAULT_INJECTION, rt_alloc.h) have one more entry,
  * and say so: a test build's module never imports a release runtime or the
@@ -230,6 +231,12 @@ typedef struct cubind_rt_api {
      * caller's userData had. NULL with an exception (TypeError: not
      * callable; MemoryError; RuntimeError at shutdown). */
     struct _object *(*cb_node)(struct _object *callable, struct _object *data, uintptr_t c_data);
+    /* After graph `graph` took node capsule `capsule` (the registry-retain
+     * rules): a CUDA user object moved into the graph also holds the
+     * callable, so the driver keeps it for the graph's executable graphs
+     * and their launches in flight (caller attached). 0, or -1 with
+     * RuntimeError. */
+    int (*cb_node_retain)(struct _object *capsule, uintptr_t graph);
 #ifdef CUBIND_FAULT_INJECTION
     /* The process's one allocation fault state (rt_alloc.h). */
     struct rt_alloc_faults *faults;

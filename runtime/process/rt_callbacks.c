@@ -104,6 +104,9 @@ typedef struct rt_payload {
     int kind;                   /* CUBIND_CB_* */
     atomic_int persistent;      /* owned by a graph: not released after a run */
     _Atomic uintptr_t reg;      /* its registry entry, or REG_* (see above) */
+    atomic_int holders;         /* a host node's: its capsule and the user
+                                   objects of graphs holding it; the last
+                                   to go unmaps its id (node_unhold) */
     rt_interp *interp;          /* where the callable runs; never freed */
     PyObject *callable, *data, *stream_type, *result_type;
 } rt_payload;
@@ -543,16 +546,24 @@ void rt_cb_user_object(void *payload, uintptr_t object)
  * (no other payload answers to it). */
 static _Atomic unsigned long long node_ids;
 
-/* Attached (the capsule's destructor, or a failed construction): the
- * capsule's reference to its entry is dropped after unmapping it; the
- * entry dies once no node call in progress holds it, and its death hands
- * the payload to the queue (uo_entry_free). */
+/* One holder of a node entry is done (pure C, any thread): the last
+ * unmaps the id, then its reference is dropped; the entry dies once no
+ * node call in progress holds it, and its death hands the payload to the
+ * queue (uo_entry_free). Holders are added only while the capsule (one
+ * of them) lives, so the count never rises from 0. */
+static void node_unhold(rt_registry_entry *e)
+{
+    rt_payload *p = rt_registry_meta(e);
+    if (atomic_fetch_sub(&p->holders, 1) == 1)
+        rt_h_unregister_entry(e);
+    rt_registry_entry_release(e);
+}
+
+/* Attached (the capsule's destructor, or a failed construction). */
 static void node_free(cubind_node_cb *n)
 {
-    if (n->entry) {
-        rt_h_unregister_entry(n->entry);
-        rt_registry_entry_release(n->entry);
-    }
+    if (n->entry)
+        node_unhold(n->entry);
     Py_XDECREF(n->callable);
     Py_XDECREF(n->data);
     PyMem_RawFree(n);
@@ -573,6 +584,7 @@ PyObject *rt_cb_node_new(PyObject *callable, PyObject *data, uintptr_t c_data)
     if (!p)
         return NULL;
     atomic_store(&p->persistent, 1); /* runs on every launch of its graphs */
+    atomic_store(&p->holders, 1);    /* the capsule */
     cubind_node_cb *n = PyMem_RawCalloc(1, sizeof *n);
     if (!n) {
         payload_release(p);
@@ -1192,6 +1204,53 @@ int rt_cb_host_attach(void *stream, void *payload)
         return -1;
     }
     return 1;
+}
+
+/* The destructor of a user object holding a node entry for a graph (a
+ * driver thread, once the graph and its executable graphs, launches in
+ * flight included, are done with it): pure C. */
+static void CUDA_CB node_user_object_trampoline(void *arg)
+{
+    node_unhold(arg);
+}
+
+typedef CUresult (CUDAAPI *user_object_release_fn)(CUuserObject, unsigned int);
+
+int rt_cb_node_retain(PyObject *capsule, uintptr_t graph)
+{
+    cubind_node_cb *n = PyCapsule_GetPointer(capsule, CUBIND_NODE_CB_CAPSULE);
+    if (!n)
+        return -1;
+    user_object_create_fn create =
+        (user_object_create_fn)(uintptr_t)lookup_or_raise("cuUserObjectCreate", 11030);
+    graph_retain_fn retain =
+        (graph_retain_fn)(uintptr_t)lookup_or_raise("cuGraphRetainUserObject", 11030);
+    user_object_release_fn release =
+        (user_object_release_fn)(uintptr_t)lookup_or_raise("cuUserObjectRelease", 11030);
+    if (!create || !retain || !release)
+        return -1;
+    /* the user object's holder: a reference to the entry and a count,
+     * both given back by its destructor */
+    rt_registry_entry *e = n->entry;
+    rt_registry_entry_retain(e);
+    atomic_fetch_add(&((rt_payload *)rt_registry_meta(e))->holders, 1);
+    CUuserObject obj = NULL;
+    CUresult rc = create(&obj, e, node_user_object_trampoline, 1,
+                         CU_USER_OBJECT_NO_DESTRUCTOR_SYNC);
+    if (rc != CUDA_SUCCESS) {
+        node_unhold(e); /* the capsule still holds it: no unmap here */
+    } else if ((rc = retain((CUgraph)graph, obj, 1, CU_GRAPH_USER_OBJECT_MOVE)) != CUDA_SUCCESS) {
+        /* our reference back to the driver: the destructor gives the
+         * holder back, on the driver's time */
+        release(obj, 1);
+    }
+    if (rc != CUDA_SUCCESS) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "cubind: could not tie a host node's callable to its graph (CUresult %d)",
+                     (int)rc);
+        return -1;
+    }
+    return 0;
 }
 
 /* ---- fork ------------------------------------------------------------------ */

@@ -126,6 +126,12 @@ void rt_cb_user_object(void *payload, uintptr_t object);
  * payload to the deferred queue, which drops its Python references on a
  * thread of its interpreter. New reference, or NULL with an exception. */
 PyObject *rt_cb_node_new(PyObject *callable, PyObject *data, uintptr_t c_data);
+/* After a graph took a node payload's capsule (the registry-retain rules):
+ * a CUDA user object holding the payload's entry (one more holder: the id
+ * stays mapped while it lives), moved into `graph`. The driver keeps it
+ * for every executable graph of the graph and their launches in flight,
+ * and calls its destructor (pure C) after. 0, or -1 with RuntimeError. */
+int rt_cb_node_retain(PyObject *capsule, uintptr_t graph);
 /* Runs the queued work of the current interpreter (caller attached). */
 void rt_cb_drain(void);
 /* The current interpreter's flag (caller attached): non-zero while work

@@ -97,6 +97,7 @@ static const cubind_rt_api rt_api = {
     &rt_h_kernel_epoch,
     rt_cb_user_object,
     rt_cb_node_new,
+    rt_cb_node_retain,
 #ifdef CUBIND_FAULT_INJECTION
     &rt_faults,
 #endif

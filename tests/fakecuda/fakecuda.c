@@ -297,7 +297,7 @@ struct ctx {
     struct stream *nullstream;
 };
 
-enum { W_HOSTFN, W_CALLBACK, W_RECORD, W_WAIT, W_COPY, W_KERNEL };
+enum { W_HOSTFN, W_CALLBACK, W_RECORD, W_WAIT, W_COPY, W_KERNEL, W_UNREF };
 struct mem;
 struct work {
     struct work *next;
@@ -315,6 +315,9 @@ struct work {
     const struct fk_kernel *kern; /* W_KERNEL: the kernel the fake runs */
     unsigned char kargs[32];      /* W_KERNEL: its packed parameters */
     unsigned long long threads;   /* W_KERNEL: threads the grid has */
+    struct gref *refs;            /* W_UNREF: user-object references a graph
+                                     launch held, released when it is done */
+    size_t nrefs;
 };
 
 struct fk_kernel {
@@ -436,6 +439,9 @@ struct gexec {            /* K_GEXEC */
     struct obj h;
     struct xnode *x;
     size_t n;
+    struct gref *r;       /* its graph's user-object references, as the
+                             driver's executable graphs hold them */
+    size_t nr;
 };
 
 static struct ctx *g_primary[FK_NDEV];
@@ -531,10 +537,14 @@ static struct stream *stream_new(struct ctx *c, unsigned flags, int prio, int is
     return s;
 }
 
+static void refs_give(struct gref *r, size_t n);
+
 static void work_drop(struct work *w)
 {
     if (w->type == W_HOSTFN || w->type == W_CALLBACK)
         g_pending_cb--;
+    if (w->refs)
+        refs_give(w->refs, w->nrefs);
     if (w->m1)
         w->m1->pending--;
     if (w->m2)
@@ -592,6 +602,10 @@ static void run_work(struct stream *s, struct work *w)
     }
     case W_KERNEL:
         w->kern->run(w->kargs, w->threads);
+        break;
+    case W_UNREF:
+        refs_give(w->refs, w->nrefs);
+        w->refs = NULL;
         break;
     case W_WAIT:
         while (!g_shutdown) {
@@ -796,6 +810,7 @@ static void obj_free(struct obj *o)
             free(x->x[i].k.bytes);
         }
         free(x->x);
+        free(x->r); /* references given back by cuGraphExecDestroy (reset: none) */
         break;
     }
     case K_CTX: {
@@ -943,6 +958,34 @@ static void uobj_unref(struct uobj *u, unsigned count)
     g_dq_tail = d;
     g_pending_d++;
     pthread_cond_signal(&g_dcv);
+}
+
+/* User-object references (under G): a copy of n references `src` holds,
+ * each taken again (references whose object is gone are left out); NULL
+ * when there are none or memory is short (then none are taken). */
+static struct gref *refs_take(const struct gref *src, size_t n, size_t *out_n)
+{
+    *out_n = 0;
+    struct gref *r = n ? calloc(n, sizeof *r) : NULL;
+    for (size_t i = 0; r && i < n; i++) {
+        struct uobj *u = (struct uobj *)reg_find((uintptr_t)src[i].u, K_UOBJ);
+        if (!u || u->h.id != src[i].id || !src[i].n || u->refs > UINT32_MAX - src[i].n)
+            continue;
+        u->refs += src[i].n;
+        r[(*out_n)++] = src[i];
+    }
+    return r;
+}
+
+/* Gives back the references refs_take took, and frees the copy. */
+static void refs_give(struct gref *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct uobj *u = (struct uobj *)reg_find((uintptr_t)r[i].u, K_UOBJ);
+        if (u && u->h.id == r[i].id)
+            uobj_unref(u, r[i].n <= u->refs ? r[i].n : u->refs);
+    }
+    free(r);
 }
 
 /* ------------------------------------------------------------------ */
@@ -3849,6 +3892,8 @@ static CUresult fk_GraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph,
         if ((e = kcap_copy(&x->x[i].k, &g->nodes[i]->k)) == CUDA_SUCCESS)
             x->n++;
     }
+    if (e == CUDA_SUCCESS) /* the graph's user objects, for as long as x lives */
+        x->r = refs_take(g->r, g->n, &x->nr);
     if (x) {
         reg_add(&x->h, K_GEXEC, 0, NULL);
         if (e == CUDA_SUCCESS)
@@ -3897,6 +3942,12 @@ static CUresult fk_GraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph,
             x->x[i].k = fresh[i];
             x->x[i].node = (uintptr_t)g->nodes[i];
         }
+        /* the new graph's user objects replace the old ones */
+        size_t nr = 0;
+        struct gref *r = refs_take(g->r, g->n, &nr);
+        refs_give(x->r, x->nr);
+        x->r = r;
+        x->nr = nr;
     } else if (fresh) {
         for (size_t i = 0; i < done; i++) {
             free(fresh[i].name);
@@ -3952,6 +4003,20 @@ static CUresult fk_GraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
                          k->dims[5], k->dims[6], hStream == NULL, 0};
         memcpy(r->dims, d, sizeof d);
     }
+    if (e == CUDA_SUCCESS && x->nr) {
+        /* the launch holds the user objects until its work is done, as the
+         * driver's does: an executable graph destroyed meanwhile does not
+         * release them under it */
+        struct work *w = calloc(1, sizeof *w);
+        if (!w)
+            e = CUDA_ERROR_OUT_OF_MEMORY;
+        else {
+            w->type = W_UNREF;
+            e = stream_enqueue(s, w); /* frees w on failure */
+            if (e == CUDA_SUCCESS) /* its worker waits for G meanwhile */
+                w->refs = refs_take(x->r, x->nr, &w->nrefs);
+        }
+    }
     UNLOCK();
     return e;
 }
@@ -3961,8 +4026,13 @@ static CUresult fk_GraphExecDestroy(CUgraphExec hGraphExec)
     ENTERI(GraphExecDestroy);
     LOCK();
     struct gexec *x = (struct gexec *)reg_find((uintptr_t)hGraphExec, K_GEXEC);
-    if (x)
+    if (x) {
+        /* its launches still queued hold their own references (W_UNREF) */
+        refs_give(x->r, x->nr);
+        x->r = NULL;
+        x->nr = 0;
         obj_free(&x->h);
+    }
     UNLOCK();
     return x ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }

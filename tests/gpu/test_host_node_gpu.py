@@ -4,8 +4,9 @@
 through CUgraphNodeParams.host) and cubind.runtime's cudaHostNodeParams.fn
 (also through cudaGraphNodeParams.host). The callable runs once per launch
 with userData on the callback runner, lives with the graph and its
-executable graphs, and is released after the last is destroyed; a launch
-in flight when they are destroyed skips the call without a crash; the
+executable graphs (the graph's user object keeps a graph's callable for
+launches in flight), and is released after the last is destroyed; an
+executable graph's own callable, destroyed in flight, is skipped; the
 process exits cleanly with launches in flight. cubind only (cuda.bindings
 refuses a Python callable there with TypeError, checked when it is the
 implementation under test). Never run in CI: `scripts/gpu-run tests`
@@ -159,19 +160,47 @@ def test_driver_exception_goes_to_unraisablehook(ctx, stream):
 
 
 @pytest.mark.skipif(not CUBIND, reason="cubind's extension")
-def test_driver_launch_in_flight_when_graphs_destroyed_does_not_crash(ctx, stream):
+def test_driver_launch_in_flight_runs_the_graphs_callable_after_destroy(ctx, stream):
     """The executable graph and graph destroyed while a launch waits behind
-    a blocking host function: the driver still runs that launch's node
-    later; cubind finds its payload gone and skips the call (counted)."""
-    rt = importlib.import_module("cubind._runtime")
+    a blocking host function: the driver finishes that launch, and the
+    graph's callable still runs (the graph's user object holds it until
+    the launch is done), then is released."""
     go = threading.Event()
     ok(drv.cuLaunchHostFunc(stream, lambda data: go.wait(30), None))
     cb = Recorder()
+    gone = weakref.ref(cb)
     calls = cb.calls
     graph = ok(drv.cuGraphCreate(0))
     add_host(graph, cb, 1, "host")
     del cb
     exe = ok(drv.cuGraphInstantiate(graph, 0))
+    ok(drv.cuGraphLaunch(exe, stream))
+    ok(drv.cuGraphExecDestroy(exe))
+    ok(drv.cuGraphDestroy(graph))
+    gc.collect()
+    go.set()
+    ok(drv.cuStreamSynchronize(stream))
+    assert calls == [(1, True)], calls
+    settle()
+    assert gone() is None
+
+
+@pytest.mark.skipif(not CUBIND, reason="cubind's extension")
+def test_driver_exec_level_callable_in_flight_is_skipped_without_crash(ctx, stream):
+    """A callable set on an executable graph's node (no graph's user object
+    holds it), the executable graph destroyed while its launch waits: the
+    driver still runs the node; cubind finds the payload gone and skips
+    the call (counted), never calling freed memory."""
+    rt = importlib.import_module("cubind._runtime")
+    go = threading.Event()
+    ok(drv.cuLaunchHostFunc(stream, lambda data: go.wait(30), None))
+    graph = ok(drv.cuGraphCreate(0))
+    node = add_host(graph, Recorder(), 0, "host")
+    exe = ok(drv.cuGraphInstantiate(graph, 0))
+    cb = Recorder()
+    calls = cb.calls
+    ok(drv.cuGraphExecHostNodeSetParams(exe, node, host_params(cb, 1)))
+    del cb
     ok(drv.cuGraphLaunch(exe, stream))
     ok(drv.cuGraphExecDestroy(exe))
     ok(drv.cuGraphDestroy(graph))

@@ -62,13 +62,22 @@ def launch(x, n=1):
         assert d.cuGraphLaunch(x, s)[0] == 0
     assert d.cuStreamSynchronize(s)[0] == 0
 
-def settle():
-    # the released payloads' deferred step
-    gc.collect()
-    rt._drain()
-
 def nodes_mapped():
     return rt._registry_counts()["node_callback"]
+
+def settle(left=0):
+    # a graph's user object (holding its callables) is destroyed on the
+    # driver's destructor thread, some time after the graph: wait for the
+    # callables mapped to drop to `left`, then the payloads' deferred step
+    deadline = time.monotonic() + 10
+    while True:
+        gc.collect()
+        rt._drain()
+        if nodes_mapped() <= left or time.monotonic() > deadline:
+            break
+        time.sleep(0.005)
+    gc.collect()
+    rt._drain()
 """
 
 
@@ -103,7 +112,7 @@ launch(x, 3)
 assert calls == [("a", 4242, True)] * 3, calls
 # the graph destroyed: the executable graph still runs it
 assert d.cuGraphDestroy(g)[0] == 0
-settle()
+settle(left=1)
 assert gone() is not None
 launch(x)
 assert len(calls) == 4, calls
@@ -127,7 +136,7 @@ calls = cb.calls
 del cb
 err, x = d.cuGraphInstantiate(g, 0)
 assert d.cuGraphExecDestroy(x)[0] == 0
-settle()
+settle(left=1)
 assert gone() is not None
 err, x2 = d.cuGraphInstantiate(g, 0)
 launch(x2)
@@ -166,7 +175,7 @@ third_gone = weakref.ref(third)
 third_calls = third.calls
 assert d.cuGraphExecHostNodeSetParams(x, node, host_params(third, 3))[0] == 0
 del third
-settle()
+settle(left=3)
 assert third_gone() is not None
 launch(x)
 assert third_calls == [("third", 3, True)], third_calls
@@ -181,16 +190,16 @@ err, info = d.cuGraphExecUpdate(x2, h)
 assert err == 0, (err, info)
 del fourth
 assert d.cuGraphDestroy(h)[0] == 0     # x2 now runs its node: kept
-settle()
+settle(left=4)
 assert fourth_gone() is not None
 launch(x2)
 assert fourth_calls == [("fourth", 4, True)], fourth_calls
 
 assert d.cuGraphExecDestroy(x)[0] == 0
-settle()
+settle(left=3)
 assert third_gone() is None            # only x ran it
 assert d.cuGraphExecDestroy(x2)[0] == 0
-settle()
+settle(left=2)
 assert fourth_gone() is None
 assert second_gone() is not None       # the graph's node still holds it
 del second
@@ -257,30 +266,39 @@ assert q.fn is cb
 """)
 
 
-def test_launch_in_flight_after_graphs_destroyed_is_skipped_not_run_on_freed_memory():
-    """An executable graph destroyed (and the callable released) while its
-    launch waits on the stream: the node's call finds no payload and is
-    skipped, counted; nothing runs on freed memory."""
+def test_launch_in_flight_after_exec_destroyed_is_skipped_not_run_on_freed_memory():
+    """A callable set on an executable graph's node (no graph holds it: no
+    user object of the driver keeps it for launches in flight), the
+    executable graph destroyed while its launch waits on the stream: the
+    node's call finds no payload and is skipped, counted; nothing runs on
+    freed memory. (A graph's own callables are also held by its user
+    object: tests/gpu/test_host_node_gpu.py runs them after the destroy.)"""
     run(r"""
 go = threading.Event()
 assert d.cuLaunchHostFunc(s, lambda data: go.wait(30), None)[0] == 0   # holds the stream
 err, g = d.cuGraphCreate(0)
+node = add_host(g, Recorder("graph's"), 0, "host")
+err, x = d.cuGraphInstantiate(g, 0)
 cb = Recorder("late")
 gone = weakref.ref(cb)
 calls = cb.calls
-add_host(g, cb, 1, "host")
+assert d.cuGraphExecHostNodeSetParams(x, node, host_params(cb, 1))[0] == 0
 del cb
-err, x = d.cuGraphInstantiate(g, 0)
 assert d.cuGraphLaunch(x, s)[0] == 0
 assert d.cuGraphExecDestroy(x)[0] == 0
 assert d.cuGraphDestroy(g)[0] == 0
-settle()
-assert gone() is None and nodes_mapped() == 0
+# the graph's own callable is still held by its user object, which the
+# launch in flight holds (as the driver's launches do); the executable
+# graph's is released
+settle(left=1)
+assert gone() is None and nodes_mapped() == 1, rt._registry_counts()
 skipped = rt._callback_counts()["skipped"]
 go.set()
 assert d.cuStreamSynchronize(s)[0] == 0
 assert calls == [], calls
 assert rt._callback_counts()["skipped"] == skipped + 1, rt._callback_counts()
+settle()
+assert nodes_mapped() == 0, rt._registry_counts()
 """)
 
 
@@ -338,7 +356,10 @@ launch(x)      # its interpreter is gone: skipped on the driver's thread
 assert rt._callback_counts()["skipped"] == skipped + 1, rt._callback_counts()
 assert d.cuGraphExecDestroy(x)[0] == 0
 assert d.cuGraphDestroy(g)[0] == 0
-settle()
+# the keep-alive's reference belongs to the ended interpreter, whose queue
+# is closed: the capsule is leaked on purpose, its id stays mapped
+settle(left=1)
+assert nodes_mapped() == 1, rt._registry_counts()
 """)
 
 
@@ -412,6 +433,74 @@ for round_ in range(20):
         assert fn == p.fn and 0x1000 <= fn < 0x1000 + N, (fn, p.fn)
         assert ud == p.userData, (ud, p.userData)
 del p
-settle()
+settle(left=1)
 assert nodes_mapped() == 1, rt._registry_counts()   # probe's
+""")
+
+
+def test_launch_in_flight_runs_the_graphs_callable_after_destroy():
+    """The graph and its executable graph destroyed, every reference
+    dropped, while a launch waits on the stream: the graph's user object,
+    held by the launch (by the driver's, and the fake's), keeps the
+    callable, which runs when the stream gets there, then is released."""
+    run(r"""
+go = threading.Event()
+assert d.cuLaunchHostFunc(s, lambda data: go.wait(30), None)[0] == 0   # holds the stream
+err, g = d.cuGraphCreate(0)
+cb = Recorder("held")
+gone = weakref.ref(cb)
+calls = cb.calls
+add_host(g, cb, 6, "node")
+del cb
+err, x = d.cuGraphInstantiate(g, 0)
+assert d.cuGraphLaunch(x, s)[0] == 0
+assert d.cuGraphExecDestroy(x)[0] == 0
+assert d.cuGraphDestroy(g)[0] == 0
+gc.collect()
+rt._drain()
+assert gone() is not None and nodes_mapped() == 1
+go.set()
+assert d.cuStreamSynchronize(s)[0] == 0
+assert calls == [("held", 6, True)], calls
+settle()
+assert gone() is None and nodes_mapped() == 0, rt._registry_counts()
+""")
+
+
+def test_graph_holds_its_callables_through_a_user_object():
+    """cuGraphAddHostNode and cuGraphAddNode with a callable (the
+    registry-retain rules) also move a user object holding it into the
+    graph: the driver keeps that for the graph's executable graphs and
+    their launches in flight. A set-params call, or a C function, makes
+    none. When the retain fails, the binding raises RuntimeError naming
+    it, and the user object's destructor still gives its hold back."""
+    run(r"""
+from fake_driver import open_fake
+fake = open_fake()
+def retains():
+    return fake.fakecuda_call_count(b"cuGraphRetainUserObject")
+err, g = d.cuGraphCreate(0)
+before = retains()
+node = add_host(g, Recorder("h"), 1, "host")
+add_host(g, Recorder("n"), 2, "node")
+assert retains() == before + 2, (before, retains())
+assert d.cuGraphHostNodeSetParams(node, host_params(Recorder("s"), 3))[0] == 0
+err, x = d.cuGraphInstantiate(g, 0)
+assert d.cuGraphExecHostNodeSetParams(x, node, host_params(Recorder("x"), 4))[0] == 0
+import ctypes
+keep = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(lambda p: None)
+add_host(g, keep, None, "host")
+assert retains() == before + 2, (before, retains())
+assert fake.fakecuda_fail_next(b"cuGraphRetainUserObject", 1, 1) == 0
+try:
+    add_host(g, Recorder("f"), 5, "host")
+except RuntimeError as e:
+    assert "could not tie a host node's callable to its graph" in str(e), e
+else:
+    raise AssertionError("the failed retain was not reported")
+assert d.cuGraphExecDestroy(x)[0] == 0
+assert d.cuGraphDestroy(g)[0] == 0
+settle()
+assert nodes_mapped() == 0, rt._registry_counts()
+assert fake.fakecuda_pending_destructors() == 0
 """)
