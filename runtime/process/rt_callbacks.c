@@ -1164,6 +1164,13 @@ static void *lookup_or_raise(const char *name, int version)
     return fn;
 }
 
+/* RuntimeError: the driver refused to tie `what` to a graph. -1. */
+static int tie_failed(const char *what, CUresult rc)
+{
+    PyErr_Format(PyExc_RuntimeError, "cubind: could not tie %s (CUresult %d)", what, (int)rc);
+    return -1;
+}
+
 int rt_cb_host_attach(void *stream, void *payload)
 {
     rt_payload *p = payload;
@@ -1197,12 +1204,8 @@ int rt_cb_host_attach(void *stream, void *payload)
         if (rc == CUDA_SUCCESS)
             rt_cb_user_object(p, (uintptr_t)obj); /* the graph owns the payload */
     }
-    if (rc != CUDA_SUCCESS) {
-        PyErr_Format(PyExc_RuntimeError,
-                     "cubind: could not tie a host function to the capture graph (CUresult %d)",
-                     (int)rc);
-        return -1;
-    }
+    if (rc != CUDA_SUCCESS)
+        return tie_failed("a host function to the capture graph", rc);
     return 1;
 }
 
@@ -1244,13 +1247,7 @@ int rt_cb_node_retain(PyObject *capsule, uintptr_t graph)
          * holder back, on the driver's time */
         release(obj, 1);
     }
-    if (rc != CUDA_SUCCESS) {
-        PyErr_Format(PyExc_RuntimeError,
-                     "cubind: could not tie a host node's callable to its graph (CUresult %d)",
-                     (int)rc);
-        return -1;
-    }
-    return 0;
+    return rc == CUDA_SUCCESS ? 0 : tie_failed("a host node's callable to its graph", rc);
 }
 
 /* ---- fork ------------------------------------------------------------------ */
