@@ -868,7 +868,13 @@ static int publish_slots(cbs_struct *s, pub_slot *ps, int n)
 {
     cbs_struct *root = root_of(s);
     PyObject *key[2] = {NULL, NULL}, *old[2] = {NULL, NULL};
-    int any_keep = 0, rc = n <= 2 ? 0 : -1;
+    if (n < 1 || n > 2) { /* a caller's mistake: at most a pair */
+        for (int i = 0; i < n; i++)
+            Py_XDECREF(ps[i].keep);
+        PyErr_SetString(PyExc_SystemError, "cubind: publish_slots takes 1 or 2 slots");
+        return -1;
+    }
+    int any_keep = 0, rc = 0;
     for (int i = 0; rc == 0 && i < n; i++) {
         any_keep |= ps[i].set_keep && ps[i].keep;
         if (!(key[i] = PyLong_FromSize_t(root_offset(s, ps[i].f))))
@@ -879,6 +885,8 @@ static int publish_slots(cbs_struct *s, pub_slot *ps, int n)
         rc = -1;
     if (rc == 0) {
         PUBLISH_LOCK(root);
+        if (!d) /* made meanwhile by another publisher, whose kept objects count */
+            d = atomic_load_explicit(&root->keep, memory_order_acquire);
         for (int i = 0; rc == 0 && i < n; i++)
             if ((ps[i].set_keep || ps[i].check) && d && cbs_dict_get_ref(d, key[i], &old[i]) < 0)
                 rc = -1;
