@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from conftest import run_python
+from conftest import STREAM_PROLOGUE, run_python
 
 # Also under ThreadSanitizer (tests/run): driver threads, the runner, and
 # the registry lookups of the node trampoline.
@@ -23,13 +23,7 @@ pytestmark = pytest.mark.tsan
 
 PROLOGUE = r"""
 import gc, sys, threading, time, weakref
-import cubind._runtime as rt
-import cubind.driver as d
-assert d.cuInit(0)[0] == 0
-err, ctx = d.cuDevicePrimaryCtxRetain(0)
-assert d.cuCtxSetCurrent(ctx)[0] == 0
-err, s = d.cuStreamCreate(0)
-assert err == 0
+""" + STREAM_PROLOGUE + r"""
 MAIN = threading.get_ident()
 
 class Recorder:
