@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What a library module says when its shared library cannot be loaded
 (runtime/library/bind_library.c): one sentence for the files that were
 merely absent, one line with dlerror()'s reason for each file that was
