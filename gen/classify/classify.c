@@ -1031,12 +1031,14 @@ static void classify_registry(cb_model *m, const cb_facts *facts, cb_fclass *fc)
         ra->action = rf->action;
         ra->param = rf->param;
         ra->other = rf->other;
-        int keep = rf->action == CB_REGISTRY_KEEP;
+        /* keep and retain take a struct argument and a target handle */
+        int keep = rf->action == CB_REGISTRY_KEEP || rf->action == CB_REGISTRY_RETAIN;
         ra->kind = keep ? CB_REG_KIND_NONE : reg_kind(facts, fc, ra->param);
         ra->other_kind = reg_kind(facts, fc, ra->other);
         int bad = ra->param < 0 || (rf->names_other && ra->other < 0);
         bad |= !keep && ra->kind == CB_REG_KIND_NONE;
         bad |= ra->other >= 0 && ra->other_kind == CB_REG_KIND_NONE;
+        bad |= rf->action == CB_REGISTRY_RETAIN && ra->other_kind != CB_REG_KIND_GRAPH;
         bad |= keep && (ra->other < 0 || (fc->params[ra->param].shape != SH_IN_PTR &&
                                           fc->params[ra->param].shape != SH_IN_FUNCPTR &&
                                           fc->params[ra->param].shape != SH_IN_BUFFER));

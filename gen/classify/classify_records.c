@@ -160,6 +160,24 @@ static void array_field(const record_env *env, const cb_record *top, const cb_fi
     fc->aux = count;
 }
 
+/* Whether f is a host function's pointer, `void (*)(void *)` (CUhostFn,
+ * cudaHostFn_t), the shape whose field also takes a Python callable
+ * (runtime/module/bind_struct.c: a host node's callable). */
+static int host_fn_shape(const cb_field *f)
+{
+    const cb_type *t = f->type;
+    return t->kind == TY_FUNCPTR && t->canon && strcmp(t->canon, "void (*)(void *)") == 0 &&
+           f->bit_width < 0;
+}
+
+/* Whether f is a `void *` (a callback's data). */
+static int void_pointer(const cb_field *f)
+{
+    const cb_type *t = f->type;
+    return t->kind == TY_POINTER && t->pointee && t->pointee->kind == TY_VOID &&
+           f->bit_width < 0;
+}
+
 /* The Python attribute name of field f (cb_field_class.pyname), in the
  * model's arena: a keyword takes a trailing `_` (rules_python_identifier),
  * and so does getPtr, which the method every struct class has would hide. */
@@ -193,6 +211,12 @@ static void add_fields(const record_env *env, const cb_record *r, const cb_recor
                                s.ref, -1, 0};
         kernel_field(env, top, f, fc);
         array_field(env, top, f, fc);
+        /* a host function followed by its `void *` data: aux of the
+         * function names the data field (bind_struct.h) */
+        if (i > 0 && rc->nfields >= 2 && fc->kind == CB_FIELD_POINTER && void_pointer(f) &&
+            host_fn_shape(&r->fields[i - 1]) && fc[-1].field == &r->fields[i - 1] &&
+            fc[-1].kind == CB_FIELD_FUNCPTR && fc[-1].count == 0)
+            fc[-1].aux = (long long)(rc->nfields - 1);
         if (f->bit_width >= 0) {
             fc->offset = base + f->bit_offset / 8;
             fc->bit_width = f->bit_width;

@@ -30,7 +30,8 @@ typedef enum {
     CB_FIELD_RECORD,        /* a record by value; ref: its record */
     CB_FIELD_POINTER,       /* a data pointer */
     CB_FIELD_CHARS,         /* a char array (count chars) */
-    CB_FIELD_FUNCPTR,       /* a function pointer */
+    CB_FIELD_FUNCPTR,       /* a function pointer; aux: a host function's
+                               `void *` data field after it, -1 */
     CB_FIELD_BYTES,         /* opaque bytes: a type not described */
     CB_FIELD_KERNEL_PARAMS, /* kernel-params-field: ref FUNC, aux KERN */
     CB_FIELD_KERNEL_EXTRA,  /* kernel-extra-field */

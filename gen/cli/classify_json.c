@@ -305,7 +305,9 @@ static void write_record(FILE *o, const cb_model *m, const cb_classes *c, size_t
         if (fc->kind == CB_FIELD_KERNEL_PARAMS && fc->ref >= 0)
             kv_str(o, "function_field", field_name(rc, fc->ref));
         if (fc->aux >= 0)
-            kv_str(o, fc->kind == CB_FIELD_KERNEL_PARAMS ? "kernel_field" : "count_field",
+            kv_str(o, fc->kind == CB_FIELD_KERNEL_PARAMS ? "kernel_field"
+                      : fc->kind == CB_FIELD_FUNCPTR     ? "data_field"
+                                                         : "count_field",
                    field_name(rc, fc->aux));
         fputc('}', o);
     }

@@ -387,9 +387,10 @@ static tv *registry_value(const cb_fclass *fc)
         tv_set_bool(v, "reg_destroy", ra->action == CB_REGISTRY_DESTROY);
         tv_set_bool(v, "reg_keep", ra->action == CB_REGISTRY_KEEP);
         tv_set_bool(v, "reg_depend", ra->action == CB_REGISTRY_DEPEND);
+        tv_set_bool(v, "reg_retain", ra->action == CB_REGISTRY_RETAIN);
         tv_set_str(v, "cname", fc->params[ra->param].param->name);
         tv_set_str(v, "kind", render_registry_kind(ra->kind));
-        if (ra->action == CB_REGISTRY_KEEP)
+        if (ra->action == CB_REGISTRY_KEEP || ra->action == CB_REGISTRY_RETAIN)
             tv_set_int(v, "in_index", in_index_of(fc, ra->param));
         else
             tv_set(v, "handle_param", param_ref(fc, ra->param));

@@ -48,6 +48,7 @@ static const char *const registry_actions[] = {
     [CB_REGISTRY_DESTROY] = "destroy",
     [CB_REGISTRY_KEEP] = "keep",
     [CB_REGISTRY_DEPEND] = "depend",
+    [CB_REGISTRY_RETAIN] = "retain",
 };
 
 const char *render_field_kind(cb_field_kind k) { return field_kinds[k].c; }

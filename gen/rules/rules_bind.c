@@ -340,6 +340,7 @@ static void bind_registry(cb_facts *b, size_t i)
         case CB_D_REGISTRY_DESTROY: a = CB_REGISTRY_DESTROY; break;
         case CB_D_REGISTRY_KEEP: a = CB_REGISTRY_KEEP; break;
         case CB_D_REGISTRY_DEPEND: a = CB_REGISTRY_DEPEND; break;
+        case CB_D_REGISTRY_RETAIN: a = CB_REGISTRY_RETAIN; break;
         default: continue;
         }
         if (!names_function(r->args[0], f))

@@ -55,7 +55,8 @@ typedef enum {
     CB_REGISTRY_OWNED,
     CB_REGISTRY_DESTROY,
     CB_REGISTRY_KEEP,
-    CB_REGISTRY_DEPEND
+    CB_REGISTRY_DEPEND,
+    CB_REGISTRY_RETAIN
 } cb_registry_action;
 
 /* A registry-kind rule's CONSTANT: the registry kind of a handle type

@@ -43,7 +43,7 @@ extern "C" {
  * fail with ImportError naming both when they differ. Bump the version
  * number whenever the struct changes. */
 #define CUBIND_RT_SIGNATURE                                                  \
-    "cubind-rt 6: int load(const char**); void *lookup(const char*, int, int*); " \
+    "cubind-rt 7: int load(const char**); void *lookup(const char*, int, int*); " \
     "const char *driver_path(void); void *cb_new(int, PyObject*, PyObject*, PyObject*, " \
     "PyObject*); void cb_discard(void*); void *cb_trampoline(int); " \
     "int cb_host_attach(void*, void*); void drain(void); atomic_int *pending_flag(void); " \
@@ -54,7 +54,9 @@ extern "C" {
     "int reg_keep_alive(entry*, void*, void(*)(void*, void*), void*); " \
     "int reg_add_dependency(entry*, entry*); int reg_keep_object(entry*, PyObject*); " \
     "void kernels_unloaded(void); atomic_ulong *kernel_epoch; " \
-    "void cb_user_object(void*, uintptr_t)" CUBIND_RT_SIGNATURE_FAULTS
+    "void cb_user_object(void*, uintptr_t); " \
+    "PyObject *cb_node(PyObject*, PyObject*, uintptr_t); " \
+    "int cb_node_retain(PyObject*, uintptr_t)" CUBIND_RT_SIGNATURE_FAULTS
 
 /* Test builds (-DCUBIND_FAULT_INJECTION, rt_alloc.h) have one more entry,
  * and say so: a test build's module never imports a release runtime or the
@@ -69,8 +71,24 @@ extern "C" {
 enum {
     CUBIND_CB_HOST = 1,     /* CUhostFn of cuLaunchHostFunc: fn(userData) */
     CUBIND_CB_STREAM = 2,   /* CUstreamCallback: fn(hStream, status, userData) */
-    CUBIND_CB_DESTROY = 3   /* CUhostFn of cuUserObjectCreate: destroy(ptr) */
+    CUBIND_CB_DESTROY = 3,  /* CUhostFn of cuUserObjectCreate: destroy(ptr) */
+    CUBIND_CB_NODE = 4      /* CUhostFn of a graph's host node: fn(userData),
+                               userData a node payload's id (cb_node) */
 };
+
+/* A host node's Python callable (cb_node): the object a struct's function
+ * field keeps. A PyCapsule of this name whose pointer is the struct below,
+ * immutable once made; the payload it stands for is mapped in the registry
+ * as CUBIND_REG_NODE_CALLBACK under `id` (never reused) while the capsule
+ * lives, and the node's C userData is that id. */
+#define CUBIND_NODE_CB_CAPSULE "cubind._runtime.node_callback"
+typedef struct cubind_node_cb {
+    uintptr_t id;              /* the registry key, handed to the driver as userData */
+    struct _object *callable;  /* called with data on each run of the node */
+    struct _object *data;      /* the userData object given (None for NULL) */
+    uintptr_t c_data;          /* the userData value given (an address, 0) */
+    struct rt_registry_entry *entry; /* the capsule's reference to its entry */
+} cubind_node_cb;
 
 /* Kinds of the shared handle registry (rt_registry.h;
  * runtime/process/README.md says who registers and unregisters each). Keys
@@ -95,9 +113,12 @@ enum {
     CUBIND_REG_CODE_IMAGE = 11,     /* a linked image's address -> its PTX's types */
     CUBIND_REG_NVRTC_PROGRAM = 12,  /* nvrtcProgram: keep-alives of the callback
                                        and payload nvrtcSetFlowCallback gave it */
-    CUBIND_REG_CALLBACK_HANDLE = 13 /* CUlogsCallbackHandle, CUasyncCallbackHandle:
+    CUBIND_REG_CALLBACK_HANDLE = 13, /* CUlogsCallbackHandle, CUasyncCallbackHandle:
                                        keep-alives of the registered function
                                        and its data, until unregistered */
+    CUBIND_REG_NODE_CALLBACK = 14   /* a host node's Python callable: its id ->
+                                       its multi-shot payload (meta, owned),
+                                       mapped while its cb_node capsule lives */
 };
 
 /* `*status` values of lookup(). */
@@ -202,6 +223,20 @@ typedef struct cubind_rt_api {
      * reaches Python. Never fails: when the entry cannot be made the payload
      * stays unregistered and its destructor still runs, exactly once. */
     void (*cb_user_object)(void *payload, uintptr_t object);
+    /* A host node's Python callable (caller attached): a new
+     * CUBIND_NODE_CB_CAPSULE capsule for callable, called with `data` each
+     * time a graph runs a node whose function is cb_trampoline(
+     * CUBIND_CB_NODE) and whose userData is the capsule's id, starting
+     * this interpreter's runner first if needed; c_data is the C value the
+     * caller's userData had. NULL with an exception (TypeError: not
+     * callable; MemoryError; RuntimeError at shutdown). */
+    struct _object *(*cb_node)(struct _object *callable, struct _object *data, uintptr_t c_data);
+    /* After graph `graph` took node capsule `capsule` (the registry-retain
+     * rules): a CUDA user object moved into the graph also holds the
+     * callable, so the driver keeps it for the graph's executable graphs
+     * and their launches in flight (caller attached). 0, or -1 with
+     * RuntimeError. */
+    int (*cb_node_retain)(struct _object *capsule, uintptr_t graph);
 #ifdef CUBIND_FAULT_INJECTION
     /* The process's one allocation fault state (rt_alloc.h). */
     struct rt_alloc_faults *faults;

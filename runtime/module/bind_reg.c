@@ -126,6 +126,25 @@ int cbs_reg_keep(const cubind_rt_api *rt, int kind, uintptr_t h, PyObject *obj)
     return rc;
 }
 
+int cbs_reg_retain(const cubind_rt_api *rt, uintptr_t graph, PyObject *obj)
+{
+    const unsigned char *bytes;
+    size_t size;
+    if (!cbs_struct_bytes(obj, &bytes, &size))
+        return 0;
+    PyObject *kept = cbs_struct_kept(obj); /* (offset, object) pairs, or None */
+    if (!kept)
+        return -1;
+    int rc = 0;
+    for (Py_ssize_t i = 0; rc == 0 && kept != Py_None && i < PyList_GET_SIZE(kept); i++) {
+        PyObject *o = PyTuple_GET_ITEM(PyList_GET_ITEM(kept, i), 1);
+        if (PyCapsule_IsValid(o, CUBIND_NODE_CB_CAPSULE))
+            rc = rt->cb_node_retain(o, graph);
+    }
+    Py_DECREF(kept);
+    return rc;
+}
+
 int cbs_reg_depend(const cubind_rt_api *rt, int kind, uintptr_t h, int dep_kind, uintptr_t dep)
 {
     struct rt_registry_entry *e = reg_target(rt, kind, h);

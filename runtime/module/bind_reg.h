@@ -34,6 +34,10 @@ int cbs_reg_owned(const cubind_rt_api *rt, int kind, uintptr_t h, int owner_kind
  * pointer, a buffer: what C keeps using after the call), become
  * keep-alives of (kind, h)'s entry. */
 int cbs_reg_keep(const cubind_rt_api *rt, int kind, uintptr_t h, PyObject *obj);
+/* Each host node callable that struct argument `obj` keeps (a node
+ * capsule, cubind_rt.h) is also held by graph `graph` through a CUDA user
+ * object (cb_node_retain); nothing for another object. */
+int cbs_reg_retain(const cubind_rt_api *rt, uintptr_t graph, PyObject *obj);
 /* (kind, h)'s entry depends on (dep_kind, dep)'s. */
 int cbs_reg_depend(const cubind_rt_api *rt, int kind, uintptr_t h, int dep_kind, uintptr_t dep);
 

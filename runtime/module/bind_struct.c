@@ -315,6 +315,50 @@ static PyObject *kept_at(cbs_struct *root, size_t off)
     return rc > 0 ? o : NULL;
 }
 
+/* ---- a host node's Python callable (cubind_rt.h: cb_node) -------------------
+ * A function-pointer field of the host-function shape (its aux: the
+ * `void *` data field after it, gen/classify/classify_records.c) also
+ * takes a Python callable. The field then keeps the runtime's node
+ * capsule for it and holds the node trampoline; the data field holds the
+ * capsule's id, and the capsule the userData given (the object and its C
+ * value), so reading the fields gives back the callable and that value.
+ * The capsule is immutable: setting userData makes a new one. Whatever
+ * keeps the struct's objects (a copy of the record, the registry-keep
+ * rules' graphs, nodes and executable graphs) keeps the capsule, and the
+ * callable runs as long as one of them lives (rt_callbacks.h). */
+
+/* The node capsule o is, or NULL. */
+static cubind_node_cb *node_cb_of(PyObject *o)
+{
+    return o && PyCapsule_IsValid(o, CUBIND_NODE_CB_CAPSULE)
+               ? PyCapsule_GetPointer(o, CUBIND_NODE_CB_CAPSULE)
+               : NULL;
+}
+
+/* The node capsule function field f of s keeps (a new reference), NULL
+ * when it keeps none. */
+static PyObject *node_capsule_at(cbs_struct *s, const cbs_field_def *f)
+{
+    PyObject *o = kept_at(root_of(s), root_offset(s, f));
+    if (o && !node_cb_of(o))
+        Py_CLEAR(o);
+    return o;
+}
+
+/* The function field whose data field is g (callback shape), or NULL. */
+static const cbs_field_def *callback_fn_of(cbs_struct *s, const cbs_field_def *g)
+{
+    const cbs_struct_def *def = s->def;
+    if (g < def->fields || g >= def->fields + def->nfields)
+        return NULL;
+    int gi = (int)(g - def->fields);
+    for (size_t i = 0; i < def->nfields; i++)
+        if (def->fields[i].kind == CBS_F_FUNCPTR && def->fields[i].aux == gi)
+            return &def->fields[i];
+    return NULL;
+}
+
+
 /* owned_array for field f of the record at root offset `base` of root. */
 static PyObject *owned_array_at(cbs_struct *root, size_t base, const cbs_field_def *f,
                                 unsigned long long bits, size_t *n)
@@ -465,6 +509,21 @@ PyObject *cbs_struct_get(PyObject *self, void *closure)
     if (f->bit_width >= 0)
         return load_bitfield(s, f, tb);
     unsigned char *p = s->data + f->offset;
+    const cbs_field_def *fn = f->count != 0              ? NULL
+                              : f->kind == CBS_F_FUNCPTR ? (f->aux >= 0 ? f : NULL)
+                              : f->kind == CBS_F_POINTER ? callback_fn_of(s, f)
+                                                        : NULL;
+    if (fn) {
+        /* a host node's callable: the callable, and the userData given */
+        PyObject *cap = node_capsule_at(s, fn);
+        cubind_node_cb *n = node_cb_of(cap);
+        PyObject *v = !n         ? NULL
+                      : fn == f ? Py_NewRef(n->callable)
+                                : PyLong_FromUnsignedLongLong((unsigned long long)n->c_data);
+        Py_XDECREF(cap);
+        if (v || PyErr_Occurred())
+            return v;
+    }
     if (f->count == 0 || f->kind == CBS_F_CHARS)
         return load(s, f, p, tb);
     PyObject *list = PyList_New((Py_ssize_t)f->count);
@@ -606,8 +665,9 @@ static int to_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsign
             return 0;
         }
         char want[200];
-        snprintf(want, sizeof want, "an int address, %s, a ctypes function pointer or None",
-                 own ? cbs_short_name(own) : "a function pointer");
+        snprintf(want, sizeof want, "an int address, %s, a ctypes function pointer%s or None",
+                 own ? cbs_short_name(own) : "a function pointer",
+                 f->aux >= 0 ? ", a Python callable" : "");
         field_type_error(s, f, want, v);
         return -1;
     }
@@ -785,26 +845,64 @@ static PyObject *handles_make(cbs_struct *s, const cbs_field_def *f, PyTypeObjec
 #define PUBLISH_UNLOCK(root) ((void)(root))
 #endif
 
-/* Stores address `bits` in the scalar pointer field f of s and makes keep
- * (stolen; NULL: none) the field's kept object, as one step for the other
- * callers of this on s's root (see "Free-threading" in bind_struct.h). On
- * failure nothing changed. The replaced object is released last. */
-static int publish(cbs_struct *s, const cbs_field_def *f, unsigned long long bits, PyObject *keep)
+/* One field's part of a publication: address `bits` stored in scalar
+ * pointer field f (when `write`), and keep (stolen; NULL: none) made the
+ * field's kept object (when `set_keep`); when `check`, only if the
+ * field's kept object is still `expect` (borrowed; NULL: none). */
+typedef struct {
+    const cbs_field_def *f;
+    unsigned long long bits;
+    int write;
+    PyObject *keep;
+    int set_keep;
+    int check;
+    PyObject *expect;
+} pub_slot;
+
+/* Publishes n slots of fields of s as one step for the other callers of
+ * this on s's root (see "Free-threading" in bind_struct.h): each kept
+ * object is set before the addresses that need it, a dropped one removed
+ * after them. On failure (-1), or when a checked field's kept object is
+ * no longer the one expected (1: another thread published meanwhile; the
+ * caller computes again), nothing changed. Replaced objects are released
+ * last. */
+static int publish_slots(cbs_struct *s, pub_slot *ps, int n)
 {
     cbs_struct *root = root_of(s);
-    PyObject *key = PyLong_FromSize_t(root_offset(s, f));
-    PyObject *d = keep ? keep_dict(root) : atomic_load_explicit(&root->keep, memory_order_acquire);
-    PyObject *old = NULL;
-    int rc = key && (d || !keep) ? 0 : -1;
+    PyObject *key[2] = {NULL, NULL}, *old[2] = {NULL, NULL};
+    if (n < 1 || n > 2) { /* a caller's mistake: at most a pair */
+        for (int i = 0; i < n; i++)
+            Py_XDECREF(ps[i].keep);
+        PyErr_SetString(PyExc_SystemError, "cubind: publish_slots takes 1 or 2 slots");
+        return -1;
+    }
+    int any_keep = 0, rc = 0;
+    for (int i = 0; rc == 0 && i < n; i++) {
+        any_keep |= ps[i].set_keep && ps[i].keep;
+        if (!(key[i] = PyLong_FromSize_t(root_offset(s, ps[i].f))))
+            rc = -1;
+    }
+    PyObject *d = any_keep ? keep_dict(root) : atomic_load_explicit(&root->keep, memory_order_acquire);
+    if (rc == 0 && any_keep && !d)
+        rc = -1;
     if (rc == 0) {
         PUBLISH_LOCK(root);
-        if (d && cbs_dict_get_ref(d, key, &old) < 0)
-            rc = -1;
-        else if (keep)
-            rc = PyDict_SetItem(d, key, keep); /* before the address that needs it */
-        if (rc == 0)
-            write_u(s->data + f->offset, f->size, bits);
-        if (rc == 0 && !keep && old && PyDict_DelItem(d, key) < 0) {
+        if (!d) /* made meanwhile by another publisher, whose kept objects count */
+            d = atomic_load_explicit(&root->keep, memory_order_acquire);
+        for (int i = 0; rc == 0 && i < n; i++)
+            if ((ps[i].set_keep || ps[i].check) && d && cbs_dict_get_ref(d, key[i], &old[i]) < 0)
+                rc = -1;
+            else if (ps[i].check && old[i] != ps[i].expect)
+                rc = 1;
+        for (int i = 0; rc == 0 && i < n; i++)
+            if (ps[i].set_keep && ps[i].keep)
+                rc = PyDict_SetItem(d, key[i], ps[i].keep); /* before the address */
+        for (int i = 0; rc == 0 && i < n; i++)
+            if (ps[i].write)
+                write_u(s->data + ps[i].f->offset, ps[i].f->size, ps[i].bits);
+        for (int i = 0; rc == 0 && i < n; i++) {
+            if (!ps[i].set_keep || ps[i].keep || !old[i] || PyDict_DelItem(d, key[i]) == 0)
+                continue;
             /* KeyError: a copy of a record over this one dropped it already */
             if (PyErr_ExceptionMatches(PyExc_KeyError))
                 PyErr_Clear();
@@ -813,9 +911,126 @@ static int publish(cbs_struct *s, const cbs_field_def *f, unsigned long long bit
         }
         PUBLISH_UNLOCK(root);
     }
-    Py_XDECREF(key);
+    for (int i = 0; i < n; i++) {
+        Py_XDECREF(key[i]);
+        Py_XDECREF(ps[i].keep);
+        Py_XDECREF(old[i]);
+    }
+    return rc;
+}
+
+/* Stores address `bits` in the scalar pointer field f of s and makes keep
+ * (stolen; NULL: none) the field's kept object (publish_slots). */
+static int publish(cbs_struct *s, const cbs_field_def *f, unsigned long long bits, PyObject *keep)
+{
+    pub_slot one = {f, bits, 1, keep, 1, 0, NULL};
+    return publish_slots(s, &one, 1);
+}
+
+/* The userData object and C value for a new capsule of data field g of s,
+ * from the address `bits` it takes and the object kept for it (NULL: an
+ * address, an int object made of it, None for NULL). New reference. */
+static PyObject *node_data(unsigned long long bits, PyObject *kept)
+{
+    if (kept)
+        return Py_NewRef(kept);
+    return bits ? PyLong_FromUnsignedLongLong(bits) : Py_NewRef(Py_None);
+}
+
+/* fn field f of s (callback shape) set to Python callable v: a capsule
+ * for v with the userData the struct holds now, published if the field
+ * still keeps what that userData was read with (else read again). */
+static int set_node_callable(cbs_struct *s, const cbs_field_def *f, PyObject *v, cbs_tables *tb)
+{
+    const cbs_field_def *g = &s->def->fields[f->aux];
+    cbs_struct *root = root_of(s);
+    for (;;) {
+        PyObject *cur = kept_at(root, root_offset(s, f));
+        if (!cur && PyErr_Occurred())
+            return -1;
+        cubind_node_cb *old = node_cb_of(cur);
+        PyObject *data;
+        unsigned long long c_data;
+        if (old) {
+            data = Py_NewRef(old->data);
+            c_data = old->c_data;
+        } else {
+            PUBLISH_LOCK(root); /* the publishers' writes are made under it */
+            c_data = cbs_read_u(s->data + g->offset, g->size);
+            PUBLISH_UNLOCK(root);
+            PyObject *kept = kept_at(root, root_offset(s, g));
+            data = kept || !PyErr_Occurred() ? node_data(c_data, kept) : NULL;
+            Py_XDECREF(kept);
+        }
+        PyObject *cap = data ? tb->rt->cb_node(v, data, (uintptr_t)c_data) : NULL;
+        Py_XDECREF(data);
+        if (!cap) {
+            Py_XDECREF(cur);
+            field_exception_naming(s, f);
+            return -1;
+        }
+        pub_slot ps[2] = {
+            {f, (unsigned long long)(uintptr_t)tb->rt->cb_trampoline(CUBIND_CB_NODE), 1, cap, 1,
+             1, cur},
+            {g, (unsigned long long)node_cb_of(cap)->id, 1, NULL, 0, 0, NULL},
+        };
+        int rc = publish_slots(s, ps, 2);
+        Py_XDECREF(cur);
+        if (rc != 1)
+            return rc;
+    }
+}
+
+/* publish() for field f, also keeping a node capsule's pair of fields
+ * right: a function field set to an address (or a C function) while it
+ * held a capsule gets its data field's own value back; a data field
+ * whose function field holds a capsule gets a new capsule of the same
+ * callable with this userData (the field keeps what it was set from,
+ * the C slot the new id). Each is published only if the function field
+ * still keeps what it kept when read (else read again), so a concurrent
+ * setter of the pair never leaves the trampoline with another value. */
+static int publish_callback(cbs_struct *s, const cbs_field_def *f, unsigned long long bits,
+                            PyObject *keep, cbs_tables *tb)
+{
+    const cbs_field_def *fn = f->kind == CBS_F_FUNCPTR ? (f->aux >= 0 ? f : NULL)
+                              : f->kind == CBS_F_POINTER ? callback_fn_of(s, f)
+                                                        : NULL;
+    if (!fn)
+        return publish(s, f, bits, keep);
+    int rc;
+    do {
+        PyObject *cur = kept_at(root_of(s), root_offset(s, fn));
+        if (!cur && PyErr_Occurred()) {
+            rc = -1;
+            break;
+        }
+        cubind_node_cb *old = node_cb_of(cur);
+        if (fn == f) {
+            pub_slot ps[2] = {{f, bits, 1, Py_XNewRef(keep), 1, 1, cur},
+                              {&s->def->fields[f->aux], old ? old->c_data : 0, old != NULL,
+                               NULL, 0, 0, NULL}};
+            rc = publish_slots(s, ps, 2);
+        } else if (!old) {
+            pub_slot ps[2] = {{f, bits, 1, Py_XNewRef(keep), 1, 0, NULL},
+                              {fn, 0, 0, NULL, 0, 1, cur}};
+            rc = publish_slots(s, ps, 2);
+        } else {
+            PyObject *data = node_data(bits, keep);
+            PyObject *cap = data ? tb->rt->cb_node(old->callable, data, (uintptr_t)bits) : NULL;
+            Py_XDECREF(data);
+            if (!cap) {
+                field_exception_naming(s, f);
+                rc = -1;
+            } else {
+                pub_slot ps[2] = {{f, (unsigned long long)node_cb_of(cap)->id, 1, Py_XNewRef(keep),
+                                   1, 0, NULL},
+                                  {fn, 0, 0, cap, 1, 1, cur}};
+                rc = publish_slots(s, ps, 2);
+            }
+        }
+        Py_XDECREF(cur);
+    } while (rc == 1);
     Py_XDECREF(keep);
-    Py_XDECREF(old);
     return rc;
 }
 
@@ -852,9 +1067,14 @@ static int set_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, cbs_t
         }
         Py_DECREF(seq);
     } else if (to_pointer(s, f, v, &bits, &keep) < 0) {
+        if (f->kind == CBS_F_FUNCPTR && f->aux >= 0 && PyCallable_Check(v) &&
+            PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Clear();
+            return set_node_callable(s, f, v, tb);
+        }
         return -1;
     }
-    return publish(s, f, bits, keep);
+    return publish_callback(s, f, bits, keep, tb);
 }
 
 /* A kernel's handle from field k of s (an index into its field table;
@@ -1372,6 +1592,11 @@ static int check_fields(const cbs_tables *tb, const cbs_struct_def *def)
         bad |= f->kind == CBS_F_KERNEL_EXTRA && f->size != sizeof(void *);
         bad |= f->kind == CBS_F_FUNCPTR &&
                (f->size != sizeof(void *) || f->index < -1 || f->index >= (int)tb->nhandles);
+        /* a host node's function: aux, its data field, a scalar pointer */
+        bad |= f->kind == CBS_F_FUNCPTR && f->aux != -1 &&
+               (f->count != 0 || f->aux < 0 || (size_t)f->aux >= def->nfields ||
+                def->fields[f->aux].kind != CBS_F_POINTER || def->fields[f->aux].count != 0 ||
+                def->fields[f->aux].size != sizeof(void *));
         if (f->kind == CBS_F_RECORD_ARRAY || f->kind == CBS_F_HANDLE_ARRAY ||
             f->kind == CBS_F_HANDLE_OUT) {
             size_t ntab = f->kind == CBS_F_RECORD_ARRAY ? tb->nstructs : tb->nhandles;

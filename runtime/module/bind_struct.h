@@ -117,7 +117,8 @@ typedef enum {
     CBS_F_CHARS,         /* char array: bytes, zero-padded when shorter */
     CBS_F_FUNCPTR,       /* function pointer: an int address, an instance of
                             tables.handles[index] (its class; -1: none) or a
-                            ctypes function pointer */
+                            ctypes function pointer; with aux (a host
+                            function), also a Python callable */
     CBS_F_BYTES,         /* opaque bytes (a type the generator cannot describe) */
     CBS_F_KERNEL_PARAMS, /* void **kernelParams: every form cuLaunchKernel takes
                             (bind_packer.h); index: the CUfunction field typing
@@ -148,7 +149,12 @@ typedef struct {
     int bit_width;       /* -1 unless a bit-field (integer kinds only) */
     int bit_offset;      /* bit-fields: bits from `offset` (little-endian) */
     int aux;             /* CBS_F_KERNEL_PARAMS, _RECORD_ARRAY,
-                            _HANDLE_ARRAY: see above; else -1 */
+                            _HANDLE_ARRAY: see above; CBS_F_FUNCPTR of a
+                            host function (void (*)(void *)): its data
+                            field (`void *userData` after it), which
+                            makes the field take a Python callable
+                            (bind_struct.c: a host node's callable);
+                            else -1 */
     size_t elem_size;    /* CBS_F_HANDLE_ARRAY: bytes of one handle (1, 2,
                             4 or 8); else 0 */
 } cbs_field_def;

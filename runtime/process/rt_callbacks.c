@@ -104,6 +104,9 @@ typedef struct rt_payload {
     int kind;                   /* CUBIND_CB_* */
     atomic_int persistent;      /* owned by a graph: not released after a run */
     _Atomic uintptr_t reg;      /* its registry entry, or REG_* (see above) */
+    atomic_int holders;         /* a host node's: its capsule and the user
+                                   objects of graphs holding it; the last
+                                   to go unmaps its id (node_unhold) */
     rt_interp *interp;          /* where the callable runs; never freed */
     PyObject *callable, *data, *stream_type, *result_type;
 } rt_payload;
@@ -239,7 +242,7 @@ void *rt_cb_new(int kind, PyObject *callable, PyObject *data, PyObject *stream_t
     p->stream_type = Py_XNewRef(stream_type);
     p->result_type = Py_XNewRef(result_type);
     atomic_fetch_add(&rt_alive, 1);
-    if (kind != CUBIND_CB_DESTROY && oneshot_register(p) < 0) {
+    if ((kind == CUBIND_CB_HOST || kind == CUBIND_CB_STREAM) && oneshot_register(p) < 0) {
         payload_release(p);
         return NULL;
     }
@@ -534,6 +537,75 @@ void rt_cb_user_object(void *payload, uintptr_t object)
     } else {
         defer_final(p);
     }
+}
+
+/* ---- host nodes' Python callables ------------------------------------------------ */
+
+/* The last id given to a node payload: ids are never reused, so a driver
+ * thread calling with the id of a payload that is gone finds nothing
+ * (no other payload answers to it). */
+static _Atomic unsigned long long node_ids;
+
+/* One holder of a node entry is done (pure C, any thread): the last
+ * unmaps the id, then its reference is dropped; the entry dies once no
+ * node call in progress holds it, and its death hands the payload to the
+ * queue (uo_entry_free). Holders are added only while the capsule (one
+ * of them) lives, so the count never rises from 0. */
+static void node_unhold(rt_registry_entry *e)
+{
+    rt_payload *p = rt_registry_meta(e);
+    if (atomic_fetch_sub(&p->holders, 1) == 1)
+        rt_h_unregister_entry(e);
+    rt_registry_entry_release(e);
+}
+
+/* Attached (the capsule's destructor, or a failed construction). */
+static void node_free(cubind_node_cb *n)
+{
+    if (n->entry)
+        node_unhold(n->entry);
+    Py_XDECREF(n->callable);
+    Py_XDECREF(n->data);
+    PyMem_RawFree(n);
+}
+
+static void node_capsule_free(PyObject *capsule)
+{
+    cubind_node_cb *n = PyCapsule_GetPointer(capsule, CUBIND_NODE_CB_CAPSULE);
+    if (n)
+        node_free(n);
+    else
+        PyErr_Clear();
+}
+
+PyObject *rt_cb_node_new(PyObject *callable, PyObject *data, uintptr_t c_data)
+{
+    rt_payload *p = rt_cb_new(CUBIND_CB_NODE, callable, data, NULL, NULL);
+    if (!p)
+        return NULL;
+    atomic_store(&p->persistent, 1); /* runs on every launch of its graphs */
+    atomic_store(&p->holders, 1);    /* the capsule */
+    cubind_node_cb *n = PyMem_RawCalloc(1, sizeof *n);
+    if (!n) {
+        payload_release(p);
+        return PyErr_NoMemory();
+    }
+    n->id = (uintptr_t)(atomic_fetch_add(&node_ids, 1) + 1);
+    /* -EEXIST cannot happen (ids are unique); on -ENOMEM the payload was
+     * not adopted and is still ours */
+    if (rt_h_register(CUBIND_REG_NODE_CALLBACK, n->id, p, uo_entry_free, NULL, &n->entry) != 0) {
+        n->entry = NULL;
+        PyMem_RawFree(n);
+        payload_release(p);
+        return PyErr_NoMemory();
+    }
+    n->callable = Py_NewRef(callable);
+    n->data = Py_NewRef(data ? data : Py_None);
+    n->c_data = c_data;
+    PyObject *capsule = PyCapsule_New(n, CUBIND_NODE_CB_CAPSULE, node_capsule_free);
+    if (!capsule)
+        node_free(n);
+    return capsule;
 }
 
 /* ---- the runner ----------------------------------------------------------------- */
@@ -1030,6 +1102,24 @@ static void CUDA_CB stream_trampoline(CUstream stream, CUresult status, void *ar
     hand_over(&r);
 }
 
+/* A graph's host node: arg is a node payload's id. The entry found holds
+ * the payload through the call; a payload no longer mapped (its capsule
+ * died: every graph and executable graph holding it was destroyed through
+ * cubind, a launch still in flight) is not called, counted as skipped.
+ * The release may be the entry's last: its payload then goes to the
+ * queue (pure C). */
+static void CUDA_CB node_trampoline(void *arg)
+{
+    rt_registry_entry *e = NULL;
+    if (rt_h_lookup(CUBIND_REG_NODE_CALLBACK, (uintptr_t)arg, &e) != 0) {
+        atomic_fetch_add(&rt_skipped, 1);
+        return;
+    }
+    rt_req r = {.p = rt_registry_meta(e), .release = 0};
+    hand_over(&r);
+    rt_registry_entry_release(e);
+}
+
 /* The user object owning the payload is destroyed (a user's, or the one
  * of a captured host function, whose graphs are all gone): its entry is
  * unmapped and dropped here, and its death hands the payload to the queue.
@@ -1047,6 +1137,7 @@ void *rt_cb_trampoline(int kind)
     case CUBIND_CB_HOST: return (void *)host_trampoline;
     case CUBIND_CB_STREAM: return (void *)stream_trampoline;
     case CUBIND_CB_DESTROY: return (void *)user_object_trampoline;
+    case CUBIND_CB_NODE: return (void *)node_trampoline;
     default: return NULL;
     }
 }
@@ -1071,6 +1162,13 @@ static void *lookup_or_raise(const char *name, int version)
         PyErr_Format(PyExc_RuntimeError, "cubind: the driver lacks %s (status %d)", name,
                      status);
     return fn;
+}
+
+/* RuntimeError: the driver refused to tie `what` to a graph. -1. */
+static int tie_failed(const char *what, CUresult rc)
+{
+    PyErr_Format(PyExc_RuntimeError, "cubind: could not tie %s (CUresult %d)", what, (int)rc);
+    return -1;
 }
 
 int rt_cb_host_attach(void *stream, void *payload)
@@ -1106,13 +1204,50 @@ int rt_cb_host_attach(void *stream, void *payload)
         if (rc == CUDA_SUCCESS)
             rt_cb_user_object(p, (uintptr_t)obj); /* the graph owns the payload */
     }
-    if (rc != CUDA_SUCCESS) {
-        PyErr_Format(PyExc_RuntimeError,
-                     "cubind: could not tie a host function to the capture graph (CUresult %d)",
-                     (int)rc);
-        return -1;
-    }
+    if (rc != CUDA_SUCCESS)
+        return tie_failed("a host function to the capture graph", rc);
     return 1;
+}
+
+/* The destructor of a user object holding a node entry for a graph (a
+ * driver thread, once the graph and its executable graphs, launches in
+ * flight included, are done with it): pure C. */
+static void CUDA_CB node_user_object_trampoline(void *arg)
+{
+    node_unhold(arg);
+}
+
+typedef CUresult (CUDAAPI *user_object_release_fn)(CUuserObject, unsigned int);
+
+int rt_cb_node_retain(PyObject *capsule, uintptr_t graph)
+{
+    cubind_node_cb *n = PyCapsule_GetPointer(capsule, CUBIND_NODE_CB_CAPSULE);
+    if (!n)
+        return -1;
+    user_object_create_fn create =
+        (user_object_create_fn)(uintptr_t)lookup_or_raise("cuUserObjectCreate", 11030);
+    graph_retain_fn retain =
+        (graph_retain_fn)(uintptr_t)lookup_or_raise("cuGraphRetainUserObject", 11030);
+    user_object_release_fn release =
+        (user_object_release_fn)(uintptr_t)lookup_or_raise("cuUserObjectRelease", 11030);
+    if (!create || !retain || !release)
+        return -1;
+    /* the user object's holder: a reference to the entry and a count,
+     * both given back by its destructor */
+    rt_registry_entry *e = n->entry;
+    rt_registry_entry_retain(e);
+    atomic_fetch_add(&((rt_payload *)rt_registry_meta(e))->holders, 1);
+    CUuserObject obj = NULL;
+    CUresult rc = create(&obj, e, node_user_object_trampoline, 1,
+                         CU_USER_OBJECT_NO_DESTRUCTOR_SYNC);
+    if (rc != CUDA_SUCCESS) {
+        node_unhold(e); /* the capsule still holds it: no unmap here */
+    } else if ((rc = retain((CUgraph)graph, obj, 1, CU_GRAPH_USER_OBJECT_MOVE)) != CUDA_SUCCESS) {
+        /* our reference back to the driver: the destructor gives the
+         * holder back, on the driver's time */
+        release(obj, 1);
+    }
+    return rc == CUDA_SUCCESS ? 0 : tie_failed("a host node's callable to its graph", rc);
 }
 
 /* ---- fork ------------------------------------------------------------------ */

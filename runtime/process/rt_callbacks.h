@@ -33,8 +33,12 @@
  * of the graph and must run on every replay: rt_cb_host_attach() hands the
  * payload to a CUDA user object retained by the capture graph, whose
  * destructor releases it (through the queue) when the last graph using it
- * is destroyed. An interpreter's callback state is never freed (a graph
- * may outlive the interpreter).
+ * is destroyed. A graph host node's Python callable (rt_cb_node_new) is
+ * a multi-shot payload mapped under an id that the node's userData holds;
+ * it lives while its capsule does (kept by the graphs, nodes and
+ * executable graphs given it) and through every call in progress. An
+ * interpreter's callback state is never freed (a graph may outlive the
+ * interpreter).
  *
  * Registry (rt_handles.h; one contract with every other kind of handle):
  *  - a one-shot payload is mapped as CUBIND_REG_CALLBACK, keyed by its
@@ -50,6 +54,11 @@
  *    destructor then pushes the payload onto its interpreter's deferred
  *    queue, which calls destroy(ptr) (destroy payloads) and drops the
  *    Python references on a Python thread, exactly once.
+ *  - a host node's payload is mapped as CUBIND_REG_NODE_CALLBACK, keyed by
+ *    an id (a process-wide counter, never reused), from rt_cb_node_new
+ *    until its capsule dies; the entry owns the payload (meta, freed as a
+ *    user object's). The node trampoline looks the id up and holds the
+ *    entry through the call; an id no longer mapped is a skipped call.
  * An entry that cannot be made (out of memory: malloc, not CPython's
  * allocators) makes rt_cb_new fail with MemoryError; for a user object it
  * only leaves the payload unregistered (its destructor still runs once).
@@ -105,6 +114,24 @@ int rt_cb_host_attach(void *stream, void *payload);
  * user object whose destructor has not run yet, at the same value, is
  * replaced (it still releases its own payload). */
 void rt_cb_user_object(void *payload, uintptr_t object);
+/* A host node's Python callable (the capsule's cb_node; cubind_rt.h):
+ * a capsule owning one reference to a CUBIND_REG_NODE_CALLBACK entry,
+ * keyed by a fresh id, whose meta is a multi-shot payload. The node
+ * trampoline (rt_cb_trampoline(CUBIND_CB_NODE)) looks the id up on the
+ * driver's thread and holds the entry while the runner calls the callable,
+ * so the payload lives through every call in progress; a call whose id is
+ * no longer mapped (every graph, executable graph and struct holding the
+ * capsule is gone) is skipped and counted, never run on freed memory. When
+ * the capsule dies its entry is unmapped; the entry's death hands the
+ * payload to the deferred queue, which drops its Python references on a
+ * thread of its interpreter. New reference, or NULL with an exception. */
+PyObject *rt_cb_node_new(PyObject *callable, PyObject *data, uintptr_t c_data);
+/* After a graph took a node payload's capsule (the registry-retain rules):
+ * a CUDA user object holding the payload's entry (one more holder: the id
+ * stays mapped while it lives), moved into `graph`. The driver keeps it
+ * for every executable graph of the graph and their launches in flight,
+ * and calls its destructor (pure C) after. 0, or -1 with RuntimeError. */
+int rt_cb_node_retain(PyObject *capsule, uintptr_t graph);
 /* Runs the queued work of the current interpreter (caller attached). */
 void rt_cb_drain(void);
 /* The current interpreter's flag (caller attached): non-zero while work

@@ -96,6 +96,8 @@ static const cubind_rt_api rt_api = {
     rt_h_kernels_unloaded,
     &rt_h_kernel_epoch,
     rt_cb_user_object,
+    rt_cb_node_new,
+    rt_cb_node_retain,
 #ifdef CUBIND_FAULT_INJECTION
     &rt_faults,
 #endif
@@ -294,6 +296,7 @@ static const struct {
     {"code_image", CUBIND_REG_CODE_IMAGE},
     {"nvrtc_program", CUBIND_REG_NVRTC_PROGRAM},
     {"callback_handle", CUBIND_REG_CALLBACK_HANDLE},
+    {"node_callback", CUBIND_REG_NODE_CALLBACK},
 };
 
 static PyObject *rt_registry_counts_py(PyObject *m, PyObject *unused)

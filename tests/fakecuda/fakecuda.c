@@ -85,6 +85,7 @@ FK_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVers
     X(KernelGetParamInfo) X(GraphAddKernelNode)                                \
     X(GraphKernelNodeSetParams) X(GraphExecKernelNodeSetParams) X(GraphAddNode) \
     X(GraphClone) X(GraphInstantiateWithFlags) X(GraphLaunch) X(GraphExecDestroy) \
+    X(GraphExecUpdate)                                                         \
     X(LaunchCooperativeKernelMultiDevice) X(OccupancyMaxPotentialBlockSize)    \
     X(OccupancyMaxPotentialBlockSizeWithFlags) X(GraphAddExternalSemaphoresSignalNode) \
     X(FuncGetName) X(KernelGetName) X(FuncGetModule) X(KernelGetLibrary)       \
@@ -296,7 +297,7 @@ struct ctx {
     struct stream *nullstream;
 };
 
-enum { W_HOSTFN, W_CALLBACK, W_RECORD, W_WAIT, W_COPY, W_KERNEL };
+enum { W_HOSTFN, W_CALLBACK, W_RECORD, W_WAIT, W_COPY, W_KERNEL, W_UNREF };
 struct mem;
 struct work {
     struct work *next;
@@ -314,6 +315,9 @@ struct work {
     const struct fk_kernel *kern; /* W_KERNEL: the kernel the fake runs */
     unsigned char kargs[32];      /* W_KERNEL: its packed parameters */
     unsigned long long threads;   /* W_KERNEL: threads the grid has */
+    struct gref *refs;            /* W_UNREF: user-object references a graph
+                                     launch held, released when it is done */
+    size_t nrefs;
 };
 
 struct fk_kernel {
@@ -435,6 +439,9 @@ struct gexec {            /* K_GEXEC */
     struct obj h;
     struct xnode *x;
     size_t n;
+    struct gref *r;       /* its graph's user-object references, as the
+                             driver's executable graphs hold them */
+    size_t nr;
 };
 
 static struct ctx *g_primary[FK_NDEV];
@@ -530,10 +537,14 @@ static struct stream *stream_new(struct ctx *c, unsigned flags, int prio, int is
     return s;
 }
 
+static void refs_give(struct gref *r, size_t n);
+
 static void work_drop(struct work *w)
 {
     if (w->type == W_HOSTFN || w->type == W_CALLBACK)
         g_pending_cb--;
+    if (w->refs)
+        refs_give(w->refs, w->nrefs);
     if (w->m1)
         w->m1->pending--;
     if (w->m2)
@@ -591,6 +602,10 @@ static void run_work(struct stream *s, struct work *w)
     }
     case W_KERNEL:
         w->kern->run(w->kargs, w->threads);
+        break;
+    case W_UNREF:
+        refs_give(w->refs, w->nrefs);
+        w->refs = NULL;
         break;
     case W_WAIT:
         while (!g_shutdown) {
@@ -795,6 +810,7 @@ static void obj_free(struct obj *o)
             free(x->x[i].k.bytes);
         }
         free(x->x);
+        free(x->r); /* references given back by cuGraphExecDestroy (reset: none) */
         break;
     }
     case K_CTX: {
@@ -942,6 +958,34 @@ static void uobj_unref(struct uobj *u, unsigned count)
     g_dq_tail = d;
     g_pending_d++;
     pthread_cond_signal(&g_dcv);
+}
+
+/* User-object references (under G): a copy of n references `src` holds,
+ * each taken again (references whose object is gone are left out); NULL
+ * when there are none or memory is short (then none are taken). */
+static struct gref *refs_take(const struct gref *src, size_t n, size_t *out_n)
+{
+    *out_n = 0;
+    struct gref *r = n ? calloc(n, sizeof *r) : NULL;
+    for (size_t i = 0; r && i < n; i++) {
+        struct uobj *u = (struct uobj *)reg_find((uintptr_t)src[i].u, K_UOBJ);
+        if (!u || u->h.id != src[i].id || !src[i].n || u->refs > UINT32_MAX - src[i].n)
+            continue;
+        u->refs += src[i].n;
+        r[(*out_n)++] = src[i];
+    }
+    return r;
+}
+
+/* Gives back the references refs_take took, and frees the copy. */
+static void refs_give(struct gref *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct uobj *u = (struct uobj *)reg_find((uintptr_t)r[i].u, K_UOBJ);
+        if (u && u->h.id == r[i].id)
+            uobj_unref(u, r[i].n <= u->refs ? r[i].n : u->refs);
+    }
+    free(r);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1742,8 +1786,11 @@ static CUresult fk_StreamEndCapture(CUstream hStream, CUgraph *phGraph)
     return e;
 }
 
-/* A host node of fn(ud) appended to graph g (under G). */
-static CUresult graph_add_host(struct graph *g, CUhostFn fn, void *ud)
+/* A host node of fn(ud) appended to graph g (under G); *out: the node
+ * (out may be NULL). Each cuGraphLaunch of an executable graph of it
+ * queues the call on the stream, whose own thread makes it, as the
+ * driver's does. */
+static CUresult graph_add_host(struct graph *g, CUhostFn fn, void *ud, CUgraphNode *out)
 {
     struct gnode *n = calloc(1, sizeof *n);
     struct gnode **more = n ? realloc(g->nodes, (g->nn + 1) * sizeof *more) : NULL;
@@ -1756,6 +1803,8 @@ static CUresult graph_add_host(struct graph *g, CUhostFn fn, void *ud)
     n->k.ud = ud;
     reg_add(&n->h, K_GNODE, 0, NULL);
     g->nodes[g->nn++] = n;
+    if (out)
+        *out = (CUgraphNode)(void *)n;
     return CUDA_SUCCESS;
 }
 
@@ -1895,7 +1944,7 @@ static CUresult fk_LaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
     CUresult e = stream_resolve(hStream, &s);
     int captured = e == CUDA_SUCCESS && s->capture;
     if (captured)
-        e = graph_add_host(s->capture, fn, userData);
+        e = graph_add_host(s->capture, fn, userData, NULL);
     UNLOCK();
     if (e != CUDA_SUCCESS || captured)
         return e;
@@ -3577,10 +3626,10 @@ static CUresult fk_GraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph,
     return e;
 }
 
-/* Host nodes: a node of the graph (named "host", no kernel) that the fake
- * never runs; cuGraphHostNodeSetParams checks the node and the function.
- * Enough for the bindings' keep-alives of the function object
- * (tests/python/test_callback_lifetime.py). */
+/* Host nodes (cuGraphAddHostNode, cuGraphAddNode of a host node): run on
+ * the stream's own thread at each cuGraphLaunch, as captured host
+ * functions are; cuGraphHostNodeSetParams gives the graph's node a new
+ * function and data (executable graphs made before keep theirs). */
 static CUresult fk_GraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph,
                                     const CUgraphNode *dependencies, size_t numDependencies,
                                     const CUDA_HOST_NODE_PARAMS *nodeParams)
@@ -3588,26 +3637,12 @@ static CUresult fk_GraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph,
     ENTERI(GraphAddHostNode);
     if (!phGraphNode || !nodeParams || !nodeParams->fn || (numDependencies && !dependencies))
         return CUDA_ERROR_INVALID_VALUE;
-    struct gnode *n = calloc(1, sizeof *n);
-    if (!n || !(n->k.name = fk_strdup("host"))) {
-        free(n);
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    }
     LOCK();
     struct graph *g = (struct graph *)reg_find((uintptr_t)hGraph, K_GRAPH);
-    struct gnode **more = g ? realloc(g->nodes, (g->nn + 1) * sizeof *more) : NULL;
-    if (!more) {
-        UNLOCK();
-        free(n->k.name);
-        free(n);
-        return !g ? CUDA_ERROR_INVALID_HANDLE : CUDA_ERROR_OUT_OF_MEMORY;
-    }
-    g->nodes = more;
-    reg_add(&n->h, K_GNODE, 0, NULL);
-    g->nodes[g->nn++] = n;
-    *phGraphNode = (CUgraphNode)(void *)n;
+    CUresult e = g ? graph_add_host(g, nodeParams->fn, nodeParams->userData, phGraphNode)
+                   : CUDA_ERROR_INVALID_HANDLE;
     UNLOCK();
-    return CUDA_SUCCESS;
+    return e;
 }
 
 static CUresult fk_GraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS *nodeParams)
@@ -3617,10 +3652,13 @@ static CUresult fk_GraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NOD
         return CUDA_ERROR_INVALID_VALUE;
     LOCK();
     struct gnode *n = (struct gnode *)reg_find((uintptr_t)hNode, K_GNODE);
-    CUresult e = n && n->k.name && strcmp(n->k.name, "host") == 0 ? CUDA_SUCCESS
-                                                                   : CUDA_ERROR_INVALID_VALUE;
+    CUresult e = !n ? CUDA_ERROR_INVALID_HANDLE : n->k.name ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+    if (e == CUDA_SUCCESS) {
+        n->k.fn = nodeParams->fn;
+        n->k.ud = nodeParams->userData;
+    }
     UNLOCK();
-    return n ? e : CUDA_ERROR_INVALID_HANDLE;
+    return e;
 }
 
 /* The external semaphores of the last cuGraphAddExternalSemaphoresSignalNode
@@ -3720,8 +3758,19 @@ static CUresult fk_GraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph,
     }
     if (nodeParams->type == CU_GRAPH_NODE_TYPE_CONDITIONAL)
         return conditional_add(hGraph, &nodeParams->conditional, phGraphNode);
+    if (nodeParams->type == CU_GRAPH_NODE_TYPE_HOST) {
+        if (!nodeParams->host.fn)
+            return CUDA_ERROR_INVALID_VALUE;
+        LOCK();
+        struct graph *g = (struct graph *)reg_find((uintptr_t)hGraph, K_GRAPH);
+        CUresult e = g ? graph_add_host(g, nodeParams->host.fn, nodeParams->host.userData,
+                                        phGraphNode)
+                       : CUDA_ERROR_INVALID_HANDLE;
+        UNLOCK();
+        return e;
+    }
     if (nodeParams->type != CU_GRAPH_NODE_TYPE_KERNEL)
-        return CUDA_ERROR_NOT_SUPPORTED; /* kernel and conditional nodes only */
+        return CUDA_ERROR_NOT_SUPPORTED; /* kernel, host and conditional nodes only */
     CUDA_KERNEL_NODE_PARAMS_v2 p;
     memcpy(&p, &nodeParams->kernel, sizeof p); /* v3 has v2's layout */
     LOCK();
@@ -3780,7 +3829,7 @@ static CUresult fk_GraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNod
     CUresult e = x ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_HANDLE;
     for (size_t i = 0; x && i < x->n; i++) {
         struct kcap *k = &x->x[i].k;
-        if (x->x[i].node == (uintptr_t)hNode && (!k->name || strcmp(k->name, "host") == 0)) {
+        if (x->x[i].node == (uintptr_t)hNode && !k->name) {
             k->fn = nodeParams->fn;
             k->ud = nodeParams->userData;
             e = CUDA_SUCCESS;
@@ -3843,6 +3892,8 @@ static CUresult fk_GraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph,
         if ((e = kcap_copy(&x->x[i].k, &g->nodes[i]->k)) == CUDA_SUCCESS)
             x->n++;
     }
+    if (e == CUDA_SUCCESS) /* the graph's user objects, for as long as x lives */
+        x->r = refs_take(g->r, g->n, &x->nr);
     if (x) {
         reg_add(&x->h, K_GEXEC, 0, NULL);
         if (e == CUDA_SUCCESS)
@@ -3851,6 +3902,63 @@ static CUresult fk_GraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph,
             obj_free(&x->h);
     }
     UNLOCK();
+    return e;
+}
+
+/* cuGraphExecUpdate: an executable graph takes the nodes of a graph of
+ * as many nodes (the fake's graphs have no edges: the same topology),
+ * node by node, each of the same type; otherwise nothing changes and the
+ * result is CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED (or
+ * _NODE_TYPE_CHANGED). */
+static CUresult fk_GraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph,
+                                   CUgraphExecUpdateResultInfo *resultInfo)
+{
+    ENTERI(GraphExecUpdate);
+    if (!resultInfo)
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(resultInfo, 0, sizeof *resultInfo);
+    LOCK();
+    struct gexec *x = (struct gexec *)reg_find((uintptr_t)hGraphExec, K_GEXEC);
+    struct graph *g = (struct graph *)reg_find((uintptr_t)hGraph, K_GRAPH);
+    CUresult e = x && g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    CUgraphExecUpdateResult r = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+    if (e == CUDA_SUCCESS && x->n != g->nn)
+        r = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+    for (size_t i = 0; e == CUDA_SUCCESS && r == CU_GRAPH_EXEC_UPDATE_SUCCESS && i < x->n; i++)
+        if (!x->x[i].k.name != !g->nodes[i]->k.name)
+            r = CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
+    struct kcap *fresh = e == CUDA_SUCCESS && r == CU_GRAPH_EXEC_UPDATE_SUCCESS
+                             ? calloc(x->n + 1, sizeof *fresh)
+                             : NULL;
+    if (e == CUDA_SUCCESS && r == CU_GRAPH_EXEC_UPDATE_SUCCESS && !fresh)
+        e = CUDA_ERROR_OUT_OF_MEMORY;
+    size_t done = 0;
+    for (; fresh && e == CUDA_SUCCESS && done < x->n; done++)
+        e = kcap_copy(&fresh[done], &g->nodes[done]->k);
+    if (fresh && e == CUDA_SUCCESS) {
+        for (size_t i = 0; i < x->n; i++) {
+            free(x->x[i].k.name);
+            free(x->x[i].k.bytes);
+            x->x[i].k = fresh[i];
+            x->x[i].node = (uintptr_t)g->nodes[i];
+        }
+        /* the new graph's user objects replace the old ones */
+        size_t nr = 0;
+        struct gref *r = refs_take(g->r, g->n, &nr);
+        refs_give(x->r, x->nr);
+        x->r = r;
+        x->nr = nr;
+    } else if (fresh) {
+        for (size_t i = 0; i < done; i++) {
+            free(fresh[i].name);
+            free(fresh[i].bytes);
+        }
+    }
+    free(fresh);
+    UNLOCK();
+    resultInfo->result = r;
+    if (e == CUDA_SUCCESS && r != CU_GRAPH_EXEC_UPDATE_SUCCESS)
+        e = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
     return e;
 }
 
@@ -3895,6 +4003,20 @@ static CUresult fk_GraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
                          k->dims[5], k->dims[6], hStream == NULL, 0};
         memcpy(r->dims, d, sizeof d);
     }
+    if (e == CUDA_SUCCESS && x->nr) {
+        /* the launch holds the user objects until its work is done, as the
+         * driver's does: an executable graph destroyed meanwhile does not
+         * release them under it */
+        struct work *w = calloc(1, sizeof *w);
+        if (!w)
+            e = CUDA_ERROR_OUT_OF_MEMORY;
+        else {
+            w->type = W_UNREF;
+            e = stream_enqueue(s, w); /* frees w on failure */
+            if (e == CUDA_SUCCESS) /* its worker waits for G meanwhile */
+                w->refs = refs_take(x->r, x->nr, &w->nrefs);
+        }
+    }
     UNLOCK();
     return e;
 }
@@ -3904,8 +4026,13 @@ static CUresult fk_GraphExecDestroy(CUgraphExec hGraphExec)
     ENTERI(GraphExecDestroy);
     LOCK();
     struct gexec *x = (struct gexec *)reg_find((uintptr_t)hGraphExec, K_GEXEC);
-    if (x)
+    if (x) {
+        /* its launches still queued hold their own references (W_UNREF) */
+        refs_give(x->r, x->nr);
+        x->r = NULL;
+        x->nr = 0;
         obj_free(&x->h);
+    }
     UNLOCK();
     return x ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
@@ -4627,6 +4754,7 @@ static CUresult fk_DevSmResourceSplitByCount(CUdevResource *result, unsigned int
     P(GraphInstantiateWithFlags, 11040, fk_GraphInstantiate, PFN_cuGraphInstantiateWithFlags_v11040) \
     P(GraphLaunch, 10000, fk_GraphLaunch, PFN_cuGraphLaunch_v10000)                     \
     P(GraphExecDestroy, 10000, fk_GraphExecDestroy, PFN_cuGraphExecDestroy_v10000)   \
+    P(GraphExecUpdate, 12000, fk_GraphExecUpdate, PFN_cuGraphExecUpdate_v12000)         \
     P(LaunchCooperativeKernelMultiDevice, 9000, fk_LaunchCooperativeKernelMultiDevice,  \
       PFN_cuLaunchCooperativeKernelMultiDevice_v9000)                                   \
     P(OccupancyMaxPotentialBlockSize, 6050, fk_OccupancyMaxPotentialBlockSize,          \

@@ -164,3 +164,25 @@ def test_rules_lists_every_directive(run_cubind):
             used |= {line.split()[0] for line in f if line.strip() and not line.startswith("#")}
     assert used <= listed, used - listed
     assert "  count FUNCTION PARAM COUNT" in p.stdout
+
+
+def test_host_node_callables_classified(classified, run_cubind, cuda_h, tmp_path):
+    """A host function field names its data field (the shape that takes a
+    Python callable); registry-retain binds for a graph target and makes
+    the function unsupported for any other (its holder is a user object
+    of a graph)."""
+    records = {r["name"]: r for r in classified["records"]}
+    fn = {f["name"]: f for f in records["CUDA_HOST_NODE_PARAMS_st"]["fields"]}["fn"]
+    assert (fn["kind"], fn["data_field"]) == ("funcptr", "userData")
+    fns = {f["name"]: f for f in classified["functions"]}
+    retain = [r for r in fns["cuGraphAddHostNode"]["registry"] if r["action"] == "retain"]
+    assert [(r["param"], r["other"], r["other_kind"]) for r in retain] == [
+        ("nodeParams", "hGraph", "CUBIND_REG_GRAPH")]
+    with open(os.path.join(REPO, "gen", "rules.txt")) as f:
+        text = f.read()
+    rules = tmp_path / "rules.txt"
+    rules.write_text(text + "\nregistry-retain cuGraphExecHostNodeSetParams nodeParams hGraphExec\n")
+    p = run_cubind("classify", "--header", cuda_h, "--rules", str(rules))
+    assert p.returncode == 0, p.stderr
+    bad = {f["name"]: f for f in json.loads(p.stdout)["functions"]}["cuGraphExecHostNodeSetParams"]
+    assert not bad["supported"] and "registry rule" in bad.get("why", ""), bad

@@ -40,6 +40,9 @@ ALLOWED = {
     ("runtime/module/bind_struct.c", "PyList_GET_ITEM"): (
         3, "lists the function made itself (PyDict_Keys / PyDict_Items snapshots, the "
            "entries list keep_collect built) that no other thread sees"),
+    ("runtime/module/bind_reg.c", "PyList_GET_ITEM"): (
+        1, "cbs_reg_retain's list of kept objects, made by cbs_struct_kept for this "
+           "call: no other thread sees it"),
     ("runtime/module/bind_struct.c", "PyDict_GetItemString"): (
         1, "struct_new's own kwds: CPython makes a fresh dict for each call's keywords"),
     ("runtime/module/bind_struct.c", "PyDict_Next"): (

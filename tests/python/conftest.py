@@ -154,6 +154,20 @@ def run_python_args(code, *args, **env):
                           env=full_env, timeout=120)
 
 
+# The start of a fresh interpreter's script that uses the driver: rt
+# (cubind._runtime), d (cubind.driver), the primary context of device 0
+# current, a stream s.
+STREAM_PROLOGUE = r"""
+import cubind._runtime as rt
+import cubind.driver as d
+assert d.cuInit(0)[0] == 0
+err, ctx = d.cuDevicePrimaryCtxRetain(0)
+assert d.cuCtxSetCurrent(ctx)[0] == 0
+err, s = d.cuStreamCreate(0)
+assert err == 0
+"""
+
+
 RUN_THREADS = """
 ts = [threading.Thread(target=body, args=(i,)) for i in range(N)]
 [t.start() for t in ts]; [t.join() for t in ts]

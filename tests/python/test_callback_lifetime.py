@@ -12,20 +12,14 @@ callback, launched behind it, has been dropped, collected, and its memory
 reused by other ctypes callbacks; then the stream goes on."""
 import pytest
 
-from conftest import run_python
+from conftest import STREAM_PROLOGUE, run_python
 
 # Also under ThreadSanitizer (tests/run): the C callback runs on the runner.
 pytestmark = pytest.mark.tsan
 
 PROLOGUE = r"""
 import ctypes, gc, sys, threading, weakref
-import cubind._runtime as rt
-import cubind.driver as d
-assert d.cuInit(0)[0] == 0
-err, ctx = d.cuDevicePrimaryCtxRetain(0)
-assert d.cuCtxSetCurrent(ctx)[0] == 0
-err, s = d.cuStreamCreate(0)
-assert err == 0
+""" + STREAM_PROLOGUE + r"""
 HOSTFN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 STREAMFN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p)
 seen = []

@@ -208,15 +208,16 @@ def test_a_function_pointer_field_takes_no_handle(drv, ctx, cls):
     thread calls for the host node (cuGraphAddHostNode,
     cuGraphHostNodeSetParams, CUgraphNodeParams.host). The field takes
     what a function-pointer parameter takes: an int, its own class
-    (CUhostFn), a ctypes function pointer, None."""
+    (CUhostFn), a ctypes function pointer, None (and a Python callable:
+    tests/python/test_host_node_callables.py)."""
     err, s = drv.cuStreamCreate(0)
     assert err == 0
     err, ev = drv.cuEventCreate(0)
     assert err == 0
     t = getattr(drv, cls)
     name = t.__name__.split(".")[-1]
-    want = (rf"{name}\.fn must be an int address, CUhostFn, a ctypes function pointer or "
-            rf"None, not ")
+    want = (rf"{name}\.fn must be an int address, CUhostFn, a ctypes function pointer, "
+            rf"a Python callable or None, not ")
     for junk in (s, ev, drv.CUdeviceptr(0x1000), drv.CUstream(0), Index(), 1.5, "f", b"12345678"):
         p = t()
         with pytest.raises(TypeError, match=want):
