@@ -172,7 +172,7 @@ GROUPS = {
     "runtime": Group(modules=("cubind.runtime", "cubind.cudart"),
                      allowed=("TypeError", "ValueError", "OverflowError",
                               "cubind.CUDARuntimeError"),
-                     junk=[None, "junk", b"junk", 1.5, object(), [], [None], (b"a",),
+                     junk=[None, "junk", b"junk", float("nan"), object(), [], [None], (b"a",),
                            bytearray(4), "a\0b"],
                      usable=runtime_usable),
 }
@@ -291,9 +291,11 @@ class ByKind:
                         if s is not None]
         self.enums = [m for e in sorted(kinds.enums.values(), key=lambda c: c.__name__)
                       for m in list(e.__members__.values())[:2]]
-        # Never an int, bool, enum member, handle or struct: taken as an address.
-        self.raw = [None, Opaque(), callback, {}, (), [], [None], [None, None], "", "x", 1.5,
-                    float("nan"), object, [None, 1.5, b"x"], ([1.5], [None])] + self.blobs
+        # Never a number (an int, bool, float but nan, enum member, handle or
+        # struct): a void * takes it as an address (void-ptr-numbers: 1.5 is
+        # address 1). nan converts to no int: refused.
+        self.raw = [None, Opaque(), callback, {}, (), [], [None], [None, None], "", "x", 1j,
+                    float("nan"), object, [None, 1j, b"x"], ([1j], [None])] + self.blobs
         # For struct attributes: no int (an int in a pointer field is an address).
         self.attr = self.floats + self.texts + self.blobs + [
             None, Opaque(), callback, {}, (), [], [None], [1.5, "x"], object, 1j]
