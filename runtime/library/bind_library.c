@@ -115,6 +115,7 @@ typedef struct {
     lib_text failed;
     size_t failed_count, absent;
     int oom;
+    const char *env; /* the environment variable's file, the only one tried; NULL */
 } lib_tried;
 
 /* dlerror's text for `file` without the file's name it starts with. */
@@ -163,6 +164,7 @@ static void *search(const cbs_library *lib, const lib_text *dirs, lib_tried *tri
 {
     const char *env = *lib->env ? getenv(lib->env) : NULL;
     if (env && *env) {
+        tried->env = env;
         void *h = dlopen(env, RTLD_NOW | RTLD_LOCAL);
         if (h && !(*opened = strdup(env)))
             tried->oom = 1;
@@ -218,12 +220,11 @@ static void text_alternatives(lib_text *t, const char *fmt, const char *const *i
  * environment variable set, that file's reason alone. */
 static void raise_not_found(const cbs_library *lib, const lib_tried *tried, PyObject *not_found)
 {
-    const char *env = *lib->env ? getenv(lib->env) : NULL;
-    if (env && *env) {
+    if (tried->env) {
         PyErr_Format(not_found,
                      "cubind could not load the %s library: %s is set, and %s did not load "
                      "(%s); it must name the library, or be empty to search for it",
-                     lib->name, lib->env, env, tried->failed.s ? tried->failed.s : "unknown");
+                     lib->name, lib->env, tried->env, tried->failed.s ? tried->failed.s : "unknown");
         return;
     }
     lib_text m = {0};

@@ -21,8 +21,8 @@
  * Failing all, DriverNotFoundError says in one sentence which files were
  * looked for, how many paths were tried and what to do, then lists, with
  * dlerror()'s reason, each file that was there but did not load (a file
- * merely absent is counted, not listed). A symbol the library lacks is FunctionNotFoundError naming
- * the library's path.
+ * merely absent is counted, not listed). A symbol the library lacks is
+ * FunctionNotFoundError naming the library's path.
  *
  * Invariants: what was loaded is published once per process (one
  * compare-and-swap of an immutable block holding the handle and its path;

@@ -358,6 +358,15 @@ static const cbs_field_def *callback_fn_of(cbs_struct *s, const cbs_field_def *g
     return NULL;
 }
 
+/* The function field of the callback pair field f belongs to: f itself
+ * when it is a function field with a data field, its function field when
+ * f is such a data field; NULL when f is in no pair. */
+static const cbs_field_def *node_pair_fn(cbs_struct *s, const cbs_field_def *f)
+{
+    if (f->kind == CBS_F_FUNCPTR)
+        return f->aux >= 0 ? f : NULL;
+    return f->kind == CBS_F_POINTER ? callback_fn_of(s, f) : NULL;
+}
 
 /* owned_array for field f of the record at root offset `base` of root. */
 static PyObject *owned_array_at(cbs_struct *root, size_t base, const cbs_field_def *f,
@@ -509,10 +518,7 @@ PyObject *cbs_struct_get(PyObject *self, void *closure)
     if (f->bit_width >= 0)
         return load_bitfield(s, f, tb);
     unsigned char *p = s->data + f->offset;
-    const cbs_field_def *fn = f->count != 0              ? NULL
-                              : f->kind == CBS_F_FUNCPTR ? (f->aux >= 0 ? f : NULL)
-                              : f->kind == CBS_F_POINTER ? callback_fn_of(s, f)
-                                                        : NULL;
+    const cbs_field_def *fn = f->count != 0 ? NULL : node_pair_fn(s, f);
     if (fn) {
         /* a host node's callable: the callable, and the userData given */
         PyObject *cap = node_capsule_at(s, fn);
@@ -992,9 +998,7 @@ static int set_node_callable(cbs_struct *s, const cbs_field_def *f, PyObject *v,
 static int publish_callback(cbs_struct *s, const cbs_field_def *f, unsigned long long bits,
                             PyObject *keep, cbs_tables *tb)
 {
-    const cbs_field_def *fn = f->kind == CBS_F_FUNCPTR ? (f->aux >= 0 ? f : NULL)
-                              : f->kind == CBS_F_POINTER ? callback_fn_of(s, f)
-                                                        : NULL;
+    const cbs_field_def *fn = node_pair_fn(s, f);
     if (!fn)
         return publish(s, f, bits, keep);
     int rc;
