@@ -373,6 +373,33 @@ static PyObject *error_status_str(PyObject *unused, PyObject *self)
 static PyMethodDef error_status_str_def = {"__str__", error_status_str, METH_O,
                                            PyDoc_STR("Return 'NAME (value)'.")};
 
+/* A library error class's __init__, bound with the runtime's CUDAError
+ * __init__ as `base_init`: CUDAError's form (result, name, message,
+ * func=None), or cuda.bindings' form E(status) / E(status, detail) (a
+ * second positional argument that is not a str), which the class's
+ * `_from_status` (set by the generated module once its enums exist) fills
+ * in from the library's own enum and message. args[0] is self. */
+static PyObject *library_error_init(PyObject *base_init, PyObject *args, PyObject *kwds)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    int status_form = (kwds == NULL || PyDict_GET_SIZE(kwds) == 0) &&
+                      (n == 2 || (n > 2 && !PyUnicode_Check(PyTuple_GET_ITEM(args, 2))));
+    if (!status_form)
+        return PyObject_Call(base_init, args, kwds);
+    PyObject *self = PyTuple_GET_ITEM(args, 0);
+    PyObject *from = PyObject_GetAttrString((PyObject *)Py_TYPE(self), "_from_status");
+    if (!from)
+        return NULL;
+    PyObject *r = PyObject_Call(from, args, NULL);
+    Py_DECREF(from);
+    return r;
+}
+
+static PyMethodDef library_error_init_def = {
+    "__init__", (PyCFunction)(void (*)(void))library_error_init, METH_VARARGS | METH_KEYWORDS,
+    PyDoc_STR("E(status) or E(status, detail), as cuda.bindings makes it, or\n"
+              "E(result, name, message, func=None)")};
+
 /* CUDAError's __str__, or with status_str the one above (an instance
  * method either way); a new reference, NULL with an exception set. */
 static PyObject *error_str_method(PyObject *members, int status_str)
@@ -396,20 +423,22 @@ static PyObject *library_error_class(PyObject *runtime, const char *name, const 
         parent = *base_name ? PyObject_GetAttrString(runtime, base_name)
                             : Py_NewRef(PyExc_RuntimeError);
     PyObject *members = base ? PyObject_GetAttrString(base, "__dict__") : NULL;
-    PyObject *init = members ? PyMapping_GetItemString(members, "__init__") : NULL;
+    PyObject *base_init = members ? PyMapping_GetItemString(members, "__init__") : NULL;
+    PyObject *init_fn = base_init ? PyCFunction_New(&library_error_init_def, base_init) : NULL;
+    PyObject *init = init_fn ? PyInstanceMethod_New(init_fn) : NULL;
     PyObject *str = init ? error_str_method(members, status_str) : NULL;
     PyObject *dict = str ? PyDict_New() : NULL;
     PyObject *type = NULL;
     char qualname[128], doc[512];
     snprintf(qualname, sizeof qualname, "cubind.%s", name);
     snprintf(doc, sizeof doc,
-             "%s(result, name, message, func=None)\n\n"
+             "%s(status), or %s(result, name, message, func=None)\n\n"
              "A call returned an error %s. `result` is its member, `name` its name,\n"
              "`message` the library's description; `log` the log the library kept\n"
              "for the failed call (bytes), or None; `func` the function's name;\n"
              "`status` int(result), as cuda.bindings' nvJitLinkError has it.\n"
              "str(e) is %s.",
-             name, result_type,
+             name, name, result_type,
              status_str ? "'NAME (value)', as cuda.bindings prints it"
                         : "'func: NAME (value): message'");
     PyObject *getter = dict ? PyCFunction_New(&error_status_def, NULL) : NULL;
@@ -425,6 +454,8 @@ static PyObject *library_error_class(PyObject *runtime, const char *name, const 
     Py_XDECREF(dict);
     Py_XDECREF(str);
     Py_XDECREF(init);
+    Py_XDECREF(init_fn);
+    Py_XDECREF(base_init);
     Py_XDECREF(members);
     Py_XDECREF(base);
     return type;

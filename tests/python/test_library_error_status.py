@@ -1,0 +1,91 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The library modules' exception classes made as cuda.bindings makes
+them: nvJitLinkError(status), cuFileError(status, cu_err), NvmlError(status)
+(each library's one class, and the runtime's CUDARuntimeError): the
+library's enum member and name filled in, `status` the int, func None,
+args the arguments given so that pickling rebuilds the same exception, and
+bad arguments refused naming 'status'. CUDAError's own form (result, name,
+message, func=None), which cubind raises with, keeps working."""
+import importlib
+import pickle
+
+import pytest
+
+# (module, error class, result enum, a status of that enum that is an error)
+CLASSES = [
+    ("nvjitlink", "nvJitLinkError", "Result", 1),
+    ("nvvm", "nvvmError", "Result", 1),
+    ("nvfatbin", "nvFatbinError", "Result", 1),
+    ("nvml", "NvmlError", "Return", 1),
+    ("cufile", "cuFileError", "OpError", None),
+    ("runtime", "CUDARuntimeError", "cudaError_t", 1),
+]
+
+
+def error_status(enum, status):
+    """`status`, or the first error member's value of `enum` when None."""
+    if status is not None:
+        return status
+    return min(int(m) for m in enum if int(m) != 0)
+
+
+@pytest.mark.parametrize("module, cls_name, enum_name, status", CLASSES,
+                         ids=[c[0] for c in CLASSES])
+def test_status_form_fills_member_name_and_pickles(module, cls_name, enum_name, status):
+    m = importlib.import_module("cubind." + module)
+    cls, enum = getattr(m, cls_name), getattr(m, enum_name)
+    status = error_status(enum, status)
+    e = cls(status)
+    member = enum(status)
+    assert e.status == status and type(e.status) is int
+    assert e.result is member and e.name == member.name and e.func is None
+    assert e.args == (status,)
+    assert str(e).startswith("%s (%d)" % (member.name, status)), str(e)
+    again = pickle.loads(pickle.dumps(e))
+    assert type(again) is cls and again.result is member and str(again) == str(e)
+    # a numpy-like integer (anything with __index__) is a status too
+    assert cls(member).status == status
+    # the form cubind raises with keeps working beside it
+    raised = cls(member, member.name, "the message", "someFunction")
+    assert raised.func == "someFunction" and raised.message == "the message"
+    assert raised.status == status
+
+
+@pytest.mark.parametrize("module, cls_name, enum_name, status", CLASSES,
+                         ids=[c[0] for c in CLASSES])
+def test_status_form_refuses_what_is_not_a_status(module, cls_name, enum_name, status):
+    cls = getattr(importlib.import_module("cubind." + module), cls_name)
+    with pytest.raises(TypeError, match="'status' must be an int, not float"):
+        cls(1.5)
+    with pytest.raises(TypeError, match="'status' must be an int, not NoneType"):
+        cls(None)
+    with pytest.raises(OverflowError, match="'status'"):
+        cls(2**40)
+    with pytest.raises(TypeError):
+        cls()
+
+
+def test_cufile_status_form_carries_the_cuda_error():
+    c = importlib.import_module("cubind.cufile")
+    status = error_status(c.OpError, None)
+    assert c.cuFileError(status).cuda_error is None
+    e = c.cuFileError(status, 700)
+    assert e.cuda_error == 700 and e.status == status and e.args == (status, 700)
+    again = pickle.loads(pickle.dumps(e))
+    assert again.cuda_error == 700 and again.status == status
+    with pytest.raises(TypeError, match="takes a status and an optional cuda_error"):
+        c.cuFileError(status, 700, 1)
+
+
+def test_one_argument_libraries_refuse_a_second_status():
+    n = importlib.import_module("cubind.nvjitlink")
+    with pytest.raises(TypeError, match=r"nvJitLinkError\(\) takes a status \(2 arguments given\)"):
+        n.nvJitLinkError(1, 2)
+
+
+def test_nvml_subclass_made_from_its_status():
+    m = importlib.import_module("cubind.nvml")
+    e = m.UninitializedError(1)
+    assert type(e) is m.UninitializedError and isinstance(e, m.NvmlError)
+    assert e.status == 1 and e.name == m.Return(1).name
+    assert type(pickle.loads(pickle.dumps(e))) is m.UninitializedError
