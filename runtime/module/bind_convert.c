@@ -142,7 +142,7 @@ int cbs_call_getptr(PyObject *o, const arg_ref *a,
     if (cbs_is_handle(o)) {
         /* cubind's own handles (their classes can be neither subclassed
          * nor changed): getPtr() is the address of the value they hold. */
-        *addr = &((cbs_handle *)o)->value;
+        *addr = cbs_handle_storage((cbs_handle *)o);
         return 1;
     }
     const unsigned char *rec;

@@ -334,7 +334,7 @@ int cbs_arg_buffer(PyObject *o, int writable, const char *func, const char *para
      * cuda.bindings takes its CUdeviceptr for a void *): that address */
     if ((cbs_is_handle(o) || cubind_handle_class(Py_TYPE(o))) &&
         ((const cbs_handle *)o)->kind == CBS_HANDLE_U64) {
-        *out = (void *)(uintptr_t)((const cbs_handle *)o)->value.u64;
+        *out = (void *)(uintptr_t)cbs_handle_bits((const cbs_handle *)o);
         return 0;
     }
     if (PyObject_CheckBuffer(o)) {
@@ -1077,21 +1077,11 @@ int cbs_arg_enum_slow(PyObject *o, const cbs_enum *e, long long min, long long m
 
 /* ---- handles -------------------------------------------------------------- */
 
-static void handle_store(cbs_handle *h, unsigned long long bits)
-{
-    switch (h->kind) {
-    case CBS_HANDLE_POINTER: h->value.ptr = (void *)(uintptr_t)bits; break;
-    case CBS_HANDLE_I32: h->value.i32 = (int)(long long)bits; break;
-    case CBS_HANDLE_U32: h->value.u32 = (unsigned int)bits; break;
-    default: h->value.u64 = bits; break;
-    }
-}
-
 static PyObject *handle_int(PyObject *self)
 {
     const cbs_handle *h = (const cbs_handle *)self;
     if (h->kind == CBS_HANDLE_I32)
-        return PyLong_FromLong(h->value.i32);
+        return PyLong_FromLongLong((long long)cbs_handle_bits(h));
     return PyLong_FromUnsignedLongLong(cbs_handle_bits(h));
 }
 
@@ -1115,7 +1105,7 @@ static int handle_from_int(PyObject *o, cbs_handle_kind kind, const char *func, 
 static PyObject *handle_getptr(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    return PyLong_FromVoidPtr(&((cbs_handle *)self)->value);
+    return PyLong_FromVoidPtr(cbs_handle_storage((cbs_handle *)self));
 }
 
 /* A stream class's __cuda_stream__(): (0, handle), the CUDA stream
@@ -1233,20 +1223,18 @@ int cbs_handle_init(PyObject *self, PyObject *args, PyObject *kwds)
         return -1;
     if (at) {
         /* cuda.bindings' _ptr: the address of a C value of the class's
-         * type (a ctypes function pointer's, a mapped buffer's), read
-         * once: cubind's handles hold their value, they are no view */
+         * type (a ctypes function pointer's, mapped memory a kernel
+         * writes): the handle views it from now on, as cuda.bindings'
+         * does (int() reads it, getPtr() is it, the driver writes it) */
         if (init && init != Py_None) {
             PyErr_Format(PyExc_TypeError, "%s(): give init_value or _ptr, not both",
                          cbs_short_name(Py_TYPE(self)));
             return -1;
         }
-        switch (h->kind) {
-        case CBS_HANDLE_POINTER: { void *v; memcpy(&v, at, sizeof v); bits = (uintptr_t)v; break; }
-        case CBS_HANDLE_I32: { int v; memcpy(&v, at, sizeof v); bits = (unsigned long long)(long long)v; break; }
-        case CBS_HANDLE_U32: { unsigned v; memcpy(&v, at, sizeof v); bits = v; break; }
-        default: memcpy(&bits, at, sizeof bits); break;
-        }
-    } else if (init && init != Py_None) {
+        h->view = at;
+        return 0;
+    }
+    if (init && init != Py_None) {
         PyTypeObject *it = Py_TYPE(init);
         if (cbs_handle_related(it, Py_TYPE(self))) {
             bits = cbs_handle_bits((const cbs_handle *)init);
@@ -1259,7 +1247,8 @@ int cbs_handle_init(PyObject *self, PyObject *args, PyObject *kwds)
             return -1;
         }
     }
-    handle_store(h, bits);
+    h->view = NULL;
+    cbs_handle_set_bits(h, bits);
     return 0;
 }
 
@@ -1318,6 +1307,7 @@ static PyObject *handle_new_kind(PyTypeObject *type, cbs_handle_kind kind)
         return PyErr_NoMemory();
     PyObject_Init((PyObject *)h, type);
     h->value.u64 = 0;
+    h->view = NULL;
     h->kind = (unsigned char)kind;
     h->interned = 0;
     /* a kernel handle class's, or a class derived from another module's
@@ -1439,7 +1429,7 @@ PyObject *cbs_handle_new(PyTypeObject *t, unsigned long long bits)
     int kind = kind_of_type(t);
     PyObject *o = handle_new_kind(t, kind < 0 ? CBS_HANDLE_U64 : (cbs_handle_kind)kind);
     if (o)
-        handle_store((cbs_handle *)o, bits);
+        cbs_handle_set_bits((cbs_handle *)o, bits);
     return o;
 }
 
@@ -1519,7 +1509,7 @@ PyObject *cbs_native_handle(PyObject *module, PyObject *obj)
 {
     PyTypeObject *t = Py_TYPE(obj);
     if (cbs_is_handle(obj) && ((const cbs_handle *)obj)->kind == CBS_HANDLE_POINTER)
-        return PyLong_FromVoidPtr(((const cbs_handle *)obj)->value.ptr);
+        return PyLong_FromVoidPtr((void *)(uintptr_t)cbs_handle_bits((const cbs_handle *)obj));
     if (!PyLong_Check(obj) && cbs_is_foreign_handle(t)) {
         /* cuda.bindings.driver's class: taken when this module's class of
          * that name (its twin) is an opaque-pointer class. */
@@ -1545,7 +1535,7 @@ int cbs_arg_handle_ref(PyObject *o, PyTypeObject *t, const char *func, const cha
         return 0;
     }
     if (cbs_handle_related(Py_TYPE(o), t)) {
-        *ptr = &((cbs_handle *)o)->value;
+        *ptr = cbs_handle_storage((cbs_handle *)o);
         return 0;
     }
     if (foreign_related(Py_TYPE(o), t)) {

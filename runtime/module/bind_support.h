@@ -342,7 +342,12 @@ typedef struct {
         int i32;
         unsigned int u32;
         unsigned long long u64;
-    } value;                   /* getPtr() is the address of this union */
+    } value;                   /* the C value, unless `view` is set */
+    void *view;                /* NULL; or the address of the C value this
+                                  handle reads and writes instead of `value`
+                                  (cuda.bindings' _ptr=: mapped memory a kernel
+                                  writes), which must outlive the handle.
+                                  getPtr() is cbs_handle_storage() */
     unsigned char kind;        /* a cbs_handle_kind */
     unsigned char interned;    /* 1: one shared immortal object of an intern
                                   table (bind_intern.h); __init__ refuses it */
@@ -418,11 +423,28 @@ static CBS_ALWAYS_INLINE int cbs_is_handle(PyObject *o)
  * value sign-extended: its int() value). */
 static CBS_ALWAYS_INLINE unsigned long long cbs_handle_bits(const cbs_handle *h)
 {
+    const void *at = h->view ? h->view : (const void *)&h->value;
     switch (h->kind) {
-    case CBS_HANDLE_POINTER: return (unsigned long long)(uintptr_t)h->value.ptr;
-    case CBS_HANDLE_I32: return (unsigned long long)(long long)h->value.i32;
-    case CBS_HANDLE_U32: return h->value.u32;
-    default: return h->value.u64;
+    case CBS_HANDLE_POINTER: { void *v; memcpy(&v, at, sizeof v); return (unsigned long long)(uintptr_t)v; }
+    case CBS_HANDLE_I32: { int v; memcpy(&v, at, sizeof v); return (unsigned long long)(long long)v; }
+    case CBS_HANDLE_U32: { unsigned int v; memcpy(&v, at, sizeof v); return v; }
+    default: { unsigned long long v; memcpy(&v, at, sizeof v); return v; }
+    }
+}
+/* Where h's C value is: its own `value`, or the memory it views. */
+static CBS_ALWAYS_INLINE void *cbs_handle_storage(cbs_handle *h)
+{
+    return h->view ? h->view : (void *)&h->value;
+}
+/* Stores bits (cbs_handle_bits' form) as h's C value, where it is. */
+static CBS_ALWAYS_INLINE void cbs_handle_set_bits(cbs_handle *h, unsigned long long bits)
+{
+    void *at = cbs_handle_storage(h);
+    switch (h->kind) {
+    case CBS_HANDLE_POINTER: { void *v = (void *)(uintptr_t)bits; memcpy(at, &v, sizeof v); break; }
+    case CBS_HANDLE_I32: { int v = (int)(long long)bits; memcpy(at, &v, sizeof v); break; }
+    case CBS_HANDLE_U32: { unsigned int v = (unsigned int)bits; memcpy(at, &v, sizeof v); break; }
+    default: memcpy(at, &bits, sizeof bits); break;
     }
 }
 
@@ -462,7 +484,7 @@ static CBS_ALWAYS_INLINE PyObject *cbs_handle_out(struct cbs_intern *intern, PyT
 static CBS_ALWAYS_INLINE PyObject *cbs_handle_reuse(PyObject *prev, struct cbs_intern *intern,
                                                     PyTypeObject *t, unsigned long long bits)
 {
-    if (prev && Py_REFCNT(prev) == 1 && Py_TYPE(prev) == t &&
+    if (prev && Py_REFCNT(prev) == 1 && Py_TYPE(prev) == t && !((const cbs_handle *)prev)->view &&
         cbs_handle_bits((const cbs_handle *)prev) == bits)
         return Py_NewRef(prev);
     return cbs_handle_out(intern, t, bits);

@@ -258,6 +258,20 @@ def test_typed_void_p_with_getptr_stores_the_storage_address(kernel, drv):
         struct.pack("<Q", h.getPtr()), struct.pack("<Q", holder.getPtr())])
 
 
+def test_view_handle_packs_its_value_and_its_address(kernel, drv):
+    """A handle made with _ptr= (cuda.bindings' view, the upstream
+    test_kernelParams_types_cuda's cudaSurfaceObject_t(_ptr=mapped)): as a
+    value it packs what the memory holds now; with c_void_p it packs that
+    memory's address, where a kernel writes. Before: the value read once
+    and the handle's own address, which a kernel cannot reach."""
+    box = ctypes.c_uint64(0x1111)
+    h = drv.CUdeviceptr(_ptr=ctypes.addressof(box))
+    box.value = 0x2222
+    k = kernel([8, 8])
+    assert k.ok(((h, h), (None, ctypes.c_void_p))) == k.expect([
+        struct.pack("<Q", 0x2222), struct.pack("<Q", ctypes.addressof(box))])
+
+
 def test_typed_aggregates(kernel):
     class S(ctypes.Structure):
         _fields_ = [("x", ctypes.c_uint), ("y", ctypes.c_uint), ("z", ctypes.c_uint)]
