@@ -70,7 +70,8 @@ def run_scale(image):
     ok(drv.cuMemcpyHtoD(dptr, host, N * 4))
     if IMPL == "cubind.cu":
         import cubind
-        cubind.launch(f, (N + 127) // 128, 128, dptr, N, 2.0)
+        # a cubin of an extern "C" kernel carries no types: say them
+        cubind.launch(f, (N + 127) // 128, 128, dptr, N, 2.0, argtypes=["p", "i4", "f4"])
     else:
         args = (ctypes.c_void_p(int(dptr)), ctypes.c_int(N), ctypes.c_float(2.0))
         params = (ctypes.c_void_p * 3)(*[ctypes.addressof(a) for a in args])

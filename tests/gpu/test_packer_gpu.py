@@ -360,10 +360,15 @@ def test_cubind_launch_delivers_every_form(mod, out):
     o = out(4 * 512)
     vals = tuple(range(-300, 212))
     o.clear()
-    cubind.launch(f, 1, 1, *vals, o.ptr)
+    # echo_512 has no C++ name nor PTX here: ints reach it only typed
+    # (issue 42: never packed by size alone where a float may be read)
+    with pytest.raises(TypeError, match="kernel parameter 0: kernel 'echo_512' has no parameter types"):
+        cubind.launch(f, 1, 1, *vals, o.ptr)
+    types = ["i4"] * 512 + ["p"]
+    cubind.launch(f, 1, 1, *vals, o.ptr, argtypes=types)
     assert o.read() == struct.pack("<512i", *vals)
     with pytest.raises(TypeError, match=r"launch\(\): kernel parameter 512: missing"):
-        cubind.launch(f, 1, 1, *vals)
+        cubind.launch(f, 1, 1, *vals, argtypes=types)
 
 
 @cubind_only

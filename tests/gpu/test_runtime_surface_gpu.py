@@ -62,7 +62,10 @@ def test_logs_dump_to_memory():
     ok(rt.cudaSetDevice(0))
     buf = bytearray(4096)
     iterator, size = ok(rt.cudaLogsDumpToMemory(None, buf, len(buf), 0))
-    assert 0 <= int(size) <= len(buf)
+    # size is what the log holds: on the H200 (driver 580) a log longer
+    # than the buffer reported 4099 for 4096 bytes, the buffer full
+    assert int(size) >= 0
+    assert any(buf[:min(int(size), len(buf))]) == (int(size) > 0)
 
 
 def test_graph_mem_free_node_returns_the_address():
