@@ -42,7 +42,8 @@ gpu_build_bindings() {
 # holding SRC's test files (never edited), their conftest.py files replaced
 # by tests/gpu/upstream_conftest.py (which redirects the modules named by
 # CUBIND_UPSTREAM_MODULES, default driver) and the helpers they import by
-# cubind's stand-ins (tests/gpu/upstream_*.py).
+# cubind's stand-ins (tests/gpu/upstream_*.py), but for the copy's own
+# arch_check.py (the NVML tests' gate), kept.
 gpu_upstream_prepare() {
     [ -f "$1/$2" ] || { echo "no $2 in $1" >&2; exit 2; }
     [ -d build/python/cubind ] || gpu_build_bindings || exit 1
@@ -57,6 +58,11 @@ gpu_upstream_prepare() {
     cp tests/gpu/upstream_helpers.py "$work/cuda_python_test_helpers/__init__.py"
     cp tests/gpu/upstream_managed_memory.py "$work/cuda_python_test_helpers/managed_memory.py"
     cp tests/gpu/upstream_mempool.py "$work/cuda_python_test_helpers/mempool.py"
+    # the NVML tests' architecture gate has no cubind stand-in: the
+    # upstream copy's own (it imports cuda.bindings.nvml, redirected)
+    if [ -f "$1/cuda_python_test_helpers/arch_check.py" ]; then
+        cp "$1/cuda_python_test_helpers/arch_check.py" "$work/cuda_python_test_helpers/"
+    fi
 }
 
 # gpu_upstream_pytest WORK TAG FILES...: cuda-python's test FILES, copied
