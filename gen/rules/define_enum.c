@@ -222,6 +222,8 @@ static int build_enum(const cb_rules *r, const cb_rule *first, cb_model *m, size
             if (rule && add_member(r, rule, m, e, &cap, en->name, en->value, err, errlen) < 0)
                 return -1;
         }
+    if (!e->nitems)
+        return 0;
     strbuf by = {0};
     sb_puts(&by, "");
     for (size_t k = 0; k < r->nrules; k++) {
