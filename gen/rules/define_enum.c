@@ -175,19 +175,27 @@ static const cb_rule *selecting_line(const cb_rules *r, const char *cls, const c
 }
 
 /* Appends the constant `name` = value, selected by rule, to e (cap its
- * items' room). -1 with err set when its member name is no identifier or
- * repeats one of e. */
+ * items' room); nothing when e has its member name with that value (a
+ * header spelling one constant twice: NVML_GPU_INTSTANCE_PROFILE_CAPS_P2P
+ * and, later, NVML_GPU_INSTANCE_PROFILE_CAPS_P2P). -1 with err set when
+ * the member name is no identifier or e has it with another value. */
 static int add_member(const cb_rules *r, const cb_rule *rule, cb_model *m, cb_enum *e,
                       size_t *cap, const char *name, long long value, char *err, size_t errlen)
 {
     char *py = member_name(name, rule_strip(rule));
-    int bad = !is_identifier(py), twice = 0;
+    int bad = !is_identifier(py);
+    const cb_enumerator *twice = NULL;
     for (size_t k = 0; !bad && !twice && k < e->nitems; k++)
-        twice = strcmp(e->items[k].pyname, py) == 0;
+        if (strcmp(e->items[k].pyname, py) == 0)
+            twice = &e->items[k];
+    if (twice && twice->value == value) {
+        free(py);
+        return 0;
+    }
     if (bad || twice) {
         fail(r, rule, err, errlen,
              bad ? "the member name '%s' of %s is not an identifier"
-                 : "the member name '%s' of %s repeats one of its class",
+                 : "the member name '%s' of %s repeats one of its class with another value",
              py, name);
         free(py);
         return -1;
@@ -228,7 +236,8 @@ static int build_enum(const cb_rules *r, const cb_rule *first, cb_model *m, size
     sb_puts(&by, "");
     for (size_t k = 0; k < r->nrules; k++) {
         const cb_rule *rule = &r->rules[k];
-        if (rule->directive == CB_D_DEFINE_ENUM && strcmp(rule->args[0], cls) == 0)
+        if (rule->directive == CB_D_DEFINE_ENUM && strcmp(rule->args[0], cls) == 0 &&
+            define_enum_matches(m, rule)) /* the lines this header's constants meet */
             sb_printf(&by, "%s%s*", *by.data ? ", " : "", rule->args[1]);
     }
     if (by.oom || !by.data)

@@ -730,18 +730,20 @@ def test_define_enum_rules_that_do_not_fit_are_errors(run_cubind, tmp_path, cuda
 
 
 def test_define_enum_members_repeating_are_an_error_at_their_line(run_cubind, tmp_path, cuda_h):
-    """Two lines of one class giving the same member name (PORTABLE of
-    CU_MEMHOSTALLOC_ and of CU_MEMHOSTREGISTER_): the line adding the
-    second is named."""
+    """Two lines of one class giving one member name two values
+    (MAX_THREADS_PER_BLOCK of CUdevice_attribute, 1, and of
+    CUfunction_attribute, 0): the line adding the second is named."""
     with open(RULES) as f:
         lines = f.read().splitlines(True)
-    lines += ["define-enum TestsGenFlags CU_MEMHOSTALLOC_\n",
-              "define-enum TestsGenFlags CU_MEMHOSTREGISTER_\n"]
+    lines += ["define-enum TestsGenAttr CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK "
+              "CU_DEVICE_ATTRIBUTE_\n",
+              "define-enum TestsGenAttr CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK "
+              "CU_FUNC_ATTRIBUTE_\n"]
     rules = tmp_path / "rules.txt"
     rules.write_text("".join(lines))
     p = generate_fails(run_cubind, tmp_path, cuda_h, rules, len(lines), "--rules", str(rules))
-    assert "the member name 'PORTABLE' of CU_MEMHOSTREGISTER_PORTABLE repeats one of its class" \
-        in p.stderr, p.stderr
+    assert ("the member name 'MAX_THREADS_PER_BLOCK' of CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK "
+            "repeats one of its class with another value") in p.stderr, p.stderr
 
 
 def test_define_enum_makes_an_enum_class_of_constants(run_cubind, tmp_path, cuda_h):
@@ -753,7 +755,10 @@ def test_define_enum_makes_an_enum_class_of_constants(run_cubind, tmp_path, cuda
         ["define-enum TestsGenHostFlags CU_MEMHOSTALLOC_ CU_ -CU_MEMHOSTALLOC_WRITECOMBINED\n",
          "define-enum TestsGenHostFlags CU_MEMHOSTREGISTER_IOMEMORY CU_\n",
          "define-enum TestsGenLimit CU_LIMIT_STACK CU_LIMIT_\n",
-         "define-enum TestsGenNothing CU_TESTS_GEN_NO_SUCH_\n"])
+         "define-enum TestsGenNothing CU_TESTS_GEN_NO_SUCH_\n",
+         # one name, one value, twice (a header's respelling): one member
+         "define-enum TestsGenPortable CU_MEMHOSTALLOC_PORTABLE CU_MEMHOSTALLOC_\n",
+         "define-enum TestsGenPortable CU_MEMHOSTREGISTER_PORTABLE CU_MEMHOSTREGISTER_\n"])
     assert unmatched(4, "define-enum TestsGenNothing CU_TESTS_GEN_NO_SUCH_") in stderr, stderr
     assert "TestsGenNothing" not in text
     items = re.search(r"enum_items_\d+\[\] = \{\n"
@@ -768,3 +773,4 @@ def test_define_enum_makes_an_enum_class_of_constants(run_cubind, tmp_path, cuda
     assert re.search(r'enum_items_\d+\[\] = \{\n    \{"STACK_SIZE", 0LL\},\n\};', text)
     assert '{"cubind.driver.TestsGenHostFlags",' in text and '{"cubind.driver.TestsGenLimit",' in text
     assert "The constants CU_MEMHOSTALLOC_*, CU_MEMHOSTREGISTER_IOMEMORY* of cuda.h" in text
+    assert re.search(r'enum_items_\d+\[\] = \{\n    \{"PORTABLE", 1LL\},\n\};', text)
