@@ -17,11 +17,13 @@
  * of its typedef names.
  *
  * The pipeline: rules_load reads and checks the file's syntax (directive
- * names, arities, the few arguments that take a fixed set of words);
- * rules_bind (rules_bind.h) resolves every rule against the model once,
- * into facts per function and parameter, per record field, per type and
- * per enumerator, and reports the rules that match nothing; the later
- * stages read those facts, never a directive by its name.
+ * names, arities, the few arguments that take a fixed set of words, a
+ * define-enum line's words); define_enums (define_enum.h) adds the enum
+ * classes of define-enum rules to the model; rules_bind (rules_bind.h)
+ * resolves every rule against the model once, into facts per function
+ * and parameter, per record field, per type and per enumerator, and
+ * reports the rules that match nothing; the later stages read those
+ * facts, never a directive by its name.
  */
 #ifndef CUBIND_RULES_H
 #define CUBIND_RULES_H
