@@ -26,6 +26,7 @@
 #include "model/model.h"
 #include "render/render.h"
 #include "rules/rules.h"
+#include "rules/define_enum.h"
 #include "rules/rules_bind.h"
 #include "tmpl/tmpl.h"
 
@@ -339,6 +340,8 @@ static int classify_header(classified *c, const char *header, const char *rules_
         return 2;
     if (!keep_docs)
         model_forget_docs(c->m);
+    if (define_enums(c->rules, &api, c->m, err, errlen) < 0)
+        return 1;
     c->facts = rules_bind(c->rules, c->m);
     if (c->facts->error) {
         snprintf(err, errlen, "%s", c->facts->error);

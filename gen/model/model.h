@@ -72,6 +72,9 @@ typedef struct {
     const char *name;
     long long value;
     const char *doc;
+    const char *pyname;    /* its Python name when a rule gives it (a
+                              define-enum rule's member), else NULL: the
+                              render's naming rules decide */
 } cb_enumerator;
 
 typedef struct {
@@ -88,6 +91,11 @@ typedef struct {
                               cudaLaunchAttributeID`) */
     size_t naliases;
     const char *doc;
+    /* NULL for an enum of the header; for an enum class a define-enum
+     * rule made of #define constants (gen/rules/define_enum.h): the
+     * prefixes that select them ("NVML_FI_*"). Such an enum names no C
+     * type: `name` is its Python class name, each item has a pyname. */
+    const char *defined_by;
 } cb_enum;
 
 typedef struct {

@@ -118,19 +118,21 @@ static size_t enum_member_cut(const cb_api *api, const cb_enum *e, size_t k, siz
     return cut;
 }
 
-/* Sets key of v to an enum class's Python name: enum classes keep their
- * CamelCase, only the API's prefix goes (nvJitLinkInputType -> InputType),
- * and in a snake_case module a trailing _t, the prefix matched ignoring
- * case (CUfileStatus_t -> Status: rules_type_pyname). */
+/* Sets key of v to an enum class's Python name (rules_enum_pyname). */
 static void set_enum_pyname(tv *v, const char *key, const cb_api *api, const char *name)
 {
-    char *snake = rules_type_pyname(api, name);
-    size_t np = strlen(api->name_prefix);
-    if (snake)
-        tv_set_str(v, key, snake);
+    char *py = rules_enum_pyname(api, name);
+    tv_set_str(v, key, py);
+    free(py);
+}
+
+/* The same for enum e: a define-enum rule's class keeps its name. */
+static void set_enum_class(tv *v, const char *key, const cb_api *api, const cb_enum *e)
+{
+    if (e->defined_by)
+        tv_set_str(v, key, e->name);
     else
-        tv_set_str(v, key, np && strncmp(name, api->name_prefix, np) == 0 && name[np] ? name + np : name);
-    free(snake);
+        set_enum_pyname(v, key, api, e->name);
 }
 
 /* ---- functions ---------------------------------------------------------- */
@@ -848,7 +850,9 @@ static tv *enums_value(const cb_model *m, const cb_api *api)
         tv *ev = tv_map();
         tv_set_int(ev, "index", (long long)i);
         tv_set_str(ev, "name", e->name);
-        set_enum_pyname(ev, "pyname", api, e->name);
+        set_enum_class(ev, "pyname", api, e);
+        tv_set_bool(ev, "from_macros", e->defined_by != NULL);
+        tv_set_str(ev, "defined_by", e->defined_by ? e->defined_by : "");
         tv_set_int(ev, "nitems", (long long)e->nitems);
         tv_set_bool(ev, "has_doc", *e->doc != '\0');
         tv_set(ev, "doc", c_string_literal(e->doc));
@@ -856,8 +860,9 @@ static tv *enums_value(const cb_model *m, const cb_api *api)
         for (size_t k = 0; k < e->nitems; k++) {
             tv *it = tv_map();
             tv_set_str(it, "name", e->items[k].name);
-            tv_set_str(it, "pyname", e->items[k].name + enum_member_cut(api, e, k, cut));
-            set_enum_pyname(it, "enum_class", api, e->name);
+            tv_set_str(it, "pyname", e->items[k].pyname ? e->items[k].pyname
+                                                        : e->items[k].name + enum_member_cut(api, e, k, cut));
+            set_enum_class(it, "enum_class", api, e);
             tv_set(it, "value", ll_literal(e->items[k].value));
             tv_push(items, it);
         }
@@ -867,7 +872,7 @@ static tv *enums_value(const cb_model *m, const cb_api *api)
             tv *av = tv_map();
             tv_set_str(av, "name", e->aliases[a]);
             tv_set_str(av, "target", e->name);
-            set_enum_pyname(av, "target_pyname", api, e->name);
+            set_enum_class(av, "target_pyname", api, e);
             tv_set_int(av, "index", (long long)i);
             tv_push(aliases, av);
         }

@@ -11,6 +11,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "rules/rules.h"
+#include "rules/define_enum.h"
 #include "rules/rules_bind.h"
 
 #include <ctype.h>
@@ -173,6 +174,8 @@ static int parse_line(cb_rules *r, char *line, unsigned lineno, size_t *cap, cha
                  r->path, lineno, CB_PARTS_MAX, words[1]);
         return -1;
     }
+    if (d == CB_D_DEFINE_ENUM && define_enum_check(r->path, lineno, words + 1, n - 1, err, errlen) < 0)
+        return -1;
     if (r->nrules == *cap) {
         *cap = *cap ? *cap * 2 : 32;
         cb_rule *grown = realloc(r->rules, *cap * sizeof *grown);
@@ -424,6 +427,15 @@ char *rules_type_pyname(const cb_api *api, const char *name)
     if (!s)
         arena_oom();
     return s;
+}
+
+char *rules_enum_pyname(const cb_api *api, const char *name)
+{
+    char *snake = rules_type_pyname(api, name);
+    if (snake)
+        return snake;
+    size_t np = strlen(api->name_prefix);
+    return xstrdup(np && strncmp(name, api->name_prefix, np) == 0 && name[np] ? name + np : name);
 }
 
 /* The length of the python-word rule's word that s starts with, 0 when

@@ -17,11 +17,13 @@
  * of its typedef names.
  *
  * The pipeline: rules_load reads and checks the file's syntax (directive
- * names, arities, the few arguments that take a fixed set of words);
- * rules_bind (rules_bind.h) resolves every rule against the model once,
- * into facts per function and parameter, per record field, per type and
- * per enumerator, and reports the rules that match nothing; the later
- * stages read those facts, never a directive by its name.
+ * names, arities, the few arguments that take a fixed set of words, a
+ * define-enum line's words); define_enums (define_enum.h) adds the enum
+ * classes of define-enum rules to the model; rules_bind (rules_bind.h)
+ * resolves every rule against the model once, into facts per function
+ * and parameter, per record field, per type and per enumerator, and
+ * reports the rules that match nothing; the later stages read those
+ * facts, never a directive by its name.
  */
 #ifndef CUBIND_RULES_H
 #define CUBIND_RULES_H
@@ -60,6 +62,8 @@ typedef enum {
     CB_ON_FIELD,          /* RECORD FIELD ...: a record's field */
     CB_ON_RECORD,         /* RECORD ...: a record (tag or typedef) */
     CB_ON_PARAM_OR_FIELD, /* OWNER BUFFER ...: a parameter or a field */
+    CB_ON_MACROS,         /* CLASS PREFIX ...: the #define constants named
+                             PREFIX... (define_enum.h) */
     CB_ON_API             /* what the API is: nothing of the header, or
                              what rules_bind checks (result, error-string) */
 } cb_rule_target;
@@ -171,6 +175,10 @@ char *rules_python_name(const cb_api *api, const char *name);
  * (CUfileDriverStatusFlags_t -> DriverStatusFlags), malloc'ed; NULL when
  * the API is not snake_case or the name lacks the prefix. */
 char *rules_type_pyname(const cb_api *api, const char *name);
+/* A header enum's Python class name (malloc'ed): rules_type_pyname's in
+ * a snake_case module, else the name without the API's prefix
+ * (nvJitLinkInputType -> InputType); enum classes keep their CamelCase. */
+char *rules_enum_pyname(const cb_api *api, const char *name);
 /* A C name as a Python identifier (malloc'ed): the name, with a trailing
  * `_` when it is a Python keyword. Struct fields are named by it. */
 char *rules_python_identifier(const char *name);

@@ -6,6 +6,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "rules/rules_bind.h"
+#include "rules/define_enum.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -942,6 +943,8 @@ static int rule_matches(const cb_facts *b, const cb_rule *rule)
                rules_record_field(m, a0, rule->args[1]) != NULL;
     case CB_ON_FUNCTIONS:
         return rules_function(m, a0) != NULL && rules_function(m, rule->args[1]) != NULL;
+    case CB_ON_MACROS:
+        return define_enum_matches(m, rule);
     case CB_ON_API:
         return 1; /* names nothing of the header */
     default: /* FUNCTION [PARAM ...] */

@@ -701,3 +701,76 @@ def test_maker_alias_and_sizeof_rules_make_module_functions(run_cubind, tmp_path
     # the alias's own docstring, so inspect.signature reads its name
     assert '"testsGenInit(Flags)\\n--\\n\\n"' in text
     assert text.count('{"testsGenSizeof", module_sizeof, METH_O, sizeof_doc}') == 2
+
+
+# ---- define-enum ------------------------------------------------------------------
+
+@pytest.mark.parametrize("rule, message", [
+    ("define-enum TestsGenFlags", "'define-enum' takes 2 to 12 arguments, got 1"),
+    ("define-enum 1TestsGen CU_MEMHOSTALLOC_", "CLASS '1TestsGen' is not an identifier"),
+    ("define-enum TestsGenFlags CU-MEMHOSTALLOC", "PREFIX 'CU-MEMHOSTALLOC' is not an identifier"),
+    ("define-enum TestsGenFlags CU_MEMHOSTALLOC_ CU_MEMHOSTREGISTER_",
+     "STRIP 'CU_MEMHOSTREGISTER_' is not a prefix of PREFIX 'CU_MEMHOSTALLOC_'"),
+    ("define-enum TestsGenFlags CU_MEMHOSTALLOC_ CU_ CU_MEM",
+     "'define-enum' takes one STRIP, then -NAME exclusions, not 'CU_MEM'"),
+    ("define-enum TestsGenFlags CU_MEMHOSTALLOC_ -CU_MEMHOSTREGISTER_PORTABLE",
+     "excludes 'CU_MEMHOSTREGISTER_PORTABLE', which is no name starting with PREFIX"),
+    ("define-enum TestsGenFlags CU_MEMHOSTALLOC_ -", "excludes ''"),
+    # bound against the header: a member name that is no identifier, a
+    # CLASS that is one of the header's enum classes
+    ("define-enum TestsGenFlags CU_MEMHOSTALLOC_PORTABLE",
+     "define-enum: the member name '' of CU_MEMHOSTALLOC_PORTABLE is not an identifier"),
+    ("define-enum CUlimit CU_MEMHOSTALLOC_", "define-enum: CLASS 'CUlimit' names an enum of the header"),
+])
+def test_define_enum_rules_that_do_not_fit_are_errors(run_cubind, tmp_path, cuda_h, rule, message):
+    """A define-enum line with bad words, or whose class cannot be built,
+    is a path:line error naming the rules file and that line."""
+    p = rule_refused(run_cubind, tmp_path, cuda_h, rule)
+    assert message in p.stderr, p.stderr
+
+
+def test_define_enum_members_repeating_are_an_error_at_their_line(run_cubind, tmp_path, cuda_h):
+    """Two lines of one class giving one member name two values
+    (MAX_THREADS_PER_BLOCK of CUdevice_attribute, 1, and of
+    CUfunction_attribute, 0): the line adding the second is named."""
+    with open(RULES) as f:
+        lines = f.read().splitlines(True)
+    lines += ["define-enum TestsGenAttr CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK "
+              "CU_DEVICE_ATTRIBUTE_\n",
+              "define-enum TestsGenAttr CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK "
+              "CU_FUNC_ATTRIBUTE_\n"]
+    rules = tmp_path / "rules.txt"
+    rules.write_text("".join(lines))
+    p = generate_fails(run_cubind, tmp_path, cuda_h, rules, len(lines), "--rules", str(rules))
+    assert ("the member name 'MAX_THREADS_PER_BLOCK' of CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK "
+            "repeats one of its class with another value") in p.stderr, p.stderr
+
+
+def test_define_enum_makes_an_enum_class_of_constants(run_cubind, tmp_path, cuda_h):
+    """define-enum: the macros (then enumerators) named PREFIX..., members
+    named without STRIP, lines of one CLASS adding to it, -NAME left out;
+    a line selecting nothing is only reported and makes no class."""
+    stderr, unmatched, text = generate_with_extra_rules(
+        run_cubind, tmp_path, cuda_h,
+        ["define-enum TestsGenHostFlags CU_MEMHOSTALLOC_ CU_ -CU_MEMHOSTALLOC_WRITECOMBINED\n",
+         "define-enum TestsGenHostFlags CU_MEMHOSTREGISTER_IOMEMORY CU_\n",
+         "define-enum TestsGenLimit CU_LIMIT_STACK CU_LIMIT_\n",
+         "define-enum TestsGenNothing CU_TESTS_GEN_NO_SUCH_\n",
+         # one name, one value, twice (a header's respelling): one member
+         "define-enum TestsGenPortable CU_MEMHOSTALLOC_PORTABLE CU_MEMHOSTALLOC_\n",
+         "define-enum TestsGenPortable CU_MEMHOSTREGISTER_PORTABLE CU_MEMHOSTREGISTER_\n"])
+    assert unmatched(4, "define-enum TestsGenNothing CU_TESTS_GEN_NO_SUCH_") in stderr, stderr
+    assert "TestsGenNothing" not in text
+    items = re.search(r"enum_items_\d+\[\] = \{\n"
+                      r'    \{"MEMHOSTALLOC_PORTABLE", 1LL\},\n'
+                      r'    \{"MEMHOSTALLOC_DEVICEMAP", 2LL\},\n'
+                      r'    \{"MEMHOSTREGISTER_IOMEMORY", 4LL\},\n\};', text)
+    assert items, "TestsGenHostFlags' items not found"
+    assert '{"MEMHOSTALLOC_WRITECOMBINED"' not in text
+    # the module's constants stay as they were, the excluded one too
+    assert '{"CU_MEMHOSTALLOC_WRITECOMBINED", 4LL, 0},' in text
+    assert '{"CU_MEMHOSTALLOC_PORTABLE", 1LL, 0},' in text
+    assert re.search(r'enum_items_\d+\[\] = \{\n    \{"STACK_SIZE", 0LL\},\n\};', text)
+    assert '{"cubind.driver.TestsGenHostFlags",' in text and '{"cubind.driver.TestsGenLimit",' in text
+    assert "The constants CU_MEMHOSTALLOC_*, CU_MEMHOSTREGISTER_IOMEMORY* of cuda.h" in text
+    assert re.search(r'enum_items_\d+\[\] = \{\n    \{"PORTABLE", 1LL\},\n\};', text)
