@@ -915,6 +915,13 @@ static int rule_matches(const cb_facts *b, const cb_rule *rule)
         return field_count_matches(b, rule, 1);
     case CB_D_FIELD_COUNT_OUT:
         return field_count_matches(b, rule, 0);
+    case CB_D_FIELD_DEFAULT: { /* RECORD FIELD VALUE: an integer field, a number */
+        const cb_field *f = rules_record_field(m, a0, rule->args[1]);
+        char *end;
+        (void)strtoll(rule->args[2], &end, 0);
+        return f && f->type->kind == TY_INT && f->bit_width < 0 && f->type->size <= 8 &&
+               *rule->args[2] && !*end;
+    }
     case CB_D_KERNEL_CODE: /* FUNCTION WHEN */
     case CB_D_ALIAS:       /* FUNCTION NAME */
     case CB_D_UNBOUND:     /* FUNCTION WHY... */
