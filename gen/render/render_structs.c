@@ -99,13 +99,14 @@ static tv *defaults_value(const cb_classes *c, size_t i, const cb_record_class *
         const cb_field_class *fc = &rc->fields[k];
         long long x = model_field_index(m, r, fc->field->name);
         const cb_rule *rule = x >= 0 ? c->facts->records[i].fields[x].on[CB_D_FIELD_DEFAULT] : NULL;
+        unsigned long long value;
         if (!rule || (fc->kind != CB_FIELD_SIGNED && fc->kind != CB_FIELD_UNSIGNED) ||
-            fc->bit_width >= 0 || fc->count)
+            fc->bit_width >= 0 || fc->count || !rules_field_default_value(rule, &value))
             continue;
         tv *d = tv_map();
         tv_set_int(d, "offset", fc->offset);
         tv_set_int(d, "size", fc->size);
-        tv_set_strf(d, "value", "%lluull", (unsigned long long)strtoll(rule->args[2], NULL, 0));
+        tv_set_strf(d, "value", "%lluull", value);
         tv_push(list, d);
     }
     return list;
