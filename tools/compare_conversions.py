@@ -59,6 +59,7 @@ probed (handles of both families are labelled by their module).
 import argparse
 import ctypes
 import enum
+import gzip
 import importlib
 import json
 import math
@@ -945,7 +946,9 @@ def expand(rec):
 
 
 def load(path):
-    with open(path) as f:
+    """A record, plain JSON or gzipped (a name ending in .gz)."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt") as f:
         return expand(json.load(f))
 
 

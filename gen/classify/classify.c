@@ -93,6 +93,13 @@ static cb_ekind elem_kind(const cb_model *m, const cb_facts *facts, const cb_typ
         if (pc->enum_index < 0)
             return EK_NONE;
         set_range(pc, t);
+        if (facts->api.enum_args_int) {
+            /* enum-args-int: the range of the C int the library's typed
+             * bindings declare, whatever the enum's own signedness */
+            pc->is_signed = 1;
+            pc->smin = INT32_MIN;
+            pc->smax = INT32_MAX;
+        }
         return EK_ENUM;
     case TY_HANDLE:
         if (facts->api.int_handles)

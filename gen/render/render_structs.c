@@ -88,6 +88,30 @@ static tv *fields_value(const cb_classes *c, const cb_record_class *rc, char **c
     return out;
 }
 
+/* The field-default rules of record class rc (record i): bind_struct.h's
+ * cbs_field_default, one per integer field a rule gives a value. */
+static tv *defaults_value(const cb_classes *c, size_t i, const cb_record_class *rc)
+{
+    const cb_model *m = c->facts->model;
+    const cb_record *r = &m->records[i];
+    tv *list = tv_list();
+    for (size_t k = 0; k < rc->nfields; k++) {
+        const cb_field_class *fc = &rc->fields[k];
+        long long x = model_field_index(m, r, fc->field->name);
+        const cb_rule *rule = x >= 0 ? c->facts->records[i].fields[x].on[CB_D_FIELD_DEFAULT] : NULL;
+        unsigned long long value;
+        if (!rule || (fc->kind != CB_FIELD_SIGNED && fc->kind != CB_FIELD_UNSIGNED) ||
+            fc->bit_width >= 0 || fc->count || !rules_field_default_value(rule, &value))
+            continue;
+        tv *d = tv_map();
+        tv_set_int(d, "offset", fc->offset);
+        tv_set_int(d, "size", fc->size);
+        tv_set_strf(d, "value", "%lluull", value);
+        tv_push(list, d);
+    }
+    return list;
+}
+
 /* The host extents of record class rc, as bind_struct.h's
  * cbs_host_extent. */
 static tv *extents_value(const cb_record_class *rc)
@@ -258,6 +282,10 @@ tv *structs_value(const cb_model *m, const cb_classes *c)
         const cb_record_class *rc = &c->records[i];
         tv_set(rv, "fields", fields_value(c, rc, nm.names));
         tv_set(rv, "extents", extents_value(rc));
+        tv *defaults = defaults_value(c, i, rc);
+        tv_set_bool(rv, "has_defaults", tv_len(defaults) > 0);
+        tv_set_int(rv, "ndefaults", (long long)tv_len(defaults));
+        tv_set(rv, "defaults", defaults);
         tv_set_int(rv, "nextents", (long long)rc->nextents);
         tv_set_bool(rv, "has_extents", rc->nextents > 0);
         tv_set_int(rv, "nfields", (long long)rc->nfields);

@@ -901,6 +901,15 @@ static void bind_makers(cb_facts *b)
     }
 }
 
+int rules_field_default_value(const cb_rule *rule, unsigned long long *value)
+{
+    const char *text = rule->args[2];
+    char *end;
+    long long v = strtoll(text, &end, 0);
+    *value = (unsigned long long)v;
+    return *text && !*end;
+}
+
 /* Whether one rule matches the model (rules_unmatched). */
 static int rule_matches(const cb_facts *b, const cb_rule *rule)
 {
@@ -916,6 +925,12 @@ static int rule_matches(const cb_facts *b, const cb_rule *rule)
         return field_count_matches(b, rule, 1);
     case CB_D_FIELD_COUNT_OUT:
         return field_count_matches(b, rule, 0);
+    case CB_D_FIELD_DEFAULT: { /* RECORD FIELD VALUE: an integer field, a number */
+        const cb_field *f = rules_record_field(m, a0, rule->args[1]);
+        unsigned long long v;
+        return f && f->type->kind == TY_INT && f->bit_width < 0 && f->type->size <= 8 &&
+               rules_field_default_value(rule, &v);
+    }
     case CB_D_KERNEL_CODE: /* FUNCTION WHEN */
     case CB_D_ALIAS:       /* FUNCTION NAME */
     case CB_D_UNBOUND:     /* FUNCTION WHY... */

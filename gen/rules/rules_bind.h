@@ -300,5 +300,8 @@ const cb_function *rules_function(const cb_model *m, const char *name);
 /* The field `field` (a field of the record itself) of a record named
  * `record` (tag, name or typedef), or NULL. */
 const cb_field *rules_record_field(const cb_model *m, const char *record, const char *field);
+/* A field-default rule's VALUE in *value (its two's complement for a
+ * negative one); 0 when it is no number (the rule then matches nothing). */
+int rules_field_default_value(const cb_rule *rule, unsigned long long *value);
 
 #endif

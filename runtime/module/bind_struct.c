@@ -62,9 +62,11 @@ static void *alloc_aligned(size_t size, size_t align, void **raw)
     return p;
 }
 
+static void write_u(unsigned char *p, size_t size, unsigned long long bits);
+
 /* A new instance of t described by def: a view of `data` inside `owner`'s
- * storage, foreign memory (data, no owner), or (data NULL) owned zeroed
- * storage. */
+ * storage, foreign memory (data, no owner), or (data NULL) owned storage,
+ * zeroed but for its version and field defaults. */
 static cbs_struct *struct_make(PyTypeObject *t, const cbs_struct_def *def, unsigned char *data,
                                PyObject *owner)
 {
@@ -90,6 +92,9 @@ static cbs_struct *struct_make(PyTypeObject *t, const cbs_struct_def *def, unsig
         s->alloc = raw;
         if (def->version) /* a versioned struct starts as its version */
             memcpy(s->data + def->version_offset, &def->version, sizeof def->version);
+        for (size_t i = 0; i < def->ndefaults; i++) /* and its field defaults */
+            write_u(s->data + def->defaults[i].offset, def->defaults[i].size,
+                    def->defaults[i].value);
     }
     return s;
 }

@@ -178,6 +178,14 @@ typedef struct {
                                   the rule gave a byte count), else 0 */
 } cbs_host_extent;
 
+/* A field-default rule (gen/rules/rules_directives.def): the integer
+ * field of `size` bytes at `offset` holds `value` in every object that
+ * owns its memory, from its allocation (dim3's 1, 1, 1). */
+typedef struct {
+    size_t offset, size;
+    unsigned long long value;
+} cbs_field_default;
+
 typedef struct {
     const char *qualname;      /* "cubind.driver.CUDA_MEMCPY2D_st" */
     const char *doc;
@@ -197,6 +205,8 @@ typedef struct {
      * sizeof | 2 << 24); 0 when not versioned */
     size_t version_offset;
     unsigned int version;
+    const cbs_field_default *defaults; /* field-default rules, or NULL */
+    size_t ndefaults;
 } cbs_struct_def;
 
 /* What field conversions need from the module. A generated module_state

@@ -320,8 +320,15 @@ int cbs_arg_buffer(PyObject *o, int writable, const char *func, const char *para
         return 0;
     }
     if (PyLong_Check(o)) {
-        *out = PyLong_AsVoidPtr(o);
-        if (!*out && PyErr_Occurred()) {
+        /* an address is 0 .. UINTPTR_MAX: a negative int is none (it was
+         * taken as its two's complement) */
+        unsigned long long v = PyLong_AsUnsignedLongLong(o);
+        int bad = v == (unsigned long long)-1 && PyErr_Occurred();
+#if UINTPTR_MAX < ULLONG_MAX
+        bad = bad || v > UINTPTR_MAX;
+#endif
+        *out = bad ? NULL : (void *)(uintptr_t)v;
+        if (bad) {
             PyErr_Clear();
             PyErr_Format(PyExc_OverflowError, "%s(): argument '%s' = %R is not an address", func,
                          param, o);

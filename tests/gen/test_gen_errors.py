@@ -774,3 +774,22 @@ def test_define_enum_makes_an_enum_class_of_constants(run_cubind, tmp_path, cuda
     assert '{"cubind.driver.TestsGenHostFlags",' in text and '{"cubind.driver.TestsGenLimit",' in text
     assert "The constants CU_MEMHOSTALLOC_*, CU_MEMHOSTREGISTER_IOMEMORY* of cuda.h" in text
     assert re.search(r'enum_items_\d+\[\] = \{\n    \{"PORTABLE", 1LL\},\n\};', text)
+
+
+def test_field_default_sets_integer_fields_only(run_cubind, tmp_path, cuda_h):
+    """field-default RECORD FIELD VALUE (dim3's 1, 1, 1 in runtime.rules):
+    the struct table of RECORD carries FIELD's offset, size and VALUE; a
+    rule naming a field that is no integer, or a VALUE that is no number,
+    matches nothing and is reported."""
+    stderr, unmatched, text = generate_with_extra_rules(
+        run_cubind, tmp_path, cuda_h,
+        ["field-default CUDA_MEMCPY2D_st WidthInBytes 7\n",
+         "field-default CUDA_MEMCPY2D_st srcHost 7\n",
+         "field-default CUDA_MEMCPY2D_st Height seven\n"])
+    assert "field-default CUDA_MEMCPY2D_st WidthInBytes" not in stderr
+    assert unmatched(2, "field-default CUDA_MEMCPY2D_st srcHost") in stderr
+    assert unmatched(3, "field-default CUDA_MEMCPY2D_st Height") in stderr
+    # WidthInBytes: a size_t after 4 size_t, a memory type, 2 pointers, an
+    # array and a size_t (cuda.h's CUDA_MEMCPY2D): offset 112
+    assert re.search(r"static const cbs_field_default struct_defaults_\d+\[\] = \{\n"
+                     r"    \{ 112, 8, 7ull \},\n\};", text), text[:0]

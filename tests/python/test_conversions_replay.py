@@ -2,7 +2,7 @@
 """The conversion differential, replayed: every probe of
 tools/compare_conversions.py run on cubind (the fake driver) against what
 cuda.bindings 13.3.1 did with the same probe on the GPU machine
-(tests/data/conversions-cuda-bindings-13.3.1.json, recorded there with the
+(tests/data/conversions-cuda-bindings-13.3.1.json.gz, recorded there with the
 same tool). A probe differs when its outcome differs (accepted, or the
 exception's type) or, for a struct field or a constructor, when the value
 that arrived differs. Every difference must be explained by a row of the
@@ -18,7 +18,7 @@ import sys
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-RECORD = ROOT / "tests" / "data" / "conversions-cuda-bindings-13.3.1.json"
+RECORD = ROOT / "tests" / "data" / "conversions-cuda-bindings-13.3.1.json.gz"
 DOC = ROOT / "docs" / "compatibility.md"
 sys.path.insert(0, str(ROOT / "tools"))
 import compare_conversions as cc  # noqa: E402

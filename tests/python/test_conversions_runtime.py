@@ -195,6 +195,9 @@ def test_void_ptr_takes_a_number_by_its_value(drv, ctx):
     (-1.0, OverflowError, "does not fit in void"),
     (2.0**70, OverflowError, "does not fit in void"),
     ("1", TypeError, "must be an int address, None or a buffer, not str"),
+    # a negative int is no address (it was taken as its two's complement)
+    (-1, OverflowError, "= -1 is not an address"),
+    (-2**31 - 1, OverflowError, "is not an address"),
 ])
 def test_void_ptr_refuses_what_is_no_address_naming_it(value, exc, text):
     """The runtime converts before it calls (on the fake driver the call

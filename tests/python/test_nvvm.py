@@ -240,6 +240,11 @@ def test_bad_input_names_the_parameter(nvvm):
     assert n.get_error_string(9.7) == n.get_error_string(n.Result.ERROR_COMPILATION)
     with pytest.raises(TypeError, match="'result'"):
         n.get_error_string(None)
+    # the range is a C int's, as cuda.bindings.nvvm's (-1 taken, 2**31 too
+    # large); it was the unsigned range of the enum's values before
+    assert type(n.get_error_string(-1)) is str
+    with pytest.raises(OverflowError, match="'result'"):
+        n.get_error_string(2**31)
     with pytest.raises(TypeError):
         n.create_program(1)
     n.destroy_program(prog)

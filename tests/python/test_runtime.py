@@ -11,6 +11,7 @@ the test-only fake driver does not have: every call that reaches the
 runtime runs in a fresh interpreter that never loaded the fake
 (run_no_driver). In this process only calls that fail on their arguments,
 before the library is looked at, are made."""
+import ctypes
 import os
 import pathlib
 import re
@@ -253,6 +254,21 @@ def test_struct_classes(rt):
     assert attrs.type == rt.cudaMemoryType.cudaMemoryTypeUnregistered
     with pytest.raises(TypeError):
         e.width = "wide"
+
+
+def test_dim3_starts_as_one_one_one(rt):
+    """dim3() is (1, 1, 1), as vector_types.h's C++ constructor makes it
+    and cuda.bindings.runtime's dim3 starts (the field-default rule); a
+    keyword sets its field, the others keep 1. A view of other memory
+    keeps what is there. Before, dim3() was (0, 0, 0): a launch given
+    dim3() with only x set had no blocks in y and z."""
+    d = rt.dim3()
+    assert (d.x, d.y, d.z) == (1, 1, 1)
+    d = rt.dim3(x=4)
+    assert (d.x, d.y, d.z) == (4, 1, 1)
+    raw = ctypes.create_string_buffer(12)
+    view = rt.dim3(ctypes.addressof(raw))
+    assert (view.x, view.y, view.z) == (0, 0, 0)
 
 
 def test_a_macro_naming_a_struct_is_its_class(rt):
