@@ -41,7 +41,11 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # the tree as a fresh clone has it, plus what is new and not ignored (a
 # copy without git metadata, as on the GPU machine: all but build outputs)
-if git -C "$root" rev-parse --git-dir > /dev/null 2>&1; then
+# (a tree inside another checkout, .device/base, is no checkout of its own:
+# git would answer for the enclosing one, which ignores it)
+own_checkout=no
+[ "$(git -C "$root" rev-parse --show-toplevel 2>/dev/null)" = "$root" ] && own_checkout=yes
+if [ "$own_checkout" = yes ]; then
     (cd "$root" && git ls-files -z --cached --others --exclude-standard |
         xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done; :' sh |
         tar -c --null -T - -f -) | tar -x -C "$work" -f -
@@ -61,7 +65,8 @@ sys.exit(rc)' "$@"
 }
 cd "$work"
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) $cores cores, $(uname -m), $(${CC:-cc} --version | head -n 1)"
-echo "# commit $(cd "$root" && git rev-parse --short HEAD 2>/dev/null || echo "${CUBIND_COMMIT:-unknown}"), configure $configure_args"
+if [ "$own_checkout" = yes ]; then commit=$(git -C "$root" rev-parse --short HEAD); else commit="${CUBIND_COMMIT:-unknown} (a copy: $root)"; fi
+echo "# commit $commit, configure $configure_args"
 for j in $jobs; do
     walls= cpus=
     k=1
