@@ -31,9 +31,13 @@ gpu_banner() {
     echo "## $(date -u +%Y-%m-%dT%H:%MZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
 }
 
+# How the GPU machine configures: no libclang there (the committed out/),
+# and no package archive it can reach (nothing to install).
+gpu_configure_flags="--no-generator --no-install"
+
 # Builds cubind for $py from the committed out/ into build/python/.
 gpu_build_bindings() {
-    ./configure --no-generator --no-install --python "$py" && ninja bindings
+    ./configure $gpu_configure_flags --python "$py" && ninja bindings
 }
 
 # gpu_upstream_prepare SRC FILE: for the suites running cuda-python's own
