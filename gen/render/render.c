@@ -302,6 +302,7 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     const char *kernel_cast = kernel >= 0 ? fc->params[kernel].cast_from : NULL;
     tv_set_bool(p, "kernel_has_cast", kernel_cast != NULL);
     tv_set_str(p, "kernel_cast_handle", kernel_cast ? kernel_cast : "");
+    tv_set_str(p, "kernel_handle", kernel >= 0 && fc->params[kernel].handle ? fc->params[kernel].handle : "");
     tv_set_bool(p, "has_params_sibling", pc->params_index >= 0);
     tv_set_str(p, "params_cname", pc->params_index >= 0 ? f->params[pc->params_index].name : "");
     /* a count read and written (a pointer): the array gets what it says after */

@@ -241,10 +241,8 @@ done:
     return owner;
 }
 
-/* params: nparams pointers; data: nbytes (16-aligned); views: room for
- * nviews held buffers (reserved up front: a Py_buffer never moves once its
- * exporter has filled it in). */
-static int reserve(cbs_packed *p, size_t nparams, size_t nbytes, size_t nviews)
+/* reserve's general case: any part that does not fit p's inline room. */
+static int reserve_heap(cbs_packed *p, size_t nparams, size_t nbytes, size_t nviews)
 {
     p->nparams = nparams;
     p->ndata = nbytes;
@@ -286,6 +284,22 @@ static int reserve(cbs_packed *p, size_t nparams, size_t nbytes, size_t nviews)
         p->views = v;
         p->views_cap = (Py_ssize_t)nviews;
     }
+    return 0;
+}
+
+/* params: nparams pointers; data: nbytes (16-aligned); views: room for
+ * nviews held buffers (reserved up front: a Py_buffer never moves once its
+ * exporter has filled it in). Inline: what fits p's inline room (nearly
+ * every launch) takes no call. */
+static CBS_ALWAYS_INLINE int reserve(cbs_packed *p, size_t nparams, size_t nbytes, size_t nviews)
+{
+    if (nparams > CBS_PACK_INLINE_PARAMS || nbytes > CBS_PACK_INLINE_BYTES ||
+        nviews > (size_t)p->views_cap)
+        return reserve_heap(p, nparams, nbytes, nviews);
+    p->nparams = nparams;
+    p->ndata = nbytes;
+    p->params = p->inline_params;
+    p->data = p->inline_data;
     return 0;
 }
 
@@ -650,13 +664,18 @@ static CBS_ALWAYS_INLINE int pack_items(cbs_tables *tb, int kind, PyObject *cons
      * padding between parameters is zeroed, never stack bytes. */
     if (l->gaps)
         memset(out->data, 0, l->total);
+    /* Read once: every store through dst (unsigned char) may alias *out
+     * and *l, so fields read in the loop would be read again per value. */
+    unsigned char *data = out->data;
+    void **params = out->params;
+    const size_t *offs = l->off, *sizes = l->size;
     for (size_t k = 0; k < n; k++) {
         PyObject *v = items[k];
-        unsigned char *dst = out->data + l->off[k];
-        if (!cbs_convert_fast(v, types[k], l->size[k], dst) &&
-            cbs_convert(v, types[k], l->size[k], dst, fname, (Py_ssize_t)k, l->name) < 0)
+        unsigned char *dst = data + offs[k];
+        if (!cbs_convert_fast(v, types[k], sizes[k], dst) &&
+            cbs_convert(v, types[k], sizes[k], dst, fname, (Py_ssize_t)k, l->name) < 0)
             goto done;
-        out->params[k] = dst;
+        params[k] = dst;
     }
     out->buffer_bytes = l->total;
     rc = 0;

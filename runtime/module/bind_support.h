@@ -419,16 +419,21 @@ static CBS_ALWAYS_INLINE int cbs_is_handle(PyObject *o)
 {
     return Py_TYPE(o)->tp_init == cbs_handle_init;
 }
+/* cbs_handle_bits of a handle that views memory (h->view set): read there,
+ * by its kind. Out of line: only handles made with _ptr= have a view. */
+unsigned long long cbs_handle_view_bits(const cbs_handle *h);
 /* The C value a handle object holds, zero-extended (an I32 handle's
- * value sign-extended: its int() value). */
+ * value sign-extended: its int() value), from `value` or the memory its
+ * view names. */
 static CBS_ALWAYS_INLINE unsigned long long cbs_handle_bits(const cbs_handle *h)
 {
-    const void *at = h->view ? h->view : (const void *)&h->value;
+    if (h->view)
+        return cbs_handle_view_bits(h);
     switch (h->kind) {
-    case CBS_HANDLE_POINTER: { void *v; memcpy(&v, at, sizeof v); return (unsigned long long)(uintptr_t)v; }
-    case CBS_HANDLE_I32: { int v; memcpy(&v, at, sizeof v); return (unsigned long long)(long long)v; }
-    case CBS_HANDLE_U32: { unsigned int v; memcpy(&v, at, sizeof v); return v; }
-    default: { unsigned long long v; memcpy(&v, at, sizeof v); return v; }
+    case CBS_HANDLE_POINTER: return (unsigned long long)(uintptr_t)h->value.ptr;
+    case CBS_HANDLE_I32: return (unsigned long long)(long long)h->value.i32;
+    case CBS_HANDLE_U32: return h->value.u32;
+    default: return h->value.u64;
     }
 }
 /* Where h's C value is: its own `value`, or the memory it views. */
@@ -531,6 +536,10 @@ static CBS_ALWAYS_INLINE int cbs_arg_handle(PyObject *o, PyTypeObject *t, const 
         *bits = cbs_handle_bits((const cbs_handle *)o);
         return 0;
     }
+    if (o == Py_None) {
+        *bits = 0;
+        return 0;
+    }
     return cbs_arg_handle_slow(o, t, func, param, bits);
 }
 
@@ -546,6 +555,10 @@ static CBS_ALWAYS_INLINE int cbs_arg_handle_cast(PyObject *o, PyTypeObject *t, P
 {
     if (Py_IS_TYPE(o, t) || Py_IS_TYPE(o, also)) {
         *bits = cbs_handle_bits((const cbs_handle *)o);
+        return 0;
+    }
+    if (o == Py_None) {
+        *bits = 0;
         return 0;
     }
     return cbs_arg_handle_cast_slow(o, t, also, func, param, bits);
