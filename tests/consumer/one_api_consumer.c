@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tests/consumer/one_api_consumer.c — TEST-ONLY: an extension that only
+ * imports one API's capsule table through the consumer header it is
+ * compiled with: -DCONSUMER_HEADER='"cubind_<api>_api.h"'
+ * -DCONSUMER_IMPORT=cubind_<api>_import. tests/abi/test_capi_drift.py
+ * compiles it against copies of out/'s headers it changed (a signature, a
+ * function the module lacks, the table's version or entry size) and checks
+ * the import is refused. Never shipped.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include CONSUMER_HEADER
+
+static int exec_module(PyObject *m)
+{
+    (void)m;
+    return CONSUMER_IMPORT();
+}
+
+static PyModuleDef_Slot slots[] = {
+    {Py_mod_exec, (void *)exec_module},
+#if PY_VERSION_HEX >= 0x030D0000
+    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
+#endif
+    {0, NULL},
+};
+
+static struct PyModuleDef def = {
+    PyModuleDef_HEAD_INIT, "_cubind_one_api_consumer", NULL, 0, NULL, slots, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__cubind_one_api_consumer(void)
+{
+    return PyModuleDef_Init(&def);
+}
