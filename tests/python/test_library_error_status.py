@@ -51,6 +51,21 @@ def test_status_form_fills_member_name_and_pickles(module, cls_name, enum_name, 
     assert raised.status == status
 
 
+# The classes whose str() in cuda.bindings 13.3.1 is 'NAME (value)' and
+# nothing more (the message, function and log stay attributes).
+NAME_VALUE = [c for c in CLASSES if c[0] in ("nvjitlink", "nvvm", "nvfatbin")]
+
+
+@pytest.mark.parametrize("module, cls_name, enum_name, status", NAME_VALUE,
+                         ids=[c[0] for c in NAME_VALUE])
+def test_str_is_the_name_and_value(module, cls_name, enum_name, status):
+    m = importlib.import_module("cubind." + module)
+    cls, member = getattr(m, cls_name), getattr(m, enum_name)(status)
+    expected = "%s (%d)" % (member.name, status)
+    assert str(cls(status)) == expected
+    assert str(cls(member, member.name, "the message", "someFunction")) == expected
+
+
 @pytest.mark.parametrize("module, cls_name, enum_name, status", CLASSES,
                          ids=[c[0] for c in CLASSES])
 def test_status_form_refuses_what_is_not_a_status(module, cls_name, enum_name, status):
