@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """cubind.cufile (cuda.bindings.cufile's face: snake_case functions that
-raise cubind.cuFileError printing 'NAME (value)', handles as ints, the
+raise cubind.cuFileError printing 'NAME (value): description; CUDA
+status: NAME (value)' as cuda.bindings does, handles as ints, the
 enums OpError, FileHandleType..., the structs Descr, IOParams, IOEvents)
 on a real libcufile without GPUDirect Storage: the library's version, the
 driver failing to open raising cuFileError (never crashing), every other
@@ -33,11 +34,22 @@ def fails_or_returns(c, name, *args):
     try:
         return call(c, name, *args)
     except c.cuFileError as e:
-        # a newer library's status may lie outside 12.4's OpError
-        assert e.status == int(e.result) != 0 and str(e).endswith(" (%d)" % e.status)
+        # a newer library's status may lie outside 12.4's OpError; str()
+        # as cuda.bindings': the status, its description, the CUDA status
+        cuda = e.cuda_error
+        assert e.status == int(e.result) != 0 and cuda is not None
+        assert str(e).endswith("; CUDA status: %s (%d)" % (cuda_status_name(cuda), cuda))
         if isinstance(e.result, c.OpError):
-            assert str(e) == "%s (%d)" % (e.result.name, e.status)
+            assert str(e).startswith("%s (%d): %s;" % (e.result.name, e.status, e.message))
         return e
+
+
+def cuda_status_name(value):
+    import cubind.driver as d
+    try:
+        return d.CUresult(value).name
+    except ValueError:
+        return "CUresult_UNKNOWN"
 
 
 def test_version_and_use_count(cufile):
