@@ -4,6 +4,7 @@ cuda_libs; NVML's, the 550 driver's libnvidia-ml.so.1, in
 cuda_driver_libs), for the suites that load them (tests/python's library
 modules, tests/abi's consumer of their capsule tables): one place that
 points each module's variable at its library."""
+import ctypes
 import os
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -35,3 +36,14 @@ def point_at_fetched_libraries(environ):
         if root and var not in environ and os.path.exists(os.path.join(root, "lib", name)):
             environ[var] = os.path.join(root, "lib", name)
     environ.setdefault("CUFILE_LOGFILE_PATH", os.path.join(REPO, "build", "cufile.log"))
+
+
+def cuda_driver_loadable():
+    """Whether libcufile, which loads libcuda.so.1 itself (not the one
+    CUBIND_LIBCUDA names), finds a CUDA driver: then cuFileDriverOpen may
+    succeed without GPUDirect Storage, in its compatibility mode."""
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True

@@ -18,7 +18,7 @@ import sys
 import pytest
 
 from conftest import (BUILD_PY, CONSUMER_DIR, CUBIND, EXT_SUFFIX, REPO, api_header,
-                      check_saved_manifest, py_env, run)
+                      check_saved_manifest, cuda_driver_loadable, py_env, run)
 
 APIS = [("nvrtc", "nvrtc.h"), ("nvjitlink", "nvJitLink.h"), ("nvvm", "nvvm.h")]
 # a function each manifest must have
@@ -245,17 +245,6 @@ def test_consumer_calls_nvml(tmp_path):
     assert rc == int(driver_not_loaded) == 9
     assert repr(text) == lines[1] == python_text == repr("Driver Not Loaded")
     raises_without_fetched("nvml", tmp_path, "c.nvml_init()", "c.nvml_error_string(9)")
-
-
-def cuda_driver_loadable():
-    """Whether libcufile, which loads libcuda.so.1 itself, finds a driver."""
-    import ctypes
-
-    try:
-        ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return False
-    return True
 
 
 def test_consumer_calls_cufile(tmp_path):

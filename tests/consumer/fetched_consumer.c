@@ -16,6 +16,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "consumer_module.h"
+
 #ifdef CUBIND_CONSUMER_WITH_NVFATBIN
 #include "cubind_nvfatbin_api.h"
 
@@ -197,19 +199,4 @@ static int exec_module(PyObject *m)
     return 0;
 }
 
-static PyModuleDef_Slot slots[] = {
-    {Py_mod_exec, (void *)exec_module},
-#if PY_VERSION_HEX >= 0x030D0000
-    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
-#endif
-    {0, NULL},
-};
-
-static struct PyModuleDef def = {
-    PyModuleDef_HEAD_INIT, "_cubind_fetched_consumer", NULL, 0, methods, slots, NULL, NULL, NULL,
-};
-
-PyMODINIT_FUNC PyInit__cubind_fetched_consumer(void)
-{
-    return PyModuleDef_Init(&def);
-}
+CONSUMER_MODULE(_cubind_fetched_consumer, NULL, methods, exec_module)

@@ -11,6 +11,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "consumer_module.h"
+
 #include CONSUMER_HEADER
 
 static int exec_module(PyObject *m)
@@ -19,19 +21,4 @@ static int exec_module(PyObject *m)
     return CONSUMER_IMPORT();
 }
 
-static PyModuleDef_Slot slots[] = {
-    {Py_mod_exec, (void *)exec_module},
-#if PY_VERSION_HEX >= 0x030D0000
-    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
-#endif
-    {0, NULL},
-};
-
-static struct PyModuleDef def = {
-    PyModuleDef_HEAD_INIT, "_cubind_one_api_consumer", NULL, 0, NULL, slots, NULL, NULL, NULL,
-};
-
-PyMODINIT_FUNC PyInit__cubind_one_api_consumer(void)
-{
-    return PyModuleDef_Init(&def);
-}
+CONSUMER_MODULE(_cubind_one_api_consumer, NULL, NULL, exec_module)

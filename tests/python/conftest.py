@@ -35,7 +35,7 @@ def _config(name):
 # unless the variable naming the library is already set
 # (tests/fetched_libraries.py).
 sys.path.insert(0, str(ROOT / "tests"))
-from fetched_libraries import point_at_fetched_libraries  # noqa: E402
+from fetched_libraries import cuda_driver_loadable, point_at_fetched_libraries  # noqa: E402,F401
 sys.path.pop(0)
 point_at_fetched_libraries(os.environ)
 

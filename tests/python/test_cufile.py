@@ -12,11 +12,11 @@ The library is CUDA 12.4's libcufile.so.0 from scripts/fetch-cuda-libs.sh
 (configure's cuda_libs; conftest.py points CUBIND_LIBCUFILE at it);
 skipped, with the reason, where none is found. The library prints its own
 diagnostics on stderr (no libcuda on its path, no nvidia-fs)."""
-import ctypes
 import os
 
 import pytest
 
+from conftest import cuda_driver_loadable
 from library_common import CallRecorder, library_or_skip
 from nvrtc_common import check_missing_library
 
@@ -56,15 +56,6 @@ def test_version_and_use_count(cufile):
     version = call(cufile, "get_version")
     assert isinstance(version, int) and version >= 1000  # 1.9 is 1090
     assert call(cufile, "use_count") == 0
-
-
-def cuda_driver_loadable():
-    """Whether libcufile, which loads libcuda.so.1 itself, finds a driver."""
-    try:
-        ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return False
-    return True
 
 
 def test_driver_open_without_gds_raises(cufile):
