@@ -171,6 +171,10 @@ typedef struct {
     const char *version_macro; /* that macro: CUDA_VERSION (cuda.h), CUDART_VERSION
                                   (cuda_runtime_api.h); "" when none */
     cb_function *functions; size_t nfunctions;
+    /* a library header's static (inline) functions: compiled into the
+     * module where generated code calls one (error-string-inline), never
+     * bound, as no library exports them */
+    cb_function *inlines;   size_t ninlines;
     cb_enum *enums;         size_t nenums;
     cb_record *records;     size_t nrecords;
     cb_typedef *typedefs;   size_t ntypedefs;

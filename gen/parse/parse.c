@@ -63,14 +63,16 @@ static size_t versioned_symbol(const char *abi)
     return p > abi + 2 ? (size_t)(p - abi - 2) : 0;
 }
 
-static void parse_function(parser *P, CXCursor c)
+/* Adds the function at c to the model; returns it. */
+static cb_function *parse_function(parser *P, CXCursor c)
 {
     cb_model *m = P->model;
     /* A library's static inline wrappers call the symbol declared beside
-     * them, which is what dlsym finds: only that one is bound. */
-    if (P->library && clang_Cursor_getStorageClass(c) == CX_SC_Static)
-        return;
-    cb_function *f = ARENA_PUSH(P->arena, m->functions, m->nfunctions, P->cap_functions);
+     * them, which is what dlsym finds: only that one is bound; the static
+     * ones are kept apart (model.h's inlines). */
+    cb_function *f = P->library && clang_Cursor_getStorageClass(c) == CX_SC_Static
+                         ? ARENA_PUSH(P->arena, m->inlines, m->ninlines, P->cap_inlines)
+                         : ARENA_PUSH(P->arena, m->functions, m->nfunctions, P->cap_functions);
     f->abi = px_str(P, clang_getCursorSpelling(c));
     f->name = f->abi;
     f->proc_name = f->abi;
@@ -95,6 +97,7 @@ static void parse_function(parser *P, CXCursor c)
     f->doc = px_doc(P, c);
     f->deprecated = clang_getCursorAvailability(c) == CXAvailability_Deprecated;
     px_location(P, c, &f->file, &f->line);
+    return f;
 }
 
 /* ---- enums -------------------------------------------------------------- */
@@ -238,9 +241,7 @@ static void visit_top(parser *P, CXCursor c)
         return;
     switch (k) {
     case CXCursor_FunctionDecl:
-        parse_function(P, c);
-        if (w == IN_INTEROP && P->model->nfunctions)
-            P->model->functions[P->model->nfunctions - 1].interop = 1;
+        parse_function(P, c)->interop = w == IN_INTEROP;
         break;
     case CXCursor_EnumDecl: parse_enum(P, c); break;
     case CXCursor_StructDecl:

@@ -55,7 +55,7 @@ typedef struct {
     CXFile bound[PX_MAX_INTEROP + 1 + MODEL_MAX_BIND_HEADERS], pfn_files[PX_MAX_INTEROP];
     size_t nbound, npfn_files;
     /* capacities of the model's growable arrays */
-    size_t cap_functions, cap_enums, cap_records, cap_typedefs, cap_handles,
+    size_t cap_functions, cap_inlines, cap_enums, cap_records, cap_typedefs, cap_handles,
            cap_callbacks, cap_macros;
     CXCursor *enums_seen;   /* canonical cursor of model->enums[i]; malloc'ed */
     CXCursor *records_seen; /* canonical cursor of model->records[i]; malloc'ed */

@@ -962,6 +962,7 @@ static void api_value(tv *root, const cb_api *api)
     tv_set_bool(root, "str_results", api->str_results);
     tv_set_bool(root, "enum_args_int", api->enum_args_int);
     tv_set_bool(root, "status_str", api->status_str);
+    tv_set_bool(root, "status_str_message", api->status_str && api->status_str_message);
     tv_set_bool(root, "buffers_not_none", api->buffers_not_none);
     tv_set_bool(root, "void_ptr_numbers", api->void_ptr_numbers);
     tv_set_bool(root, "has_chars_length", api->chars_length > 0);
@@ -1052,6 +1053,13 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     const cb_function *es = c->facts->error_string_fn;
     tv_set_str(root, "error_string_proc_name", es ? es->proc_name : "");
     tv_set_int(root, "error_string_proc_version", es ? es->proc_version : 0);
+    const cb_function *inl = c->facts->error_string_inline_fn;
+    tv_set_bool(root, "has_error_string_inline", inl != NULL);
+    tv_set_str(root, "error_string_inline", inl ? inl->name : "");
+    /* status-str-message: the result-detail (a CUDA driver status) prints
+     * after the message */
+    tv_set_bool(root, "status_str_cuda_status",
+                api.status_str && api.status_str_message && rules_api_has_detail(&api));
     tv_set_str(root, "header", path_base(m->header));
     tv_set_int(root, "cuda_version", m->cuda_version);
     tv_set(root, "interop_includes", interop_includes_value(m));

@@ -285,6 +285,9 @@ void rules_api(const cb_rules *r, cb_api *api)
         case CB_D_ERROR_STRING:
             api->error_string = a0;
             break;
+        case CB_D_ERROR_STRING_INLINE:
+            api->error_string_inline = a0;
+            break;
         case CB_D_LIBRARY:
             api->is_library = 1;
             if (api->nlibs < CB_API_MAX_LIBS)
@@ -328,6 +331,9 @@ void rules_api(const cb_rules *r, cb_api *api)
             break;
         case CB_D_STATUS_STR:
             api->status_str = 1;
+            break;
+        case CB_D_STATUS_STR_MESSAGE:
+            api->status_str_message = 1;
             break;
         case CB_D_BUFFERS_NOT_NONE:
             api->buffers_not_none = 1;

@@ -122,6 +122,7 @@ typedef struct {
     const char *error_class;        /* cubind.<error_class> */
     const char *error_base;         /* error-base: NULL for RuntimeError */
     const char *error_string;       /* NULL when none */
+    const char *error_string_inline; /* error-string-inline: NULL when none */
     int is_library;                 /* a `library` rule: dlsym, no cudaTypedefs.h */
     const char *libs[CB_API_MAX_LIBS];
     size_t nlibs;
@@ -149,6 +150,7 @@ typedef struct {
     int str_results;                /* str-results: a returned char * is a str */
     int enum_args_int;              /* enum-args-int: enums convert as a C int */
     int status_str;                 /* status-str: str(error) is 'NAME (value)' */
+    int status_str_message;         /* status-str-message: ... ': message' */
     int buffers_not_none;           /* buffers-not-none: None is no buffer */
     int void_ptr_numbers;           /* void-ptr-numbers: a number is an address */
     int negative_errors;            /* negative-errors: a negative integer result fails */

@@ -48,6 +48,23 @@ static int names_handle(const cb_model *m, const char *name)
     return model_handle(m, name) != NULL || names_typedef(m, name);
 }
 
+/* The header's static function `name` when it describes a result as an
+ * error-string-inline function must: `const char *name(RESULT)`. */
+static const cb_function *error_string_inline(const cb_model *m, const cb_api *api, const char *name)
+{
+    for (size_t i = 0; name && i < m->ninlines; i++) {
+        const cb_function *f = &m->inlines[i];
+        if (strcmp(f->name, name) != 0)
+            continue;
+        const cb_type *ret = f->ret->kind == TY_POINTER ? f->ret->pointee : NULL;
+        int returns_chars = ret && ret->kind == TY_INT && ret->size == 1;
+        int takes_result = f->nparams == 1 && f->params[0].type->kind == TY_ENUM &&
+                           model_type_enum(m, f->params[0].type) == model_enum_index(m, api->result);
+        return returns_chars && takes_result ? f : NULL;
+    }
+    return NULL;
+}
+
 static int function_has_param(const cb_model *m, const char *function, const char *param)
 {
     const cb_function *f = rules_function(m, function);
@@ -939,6 +956,8 @@ static int rule_matches(const cb_facts *b, const cb_rule *rule)
         return model_enum(m, a0) != NULL;
     case CB_D_ERROR_STRING:
         return rules_function(m, a0) != NULL;
+    case CB_D_ERROR_STRING_INLINE:
+        return b->error_string_inline_fn != NULL;
     case CB_D_COUNT_BOUND: /* FUNCTION COUNT COUNTFN */
         return function_has_param(m, a0, rule->args[1]) && rules_function(m, rule->args[2]);
     default:
@@ -992,6 +1011,7 @@ cb_facts *rules_bind(const cb_rules *r, const cb_model *m)
     b->matched = arena_alloc(a, r->nrules + 1);
     rules_api(r, &b->api);
     b->error_string_fn = b->api.error_string ? rules_function(m, b->api.error_string) : NULL;
+    b->error_string_inline_fn = error_string_inline(m, &b->api, b->api.error_string_inline);
     bind_types(b);
     bind_functions(b);
     bind_count_bounds(b);

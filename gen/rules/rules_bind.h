@@ -237,6 +237,9 @@ typedef struct cb_facts {
     const cb_rules *rules;
     cb_api api;
     const cb_function *error_string_fn; /* the error-string function, NULL */
+    /* the error-string-inline function (model.h's inlines), NULL when the
+     * header has none of that name and shape: the rule is then unmatched */
+    const cb_function *error_string_inline_fn;
     cb_function_facts *functions; /* parallel to model.functions */
     cb_record_facts *records;     /* parallel to model.records */
     cb_attribute_type_fact **attribute_type; /* per enum, per enumerator */

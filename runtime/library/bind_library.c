@@ -348,12 +348,39 @@ static PyObject *error_status(PyObject *unused, PyObject *self)
 static PyMethodDef error_status_def = {"status", error_status, METH_O,
                                        PyDoc_STR("int(result): the library's status code.")};
 
+/* ': NAME (value)' of the CUDA driver status `value` (an int), its name
+ * from cubind.driver.CUresult ("CUresult_UNKNOWN" for a value that enum
+ * lacks), appended to *s; 0, or -1 with an exception set. */
+static int append_cuda_status(PyObject **s, PyObject *value)
+{
+    PyObject *driver = PyImport_ImportModule("cubind.driver");
+    PyObject *cls = driver ? PyObject_GetAttrString(driver, "CUresult") : NULL;
+    PyObject *member = cls ? PyObject_CallOneArg(cls, value) : NULL;
+    PyObject *name = member ? PyObject_GetAttrString(member, "name") : NULL;
+    if (!member && cls && PyErr_ExceptionMatches(PyExc_ValueError)) {
+        PyErr_Clear();
+        name = PyUnicode_FromString("CUresult_UNKNOWN");
+    }
+    PyObject *tail = name ? PyUnicode_FromFormat("; CUDA status: %S (%S)", name, value) : NULL;
+    if (tail)
+        PyUnicode_AppendAndDel(s, tail);
+    else
+        Py_CLEAR(*s);
+    Py_XDECREF(name);
+    Py_XDECREF(member);
+    Py_XDECREF(cls);
+    Py_XDECREF(driver);
+    return *s ? 0 : -1;
+}
+
 /* The __str__ of a status-str error class: "NAME (value)", what
  * cuda.bindings' snake_case modules' errors print; value is int(result).
- * An instance whose __init__ never ran falls back to RuntimeError's. */
-static PyObject *error_status_str(PyObject *unused, PyObject *self)
+ * how is (with_message, cuda_status_attr) (cbs_library_error_class_status):
+ * then ": message", then "; CUDA status: NAME (value)" of that attribute
+ * when it is not None. An instance whose __init__ never ran falls back to
+ * RuntimeError's. */
+static PyObject *error_status_str(PyObject *how, PyObject *self)
 {
-    (void)unused;
     PyObject *result = cbs_attr(self, "result");
     PyObject *name = result ? cbs_attr(self, "name") : NULL;
     PyObject *value = name ? PyNumber_Long(result) : NULL;
@@ -362,7 +389,23 @@ static PyObject *error_status_str(PyObject *unused, PyObject *self)
         s = PyUnicode_FromFormat("%S (%S)", name, value);
     else if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
         PyErr_Clear();
-        s = ((PyTypeObject *)PyExc_RuntimeError)->tp_str(self);
+        s = ((PyTypeObject *)PyExc_RuntimeError)->tp_str(self); /* and nothing more */
+    }
+    if (s && value && PyTuple_GET_ITEM(how, 0) == Py_True) {
+        PyObject *message = cbs_attr(self, "message");
+        PyObject *tail = message ? PyUnicode_FromFormat(": %S", message) : NULL;
+        if (tail)
+            PyUnicode_AppendAndDel(&s, tail);
+        else
+            Py_CLEAR(s);
+        Py_XDECREF(message);
+    }
+    PyObject *attr = PyTuple_GET_ITEM(how, 1);
+    if (s && value && attr != Py_None) {
+        PyObject *status = PyObject_GetAttr(self, attr);
+        if (!status || (status != Py_None && append_cuda_status(&s, status) < 0))
+            Py_CLEAR(s);
+        Py_XDECREF(status);
     }
     Py_XDECREF(value);
     Py_XDECREF(name);
@@ -371,7 +414,7 @@ static PyObject *error_status_str(PyObject *unused, PyObject *self)
 }
 
 static PyMethodDef error_status_str_def = {"__str__", error_status_str, METH_O,
-                                           PyDoc_STR("Return 'NAME (value)'.")};
+                                           PyDoc_STR("Return 'NAME (value)' (and what follows).")};
 
 /* A library error class's __init__, bound with the runtime's CUDAError
  * __init__ as `base_init`: CUDAError's form (result, name, message,
@@ -400,22 +443,31 @@ static PyMethodDef library_error_init_def = {
     PyDoc_STR("E(status) or E(status, detail), as cuda.bindings makes it, or\n"
               "E(result, name, message, func=None)")};
 
+/* How a class prints: CUDAError's str(), or status_str's. */
+typedef struct {
+    int status_str;               /* 'NAME (value)' (error_status_str) */
+    int message;                  /* then ': message' */
+    const char *cuda_status_attr; /* then '; CUDA status: ...' of it; NULL: no */
+} error_str_kind;
+
 /* CUDAError's __str__, or with status_str the one above (an instance
  * method either way); a new reference, NULL with an exception set. */
-static PyObject *error_str_method(PyObject *members, int status_str)
+static PyObject *error_str_method(PyObject *members, const error_str_kind *kind)
 {
-    if (!status_str)
+    if (!kind->status_str)
         return PyMapping_GetItemString(members, "__str__");
-    PyObject *f = PyCFunction_New(&error_status_str_def, NULL);
+    PyObject *how = Py_BuildValue("(Oz)", kind->message ? Py_True : Py_False, kind->cuda_status_attr);
+    PyObject *f = how ? PyCFunction_New(&error_status_str_def, how) : NULL;
     PyObject *m = f ? PyInstanceMethod_New(f) : NULL;
     Py_XDECREF(f);
+    Py_XDECREF(how);
     return m;
 }
 
 /* cbs_library_error_class's class, a subclass of the runtime's class
- * base_name (RuntimeError when ""); status_str: str(e) is 'NAME (value)'. */
+ * base_name (RuntimeError when ""), printing as `kind` says. */
 static PyObject *library_error_class(PyObject *runtime, const char *name, const char *base_name,
-                                     const char *result_type, int status_str)
+                                     const char *result_type, const error_str_kind *kind)
 {
     PyObject *base = PyObject_GetAttrString(runtime, "CUDAError");
     PyObject *parent = NULL;
@@ -426,10 +478,15 @@ static PyObject *library_error_class(PyObject *runtime, const char *name, const 
     PyObject *base_init = members ? PyMapping_GetItemString(members, "__init__") : NULL;
     PyObject *init_fn = base_init ? PyCFunction_New(&library_error_init_def, base_init) : NULL;
     PyObject *init = init_fn ? PyInstanceMethod_New(init_fn) : NULL;
-    PyObject *str = init ? error_str_method(members, status_str) : NULL;
+    PyObject *str = init ? error_str_method(members, kind) : NULL;
     PyObject *dict = str ? PyDict_New() : NULL;
     PyObject *type = NULL;
-    char qualname[128], doc[512];
+    char qualname[128], doc[640], printed[160];
+    snprintf(printed, sizeof printed, "'NAME (value)%s'%s%s%s, as cuda.bindings prints it",
+             kind->message ? ": message" : "",
+             kind->cuda_status_attr ? ", then '; CUDA status: NAME (value)' of `" : "",
+             kind->cuda_status_attr ? kind->cuda_status_attr : "",
+             kind->cuda_status_attr ? "` when set" : "");
     snprintf(qualname, sizeof qualname, "cubind.%s", name);
     snprintf(doc, sizeof doc,
              "%s(status), or %s(result, name, message, func=None)\n\n"
@@ -439,8 +496,7 @@ static PyObject *library_error_class(PyObject *runtime, const char *name, const 
              "`status` int(result), as cuda.bindings' nvJitLinkError has it.\n"
              "str(e) is %s.",
              name, name, result_type,
-             status_str ? "'NAME (value)', as cuda.bindings prints it"
-                        : "'func: NAME (value): message'");
+             kind->status_str ? printed : "'func: NAME (value): message'");
     PyObject *getter = dict ? PyCFunction_New(&error_status_def, NULL) : NULL;
     PyObject *status = getter ? PyObject_CallOneArg((PyObject *)&PyProperty_Type, getter) : NULL;
     if (status && parent && PyDict_SetItemString(dict, "__init__", init) == 0 &&
@@ -464,13 +520,16 @@ static PyObject *library_error_class(PyObject *runtime, const char *name, const 
 PyObject *cbs_library_error_class(PyObject *runtime, const char *name, const char *base,
                                   const char *result_type)
 {
-    return library_error_class(runtime, name, base, result_type, 0);
+    const error_str_kind kind = {0, 0, NULL};
+    return library_error_class(runtime, name, base, result_type, &kind);
 }
 
 PyObject *cbs_library_error_class_status(PyObject *runtime, const char *name, const char *base,
-                                         const char *result_type)
+                                         const char *result_type, int message,
+                                         const char *cuda_status_attr)
 {
-    return library_error_class(runtime, name, base, result_type, 1);
+    const error_str_kind kind = {1, message, cuda_status_attr};
+    return library_error_class(runtime, name, base, result_type, &kind);
 }
 
 PyObject *cbs_library_error_subclass(PyObject *base, const char *qualname)

@@ -72,9 +72,14 @@ PyObject *cbs_library_error_class(PyObject *runtime, const char *name, const cha
 
 /* The same class with str(e) 'NAME (value)' (a status-str rule), as
  * cuda.bindings' snake_case modules' errors print; `func`, `message` and
- * `log` stay attributes. */
+ * `log` stay attributes. With `message` (status-str-message) ': message'
+ * follows; with cuda_status_attr (not NULL: the attribute of a
+ * result-detail that is a CUDA driver status, CUresult) '; CUDA status:
+ * NAME (value)' of it follows when it is not None, NAME from
+ * cubind.driver.CUresult (cuda.bindings' cuFileError). */
 PyObject *cbs_library_error_class_status(PyObject *runtime, const char *name, const char *base,
-                                         const char *result_type);
+                                         const char *result_type, int message,
+                                         const char *cuda_status_attr);
 
 /* A subclass of the error class `base` named qualname
  * ("cubind.nvml.DriverNotLoadedError"), for an error-subclasses rule:

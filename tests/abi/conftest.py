@@ -24,7 +24,11 @@ import pytest
 # A generated module's files (tests/module_units.py): its units and header.
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from module_units import module_source, unit_files  # noqa: E402,F401
+# the CPU libraries configure fetched, for the consumer of the modules
+# that load them (test_library_capi.py)
+from fetched_libraries import cuda_driver_loadable, point_at_fetched_libraries  # noqa: E402,F401
 sys.path.pop(0)
+point_at_fetched_libraries(os.environ)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CUBIND = os.path.join(REPO, "build", "cubind")

@@ -7,8 +7,8 @@ from; cufile.h includes the toolkit's cuda.h, found with --include) and abi/nvvm
 the cache's nvvm/include/ beside the toolkit's 13.0 one) regenerate
 unchanged, the committed report abi/diff-nvvm-12.4-13.0.txt is what
 `cubind abi-diff` says between the nvvm manifests, and abi-check finds
-cubind.nvfatbin and cubind.cufile true to theirs. Skipped, with the
-reason, where the cache was not fetched."""
+cubind.nvfatbin, cubind.cufile and cubind.nvml true to theirs. Skipped,
+with the reason, where the cache was not fetched."""
 import os
 import re
 import sys
@@ -59,11 +59,13 @@ def test_committed_nvvm_diff_report_is_current():
     assert "NVVM_ERROR_CANCELLED added" in p.stdout
 
 
-@pytest.mark.parametrize("api", ["nvfatbin", "cufile"])
+@pytest.mark.parametrize("api", ["nvfatbin", "cufile", "nvml"])
 def test_abi_check_finds_the_module_and_its_manifest_alike(api):
     """The capsule table carries every function of the manifest, also
     cufile's returning an integer (-1 when the entry point raised:
-    cuFileRead, cuFileUseCount) or nothing (cuFileHandleDeregister)."""
+    cuFileRead, cuFileUseCount) or nothing (cuFileHandleDeregister), and
+    nvml's (built from the same 12.4 header, its library is the 550
+    driver's)."""
     fetched_root()
     so = os.path.join(BUILD_PY, "cubind", api + EXT_SUFFIX)
     if not os.path.isfile(so):

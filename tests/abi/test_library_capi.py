@@ -3,7 +3,12 @@
 built from out/cubind_nvrtc_api.h and out/cubind_nvjitlink_api.h calls the
 real libnvrtc / libnvJitLink through cubind.nvrtc's and cubind.nvjitlink's
 tables; an entry point that cannot load its library returns the sentinel
-(NULL for nvrtcGetErrorString) with DriverNotFoundError; `cubind
+(NULL for nvrtcGetErrorString) with DriverNotFoundError; the one
+built from out/cubind_nvfatbin_api.h, out/cubind_nvml_api.h and
+out/cubind_cufile_api.h (tests/consumer/fetched_consumer.c) calls CUDA
+12.4's libnvfatbin, libcufile and the 550 driver's libnvidia-ml that
+configure fetched, alike (skipped, with the reason, where configure did
+not fetch them); `cubind
 abi-check` matches the built modules with their headers; the saved
 manifests abi/nvrtc-13.0.json, abi/nvjitlink-13.0.json and
 abi/nvvm-13.0.json regenerate unchanged."""
@@ -13,7 +18,7 @@ import sys
 import pytest
 
 from conftest import (BUILD_PY, CONSUMER_DIR, CUBIND, EXT_SUFFIX, REPO, api_header,
-                      check_saved_manifest, py_env, run)
+                      check_saved_manifest, cuda_driver_loadable, py_env, run)
 
 APIS = [("nvrtc", "nvrtc.h"), ("nvjitlink", "nvJitLink.h"), ("nvvm", "nvvm.h")]
 # a function each manifest must have
@@ -21,15 +26,15 @@ CORE = {"nvrtc": "nvrtcCompileProgram", "nvjitlink": "nvJitLinkComplete",
         "nvvm": "nvvmCompileProgram"}
 
 
-def consumer():
-    so = os.path.join(CONSUMER_DIR, "_cubind_library_consumer" + EXT_SUFFIX)
+def consumer(name="_cubind_library_consumer"):
+    so = os.path.join(CONSUMER_DIR, name + EXT_SUFFIX)
     if not os.path.isfile(so):
         pytest.fail("%s is missing: run `ninja tests`" % so, pytrace=False)
     return CONSUMER_DIR
 
 
 def py(code, **env):
-    e = py_env(consumer(), BUILD_PY)
+    e = py_env(consumer(), consumer("_cubind_fetched_consumer"), BUILD_PY)
     e.update(env)
     return run([sys.executable, "-c", code], env=e)
 
@@ -62,16 +67,23 @@ def test_consumer_calls_the_runtime(tmp_path):
 
 
 def raises_without_cudart(tmp_path, call):
-    """`call` (of the consumer c) with CUBIND_LIBCUDART naming no file
-    raises DriverNotFoundError naming that file."""
-    missing = str(tmp_path / "libcudart.so.0")
-    p = py("import cubind, _cubind_library_consumer as c\n"
-           "try:\n"
-           "    %s\n"
-           "except cubind.DriverNotFoundError as e:\n"
-           "    print('raised', %r in str(e))\n" % (call, missing), CUBIND_LIBCUDART=missing)
+    raises_without_library(tmp_path, "CUBIND_LIBCUDART", "libcudart.so.0", [call])
+
+
+def raises_without_library(tmp_path, var, soname, calls, consumer_module="_cubind_library_consumer"):
+    """Each of `calls` (of the consumer c) with `var` naming no file: the
+    entry point returned its sentinel with DriverNotFoundError naming that
+    file set, which the consumer raised."""
+    missing = str(tmp_path / soname)
+    code = "import cubind, %s as c\n" % consumer_module
+    for call in calls:
+        code += ("try:\n"
+                 "    print('returned', %s)\n"
+                 "except cubind.DriverNotFoundError as e:\n"
+                 "    print('raised', %r in str(e))\n" % (call, missing))
+    p = py(code, **{var: missing})
     assert p.returncode == 0, p.stderr
-    assert p.stdout.split() == ["raised", "True"]
+    assert p.stdout.split() == ["raised", "True"] * len(calls), p.stdout
 
 
 def test_consumer_declares_the_whole_runtime_table():
@@ -136,3 +148,116 @@ def test_abi_check_and_saved_manifest(api, header, tmp_path):
     p = run([CUBIND, "abi-check", so, "--header", api_header(other),
              "--python", sys.executable])
     assert p.returncode == 1 and "DRIFT" in p.stdout
+
+
+# The modules generated from the headers configure fetches
+# (scripts/fetch-cuda-libs.sh), called through their tables by
+# tests/consumer/fetched_consumer.c: its module and the file its
+# DriverNotFoundError names when the variable names no file.
+FETCHED = {"nvfatbin": ("libnvfatbin", "CUBIND_LIBNVFATBIN", "libnvfatbin.so.0"),
+           "nvml": ("libnvidia-ml.so.1", "CUBIND_LIBNVML", "libnvidia-ml.so.0"),
+           "cufile": ("libcufile", "CUBIND_LIBCUFILE", "libcufile.so.99")}
+
+
+def fetched_consumer_or_skip(api):
+    """The fetched consumer with cubind.<api> compiled in and its library
+    loading (conftest.py points the module at the fetched one); else
+    skipped with the reason, as tests/python's tests of cubind.<api> skip."""
+    p = py("import _cubind_fetched_consumer as c; print(c.apis())")
+    assert p.returncode == 0, p.stderr
+    if api not in eval(p.stdout):
+        pytest.skip("cubind.%s is not built: configure found no header for it "
+                    "(scripts/fetch-cuda-libs.sh)" % api)
+    p = py("import cubind.%s as m; print(m._library_status())" % api)
+    assert p.returncode == 0, p.stderr
+    ok, where = eval(p.stdout)
+    if not ok:
+        pytest.skip("no %s: %s" % (FETCHED[api][0], where))
+
+
+def fetched_py(code):
+    """code run after `import _cubind_fetched_consumer as c`: the lines it
+    printed with out() (libcufile prints its own to stdout)."""
+    p = py("import _cubind_fetched_consumer as c\n"
+           "def out(*values): print('>>', *values)\n" + code)
+    assert p.returncode == 0, p.stderr
+    return [line[3:] for line in p.stdout.splitlines() if line.startswith(">> ")]
+
+
+def raises_without_fetched(api, tmp_path, *calls):
+    _, var, soname = FETCHED[api]
+    raises_without_library(tmp_path, var, soname, calls, "_cubind_fetched_consumer")
+
+
+# Hand-written PTX 8.0 for sm_75, which CUDA 12.4's libnvfatbin accepts.
+PTX = b""".version 8.0
+.target sm_75
+.address_size 64
+
+.visible .entry consumer_kernel(.param .u64 p)
+{
+    ret;
+}
+"""
+
+
+def test_consumer_calls_nvfatbin(tmp_path):
+    """nvFatbinVersion, and a fat binary of PTX (create, add, size, get,
+    destroy) through cubind.nvfatbin's table; the library's own error a
+    plain status; without the library the sentinel and
+    DriverNotFoundError."""
+    import struct
+
+    fetched_consumer_or_skip("nvfatbin")
+    lines = fetched_py("out(c.nvfatbin_version())\n"
+                       "out(c.fatbin_of_ptx(%r, '75'))\n"
+                       "out(c.fatbin_of_ptx(%r, '75')[0])\n"
+                       "import cubind.nvfatbin as n; out(int(n.Result.ERROR_INVALID_ARCH))\n"
+                       "out(c.fatbin_of_ptx(%r, 'sm_75')[0])" % (PTX, PTX.replace(b".version 8.0\n", b""), PTX))
+    rc, major, minor = eval(lines[0])
+    assert rc == 0 and (major, minor) >= (12, 4)
+    rc, image = eval(lines[1])
+    assert rc == 0
+    magic, version, header_size, body_size = struct.unpack_from("<IHHQ", image)
+    assert (magic, version, header_size) == (0xBA55ED50, 1, 16)  # a fat binary's header
+    assert header_size + body_size == len(image)
+    assert b".entry consumer_kernel" in image  # uncompressed: the PTX as given
+    assert int(lines[2]) != 0  # PTX without its version: the library refuses it
+    assert int(lines[4]) == int(lines[3])  # not an architecture number
+    raises_without_fetched("nvfatbin", tmp_path, "c.nvfatbin_version()",
+                           "c.fatbin_of_ptx(%r, '75')" % PTX)
+
+
+def test_consumer_calls_nvml(tmp_path):
+    """nvmlInit_v2 through cubind.nvml's table with no NVIDIA kernel driver:
+    the library's NVML_ERROR_DRIVER_NOT_LOADED as a plain status, and
+    nvmlErrorString's text for it; without the library the sentinels and
+    DriverNotFoundError."""
+    fetched_consumer_or_skip("nvml")
+    lines = fetched_py("out(c.nvml_init()); out(repr(c.nvml_error_string(9)))\n"
+                       "import cubind.nvml as m\n"
+                       "out(int(m.Return.ERROR_DRIVER_NOT_LOADED), repr(m.error_string(9)))")
+    rc, text = eval(lines[0])
+    if rc == 0:
+        assert text == "Success"  # nvmlErrorString(NVML_SUCCESS)
+        pytest.skip("an NVIDIA driver is loaded here: tests/gpu/test_nvml_gpu.py")
+    driver_not_loaded, python_text = lines[2].split(" ", 1)
+    assert rc == int(driver_not_loaded) == 9
+    assert repr(text) == lines[1] == python_text == repr("Driver Not Loaded")
+    raises_without_fetched("nvml", tmp_path, "c.nvml_init()", "c.nvml_error_string(9)")
+
+
+def test_consumer_calls_cufile(tmp_path):
+    """cuFileGetVersion, and cuFileDriverOpen without GPUDirect Storage
+    (its cuFile status, returned as a plain CUfileError_t), through
+    cubind.cufile's table; without the library the sentinel and
+    DriverNotFoundError."""
+    fetched_consumer_or_skip("cufile")
+    lines = fetched_py("out(c.cufile_version()); out(c.cufile_driver_open())\n"
+                       "import cubind.cufile as m; out(int(m.OpError.DRIVER_NOT_INITIALIZED))")
+    err, cu_err, version = eval(lines[0])
+    assert (err, cu_err) == (0, 0) and version >= 1000  # 1.9 is 1090
+    err, cu_err = eval(lines[1])
+    if not cuda_driver_loadable():
+        assert err >= int(lines[2])  # a cuFile status, not success
+    raises_without_fetched("cufile", tmp_path, "c.cufile_version()", "c.cufile_driver_open()")

@@ -8,6 +8,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "consumer_module.h"
+
 #include "cubind_driver_api.h"
 
 /* An entry point's result: the CUresult as an int, or NULL when it returned
@@ -73,20 +75,4 @@ static int exec_module(PyObject *module)
     return cubind_driver_import();
 }
 
-static PyModuleDef_Slot slots[] = {
-    {Py_mod_exec, (void *)exec_module},
-#if PY_VERSION_HEX >= 0x030D0000
-    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
-#endif
-    {0, NULL},
-};
-
-static struct PyModuleDef def = {
-    PyModuleDef_HEAD_INIT, "_cubind_consumer", "TEST-ONLY consumer of cubind.driver's C API.", 0,
-    methods, slots, NULL, NULL, NULL,
-};
-
-PyMODINIT_FUNC PyInit__cubind_consumer(void)
-{
-    return PyModuleDef_Init(&def);
-}
+CONSUMER_MODULE(_cubind_consumer, "TEST-ONLY consumer of cubind.driver's C API.", methods, exec_module)

@@ -10,6 +10,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "consumer_module.h"
+
 #include "cubind_nvjitlink_api.h"
 #include "cubind_nvrtc_api.h"
 #include "cubind_nvvm_api.h"
@@ -157,19 +159,4 @@ static int exec_module(PyObject *m)
                : 0;
 }
 
-static PyModuleDef_Slot slots[] = {
-    {Py_mod_exec, (void *)exec_module},
-#if PY_VERSION_HEX >= 0x030D0000
-    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
-#endif
-    {0, NULL},
-};
-
-static struct PyModuleDef def = {
-    PyModuleDef_HEAD_INIT, "_cubind_library_consumer", NULL, 0, methods, slots, NULL, NULL, NULL,
-};
-
-PyMODINIT_FUNC PyInit__cubind_library_consumer(void)
-{
-    return PyModuleDef_Init(&def);
-}
+CONSUMER_MODULE(_cubind_library_consumer, NULL, methods, exec_module)

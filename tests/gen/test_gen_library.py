@@ -246,3 +246,30 @@ def test_runtime_api_rules_in_the_module(run_cubind, cuda_include):
     assert 'cbs_library_error_class(st->runtime, "NVRTCError", "", ' in nv
     stub = (REPO_OUT / "runtime.pyi").read_text()
     assert "def cudaGetErrorName(error: cudaError_t | int) -> tuple[cudaError_t, bytes | None]" in stub
+
+
+# error-string-inline naming cufile.h's static description function, one
+# the header declares but does not define (a library symbol), and one it
+# lacks: only the first is called for the exception's message; the others
+# are listed as matching nothing and give no call.
+INLINE_DESCRIPTIONS = {"cufileop_status_error": True, "cuFileGetVersion": False,
+                       "cufileNoSuchDescription": False}
+
+
+@pytest.mark.parametrize("function", sorted(INLINE_DESCRIPTIONS))
+def test_error_string_inline_calls_the_headers_own_function(run_cubind, cuda_include, tmp_path,
+                                                            function):
+    header = header_path(cuda_include, "cufile.h")
+    if not os.path.isfile(header):
+        pytest.skip("no cufile.h (scripts/fetch-cuda-libs.sh did not run)")
+    rules = rules_with(tmp_path, "cufile", "error-string-inline cufileop_status_error",
+                       "error-string-inline " + function)
+    out = tmp_path / "out"
+    out.mkdir()
+    p = run_cubind("generate", "--list-unmatched", "--header", header, "--rules", rules,
+                   "--include", cuda_include, "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    source = module_source(str(out), "cufile")
+    called = "message = %s(rc);" % function in source
+    unmatched = "rule 'error-string-inline %s' matches nothing" % function in p.stderr
+    assert (called, unmatched) == (INLINE_DESCRIPTIONS[function], not INLINE_DESCRIPTIONS[function])

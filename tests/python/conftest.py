@@ -31,29 +31,13 @@ def _config(name):
     raise KeyError(name)
 
 
-# The CPU libraries scripts/fetch-cuda-libs.sh fetched (configure's
-# cuda_libs): the library modules' tests load them unless the variable
-# naming the library is already set.
-# NVML's, the 550 driver's libnvidia-ml.so.1, is in cuda_driver_libs.
-FETCHED_LIBRARIES = {"CUBIND_LIBNVFATBIN": ("cuda_libs", "libnvfatbin.so.12"),
-                     "CUBIND_LIBCUFILE": ("cuda_libs", "libcufile.so.0"),
-                     "CUBIND_LIBNVML": ("cuda_driver_libs", "libnvidia-ml.so.1")}
-
-
-def _fetched_dir(name):
-    try:
-        return _config(name)
-    except (KeyError, OSError):
-        return ""
-
-
-for _var, (_cache, _name) in FETCHED_LIBRARIES.items():
-    _fetched = _fetched_dir(_cache)
-    if _fetched and _var not in os.environ and os.path.exists(os.path.join(_fetched, "lib", _name)):
-        os.environ[_var] = os.path.join(_fetched, "lib", _name)
-# libcufile writes its log to cufile.log in the working directory (the
-# repository's root under tests/run) unless told where
-os.environ.setdefault("CUFILE_LOGFILE_PATH", str(BUILD / "cufile.log"))
+# The library modules' tests load the CPU libraries configure fetched
+# unless the variable naming the library is already set
+# (tests/fetched_libraries.py).
+sys.path.insert(0, str(ROOT / "tests"))
+from fetched_libraries import cuda_driver_loadable, point_at_fetched_libraries  # noqa: E402,F401
+sys.path.pop(0)
+point_at_fetched_libraries(os.environ)
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """cubind.cufile (cuda.bindings.cufile's face: snake_case functions that
-raise cubind.cuFileError printing 'NAME (value)', handles as ints, the
+raise cubind.cuFileError printing 'NAME (value): description; CUDA
+status: NAME (value)' as cuda.bindings does, handles as ints, the
 enums OpError, FileHandleType..., the structs Descr, IOParams, IOEvents)
 on a real libcufile without GPUDirect Storage: the library's version, the
 driver failing to open raising cuFileError (never crashing), every other
@@ -11,11 +12,11 @@ The library is CUDA 12.4's libcufile.so.0 from scripts/fetch-cuda-libs.sh
 (configure's cuda_libs; conftest.py points CUBIND_LIBCUFILE at it);
 skipped, with the reason, where none is found. The library prints its own
 diagnostics on stderr (no libcuda on its path, no nvidia-fs)."""
-import ctypes
 import os
 
 import pytest
 
+from conftest import cuda_driver_loadable
 from library_common import CallRecorder, library_or_skip
 from nvrtc_common import check_missing_library
 
@@ -33,26 +34,28 @@ def fails_or_returns(c, name, *args):
     try:
         return call(c, name, *args)
     except c.cuFileError as e:
-        # a newer library's status may lie outside 12.4's OpError
-        assert e.status == int(e.result) != 0 and str(e).endswith(" (%d)" % e.status)
+        # a newer library's status may lie outside 12.4's OpError; str()
+        # as cuda.bindings': the status, its description, the CUDA status
+        cuda = e.cuda_error
+        assert e.status == int(e.result) != 0 and cuda is not None
+        assert str(e).endswith("; CUDA status: %s (%d)" % (cuda_status_name(cuda), cuda))
         if isinstance(e.result, c.OpError):
-            assert str(e) == "%s (%d)" % (e.result.name, e.status)
+            assert str(e).startswith("%s (%d): %s;" % (e.result.name, e.status, e.message))
         return e
+
+
+def cuda_status_name(value):
+    import cubind.driver as d
+    try:
+        return d.CUresult(value).name
+    except ValueError:
+        return "CUresult_UNKNOWN"
 
 
 def test_version_and_use_count(cufile):
     version = call(cufile, "get_version")
     assert isinstance(version, int) and version >= 1000  # 1.9 is 1090
     assert call(cufile, "use_count") == 0
-
-
-def cuda_driver_loadable():
-    """Whether libcufile, which loads libcuda.so.1 itself, finds a driver."""
-    try:
-        ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return False
-    return True
 
 
 def test_driver_open_without_gds_raises(cufile):

@@ -60,6 +60,20 @@ def test_success_of_both_returns_the_outputs(double):
     assert call(double, "driver_open", 0, 0) == "returned None"
 
 
+def test_a_raised_error_prints_both_statuses(double):
+    """As cuda.bindings' cuFileError: the cuFile status with its
+    description, then the CUDA driver's."""
+    r = run_python("import cubind.cufile as c, cubind.driver as d\n"
+                   "try:\n"
+                   "    c.driver_open()\n"
+                   "except c.cuFileError as e:\n"
+                   "    print(str(e) == 'CUDA_DRIVER_ERROR (5011): %s; CUDA status: %s (2)'\n"
+                   "          % (e.message, d.CUresult(2).name), e.message != e.name)\n",
+                   CUBIND_LIBCUFILE=double, FAKE_CUFILE_ERR="5011", FAKE_CUFILE_CU_ERR="2")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["True", "True"], r.stdout
+
+
 def test_a_status_from_an_integer_function_has_cuda_error_none():
     import cubind.cufile as c
     assert c.cuFileError.cuda_error is None  # read/write's -N errors carry no CUDA status

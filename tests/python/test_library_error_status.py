@@ -51,6 +51,21 @@ def test_status_form_fills_member_name_and_pickles(module, cls_name, enum_name, 
     assert raised.status == status
 
 
+# The classes whose str() in cuda.bindings 13.3.1 is 'NAME (value)' and
+# nothing more (the message, function and log stay attributes).
+NAME_VALUE = [c for c in CLASSES if c[0] in ("nvjitlink", "nvvm", "nvfatbin")]
+
+
+@pytest.mark.parametrize("module, cls_name, enum_name, status", NAME_VALUE,
+                         ids=[c[0] for c in NAME_VALUE])
+def test_str_is_the_name_and_value(module, cls_name, enum_name, status):
+    m = importlib.import_module("cubind." + module)
+    cls, member = getattr(m, cls_name), getattr(m, enum_name)(status)
+    expected = "%s (%d)" % (member.name, status)
+    assert str(cls(status)) == expected
+    assert str(cls(member, member.name, "the message", "someFunction")) == expected
+
+
 @pytest.mark.parametrize("module, cls_name, enum_name, status", CLASSES,
                          ids=[c[0] for c in CLASSES])
 def test_status_form_refuses_what_is_not_a_status(module, cls_name, enum_name, status):
@@ -75,6 +90,51 @@ def test_cufile_status_form_carries_the_cuda_error():
     assert again.cuda_error == 700 and again.status == status
     with pytest.raises(TypeError, match="takes a status and an optional cuda_error"):
         c.cuFileError(status, 700, 1)
+
+
+def cufile_h_description(enumerator):
+    """What the CUFILE_OP entry of `enumerator` in the fetched cufile.h
+    (configure's cuda_libs, which out/cufile.c is generated from) says of
+    it, as its status-string function gives it; None without that header."""
+    import os
+    import re
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    try:
+        from api_headers import fetched_include
+    finally:
+        sys.path.pop(0)
+    include = fetched_include()
+    path = os.path.join(include, "cufile.h") if include else ""
+    if not os.path.isfile(path):
+        return None
+    with open(path) as f:
+        m = re.search(r"CUFILE_OP\([^,]*,\s*%s,\s*(.*)\)\s*\\?\s*$" % enumerator, f.read(), re.M)
+    return " ".join(m.group(1).split()) if m else None
+
+
+def test_cufile_str_is_cuda_bindings():
+    """cuda.bindings 13.3.1's cuFileError prints 'NAME (value): ' and the
+    description cufile.h gives the status, then, when it has the CUDA
+    driver's status, '; CUDA status: NAME (value)' of that CUresult
+    (before: 'NAME (value)' alone)."""
+    c = importlib.import_module("cubind.cufile")
+    d = importlib.import_module("cubind.driver")
+    status = int(c.OpError.CUDA_DRIVER_ERROR)
+    e = c.cuFileError(status, 2)
+    assert e.message and e.message != e.name  # the header's description, not the name
+    described = cufile_h_description("CU_FILE_CUDA_DRIVER_ERROR")
+    assert described is None or e.message == described
+    assert str(e) == "CUDA_DRIVER_ERROR (%d): %s; CUDA status: %s (2)" % (
+        status, e.message, d.CUresult(2).name)
+    assert str(pickle.loads(pickle.dumps(e))) == str(e)
+    # no CUDA status given: none printed; one the enum lacks: named so
+    assert str(c.cuFileError(status)) == "CUDA_DRIVER_ERROR (%d): %s" % (status, e.message)
+    assert str(c.cuFileError(status, 123456)).endswith("; CUDA status: CUresult_UNKNOWN (123456)")
+    # the form cubind raises with prints the same way
+    raised = c.cuFileError(c.OpError.CUDA_DRIVER_ERROR, "CUDA_DRIVER_ERROR", e.message, "f")
+    raised.cuda_error = 2
+    assert str(raised) == str(e)
 
 
 def test_one_argument_libraries_refuse_a_second_status():

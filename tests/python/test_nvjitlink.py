@@ -101,6 +101,8 @@ def test_failed_link_carries_the_error_log(jit):
     e = info.value
     assert isinstance(e.result, j.Result) and e.result != j.Result.SUCCESS
     assert e.log and b"junk" in e.log or b"ERROR" in e.log
+    # as cuda.bindings prints it: the log is an attribute only
+    assert str(e) == "%s (%d)" % (e.result.name, e.status)
     again = pickle.loads(pickle.dumps(e))
     assert type(again) is cubind.nvJitLinkError and again.result == e.result
     # cuda.bindings' nvJitLinkError carries the code as `status` (an int)
@@ -114,6 +116,7 @@ def test_bad_input(jit, nvrtc):
     with pytest.raises(cubind.nvJitLinkError) as info:
         j.create(1, ["-no-such-option"])
     assert info.value.result == j.Result.ERROR_UNRECOGNIZED_OPTION
+    assert str(info.value) == "ERROR_UNRECOGNIZED_OPTION (1)"  # cuda.bindings' text
     with pytest.raises(TypeError, match="'options'"):
         j.create(1, [None])
     with pytest.raises(ValueError, match="'options'"):
