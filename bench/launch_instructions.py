@@ -22,9 +22,9 @@ and as its own base.
 DIR holds an older checkout with its bindings built (`./configure
 --no-generator --no-install && ninja bindings`); this checkout's are
 build/python. Both must be built for the interpreter that runs this
-script (`--python`), best the GPU machine's (3.12): before 3.12 no int is
-compact (cbs_compact_int), and every value takes the packer's general
-path. Needs valgrind and build/fakecuda/libcuda.so.1. Prints a
+script (`--python`), best the GPU machine's (3.12): how an int is read
+inline (cbs_compact_int) differs before 3.12, where builds of 2026-12-04
+and older read none inline (every int took the packer's general path). Needs valgrind and build/fakecuda/libcuda.so.1. Prints a
 Markdown table: instructions per launch of each build and the change.
 Counts, not timings: what a launch costs on the GPU is the time the
 paired runs measure; this says whether cubind's own work changed.

@@ -9,6 +9,9 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#if PY_VERSION_HEX < 0x030B0000
+#include <longintrepr.h> /* 3.10: cbs_compact_int reads ob_digit (3.11's Python.h has it) */
+#endif
 #include <string.h>
 
 /* For the few tiny helpers on every generated call's path: inlined at each
@@ -93,6 +96,21 @@ static inline void cbs_raise_exception(PyObject *exc)
 #endif
 }
 
+/* PyFloat_Pack2 / PyFloat_Unpack2 (IEEE half precision) are public from
+ * 3.11; 3.10 has them under a leading underscore, taking unsigned char. */
+#if PY_VERSION_HEX < 0x030B0000
+static inline int cbs_float_pack2(double x, char *p, int le)
+{
+    return _PyFloat_Pack2(x, (unsigned char *)p, le);
+}
+static inline double cbs_float_unpack2(const char *p, int le)
+{
+    return _PyFloat_Unpack2((const unsigned char *)p, le);
+}
+#define PyFloat_Pack2 cbs_float_pack2
+#define PyFloat_Unpack2 cbs_float_unpack2
+#endif
+
 /* The unqualified name of a type ("CUresult" for "cubind.driver.CUresult"). */
 static inline const char *cbs_short_name(PyTypeObject *t)
 {
@@ -101,8 +119,9 @@ static inline const char *cbs_short_name(PyTypeObject *t)
 }
 
 /* The value of an int (or int subclass) that fits in a machine word,
- * without a call (3.12+ exposes compact ints inline): 1 and *v; 0 when o is
- * not one (or on older versions), and the caller takes the general path.
+ * without a call (3.12+ exposes compact ints inline; on 3.10 and 3.11 an
+ * int of at most one digit): 1 and *v; 0 when o is not one, and the
+ * caller takes the general path.
  * Any int subclass qualifies (enum members, bool): its value is stored as
  * an int's is, and int() of it is that value whatever it overrides. */
 static CBS_ALWAYS_INLINE int cbs_compact_int(PyObject *o, long long *v)
@@ -113,8 +132,20 @@ static CBS_ALWAYS_INLINE int cbs_compact_int(PyObject *o, long long *v)
         return 1;
     }
 #else
-    (void)o;
-    (void)v;
+    /* 3.10 and 3.11, whose int layout is frozen: ob_size is the signed
+     * count of digits (30 or 15 bits each). One digit or none is what
+     * 3.12 calls compact; zero may have no digit allocated. */
+    if (PyLong_Check(o)) {
+        Py_ssize_t n = Py_SIZE(o);
+        if (n == 0) {
+            *v = 0;
+            return 1;
+        }
+        if (n == 1 || n == -1) {
+            *v = (long long)n * (long long)((PyLongObject *)o)->ob_digit[0];
+            return 1;
+        }
+    }
 #endif
     return 0;
 }

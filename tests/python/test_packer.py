@@ -331,6 +331,32 @@ def test_plain_every_size_and_range(kernel):
         raises_naming(k, tuple(v), OverflowError, i, "out of range")
 
 
+class _Small(int):
+    pass
+
+
+# Ints of one digit and of two on either side of CPython's digit
+# boundaries (30 and 15 bits): cbs_compact_int reads the one-digit ones
+# inline (3.12's compact ints; on 3.10 and 3.11 the digit itself), the
+# others take the general path; both must give the same bytes.
+DIGIT_EDGES = [0, 1, -1, 2**15 - 1, 2**15, -(2**15), 2**30 - 1, 2**30, -(2**30 - 1), -(2**30),
+               2**31 - 1, -(2**31), 2**60, -(2**60)]
+
+
+@pytest.mark.parametrize("value", DIGIT_EDGES)
+def test_plain_ints_at_digit_boundaries(kernel, value):
+    k = kernel([8, 8, 8])
+    vals = (int(str(value)), _Small(value), bool(value))
+    assert k.ok(vals) == k.expect([struct.pack("<q", value), struct.pack("<q", value),
+                                    struct.pack("<q", bool(value))])
+    k4 = kernel([4, 4])
+    if -2**31 <= value < 2**32:  # a 4-byte parameter of unknown type: int32 or uint32
+        four = struct.pack("<I", value & 0xFFFFFFFF)
+        assert k4.ok((value, _Small(value))) == k4.expect([four, four])
+    else:
+        raises_naming(k4, (value, 0), OverflowError, 0, "out of range")
+
+
 def test_plain_handles_objects_and_structs(kernel, drv):
     class S(ctypes.Structure):
         _fields_ = [("a", ctypes.c_int), ("b", ctypes.c_float), ("c", ctypes.c_double)]
