@@ -41,7 +41,9 @@ except OverflowError as e:
 offsets, sizes = (ctypes.c_size_t * 3)(0, 8, 12), (ctypes.c_size_t * 3)(8, 4, 4)
 assert fake.fakecuda_set_param_layout(None, b"smoke", 3, offsets, sizes) == 0
 f = cu.cuModuleGetFunction(cu.cuModuleLoadData(b"smoke image\0"), b"smoke")
-cu.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, None, (0x1000, -7, 2.5), None)
+# (no PTX or C++ name types this kernel: argtypes= does, as the raising
+# face refuses an int where the kernel may read a float)
+cu.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, None, (0x1000, -7, 2.5), None, argtypes=("p", "i4", "f4"))
 got = ctypes.create_string_buffer(16)
 n = fake.fakecuda_last_launch_params(b"smoke", got, 16)
 assert got.raw[:n] == struct.pack("<Qif", 0x1000, -7, 2.5), got.raw[:n]
@@ -59,7 +61,7 @@ class StreamLike:
         return stream.__cuda_stream__()
 
 
-cubind.launch(f, (1, 1), 1, 0x3000, -9, 4.5, stream=StreamLike())
+cubind.launch(f, (1, 1), 1, 0x3000, -9, 4.5, stream=StreamLike(), argtypes=("p", "i4", "f4"))
 n = fake.fakecuda_last_launch_params(b"smoke", got, 16)
 assert got.raw[:n] == struct.pack("<Qif", 0x3000, -9, 4.5), got.raw[:n]
 cu.cuStreamDestroy(stream)

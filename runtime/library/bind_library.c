@@ -4,7 +4,7 @@
  * symbols, and its exception class (bind_library.h states the order and
  * the invariants).
  */
-#define _GNU_SOURCE /* RTLD_NOLOAD */
+#define _GNU_SOURCE 1 /* RTLD_NOLOAD (1: as pyconfig.h of 3.10 defines it) */
 #include "bind_library.h"
 
 #include <dlfcn.h>

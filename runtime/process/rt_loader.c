@@ -20,7 +20,7 @@
  * dlopen: generated modules cache entry points for the process lifetime and
  * may call them from CUDA's own threads during interpreter finalization.
  */
-#define _GNU_SOURCE /* dlinfo, RTLD_DI_LINKMAP */
+#define _GNU_SOURCE 1 /* dlinfo, RTLD_DI_LINKMAP (1: as pyconfig.h of 3.10 defines it) */
 #include "rt_loader.h"
 #include "cubind_rt.h"
 
