@@ -962,7 +962,10 @@ static void api_value(tv *root, const cb_api *api)
     tv_set_bool(root, "str_results", api->str_results);
     tv_set_bool(root, "enum_args_int", api->enum_args_int);
     tv_set_bool(root, "status_str", api->status_str);
-    tv_set_bool(root, "status_str_message", api->status_str && api->status_str_message);
+    /* how a status-str class's str() begins: 'NAME (value)' unless
+     * message-str, then ': message' with status-str-message */
+    tv_set_bool(root, "status_str_name_value", api->status_str && !api->message_str);
+    tv_set_bool(root, "status_str_message", api->status_str && (api->status_str_message || api->message_str));
     tv_set_bool(root, "buffers_not_none", api->buffers_not_none);
     tv_set_bool(root, "void_ptr_numbers", api->void_ptr_numbers);
     tv_set_bool(root, "has_chars_length", api->chars_length > 0);
