@@ -1059,6 +1059,14 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     const cb_function *inl = c->facts->error_string_inline_fn;
     tv_set_bool(root, "has_error_string_inline", inl != NULL);
     tv_set_str(root, "error_string_inline", inl ? inl->name : "");
+    /* also bound, as an error-string function is: its Python name loses
+     * the API's prefix matched ignoring case, as a type's does
+     * (cufileop_status_error -> op_status_error) */
+    char *inl_stem = inl ? rules_type_pyname(&api, inl->name) : NULL;
+    char *inl_py = inl ? rules_python_name(&api, inl_stem ? inl_stem : inl->name) : NULL;
+    tv_set_str(root, "error_string_inline_py", inl_py ? inl_py : "");
+    free(inl_py);
+    free(inl_stem);
     /* status-str-message: the result-detail (a CUDA driver status) prints
      * after the message */
     tv_set_bool(root, "status_str_cuda_status",
