@@ -816,6 +816,18 @@ static tv *layout_records(const cb_model *m, int with_interop, long long *nrecor
     return records;
 }
 
+/* The function the consumer header's example calls: the first returning
+ * the API's status (its result enum, or the result-field struct holding
+ * it), else the first; "" when none. */
+static const char *capi_example(const cb_model *m, const cb_api *api)
+{
+    const char *status = api->result_field ? api->result_record : api->result;
+    for (size_t i = 0; status && i < m->nfunctions; i++)
+        if (strcmp(m->functions[i].ret->spelling, status) == 0)
+            return m->functions[i].name;
+    return m->nfunctions ? m->functions[0].name : "";
+}
+
 /* What the C API's templates read of the API (capi_types.c.tmpl). */
 static void capi_api_value(tv *root, const cb_model *m, const cb_classes *c, const cb_api *api)
 {
@@ -825,7 +837,12 @@ static void capi_api_value(tv *root, const cb_model *m, const cb_classes *c, con
     tv_set_str(root, "module", api->dropin ? api->dropin : api->raising);
     tv_set_str(root, "result_type", api->result);
     tv_set_str(root, "capi_sentinel", api->capi_sentinel);
-    tv_set_str(root, "capi_example", m->nfunctions ? m->functions[0].name : "");
+    /* result-field: the functions return that struct, the status (and
+     * the sentinel) in its field */
+    tv_set_bool(root, "has_result_field", api->result_field != NULL);
+    tv_set_str(root, "result_record", api->result_field ? api->result_record : "");
+    tv_set_str(root, "result_field", api->result_field ? api->result_field : "");
+    tv_set_str(root, "capi_example", capi_example(m, api));
     tv_set(root, "capi_groups", capi_groups_value(m, c, api));
     long long nrecords = 0, nfields = 0;
     tv_set(root, "layouts", layout_records(m, 0, &nrecords, &nfields));
