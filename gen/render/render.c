@@ -816,6 +816,18 @@ static tv *layout_records(const cb_model *m, int with_interop, long long *nrecor
     return records;
 }
 
+/* The function the consumer header's example calls: the first returning
+ * the API's status (its result enum, or the result-field struct holding
+ * it), else the first; "" when none. */
+static const char *capi_example(const cb_model *m, const cb_api *api)
+{
+    const char *status = api->result_field ? api->result_record : api->result;
+    for (size_t i = 0; status && i < m->nfunctions; i++)
+        if (strcmp(m->functions[i].ret->spelling, status) == 0)
+            return m->functions[i].name;
+    return m->nfunctions ? m->functions[0].name : "";
+}
+
 /* What the C API's templates read of the API (capi_types.c.tmpl). */
 static void capi_api_value(tv *root, const cb_model *m, const cb_classes *c, const cb_api *api)
 {
@@ -825,7 +837,12 @@ static void capi_api_value(tv *root, const cb_model *m, const cb_classes *c, con
     tv_set_str(root, "module", api->dropin ? api->dropin : api->raising);
     tv_set_str(root, "result_type", api->result);
     tv_set_str(root, "capi_sentinel", api->capi_sentinel);
-    tv_set_str(root, "capi_example", m->nfunctions ? m->functions[0].name : "");
+    /* result-field: the functions return that struct, the status (and
+     * the sentinel) in its field */
+    tv_set_bool(root, "has_result_field", api->result_field != NULL);
+    tv_set_str(root, "result_record", api->result_field ? api->result_record : "");
+    tv_set_str(root, "result_field", api->result_field ? api->result_field : "");
+    tv_set_str(root, "capi_example", capi_example(m, api));
     tv_set(root, "capi_groups", capi_groups_value(m, c, api));
     long long nrecords = 0, nfields = 0;
     tv_set(root, "layouts", layout_records(m, 0, &nrecords, &nfields));
@@ -962,7 +979,10 @@ static void api_value(tv *root, const cb_api *api)
     tv_set_bool(root, "str_results", api->str_results);
     tv_set_bool(root, "enum_args_int", api->enum_args_int);
     tv_set_bool(root, "status_str", api->status_str);
-    tv_set_bool(root, "status_str_message", api->status_str && api->status_str_message);
+    /* how a status-str class's str() begins: 'NAME (value)' unless
+     * message-str, then ': message' with status-str-message */
+    tv_set_bool(root, "status_str_name_value", api->status_str && !api->message_str);
+    tv_set_bool(root, "status_str_message", api->status_str && (api->status_str_message || api->message_str));
     tv_set_bool(root, "buffers_not_none", api->buffers_not_none);
     tv_set_bool(root, "void_ptr_numbers", api->void_ptr_numbers);
     tv_set_bool(root, "has_chars_length", api->chars_length > 0);
@@ -1056,6 +1076,14 @@ static tv *driver_context(const cb_model *m, const cb_classes *c, const cb_rules
     const cb_function *inl = c->facts->error_string_inline_fn;
     tv_set_bool(root, "has_error_string_inline", inl != NULL);
     tv_set_str(root, "error_string_inline", inl ? inl->name : "");
+    /* also bound, as an error-string function is: its Python name loses
+     * the API's prefix matched ignoring case, as a type's does
+     * (cufileop_status_error -> op_status_error) */
+    char *inl_stem = inl ? rules_type_pyname(&api, inl->name) : NULL;
+    char *inl_py = inl ? rules_python_name(&api, inl_stem ? inl_stem : inl->name) : NULL;
+    tv_set_str(root, "error_string_inline_py", inl_py ? inl_py : "");
+    free(inl_py);
+    free(inl_stem);
     /* status-str-message: the result-detail (a CUDA driver status) prints
      * after the message */
     tv_set_bool(root, "status_str_cuda_status",

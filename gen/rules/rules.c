@@ -335,6 +335,9 @@ void rules_api(const cb_rules *r, cb_api *api)
         case CB_D_STATUS_STR_MESSAGE:
             api->status_str_message = 1;
             break;
+        case CB_D_MESSAGE_STR:
+            api->message_str = 1;
+            break;
         case CB_D_BUFFERS_NOT_NONE:
             api->buffers_not_none = 1;
             break;

@@ -151,6 +151,7 @@ typedef struct {
     int enum_args_int;              /* enum-args-int: enums convert as a C int */
     int status_str;                 /* status-str: str(error) is 'NAME (value)' */
     int status_str_message;         /* status-str-message: ... ': message' */
+    int message_str;                /* message-str: str(error) is the message alone */
     int buffers_not_none;           /* buffers-not-none: None is no buffer */
     int void_ptr_numbers;           /* void-ptr-numbers: a number is an address */
     int negative_errors;            /* negative-errors: a negative integer result fails */

@@ -373,34 +373,37 @@ static int append_cuda_status(PyObject **s, PyObject *value)
     return *s ? 0 : -1;
 }
 
-/* The __str__ of a status-str error class: "NAME (value)", what
- * cuda.bindings' snake_case modules' errors print; value is int(result).
- * how is (with_message, cuda_status_attr) (cbs_library_error_class_status):
- * then ": message", then "; CUDA status: NAME (value)" of that attribute
- * when it is not None. An instance whose __init__ never ran falls back to
+/* The __str__ of a status-str error class, what cuda.bindings'
+ * snake_case modules' errors print. how is (name_value, message,
+ * cuda_status_attr) (cbs_library_error_class_status's parts): "NAME
+ * (value)" (value is int(result)), then the message (": message" after
+ * NAME (value)), then "; CUDA status: NAME (value)" of that attribute when
+ * it is not None. An instance whose __init__ never ran falls back to
  * RuntimeError's. */
 static PyObject *error_status_str(PyObject *how, PyObject *self)
 {
+    int name_value = PyTuple_GET_ITEM(how, 0) == Py_True;
+    int with_message = PyTuple_GET_ITEM(how, 1) == Py_True;
     PyObject *result = cbs_attr(self, "result");
     PyObject *name = result ? cbs_attr(self, "name") : NULL;
     PyObject *value = name ? PyNumber_Long(result) : NULL;
     PyObject *s = NULL;
     if (value)
-        s = PyUnicode_FromFormat("%S (%S)", name, value);
+        s = name_value ? PyUnicode_FromFormat("%S (%S)", name, value) : PyUnicode_FromString("");
     else if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
         PyErr_Clear();
         s = ((PyTypeObject *)PyExc_RuntimeError)->tp_str(self); /* and nothing more */
     }
-    if (s && value && PyTuple_GET_ITEM(how, 0) == Py_True) {
+    if (s && value && with_message) {
         PyObject *message = cbs_attr(self, "message");
-        PyObject *tail = message ? PyUnicode_FromFormat(": %S", message) : NULL;
+        PyObject *tail = message ? PyUnicode_FromFormat("%s%S", name_value ? ": " : "", message) : NULL;
         if (tail)
             PyUnicode_AppendAndDel(&s, tail);
         else
             Py_CLEAR(s);
         Py_XDECREF(message);
     }
-    PyObject *attr = PyTuple_GET_ITEM(how, 1);
+    PyObject *attr = PyTuple_GET_ITEM(how, 2);
     if (s && value && attr != Py_None) {
         PyObject *status = PyObject_GetAttr(self, attr);
         if (!status || (status != Py_None && append_cuda_status(&s, status) < 0))
@@ -414,7 +417,7 @@ static PyObject *error_status_str(PyObject *how, PyObject *self)
 }
 
 static PyMethodDef error_status_str_def = {"__str__", error_status_str, METH_O,
-                                           PyDoc_STR("Return 'NAME (value)' (and what follows).")};
+                                           PyDoc_STR("Return 'NAME (value)', the message, or both (and what follows).")};
 
 /* A library error class's __init__, bound with the runtime's CUDAError
  * __init__ as `base_init`: CUDAError's form (result, name, message,
@@ -445,8 +448,8 @@ static PyMethodDef library_error_init_def = {
 
 /* How a class prints: CUDAError's str(), or status_str's. */
 typedef struct {
-    int status_str;               /* 'NAME (value)' (error_status_str) */
-    int message;                  /* then ': message' */
+    int status_str;               /* error_status_str's, of these parts: */
+    int parts;                    /* CBS_STR_NAME_VALUE, CBS_STR_MESSAGE */
     const char *cuda_status_attr; /* then '; CUDA status: ...' of it; NULL: no */
 } error_str_kind;
 
@@ -456,7 +459,9 @@ static PyObject *error_str_method(PyObject *members, const error_str_kind *kind)
 {
     if (!kind->status_str)
         return PyMapping_GetItemString(members, "__str__");
-    PyObject *how = Py_BuildValue("(Oz)", kind->message ? Py_True : Py_False, kind->cuda_status_attr);
+    PyObject *how = Py_BuildValue("(OOz)", kind->parts & CBS_STR_NAME_VALUE ? Py_True : Py_False,
+                                  kind->parts & CBS_STR_MESSAGE ? Py_True : Py_False,
+                                  kind->cuda_status_attr);
     PyObject *f = how ? PyCFunction_New(&error_status_str_def, how) : NULL;
     PyObject *m = f ? PyInstanceMethod_New(f) : NULL;
     Py_XDECREF(f);
@@ -482,8 +487,10 @@ static PyObject *library_error_class(PyObject *runtime, const char *name, const 
     PyObject *dict = str ? PyDict_New() : NULL;
     PyObject *type = NULL;
     char qualname[128], doc[640], printed[160];
-    snprintf(printed, sizeof printed, "'NAME (value)%s'%s%s%s, as cuda.bindings prints it",
-             kind->message ? ": message" : "",
+    snprintf(printed, sizeof printed, "'%s%s%s'%s%s%s, as cuda.bindings prints it",
+             kind->parts & CBS_STR_NAME_VALUE ? "NAME (value)" : "",
+             kind->parts == (CBS_STR_NAME_VALUE | CBS_STR_MESSAGE) ? ": " : "",
+             kind->parts & CBS_STR_MESSAGE ? "message" : "",
              kind->cuda_status_attr ? ", then '; CUDA status: NAME (value)' of `" : "",
              kind->cuda_status_attr ? kind->cuda_status_attr : "",
              kind->cuda_status_attr ? "` when set" : "");
@@ -525,10 +532,10 @@ PyObject *cbs_library_error_class(PyObject *runtime, const char *name, const cha
 }
 
 PyObject *cbs_library_error_class_status(PyObject *runtime, const char *name, const char *base,
-                                         const char *result_type, int message,
+                                         const char *result_type, int parts,
                                          const char *cuda_status_attr)
 {
-    const error_str_kind kind = {1, message, cuda_status_attr};
+    const error_str_kind kind = {1, parts, cuda_status_attr};
     return library_error_class(runtime, name, base, result_type, &kind);
 }
 

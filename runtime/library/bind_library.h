@@ -70,15 +70,23 @@ PyObject *cbs_library_status(cbs_library *lib, const cubind_rt_api *rt);
 PyObject *cbs_library_error_class(PyObject *runtime, const char *name, const char *base,
                                   const char *result_type);
 
-/* The same class with str(e) 'NAME (value)' (a status-str rule), as
- * cuda.bindings' snake_case modules' errors print; `func`, `message` and
- * `log` stay attributes. With `message` (status-str-message) ': message'
- * follows; with cuda_status_attr (not NULL: the attribute of a
+/* What str() of a status-str class prints, in this order (`parts` of
+ * cbs_library_error_class_status, or'ed): */
+enum {
+    CBS_STR_NAME_VALUE = 1, /* 'NAME (value)' */
+    CBS_STR_MESSAGE = 2     /* the message (after ': ' when NAME (value) precedes) */
+};
+
+/* The same class with str(e) of the `parts` above (a status-str rule):
+ * 'NAME (value)', as cuda.bindings' snake_case modules' errors print;
+ * 'NAME (value): message' (status-str-message); the message alone
+ * (message-str, cuda.bindings.nvml's NvmlError). The rest stay
+ * attributes. With cuda_status_attr (not NULL: the attribute of a
  * result-detail that is a CUDA driver status, CUresult) '; CUDA status:
  * NAME (value)' of it follows when it is not None, NAME from
  * cubind.driver.CUresult (cuda.bindings' cuFileError). */
 PyObject *cbs_library_error_class_status(PyObject *runtime, const char *name, const char *base,
-                                         const char *result_type, int message,
+                                         const char *result_type, int parts,
                                          const char *cuda_status_attr);
 
 /* A subclass of the error class `base` named qualname

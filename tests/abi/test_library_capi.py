@@ -261,3 +261,30 @@ def test_consumer_calls_cufile(tmp_path):
     if not cuda_driver_loadable():
         assert err >= int(lines[2])  # a cuFile status, not success
     raises_without_fetched("cufile", tmp_path, "c.cufile_version()", "c.cufile_driver_open()")
+
+
+@pytest.mark.parametrize("header", sorted(f for f in os.listdir(os.path.join(REPO, "out"))
+                                          if f.startswith("cubind_") and f.endswith("_api.h")))
+def test_header_usage_example_is_what_its_entry_point_returns(header):
+    """Each consumer header's usage example holds its entry point's result
+    in the type that entry point returns, and finds the sentinel where the
+    error contract puts it: the status itself, or the status field of a
+    result-field struct (cuFile's CUfileError_t, `.err`). Before,
+    cubind_cufile_api.h said cuFile's functions return CUfileOpError, and
+    nvrtc's, nvvm's and nvfatbin's example called their error-string
+    function, which returns a string."""
+    import re
+    with open(os.path.join(REPO, "out", header)) as f:
+        text = f.read()
+    m = re.search(r"\*\s+(\w+) rc = cubind_(\w+)\(\.\.\.\);\n"
+                  r" \*\s+if \(rc(?:\.(\w+))? == CUBIND_\w+_CAPI_SENTINEL", text)
+    assert m, "no usage example in %s" % header
+    rc_type, example, field = m.groups()
+    fn = re.search(r"typedef (.+?) \(\*cubind_\w+_fn_%s\)\(" % re.escape(example), text)
+    assert fn and fn.group(1) == rc_type, (header, rc_type, fn and fn.group(1))
+    contract = " ".join(text.split("Error contract", 1)[1].split("*/", 1)[0].split())
+    contract = contract.replace(" * ", " ")
+    assert "function returns (%s" % rc_type in contract, contract
+    if field:
+        # the status is a field: the sentinel is that field's value
+        assert "in `%s` of a %s" % (field, rc_type) in contract, contract

@@ -41,6 +41,7 @@ def fails_or_returns(c, name, *args):
         assert str(e).endswith("; CUDA status: %s (%d)" % (cuda_status_name(cuda), cuda))
         if isinstance(e.result, c.OpError):
             assert str(e).startswith("%s (%d): %s;" % (e.result.name, e.status, e.message))
+            assert e.message == c.op_status_error(e.status)
         return e
 
 
@@ -74,6 +75,35 @@ def test_driver_open_without_gds_raises(cufile):
     with pytest.raises(c.cuFileError) as e:
         call(c, "driver_close")  # never opened
     assert e.value.result == c.OpError.DRIVER_NOT_INITIALIZED
+    assert e.value.message == c.op_status_error(e.value.status)
+
+
+def test_op_status_error_is_what_a_raised_error_says():
+    """op_status_error(status), as cuda.bindings.cufile has it: cufile.h's
+    own description of the status (its static cufileop_status_error,
+    compiled into the module by the error-string-inline rule: no library
+    needed), the message of a cuFileError raised for that status (before:
+    not bound)."""
+    import importlib
+    c = importlib.import_module("cubind.cufile")
+    statuses = [c.OpError.DRIVER_NOT_INITIALIZED, c.OpError.CUDA_DRIVER_ERROR,
+                c.OpError.INVALID_VALUE, c.OpError.INTERNAL_ERROR]
+    texts = set()
+    for member in statuses:
+        text = call(c, "op_status_error", int(member))
+        assert isinstance(text, str) and text and text != member.name
+        assert c.cuFileError(int(member)).message == text
+        assert c.cuFileError(int(member), 2).message == text
+        # a member, or by keyword, as cuda.bindings' (status) takes it
+        assert c.op_status_error(member) == c.op_status_error(status=int(member)) == text
+        texts.add(text)
+    assert len(texts) == len(statuses)  # one description per status
+    # a status the header does not list: its fallback text, still a str
+    assert isinstance(c.op_status_error(123456), str)
+    with pytest.raises(TypeError, match="'status'"):
+        c.op_status_error("5001")
+    with pytest.raises(TypeError, match="'status'"):
+        c.op_status_error()
 
 
 def test_structs(cufile):
@@ -151,4 +181,4 @@ def test_missing_library_is_a_clear_error_and_import_works(tmp_path):
 def test_every_function_called(cufile):
     """Runs last in this file: every function of the module was called
     above (the list comes from the module, not from this file)."""
-    call.check_all_called(cufile, 21)
+    call.check_all_called(cufile, 22)

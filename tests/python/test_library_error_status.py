@@ -22,6 +22,11 @@ CLASSES = [
 ]
 
 
+# The classes whose str() in cuda.bindings 13.3.1 is the library's
+# description of the status alone (the message-str rule).
+MESSAGE_ALONE = ("nvml",)
+
+
 def error_status(enum, status):
     """`status`, or the first error member's value of `enum` when None."""
     if status is not None:
@@ -40,7 +45,10 @@ def test_status_form_fills_member_name_and_pickles(module, cls_name, enum_name, 
     assert e.status == status and type(e.status) is int
     assert e.result is member and e.name == member.name and e.func is None
     assert e.args == (status,)
-    assert str(e).startswith("%s (%d)" % (member.name, status)), str(e)
+    if module in MESSAGE_ALONE:
+        assert str(e) == e.message, str(e)
+    else:
+        assert str(e).startswith("%s (%d)" % (member.name, status)), str(e)
     again = pickle.loads(pickle.dumps(e))
     assert type(again) is cls and again.result is member and str(again) == str(e)
     # a numpy-like integer (anything with __index__) is a status too
@@ -135,6 +143,29 @@ def test_cufile_str_is_cuda_bindings():
     raised = c.cuFileError(c.OpError.CUDA_DRIVER_ERROR, "CUDA_DRIVER_ERROR", e.message, "f")
     raised.cuda_error = 2
     assert str(raised) == str(e)
+
+
+def test_nvml_str_is_the_message_alone():
+    """cuda.bindings 13.3.1's NvmlError (and each subclass) prints what
+    nvmlErrorString says of the status, nothing more (before: 'NAME
+    (value)'); name, value and func stay attributes. Without the library
+    the message is the status's name."""
+    m = importlib.import_module("cubind.nvml")
+    for cls, status in ((m.NvmlError, 1), (m.DriverNotLoadedError, 9),
+                        (m.UninitializedError, 1)):
+        member = m.Return(status)
+        e = cls(status)
+        assert e.message and str(e) == e.message
+        assert "(%d)" % status not in str(e)
+        assert str(pickle.loads(pickle.dumps(e))) == str(e)
+        # the form cubind raises with prints its message the same way
+        raised = cls(member, member.name, "the description", "nvmlSomething")
+        assert str(raised) == "the description"
+        assert raised.name == member.name and raised.status == status
+        assert raised.func == "nvmlSomething"
+    # the library's own text when it is loaded
+    if m._library_status()[0]:
+        assert str(m.NvmlError(9)) == m.error_string(9) != m.Return(9).name
 
 
 def test_one_argument_libraries_refuse_a_second_status():

@@ -79,8 +79,8 @@ def test_init_without_a_driver_raises_driver_not_loaded(no_driver):
     err = e.value
     assert isinstance(err, m.NvmlError) and isinstance(err, RuntimeError)
     assert err.status == 9 and err.result == m.Return.ERROR_DRIVER_NOT_LOADED
-    assert str(err) == "ERROR_DRIVER_NOT_LOADED (9)"
-    assert err.message == call(m, "error_string", 9)
+    # cuda.bindings' str(): the library's description alone
+    assert str(err) == err.message == call(m, "error_string", 9)
     with pytest.raises(m.DriverNotLoadedError):
         call(m, "init_with_flags", 0)
     # before a successful init every query is UninitializedError
