@@ -1575,6 +1575,11 @@ static int arg_handle(PyObject *o, PyTypeObject *t, PyTypeObject *also, const ch
         *bits = 0;
         return 0;
     }
+    /* A plain int (a device ordinal, an address) is no handle of any
+     * class: straight to its value, without the class tests below
+     * (PyType_IsSubtype walks). What the end of this function does. */
+    if (PyLong_CheckExact(o))
+        return handle_bits_from(o, t, func, param, bits);
     PyTypeObject *ot = Py_TYPE(o);
     /* an instance of t or also, of a class derived from one, or of t's
      * base (handle-base: the other cubind module's class of the same C
