@@ -1617,12 +1617,7 @@ static int arg_handle(PyObject *o, PyTypeObject *t, PyTypeObject *also, const ch
 
 unsigned long long cbs_handle_view_bits(const cbs_handle *h)
 {
-    switch (h->kind) {
-    case CBS_HANDLE_POINTER: { void *v; memcpy(&v, h->view, sizeof v); return (unsigned long long)(uintptr_t)v; }
-    case CBS_HANDLE_I32: { int v; memcpy(&v, h->view, sizeof v); return (unsigned long long)(long long)v; }
-    case CBS_HANDLE_U32: { unsigned int v; memcpy(&v, h->view, sizeof v); return v; }
-    default: { unsigned long long v; memcpy(&v, h->view, sizeof v); return v; }
-    }
+    return cbs_handle_bits_at(h->kind, h->view);
 }
 
 int cbs_arg_handle_slow(PyObject *o, PyTypeObject *t, const char *func, const char *param,

@@ -419,22 +419,28 @@ static CBS_ALWAYS_INLINE int cbs_is_handle(PyObject *o)
 {
     return Py_TYPE(o)->tp_init == cbs_handle_init;
 }
-/* cbs_handle_bits of a handle that views memory (h->view set): read there,
- * by its kind. Out of line: only handles made with _ptr= have a view. */
+/* The C value of a handle of `kind` stored at `at`, zero-extended (an
+ * I32 value sign-extended: its int() value). */
+static CBS_ALWAYS_INLINE unsigned long long cbs_handle_bits_at(unsigned char kind, const void *at)
+{
+    switch (kind) {
+    case CBS_HANDLE_POINTER: { void *v; memcpy(&v, at, sizeof v); return (unsigned long long)(uintptr_t)v; }
+    case CBS_HANDLE_I32: { int v; memcpy(&v, at, sizeof v); return (unsigned long long)(long long)v; }
+    case CBS_HANDLE_U32: { unsigned int v; memcpy(&v, at, sizeof v); return v; }
+    default: { unsigned long long v; memcpy(&v, at, sizeof v); return v; }
+    }
+}
+/* cbs_handle_bits of a handle that views memory (h->view set). Out of
+ * line: only handles made with _ptr= have a view, and a branch that picks
+ * the address before one read costs every other handle. */
 unsigned long long cbs_handle_view_bits(const cbs_handle *h);
-/* The C value a handle object holds, zero-extended (an I32 handle's
- * value sign-extended: its int() value), from `value` or the memory its
- * view names. */
+/* The C value a handle object holds (cbs_handle_bits_at's form), from
+ * `value` or the memory its view names. */
 static CBS_ALWAYS_INLINE unsigned long long cbs_handle_bits(const cbs_handle *h)
 {
     if (h->view)
         return cbs_handle_view_bits(h);
-    switch (h->kind) {
-    case CBS_HANDLE_POINTER: return (unsigned long long)(uintptr_t)h->value.ptr;
-    case CBS_HANDLE_I32: return (unsigned long long)(long long)h->value.i32;
-    case CBS_HANDLE_U32: return h->value.u32;
-    default: return h->value.u64;
-    }
+    return cbs_handle_bits_at(h->kind, &h->value);
 }
 /* Where h's C value is: its own `value`, or the memory it views. */
 static CBS_ALWAYS_INLINE void *cbs_handle_storage(cbs_handle *h)
