@@ -23,6 +23,7 @@ Usage (GPU machine): PYTHONPATH=build/python python3.13t bench/ft_threads.py PTX
                       bench/README.md)
                      python3 bench/ft_threads.py --cpus   (the list, for c_bench)"""
 import json
+import inspect
 import itertools
 import os
 import sys
@@ -93,7 +94,13 @@ def rate(make_work, nthreads, calls, pin=True):
     every thread over the span from the first thread's start to the last
     one's end (each thread stamps its own loop, as c_bench does, so a late
     wake-up of the main thread cannot shorten or stretch the span), and the
-    threads' CPU time over their loops' wall time."""
+    threads' CPU time over their loops' wall time.
+
+    A work that is a generator function (module_case's) runs in three
+    parts, as c_bench's threads do: its setup up to the first `yield`
+    before the barrier, the timed part up to the second, and its teardown
+    after the thread's end stamp (a stream's create and destroy are not
+    part of the launches)."""
     works = [make_work() for _ in range(nthreads)]
     barrier = threading.Barrier(nthreads)
     spans = [None] * nthreads
@@ -102,11 +109,19 @@ def rate(make_work, nthreads, calls, pin=True):
         if pin:
             os.sched_setaffinity(0, {CPUS[i % len(CPUS)]})  # this thread only
         cu.cuCtxSetCurrent(ctx)
+        parts = work(calls) if inspect.isgeneratorfunction(work) else None
+        if parts is not None:
+            next(parts)  # setup
         barrier.wait()
         c0 = time.thread_time()
         t0 = time.perf_counter()
-        work(calls)
+        if parts is not None:
+            next(parts)  # the timed loop
+        else:
+            work(calls)
         spans[i] = (t0, time.perf_counter(), time.thread_time() - c0)
+        if parts is not None:
+            next(parts, None)  # teardown: runs to the generator's end
 
     ts = [threading.Thread(target=run, args=(i, w)) for i, w in enumerate(works)]
     for t in ts:
@@ -153,15 +168,17 @@ def attr_work_of(face, attr_of, call=None, dev_of=own_dev):
     return make
 
 
-def module_case(setup, stmt, after="pass"):
+def module_case(setup, stmt, timed_end="pass", after="pass"):
     """A case whose timed statement looks its function up on a module at
     every call (`drv.f(...)`, `cu.f(...)`: a global of this script, as
     `driver` is of a program's module). Each thread runs `setup` (its own
-    objects), then `stmt` in the loop, then `after`. The work function is
-    compiled here so that the module is a global name, not a cell or a
-    dict entry that would add a lookup of its own."""
-    src = ("def work(n):\n    %s\n    for _ in iterations(n):\n        %s\n    %s\n"
-           % (setup, stmt, after))
+    objects) untimed, then `stmt` in the timed loop and `timed_end` (a
+    stream's synchronize), then `after` untimed (rate() runs the parts).
+    The work function is compiled here so that the module is a global
+    name, not a cell or a dict entry that would add a lookup of its own,
+    and is a generator so that its objects stay fast locals."""
+    src = ("def work(n):\n    %s\n    yield\n    for _ in iterations(n):\n        %s\n    %s\n"
+           "    yield\n    %s\n" % (setup, stmt, timed_end, after))
     ns = {}
     exec(src, globals(), ns)
     return lambda: ns["work"]
@@ -195,10 +212,12 @@ def shared_kernel(face):
     return empty  # the one object cuModuleGetFunction gave: interned, immortal
 
 
-# Per-thread stream for the launch cases, synchronized (inside the timed
-# span, as every launch case here and in c_bench) and destroyed after.
+# Per-thread stream for the launch cases, made before the timed span,
+# synchronized inside it (as every launch case here and in c_bench) and
+# destroyed after it, as c_bench's threads do.
 STREAM = "s = cu.cuStreamCreate(1); k = %s(cu)"
-STREAM_END = "cu.cuStreamSynchronize(s); cu.cuStreamDestroy(s)"
+STREAM_SYNC = "cu.cuStreamSynchronize(s)"
+STREAM_DESTROY = "cu.cuStreamDestroy(s)"
 
 
 ROUNDS = int(os.environ.get("FT_ROUNDS", "7"))
@@ -265,13 +284,13 @@ LAUNCHES = max(1, int(10000 * SCALE))
 for name, label in (("drv", "cubind.driver"), ("cu", "cubind.cu")):
     LAUNCH = "%s.cuLaunchKernel(k, 1, 1, 1, 1, 1, 1, 0, s, None, None)" % name
     CASES += [("%s module.cuLaunchKernel, own CUfunction" % label,
-               module_case(STREAM % "own_kernel", LAUNCH, STREAM_END), LAUNCHES),
+               module_case(STREAM % "own_kernel", LAUNCH, STREAM_SYNC, STREAM_DESTROY), LAUNCHES),
               ("%s module.cuLaunchKernel, shared CUfunction" % label,
-               module_case(STREAM % "shared_kernel", LAUNCH, STREAM_END), LAUNCHES)]
+               module_case(STREAM % "shared_kernel", LAUNCH, STREAM_SYNC, STREAM_DESTROY), LAUNCHES)]
 CASES += [("cubind.launch, own CUfunction",
-           module_case(STREAM % "own_kernel", "cu.launch(k, 1, 1, stream=s)", STREAM_END), LAUNCHES),
+           module_case(STREAM % "own_kernel", "cu.launch(k, 1, 1, stream=s)", STREAM_SYNC, STREAM_DESTROY), LAUNCHES),
           ("cubind.launch, shared CUfunction",
-           module_case(STREAM % "shared_kernel", "cu.launch(k, 1, 1, stream=s)", STREAM_END), LAUNCHES)]
+           module_case(STREAM % "shared_kernel", "cu.launch(k, 1, 1, stream=s)", STREAM_SYNC, STREAM_DESTROY), LAUNCHES)]
 only = os.environ.get("FT_CASES")  # a substring: run only the cases naming it
 if only:
     CASES = [c for c in CASES if only in c[0]]
