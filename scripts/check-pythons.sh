@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # scripts/check-pythons.sh [PYTHON...] — the generated bindings against other
-# interpreters than CI's (docs/design.md: CPython 3.10 to 3.14, free-threaded or
+# interpreters than CI's (docs/design.md, "The generated modules", free-threaded or
 # not): for each PYTHON, builds the bindings from the committed out/ and the
 # runtime with -Werror in a scratch copy of the tracked tree (the working
 # tree's versions of tracked files), then runs scripts/smoke_bindings.py
