@@ -3,7 +3,8 @@
 # Build a free-threaded CPython (./configure --disable-gil) from the
 # upstream tarball of Debian's python3.X source package, into
 # $CUBIND_CACHE/python3.Xt, and make Debian's pure-Python pytest and
-# hypothesis (bookworm) importable by it, offline.
+# hypothesis (bookworm's for 3.13, trixie's for 3.14 and later) importable
+# by it, offline.
 #
 # Usage: scripts/build-python-ft.sh [--tsan] [--version 3.X]
 #   Progress goes to stderr; the last stdout line is the interpreter path.
@@ -25,7 +26,7 @@
 #   CUBIND_PY_JOBS        make parallelism (default: number of CPUs)
 #
 # The first run needs the network and root (or sudo) for the system apt
-# (build dependencies, python3-pytest, python3-hypothesis). Later runs are
+# (build dependencies; for 3.13 python3-pytest, python3-hypothesis). Later runs are
 # answered from the stamp file without network or apt. Where the mirror
 # lists a source package but does not serve its files, the orig tarball
 # may be put into $CUBIND_CACHE/src/python3.X by hand (it is the upstream
