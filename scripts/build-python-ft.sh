@@ -1,14 +1,20 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# Build a free-threaded CPython 3.13 (./configure --disable-gil) from the
-# upstream tarball of Debian's python3.13 source package (trixie), into
-# $CUBIND_CACHE/python3.13t, and make Debian's pure-Python pytest and
-# hypothesis (bookworm) importable by it, offline.
+# Build a free-threaded CPython (./configure --disable-gil) from the
+# upstream tarball of Debian's python3.X source package, into
+# $CUBIND_CACHE/python3.Xt, and make Debian's pure-Python pytest and
+# hypothesis (bookworm's for 3.13, trixie's for 3.14 and later) importable
+# by it, offline.
 #
-# Usage: scripts/build-python-ft.sh [--tsan]
+# Usage: scripts/build-python-ft.sh [--tsan] [--version 3.X]
 #   Progress goes to stderr; the last stdout line is the interpreter path.
+#   --version picks the CPython: 3.13 (the default; Debian trixie's
+#   python3.13, what ./configure and CI use), 3.14 or 3.15 (Debian sid's
+#   python3.14 / python3.15). Each version has its own prefix, source
+#   directory, stamp and build directory; sid's index has its own private
+#   apt directory and lock, so a 3.14 build never blocks the 3.13 one.
 #   --tsan builds the same sources, also --with-thread-sanitizer (clang),
-#   into $CUBIND_CACHE/python3.13t-tsan: a smaller interpreter for running
+#   into $CUBIND_CACHE/python3.Xt-tsan: a smaller interpreter for running
 #   the extensions built with -fsanitize=thread (no docstrings, no pip,
 #   only the stdlib extension modules the tests use), and installs CPython's
 #   free-threading TSan suppressions (Tools/tsan) as
@@ -20,30 +26,45 @@
 #   CUBIND_PY_JOBS        make parallelism (default: number of CPUs)
 #
 # The first run needs the network and root (or sudo) for the system apt
-# (build dependencies, python3-pytest, python3-hypothesis). Later runs are
-# answered from the stamp file without network or apt.
+# (build dependencies; for 3.13 python3-pytest, python3-hypothesis). Later runs are
+# answered from the stamp file without network or apt. Where the mirror
+# lists a source package but does not serve its files, the orig tarball
+# may be put into $CUBIND_CACHE/src/python3.X by hand (it is the upstream
+# release tarball, renamed): it is used once its SHA-256 matches the one
+# in the signed Sources index.
 set -eu
 
 CACHE=${CUBIND_CACHE:-$HOME/.cache/cubind}
-case "${1:-}" in
-    "") VARIANT=ft ;;
-    --tsan) VARIANT=tsan ;;
-    *) printf '%s\n' "build-python-ft: unknown option $1 (usage: $0 [--tsan])" >&2; exit 2 ;;
+USAGE="usage: $0 [--tsan] [--version 3.13|3.14|3.15]"
+VARIANT=ft
+VERSION=3.13
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --tsan) VARIANT=tsan; shift ;;
+        --version) [ $# -ge 2 ] || { printf '%s\n' "build-python-ft: $USAGE" >&2; exit 2; }
+                   VERSION=$2; shift 2 ;;
+        *) printf '%s\n' "build-python-ft: unknown option $1 ($USAGE)" >&2; exit 2 ;;
+    esac
+done
+# Where each version's source comes from. 3.13's apt directory and lock
+# are those of every earlier checkout (they share the cache).
+case "$VERSION" in
+    3.13) SRC_SUITE=trixie; APTDIR=$CACHE/apt-python; LOCK=$CACHE/.build-python-ft.lock ;;
+    3.14|3.15) SRC_SUITE=sid; APTDIR=$CACHE/apt-python-sid; LOCK=$CACHE/.build-python-ft-sid.lock ;;
+    *) printf '%s\n' "build-python-ft: unsupported version $VERSION ($USAGE)" >&2; exit 2 ;;
 esac
-APTDIR=$CACHE/apt-python
-SRCDIR=$CACHE/src/python3.13
+SRC_PKG=python$VERSION
+SRCDIR=$CACHE/src/$SRC_PKG
 BUILDROOT=$CACHE/build
 
 # The system apt configuration's Debian archive (scripts/apt-mirror.sh).
 MIRROR=$("$(dirname "$0")/apt-mirror.sh")
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
-SRC_PKG=python3.13
-SRC_SUITE=trixie
 
 # Change BUILD_REV (or the flags) to force a rebuild on every machine.
 BUILD_REV=1
 if [ "$VARIANT" = ft ]; then
-    PREFIX=$CACHE/python3.13t
+    PREFIX=$CACHE/python${VERSION}t
     BUILD_CC=
     OPT_FLAGS=
     SKIP_MODULES=
@@ -53,7 +74,7 @@ if [ "$VARIANT" = ft ]; then
     # What the built interpreter must import.
     CHECK_IMPORTS="ssl, ctypes, zlib, decimal, sqlite3, lzma, bz2, venv, ensurepip, _testcapi"
 else
-    PREFIX=$CACHE/python3.13t-tsan
+    PREFIX=$CACHE/python${VERSION}t-tsan
     # clang, as for every other -fsanitize=thread build of cubind: the
     # extensions' TSan calls resolve against the runtime linked into python.
     BUILD_CC=clang
@@ -65,7 +86,7 @@ else
     SKIP_MODULES="_ssl _hashlib _sqlite3 _tkinter _curses _curses_panel _dbm _gdbm readline _decimal _lzma _bz2 _uuid _multibytecodec _codecs_cn _codecs_hk _codecs_iso2022 _codecs_jp _codecs_kr _codecs_tw"
     CHECK_IMPORTS="ctypes, zlib, threading"
 fi
-PY=$PREFIX/bin/python3.13t
+PY=$PREFIX/bin/python${VERSION}t
 STAMP=$PREFIX/.cubind-build
 DEPS_STAMP=$PREFIX/.cubind-test-deps
 SUPPRESSIONS=$PREFIX/share/cubind/tsan-suppressions.txt
@@ -75,8 +96,12 @@ SUPPRESSIONS=$PREFIX/share/cubind/tsan-suppressions.txt
 # use CPython's bundled libmpdec and expat.
 BUILD_DEPS="build-essential pkg-config xz-utils libssl-dev zlib1g-dev libffi-dev libbz2-dev liblzma-dev libsqlite3-dev"
 [ "$VARIANT" = ft ] || BUILD_DEPS="$BUILD_DEPS clang"
-# Pure-Python test dependencies (bookworm main, system apt); their files
-# under /usr/lib/python3/dist-packages are copied into 3.13t's site-packages.
+# Pure-Python test dependencies; their files under
+# /usr/lib/python3/dist-packages are copied into the interpreter's
+# site-packages. 3.13: bookworm main's, installed with the system apt.
+# 3.14 and later: trixie main's, downloaded (not installed) through a
+# private binary index into $TEST_ROOT, since bookworm's pytest 7.2
+# rewrites asserts with ast.Str, which 3.14 removed.
 # python3-py is left out on purpose: pytest ships its own py.py shim.
 TEST_DEBS="python3-pytest python3-pluggy python3-iniconfig python3-packaging python3-attr python3-hypothesis python3-sortedcontainers"
 
@@ -88,7 +113,7 @@ if [ "$(id -u)" -eq 0 ]; then SUDO=; else SUDO=sudo; fi
 mkdir -p "$CACHE"
 # One build at a time per cache.
 if command -v flock >/dev/null 2>&1; then
-    exec 9>"$CACHE/.build-python-ft.lock"
+    exec 9>"$LOCK"
     flock 9
 fi
 
@@ -162,36 +187,46 @@ sys_install() {
 }
 
 # ------------------------------------------------------------ private apt
-# A private apt configuration for trixie's source index: the system's
-# sources, lists and caches are left alone.
-set -- \
-    -o "Dir::Etc::SourceList=$APTDIR/sources.list" \
-    -o "Dir::Etc::SourceParts=$APTDIR/sources.list.d" \
-    -o "Dir::Etc::Preferences=$APTDIR/preferences" \
-    -o "Dir::Etc::PreferencesParts=$APTDIR/preferences.d" \
-    -o "Dir::State=$APTDIR/state" \
-    -o "Dir::State::Lists=$APTDIR/lists" \
-    -o "Dir::State::status=$APTDIR/status" \
-    -o "Dir::Cache=$APTDIR/cache" \
-    -o "APT::Architecture=amd64" \
-    -o "APT::Architectures::=amd64" \
-    -o "APT::Sandbox::User=root" \
-    -o "Acquire::Languages=none"
+# Private apt configurations, one directory each ($APTDIR for the source
+# index, $TEST_APTDIR for trixie's binary index): the system's sources,
+# lists and caches are left alone.
 
+# apt_in DIR TOOL ARG...: runs TOOL (apt-get, apt-cache) with DIR's configuration.
+apt_in() {
+    d=$1
+    tool=$2
+    shift 2
+    "$tool" \
+        -o "Dir::Etc::SourceList=$d/sources.list" \
+        -o "Dir::Etc::SourceParts=$d/sources.list.d" \
+        -o "Dir::Etc::Preferences=$d/preferences" \
+        -o "Dir::Etc::PreferencesParts=$d/preferences.d" \
+        -o "Dir::State=$d/state" \
+        -o "Dir::State::Lists=$d/lists" \
+        -o "Dir::State::status=$d/status" \
+        -o "Dir::Cache=$d/cache" \
+        -o "APT::Architecture=amd64" \
+        -o "APT::Architectures::=amd64" \
+        -o "APT::Sandbox::User=root" \
+        -o "Acquire::Languages=none" \
+        "$@"
+}
+
+# private_apt_setup DIR TYPE SUITE: DIR lists SUITE's main (TYPE deb-src
+# or deb) from the system's Debian mirror, freshly updated.
 private_apt_setup() {
-    mkdir -p "$APTDIR/sources.list.d" "$APTDIR/preferences.d" "$APTDIR/state" \
-        "$APTDIR/lists/partial" "$APTDIR/cache/archives/partial"
-    : >"$APTDIR/status"
-    : >"$APTDIR/preferences"
-    printf 'deb-src [signed-by=%s] %s %s main\n' "$KEYRING" "$MIRROR" "$SRC_SUITE" \
-        >"$APTDIR/sources.list"
-    log "updating private apt index ($SRC_SUITE deb-src main)"
-    apt-get "$@" -qq update >&2
+    mkdir -p "$1/sources.list.d" "$1/preferences.d" "$1/state" \
+        "$1/lists/partial" "$1/cache/archives/partial"
+    : >"$1/status"
+    : >"$1/preferences"
+    printf '%s [signed-by=%s] %s %s main\n' "$2" "$KEYRING" "$MIRROR" "$3" >"$1/sources.list"
+    log "updating private apt index ($3 $2 main)"
+    apt_in "$1" apt-get -qq update >&2
 }
 
 # ------------------------------------------------------------ source
 fetch_source() {
-    version=$(apt-cache "$@" showsrc "$SRC_PKG" | sed -n 's/^Version: //p' | sort -V | tail -n 1)
+    version=$(apt_in "$APTDIR" apt-cache showsrc "$SRC_PKG" | sed -n 's/^Version: //p' | sort -V | tail -n 1)
     [ -n "$version" ] || die "no source package $SRC_PKG in $SRC_SUITE"
     upstream=${version%-*}
     upstream=${upstream#*:}
@@ -201,9 +236,21 @@ fetch_source() {
     else
         mkdir -p "$SRCDIR"
         log "downloading source $SRC_PKG=$version"
-        # apt checks every file against the signed Sources index.
-        (cd "$SRCDIR" && apt-get "$@" -qq source --download-only "$SRC_PKG=$version" >&2)
+        # apt checks every file it downloads against the signed Sources index.
+        if ! (cd "$SRCDIR" && apt_in "$APTDIR" apt-get -qq source --download-only "$SRC_PKG=$version" >&2); then
+            # The index lists the package, but the mirror may not serve its
+            # files (it answers 404): a tarball put there by hand will do.
+            [ -f "$orig" ] || die "the mirror ($MIRROR) did not serve $SRC_PKG=$version; put its orig tarball (the upstream Python-$upstream.tar.xz, renamed) at $orig and run again"
+            log "apt-get source failed; using $orig, put there by hand"
+        fi
         [ -f "$orig" ] || die "expected $orig after apt-get source"
+        # Whoever put it there: the orig tarball the signed index names.
+        want=$(apt_in "$APTDIR" apt-cache showsrc "$SRC_PKG" \
+            | sed -n "s/^ \([0-9a-f]\{64\}\) [0-9]* ${SRC_PKG}_${upstream}\.orig\.tar\.xz\$/\1/p" | head -n 1)
+        have=$(sha256sum "$orig" | cut -d' ' -f1)
+        if [ -z "$want" ] || [ "$have" != "$want" ]; then
+            die "$orig: SHA-256 $have, but the signed $SRC_SUITE index says ${want:-nothing}"
+        fi
         : >"$SRCDIR/.complete-$version"
     fi
     SRC_VERSION=$version
@@ -212,14 +259,14 @@ fetch_source() {
 
 # shellcheck disable=SC2086
 sys_install $BUILD_DEPS
-private_apt_setup "$@"
-fetch_source "$@"
+private_apt_setup "$APTDIR" deb-src "$SRC_SUITE"
+fetch_source
 log "source: $SRC_PKG $SRC_VERSION ($(du -h "$ORIG" | cut -f1) orig tarball)"
 
 # ------------------------------------------------------------ build
 start=$(date +%s)
 if [ "${CUBIND_PY_REBUILD:-0}" != 1 ] && [ -f "$STAMP" ] \
-    && [ "$(cat "$STAMP")" = "$(printf 'python3.13 %s\n%s' "$SRC_VERSION" "$(want_build_id)")" ] \
+    && [ "$(cat "$STAMP")" = "$(printf '%s %s\n%s' "$SRC_PKG" "$SRC_VERSION" "$(want_build_id)")" ] \
     && quick_check; then
     log "interpreter already built from $SRC_VERSION"
 else
@@ -256,37 +303,77 @@ else
         "$PY" -c "import ssl, sqlite3; print(ssl.OPENSSL_VERSION, 'sqlite', sqlite3.sqlite_version)" >&2
         "$PY" -m pip --version >&2 || die "pip (ensurepip) missing"
     fi
-    printf 'python3.13 %s\n%s\n' "$SRC_VERSION" "$(want_build_id)" >"$STAMP"
+    printf '%s %s\n%s\n' "$SRC_PKG" "$SRC_VERSION" "$(want_build_id)" >"$STAMP"
     rm -rf "$bdir"
     log "built in $(( $(date +%s) - start ))s"
 fi
 
 # ------------------------------------------------------------ pytest, hypothesis
-# shellcheck disable=SC2086
-sys_install $TEST_DEBS
+if [ "$VERSION" = 3.13 ]; then
+    TEST_ROOT=
+    # shellcheck disable=SC2086
+    sys_install $TEST_DEBS
+else
+    TEST_APTDIR=$CACHE/apt-python-trixie-deb
+    TEST_ROOT=$CACHE/src/test-debs-trixie
+    private_apt_setup "$TEST_APTDIR" deb trixie
+    rm -rf "$TEST_ROOT"
+    mkdir -p "$TEST_ROOT"
+    log "downloading trixie's $TEST_DEBS"
+    # apt checks each .deb against the signed Packages index.
+    # shellcheck disable=SC2086
+    (cd "$TEST_ROOT" && apt_in "$TEST_APTDIR" apt-get -qq download $TEST_DEBS >&2) \
+        || die "could not download trixie's test packages"
+    for pkg in $TEST_DEBS; do
+        dpkg-deb -x "$TEST_ROOT/${pkg}"_*.deb "$TEST_ROOT/$pkg"
+    done
+fi
+# pkg_files PKG: the package's paths as installed (/usr/...), one a line.
+pkg_files() {
+    if [ -z "$TEST_ROOT" ]; then
+        dpkg -L "$1"
+    else
+        (cd "$TEST_ROOT/$1" && find . -mindepth 1 | sed 's|^\.||')
+    fi
+}
+# pkg_version PKG: the Debian version of the package copied in.
+pkg_version() {
+    if [ -z "$TEST_ROOT" ]; then
+        dpkg-query -W -f='${Version}' "$1"
+    else
+        dpkg-deb -f "$TEST_ROOT/$1"_*.deb Version
+    fi
+}
 site=$("$PY" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
 deps_record=
 for pkg in $TEST_DEBS; do
-    files=$(dpkg -L "$pkg" | grep '^/usr/lib/python3/dist-packages/.' | grep -v '/__pycache__') || true
+    files=$(pkg_files "$pkg" | grep '^/usr/lib/python3/dist-packages/.' | grep -v '/__pycache__') || true
     [ -n "$files" ] || die "$pkg has no files under /usr/lib/python3/dist-packages"
     if printf '%s\n' "$files" | grep -q '\.so$'; then
         die "$pkg is not pure Python"
     fi
+    from=${TEST_ROOT:+$TEST_ROOT/$pkg}
     printf '%s\n' "$files" | while IFS= read -r f; do
         rel=${f#/usr/lib/python3/dist-packages/}
-        if [ -d "$f" ]; then
+        if [ -d "$from$f" ]; then
             mkdir -p "$site/$rel"
-        elif [ -f "$f" ]; then
+        elif [ -f "$from$f" ]; then
             mkdir -p "$site/$(dirname "$rel")"
-            cp -p "$f" "$site/$rel"
+            cp -p "$from$f" "$site/$rel"
         fi
     done
-    deps_record="$deps_record$pkg=$(dpkg-query -W -f='${Version}' "$pkg")
+    deps_record="$deps_record$pkg=$(pkg_version "$pkg")
 "
 done
-"$PY" -m pytest --version >&2 || die "pytest does not run on 3.13t"
+"$PY" -m pytest --version >&2 || die "pytest does not run on ${VERSION}t"
+# A test with an assert, so the assertion rewriter runs too.
+probe=$(mktemp -d)
+printf 'def test_probe():\n    assert [1] + [2] == [1, 2]\n' >"$probe/test_probe.py"
+(cd "$probe" && "$PY" -m pytest -q -p no:cacheprovider test_probe.py >&2) \
+    || { rm -rf "$probe"; die "pytest fails a one-assert test on ${VERSION}t"; }
+rm -rf "$probe"
 "$PY" -c "import hypothesis, sys; print('hypothesis', hypothesis.__version__); assert not sys._is_gil_enabled()" >&2 \
-    || die "hypothesis does not import on 3.13t (or it enabled the GIL)"
+    || die "hypothesis does not import on ${VERSION}t (or it enabled the GIL)"
 printf '%s' "$deps_record" >"$DEPS_STAMP"
 
 log "done: $(sed -n 1p "$STAMP")"

@@ -163,31 +163,49 @@ static CBS_ALWAYS_INLINE int cbs_compact_int(PyObject *o, long long *v)
  * ends, so immortality leaks nothing that would otherwise be freed before
  * exit; a subinterpreter's modules are freed with it and stay mortal.
  *
- * Invariant (the condition CPython states for PyUnstable_SetImmortal): `o`
- * was created by the calling thread and no other thread holds a reference
- * yet (its shared count, flag bits aside, is zero); otherwise it is left as it is, which is
- * always correct, only slower. The fields written are those of CPython's
- * public object header for free-threaded 3.13 and 3.14 (ob_ref_local equal
- * to UINT32_MAX is what Py_INCREF and Py_DECREF test for immortality). GIL
- * builds: a no-op (their reference counts are not contended atomics).
+ * Invariant (cubind's own condition): `o` was created by the calling
+ * thread and no other thread holds a reference yet (its shared count, flag
+ * bits aside, is zero); otherwise it is left as it is, which is always
+ * correct, only slower. References this thread holds may be many: the
+ * module object, its types and enum members are referenced by the import
+ * machinery, the module's dict and state, and a type by its own __mro__.
+ * The fields written are those of CPython's public object header for
+ * free-threaded 3.13 and later (ob_ref_local equal to UINT32_MAX is what
+ * Py_INCREF, Py_DECREF and, from 3.14, sys._is_immortal test for
+ * immortality). GIL builds: a no-op (their reference counts are not
+ * contended atomics).
  *
- * Versions: 3.13 and 3.14 have no public call for this, so those two
- * versions write the fields (this is the one place that does). 3.14's
- * public PyUnstable_Object_EnableDeferredRefcount is no substitute: it
- * applies to GC-tracked objects only (handles and enum members are not)
- * and spares only the interpreter's own stack references, while a member
- * put into every result tuple, or an argument a C function stores, is
- * still counted. From 3.15 (alpha 7) PyUnstable_SetImmortal is public, with
- * the same precondition, and is called instead; a version in between
- * leaves `o` mortal (correct, slower). */
+ * Versions: 3.13 and 3.14 have no public call for this, so they write the
+ * fields (this is the one place that does). 3.14's public
+ * PyUnstable_Object_EnableDeferredRefcount is no substitute: it applies to
+ * GC-tracked objects only (handles and enum members are not) and spares
+ * only the interpreter's own stack references, while a member put into
+ * every result tuple, or an argument a C function stores, is still
+ * counted. 3.15 (alpha 7) adds the public PyUnstable_SetImmortal, which is
+ * tried first; as added, it refuses an object that is not uniquely
+ * referenced (local count 1: an interned handle qualifies, the module,
+ * its types and enum members do not), and those take the same path as on
+ * 3.13 and 3.14. */
 static inline void cbs_make_immortal(PyObject *o)
 {
-#if defined(Py_GIL_DISABLED) && PY_VERSION_HEX >= 0x030F00A7
-    (void)PyUnstable_SetImmortal(o);
-#elif defined(Py_GIL_DISABLED) && PY_VERSION_HEX >= 0x030D0000 && PY_VERSION_HEX < 0x030F0000
-    /* The shared count proper is zero; its low flag bits (a weak reference
-     * may exist; deferred reference counting) do not matter once immortal. */
-    if (o->ob_tid != _Py_ThreadId() || (o->ob_ref_shared >> _Py_REF_SHARED_SHIFT) != 0)
+#if defined(Py_GIL_DISABLED) && PY_VERSION_HEX >= 0x030D0000
+#if PY_VERSION_HEX >= 0x030F00A7
+    if (PyUnstable_SetImmortal(o))
+        return;
+#endif
+    /* Other threads' references: the shared count proper, without its low
+     * flag bits (a weak reference may exist; 3.13's deferred reference
+     * counting), which do not matter once immortal. */
+    Py_ssize_t shared = o->ob_ref_shared >> _Py_REF_SHARED_SHIFT;
+#if PY_VERSION_HEX >= 0x030E0000
+    /* 3.14 counts deferred reference counting (module objects, heap types)
+     * as a fixed bias in the shared count instead: CPython's internal
+     * _Py_REF_DEFERRED, PY_SSIZE_T_MAX / 8. Exactly the bias: no other
+     * thread's reference (anything else is left mortal). */
+    if (shared == PY_SSIZE_T_MAX / 8)
+        shared = 0;
+#endif
+    if (o->ob_tid != _Py_ThreadId() || shared != 0)
         return;
     if (PyObject_IS_GC(o) && PyObject_GC_IsTracked(o))
         PyObject_GC_UnTrack(o); /* immortal objects take no part in collection */

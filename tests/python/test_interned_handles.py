@@ -12,6 +12,7 @@ import threading
 import pytest
 
 from conftest import ROOT, fake_function, run_python
+from immortality import immortal
 
 FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 ft_only = pytest.mark.skipif(not FREE_THREADED, reason="interning is for free-threaded builds")
@@ -23,15 +24,6 @@ def intern_max():
     slots = int(re.search(r"#define CBS_INTERN_SLOTS (\d+)u", text).group(1))
     assert "#define CBS_INTERN_MAX (CBS_INTERN_SLOTS / 2)" in text
     return slots // 2
-
-
-def counted(o):
-    """Whether taking references to o changes its count (False: immortal)."""
-    before = sys.getrefcount(o)
-    refs = [o] * 100
-    grew = sys.getrefcount(o) - before
-    del refs
-    return grew == 100
 
 
 def test_device_kernel_and_function_outputs(ctx, drv):
@@ -47,11 +39,11 @@ def test_device_kernel_and_function_outputs(ctx, drv):
         assert len({int(o) for o in group}) == 1
         if FREE_THREADED:
             assert all(o is group[0] for o in group), group
-            assert not counted(group[0])
+            assert immortal(group[0])
         else:
             assert len({id(o) for o in group}) == len(group), group
-            assert counted(group[0])
-    assert ctxs[0] is not ctxs[1] and counted(ctxs[0])
+            assert not immortal(group[0])
+    assert ctxs[0] is not ctxs[1] and not immortal(ctxs[0])
     cu.cuLibraryUnload(lib)
 
 
@@ -63,7 +55,7 @@ def test_init_refuses_an_interned_handle_only(drv):
             dev.__init__(1)
         assert int(dev) == 0 and int(cu.cuDeviceGet(0)) == 0
     own = cu.CUdevice(dev)  # the constructor always makes the caller's own object
-    assert own is not dev and counted(own)
+    assert own is not dev and not immortal(own)
     own.__init__(1)
     assert int(own) == 1 and int(dev) == 0
 
@@ -89,7 +81,7 @@ def test_threads_racing_to_intern_get_one_object_per_value(ctx, drv):
     [t.join() for t in ts]
     for k in range(len(got[0])):
         assert all(g[k] is got[0][k] for g in got), k
-    assert all(not counted(o) for o in got[0])
+    assert all(immortal(o) for o in got[0])
 
 
 @ft_only
@@ -100,25 +92,24 @@ def test_the_table_is_bounded_and_later_outputs_are_mortal():
     limit = intern_max()
     proc = run_python(
         "import sys, cubind.cu as cu\n"
-        "def counted(o):\n"
-        "    b = sys.getrefcount(o); r = [o] * 10; return sys.getrefcount(o) - b == 10\n"
+        "from immortality import immortal\n"
         "cu.cuInit(0); dev = cu.cuDeviceGet(0)\n"
         "cu.cuCtxSetCurrent(cu.cuDevicePrimaryCtxRetain(dev))\n"
         "mod = cu.cuModuleLoadData(b'many functions\\0')\n"
         "fs = [cu.cuModuleGetFunction(mod, b'f%%d' %% i) for i in range(%d)]\n"
         "assert len({int(f) for f in fs}) == len(fs)\n"
-        "immortal = [f for f in fs if not counted(f)]\n"
-        "assert len(immortal) == %d - 1, len(immortal)  # device 0 holds a slot\n"
-        "assert immortal == fs[:len(immortal)]\n"
+        "kept = [f for f in fs if immortal(f)]\n"
+        "assert len(kept) == %d - 1, len(kept)  # device 0 holds a slot\n"
+        "assert kept == fs[:len(kept)]\n"
         "late = fs[-1]\n"
         "again = cu.cuModuleGetFunction(mod, b'f%%d' %% (len(fs) - 1))\n"
-        "assert again is not late and int(again) == int(late) and counted(late)\n"
+        "assert again is not late and int(again) == int(late) and not immortal(late)\n"
         "assert sys.getrefcount(again) == 2  # only `again` and the call's argument\n"
         "assert cu.cuModuleGetFunction(mod, b'f0') is fs[0]\n"
         "for i in range(50):  # churn: nothing more is interned\n"
         "    m = cu.cuModuleLoadData(b'churn\\0')\n"
         "    g = cu.cuModuleGetFunction(m, b'k')\n"
-        "    assert counted(g)\n"
+        "    assert not immortal(g)\n"
         "    cu.cuModuleUnload(m)\n"
         "print('ok')\n" % (limit + 100, limit))
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
