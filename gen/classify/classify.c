@@ -81,6 +81,8 @@ static cb_ekind elem_kind(const cb_model *m, const cb_facts *facts, const cb_typ
     switch (t->kind) {
     case TY_INT:
         set_range(pc, t);
+        if (t->canon && (strcmp(t->canon, "_Bool") == 0 || strcmp(t->canon, "bool") == 0))
+            return EK_BOOL; /* C's bool: a Python bool out, any object's truth in */
         if (rules_type_rule(facts, CB_D_VALUE_HANDLE, t)) {
             pc->handle = t->name;
             return EK_VALUE_HANDLE;

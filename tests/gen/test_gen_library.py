@@ -273,3 +273,34 @@ def test_error_string_inline_calls_the_headers_own_function(run_cubind, cuda_inc
     called = "message = %s(rc);" % function in source
     unmatched = "rule 'error-string-inline %s' matches nothing" % function in p.stderr
     assert (called, unmatched) == (INLINE_DESCRIPTIONS[function], not INLINE_DESCRIPTIONS[function])
+
+
+FLAGS_H = """
+#ifndef FLAGS_H
+#define FLAGS_H
+#include <stdbool.h>
+typedef enum { FLG_SUCCESS = 0, FLG_ERROR_INVALID = 1 } flgStatus_t;
+flgStatus_t flgGetFlag(int key, bool *value);
+flgStatus_t flgSetFlag(int key, bool value);
+#endif
+"""
+
+
+def test_c_bool_is_a_python_bool_both_ways(run_cubind, cuda_include, tmp_path):
+    """C's bool (_Bool) crosses as a Python bool: an output is True or
+    False, as cuda.bindings' cufile.get_parameter_bool gives it, and an
+    input takes any object's truth, as its `bint` parameters do."""
+    (tmp_path / "flags.h").write_text(FLAGS_H)
+    rules = tmp_path / "flags.rules"
+    rules.write_text("header flags.h\nmodule - flags\nresult flgStatus_t FLG_SUCCESS\n"
+                     "error-class FlagsError\npython-names flg snake\nlibrary libflags.so\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    p = run_cubind("generate", "--header", str(tmp_path / "flags.h"), "--rules", str(rules),
+                   "--include", cuda_include, "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    stub = (out / "flags.pyi").read_text()
+    assert "def get_flag(key: int) -> bool: ..." in stub, stub
+    assert "def set_flag(key: int, value: bool) -> None: ..." in stub, stub
+    source = (out / "flags.c").read_text()
+    assert "PyBool_FromLong(" in source and "PyObject_IsTrue(" in source
