@@ -165,8 +165,16 @@ def test_bad_input_names_the_parameter(cufile):
         c.handle_register("descr")
     with pytest.raises(TypeError, match="'buf_ptr_base'"):
         c.buf_register("not a buffer", 16, 0)
-    with pytest.raises(TypeError, match="'poll'"):
-        c.driver_set_poll_mode("yes", 4)
+    # a C bool takes any object's truth, as cuda.bindings' bint does: "yes"
+    # reaches the library (its answer, or its error without GDS); a truth
+    # that fails is that failure, before any call
+    fails_or_returns(c, "driver_set_poll_mode", "yes", 4)
+
+    class NoTruth:
+        def __bool__(self):
+            raise ZeroDivisionError("no truth")
+    with pytest.raises(ZeroDivisionError, match="no truth"):
+        c.driver_set_poll_mode(NoTruth(), 4)
     with pytest.raises((TypeError, OverflowError), match="'max_cache_size'"):
         c.driver_set_max_cache_size(-1)
     with pytest.raises(TypeError, match="'nr'"):
