@@ -74,3 +74,20 @@ def test_abi_check_finds_the_module_and_its_manifest_alike(api):
              "--python", sys.executable])
     assert p.returncode == 0, p.stdout + p.stderr
     assert re.search(r"functions: +0 added, +0 removed, +0 changed", p.stdout), p.stdout
+
+
+# abi/{nvfatbin,cufile,nvml}-13.0.json were made from the GPU machine's CUDA
+# 13.0 toolkit headers (`build/cubind manifest --header H --include
+# <toolkit include> --out abi/LIB-13.0.json`; not regenerated here, where
+# only 12.4's are fetched); the reports beside them are abi-diff's, whose
+# exit status says whether anything breaks.
+@pytest.mark.parametrize("api,breaking,mark", [("nvfatbin", False, "+ nvFatbinAddIndex"),
+                                               ("cufile", True, "+ cuFileGetParameterBool"),
+                                               ("nvml", True, "- nvmlDeviceGetDriverModel")])
+def test_committed_library_diff_reports_are_current(api, breaking, mark):
+    p = run([CUBIND, "abi-diff", "%s-12.4.json" % api, "%s-13.0.json" % api], cwd=ABI)
+    assert p.returncode == (1 if breaking else 0), p.stderr
+    with open(os.path.join(ABI, "diff-%s-12.4-13.0.txt" % api)) as f:
+        assert p.stdout == f.read()
+    assert ("breaking: yes" if breaking else "breaking: no") in p.stdout
+    assert mark in p.stdout

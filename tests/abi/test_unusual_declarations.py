@@ -159,12 +159,26 @@ for fn, args in calls:
         assert type(e).__name__ == "FunctionNotFoundError", (fn, e)
     else:
         assert r[0] != d.CUresult.CUDA_SUCCESS, (fn, r)
+# A _Bool takes any object's truth, as Cython's bint (cuda.bindings'
+# library modules) does: "yes" converts and reaches the missing function;
+# a failing __bool__ is the error, raised before the call.
 try:
     d.cuTestBool("yes")
-except TypeError as e:
-    assert "b" in str(e), e
+except Exception as e:
+    assert type(e).__name__ == "FunctionNotFoundError", e
+
+
+class NoTruth:
+    def __bool__(self):
+        raise ZeroDivisionError("no truth")
+
+
+try:
+    d.cuTestBool(NoTruth())
+except ZeroDivisionError as e:
+    assert "no truth" in str(e), e
 else:
-    raise AssertionError("cuTestBool took a str")
+    raise AssertionError("cuTestBool ignored a failing __bool__")
 # Names that are Python keywords take a trailing `_` (parameters and
 # fields); a field named like the getPtr method too.
 import inspect
