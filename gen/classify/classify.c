@@ -535,6 +535,18 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
         *why = reason(m, p, "a sync-callback rule needs a function pointer parameter");
         return;
     }
+    if (pf->on[CB_D_STRUCT_SIZE]) {
+        /* the size of the struct STRUCT points to; value: that struct */
+        const cb_type *st = pf->size_of >= 0 ? f->params[pf->size_of].type : NULL;
+        int fits = t->kind == TY_INT && st && st->kind == TY_POINTER &&
+                   st->pointee->kind == TY_RECORD && st->pointee->size > 0;
+        pc->shape = fits ? SH_STRUCT_SIZE : SH_UNSUPPORTED;
+        if (fits)
+            pc->value = st->pointee;
+        else
+            *why = reason(m, p, "a struct-size rule needs an integer and a pointer to a struct");
+        return;
+    }
     if (t->kind != TY_POINTER) {
         pc->elem = elem_kind(m, facts, t, pc);
         /* an address by value only as an int-handles API's handle */

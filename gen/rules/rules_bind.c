@@ -277,7 +277,7 @@ static void resolve_param(cb_facts *b, const cb_function *f, size_t k, cb_param_
 {
     const cb_model *m = b->model;
     const cb_rule *r;
-    pf->count = pf->kernel = pf->attr = pf->attr_enum = -1;
+    pf->count = pf->kernel = pf->attr = pf->attr_enum = pf->size_of = -1;
     if ((r = pf->on[CB_D_RENAME_PARAM_IN])) {
         pf->pyname = r->args[2];
         pf->rename = r;
@@ -299,6 +299,8 @@ static void resolve_param(cb_facts *b, const cb_function *f, size_t k, cb_param_
         pf->kernel = model_param_index(f, r->args[2]);
     if ((r = pf->on[CB_D_FIXED]))
         pf->fixed = strtoll(r->args[2], NULL, 10);
+    if ((r = pf->on[CB_D_STRUCT_SIZE]))
+        pf->size_of = model_param_index(f, r->args[2]);
     if ((r = pf->on[CB_D_SYNC_CALLBACK]))
         pf->trampoline = r->args[2];
     if ((r = pf->on[CB_D_HANDLE_CAST]) && model_handle(m, r->args[2]))

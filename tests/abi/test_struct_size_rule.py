@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The struct-size rule end to end: a library function taking a struct
+pointer and that struct's byte size (NVML 13's nvmlSystemGetDriverBranch,
+branchInfo and length) is generated from a small header with the rule,
+compiled with the runtime, and called against a small library that
+records the size it was given: the Python call takes no size, the C
+function gets sizeof the struct, and the struct comes back."""
+import os
+import sys
+
+from conftest import BUILD_PY, CUBIND, EXT_SUFFIX, PY_INCLUDE, REPO, WARN, config_value, run
+
+SIZES_H = """#ifndef SIZES_H
+#define SIZES_H
+typedef enum { SZ_SUCCESS = 0, SZ_ERROR_SIZE = 1 } szStatus_t;
+typedef struct { unsigned int version; char name[40]; unsigned int got; } szInfo_t;
+szStatus_t szGetInfo(szInfo_t *info, unsigned int length);
+#endif
+"""
+
+# The library: refuses a size other than its struct's, else records it.
+LIBSIZES_C = """#include "sizes.h"
+szStatus_t szGetInfo(szInfo_t *info, unsigned int length)
+{
+    if (length != sizeof *info)
+        return SZ_ERROR_SIZE;
+    info->got = length;
+    info->name[0] = 'o';
+    info->name[1] = 'k';
+    info->name[2] = 0;
+    return SZ_SUCCESS;
+}
+"""
+
+RULES = """header sizes.h
+module - sizes
+result szStatus_t SZ_SUCCESS
+capi-sentinel SZ_ERROR_SIZE
+error-class SizesError
+python-names sz snake
+library libsizes.so
+library-env CUBIND_LIBSIZES
+struct-size szGetInfo length info
+"""
+
+
+def cc(args):
+    p = run(["gcc", "-std=c11", "-O0"] + WARN + ["-fPIC"] + args)
+    assert p.returncode == 0, p.stderr[-4000:]
+
+
+def test_struct_size_passes_sizeof_and_takes_no_argument(tmp_path):
+    (tmp_path / "sizes.h").write_text(SIZES_H)
+    (tmp_path / "libsizes.c").write_text(LIBSIZES_C)
+    (tmp_path / "sizes.rules").write_text(RULES)
+    out = tmp_path / "out"
+    out.mkdir()
+    p = run([CUBIND, "generate", "--header", str(tmp_path / "sizes.h"), "--rules",
+             str(tmp_path / "sizes.rules"), "--include", config_value("cuda_include"), "--out", str(out)])
+    assert p.returncode == 0, p.stderr
+    assert "def get_info() -> szInfo_t: ..." in (out / "sizes.pyi").read_text()
+    lib = tmp_path / "libsizes.so"
+    cc(["-shared", "-I" + str(tmp_path), str(tmp_path / "libsizes.c"), "-o", str(lib)])
+    # the module joins the built package through its __path__
+    pkg = tmp_path / "ext"
+    pkg.mkdir()
+    sources = [str(out / "sizes.c")] + sorted(
+        os.path.join(REPO, "runtime", d, f) for d in ("module", "library")
+        for f in os.listdir(os.path.join(REPO, "runtime", d)) if f.endswith(".c"))
+    cc(["-shared", "-fvisibility=hidden", "-I" + PY_INCLUDE, "-I" + str(out), "-I" + str(tmp_path),
+        "-I" + config_value("cuda_include")] + ["-I" + os.path.join(REPO, "runtime", d) for d in ("include", "module", "library", "interop")]
+       + sources + ["-o", str(pkg / ("sizes" + EXT_SUFFIX)), "-ldl", "-pthread"])
+    env = dict(os.environ, PYTHONPATH=BUILD_PY, CUBIND_LIBSIZES=str(lib))
+    p = run([sys.executable, "-c", """
+import inspect, sys
+import cubind
+cubind.__path__.append(sys.argv[1])
+import cubind.sizes as s
+assert list(inspect.signature(s.get_info).parameters) == [], inspect.signature(s.get_info)
+info = s.get_info()
+assert info.got == 48 and info.name.split(b"\\0")[0] == b"ok", (info.got, info.name)
+print("ok")
+""", str(pkg)], env=env)
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stdout + p.stderr
