@@ -236,6 +236,26 @@ static int check_result_enum(const cb_model *m, const cb_api *api, const char *r
     return -1;
 }
 
+/* The result a C API entry point returns with a Python exception set (the
+ * capi-sentinel rule; CUDA_ERROR_NOT_FOUND by default) must be a member of
+ * the result enum, or the generated entry points would return another
+ * enum's value: a rules file of a library without the rule is refused
+ * here, naming it, before anything is written. 0, or -1 with err set. */
+static int check_capi_sentinel(const cb_model *m, const cb_api *api, const char *rules_path,
+                               char *err, size_t errlen)
+{
+    const cb_enum *e = model_enum(m, api->result);
+    for (size_t i = 0; e && i < e->nitems; i++)
+        if (strcmp(e->items[i].name, api->capi_sentinel) == 0)
+            return 0;
+    snprintf(err, errlen,
+             "%s: the C API's error result %s is no member of %s, the result enum (a "
+             "`capi-sentinel VALUE` rule names the member its entry points return with an "
+             "exception set)",
+             rules_path, api->capi_sentinel, api->result);
+    return -1;
+}
+
 static int cmd_dump(int argc, char **argv)
 {
     options o = {0};
@@ -338,6 +358,8 @@ static int classify_header(classified *c, const char *header, const char *rules_
         return status;
     if (check_result_enum(c->m, &api, rules_path, err, errlen) < 0)
         return 2;
+    if (check_capi_sentinel(c->m, &api, rules_path, err, errlen) < 0)
+        return 1;
     if (!keep_docs)
         model_forget_docs(c->m);
     if (define_enums(c->rules, &api, c->m, err, errlen) < 0)

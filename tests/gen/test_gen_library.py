@@ -293,6 +293,7 @@ def test_c_bool_is_a_python_bool_both_ways(run_cubind, cuda_include, tmp_path):
     (tmp_path / "flags.h").write_text(FLAGS_H)
     rules = tmp_path / "flags.rules"
     rules.write_text("header flags.h\nmodule - flags\nresult flgStatus_t FLG_SUCCESS\n"
+                     "capi-sentinel FLG_ERROR_INVALID\n"
                      "error-class FlagsError\npython-names flg snake\nlibrary libflags.so\n")
     out = tmp_path / "out"
     out.mkdir()
@@ -304,3 +305,23 @@ def test_c_bool_is_a_python_bool_both_ways(run_cubind, cuda_include, tmp_path):
     assert "def set_flag(key: int, value: bool) -> None: ..." in stub, stub
     source = (out / "flags.c").read_text()
     assert "PyBool_FromLong(" in source and "PyObject_IsTrue(" in source
+
+
+def test_a_capi_error_result_outside_the_result_enum_is_refused(run_cubind, cuda_include,
+                                                                tmp_path):
+    """A library's rules without a capi-sentinel rule keep the driver's
+    CUDA_ERROR_NOT_FOUND, which its result enum lacks: refused, naming the
+    rules file and the rule to add, and nothing is written (the generated
+    entry points would not compile)."""
+    (tmp_path / "flags.h").write_text(FLAGS_H)
+    rules = tmp_path / "flags.rules"
+    rules.write_text("header flags.h\nmodule - flags\nresult flgStatus_t FLG_SUCCESS\n"
+                     "error-class FlagsError\npython-names flg snake\nlibrary libflags.so\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    p = run_cubind("generate", "--header", str(tmp_path / "flags.h"), "--rules", str(rules),
+                   "--include", cuda_include, "--out", str(out))
+    assert p.returncode == 1, p.stderr
+    assert str(rules) in p.stderr and "CUDA_ERROR_NOT_FOUND is no member of flgStatus_t" in p.stderr
+    assert "capi-sentinel" in p.stderr
+    assert os.listdir(out) == []
