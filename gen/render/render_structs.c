@@ -51,6 +51,23 @@ static char *snake_field_name(const cb_api *api, const cb_record_class *rc, cons
     return snake;
 }
 
+/* Whether a snake_case module's record gets `ptr`, its address as
+ * cuda.bindings' library structs have it: only where no field answers to
+ * that name (the field keeps it). */
+static int record_has_ptr(const cb_api *api, const cb_record_class *rc)
+{
+    if (!api->snake)
+        return 0;
+    for (size_t k = 0; k < rc->nfields; k++) {
+        char *snake = snake_field_name(api, rc, rc->fields[k].pyname);
+        int named = strcmp(rc->fields[k].pyname, "ptr") == 0 || (snake && strcmp(snake, "ptr") == 0);
+        free(snake);
+        if (named)
+            return 0;
+    }
+    return 1;
+}
+
 /* The field table of record class rc (classify_records.h), for the
  * template. class_names: the class name of every record (the stubs type
  * array fields by their element's class). */
@@ -289,6 +306,7 @@ tv *structs_value(const cb_model *m, const cb_classes *c)
         tv_set_int(rv, "nextents", (long long)rc->nextents);
         tv_set_bool(rv, "has_extents", rc->nextents > 0);
         tv_set_int(rv, "nfields", (long long)rc->nfields);
+        tv_set_bool(rv, "has_ptr", record_has_ptr(&c->facts->api, rc));
         tv_set_bool(rv, "exported", !anon_member[i]);
         tv_set_int(rv, "checked", rc->checked);
 

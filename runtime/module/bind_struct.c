@@ -1579,6 +1579,12 @@ static PyObject *struct_getptr(PyObject *self, PyObject *unused)
     return PyLong_FromVoidPtr(((cbs_struct *)self)->data);
 }
 
+PyObject *cbs_struct_get_ptr(PyObject *self, void *closure)
+{
+    (void)closure;
+    return struct_getptr(self, NULL);
+}
+
 static PyMethodDef struct_methods[] = {
     {"getPtr", struct_getptr, METH_NOARGS, "Address of the C struct this object holds or views."},
     {NULL, NULL, 0, NULL},

@@ -255,6 +255,9 @@ typedef struct {
 /* The getset functions of every field (closure: const cbs_field_def *). */
 PyObject *cbs_struct_get(PyObject *self, void *closure);
 int cbs_struct_set(PyObject *self, PyObject *value, void *closure);
+/* `ptr` of a snake_case module's record: the address of the C struct the
+ * object holds or views, as getPtr() (closure unused). */
+PyObject *cbs_struct_get_ptr(PyObject *self, void *closure);
 
 /* Creates the class for def (not added to the module: the caller adds it
  * under each of its names). The module's state must begin with its filled

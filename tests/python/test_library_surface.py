@@ -86,3 +86,21 @@ def test_enums_and_classes_match(api):
     # named in docs/compatibility.md
     for name, value in ref["constants"].items():
         assert str(getattr(module, name, None)) == value or listed(doc, api, name), name
+
+
+@pytest.mark.parametrize("api", ["cufile", "nvml"])
+def test_struct_classes_have_ptr_as_cuda_bindings(api):
+    """Every struct class whose cuda.bindings twin has `ptr` has it too: the
+    address of the C struct the object holds (getPtr()'s), read-only."""
+    module = importlib.import_module("cubind." + api)
+    checked = 0
+    for name, kinds in reference(api)["classes"].items():
+        cls = getattr(module, name, None)
+        if "ptr" not in kinds or not isinstance(cls, type) or not hasattr(cls, "getPtr"):
+            continue
+        obj = cls()
+        assert isinstance(obj.ptr, int) and obj.ptr == obj.getPtr() != 0, name
+        with pytest.raises(AttributeError):
+            obj.ptr = 1
+        checked += 1
+    assert checked >= (3 if api == "cufile" else 60), checked  # 12.4 headers
