@@ -211,6 +211,10 @@ static void add_fields(const record_env *env, const cb_record *r, const cb_recor
                                s.ref, -1, 0};
         kernel_field(env, top, f, fc);
         array_field(env, top, f, fc);
+        /* chars-length: the API's char arrays are text (aux 1: a str up to
+         * the first NUL, bind_struct.h), as its char * outputs are */
+        if (fc->kind == CB_FIELD_CHARS && env->facts->api.chars_length)
+            fc->aux = 1;
         /* a host function followed by its `void *` data: aux of the
          * function names the data field (bind_struct.h) */
         if (i > 0 && rc->nfields >= 2 && fc->kind == CB_FIELD_POINTER && void_pointer(f) &&

@@ -29,7 +29,8 @@ typedef enum {
     CB_FIELD_VALUE_HANDLE,  /* integer handle; ref: its handle class */
     CB_FIELD_RECORD,        /* a record by value; ref: its record */
     CB_FIELD_POINTER,       /* a data pointer */
-    CB_FIELD_CHARS,         /* a char array (count chars) */
+    CB_FIELD_CHARS,         /* a char array (count chars); aux 1: text
+                               (the chars-length rule), else -1 */
     CB_FIELD_FUNCPTR,       /* a function pointer; aux: a host function's
                                `void *` data field after it, -1 */
     CB_FIELD_BYTES,         /* opaque bytes: a type not described */

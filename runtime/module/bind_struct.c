@@ -505,7 +505,12 @@ static PyObject *load(cbs_struct *s, const cbs_field_def *f, unsigned char *p, c
         if (!tb->handles[f->index])
             break;
         return load_driver_handles(s, f, tb->handles[f->index], tb);
-    case CBS_F_CHARS: return PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)f->count);
+    case CBS_F_CHARS:
+        if (f->aux == 1) {
+            const char *c = (const char *)p;
+            return PyUnicode_DecodeUTF8(c, (Py_ssize_t)strnlen(c, f->count), "replace");
+        }
+        return PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)f->count);
     case CBS_F_BYTES: return PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)f->size);
     }
     PyErr_Format(PyExc_RuntimeError, "%s.%s: the module is being torn down",
@@ -1289,6 +1294,20 @@ static int convert(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsigned 
         size_t n = f->kind == CBS_F_CHARS ? f->count : f->size;
         if (f->kind == CBS_F_CHARS && (PyList_Check(v) || PyTuple_Check(v)))
             return chars_from_ints(s, f, v, buf);
+        if (f->kind == CBS_F_CHARS && f->aux == 1 && PyUnicode_Check(v)) {
+            Py_ssize_t len;
+            const char *u = PyUnicode_AsUTF8AndSize(v, &len);
+            if (!u)
+                return -1;
+            if ((size_t)len > n) {
+                PyErr_Format(PyExc_ValueError, "%s.%s takes at most %zu bytes, not %zd",
+                             cbs_short_name(Py_TYPE(s)), f->name, n, len);
+                return -1;
+            }
+            memset(buf, 0, n);
+            memcpy(buf, u, (size_t)len);
+            return 0;
+        }
         /* A numpy scalar has a buffer, but it is a number, not bytes (as
          * cuda.bindings refuses it). */
         if (!PyObject_CheckBuffer(v) || PyUnicode_Check(v) ||

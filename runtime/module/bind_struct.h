@@ -114,7 +114,10 @@ typedef enum {
     CBS_F_VALUE_HANDLE,  /* integer handle (CUdeviceptr): tables.handles[index] */
     CBS_F_RECORD,        /* nested record: class tables.structs[index] */
     CBS_F_POINTER,       /* data pointer: an int address */
-    CBS_F_CHARS,         /* char array: bytes, zero-padded when shorter */
+    CBS_F_CHARS,         /* char array: bytes, zero-padded when shorter;
+                            with aux 1, text: reads as a str up to the
+                            first NUL (UTF-8, undecodable bytes replaced),
+                            takes a str (UTF-8) or bytes */
     CBS_F_FUNCPTR,       /* function pointer: an int address, an instance of
                             tables.handles[index] (its class; -1: none) or a
                             ctypes function pointer; with aux (a host

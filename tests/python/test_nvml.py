@@ -285,3 +285,21 @@ def test_every_function_called(nvml):
     """Runs last in this file: every function of the module was called
     above (the list comes from the module, not from this file)."""
     call.check_all_called(nvml, 315)
+
+
+def test_char_array_fields_are_text(nvml):
+    """A struct's char array reads as a str up to its first NUL and takes a
+    str or bytes, as cuda.bindings.nvml's fields do (PciInfo.bus_id) and as
+    the module's char * outputs are (the chars-length rule)."""
+    p = nvml.nvmlPciInfo_t()
+    assert p.bus_id == "" and p.busId == ""
+    p.bus_id = "0000:01:00.0"
+    assert p.busId == "0000:01:00.0"
+    p.busId = b"ab"
+    assert p.bus_id == "ab"
+    with pytest.raises(ValueError, match="busId takes at most 32 bytes"):
+        p.bus_id = "x" * 33
+    assert p.bus_id == "ab"  # a refused value leaves the field as it was
+    # bytes that are no UTF-8 read as replacement characters, never an error
+    p.busId = b"\xff\xfe"
+    assert p.bus_id == "\ufffd\ufffd"
