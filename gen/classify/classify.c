@@ -517,6 +517,7 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
     pc->params_index = -1;
     pc->host_writes = -1;
     pc->cast_from = NULL;
+    pc->output_field = NULL;
     const cb_param_facts *pf = pfacts(facts, f, p);
     pc->pyname = pf->pyname ? pf->pyname : python_param_name(m, facts, p->name);
     pc->doc = pf->on[CB_D_PARAM_DOC] ? pf->on[CB_D_PARAM_DOC]->args[2] : NULL;
@@ -674,6 +675,20 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
             pc->shape = SH_OUT_ARRAY;
         else
             pc->shape = SH_UNSUPPORTED;
+    }
+    if (pf->on[CB_D_OUTPUT_FIELD] && pc->shape == SH_OUT_STRUCT) {
+        /* output-field: one field of the struct, which must have it */
+        const char *name = pf->on[CB_D_OUTPUT_FIELD]->args[2];
+        const cb_record *r = &m->records[pc->record_index];
+        if (model_field_index(m, r, name) >= 0)
+            pc->output_field = name;
+        else {
+            pc->shape = SH_UNSUPPORTED;
+            *why = reason(m, p, "the output-field rule names no field of its struct");
+        }
+    } else if (pf->on[CB_D_OUTPUT_FIELD] && pc->shape != SH_UNSUPPORTED) {
+        pc->shape = SH_UNSUPPORTED;
+        *why = reason(m, p, "an output-field rule needs a struct output");
     }
     if (pc->shape == SH_UNSUPPORTED && !*why)
         *why = reason(m, p, "no general rule or special case covers it");

@@ -75,6 +75,8 @@ typedef struct cb_pclass {
                                  creates (CUuserObject *), or -1 */
     cb_callback_kind callback_kind; /* SH_CALLBACK: its callback rule's KIND */
     const char *trampoline;   /* SH_SYNC_CALLBACK: the runtime's C function */
+    const char *output_field; /* SH_OUT_STRUCT: the field an output-field
+                                 rule returns instead of the struct, NULL */
     /* SH_ATTR_OUT / SH_ATTR_IN: the attribute parameter and, per enumerator
      * with a known type, the element that enumerator's value is (a case with
      * fixed_len -1 is an array of them filling the `count` bytes of an

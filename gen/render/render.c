@@ -170,6 +170,8 @@ static void set_shape_flags(tv *p, const cb_pclass *pc)
     tv_set_bool(p, "ek_struct", e == EK_STRUCT);
     tv_set_bool(p, "ek_pointer", e == EK_POINTER);
     tv_set_bool(p, "ek_bool", e == EK_BOOL);
+    tv_set_bool(p, "has_output_field", pc->output_field != NULL);
+    tv_set_str(p, "output_field", pc->output_field ? pc->output_field : "");
     tv_set_bool(p, "ek_string", e == EK_STRING);
     tv_set_bool(p, "ek_cstring", e == EK_CSTRING);
     tv_set_bool(p, "is_input", classify_is_input(pc));

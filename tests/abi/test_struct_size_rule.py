@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The struct-size rule end to end: a library function taking a struct
+"""The struct-size and output-field rules end to end: a library function taking a struct
 pointer and that struct's byte size (NVML 13's nvmlSystemGetDriverBranch,
 branchInfo and length) is generated from a small header with the rule,
 compiled with the runtime, and called against a small library that
 records the size it was given: the Python call takes no size, the C
-function gets sizeof the struct, and the struct comes back."""
+function gets sizeof the struct, and the struct comes back, or with an
+output-field rule the one field of it (nvml's system_get_driver_branch()
+returns the branch's str, as cuda.bindings.nvml's)."""
 import os
 import sys
 
@@ -15,6 +17,7 @@ SIZES_H = """#ifndef SIZES_H
 typedef enum { SZ_SUCCESS = 0, SZ_ERROR_SIZE = 1 } szStatus_t;
 typedef struct { unsigned int version; char name[40]; unsigned int got; } szInfo_t;
 szStatus_t szGetInfo(szInfo_t *info, unsigned int length);
+szStatus_t szGetName(szInfo_t *info, unsigned int length);
 #endif
 """
 
@@ -30,6 +33,11 @@ szStatus_t szGetInfo(szInfo_t *info, unsigned int length)
     info->name[2] = 0;
     return SZ_SUCCESS;
 }
+
+szStatus_t szGetName(szInfo_t *info, unsigned int length)
+{
+    return szGetInfo(info, length);
+}
 """
 
 RULES = """header sizes.h
@@ -40,7 +48,10 @@ error-class SizesError
 python-names sz snake
 library libsizes.so
 library-env CUBIND_LIBSIZES
+chars-length 64
 struct-size szGetInfo length info
+struct-size szGetName length info
+output-field szGetName info name
 """
 
 
@@ -58,7 +69,8 @@ def test_struct_size_passes_sizeof_and_takes_no_argument(tmp_path):
     p = run([CUBIND, "generate", "--header", str(tmp_path / "sizes.h"), "--rules",
              str(tmp_path / "sizes.rules"), "--include", config_value("cuda_include"), "--out", str(out)])
     assert p.returncode == 0, p.stderr
-    assert "def get_info() -> szInfo_t: ..." in (out / "sizes.pyi").read_text()
+    stub = (out / "sizes.pyi").read_text()
+    assert "def get_info() -> szInfo_t: ..." in stub and "def get_name() -> Any: ..." in stub
     lib = tmp_path / "libsizes.so"
     cc(["-shared", "-I" + str(tmp_path), str(tmp_path / "libsizes.c"), "-o", str(lib)])
     # the module joins the built package through its __path__
@@ -78,7 +90,10 @@ cubind.__path__.append(sys.argv[1])
 import cubind.sizes as s
 assert list(inspect.signature(s.get_info).parameters) == [], inspect.signature(s.get_info)
 info = s.get_info()
-assert info.got == 48 and info.name.split(b"\\0")[0] == b"ok", (info.got, info.name)
+assert info.got == 48 and info.name == "ok", (info.got, info.name)
+# output-field: the one field, as the struct object reads it (text under
+# chars-length), not the struct
+assert s.get_name() == "ok", s.get_name()
 print("ok")
 """, str(pkg)], env=env)
     assert p.returncode == 0 and p.stdout.strip() == "ok", p.stdout + p.stderr
