@@ -286,19 +286,25 @@ flgStatus_t flgSetFlag(int key, bool value);
 """
 
 
+def generate_flags(run_cubind, cuda_include, tmp_path, sentinel):
+    """cubind generate on FLAGS_H with a library's rules (a capi-sentinel
+    rule when `sentinel` names one) into tmp_path/out: (process, out)."""
+    (tmp_path / "flags.h").write_text(FLAGS_H)
+    rules = tmp_path / "flags.rules"
+    rules.write_text("header flags.h\nmodule - flags\nresult flgStatus_t FLG_SUCCESS\n"
+                     + ("capi-sentinel %s\n" % sentinel if sentinel else "")
+                     + "error-class FlagsError\npython-names flg snake\nlibrary libflags.so\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    return run_cubind("generate", "--header", str(tmp_path / "flags.h"), "--rules", str(rules),
+                      "--include", cuda_include, "--out", str(out)), out
+
+
 def test_c_bool_is_a_python_bool_both_ways(run_cubind, cuda_include, tmp_path):
     """C's bool (_Bool) crosses as a Python bool: an output is True or
     False, as cuda.bindings' cufile.get_parameter_bool gives it, and an
     input takes any object's truth, as its `bint` parameters do."""
-    (tmp_path / "flags.h").write_text(FLAGS_H)
-    rules = tmp_path / "flags.rules"
-    rules.write_text("header flags.h\nmodule - flags\nresult flgStatus_t FLG_SUCCESS\n"
-                     "capi-sentinel FLG_ERROR_INVALID\n"
-                     "error-class FlagsError\npython-names flg snake\nlibrary libflags.so\n")
-    out = tmp_path / "out"
-    out.mkdir()
-    p = run_cubind("generate", "--header", str(tmp_path / "flags.h"), "--rules", str(rules),
-                   "--include", cuda_include, "--out", str(out))
+    p, out = generate_flags(run_cubind, cuda_include, tmp_path, "FLG_ERROR_INVALID")
     assert p.returncode == 0, p.stderr
     stub = (out / "flags.pyi").read_text()
     assert "def get_flag(key: int) -> bool: ..." in stub, stub
@@ -313,15 +319,9 @@ def test_a_capi_error_result_outside_the_result_enum_is_refused(run_cubind, cuda
     CUDA_ERROR_NOT_FOUND, which its result enum lacks: refused, naming the
     rules file and the rule to add, and nothing is written (the generated
     entry points would not compile)."""
-    (tmp_path / "flags.h").write_text(FLAGS_H)
-    rules = tmp_path / "flags.rules"
-    rules.write_text("header flags.h\nmodule - flags\nresult flgStatus_t FLG_SUCCESS\n"
-                     "error-class FlagsError\npython-names flg snake\nlibrary libflags.so\n")
-    out = tmp_path / "out"
-    out.mkdir()
-    p = run_cubind("generate", "--header", str(tmp_path / "flags.h"), "--rules", str(rules),
-                   "--include", cuda_include, "--out", str(out))
+    p, out = generate_flags(run_cubind, cuda_include, tmp_path, None)
     assert p.returncode == 1, p.stderr
-    assert str(rules) in p.stderr and "CUDA_ERROR_NOT_FOUND is no member of flgStatus_t" in p.stderr
+    assert str(tmp_path / "flags.rules") in p.stderr
+    assert "CUDA_ERROR_NOT_FOUND is no member of flgStatus_t" in p.stderr
     assert "capi-sentinel" in p.stderr
     assert os.listdir(out) == []
