@@ -987,6 +987,7 @@ static void api_value(tv *root, const cb_api *api)
     tv_set_bool(root, "status_str_message", api->status_str && (api->status_str_message || api->message_str));
     tv_set_bool(root, "buffers_not_none", api->buffers_not_none);
     tv_set_bool(root, "void_ptr_numbers", api->void_ptr_numbers);
+    tv_set_bool(root, "string_addresses", api->string_addresses);
     tv_set_bool(root, "has_chars_length", api->chars_length > 0);
     tv_set_int(root, "chars_length", api->chars_length);
     tv_set_bool(root, "has_count_query", api->count_query != NULL);

@@ -154,6 +154,7 @@ typedef struct {
     int message_str;                /* message-str: str(error) is the message alone */
     int buffers_not_none;           /* buffers-not-none: None is no buffer */
     int void_ptr_numbers;           /* void-ptr-numbers: a number is an address */
+    int string_addresses;           /* string-addresses: a const char * takes an int */
     int negative_errors;            /* negative-errors: a negative integer result fails */
     const char *capi_sentinel;      /* what a C API entry returns having raised */
     const char *sizeof_name;        /* sizeof: the size function's name, NULL */

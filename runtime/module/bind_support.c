@@ -261,6 +261,26 @@ int cbs_arg_string(PyObject *o, const char *func, const char *param, PyObject **
     return 0;
 }
 
+int cbs_arg_string_or_address(PyObject *o, const char *func, const char *param,
+                              PyObject **holder, const char **out)
+{
+    if (!PyLong_Check(o) || PyBool_Check(o))
+        return cbs_arg_string(o, func, param, holder, out);
+    unsigned long long a = PyLong_AsUnsignedLongLong(o);
+    if (a == (unsigned long long)-1 && PyErr_Occurred()) {
+        if (PyErr_ExceptionMatches(PyExc_OverflowError) || PyErr_ExceptionMatches(PyExc_ValueError))
+            reraise_as(PyExc_OverflowError, "%s(): argument '%s' is no address (%S)", func, param);
+        return -1;
+    }
+    if (a > UINTPTR_MAX) {
+        PyErr_Format(PyExc_OverflowError, "%s(): argument '%s' is no address", func, param);
+        return -1;
+    }
+    *holder = NULL;
+    *out = (const char *)(uintptr_t)a;
+    return 0;
+}
+
 int cbs_arg_fill_buffer(PyObject *o, const char *func, const char *param, Py_buffer *view,
                         void **out, Py_ssize_t *len)
 {

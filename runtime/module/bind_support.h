@@ -99,6 +99,13 @@ static CBS_ALWAYS_INLINE int cbs_arg_signed(PyObject *o, long long min, long lon
 }
 int cbs_arg_double(PyObject *o, const char *func, const char *param, double *out);
 
+/* `const char *` under the string-addresses rule: an int is the address
+ * of a string the caller keeps alive (*holder NULL; 0 is NULL, a negative
+ * or too large int OverflowError naming the parameter); anything else as
+ * cbs_arg_string. */
+int cbs_arg_string_or_address(PyObject *o, const char *func, const char *param,
+                              PyObject **holder, const char **out);
+
 /* `const char *`: bytes (used as is) or str (UTF-8); *holder keeps the
  * bytes alive until the caller releases it. Embedded NULs are refused. */
 int cbs_arg_string(PyObject *o, const char *func, const char *param, PyObject **holder,

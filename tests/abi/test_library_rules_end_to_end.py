@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The struct-size and output-field rules end to end: a library function taking a struct
+"""Library rules end to end (struct-size, output-field, string-addresses): a library function taking a struct
 pointer and that struct's byte size (NVML 13's nvmlSystemGetDriverBranch,
 branchInfo and length) is generated from a small header with the rule,
 compiled with the runtime, and called against a small library that
 records the size it was given: the Python call takes no size, the C
 function gets sizeof the struct, and the struct comes back, or with an
 output-field rule the one field of it (nvml's system_get_driver_branch()
-returns the branch's str, as cuda.bindings.nvml's)."""
+returns the branch's str, as cuda.bindings.nvml's); a `const char *`
+takes an int address under string-addresses (cufile.set_parameter_string
+as cuda.bindings.cufile's)."""
 import os
 import sys
 
@@ -18,6 +20,7 @@ typedef enum { SZ_SUCCESS = 0, SZ_ERROR_SIZE = 1 } szStatus_t;
 typedef struct { unsigned int version; char name[40]; unsigned int got; } szInfo_t;
 szStatus_t szGetInfo(szInfo_t *info, unsigned int length);
 szStatus_t szGetName(szInfo_t *info, unsigned int length);
+szStatus_t szNameLength(const char *name, unsigned int *length);
 #endif
 """
 
@@ -38,6 +41,14 @@ szStatus_t szGetName(szInfo_t *info, unsigned int length)
 {
     return szGetInfo(info, length);
 }
+
+szStatus_t szNameLength(const char *name, unsigned int *length)
+{
+    *length = 0;
+    while (name && name[*length])
+        ++*length;
+    return SZ_SUCCESS;
+}
 """
 
 RULES = """header sizes.h
@@ -52,6 +63,7 @@ chars-length 64
 struct-size szGetInfo length info
 struct-size szGetName length info
 output-field szGetName info name
+string-addresses
 """
 
 
@@ -71,6 +83,7 @@ def test_struct_size_passes_sizeof_and_takes_no_argument(tmp_path):
     assert p.returncode == 0, p.stderr
     stub = (out / "sizes.pyi").read_text()
     assert "def get_info() -> szInfo_t: ..." in stub and "def get_name() -> Any: ..." in stub
+    assert "def name_length(name: bytes | str | int) -> int: ..." in stub
     lib = tmp_path / "libsizes.so"
     cc(["-shared", "-I" + str(tmp_path), str(tmp_path / "libsizes.c"), "-o", str(lib)])
     # the module joins the built package through its __path__
@@ -94,6 +107,18 @@ assert info.got == 48 and info.name == "ok", (info.got, info.name)
 # output-field: the one field, as the struct object reads it (text under
 # chars-length), not the struct
 assert s.get_name() == "ok", s.get_name()
+# string-addresses: str, bytes, or the address of a string kept alive
+import ctypes
+buf = ctypes.create_string_buffer(b"four")
+assert s.name_length("abc") == 3 and s.name_length(b"ab") == 2
+assert s.name_length(ctypes.addressof(buf)) == 4 and s.name_length(0) == 0
+for bad in (-1, 2**64):
+    try:
+        s.name_length(bad)
+    except OverflowError as e:
+        assert "'name'" in str(e), e
+    else:
+        raise AssertionError(bad)
 print("ok")
 """, str(pkg)], env=env)
     assert p.returncode == 0 and p.stdout.strip() == "ok", p.stdout + p.stderr
