@@ -1210,6 +1210,23 @@ done:
     return rc;
 }
 
+/* The len bytes at src into a CHARS field (at most its n, zero-padded)
+ * or a BYTES field (exactly its n) at buf: 0, or -1 with ValueError
+ * naming the field. */
+static int store_bytes(cbs_struct *s, const cbs_field_def *f, unsigned char *buf, size_t n,
+                       const void *src, Py_ssize_t len)
+{
+    int bad = f->kind == CBS_F_CHARS ? (size_t)len > n : (size_t)len != n;
+    if (bad) {
+        PyErr_Format(PyExc_ValueError, "%s.%s takes %s%zu bytes, not %zd", cbs_short_name(Py_TYPE(s)),
+                     f->name, f->kind == CBS_F_CHARS ? "at most " : "", n, len);
+        return -1;
+    }
+    memset(buf, 0, n);
+    memcpy(buf, src, (size_t)len);
+    return 0;
+}
+
 static int convert(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsigned char *buf,
                    cbs_tables *tb, PyObject **entries)
 {
@@ -1297,16 +1314,7 @@ static int convert(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsigned 
         if (f->kind == CBS_F_CHARS && f->aux == 1 && PyUnicode_Check(v)) {
             Py_ssize_t len;
             const char *u = PyUnicode_AsUTF8AndSize(v, &len);
-            if (!u)
-                return -1;
-            if ((size_t)len > n) {
-                PyErr_Format(PyExc_ValueError, "%s.%s takes at most %zu bytes, not %zd",
-                             cbs_short_name(Py_TYPE(s)), f->name, n, len);
-                return -1;
-            }
-            memset(buf, 0, n);
-            memcpy(buf, u, (size_t)len);
-            return 0;
+            return u ? store_bytes(s, f, buf, n, u, len) : -1;
         }
         /* A numpy scalar has a buffer, but it is a number, not bytes (as
          * cuda.bindings refuses it). */
@@ -1322,17 +1330,9 @@ static int convert(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsigned 
             cbs_buffer_error_as_type_error(what, "bytes");
             return -1;
         }
-        int bad = f->kind == CBS_F_CHARS ? (size_t)b.len > n : (size_t)b.len != n;
-        if (bad) {
-            PyErr_Format(PyExc_ValueError, "%s.%s takes %s%zu bytes, not %zd",
-                         cbs_short_name(Py_TYPE(s)), f->name, f->kind == CBS_F_CHARS ? "at most " : "",
-                         n, b.len);
-        } else {
-            memset(buf, 0, n);
-            memcpy(buf, b.buf, (size_t)b.len);
-        }
+        int rc = store_bytes(s, f, buf, n, b.buf, b.len);
         PyBuffer_Release(&b);
-        return bad ? -1 : 0;
+        return rc;
     }
     }
     PyErr_Format(PyExc_RuntimeError, "%s.%s: the module is being torn down",

@@ -266,16 +266,10 @@ int cbs_arg_string_or_address(PyObject *o, const char *func, const char *param,
 {
     if (!PyLong_Check(o) || PyBool_Check(o))
         return cbs_arg_string(o, func, param, holder, out);
-    unsigned long long a = PyLong_AsUnsignedLongLong(o);
-    if (a == (unsigned long long)-1 && PyErr_Occurred()) {
-        if (PyErr_ExceptionMatches(PyExc_OverflowError) || PyErr_ExceptionMatches(PyExc_ValueError))
-            reraise_as(PyExc_OverflowError, "%s(): argument '%s' is no address (%S)", func, param);
+    /* an address, converted as cbs_arg_address converts one */
+    unsigned long long a;
+    if (cbs_arg_unsigned(o, (unsigned long long)UINTPTR_MAX, func, param, "const char *", &a) < 0)
         return -1;
-    }
-    if (a > UINTPTR_MAX) {
-        PyErr_Format(PyExc_OverflowError, "%s(): argument '%s' is no address", func, param);
-        return -1;
-    }
     *holder = NULL;
     *out = (const char *)(uintptr_t)a;
     return 0;
