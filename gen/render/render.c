@@ -90,32 +90,103 @@ static size_t enum_common_prefix(const cb_api *api, const cb_enum *e)
     return api->snake ? shared_prefix(e) : 0;
 }
 
-/* How many leading characters member k of e loses in Python: under an
- * enum-prefix rule (PREFIX), a member named PREFIX + the enum class's
- * name in upper snake case + `_` loses all that (NVML_VALUE_TYPE_DOUBLE
- * of ValueType -> DOUBLE), any other member with PREFIX only PREFIX
- * (NVML_BRAND_TESLA of BrandType -> BRAND_TESLA), as cuda.bindings.nvml
- * names them; without the rule, or for a member lacking PREFIX, `common`
- * (enum_common_prefix). */
-static size_t enum_member_cut(const cb_api *api, const cb_enum *e, size_t k, size_t common)
+/* strdup, out of memory fatal (arena_oom). */
+static char *dup_or_die(const char *s)
+{
+    char *d = strdup(s);
+    if (!d)
+        arena_oom();
+    return d;
+}
+
+/* The words of enum e's class name in upper snake case (COOLER_TARGET of
+ * nvmlCoolerTarget_t's CoolerTarget); the caller frees. */
+static char *enum_class_words(const cb_api *api, const cb_enum *e)
+{
+    char *cls = rules_type_pyname(api, e->name);
+    size_t ncls = strlen(api->name_prefix);
+    const char *base = cls ? cls : strncmp(e->name, api->name_prefix, ncls) == 0 ? e->name + ncls : e->name;
+    char *words = rules_python_name(api, base);
+    for (char *p = words; *p; p++)
+        *p = (char)toupper((unsigned char)*p);
+    free(cls);
+    return words;
+}
+
+/* REST (a member's name less the enum-prefix) less the words W where they
+ * stand whole: "W_" at its start (VALUE_TYPE_DOUBLE -> DOUBLE) or "_W_"
+ * in its middle (THERMAL_COOLER_TARGET_NONE -> THERMAL_NONE), something
+ * left after them; NULL when W is not there so. The caller frees. */
+static char *without_words(const char *rest, const char *w)
+{
+    size_t n = strlen(w);
+    if (!n)
+        return NULL;
+    if (strncmp(rest, w, n) == 0 && rest[n] == '_' && rest[n + 1])
+        return dup_or_die(rest + n + 1);
+    for (const char *p = strchr(rest, '_'); p; p = strchr(p + 1, '_')) {
+        if (strncmp(p + 1, w, n) == 0 && p[1 + n] == '_' && p[2 + n]) {
+            size_t head = (size_t)(p - rest) + 1; /* through the '_' */
+            char *s = malloc(strlen(rest) - n);
+            if (!s)
+                arena_oom();
+            memcpy(s, rest, head);
+            strcpy(s + head, p + 2 + n);
+            return s;
+        }
+    }
+    return NULL;
+}
+
+/* Whether removing W from every member of e that has the enum-prefix
+ * leaves each an identifier (none starting with a digit). */
+static int words_leave_identifiers(const cb_api *api, const cb_enum *e, const char *w)
+{
+    size_t np = strlen(api->enum_prefix);
+    int ok = 1;
+    for (size_t k = 0; ok && k < e->nitems; k++) {
+        if (strncmp(e->items[k].name, api->enum_prefix, np) != 0)
+            continue;
+        char *s = without_words(e->items[k].name + np, w);
+        ok = !s || !isdigit((unsigned char)s[0]);
+        free(s);
+    }
+    return ok;
+}
+
+/* The words every member of e loses under an enum-prefix rule, as
+ * cuda.bindings.nvml names them: the class's name (enum_class_words),
+ * or, where that would leave a member starting with a digit
+ * (NVML_NVLINK_VERSION_1_0 of NvlinkVersion), all its words but the last,
+ * for every member alike (VERSION_1_0 and VERSION_INVALID); "" when even
+ * that would. The caller frees. */
+static char *enum_lost_words(const cb_api *api, const cb_enum *e)
+{
+    char *w = enum_class_words(api, e);
+    if (words_leave_identifiers(api, e, w))
+        return w;
+    char *last = strrchr(w, '_');
+    *(last ? last : w) = '\0';
+    if (!words_leave_identifiers(api, e, w))
+        *w = '\0';
+    return w;
+}
+
+/* The Python name of member k of e (the caller frees): under an
+ * enum-prefix rule (PREFIX), a member with PREFIX loses it and the words
+ * LOST (enum_lost_words) where they stand whole (NVML_VALUE_TYPE_DOUBLE of
+ * ValueType -> DOUBLE), or PREFIX only (NVML_BRAND_TESLA of BrandType ->
+ * BRAND_TESLA); without the rule, or for a member lacking PREFIX, it
+ * loses `common` characters (enum_common_prefix). */
+static char *enum_member_pyname(const cb_api *api, const cb_enum *e, size_t k, size_t common,
+                                const char *lost)
 {
     const char *name = e->items[k].name;
     size_t np = api->enum_prefix ? strlen(api->enum_prefix) : 0;
     if (!np || strncmp(name, api->enum_prefix, np) != 0 || !name[np])
-        return common;
-    char *cls = rules_type_pyname(api, e->name);
-    size_t ncls = strlen(api->name_prefix);
-    const char *base = cls ? cls : strncmp(e->name, api->name_prefix, ncls) == 0 ? e->name + ncls : e->name;
-    char *snake = rules_python_name(api, base);
-    size_t n = strlen(snake), cut = np;
-    int match = 1;
-    for (size_t i = 0; match && i < n; i++)
-        match = toupper((unsigned char)snake[i]) == (unsigned char)name[np + i];
-    if (match && name[np + n] == '_' && name[np + n + 1] && !isdigit((unsigned char)name[np + n + 1]))
-        cut = np + n + 1; /* the rest stays an identifier */
-    free(snake);
-    free(cls);
-    return cut;
+        return dup_or_die(name + common);
+    char *s = without_words(name + np, lost);
+    return s ? s : dup_or_die(name + np);
 }
 
 /* Sets key of v to an enum class's Python name (rules_enum_pyname). */
@@ -867,6 +938,7 @@ static tv *enums_value(const cb_model *m, const cb_api *api)
     for (size_t i = 0; i < m->nenums; i++) {
         const cb_enum *e = &m->enums[i];
         size_t cut = enum_common_prefix(api, e);
+        char *lost = api->enum_prefix ? enum_lost_words(api, e) : NULL;
         tv *ev = tv_map();
         tv_set_int(ev, "index", (long long)i);
         tv_set_str(ev, "name", e->name);
@@ -880,13 +952,19 @@ static tv *enums_value(const cb_model *m, const cb_api *api)
         for (size_t k = 0; k < e->nitems; k++) {
             tv *it = tv_map();
             tv_set_str(it, "name", e->items[k].name);
-            tv_set_str(it, "pyname", e->items[k].pyname ? e->items[k].pyname
-                                                        : e->items[k].name + enum_member_cut(api, e, k, cut));
+            if (e->items[k].pyname) {
+                tv_set_str(it, "pyname", e->items[k].pyname);
+            } else {
+                char *py = enum_member_pyname(api, e, k, cut, lost);
+                tv_set_str(it, "pyname", py);
+                free(py);
+            }
             set_enum_class(it, "enum_class", api, e);
             tv_set(it, "value", ll_literal(e->items[k].value));
             tv_push(items, it);
         }
         tv_set(ev, "items", items);
+        free(lost);
         tv *aliases = tv_list();
         for (size_t a = 0; a < e->naliases; a++) {
             tv *av = tv_map();

@@ -98,7 +98,7 @@ def test_clocks(handle):
 
 def test_pci_info(handle):
     pci = nvml.device_get_pci_info_v3(handle)
-    bus_id = pci.busId.split(b"\0")[0].decode()
+    bus_id = pci.bus_id  # text: the characters up to the NUL
     assert re.fullmatch(r"[0-9A-Fa-f]{8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d", bus_id), bus_id
     assert nvml.device_get_handle_by_pci_bus_id_v2(bus_id) == handle
     assert pci.pciDeviceId >> 16 and (pci.pciDeviceId & 0xFFFF) == 0x10DE  # NVIDIA's vendor id
@@ -140,7 +140,7 @@ def test_agrees_with_cuda_bindings(handle, theirs):
     assert nvml.system_get_driver_version() == ref.system_get_driver_version()
     assert nvml.system_get_nvml_version() == ref.system_get_nvml_version()
     assert nvml.device_get_memory_info_v2(handle).total == ref.device_get_memory_info_v2(theirs).total
-    assert nvml.device_get_pci_info_v3(handle).busId.split(b"\0")[0].decode() == \
+    assert nvml.device_get_pci_info_v3(handle).bus_id == \
         ref.device_get_pci_info_v3(theirs).bus_id
     assert nvml.device_get_max_clock_info(handle, nvml.ClockType.CLOCK_SM) == \
         ref.device_get_max_clock_info(theirs, int(nvml.ClockType.CLOCK_SM))
