@@ -408,6 +408,13 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     size_value(p, fc, pc);
     count_bound_value(p, fc, pc);
     tv_set_bool(p, "writable", pc->writable);
+    /* a caller's buffer whose count counts elements wider than a byte (a
+     * host-bytes rule's size_t *), and their C type; else it counts bytes */
+    const cb_type *pointee = pc->param->type->kind == TY_POINTER ? pc->param->type->pointee : NULL;
+    int counts_elements = pc->shape == SH_IN_BUFFER && pointee && pointee->kind == TY_INT &&
+                          pointee->size > 1;
+    tv_set_bool(p, "counts_elements", counts_elements);
+    tv_set_str(p, "elem_type", counts_elements ? unqualified(pointee) : "");
     set_shape_flags(p, pc);
     int attr = pc->attr_index >= 0; /* typed by an attribute parameter */
     tv_set_str(p, "attr_cname", attr ? f->params[pc->attr_index].name : "");

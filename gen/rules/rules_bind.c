@@ -580,17 +580,11 @@ static const cb_type *hb_member_type(const cb_model *m, const cb_function *f, co
     return fd && fd->bit_width < 0 ? fd->type : NULL;
 }
 
-/* A one-byte integer type (char, signed or unsigned): memory of bytes,
- * as a void pointer's. */
-static int is_byte(const cb_type *t)
-{
-    return t->kind == TY_INT && t->size == 1;
-}
-
 /* Checks a host-bytes rule whose owner the model has (a rule naming a
  * function or record it lacks is left to rules_unmatched): BUFFER a
- * pointer to void (a function's also to bytes: `const char *` of IR
- * holding NULs; any pointer for a field's constant SIZE), not const
+ * pointer to void (a function's also to integers: `const char *` of IR
+ * holding NULs, cuFile's `const size_t *` arrays, SIZE counting them;
+ * any pointer for a field's constant SIZE), not const
  * for `writes`; every term an integer
  * parameter or field of the owner, a function's only SIZE (and not a
  * constant); `when` an enum field and one of its enumerators. -1 with
@@ -608,8 +602,8 @@ static int hb_check(cb_facts *b, const cb_rule *rule, const hb_words *h)
      * (CUmemDecompressParams.dstActBytes); a computed one counts bytes of
      * a void pointer's memory */
     if (bt->kind != TY_POINTER || !bt->pointee ||
-        (bt->pointee->kind != TY_VOID && !(f && is_byte(bt->pointee)) && !h->bytes)) {
-        bind_error(b, rule, "%s '%s' of %s is not a void or char pointer", what, h->buffer,
+        (bt->pointee->kind != TY_VOID && !(f && bt->pointee->kind == TY_INT) && !h->bytes)) {
+        bind_error(b, rule, "%s '%s' of %s is not a void or integer pointer", what, h->buffer,
                    owner);
         return -1;
     }

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Library rules end to end (struct-size, output-field, string-addresses): a library function taking a struct
+"""Library rules end to end (struct-size, output-field, string-addresses,
+host-bytes on size_t arrays): a library function taking a struct
 pointer and that struct's byte size (NVML 13's nvmlSystemGetDriverBranch,
 branchInfo and length) is generated from a small header with the rule,
 compiled with the runtime, and called against a small library that
@@ -8,7 +9,8 @@ function gets sizeof the struct, and the struct comes back, or with an
 output-field rule the one field of it (nvml's system_get_driver_branch()
 returns the branch's str, as cuda.bindings.nvml's); a `const char *`
 takes an int address under string-addresses (cufile.set_parameter_string
-as cuda.bindings.cufile's)."""
+as cuda.bindings.cufile's); host-bytes makes `size_t *` arrays int
+addresses or buffers checked to hold `len` of them (cufile's slab arrays)."""
 import os
 import sys
 
@@ -16,11 +18,14 @@ from conftest import BUILD_PY, CUBIND, EXT_SUFFIX, PY_INCLUDE, REPO, WARN, confi
 
 SIZES_H = """#ifndef SIZES_H
 #define SIZES_H
+#include <stddef.h>
 typedef enum { SZ_SUCCESS = 0, SZ_ERROR_SIZE = 1 } szStatus_t;
 typedef struct { unsigned int version; char name[40]; unsigned int got; } szInfo_t;
 szStatus_t szGetInfo(szInfo_t *info, unsigned int length);
 szStatus_t szGetName(szInfo_t *info, unsigned int length);
 szStatus_t szNameLength(const char *name, unsigned int *length);
+szStatus_t szSetSlabs(const size_t *sizes, const size_t *counts, int len);
+szStatus_t szGetSlabs(size_t *sizes, size_t *counts, int len);
 #endif
 """
 
@@ -40,6 +45,30 @@ szStatus_t szGetInfo(szInfo_t *info, unsigned int length)
 szStatus_t szGetName(szInfo_t *info, unsigned int length)
 {
     return szGetInfo(info, length);
+}
+
+static size_t slab_sizes[8], slab_counts[8];
+
+szStatus_t szSetSlabs(const size_t *sizes, const size_t *counts, int len)
+{
+    if (len < 0 || len > 8)
+        return SZ_ERROR_SIZE;
+    for (int i = 0; i < len; i++) {
+        slab_sizes[i] = sizes[i];
+        slab_counts[i] = counts[i];
+    }
+    return SZ_SUCCESS;
+}
+
+szStatus_t szGetSlabs(size_t *sizes, size_t *counts, int len)
+{
+    if (len < 0 || len > 8)
+        return SZ_ERROR_SIZE;
+    for (int i = 0; i < len; i++) {
+        sizes[i] = slab_sizes[i];
+        counts[i] = slab_counts[i];
+    }
+    return SZ_SUCCESS;
 }
 
 szStatus_t szNameLength(const char *name, unsigned int *length)
@@ -64,6 +93,10 @@ struct-size szGetInfo length info
 struct-size szGetName length info
 output-field szGetName info name
 string-addresses
+host-bytes szSetSlabs sizes reads len
+host-bytes szSetSlabs counts reads len
+host-bytes szGetSlabs sizes writes len
+host-bytes szGetSlabs counts writes len
 """
 
 
@@ -119,6 +152,29 @@ for bad in (-1, 2**64):
         assert "'name'" in str(e), e
     else:
         raise AssertionError(bad)
+# host-bytes on size_t arrays (cufile's slab arrays): int addresses as
+# cuda.bindings takes them, or buffers holding len size_t each
+sizes = (ctypes.c_size_t * 3)(4096, 65536, 1 << 20)
+counts = (ctypes.c_size_t * 3)(10, 20, 30)
+assert s.set_slabs(ctypes.addressof(sizes), ctypes.addressof(counts), 3) is None
+got_s, got_c = (ctypes.c_size_t * 3)(), (ctypes.c_size_t * 3)()
+s.get_slabs(ctypes.addressof(got_s), ctypes.addressof(got_c), 3)
+assert list(got_s) == [4096, 65536, 1 << 20] and list(got_c) == [10, 20, 30]
+import array
+out_s, out_c = array.array("Q", [0] * 2), bytearray(16)
+s.get_slabs(out_s, out_c, 2)
+assert list(out_s) == [4096, 65536] and array.array("Q", bytes(out_c)).tolist() == [10, 20]
+# a buffer of fewer than len size_t (23 bytes hold 2 of 8), a read-only
+# one for an output: refused before the call, naming the argument
+for call, args, name in ((s.set_slabs, (bytes(23), bytes(24), 3), "'sizes'"),
+                         (s.get_slabs, (bytearray(24), bytearray(16), 3), "'counts'"),
+                         (s.get_slabs, (bytes(24), bytearray(24), 3), "'sizes'")):
+    try:
+        call(*args)
+    except (ValueError, TypeError) as e:
+        assert name in str(e), e
+    else:
+        raise AssertionError(args)
 print("ok")
 """, str(pkg)], env=env)
     assert p.returncode == 0 and p.stdout.strip() == "ok", p.stdout + p.stderr
