@@ -509,7 +509,7 @@ def test_field_count_rules_on_handles_make_handle_arrays(run_cubind, tmp_path, c
 @pytest.mark.parametrize("rule, message", [
     ("host-bytes cuMemcpyDtoH dstHost copies ByteCount", "ACCESS must be reads or writes"),
     ("host-bytes cuMemcpyHtoD srcHost writes ByteCount", "is const: the driver cannot write it"),
-    ("host-bytes cuMemcpyHtoD dstDevice reads ByteCount", "is not a void or char pointer"),
+    ("host-bytes cuMemcpyHtoD dstDevice reads ByteCount", "is not a void or integer pointer"),
     ("host-bytes cuMemcpyHtoD srcHost reads testsGenNoCount", "'testsGenNoCount' is not an integer"),
     ("host-bytes cuMemcpyHtoD srcHost reads ByteCount rows=ByteCount",
      "a function parameter takes only SIZE"),
