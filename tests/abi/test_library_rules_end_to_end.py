@@ -49,26 +49,26 @@ szStatus_t szGetName(szInfo_t *info, unsigned int length)
 
 static size_t slab_sizes[8], slab_counts[8];
 
-szStatus_t szSetSlabs(const size_t *sizes, const size_t *counts, int len)
+/* copies len pairs of sizes and counts; the library holds at most 8 */
+static szStatus_t copy_slabs(size_t *ds, size_t *dc, const size_t *s, const size_t *c, int len)
 {
     if (len < 0 || len > 8)
         return SZ_ERROR_SIZE;
     for (int i = 0; i < len; i++) {
-        slab_sizes[i] = sizes[i];
-        slab_counts[i] = counts[i];
+        ds[i] = s[i];
+        dc[i] = c[i];
     }
     return SZ_SUCCESS;
 }
 
+szStatus_t szSetSlabs(const size_t *sizes, const size_t *counts, int len)
+{
+    return copy_slabs(slab_sizes, slab_counts, sizes, counts, len);
+}
+
 szStatus_t szGetSlabs(size_t *sizes, size_t *counts, int len)
 {
-    if (len < 0 || len > 8)
-        return SZ_ERROR_SIZE;
-    for (int i = 0; i < len; i++) {
-        sizes[i] = slab_sizes[i];
-        counts[i] = slab_counts[i];
-    }
-    return SZ_SUCCESS;
+    return copy_slabs(sizes, counts, slab_sizes, slab_counts, len);
 }
 
 szStatus_t szNameLength(const char *name, unsigned int *length)
