@@ -227,3 +227,54 @@ def test_the_driver_module_keeps_its_constructor_only():
     take _ptr=), only the snake_case library modules do."""
     assert not hasattr(driver.CUDA_MEMCPY2D, "from_ptr")
     assert not hasattr(driver.CUDA_MEMCPY2D, "from_buffer")
+
+
+@pytest.mark.tsan
+def test_views_of_one_buffer_and_owner_from_many_threads():
+    """Threads make views of one shared buffer and one shared owner, write
+    their own field, read the others' and drop their views, while the
+    creator drops its references: the memory lives while any view does,
+    and every write lands (run truly parallel on a free-threaded build,
+    and under ThreadSanitizer by tests/run)."""
+    import threading
+    size = size_of(PciInfo)
+    threads = 8
+    holder = Holder(size)
+    # exporters that count no exports (3.13t's bytearray counts them
+    # without a lock: concurrent exports of one bytearray race in CPython)
+    shared = (ctypes.c_ubyte * size)()
+    frozen = bytes(size)
+    address = ctypes.addressof(holder.mem)
+    watch = weakref.ref(holder)
+    owner = holder
+    barrier = threading.Barrier(threads + 1, timeout=60)  # workers and this thread
+    errors = []
+
+    def body(i):
+        try:
+            mine = PciInfo.from_ptr(address, owner=owner)
+            barrier.wait()
+            for k in range(200):
+                view = PciInfo.from_buffer(shared)
+                if i == 0:
+                    view.bus = k  # one writer per field: no C-level race
+                elif i == 1:
+                    mine.domain = k
+                else:
+                    PciInfo.from_ptr(address, True, mine).bus  # noqa: B018
+                    assert PciInfo.from_buffer(frozen).bus == 0
+                del view
+        except BaseException as e:  # reported below, never lost
+            errors.append(e)
+
+    workers = [threading.Thread(target=body, args=(i,)) for i in range(threads)]
+    for t in workers:
+        t.start()
+    barrier.wait()  # every worker holds its view of holder's memory
+    del holder, owner  # the views keep it from here
+    for t in workers:
+        t.join()
+    assert not errors, errors
+    gc.collect()
+    assert watch() is None  # every view gone: the owner with them
+    assert PciInfo.from_buffer(shared).bus == 199
