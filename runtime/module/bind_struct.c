@@ -1617,7 +1617,7 @@ PyObject *cbs_struct_get_ptr(PyObject *self, void *closure)
     {"getPtr", struct_getptr, METH_NOARGS, "Address of the C struct this object holds or views."}
 #define CBS_FROM_METHOD(name, doc)                                                             \
     {#name, (PyCFunction)(void (*)(void))cbs_struct_##name,                                   \
-     METH_CLASS | METH_VARARGS | METH_KEYWORDS, doc}
+     METH_CLASS | METH_FASTCALL | METH_KEYWORDS, doc}
 
 static PyMethodDef struct_methods[] = {
     CBS_GETPTR_METHOD,

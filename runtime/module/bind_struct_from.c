@@ -24,12 +24,16 @@ static PyObject *view_of(PyObject *cls, void *data, PyObject *base, int readonly
     return o;
 }
 
-PyObject *cbs_struct_from_ptr(PyObject *cls, PyObject *args, PyObject *kwds)
+PyObject *cbs_struct_from_ptr(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames)
 {
-    static char *kwlist[] = {"ptr", "readonly", "owner", NULL};
-    PyObject *ptr, *owner = Py_None;
-    int readonly = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|pO:from_ptr", kwlist, &ptr, &readonly, &owner))
+    static const char *const names[] = {"ptr", "readonly", "owner"};
+    PyObject *a[3] = {NULL, NULL, NULL};
+    if (cbs_parse_args("from_ptr", args, nargs, kwnames, names, 3, 1, a) < 0)
+        return NULL;
+    PyObject *ptr = a[0], *owner = a[2] ? a[2] : Py_None;
+    int readonly = a[1] ? PyObject_IsTrue(a[1]) : 0;
+    if (readonly < 0)
         return NULL;
     const char *name = cbs_short_name((PyTypeObject *)cls);
     if (!PyIndex_Check(ptr)) {
@@ -104,20 +108,22 @@ static PyObject *view_of_buffer(PyObject *cls, PyObject *o, int bytes_only, cons
     return v;
 }
 
-PyObject *cbs_struct_from_buffer(PyObject *cls, PyObject *args, PyObject *kwds)
+PyObject *cbs_struct_from_buffer(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames)
 {
-    static char *kwlist[] = {"buffer", NULL};
-    PyObject *buffer;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O:from_buffer", kwlist, &buffer))
+    static const char *const names[] = {"buffer"};
+    PyObject *buffer = NULL;
+    if (cbs_parse_args("from_buffer", args, nargs, kwnames, names, 1, 1, &buffer) < 0)
         return NULL;
     return view_of_buffer(cls, buffer, 1, "from_buffer", "buffer");
 }
 
-PyObject *cbs_struct_from_data(PyObject *cls, PyObject *args, PyObject *kwds)
+PyObject *cbs_struct_from_data(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
+                               PyObject *kwnames)
 {
-    static char *kwlist[] = {"data", NULL};
-    PyObject *data;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O:from_data", kwlist, &data))
+    static const char *const names[] = {"data"};
+    PyObject *data = NULL;
+    if (cbs_parse_args("from_data", args, nargs, kwnames, names, 1, 1, &data) < 0)
         return NULL;
     if (Py_IS_TYPE(data, (PyTypeObject *)cls)) /* cuda.bindings returns it */
         return Py_NewRef(data);

@@ -36,8 +36,12 @@
 
 #include "bind_struct.h"
 
-PyObject *cbs_struct_from_ptr(PyObject *cls, PyObject *args, PyObject *kwds);
-PyObject *cbs_struct_from_buffer(PyObject *cls, PyObject *args, PyObject *kwds);
-PyObject *cbs_struct_from_data(PyObject *cls, PyObject *args, PyObject *kwds);
+/* METH_CLASS | METH_FASTCALL | METH_KEYWORDS (cls: the class). */
+PyObject *cbs_struct_from_ptr(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames);
+PyObject *cbs_struct_from_buffer(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames);
+PyObject *cbs_struct_from_data(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
+                               PyObject *kwnames);
 
 #endif
