@@ -89,11 +89,19 @@ static PyObject *buffer_view(PyObject *cls, PyObject *o, int bytes_only, const c
     return mv;
 }
 
-/* from_buffer / from_data once the object passed is a buffer. */
-static PyObject *view_of_buffer(PyObject *cls, PyObject *o, int bytes_only, const char *func,
-                                const char *param)
+/* from_buffer (bytes_only) and from_data: the one argument, `param`, parsed
+ * and viewed; from_data returns an instance of cls as is, as cuda.bindings
+ * does. */
+static PyObject *view_of_arg(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames, int bytes_only, const char *func,
+                             const char *const *param)
 {
-    PyObject *mv = buffer_view(cls, o, bytes_only, func, param);
+    PyObject *o = NULL;
+    if (cbs_parse_args(func, args, nargs, kwnames, param, 1, 1, &o) < 0)
+        return NULL;
+    if (!bytes_only && Py_IS_TYPE(o, (PyTypeObject *)cls))
+        return Py_NewRef(o);
+    PyObject *mv = buffer_view(cls, o, bytes_only, func, param[0]);
     if (!mv)
         return NULL;
     const Py_buffer *b = PyMemoryView_GET_BUFFER(mv);
@@ -101,7 +109,7 @@ static PyObject *view_of_buffer(PyObject *cls, PyObject *o, int bytes_only, cons
     PyObject *v = view_of(cls, b->buf, mv, b->readonly); /* v holds mv */
     if (v && (size_t)len != ((cbs_struct *)v)->def->size) {
         PyErr_Format(PyExc_ValueError, "%s.%s(): %s must be %zu bytes long, not %zd",
-                     cbs_short_name((PyTypeObject *)cls), func, param,
+                     cbs_short_name((PyTypeObject *)cls), func, param[0],
                      ((cbs_struct *)v)->def->size, len);
         Py_CLEAR(v);
     }
@@ -111,21 +119,13 @@ static PyObject *view_of_buffer(PyObject *cls, PyObject *o, int bytes_only, cons
 PyObject *cbs_struct_from_buffer(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
                                  PyObject *kwnames)
 {
-    static const char *const names[] = {"buffer"};
-    PyObject *buffer = NULL;
-    if (cbs_parse_args("from_buffer", args, nargs, kwnames, names, 1, 1, &buffer) < 0)
-        return NULL;
-    return view_of_buffer(cls, buffer, 1, "from_buffer", "buffer");
+    static const char *const param[] = {"buffer"};
+    return view_of_arg(cls, args, nargs, kwnames, 1, "from_buffer", param);
 }
 
 PyObject *cbs_struct_from_data(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
                                PyObject *kwnames)
 {
-    static const char *const names[] = {"data"};
-    PyObject *data = NULL;
-    if (cbs_parse_args("from_data", args, nargs, kwnames, names, 1, 1, &data) < 0)
-        return NULL;
-    if (Py_IS_TYPE(data, (PyTypeObject *)cls)) /* cuda.bindings returns it */
-        return Py_NewRef(data);
-    return view_of_buffer(cls, data, 0, "from_data", "data");
+    static const char *const param[] = {"data"};
+    return view_of_arg(cls, args, nargs, kwnames, 0, "from_data", param);
 }
