@@ -51,21 +51,29 @@ static char *snake_field_name(const cb_api *api, const cb_record_class *rc, cons
     return snake;
 }
 
-/* Whether a snake_case module's record gets `ptr`, its address as
- * cuda.bindings' library structs have it: only where no field answers to
- * that name (the field keeps it). */
-static int record_has_ptr(const cb_api *api, const cb_record_class *rc)
+/* Whether a snake_case module's record gets the member `name` that
+ * cuda.bindings' library structs have (ptr, from_ptr, ...): only where no
+ * field answers to that name (the field keeps it). */
+static int record_gets_member(const cb_api *api, const cb_record_class *rc, const char *name)
 {
     if (!api->snake)
         return 0;
     for (size_t k = 0; k < rc->nfields; k++) {
         char *snake = snake_field_name(api, rc, rc->fields[k].pyname);
-        int named = strcmp(rc->fields[k].pyname, "ptr") == 0 || (snake && strcmp(snake, "ptr") == 0);
+        int named = strcmp(rc->fields[k].pyname, name) == 0 || (snake && strcmp(snake, name) == 0);
         free(snake);
         if (named)
             return 0;
     }
     return 1;
+}
+
+/* The static constructors of cuda.bindings' library structs
+ * (runtime/module/bind_struct_from.h), all three or none. */
+static int record_has_constructors(const cb_api *api, const cb_record_class *rc)
+{
+    return record_gets_member(api, rc, "from_ptr") && record_gets_member(api, rc, "from_buffer") &&
+           record_gets_member(api, rc, "from_data");
 }
 
 /* The field table of record class rc (classify_records.h), for the
@@ -306,7 +314,8 @@ tv *structs_value(const cb_model *m, const cb_classes *c)
         tv_set_int(rv, "nextents", (long long)rc->nextents);
         tv_set_bool(rv, "has_extents", rc->nextents > 0);
         tv_set_int(rv, "nfields", (long long)rc->nfields);
-        tv_set_bool(rv, "has_ptr", record_has_ptr(&c->facts->api, rc));
+        tv_set_bool(rv, "has_ptr", record_gets_member(&c->facts->api, rc, "ptr"));
+        tv_set_bool(rv, "constructors", record_has_constructors(&c->facts->api, rc));
         tv_set_bool(rv, "exported", !anon_member[i]);
         tv_set_int(rv, "checked", rc->checked);
 

@@ -22,7 +22,10 @@
  *            bit_offset;
  *            and per record: extents (its host-bytes rules: buffer,
  *            writes, when, when_value, terms as field indexes),
- *            nextents, has_extents, checked (cbs_struct_def.checked);
+ *            nextents, has_extents, checked (cbs_struct_def.checked),
+ *            has_ptr and constructors (a snake_case module's `ptr` and
+ *            from_ptr / from_buffer / from_data, where no field takes
+ *            those names: cbs_struct_def.constructors);
  *   count:   the number of records;
  *   aliases: {name, index} for every module attribute naming a class.
  * Handle indices are indices in c's handle classes (c->handles). */

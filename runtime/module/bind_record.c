@@ -12,6 +12,7 @@ void cbs_record_dealloc(PyObject *self)
     PyObject_GC_UnTrack(self);
     tp->tp_clear(self);
     Py_CLEAR(s->owner);
+    Py_CLEAR(s->base); /* after the views of its bytes: none remain */
     PyMem_Free(s->alloc);
     s->alloc = NULL;
     s->data = NULL;

@@ -18,7 +18,8 @@
 #include <string.h>
 
 /* Every struct class's tp_dealloc: untracks, clears through the class's
- * tp_clear, drops the owner and frees the bytes an owning instance holds. */
+ * tp_clear, drops the owner and the base (what keeps viewed bytes alive)
+ * and frees the bytes an owning instance holds. */
 void cbs_record_dealloc(PyObject *self);
 
 /* 1 when t is a generated struct class (any module's). */

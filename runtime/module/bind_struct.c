@@ -8,6 +8,7 @@
 #include "bind_c_callback.h" /* cbs_funcptr_owned */
 #include "bind_handle_seq.h"
 #include "bind_record.h"
+#include "bind_struct_from.h" /* the from_* class methods */
 #include "cubind_compat.h"
 
 #include <float.h>
@@ -110,13 +111,16 @@ static int struct_traverse(PyObject *self, visitproc visit, void *arg)
     PyObject *keep = atomic_load_explicit(&s->keep, memory_order_acquire);
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(s->owner);
+    Py_VISIT(s->base);
     Py_VISIT(keep);
     return 0;
 }
 
 /* Only `keep` is cleared: every reference cycle goes through a keep dict
- * (owner edges lead from views to roots, and roots have no owner), and a
- * view keeps its owner (hence its data) until it is deallocated. */
+ * (owner edges lead from views to roots, and roots have no owner) or
+ * through a from_ptr owner (`base`, which the cycle's other objects clear),
+ * and a view keeps its owner, a root its base (hence their data) until
+ * deallocated. */
 static int struct_clear(PyObject *self)
 {
     cbs_struct *s = (cbs_struct *)self;
@@ -1371,6 +1375,11 @@ int cbs_struct_set(PyObject *self, PyObject *value, void *closure)
         PyErr_Format(PyExc_TypeError, "cannot delete %s.%s", cbs_short_name(Py_TYPE(s)), f->name);
         return -1;
     }
+    if (root_of(s)->readonly) { /* from_ptr(readonly=True), a read-only buffer */
+        PyErr_Format(PyExc_ValueError, "This %s instance is read-only (cannot set %s)",
+                     cbs_short_name(Py_TYPE(s)), f->name);
+        return -1;
+    }
     cbs_tables *tb = tables_of_type(Py_TYPE(self));
     if (!tb)
         return -1;
@@ -1604,8 +1613,28 @@ PyObject *cbs_struct_get_ptr(PyObject *self, void *closure)
     return struct_getptr(self, NULL);
 }
 
+#define CBS_GETPTR_METHOD                                                                    \
+    {"getPtr", struct_getptr, METH_NOARGS, "Address of the C struct this object holds or views."}
+#define CBS_FROM_METHOD(name, doc)                                                             \
+    {#name, (PyCFunction)(void (*)(void))cbs_struct_##name,                                   \
+     METH_CLASS | METH_FASTCALL | METH_KEYWORDS, doc}
+
 static PyMethodDef struct_methods[] = {
-    {"getPtr", struct_getptr, METH_NOARGS, "Address of the C struct this object holds or views."},
+    CBS_GETPTR_METHOD,
+    {NULL, NULL, 0, NULL},
+};
+
+/* A class with cbs_struct_def.constructors: bind_struct_from.h. */
+static PyMethodDef struct_methods_from[] = {
+    CBS_GETPTR_METHOD,
+    CBS_FROM_METHOD(from_ptr, "from_ptr(ptr, readonly=False, owner=None)\n--\n\n"
+                              "A copy of the struct at address ptr, or (owner given) a view "
+                              "of it that keeps owner alive."),
+    CBS_FROM_METHOD(from_buffer, "from_buffer(buffer)\n--\n\n"
+                                 "A view of a buffer of exactly the struct's size."),
+    CBS_FROM_METHOD(from_data, "from_data(data)\n--\n\n"
+                               "A view of an object with the buffer protocol (a one-element "
+                               "numpy array) of exactly the struct's size."),
     {NULL, NULL, 0, NULL},
 };
 
@@ -1696,7 +1725,7 @@ PyTypeObject *cbs_struct_type_create(PyObject *module, const cbs_struct_def *def
         {Py_tp_repr, (void *)struct_repr},
         {Py_tp_richcompare, (void *)struct_richcompare},
         {Py_tp_hash, (void *)PyObject_HashNotImplemented},
-        {Py_tp_methods, struct_methods},
+        {Py_tp_methods, def->constructors ? struct_methods_from : struct_methods},
         {Py_tp_getset, def->getset},
         {Py_tp_doc, (void *)def->doc},
         {0, NULL},

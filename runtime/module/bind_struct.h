@@ -210,6 +210,9 @@ typedef struct {
     unsigned int version;
     const cbs_field_default *defaults; /* field-default rules, or NULL */
     size_t ndefaults;
+    int constructors;          /* the class has cuda.bindings' from_ptr,
+                                  from_buffer and from_data (snake_case
+                                  modules: bind_struct_from.h) */
 } cbs_struct_def;
 
 /* What field conversions need from the module. A generated module_state
@@ -253,6 +256,14 @@ typedef struct {
     PyMutex publish;           /* roots: held while a pointer field and its
                                   kept object change together */
 #endif
+    PyObject *base;            /* roots of from_ptr(owner=) / from_buffer /
+                                  from_data (bind_struct_from.h): what keeps
+                                  the viewed bytes alive (the owner, or a
+                                  memoryview holding the buffer's export);
+                                  set before the object is shared, dropped
+                                  in dealloc; else NULL */
+    int readonly;              /* roots: field writes raise ValueError (views
+                                  ask their root); fixed at creation */
 } cbs_struct;
 
 /* The getset functions of every field (closure: const cbs_field_def *). */
