@@ -25,6 +25,22 @@ static int is_identifier(const char *s)
     return 1;
 }
 
+/* Whether an exclusion word's NAME (w, after its '-', up to a '=' that
+ * renames it) is `name`. */
+static int names(const char *w, const char *name)
+{
+    size_t n = strcspn(w, "=");
+    return strncmp(w, name, n) == 0 && name[n] == '\0';
+}
+
+/* The member an exclusion word -NAME=MEMBER renames NAME to (w after its
+ * '-'), NULL for a plain -NAME. */
+static const char *renamed_to(const char *w)
+{
+    const char *eq = strchr(w, '=');
+    return eq ? eq + 1 : NULL;
+}
+
 /* A define-enum line's STRIP: its third word unless that is an exclusion
  * (or absent), else PREFIX. */
 static const char *rule_strip(const cb_rule *rule)
@@ -49,10 +65,17 @@ int define_enum_check(const char *path, unsigned line, char *const *args, size_t
     for (size_t i = 2; i < nargs; i++) {
         const char *w = args[i];
         if (w[0] == '-') {
-            if (!is_identifier(w + 1) || strncmp(w + 1, prefix, strlen(prefix)) != 0) {
+            const char *to = renamed_to(w + 1);
+            char *name = strndup(w + 1, strcspn(w + 1, "="));
+            if (!name)
+                arena_oom();
+            int bad = !is_identifier(name) || strncmp(name, prefix, strlen(prefix)) != 0 ||
+                      (to && !is_identifier(to));
+            free(name);
+            if (bad) {
                 snprintf(err, errlen,
                          "%s:%u: 'define-enum' excludes '%s', which is no name starting "
-                         "with PREFIX '%s'",
+                         "with PREFIX '%s' (or no -NAME=MEMBER of two identifiers)",
                          path, line, w + 1, prefix);
                 return -1;
             }
@@ -80,9 +103,18 @@ static int selects_name(const cb_rule *rule, const char *name)
     if (strncmp(name, rule->args[1], strlen(rule->args[1])) != 0)
         return 0;
     for (size_t i = 2; i < rule->nargs; i++)
-        if (rule->args[i][0] == '-' && strcmp(rule->args[i] + 1, name) == 0)
-            return 0;
+        if (rule->args[i][0] == '-' && names(rule->args[i] + 1, name))
+            return renamed_to(rule->args[i] + 1) != NULL; /* -NAME=MEMBER keeps it */
     return 1;
+}
+
+/* The member name a -NAME=MEMBER word of the line gives `name`, NULL. */
+static const char *rule_rename(const cb_rule *rule, const char *name)
+{
+    for (size_t i = 2; i < rule->nargs; i++)
+        if (rule->args[i][0] == '-' && names(rule->args[i] + 1, name))
+            return renamed_to(rule->args[i] + 1);
+    return NULL;
 }
 
 /* Whether the line selects macro mac: an integer constant without a cast
@@ -182,7 +214,10 @@ static const cb_rule *selecting_line(const cb_rules *r, const char *cls, const c
 static int add_member(const cb_rules *r, const cb_rule *rule, cb_model *m, cb_enum *e,
                       size_t *cap, const char *name, long long value, char *err, size_t errlen)
 {
-    char *py = member_name(name, rule_strip(rule));
+    const char *to = rule_rename(rule, name);
+    char *py = to ? strdup(to) : member_name(name, rule_strip(rule));
+    if (!py)
+        arena_oom();
     int bad = !is_identifier(py);
     const cb_enumerator *twice = NULL;
     for (size_t k = 0; !bad && !twice && k < e->nitems; k++)

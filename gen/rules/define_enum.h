@@ -5,7 +5,7 @@
  * enumerators a later header has as constants), as cuda.bindings builds
  * nvml.FieldId from NVML_FI_* or nvml.EventType from nvmlEventType*.
  *
- *   define-enum CLASS PREFIX [STRIP] [-NAME...]
+ *   define-enum CLASS PREFIX [STRIP] [-NAME[=MEMBER]...]
  *
  * Three steps: define_enum_check checks one line's words when the rules
  * file is read (rules_load); define_enums appends one cb_enum per CLASS

@@ -716,6 +716,8 @@ def test_maker_alias_and_sizeof_rules_make_module_functions(run_cubind, tmp_path
     ("define-enum TestsGenFlags CU_MEMHOSTALLOC_ -CU_MEMHOSTREGISTER_PORTABLE",
      "excludes 'CU_MEMHOSTREGISTER_PORTABLE', which is no name starting with PREFIX"),
     ("define-enum TestsGenFlags CU_MEMHOSTALLOC_ -", "excludes ''"),
+    ("define-enum TestsGenFlags CU_MEMHOSTALLOC_ -CU_MEMHOSTALLOC_PORTABLE=1ST",
+     "excludes 'CU_MEMHOSTALLOC_PORTABLE=1ST'"),
     # bound against the header: a member name that is no identifier, a
     # CLASS that is one of the header's enum classes
     ("define-enum TestsGenFlags CU_MEMHOSTALLOC_PORTABLE",

@@ -27,7 +27,8 @@ def nvml():
 
 
 def define_enum_rules():
-    """{CLASS: [(PREFIX, STRIP, {excluded names})]} of gen/nvml.rules."""
+    """{CLASS: [(PREFIX, STRIP, {excluded name: None, or the member a
+    -NAME=MEMBER word renames it to})]} of gen/nvml.rules."""
     rules = {}
     for line in RULES.splitlines():
         words = line.split("#")[0].split()
@@ -35,7 +36,7 @@ def define_enum_rules():
             continue
         cls, prefix, rest = words[1], words[2], words[3:]
         strip = rest[0] if rest and not rest[0].startswith("-") else prefix
-        excluded = {w[1:] for w in rest if w.startswith("-")}
+        excluded = dict((w[1:].split("=") + [None])[:2] for w in rest if w.startswith("-"))
         rules.setdefault(cls, []).append((prefix, strip, excluded))
     return rules
 
@@ -79,6 +80,9 @@ def test_define_enum_classes_hold_every_selected_constant(nvml):
         expected = {}
         for name, value in consts.items():
             for prefix, strip, excluded in lines:
+                if name.startswith(prefix) and excluded.get(name):  # renamed
+                    expected.setdefault(excluded[name], value)
+                    break
                 if name.startswith(prefix) and name not in excluded:
                     expected.setdefault(member_name(name, strip), value)
                     break
@@ -130,6 +134,10 @@ def test_define_enum_classes_behave_as_the_headers_enums(nvml):
     assert m.EventType.PSTATE == m.nvmlEventTypePState
     assert m.ClocksEventReasons.THROTTLE_REASON_HW_SLOWDOWN == m.nvmlClocksThrottleReasonHwSlowdown
     assert m.InitFlag(m.NVML_INIT_FLAG_NO_GPUS) is m.InitFlag.NO_GPUS
+    # -NAME=MEMBER: the header's misspelt constant under cuda.bindings'
+    # member name (cuda.core reads it), the constant kept as spelt
+    assert m.FanControlPolicy.TEMPERATURE_CONTINUOUS_SW == m.NVML_FAN_POLICY_TEMPERATURE_CONTINOUS_SW == 0
+    assert not hasattr(m.FanControlPolicy, "TEMPERATURE_CONTINOUS_SW")
     assert isinstance(m.InitFlag.NO_ATTACH, int) and type(m.InitFlag.NO_ATTACH) is m.InitFlag
     assert [int(x) for x in m.InitFlag] == [m.NVML_INIT_FLAG_NO_GPUS, m.NVML_INIT_FLAG_NO_ATTACH]
     with pytest.raises(ValueError):
