@@ -536,6 +536,17 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
         *why = reason(m, p, "a sync-callback rule needs a function pointer parameter");
         return;
     }
+    if (pf->on[CB_D_TEXT]) {
+        /* text the library writes: a char * and its optional size */
+        int fits = t->kind == TY_POINTER && is_char(t->pointee) && !t->pointee->is_const &&
+                   facts->api.chars_length > 0 &&
+                   (pf->text_size < 0 || is_int_or_int_pointer(f->params[pf->text_size].type));
+        pc->shape = fits ? SH_OUT_TEXT : SH_UNSUPPORTED;
+        pc->count_index = fits ? pf->text_size : -1;
+        if (!fits)
+            *why = reason(m, p, "a text rule needs a char * output, an integer SIZE and a chars-length rule");
+        return;
+    }
     if (pf->on[CB_D_STRUCT_SIZE]) {
         /* the size of the struct STRUCT points to; value: that struct */
         const cb_type *st = pf->size_of >= 0 ? f->params[pf->size_of].type : NULL;
@@ -711,6 +722,10 @@ static void mark_counts(cb_fclass *fc, const cb_api *api)
         count->is_count = 1;
         if (pc->shape == SH_OUT_CHARS && api->chars_length > 0 && count->shape == SH_VALUE)
             count->optional = 1; /* chars-length: 0, the default, is its N */
+        if (becomes == COUNT_TEXT) {
+            count->shape = SH_TEXT_SIZE; /* by value or by address */
+            continue;
+        }
         if (count->param->type->kind != TY_POINTER || becomes == COUNT_KEPT)
             continue; /* an array of sizes stays an input array */
         if (count->elem != EK_INT)

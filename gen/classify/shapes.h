@@ -20,6 +20,8 @@ typedef enum {
     COUNT_INOUT,    /* SH_COUNT_INOUT: in, then out, 0 by default */
     COUNT_REQUIRED, /* SH_INOUT: in, then out, required */
     COUNT_SET,      /* SH_ATTR_SIZE: set by the binding */
+    COUNT_TEXT,     /* SH_TEXT_SIZE: the text buffer's size, by value
+                       or by address, set by the binding */
     COUNT_KEPT,     /* keeps the shape classify gave it */
     COUNT_NONE      /* count_index is no count */
 } shape_count;

@@ -415,6 +415,11 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
                           pointee->size > 1;
     tv_set_bool(p, "counts_elements", counts_elements);
     tv_set_str(p, "elem_type", counts_elements ? unqualified(pointee) : "");
+    /* an SH_TEXT_SIZE's variable: its integer type, passed by address
+     * when the parameter is a pointer to it */
+    int text_size = pc->shape == SH_TEXT_SIZE;
+    tv_set_bool(p, "by_address", text_size && pointee);
+    tv_set_str(p, "text_size_type", text_size ? unqualified(pointee ? pointee : pc->param->type) : "");
     set_shape_flags(p, pc);
     int attr = pc->attr_index >= 0; /* typed by an attribute parameter */
     tv_set_str(p, "attr_cname", attr ? f->params[pc->attr_index].name : "");

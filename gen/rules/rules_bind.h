@@ -136,6 +136,7 @@ typedef struct {
                                  pointer; -1 otherwise */
     long long fixed;          /* fixed: N */
     int size_of;              /* struct-size: STRUCT's index, else -1 */
+    int text_size;            /* text: SIZE's index, else -1 */
     const char *trampoline;   /* sync-callback: TRAMPOLINE, else NULL */
     const char *cast;         /* handle-cast: HANDLE when the header has that
                                  class; NULL (no rule, or it does not apply) */

@@ -10,7 +10,9 @@ output-field rule the one field of it (nvml's system_get_driver_branch()
 returns the branch's str, as cuda.bindings.nvml's); a `const char *`
 takes an int address under string-addresses (cufile.set_parameter_string
 as cuda.bindings.cufile's); host-bytes makes `size_t *` arrays int
-addresses or buffers checked to hold `len` of them (cufile's slab arrays)."""
+addresses or buffers checked to hold `len` of them (cufile's slab arrays);
+text makes a `char *` output a str, its size parameter hidden (nvml's
+vgpu_type_get_name)."""
 import os
 import sys
 
@@ -26,11 +28,15 @@ szStatus_t szGetName(szInfo_t *info, unsigned int length);
 szStatus_t szNameLength(const char *name, unsigned int *length);
 szStatus_t szSetSlabs(const size_t *sizes, const size_t *counts, int len);
 szStatus_t szGetSlabs(size_t *sizes, size_t *counts, int len);
+szStatus_t szGetLabel(char *label, unsigned int *size);
+szStatus_t szGetNote(char *note, unsigned int size);
+szStatus_t szGetTag(char *tag);
 #endif
 """
 
 # The library: refuses a size other than its struct's, else records it.
-LIBSIZES_C = """#include "sizes.h"
+LIBSIZES_C = """#include <stdio.h>
+#include "sizes.h"
 szStatus_t szGetInfo(szInfo_t *info, unsigned int length)
 {
     if (length != sizeof *info)
@@ -71,6 +77,26 @@ szStatus_t szGetSlabs(size_t *sizes, size_t *counts, int len)
     return copy_slabs(sizes, counts, slab_sizes, slab_counts, len);
 }
 
+/* text with the size it was given: "label-64" and the length it wrote back */
+szStatus_t szGetLabel(char *label, unsigned int *size)
+{
+    int n = snprintf(label, *size, "label-%u", *size);
+    *size = (unsigned int)n + 1;
+    return SZ_SUCCESS;
+}
+
+szStatus_t szGetNote(char *note, unsigned int size)
+{
+    snprintf(note, size, "note-%u", size);
+    return SZ_SUCCESS;
+}
+
+szStatus_t szGetTag(char *tag)
+{
+    snprintf(tag, 4, "tag");
+    return SZ_SUCCESS;
+}
+
 szStatus_t szNameLength(const char *name, unsigned int *length)
 {
     *length = 0;
@@ -97,6 +123,9 @@ host-bytes szSetSlabs sizes reads len
 host-bytes szSetSlabs counts reads len
 host-bytes szGetSlabs sizes writes len
 host-bytes szGetSlabs counts writes len
+text szGetLabel label size
+text szGetNote note size
+text szGetTag tag
 """
 
 
@@ -117,6 +146,7 @@ def test_struct_size_passes_sizeof_and_takes_no_argument(tmp_path):
     stub = (out / "sizes.pyi").read_text()
     assert "def get_info() -> szInfo_t: ..." in stub and "def get_name() -> Any: ..." in stub
     assert "def name_length(name: bytes | str | int) -> int: ..." in stub
+    assert "def get_label() -> str: ..." in stub and "def get_tag() -> str: ..." in stub
     lib = tmp_path / "libsizes.so"
     cc(["-shared", "-I" + str(tmp_path), str(tmp_path / "libsizes.c"), "-o", str(lib)])
     # the module joins the built package through its __path__
@@ -175,6 +205,11 @@ for call, args, name in ((s.set_slabs, (bytes(23), bytes(24), 3), "'sizes'"),
         assert name in str(e), e
     else:
         raise AssertionError(args)
+# text: a str from the binding's chars-length buffer (64 here), its size
+# passed by address or by value, no Python argument for it
+for fn, want in ((s.get_label, "label-64"), (s.get_note, "note-64"), (s.get_tag, "tag")):
+    assert list(inspect.signature(fn).parameters) == [], inspect.signature(fn)
+    assert fn() == want, (fn, fn())
 print("ok")
 """, str(pkg)], env=env)
     assert p.returncode == 0 and p.stdout.strip() == "ok", p.stdout + p.stderr
