@@ -139,6 +139,13 @@ def test_agrees_with_cuda_bindings(handle, theirs):
         assert nvml.device_get_serial(handle) == ref.device_get_serial(theirs)
     assert nvml.system_get_driver_version() == ref.system_get_driver_version()
     assert nvml.system_get_nvml_version() == ref.system_get_nvml_version()
+    # a text rule's output without a size parameter (the GSP firmware
+    # version fills at most 64 bytes): the same str, or both refuse
+    if _answers(ref.device_get_gsp_firmware_version, theirs):
+        assert nvml.device_get_gsp_firmware_version(handle) == \
+            ref.device_get_gsp_firmware_version(theirs)
+    else:
+        assert not _answers(nvml.device_get_gsp_firmware_version, handle)
     assert nvml.device_get_memory_info_v2(handle).total == ref.device_get_memory_info_v2(theirs).total
     assert nvml.device_get_pci_info_v3(handle).bus_id == \
         ref.device_get_pci_info_v3(theirs).bus_id
