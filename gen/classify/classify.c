@@ -536,6 +536,14 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
         *why = reason(m, p, "a sync-callback rule needs a function pointer parameter");
         return;
     }
+    if (pf->on[CB_D_ADDRESS]) {
+        /* an address by value, whatever it points to */
+        pc->shape = t->kind == TY_POINTER ? SH_VALUE : SH_UNSUPPORTED;
+        pc->elem = EK_POINTER;
+        if (pc->shape == SH_UNSUPPORTED)
+            *why = reason(m, p, "an address rule needs a pointer parameter");
+        return;
+    }
     if (pf->on[CB_D_TEXT]) {
         /* text the library writes: a char * and its optional size */
         int fits = t->kind == TY_POINTER && is_char(t->pointee) && !t->pointee->is_const &&

@@ -12,7 +12,8 @@ takes an int address under string-addresses (cufile.set_parameter_string
 as cuda.bindings.cufile's); host-bytes makes `size_t *` arrays int
 addresses or buffers checked to hold `len` of them (cufile's slab arrays);
 text makes a `char *` output a str, its size parameter hidden (nvml's
-vgpu_type_get_name)."""
+vgpu_type_get_name); address takes a pointer as an int address (cufile's
+read_async)."""
 import os
 import sys
 
@@ -31,6 +32,7 @@ szStatus_t szGetSlabs(size_t *sizes, size_t *counts, int len);
 szStatus_t szGetLabel(char *label, unsigned int *size);
 szStatus_t szGetNote(char *note, unsigned int size);
 szStatus_t szGetTag(char *tag);
+szStatus_t szStore(size_t *where, size_t value);
 #endif
 """
 
@@ -91,6 +93,14 @@ szStatus_t szGetNote(char *note, unsigned int size)
     return SZ_SUCCESS;
 }
 
+/* writes value through an address the caller gives (the address rule) */
+szStatus_t szStore(size_t *where, size_t value)
+{
+    if (where)
+        *where = value;
+    return SZ_SUCCESS;
+}
+
 szStatus_t szGetTag(char *tag)
 {
     snprintf(tag, 4, "tag");
@@ -126,6 +136,7 @@ host-bytes szGetSlabs counts writes len
 text szGetLabel label size
 text szGetNote note size
 text szGetTag tag
+address szStore where
 """
 
 
@@ -210,6 +221,16 @@ for call, args, name in ((s.set_slabs, (bytes(23), bytes(24), 3), "'sizes'"),
 for fn, want in ((s.get_label, "label-64"), (s.get_note, "note-64"), (s.get_tag, "tag")):
     assert list(inspect.signature(fn).parameters) == [], inspect.signature(fn)
     assert fn() == want, (fn, fn())
+# address: an int address the library writes through (0 / None: NULL)
+slot = ctypes.c_size_t(0)
+assert s.store(ctypes.addressof(slot), 7) is None and slot.value == 7
+assert s.store(0, 1) is None and s.store(None, 1) is None and slot.value == 7
+try:
+    s.store("slot", 1)
+except TypeError as e:
+    assert "'where'" in str(e), e
+else:
+    raise AssertionError("a str taken as an address")
 print("ok")
 """, str(pkg)], env=env)
     assert p.returncode == 0 and p.stdout.strip() == "ok", p.stdout + p.stderr

@@ -149,6 +149,30 @@ def test_every_error_path_raises_or_returns(cufile, tmp_path):
     fails_or_returns(c, "stream_deregister", 0)
 
 
+def test_async_and_status_take_addresses(cufile):
+    """The address rule: read_async / write_async / batch_io_get_status
+    take their pointers as int addresses of memory the caller keeps, as
+    cuda.bindings' intptr_t parameters (0 and None are NULL); without
+    GPUDirect Storage the library refuses, as its exception; anything
+    but an address is a TypeError naming the parameter, before the call."""
+    import ctypes
+    c = cufile
+    size, off, buf_off, done = (ctypes.c_size_t(16), ctypes.c_longlong(0), ctypes.c_longlong(0),
+                                ctypes.c_ssize_t(0))
+    addrs = [ctypes.addressof(x) for x in (size, off, buf_off, done)]
+    for name in ("read_async", "write_async"):
+        fails_or_returns(c, name, 0, 0, *addrs, 0)
+    nr = ctypes.c_uint(1)
+    events = ctypes.create_string_buffer(64)
+    fails_or_returns(c, "batch_io_get_status", 0, 0, ctypes.addressof(nr), ctypes.addressof(events), None)
+    for bad, name in ((("x", addrs[1], addrs[2], addrs[3]), "'size_p'"),
+                      ((addrs[0], 1.5j, addrs[2], addrs[3]), "'file_offset_p'")):
+        with pytest.raises(TypeError, match=name):
+            c.read_async(0, 0, *bad, 0)
+    with pytest.raises(TypeError, match="'timeout'"):
+        c.batch_io_get_status(0, 0, 0, 0, b"1 second")
+
+
 def test_read_and_write_failures_raise(cufile):
     """cuFileRead / cuFileWrite return -1 with errno, or -status: both
     raise (negative-errors), never return the negative count."""
@@ -189,4 +213,4 @@ def test_missing_library_is_a_clear_error_and_import_works(tmp_path):
 def test_every_function_called(cufile):
     """Runs last in this file: every function of the module was called
     above (the list comes from the module, not from this file)."""
-    call.check_all_called(cufile, 22)
+    call.check_all_called(cufile, 25)
