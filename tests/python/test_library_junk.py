@@ -160,7 +160,7 @@ def test_fetched_library_modules_junk_sweep(tmp_path):
     if not (os.environ.get("CUBIND_LIBNVFATBIN") and os.environ.get("CUBIND_LIBCUFILE")):
         pytest.skip("no fetched libnvfatbin/libcufile (scripts/fetch-cuda-libs.sh)")
     functions, classes, out = sweep_group("fetched", tmp_path)
-    assert functions == 9 + 22  # nvfatbin, cufile (op_status_error among them)
+    assert functions == 9 + 25  # nvfatbin, cufile (op_status_error among them)
     assert classes >= 20, classes  # the enums, structs and errors
     assert re.search(r"^usable afterwards: version get_version$", out, re.M), out
 
@@ -174,6 +174,6 @@ def test_nvml_junk_sweep(tmp_path):
     if not os.environ.get("CUBIND_LIBNVML"):
         pytest.skip("no fetched libnvidia-ml.so.1 (scripts/fetch-cuda-libs.sh 12.4-driver)")
     functions, classes, out = sweep_group("nvml", tmp_path)
-    assert functions == 315
+    assert functions == 324
     assert classes >= 150, classes  # the enums, structs and errors
     assert re.search(r"^usable afterwards: system_get_nvml_version$", out, re.M), out
