@@ -56,7 +56,7 @@ int classify_is_input(const cb_pclass *pc)
 
 int classify_is_output(const cb_pclass *pc)
 {
-    return shapes_is_output(pc->shape);
+    return shapes_is_output(pc->shape) && !pc->length_only;
 }
 
 static void set_range(cb_pclass *pc, const cb_type *t)
@@ -745,6 +745,8 @@ static void mark_counts(cb_fclass *fc, const cb_api *api)
         else {
             count->shape = SH_COUNT_INOUT;
             count->optional = 1;
+            /* count-query: the list alone, as cuda.bindings.nvml returns */
+            count->length_only = api->count_query != NULL && pc->shape == SH_OUT_ARRAY;
         }
     }
 }

@@ -95,6 +95,9 @@ typedef struct cb_pclass {
     const cb_function *size_fn;
     int optional;             /* an input with a default (0 / None) */
     int is_count;             /* the count of some array (used for checks) */
+    int length_only;          /* an SH_COUNT_INOUT under count-query: its
+                                 value after the call is its array's
+                                 length, not returned (classify_is_output) */
     /* integer range of EK_INT / EK_VALUE_HANDLE / EK_ENUM values */
     int is_signed;
     unsigned long long umax;

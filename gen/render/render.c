@@ -378,9 +378,10 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     tv_set_str(p, "kernel_handle", kernel >= 0 && fc->params[kernel].handle ? fc->params[kernel].handle : "");
     tv_set_bool(p, "has_params_sibling", pc->params_index >= 0);
     tv_set_str(p, "params_cname", pc->params_index >= 0 ? f->params[pc->params_index].name : "");
-    /* a count read and written (a pointer): the array gets what it says after */
+    /* a count read and written (a pointer): the array gets what it says
+     * after, whether or not the count is returned too (length_only) */
     const cb_pclass *cnt = pc->count_index >= 0 ? &fc->params[pc->count_index] : NULL;
-    tv_set_bool(p, "count_is_inout", cnt && classify_is_input(cnt) && classify_is_output(cnt));
+    tv_set_bool(p, "count_is_inout", cnt && shapes_is_input(cnt->shape) && shapes_is_output(cnt->shape));
     tv_set(p, "count_param", count_ref(fc, pc));
     tv_set_bool(p, "has_count", has_count);
     /* a kernel-code function's code image: a Python buffer must hold what

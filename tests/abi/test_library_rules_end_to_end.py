@@ -13,7 +13,7 @@ as cuda.bindings.cufile's); host-bytes makes `size_t *` arrays int
 addresses or buffers checked to hold `len` of them (cufile's slab arrays);
 text makes a `char *` output a str, its size parameter hidden (nvml's
 vgpu_type_get_name); address takes a pointer as an int address (cufile's
-read_async)."""
+read_async); count-query returns an array the library sizes alone."""
 import os
 import sys
 
@@ -33,6 +33,7 @@ szStatus_t szGetLabel(char *label, unsigned int *size);
 szStatus_t szGetNote(char *note, unsigned int size);
 szStatus_t szGetTag(char *tag);
 szStatus_t szStore(size_t *where, size_t value);
+szStatus_t szGetIds(unsigned int *count, unsigned int *ids);
 #endif
 """
 
@@ -101,6 +102,19 @@ szStatus_t szStore(size_t *where, size_t value)
     return SZ_SUCCESS;
 }
 
+/* three ids; a count below 3 is answered SZ_ERROR_SIZE with 3 (NVML's
+ * NVML_ERROR_INSUFFICIENT_SIZE protocol) */
+szStatus_t szGetIds(unsigned int *count, unsigned int *ids)
+{
+    unsigned int room = *count;
+    *count = 3;
+    if (room < 3)
+        return SZ_ERROR_SIZE;
+    for (unsigned int i = 0; i < 3; i++)
+        ids[i] = 10 * (i + 1);
+    return SZ_SUCCESS;
+}
+
 szStatus_t szGetTag(char *tag)
 {
     snprintf(tag, 4, "tag");
@@ -137,6 +151,7 @@ text szGetLabel label size
 text szGetNote note size
 text szGetTag tag
 address szStore where
+count-query SZ_ERROR_SIZE
 """
 
 
@@ -158,6 +173,7 @@ def test_struct_size_passes_sizeof_and_takes_no_argument(tmp_path):
     assert "def get_info() -> szInfo_t: ..." in stub and "def get_name() -> Any: ..." in stub
     assert "def name_length(name: bytes | str | int) -> int: ..." in stub
     assert "def get_label() -> str: ..." in stub and "def get_tag() -> str: ..." in stub
+    assert "def get_ids(count: int = 0) -> list[Any]: ..." in stub, stub
     lib = tmp_path / "libsizes.so"
     cc(["-shared", "-I" + str(tmp_path), str(tmp_path / "libsizes.c"), "-o", str(lib)])
     # the module joins the built package through its __path__
@@ -231,6 +247,16 @@ except TypeError as e:
     assert "'where'" in str(e), e
 else:
     raise AssertionError("a str taken as an address")
+# count-query: 0 (the default) asks the library for the count first; the
+# list comes back alone (its length is the count), as cuda.bindings.nvml's
+assert s.get_ids() == [10, 20, 30], s.get_ids()
+assert s.get_ids(5) == [10, 20, 30] and s.get_ids(0) == [10, 20, 30]
+try:
+    s.get_ids(2)  # a count given is passed as is: the library's answer
+except s.SizesError as e:
+    assert "SZ_ERROR_SIZE" in str(e) or "1" in str(e), e
+else:
+    raise AssertionError("a short count accepted")
 print("ok")
 """, str(pkg)], env=env)
     assert p.returncode == 0 and p.stdout.strip() == "ok", p.stdout + p.stderr
