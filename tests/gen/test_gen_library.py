@@ -326,3 +326,20 @@ def test_a_capi_error_result_outside_the_result_enum_is_refused(run_cubind, cuda
     assert "CUDA_ERROR_NOT_FOUND is no member of flgStatus_t" in p.stderr
     assert "capi-sentinel" in p.stderr
     assert os.listdir(out) == []
+
+
+def test_a_text_rule_whose_size_the_function_lacks_leaves_it_unbound(run_cubind, cuda_include,
+                                                                      tmp_path):
+    """text FUNCTION PARAM SIZE with a SIZE the function does not have (a
+    typo): the function is listed as unsupported with the reason, never
+    bound as if it had no size (its real size would become an argument
+    and the buffer be assumed large enough)."""
+    rules = rules_with(tmp_path, "nvml", "text nvmlVgpuTypeGetName vgpuTypeName size",
+                       "text nvmlVgpuTypeGetName vgpuTypeName sizes")
+    out = tmp_path / "out"
+    p = generate(run_cubind, cuda_include, rules, "nvml.h", out)
+    assert p.returncode == 0, p.stderr
+    report = (out / "nvml_unsupported.txt").read_text()
+    assert re.search(r"^nvmlVgpuTypeGetName: .*a text rule needs .*SIZE of the function", report,
+                     re.M), report
+    assert '{"vgpu_type_get_name", ' not in module_source(out, "nvml")
