@@ -548,7 +548,7 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
         /* text the library writes: a char * and its optional size */
         int named = pf->on[CB_D_TEXT]->nargs > 2; /* a SIZE the function must have */
         int fits = t->kind == TY_POINTER && is_char(t->pointee) && !t->pointee->is_const &&
-                   facts->api.chars_length > 0 && (named ? pf->text_size >= 0 : 1) &&
+                   facts->api.chars_length > 0 && (!named || pf->text_size >= 0) &&
                    (pf->text_size < 0 || is_int_or_int_pointer(f->params[pf->text_size].type));
         pc->shape = fits ? SH_OUT_TEXT : SH_UNSUPPORTED;
         pc->count_index = fits ? pf->text_size : -1;

@@ -685,9 +685,7 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_facts *
 static char *capi_prefix(const cb_api *api)
 {
     const char *module = api->dropin ? api->dropin : api->raising;
-    char *upper = strdup(module);
-    if (!upper)
-        arena_oom();
+    char *upper = dup_or_die(module);
     for (char *p = upper; *p; p++)
         *p = (char)toupper((unsigned char)*p);
     return upper;

@@ -41,6 +41,16 @@ static const char *renamed_to(const char *w)
     return eq ? eq + 1 : NULL;
 }
 
+/* The line's exclusion word naming `name` (after its '-': NAME or
+ * NAME=MEMBER), NULL when none does. */
+static const char *exclusion(const cb_rule *rule, const char *name)
+{
+    for (size_t i = 2; i < rule->nargs; i++)
+        if (rule->args[i][0] == '-' && names(rule->args[i] + 1, name))
+            return rule->args[i] + 1;
+    return NULL;
+}
+
 /* A define-enum line's STRIP: its third word unless that is an exclusion
  * (or absent), else PREFIX. */
 static const char *rule_strip(const cb_rule *rule)
@@ -102,19 +112,15 @@ static int selects_name(const cb_rule *rule, const char *name)
 {
     if (strncmp(name, rule->args[1], strlen(rule->args[1])) != 0)
         return 0;
-    for (size_t i = 2; i < rule->nargs; i++)
-        if (rule->args[i][0] == '-' && names(rule->args[i] + 1, name))
-            return renamed_to(rule->args[i] + 1) != NULL; /* -NAME=MEMBER keeps it */
-    return 1;
+    const char *w = exclusion(rule, name);
+    return !w || renamed_to(w) != NULL; /* -NAME=MEMBER keeps it */
 }
 
 /* The member name a -NAME=MEMBER word of the line gives `name`, NULL. */
 static const char *rule_rename(const cb_rule *rule, const char *name)
 {
-    for (size_t i = 2; i < rule->nargs; i++)
-        if (rule->args[i][0] == '-' && names(rule->args[i] + 1, name))
-            return renamed_to(rule->args[i] + 1);
-    return NULL;
+    const char *w = exclusion(rule, name);
+    return w ? renamed_to(w) : NULL;
 }
 
 /* Whether the line selects macro mac: an integer constant without a cast
