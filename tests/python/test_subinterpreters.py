@@ -102,8 +102,11 @@ for i in range(3):
     interp.destroy(iid)
 import cubind.driver as d
 d.cuInit(0)
-r, ctx = d.cuDevicePrimaryCtxRetain(0); d.cuCtxSetCurrent(ctx)
-assert d.cuCtxSynchronize()[0] == 0   # every call the subinterpreters left has fired
+# The subinterpreters queued their calls on a stream of device 1's primary
+# context: synchronizing that context waits until every one has fired (a
+# context of device 0 would not wait for them).
+r, ctx = d.cuDevicePrimaryCtxRetain(1); d.cuCtxSetCurrent(ctx)
+assert d.cuCtxSynchronize()[0] == 0
 c = rt._callback_counts()
 # Calls that fired after their interpreter's runner stopped were skipped;
 # their payloads were released at its atexit step, or leaked on purpose
