@@ -16,7 +16,11 @@
  *   {"impl": "c", "case": NAME, "ns": BEST_NS_PER_CALL, "n": N, "reps": [...]}
  *   {"impl": "c", "case": "threads_...", "threads": T, "mcalls_per_s": X,
  *    "cpu_share": CPU time / wall time of the threads' loops (1.0: never
- *    descheduled; lower: the machine ran something else on their CPUs)}
+ *    descheduled; lower: the machine ran something else on their CPUs),
+ *    "rounds": [the rate of each repetition], "cpu_shares": [its share]}
+ *   (X is the best of "rounds"; repetition r of every thread count is
+ *   round r, so bench/ft_threads.py takes an 8 / 1 ratio per round as it
+ *   does for Python)
  *   {"impl": "c", "case": NAME, "status": "n/a", "reason": "..."}
  * Diagnostics go to stderr. Each case is a tight loop of N calls timed with
  * clock_gettime(CLOCK_MONOTONIC); the best of R loops is reported. Launch
@@ -364,6 +368,8 @@ static void cb_thread_case(const char *name, enum cb_tkind kind, CUfunction fn)
     for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
         int t = counts[c];
         double best = 0, best_share = 0;
+        double rates[CB_MAX_REPS], shares[CB_MAX_REPS];
+        int done = 0; /* repetitions measured: rates[0..done) */
         CUresult bad = CUDA_SUCCESS;
         for (int rep = 0; rep < cb_reps && bad == CUDA_SUCCESS; rep++) {
             pthread_t tid[8];
@@ -390,9 +396,12 @@ static void cb_thread_case(const char *name, enum cb_tkind kind, CUfunction fn)
             }
             pthread_barrier_destroy(&start);
             double rate = (double)t * (double)per_thread / ((double)(t1 - t0) / 1e9) / 1e6;
+            double share = wall ? (double)cpu / (double)wall : 0;
+            rates[done] = rate;
+            shares[done++] = share;
             if (rate > best) {
                 best = rate;
-                best_share = wall ? (double)cpu / (double)wall : 0;
+                best_share = share;
             }
         }
         if (bad != CUDA_SUCCESS) {
@@ -400,8 +409,16 @@ static void cb_thread_case(const char *name, enum cb_tkind kind, CUfunction fn)
             return;
         }
         printf("{\"impl\": \"c\", \"case\": \"%s\", \"status\": \"ok\", \"threads\": %d, "
-               "\"calls_per_thread\": %ld, \"mcalls_per_s\": %.3f, \"cpu_share\": %.3f}\n",
+               "\"calls_per_thread\": %ld, \"mcalls_per_s\": %.3f, \"cpu_share\": %.3f",
                name, t, per_thread, best, best_share);
+        for (int pass = 0; pass < 2; pass++) {
+            const double *v = pass ? shares : rates;
+            printf(", \"%s\": [", pass ? "cpu_shares" : "rounds");
+            for (int i = 0; i < done; i++)
+                printf("%s%.3f", i ? ", " : "", v[i]);
+            printf("]");
+        }
+        printf("}\n");
         fflush(stdout);
     }
 }

@@ -314,7 +314,10 @@ def c_rows(path):
     """C's own threads cases from c_bench's JSON lines (ft-threads.sh runs
     it pinned and unpinned before this script, the same launches: one
     shared CUfunction, each thread on its own stream), as rows of the
-    table: {threads: [(rate, CPU share)]}, best of its --reps."""
+    table: {threads: [(rate, CPU share)]}, one entry per round: c_bench's
+    repetition r of each thread count is round r (its "rounds" and
+    "cpu_shares"; a line from a c_bench without them gives its best alone,
+    one round)."""
     out = {}
     for label in ("pinned", "unpinned"):
         try:
@@ -328,8 +331,9 @@ def c_rows(path):
             if r.get("status") != "ok" or "threads" not in r:
                 continue
             name = "C %s [%s]" % (r["case"], label)
-            out.setdefault(name, {t: [] for t in THREADS})[r["threads"]].append(
-                (r["mcalls_per_s"], r["cpu_share"]))
+            rounds = list(zip(r.get("rounds", [r["mcalls_per_s"]]),
+                              r.get("cpu_shares", [r["cpu_share"]])))
+            out.setdefault(name, {t: [] for t in THREADS})[r["threads"]].extend(rounds)
     return [(k, v) for k, v in out.items() if all(v[t] for t in THREADS)]
 
 
@@ -339,7 +343,7 @@ print()
 print("Loop: FT_LOOP=%s." % LOOP)
 print("Rates: M calls/s, best of %d rounds. Per round: the 8 / 1 ratio of each "
       "round's own two rates; median (range), and in how many rounds it was at "
-      "least 5. C rows: c_bench's best of its repetitions (one ratio)." % ROUNDS)
+      "least 5. C rows: c_bench's repetitions as its rounds." % ROUNDS)
 print()
 print("| case | 1 | 2 | 4 | 8 | 8 / 1 (best) | 8 / 1 per round | >= 5x "
       "| CPU share at 8 (lowest) |")

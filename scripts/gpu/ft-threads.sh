@@ -41,7 +41,9 @@ inst=${FT_PYTHON_DIR:-/tmp/cubind-ft-python/$(basename "$tarball" .tar.xz)}
     # puts its rows (FT_C_JSON) in its table beside the Python ones.
     gcc -std=c11 -O2 -I"${CUDA_HOME:-/usr/local/cuda}/include" bench/c_bench.c -o "$T/c_bench" -ldl -pthread
     nvcc -cubin -arch=sm_90 -o "$T/kernels.cubin" bench/kernels.cu
-    c="$T/c_bench --image $T/kernels.cubin --n 1000 --n-launch 100 --reps 5 --thread-calls 300000 --thread-launches 10000"
+    # As many repetitions as ft_threads.py has rounds: each is a round of
+    # C's own, so C's 8 / 1 ratio is a per-round median as Python's is.
+    c="$T/c_bench --image $T/kernels.cubin --n 1000 --n-launch 100 --reps ${FT_ROUNDS:-7} --thread-calls 300000 --thread-launches 10000"
     $c --cpus "$cpus" | grep '"threads"' | tee "$T/c.json.pinned"
     $c | grep '"threads"' | tee "$T/c.json.unpinned"
     FT_C_JSON="$T/c.json" PYTHONPATH="build/python:$T" "$py" bench/ft_threads.py "$T/kernels.ptx"

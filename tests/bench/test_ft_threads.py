@@ -33,8 +33,12 @@ def test_every_case_has_its_rows_and_c_joins_the_table(tmp_path):
         pytest.skip("no free-threaded interpreter configured")
     ptx = tmp_path / "kernels.ptx"
     ptx.write_bytes(b"fake image with empty\0")
+    # three rounds of c_bench: 8 / 1 per round 8.0, 4.0 and 2.0 (best 0.5 at
+    # one thread, 4.0 at eight)
     c_rows = [{"impl": "c", "case": "threads_launch_empty_kernel", "status": "ok", "threads": t,
-               "calls_per_thread": 10, "mcalls_per_s": 0.5 * t, "cpu_share": 1.0} for t in (1, 2, 4, 8)]
+               "calls_per_thread": 10, "mcalls_per_s": 0.5 * t, "cpu_share": 1.0,
+               "rounds": [0.5 * t, 0.25 * t, 0.5 * t] if t < 8 else [4.0, 1.0, 1.0],
+               "cpu_shares": [1.0, 0.5, 1.0]} for t in (1, 2, 4, 8)]
     (tmp_path / "c.json.unpinned").write_text("".join(json.dumps(r) + "\n" for r in c_rows))
     env = dict(os.environ, FT_SCALE="0.0002", FT_ROUNDS="1", FT_PIN="unpinned",
                FT_C_JSON=str(tmp_path / "c.json"),
@@ -58,5 +62,7 @@ def test_every_case_has_its_rows_and_c_joins_the_table(tmp_path):
         names.index("cubind.launch, own CUfunction [unpinned]") + 1
     assert "baseline: len(tuple), no cubind [unpinned]" in names
     c_line = table[names.index("C threads_launch_empty_kernel [unpinned]")]
-    assert re.search(r"\| 8\.00x \|", c_line), c_line  # 4.0 / 0.5 from the JSON given
+    # best 4.0 / 0.5; per round 4.0/0.5, 1.0/0.25, 1.0/0.5: median 4.00 (2.00-8.00);
+    # lowest CPU share at eight threads 0.5
+    assert re.search(r"\| 8\.00x \| 4\.00x \(2\.00-8\.00\) \| 1/3 \| 0\.50 \|", c_line), c_line
     assert not any("[pinned]" in n for n in names)

@@ -13,9 +13,11 @@ the same names: the
 module objects in sys.modules and the attributes of the `cuda.bindings`
 package (what `from cuda.bindings import nvrtc` reads). cuda.bindings'
 private `_internal.nvjitlink`, which test_nvjitlink.py asks whether the
-library is usable, stays cuda.bindings' own. Any other value runs the tests
+library is usable, stays cuda.bindings' own, and so does the cuda.core the
+nvml/ folder's gate imports. Any other value runs the tests
 on cuda.bindings unchanged. The redirect is tests/gpu/redirect_bindings.py's
 (copied beside this file)."""
+import importlib.util
 import os
 
 from redirect_bindings import describe, redirect
@@ -23,9 +25,18 @@ from redirect_bindings import describe, redirect
 REDIRECTED = ("nvrtc", "nvjitlink", "nvvm", "nvfatbin", "cufile", "nvml")
 
 # Redirecting, cuda.bindings' own modules are imported first, so that
-# whatever imported them already keeps them.
+# whatever imported them already keeps them. So is cuda.core where it is
+# installed: the nvml/ folder's gate (its arch_check.py) asks cuda.core's
+# `system` module whether cuda.bindings.nvml is new enough, and that module,
+# imported after the redirect, would need the NVML enums of headers newer
+# than any cubind.nvml here is generated from (SystemEventType). cuda.core
+# is the gate's helper, not what the tests test: they import
+# cuda.bindings.nvml, which is cubind's.
+KEEP = ["cuda.bindings." + name for name in REDIRECTED]
+if importlib.util.find_spec("cuda.core") is not None:
+    KEEP.append("cuda.core")
 if os.environ.get("CUBIND_UPSTREAM_IMPL") == "cubind":
-    redirect(REDIRECTED, keep=["cuda.bindings." + name for name in REDIRECTED])
+    redirect(REDIRECTED, keep=KEEP)
 
 
 def pytest_report_header(config):
