@@ -534,6 +534,7 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
     pc->host_writes = -1;
     pc->cast_from = NULL;
     pc->output_field = NULL;
+    pc->records_field = NULL;
     const cb_param_facts *pf = pfacts(facts, f, p);
     pc->pyname = pf->pyname ? pf->pyname : python_param_name(m, facts, p->name);
     pc->doc = pf->on[CB_D_PARAM_DOC] ? pf->on[CB_D_PARAM_DOC]->args[2] : NULL;
@@ -570,6 +571,26 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
         pc->count_index = fits ? pf->text_size : -1;
         if (!fits)
             *why = reason(m, p, "a text rule needs a char * output, an integer SIZE of the function and a chars-length rule");
+        return;
+    }
+    if (pf->on[CB_D_RECORDS]) {
+        /* records of a struct class read (and written) in place */
+        const cb_type *pt = t->kind == TY_POINTER ? t->pointee : NULL;
+        const cb_type *ct = pf->records_count >= 0 ? f->params[pf->records_count].type : NULL;
+        pc->elem = pt ? elem_kind(m, facts, pt, pc) : EK_NONE;
+        int fits = pc->elem == EK_STRUCT && ct && ct->kind == TY_INT;
+        if (fits && pf->records_field) {
+            const cb_record *r = &m->records[pc->record_index];
+            int k = model_field_index(m, r, pf->records_field);
+            fits = k >= 0 && r->fields[k].type->kind == TY_INT && r->fields[k].bit_width < 0;
+            pc->records_field = fits ? pf->records_field : NULL;
+        }
+        pc->shape = !fits ? SH_UNSUPPORTED
+                    : is_getter(f) && !pt->is_const ? SH_INOUT_RECORDS
+                                                      : SH_IN_RECORDS;
+        pc->count_index = fits ? pf->records_count : -1;
+        if (!fits)
+            *why = reason(m, p, "a records rule needs a pointer to a struct class, an integer COUNT by value and FIELD an integer field of the struct");
         return;
     }
     if (pf->on[CB_D_STRUCT_SIZE]) {
@@ -749,6 +770,10 @@ static void mark_counts(cb_fclass *fc, const cb_api *api)
             count->optional = 1; /* chars-length: 0, the default, is its N */
         if (becomes == COUNT_TEXT) {
             count->shape = SH_TEXT_SIZE; /* by value or by address */
+            continue;
+        }
+        if (becomes == COUNT_LEN) {
+            count->shape = SH_RECORDS_COUNT; /* the array's length */
             continue;
         }
         if (count->param->type->kind != TY_POINTER || becomes == COUNT_KEPT)

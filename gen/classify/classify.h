@@ -77,6 +77,9 @@ typedef struct cb_pclass {
     const char *trampoline;   /* SH_SYNC_CALLBACK: the runtime's C function */
     const char *output_field; /* SH_OUT_STRUCT: the field an output-field
                                  rule returns instead of the struct, NULL */
+    const char *records_field; /* SH_IN/INOUT_RECORDS: the integer field a
+                                 value of the sequence sets (the records
+                                 rule's FIELD), NULL */
     /* SH_ATTR_OUT / SH_ATTR_IN: the attribute parameter and, per enumerator
      * with a known type, the element that enumerator's value is (a case with
      * fixed_len -1 is an array of them filling the `count` bytes of an

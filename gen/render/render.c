@@ -384,6 +384,17 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     tv_set_bool(p, "count_is_inout", cnt && shapes_is_input(cnt->shape) && shapes_is_output(cnt->shape));
     tv_set(p, "count_param", count_ref(fc, pc));
     tv_set_bool(p, "has_count", has_count);
+    /* a records rule: the integer field its sequence's values set; and for
+     * its count (SH_RECORDS_COUNT), the array it counts */
+    tv_set_bool(p, "has_records_field", pc->records_field != NULL);
+    tv_set_str(p, "records_field", pc->records_field ? pc->records_field : "");
+    int records = -1;
+    for (size_t k = 0; pc->shape == SH_RECORDS_COUNT && k < f->nparams; k++)
+        if ((fc->params[k].shape == SH_IN_RECORDS || fc->params[k].shape == SH_INOUT_RECORDS) &&
+            fc->params[k].count_index == (int)(pc - fc->params))
+            records = (int)k;
+    tv_set_str(p, "records_cname", records >= 0 ? f->params[records].name : "");
+    tv_set_str(p, "records_pyname", records >= 0 ? fc->params[records].pyname : "");
     /* a kernel-code function's code image: a Python buffer must hold what
      * the driver reads of it (bind_kernel_code.h) */
     tv_set_bool(p, "code_image", fc->code_image >= 0 && pc == &fc->params[fc->code_image]);

@@ -278,6 +278,7 @@ static void resolve_param(cb_facts *b, const cb_function *f, size_t k, cb_param_
     const cb_model *m = b->model;
     const cb_rule *r;
     pf->count = pf->kernel = pf->attr = pf->attr_enum = pf->size_of = pf->text_size = -1;
+    pf->records_count = -1;
     if ((r = pf->on[CB_D_RENAME_PARAM_IN])) {
         pf->pyname = r->args[2];
         pf->rename = r;
@@ -303,6 +304,10 @@ static void resolve_param(cb_facts *b, const cb_function *f, size_t k, cb_param_
         pf->size_of = model_param_index(f, r->args[2]);
     if ((r = pf->on[CB_D_TEXT]) && r->nargs > 2)
         pf->text_size = model_param_index(f, r->args[2]);
+    if ((r = pf->on[CB_D_RECORDS])) {
+        pf->records_count = model_param_index(f, r->args[2]);
+        pf->records_field = r->nargs > 3 ? r->args[3] : NULL;
+    }
     if ((r = pf->on[CB_D_SYNC_CALLBACK]))
         pf->trampoline = r->args[2];
     if ((r = pf->on[CB_D_HANDLE_CAST]) && model_handle(m, r->args[2]))
@@ -959,6 +964,8 @@ static int rule_matches(const cb_facts *b, const cb_rule *rule)
     case CB_D_TEXT: /* FUNCTION PARAM [SIZE] */
         return function_has_param(m, a0, rule->args[1]) &&
                (rule->nargs < 3 || function_has_param(m, a0, rule->args[2]));
+    case CB_D_RECORDS: /* FUNCTION PARAM COUNT [FIELD] */
+        return function_has_param(m, a0, rule->args[1]) && function_has_param(m, a0, rule->args[2]);
     case CB_D_COUNT_BOUND: /* FUNCTION COUNT COUNTFN */
         return function_has_param(m, a0, rule->args[1]) && rules_function(m, rule->args[2]);
     default:

@@ -15,6 +15,18 @@ Py_ssize_t cbs_struct_array_len(PyObject *self)
     return s->nelems ? (Py_ssize_t)s->nelems : 1;
 }
 
+/* The description of class t (a class of its module's tables), NULL with
+ * TypeError. */
+static const cbs_struct_def *def_of(PyTypeObject *t)
+{
+    const cbs_tables *tb = (const cbs_tables *)PyType_GetModuleState(t);
+    for (size_t i = 0; tb && i < tb->nstructs; i++)
+        if (tb->structs[i] == t)
+            return &tb->struct_defs[i];
+    PyErr_Format(PyExc_TypeError, "%s is not a class of its module's tables", cbs_short_name(t));
+    return NULL;
+}
+
 /* T(size=1, **fields); T(_ptr=address) wraps an address (from_ptr's). */
 static PyObject *array_new(PyTypeObject *t, PyObject *args, PyObject *kwds)
 {
@@ -63,28 +75,24 @@ static PyObject *array_new(PyTypeObject *t, PyObject *args, PyObject *kwds)
             return NULL;
         }
     }
-    const cbs_tables *tb = (const cbs_tables *)PyType_GetModuleState(t);
-    for (size_t i = 0; tb && i < tb->nstructs; i++) {
-        if (tb->structs[i] != t)
-            continue;
-        const cbs_struct_def *def = &tb->struct_defs[i];
-        if ((size_t)n > (size_t)PY_SSIZE_T_MAX / def->size) {
-            PyErr_Format(PyExc_MemoryError, "%s(): size %zd is too large (%zu bytes each)", name,
-                         n, def->size);
-            return NULL;
-        }
-        return cbs_struct_records(t, def, (size_t)n);
+    const cbs_struct_def *def = def_of(t);
+    if (!def)
+        return NULL;
+    if ((size_t)n > (size_t)PY_SSIZE_T_MAX / def->size) {
+        PyErr_Format(PyExc_MemoryError, "%s(): size %zd is too large (%zu bytes each)", name, n,
+                     def->size);
+        return NULL;
     }
-    PyErr_Format(PyExc_TypeError, "%s is not a class of its module's tables", name);
-    return NULL;
+    return cbs_struct_records(t, def, (size_t)n);
 }
 
-/* Field keywords: a record's as bind_struct.c reads them; an array's
- * through its getset (one value per record). */
+/* Field keywords, by either name of the field, as `obj.field = value`
+ * (an array's: one value per record). */
 static int array_init(PyObject *self, PyObject *args, PyObject *kwds)
 {
-    if (cbs_struct_array_len(self) == 1 || !kwds)
-        return cbs_struct_init(self, args, kwds);
+    (void)args;
+    if (!kwds)
+        return 0;
     PyObject *key, *value;
     Py_ssize_t pos = 0;
     while (PyDict_Next(kwds, &pos, &key, &value)) {
@@ -93,10 +101,16 @@ static int array_init(PyObject *self, PyObject *args, PyObject *kwds)
                          cbs_short_name(Py_TYPE(self)));
             return -1;
         }
-        if (cbs_keyword_is(key, "size", 4))
+        if (cbs_keyword_is(key, "size", 4) || cbs_keyword_is(key, "_ptr", 4))
             continue;
-        if (PyObject_SetAttr(self, key, value) < 0)
+        if (PyObject_SetAttr(self, key, value) < 0) {
+            if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
+                PyErr_Clear();
+                PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument %R",
+                             cbs_short_name(Py_TYPE(self)), key);
+            }
             return -1;
+        }
     }
     return 0;
 }
@@ -211,6 +225,76 @@ int cbs_struct_array_set(PyObject *self, PyObject *value, void *closure)
     PyMem_Free(saved);
     Py_DECREF(seq);
     return rc;
+}
+
+/* Record i of the new array arr from item: a record of t copied, or (field
+ * given) a value of that field. */
+static int record_from_item(PyObject *arr, Py_ssize_t i, PyObject *item, PyTypeObject *t,
+                            const char *field, const char *func, const char *param)
+{
+    cbs_struct *a = (cbs_struct *)arr;
+    unsigned char *p = a->data + (size_t)i * a->def->size;
+    if (Py_TYPE(item) == t && cbs_struct_array_len(item) == 1) {
+        memcpy(p, ((cbs_struct *)item)->data, a->def->size);
+        return 0;
+    }
+    if (field && PyIndex_Check(item)) {
+        PyObject *record = cbs_struct_view(arr, p);
+        int rc = record ? PyObject_SetAttrString(record, field, item) : -1;
+        Py_XDECREF(record);
+        if (rc == 0)
+            return 0;
+        if (!PyErr_ExceptionMatches(PyExc_OverflowError) &&
+            !PyErr_ExceptionMatches(PyExc_ValueError) && !PyErr_ExceptionMatches(PyExc_TypeError))
+            return -1;
+        PyObject *type = PyErr_ExceptionMatches(PyExc_TypeError) ? PyExc_TypeError
+                                                                 : PyExc_ValueError;
+        PyErr_Clear();
+        PyErr_Format(type, "%s(): argument '%s' item %zd (%R) is no valid %s", func, param, i,
+                     item, field);
+        return -1;
+    }
+    PyErr_Format(PyExc_TypeError, "%s(): argument '%s' item %zd must be a %s record%s%s, not %.100s",
+                 func, param, i, cbs_short_name(t), field ? " or an int, its " : "",
+                 field ? field : "", Py_TYPE(item)->tp_name);
+    return -1;
+}
+
+PyObject *cbs_struct_array_arg(PyObject *o, PyTypeObject *t, const char *field, const char *func,
+                               const char *param, void **data, size_t *n)
+{
+    if (Py_TYPE(o) == t) {
+        *data = ((cbs_struct *)o)->data;
+        *n = (size_t)cbs_struct_array_len(o);
+        return Py_NewRef(o);
+    }
+    PyObject *seq = PyUnicode_Check(o) || PyBytes_Check(o) || PyByteArray_Check(o)
+                        ? NULL
+                        : PySequence_Tuple(o);
+    if (!seq) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s or a sequence of its records%s, not %.100s",
+                     func, param, cbs_short_name(t), field ? " or ints" : "", Py_TYPE(o)->tp_name);
+        return NULL;
+    }
+    Py_ssize_t len = PyTuple_GET_SIZE(seq);
+    const cbs_struct_def *def = len ? def_of(t) : NULL;
+    if (!def) {
+        if (!len)
+            PyErr_Format(PyExc_ValueError, "%s(): argument '%s' holds no record", func, param);
+        Py_DECREF(seq);
+        return NULL;
+    }
+    PyObject *arr = cbs_struct_records(t, def, (size_t)len);
+    for (Py_ssize_t i = 0; arr && i < len; i++)
+        if (record_from_item(arr, i, PyTuple_GET_ITEM(seq, i), t, field, func, param) < 0)
+            Py_CLEAR(arr);
+    Py_DECREF(seq);
+    if (arr) {
+        *data = ((cbs_struct *)arr)->data;
+        *n = (size_t)len;
+    }
+    return arr;
 }
 
 PyTypeObject *cbs_struct_array_type_create(PyObject *module, const cbs_struct_def *def)

@@ -9,8 +9,9 @@
  *       size records, each zeroed but for its version and field defaults;
  *       T() and T(1) are the one record every other class makes. size is
  *       an int >= 1 (TypeError, ValueError naming `size`); an array too
- *       large to allocate is a MemoryError. A field keyword is
- *       `obj.field = value` (below: for size > 1, one value per record).
+ *       large to allocate is a MemoryError. A field keyword, by either
+ *       name of the field, is `obj.field = value` (below: for size > 1,
+ *       one value per record); another keyword is a TypeError.
  *       `_ptr=` (keyword
  *       only) wraps an address, as the driver's classes' T(_ptr): what
  *       from_ptr uses. A positional int is `size`, never an address: the
@@ -54,5 +55,17 @@ int cbs_struct_array_set(PyObject *self, PyObject *value, void *closure);
 
 /* The number of records of a struct object (1 unless an array). */
 Py_ssize_t cbs_struct_array_len(PyObject *self);
+
+/* A records rule's argument (gen/rules/rules_directives.def): o itself
+ * when an object of class t (an array of any size: the library reads and
+ * writes its records in place), else a new array of t holding o's items in
+ * order, o a non-empty sequence (not str or bytes) of records of t (their
+ * bytes copied: a pointer field's kept object is not) or, with `field` (a
+ * C field name of t), of values of that field, each set on a zeroed
+ * record as `record.field = value`. A new reference, *data its first
+ * record, *n its length; NULL with TypeError or ValueError naming func,
+ * param and the item. */
+PyObject *cbs_struct_array_arg(PyObject *o, PyTypeObject *t, const char *field, const char *func,
+                               const char *param, void **data, size_t *n);
 
 #endif

@@ -67,3 +67,45 @@ except MemoryError as e:
     assert lines[0] == "raised InvalidArgumentError", out
     assert lines[1].startswith("refused") and lines[1].endswith("True"), out
     assert lines[2] == "memory True", out
+
+
+FIELD_VALUES = """
+import ctypes
+fake = ctypes.CDLL(%r)
+"""
+
+
+def test_field_values_take_an_array_or_field_ids_and_come_back_answered(double):
+    # cuda-python's own test: FieldValue(1) with field_id set, or a list of ids
+    out = run(double, FIELD_VALUES % double + """
+fields = nvml.FieldValue(1)
+fields[0].field_id = 4
+got = nvml.device_get_field_values(0, fields)
+print(got is fields, int(got[0].nvml_return), got[0].value.ui_val)
+got = nvml.device_get_field_values(0, [6, 7, nvml.FieldValue(field_id=8)])
+print(len(got), [int(v.nvml_return) for v in got], [v.value.ui_val for v in got], got.timestamp)
+""")
+    first, second = out.strip().split("\n")
+    assert first == "True 0 40", out
+    assert second == "3 [0, 3, 0] [60, 0, 80] [0, 1, 2]", out
+
+
+def test_clear_field_values_reads_the_records_and_returns_nothing(double):
+    out = run(double, FIELD_VALUES % double + """
+print(nvml.device_clear_field_values(0, [11, 12, 13]))
+ids = (ctypes.c_uint * 4)()
+print(fake.fake_nvml_cleared(ids, 4), list(ids)[:3])
+""")
+    assert out.split("\n")[:2] == ["None", "3 [11, 12, 13]"], out
+
+
+def test_field_values_refuse_what_is_no_record_naming_the_parameter(double):
+    out = run(double, """
+for bad in ([], "ab", [1.5], [nvml.PciInfo()], 5, [2**40]):
+    try:
+        nvml.device_get_field_values(0, bad)
+    except (TypeError, ValueError) as e:
+        print(type(e).__name__, "'values'" in str(e))
+""")
+    assert out.split("\n")[:6] == ["ValueError True", "TypeError True", "TypeError True",
+                                   "TypeError True", "TypeError True", "ValueError True"], out
