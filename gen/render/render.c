@@ -616,7 +616,8 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_facts *
     for (size_t i = 0; i < f->nparams; i++) {
         const cb_pclass *pc = &fc->params[i];
         int in = classify_is_input(pc), out = classify_is_output(pc);
-        tv_push(params, param_value(m, api, fc, pc, in ? nin : -1, out ? nout : -1));
+        tv *pv = param_value(m, api, fc, pc, in ? nin : -1, out ? nout : -1);
+        tv_push(params, pv);
         if (shapes_attach(pc->shape) == ATTACH_WHEN)
             tv_push(attached, param_ref(fc, (int)i));
         nout += out;
@@ -628,6 +629,24 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_facts *
             if (!pc->optional)
                 nrequired = nin;
         }
+        /* its input-fields, Python parameters after it (required) */
+        tv *fields = tv_list();
+        for (size_t k = 0; k < pc->ninput_fields; k++) {
+            const cb_input_field *in_f = &pc->input_fields[k];
+            tv *fv = tv_map(), *iv = tv_map();
+            tv_set_str(fv, "field", in_f->field);
+            tv_set_str(fv, "pyname", in_f->pyname);
+            tv_set_int(fv, "in_index", nin);
+            tv_set_bool(fv, "later_input", nin > 0);
+            tv_set_bool(fv, "optional", 0);
+            tv_set_bool(fv, "has_doc", 0);
+            tv_set_str(fv, "field_pytype", in_f->is_int ? "int" : "Any");
+            tv_push(fields, fv);
+            tv_set_str(iv, "pyname", in_f->pyname);
+            tv_push(inputs, iv);
+            nrequired = ++nin;
+        }
+        tv_set(pv, "input_fields", fields);
     }
     tv_set_int(fn, "nrequired", nrequired);
     tv_set(fn, "params", params);
