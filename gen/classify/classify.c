@@ -644,6 +644,12 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
     pc->pyname = pf->pyname ? pf->pyname : python_param_name(m, facts, p->name);
     pc->doc = pf->on[CB_D_PARAM_DOC] ? pf->on[CB_D_PARAM_DOC]->args[2] : NULL;
     const cb_type *t = p->type;
+    if (pf->on[CB_D_INPUT_FIELDS] &&
+        (t->kind != TY_POINTER || model_type_record(m, t->pointee) < 0)) {
+        pc->shape = SH_UNSUPPORTED;
+        *why = reason(m, p, "an input-fields rule needs a pointer to a struct");
+        return;
+    }
     if (classify_callback(facts, f, p, pc) || classify_attribute_output(m, facts, f, pc, why))
         return;
 
