@@ -640,6 +640,7 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
     pc->output_field = NULL;
     pc->input_fields = NULL;
     pc->ninput_fields = 0;
+    pc->length_of = -1;
     const cb_param_facts *pf = pfacts(facts, f, p);
     pc->pyname = pf->pyname ? pf->pyname : python_param_name(m, facts, p->name);
     pc->doc = pf->on[CB_D_PARAM_DOC] ? pf->on[CB_D_PARAM_DOC]->args[2] : NULL;
@@ -862,6 +863,12 @@ static void mark_counts(cb_fclass *fc, const cb_api *api)
             count->optional = 1; /* chars-length: 0, the default, is its N */
         if (becomes == COUNT_TEXT) {
             count->shape = SH_TEXT_SIZE; /* by value or by address */
+            continue;
+        }
+        if (api->array_lengths && pc->shape == SH_IN_ARRAY && count->shape == SH_VALUE &&
+            count->elem == EK_INT) {
+            count->shape = SH_ARRAY_LENGTH; /* array-lengths: the sequence's */
+            count->length_of = (int)i;
             continue;
         }
         if (count->param->type->kind != TY_POINTER || becomes == COUNT_KEPT)

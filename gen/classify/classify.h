@@ -93,6 +93,8 @@ typedef struct cb_pclass {
      * the struct before the call; NULL and 0 for every other parameter */
     const cb_input_field *input_fields;
     size_t ninput_fields;
+    int length_of;            /* SH_ARRAY_LENGTH: the SH_IN_ARRAY whose
+                                 length it is, else -1 */
     /* SH_ATTR_OUT / SH_ATTR_IN: the attribute parameter and, per enumerator
      * with a known type, the element that enumerator's value is (a case with
      * fixed_len -1 is an array of them filling the `count` bytes of an

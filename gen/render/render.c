@@ -365,6 +365,9 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     tv_set_str(p, "struct_name", pc->record_index >= 0 ? m->records[pc->record_index].name : "");
     tv_set_bool(p, "struct_named", pc->record_index >= 0 && !m->records[pc->record_index].is_nested &&
                                         !strchr(m->records[pc->record_index].name, '<'));
+    /* array-lengths: the array whose length it is */
+    tv_set_str(p, "length_of", pc->length_of >= 0 ? f->params[pc->length_of].name : "");
+    tv_set_str(p, "length_of_pyname", pc->length_of >= 0 ? fc->params[pc->length_of].pyname : "");
     int has_count = pc->count_index >= 0 && shapes_count(pc->shape) != COUNT_NONE;
     tv_set_str(p, "count_cname", has_count ? f->params[pc->count_index].name : "");
     tv_set_str(p, "count_pyname", has_count ? fc->params[pc->count_index].pyname : "");

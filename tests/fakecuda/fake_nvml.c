@@ -81,6 +81,16 @@ int nvmlSystemSetConfComputeKeyRotationThresholdInfo(fake_key_rotation_threshold
     return t->version == FAKE_VERSION(*t, 1) ? FAKE_OK : FAKE_ERROR_ARGUMENT_VERSION_MISMATCH;
 }
 
+/* nvmlFieldValue_t begins with its fieldId; the test reads the count and
+ * the first value's fieldId. */
+int nvmlDeviceClearFieldValues(void *device, int valuesCount, const unsigned int *values)
+{
+    (void)device;
+    fake_nvml_seen[0] = (unsigned long long)valuesCount;
+    fake_nvml_seen[1] = valuesCount > 0 ? values[0] : 0;
+    return FAKE_OK;
+}
+
 /* The report echoes the nonce it was given. */
 int nvmlDeviceGetConfComputeGpuAttestationReport(void *device, fake_attestation_report *r)
 {

@@ -31,6 +31,7 @@ vsReturn_t vsGetReport(int dev, vsReport_t *report);
 vsReturn_t vsGetByUUID(const vsUUID_v1_t *uuid, int *dev);
 vsReturn_t vsGetFanAgain(int dev, vsFan_v1_t *fanSpeed);
 vsReturn_t vsSetCount(int dev, unsigned int count);
+vsReturn_t vsClear(int dev, int valuesCount, const vsCaps_v1_t *values);
 #endif
 """
 
@@ -120,6 +121,24 @@ def test_without_struct_version_a_one_field_output_is_the_struct(run_cubind, cud
     rules = RULES.replace("struct-version version 24\n", "")
     s = stubs(generate(run_cubind, cuda_include, tmp_path, rules))
     assert s["get_caps"] == "def get_caps(dev: int) -> vsCaps_v1_t: ...", s
+
+
+# vsClear's values: an input array of valuesCount structs
+CLEAR = "count vsClear values valuesCount\n"
+
+
+def test_array_lengths_make_an_input_arrays_count_its_length(run_cubind, cuda_include,
+                                                             tmp_path):
+    s = stubs(generate(run_cubind, cuda_include, tmp_path, RULES + CLEAR + "array-lengths\n"))
+    assert s["clear"] == ("def clear(dev: int, values: Sequence[vsCaps_v1_t] | None) -> None: ..."), s
+    out = tmp_path / "out"
+    source = "".join(p.read_text() for p in sorted(out.glob("vers*.c")))
+    assert "valuesCount_v = (int)n;" in source and "(long long)n > 2147483647LL" in source
+
+
+def test_without_array_lengths_the_count_is_an_input(run_cubind, cuda_include, tmp_path):
+    s = stubs(generate(run_cubind, cuda_include, tmp_path, RULES + CLEAR))
+    assert s["clear"].startswith("def clear(dev: int, values_count: int, values: "), s
 
 
 def test_rules_that_do_not_fit_leave_the_function_unbound(run_cubind, cuda_include, tmp_path):

@@ -55,6 +55,7 @@ def test_signatures_take_the_fields():
         "max_attacker_advantage"]
     assert names(m.device_get_conf_compute_gpu_attestation_report) == ["device", "nonce"]
     assert names(m.device_get_vgpu_heterogeneous_mode) == ["device"]
+    assert names(m.device_clear_field_values) == ["device", "values"]
 
 
 def test_bad_input_names_the_parameter_before_the_call():
@@ -93,6 +94,18 @@ def test_a_versioned_output_of_one_field_returns_it(double):
                       "r = m.device_get_vgpu_heterogeneous_mode(0)\n"
                       "print(r, type(r).__name__)\n")
     assert out == ["7", str(8 | 1 << 24), "1", "1", "int"], out
+
+
+def test_an_input_arrays_count_is_its_length(double):
+    """array-lengths: device_clear_field_values(device, values) passes
+    len(values) as valuesCount."""
+    out = run(double, "v = [m.nvmlFieldValue_t(), m.nvmlFieldValue_t(), m.nvmlFieldValue_t()]\n"
+                      "v[0].fieldId = 42\n"
+                      "m.device_clear_field_values(0, v)\n"
+                      "print(*seen[:2])\n"
+                      "m.device_clear_field_values(0, None)\n"
+                      "print(seen[0])\n")
+    assert out == ["3", "42", "0"], out
 
 
 def test_an_output_struct_takes_its_input_field(double):
