@@ -2018,9 +2018,10 @@ int cbs_arg_field(PyObject *o, const char *field, PyObject *value, const char *f
     PyObject *exc = cbs_take_exception();
     if (!exc)
         return -1;
-    /* the field's own message, behind the parameter's name; an exception
-     * that is no TypeError / ValueError / OverflowError / IndexError
-     * (MemoryError) passes as it is */
+    /* the field's own message, behind the parameter's name (an IndexError,
+     * a sequence's length, as a ValueError); an exception that is no
+     * TypeError / ValueError / OverflowError / IndexError (MemoryError)
+     * passes as it is */
     PyObject *type = (PyObject *)Py_TYPE(exc);
     if (!PyErr_GivenExceptionMatches(type, PyExc_TypeError) &&
         !PyErr_GivenExceptionMatches(type, PyExc_ValueError) &&
@@ -2029,6 +2030,9 @@ int cbs_arg_field(PyObject *o, const char *field, PyObject *value, const char *f
         cbs_raise_exception(exc);
         return -1;
     }
+    /* a sequence of another length is a bad value: ValueError */
+    if (PyErr_GivenExceptionMatches(type, PyExc_IndexError))
+        type = PyExc_ValueError;
     PyErr_Format(type, "%s(): argument '%s': %S", func, param, exc);
     PyObject *again = cbs_take_exception();
     if (again)

@@ -70,7 +70,7 @@ def test_bad_input_names_the_parameter_before_the_call():
         m.device_set_power_management_limit_v2(0, 0)
     with pytest.raises(TypeError, match=r"argument 'nonce'"):
         m.device_get_conf_compute_gpu_attestation_report(0, 5)
-    with pytest.raises(IndexError, match=r"argument 'nonce'.*32"):
+    with pytest.raises(ValueError, match=r"argument 'nonce'.*32"):
         m.device_get_conf_compute_gpu_attestation_report(0, b"x" * 33)
     with pytest.raises(OverflowError, match=r"argument 'max_attacker_advantage'"):
         m.system_set_conf_compute_key_rotation_threshold_info(-1)
