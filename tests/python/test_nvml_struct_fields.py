@@ -7,14 +7,11 @@ library. The library is a test double (tests/fakecuda/fake_nvml.c),
 compiled here, that records the struct it was given (its version, its
 fields); no driver is needed."""
 import inspect
-import shutil
-import subprocess
 
 import pytest
 
 from conftest import run_python
-
-REPO_DOUBLE = __file__.rsplit("/tests/", 1)[0] + "/tests/fakecuda/fake_nvml.c"
+from library_common import build_double
 
 # Reads what the double recorded (the library cubind.nvml loaded: the same
 # path gives the same handle).
@@ -28,12 +25,7 @@ seen = (ctypes.c_ulonglong * 4).in_dll(lib, "fake_nvml_seen")
 
 @pytest.fixture(scope="module")
 def double(tmp_path_factory):
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if not cc:
-        pytest.skip("no C compiler to build the libnvidia-ml double")
-    lib = tmp_path_factory.mktemp("nvml") / "libnvidia-ml.so.1"
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(lib), REPO_DOUBLE], check=True)
-    return str(lib)
+    return build_double(tmp_path_factory, "fake_nvml.c", "libnvidia-ml.so.1")
 
 
 def run(double, code):
