@@ -326,6 +326,28 @@ static void count_bound_value(tv *p, const cb_fclass *fc, const cb_pclass *pc)
     tv_set_str(p, "bound_type", bf ? bf->params[0].type->pointee->spelling : "");
 }
 
+/* The stubs' Python type of the one field an output struct returns
+ * (output_field): int for an integer, enum or (int-handles) handle, str
+ * for a char array (text under chars-length), Any for the rest. */
+static const char *output_field_pytype(const cb_model *m, const cb_api *api, const cb_pclass *pc)
+{
+    if (!pc->output_field || pc->record_index < 0)
+        return "Any";
+    const cb_record *r = &m->records[pc->record_index];
+    for (size_t k = 0; k < r->nfields; k++) {
+        const cb_type *t = r->fields[k].type;
+        if (strcmp(r->fields[k].name, pc->output_field) != 0)
+            continue;
+        if (t->kind == TY_INT || t->kind == TY_ENUM || (t->kind == TY_HANDLE && api->int_handles))
+            return "int";
+        const cb_type *e = t->kind == TY_ARRAY ? t->pointee : NULL;
+        if (e && e->kind == TY_INT && e->size == 1 && e->canon && strstr(e->canon, "char") &&
+            !strstr(e->canon, "unsigned") && api->chars_length > 0)
+            return "str";
+    }
+    return "Any";
+}
+
 static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc, const cb_pclass *pc,
                        int in_index, int out_index)
 {
@@ -341,6 +363,7 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     set_decl_type(p, pc->param->type->spelling);
     tv_set_bool(p, "funcptr_class", pc->funcptr_class);
     tv_set_str(p, "ctype", unqualified(pc->value));
+    tv_set_str(p, "output_pytype", output_field_pytype(m, api, pc));
     tv_set_int(p, "in_index", in_index);
     tv_set_int(p, "out_index", out_index);
     /* an input or output after the first: the stubs put ", " before it */

@@ -74,15 +74,15 @@ def test_struct_fields_are_parameters_and_one_field_outputs_values(run_cubind, c
     # an input struct: its fields but the version, in order, snake_case
     assert s["set_power"] == "def set_power(dev: int, power_scope: int, power_value_mw: int) -> None: ...", s
     # an output's input field before the call; its one other field returned
-    assert s["get_fan_speed"] == "def get_fan_speed(dev: int, fan: int) -> Any: ...", s
+    assert s["get_fan_speed"] == "def get_fan_speed(dev: int, fan: int) -> int: ...", s
     # no version field: the struct itself, after its input field
     assert s["get_report"] == "def get_report(dev: int, nonce: Any) -> vsReport_t: ...", s
     # a path into a union, renamed
     assert s["get_by_uuid"] == "def get_by_uuid(type: int, uuid: Any) -> int: ...", s
     # FIELD?: a field the struct lacks is left out, not an error
-    assert s["get_fan_again"] == "def get_fan_again(dev: int, fan: int) -> Any: ...", s
+    assert s["get_fan_again"] == "def get_fan_again(dev: int, fan: int) -> int: ...", s
     # one field besides the version: that field; whole-output keeps it whole
-    assert s["get_caps"] == "def get_caps(dev: int) -> Any: ...", s
+    assert s["get_caps"] == "def get_caps(dev: int) -> int: ...", s
     assert s["get_mode"] == "def get_mode(dev: int) -> vsMode_v1_t: ...", s
     # two fields: the struct
     assert s["get_memory"] == "def get_memory(dev: int) -> vsMemory_v2_t: ...", s
