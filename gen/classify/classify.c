@@ -158,8 +158,29 @@ static size_t common_prefix(const char *a, const char *b)
  * fact), else the only count-named integer parameter, else the one whose
  * name (after "num") shares the longest prefix with it, or (a count-stem
  * rule) that comes right before it, named <stem>Count with <stem> a
- * prefix of its name. *less receives N
+ * prefix of its name or <stem>Size with <stem> its name
+ * (count_stem_length). *less receives N
  * (0 without a rule). */
+/* count-stem: the length of <stem> when `count`, the parameter right
+ * before array `self`, is its count by name, else 0: <stem>Count counts an
+ * array whose name starts with <stem> (NVML's infoCount, infos;
+ * sessionCount, sessionInfos), <stem>Size by value an array named <stem>
+ * exactly whose elements are no chars (nodeSetSize, nodeSet: elements,
+ * where a char buffer's size counts bytes and has its own rules). */
+static size_t count_stem_length(const cb_param *count, const cb_param *self)
+{
+    size_t n = strlen(count->name);
+    if (n > 5 && strcmp(count->name + n - 5, "Count") == 0 &&
+        common_prefix(count->name, self->name) >= n - 5)
+        return n - 5;
+    const cb_type *elem = self->type->kind == TY_POINTER ? self->type->pointee : NULL;
+    if (n > 4 && strcmp(count->name + n - 4, "Size") == 0 && count->type->kind == TY_INT &&
+        strlen(self->name) == n - 4 && strncmp(count->name, self->name, n - 4) == 0 && elem &&
+        elem->kind == TY_INT && elem->size > 1)
+        return n - 4;
+    return 0;
+}
+
 static int paired_count_less(const cb_function *f, const cb_facts *facts, const cb_param *self,
                              int *less)
 {
@@ -174,15 +195,10 @@ static int paired_count_less(const cb_function *f, const cb_facts *facts, const 
         if (p == self || !is_int_or_int_pointer(p->type))
             continue;
         if (!is_count_name(p->name)) {
-            /* count-stem: <stem>Count counts the array right after it
-             * whose name starts with <stem> (NVML's infoCount, infos;
-             * sessionCount, sessionInfos) */
-            size_t n = strlen(p->name);
-            if (facts->api.count_stem && self == p + 1 && n > 5 &&
-                strcmp(p->name + n - 5, "Count") == 0 &&
-                common_prefix(p->name, self->name) >= n - 5 && n - 5 + 1 > best_len) {
+            size_t stem = facts->api.count_stem && self == p + 1 ? count_stem_length(p, self) : 0;
+            if (stem && stem + 1 > best_len) {
                 best = (int)i;
-                best_len = n - 5 + 1;
+                best_len = stem + 1;
             }
             continue;
         }

@@ -65,6 +65,16 @@ static void *alloc_aligned(size_t size, size_t align, void **raw)
 
 static void write_u(unsigned char *p, size_t size, unsigned long long bits);
 
+/* What an owned record starts as: zeroed (alloc_aligned) but for its
+ * version and field defaults. */
+static void record_start(const cbs_struct_def *def, unsigned char *p)
+{
+    if (def->version) /* a versioned struct starts as its version */
+        memcpy(p + def->version_offset, &def->version, sizeof def->version);
+    for (size_t i = 0; i < def->ndefaults; i++) /* and its field defaults */
+        write_u(p + def->defaults[i].offset, def->defaults[i].size, def->defaults[i].value);
+}
+
 /* A new instance of t described by def: a view of `data` inside `owner`'s
  * storage, foreign memory (data, no owner), or (data NULL) owned storage,
  * zeroed but for its version and field defaults. */
@@ -91,13 +101,39 @@ static cbs_struct *struct_make(PyTypeObject *t, const cbs_struct_def *def, unsig
         }
         s->owns = 1;
         s->alloc = raw;
-        if (def->version) /* a versioned struct starts as its version */
-            memcpy(s->data + def->version_offset, &def->version, sizeof def->version);
-        for (size_t i = 0; i < def->ndefaults; i++) /* and its field defaults */
-            write_u(s->data + def->defaults[i].offset, def->defaults[i].size,
-                    def->defaults[i].value);
+        record_start(def, s->data);
     }
     return s;
+}
+
+PyObject *cbs_struct_records(PyTypeObject *t, const cbs_struct_def *def, size_t n)
+{
+    if (n <= 1)
+        return (PyObject *)struct_make(t, def, NULL, NULL);
+    if (n > PY_SSIZE_T_MAX / def->size)
+        return PyErr_NoMemory();
+    cbs_struct *a = (cbs_struct *)t->tp_alloc(t, 0);
+    if (!a)
+        return NULL;
+    void *raw;
+    a->def = def;
+    a->data = alloc_aligned(n * def->size, def->align, &raw);
+    if (!a->data) {
+        Py_DECREF(a);
+        return NULL;
+    }
+    a->owns = 1;
+    a->alloc = raw;
+    a->nelems = n;
+    for (size_t i = 0; i < n; i++)
+        record_start(def, a->data + i * def->size);
+    return (PyObject *)a;
+}
+
+PyObject *cbs_struct_view(PyObject *of, unsigned char *data)
+{
+    cbs_struct *s = (cbs_struct *)of;
+    return (PyObject *)struct_make(Py_TYPE(of), s->def, data, of);
 }
 
 static cbs_struct *root_of(cbs_struct *s)
@@ -1458,7 +1494,7 @@ done:
 
 /* T(_ptr=0, **fields): _ptr (or the one positional argument) is an address
  * to wrap without owning it; 0 or absent allocates zeroed storage. */
-static PyObject *struct_new(PyTypeObject *t, PyObject *args, PyObject *kwds)
+PyObject *cbs_struct_new(PyTypeObject *t, PyObject *args, PyObject *kwds)
 {
     const cbs_struct_def *def = def_of_type(t);
     if (!def)
@@ -1500,7 +1536,7 @@ static PyObject *struct_new(PyTypeObject *t, PyObject *args, PyObject *kwds)
     return (PyObject *)struct_make(t, def, data, NULL);
 }
 
-static int struct_init(PyObject *self, PyObject *args, PyObject *kwds)
+int cbs_struct_init(PyObject *self, PyObject *args, PyObject *kwds)
 {
     (void)args;
     cbs_struct *s = (cbs_struct *)self;
@@ -1514,8 +1550,9 @@ static int struct_init(PyObject *self, PyObject *args, PyObject *kwds)
                          cbs_short_name(Py_TYPE(self)));
             return -1;
         }
-        if (cbs_keyword_is(key, "_ptr", 4))
-            continue;
+        if (cbs_keyword_is(key, "_ptr", 4) ||
+            (s->def->constructors && cbs_keyword_is(key, "size", 4)))
+            continue; /* tp_new's (bind_struct_array.c's for "size") */
         size_t i = 0;
         while (i < s->def->nfields &&
                !cbs_keyword_is(key, s->def->fields[i].name,
@@ -1570,7 +1607,7 @@ static PyObject *repr_line(PyObject *self, const cbs_field_def *f)
 }
 
 /* cuda.bindings' format: one "field : value" line per field. */
-static PyObject *struct_repr(PyObject *self)
+PyObject *cbs_struct_repr(PyObject *self)
 {
     cbs_struct *s = (cbs_struct *)self;
     PyObject *lines = PyList_New(0);
@@ -1713,23 +1750,43 @@ static int check_fields(const cbs_tables *tb, const cbs_struct_def *def)
 
 PyTypeObject *cbs_struct_type_create(PyObject *module, const cbs_struct_def *def)
 {
+    return cbs_struct_type_create_with(module, def, NULL);
+}
+
+PyTypeObject *cbs_struct_type_create_with(PyObject *module, const cbs_struct_def *def,
+                                          const PyType_Slot *extra)
+{
     const cbs_tables *tb = (const cbs_tables *)PyModule_GetState(module);
     if (!tb || check_fields(tb, def) < 0)
         return NULL;
-    PyType_Slot slots[] = {
-        {Py_tp_new, (void *)struct_new},
-        {Py_tp_init, (void *)struct_init},
+    enum { NBASE = 11, NEXTRA = 8 };
+    PyType_Slot slots[NBASE + NEXTRA + 1] = {
+        {Py_tp_new, (void *)cbs_struct_new},
+        {Py_tp_init, (void *)cbs_struct_init},
         {Py_tp_dealloc, (void *)cbs_record_dealloc},
         {Py_tp_traverse, (void *)struct_traverse},
         {Py_tp_clear, (void *)struct_clear},
-        {Py_tp_repr, (void *)struct_repr},
+        {Py_tp_repr, (void *)cbs_struct_repr},
         {Py_tp_richcompare, (void *)struct_richcompare},
         {Py_tp_hash, (void *)PyObject_HashNotImplemented},
         {Py_tp_methods, def->constructors ? struct_methods_from : struct_methods},
         {Py_tp_getset, def->getset},
         {Py_tp_doc, (void *)def->doc},
-        {0, NULL},
     };
+    /* extra's slots replace those of the same id or follow them */
+    size_t n = NBASE;
+    for (size_t k = 0; extra && extra[k].slot; k++) {
+        size_t j = 0;
+        while (j < n && slots[j].slot != extra[k].slot)
+            j++;
+        if (j == n && n == NBASE + NEXTRA) {
+            PyErr_Format(PyExc_SystemError, "%s: too many extra type slots", def->qualname);
+            return NULL;
+        }
+        slots[j] = extra[k];
+        n += j == n;
+    }
+    slots[n] = (PyType_Slot){0, NULL};
     PyType_Spec spec = {def->qualname, (int)sizeof(cbs_struct), 0,
                         Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC, slots};
     return (PyTypeObject *)PyType_FromModuleAndSpec(module, &spec, NULL);

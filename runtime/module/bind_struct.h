@@ -277,6 +277,25 @@ PyObject *cbs_struct_get_ptr(PyObject *self, void *closure);
  * under each of its names). The module's state must begin with its filled
  * cbs_tables: every field's index is checked against it (SystemError). */
 PyTypeObject *cbs_struct_type_create(PyObject *module, const cbs_struct_def *def);
+/* The same with `extra` type slots (a {0, NULL}-ended array of at most 8,
+ * or NULL): each replaces the class's slot of its id, or is added
+ * (bind_struct_array.c: cuda.bindings' array classes). */
+PyTypeObject *cbs_struct_type_create_with(PyObject *module, const cbs_struct_def *def,
+                                          const PyType_Slot *extra);
+
+/* For the classes built on these (bind_struct_array.h). */
+/* A new owning instance of t (def: its description) holding n zeroed
+ * records, each but for its version and field defaults: an array root
+ * (cbs_struct.nelems = n) when n > 1, the one record of T() otherwise. */
+PyObject *cbs_struct_records(PyTypeObject *t, const cbs_struct_def *def, size_t n);
+/* A new view of the record at data, inside the storage of `of` (an
+ * instance of the same class, root or view: the view holds the root). */
+PyObject *cbs_struct_view(PyObject *of, unsigned char *data);
+/* The class's tp_new (T(_ptr=0): an address to wrap, or zeroed storage),
+ * tp_init (field keywords) and tp_repr (one record's fields). */
+PyObject *cbs_struct_new(PyTypeObject *t, PyObject *args, PyObject *kwds);
+int cbs_struct_init(PyObject *self, PyObject *args, PyObject *kwds);
+PyObject *cbs_struct_repr(PyObject *self);
 
 /* Function marshalling. An instance of t gives its data pointer; None gives
  * NULL when allow_none; anything else is a TypeError naming func/param.

@@ -6,13 +6,17 @@
 
 #include <string.h>
 
-/* A new object of cls viewing the bytes at data (cls(address): a root that
- * does not own them), kept alive by base (a new reference, stolen; NULL:
- * none), read-only when readonly. */
+/* A new object of cls viewing the bytes at data (cls(_ptr=address): a root
+ * that does not own them), kept alive by base (a new reference, stolen;
+ * NULL: none), read-only when readonly. */
 static PyObject *view_of(PyObject *cls, void *data, PyObject *base, int readonly)
 {
     PyObject *address = PyLong_FromVoidPtr(data);
-    PyObject *o = address ? PyObject_CallOneArg(cls, address) : NULL;
+    PyObject *kw = address ? Py_BuildValue("{sO}", "_ptr", address) : NULL;
+    PyObject *none = kw ? PyTuple_New(0) : NULL;
+    PyObject *o = none ? PyObject_Call(cls, none, kw) : NULL;
+    Py_XDECREF(none);
+    Py_XDECREF(kw);
     Py_XDECREF(address);
     if (!o) {
         Py_XDECREF(base);

@@ -28,7 +28,7 @@
  * change, so threads share them without synchronisation.
  *
  * The objects are made through the class's own constructor (cls() for a
- * copy, cls(address) for a view): nothing of bind_struct.c is called.
+ * copy, cls(_ptr=address) for a view): nothing of bind_struct.c is called.
  * Error contract as bind_support.h.
  */
 #ifndef CUBIND_BIND_STRUCT_FROM_H

@@ -1,14 +1,62 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * fake_nvml.c — a test double of libnvidia-ml, for CI only: the few entry
- * points tests/python/test_nvml_struct_fields.py calls, each recording
- * what reached it (the struct's version and fields) in fake_nvml_seen, which
- * the test reads through ctypes, so that the values cubind.nvml builds
- * from a function's parameters (input-fields) are checked without a GPU.
- * The layouts are nvml.h's (CUDA 12.4 and 13.0 agree on these). Compiled
- * by that test.
+ * fake_nvml.c — a test double of libnvidia-ml, for CI only: the entry
+ * points tests/python/test_nvml_fake.py and test_nvml_struct_fields.py
+ * call, so that the binding's side of the library's contract is checked
+ * without an NVIDIA driver. Compiled by those tests. Statuses are
+ * nvml.h's values: 0 success, 2 invalid argument, 25 argument version
+ * mismatch.
+ *
+ * Arrays (test_nvml_fake.py): an array of the size the caller gives is
+ * filled whole, as the real library's contract says.
+ *
+ * Structs (test_nvml_struct_fields.py): each call records what reached it
+ * (the struct's version and fields) in fake_nvml_seen, which the test
+ * reads through ctypes, so that the values cubind.nvml builds from a
+ * function's parameters (input-fields) are checked. The layouts are
+ * nvml.h's (CUDA 12.4 and 13.0 agree on these).
  */
+#include <stddef.h>
 #include <string.h>
+
+typedef void *fake_nvml_device;
+
+/* Fills all `size` entries of `set`: entry i is i * 3 + 1 + scope, so the
+ * test can tell that every entry came from here, in order. */
+static int fill(unsigned int size, unsigned long *set, int scope)
+{
+    if (size == 0 || set == NULL)
+        return 2;
+    for (unsigned int i = 0; i < size; i++)
+        set[i] = (unsigned long)i * 3u + 1u + (unsigned long)scope;
+    return 0;
+}
+
+int nvmlDeviceGetMemoryAffinity(fake_nvml_device device, unsigned int nodeSetSize,
+                                unsigned long *nodeSet, int scope)
+{
+    (void)device;
+    return fill(nodeSetSize, nodeSet, scope);
+}
+
+int nvmlDeviceGetCpuAffinityWithinScope(fake_nvml_device device, unsigned int cpuSetSize,
+                                        unsigned long *cpuSet, int scope)
+{
+    (void)device;
+    return fill(cpuSetSize, cpuSet, scope);
+}
+
+int nvmlDeviceGetCpuAffinity(fake_nvml_device device, unsigned int cpuSetSize,
+                             unsigned long *cpuSet)
+{
+    (void)device;
+    return fill(cpuSetSize, cpuSet, 0);
+}
+
+const char *nvmlErrorString(int result)
+{
+    return result == 0 ? "Success" : result == 2 ? "Invalid Argument" : "Unknown Error";
+}
 
 #define FAKE_OK 0
 #define FAKE_ERROR_ARGUMENT_VERSION_MISMATCH 25

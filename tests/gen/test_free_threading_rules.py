@@ -47,6 +47,10 @@ ALLOWED = {
         1, "struct_new's own kwds: CPython makes a fresh dict for each call's keywords"),
     ("runtime/module/bind_struct.c", "PyDict_Next"): (
         1, "struct_init's own kwds: a fresh dict per call"),
+    ("runtime/module/bind_struct_array.c", "PyDict_GetItemString"): (
+        2, "array_new's own kwds (size, _ptr): a fresh dict per call"),
+    ("runtime/module/bind_struct_array.c", "PyDict_Next"): (
+        1, "array_init's own kwds: a fresh dict per call"),
     ("runtime/module/bind_support.c", "PyModule_GetDict"): (
         1, "cbs_share_module_objects at module exec, before the import returns (other "
            "importers wait on the module's import lock); the dict lives with the module"),

@@ -61,6 +61,6 @@ def build_double(tmp_path_factory, source, soname):
     if not cc:
         pytest.skip("no C compiler to build the %s double" % soname)
     lib = tmp_path_factory.mktemp(source.split(".")[0]) / soname
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(lib), str(FAKECUDA / source)],
-                   check=True)
+    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-Wall", "-Wextra", "-Werror", "-o", str(lib),
+                    str(FAKECUDA / source)], check=True)
     return str(lib)

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * bind_struct_array.c — see bind_struct_array.h. Above bind_struct.c: it
+ * makes records and views through that file's exports, never the reverse.
+ */
+#include "bind_struct_array.h"
+
+#include "bind_support.h"
+
+#include <string.h>
+
+Py_ssize_t cbs_struct_array_len(PyObject *self)
+{
+    const cbs_struct *s = (const cbs_struct *)self;
+    return s->nelems ? (Py_ssize_t)s->nelems : 1;
+}
+
+/* T(size=1, **fields); T(_ptr=address) wraps an address (from_ptr's). */
+static PyObject *array_new(PyTypeObject *t, PyObject *args, PyObject *kwds)
+{
+    const char *name = cbs_short_name(t);
+    Py_ssize_t nargs = PyTuple_GET_SIZE(args);
+    if (nargs > 1) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most 1 positional argument (%zd given)",
+                     name, nargs);
+        return NULL;
+    }
+    PyObject *size = nargs ? PyTuple_GET_ITEM(args, 0) : NULL;
+    PyObject *kw_size = kwds ? PyDict_GetItemString(kwds, "size") : NULL;
+    PyObject *ptr = kwds ? PyDict_GetItemString(kwds, "_ptr") : NULL;
+    if (size && kw_size) {
+        PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument 'size'", name);
+        return NULL;
+    }
+    size = size ? size : kw_size;
+    if (ptr && size) {
+        PyErr_Format(PyExc_TypeError, "%s(): size and _ptr exclude each other", name);
+        return NULL;
+    }
+    if (ptr) {
+        PyObject *none = PyTuple_New(0);
+        PyObject *o = none ? cbs_struct_new(t, none, kwds) : NULL;
+        Py_XDECREF(none);
+        return o;
+    }
+    Py_ssize_t n = 1;
+    if (size) {
+        if (!PyIndex_Check(size) || PyBool_Check(size)) {
+            PyErr_Format(PyExc_TypeError, "%s(): size must be an int, not %.100s", name,
+                         Py_TYPE(size)->tp_name);
+            return NULL;
+        }
+        n = PyNumber_AsSsize_t(size, PyExc_OverflowError);
+        if (n == -1 && PyErr_Occurred()) {
+            if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+                PyErr_Clear();
+                PyErr_Format(PyExc_MemoryError, "%s(): size %R is too large", name, size);
+            }
+            return NULL;
+        }
+        if (n < 1) {
+            PyErr_Format(PyExc_ValueError, "%s(): size must be at least 1, not %zd", name, n);
+            return NULL;
+        }
+    }
+    const cbs_tables *tb = (const cbs_tables *)PyType_GetModuleState(t);
+    for (size_t i = 0; tb && i < tb->nstructs; i++) {
+        if (tb->structs[i] != t)
+            continue;
+        const cbs_struct_def *def = &tb->struct_defs[i];
+        if ((size_t)n > (size_t)PY_SSIZE_T_MAX / def->size) {
+            PyErr_Format(PyExc_MemoryError, "%s(): size %zd is too large (%zu bytes each)", name,
+                         n, def->size);
+            return NULL;
+        }
+        return cbs_struct_records(t, def, (size_t)n);
+    }
+    PyErr_Format(PyExc_TypeError, "%s is not a class of its module's tables", name);
+    return NULL;
+}
+
+/* Field keywords: a record's as bind_struct.c reads them; an array's
+ * through its getset (one value per record). */
+static int array_init(PyObject *self, PyObject *args, PyObject *kwds)
+{
+    if (cbs_struct_array_len(self) == 1 || !kwds)
+        return cbs_struct_init(self, args, kwds);
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(kwds, &pos, &key, &value)) {
+        if (!PyUnicode_Check(key)) {
+            PyErr_Format(PyExc_TypeError, "%s() keywords must be strings",
+                         cbs_short_name(Py_TYPE(self)));
+            return -1;
+        }
+        if (cbs_keyword_is(key, "size", 4))
+            continue;
+        if (PyObject_SetAttr(self, key, value) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static PyObject *array_item(PyObject *self, Py_ssize_t i)
+{
+    cbs_struct *s = (cbs_struct *)self;
+    Py_ssize_t n = cbs_struct_array_len(self);
+    if (i < 0 || i >= n) {
+        PyErr_Format(PyExc_IndexError, "%s index out of range", cbs_short_name(Py_TYPE(self)));
+        return NULL;
+    }
+    return cbs_struct_view(self, s->data + (size_t)i * s->def->size);
+}
+
+static PyObject *array_repr(PyObject *self)
+{
+    Py_ssize_t n = cbs_struct_array_len(self);
+    if (n == 1)
+        return cbs_struct_repr(self);
+    /* "cubind.nvml.nvmlFieldValue_st": the module is what precedes the name */
+    const char *qualname = ((cbs_struct *)self)->def->qualname;
+    const char *dot = strrchr(qualname, '.');
+    PyObject *module = PyUnicode_FromStringAndSize(qualname, dot ? dot - qualname : 0);
+    PyObject *r = module ? PyUnicode_FromFormat("<%U.%s_Array_%zd object at %p>", module,
+                                                cbs_short_name(Py_TYPE(self)), n, (void *)self)
+                         : NULL;
+    Py_XDECREF(module);
+    return r;
+}
+
+PyObject *cbs_struct_array_get(PyObject *self, void *closure)
+{
+    Py_ssize_t n = cbs_struct_array_len(self);
+    if (n == 1)
+        return cbs_struct_get(self, closure);
+    PyObject *list = PyList_New(n);
+    for (Py_ssize_t i = 0; list && i < n; i++) {
+        PyObject *record = array_item(self, i);
+        PyObject *v = record ? cbs_struct_get(record, closure) : NULL;
+        Py_XDECREF(record);
+        if (!v)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, i, v);
+    }
+    return list;
+}
+
+/* Whether an array-wide write of field f can be undone by restoring its
+ * bytes: a plain value, no kept object or nested record behind it. */
+static int plain_field(const cbs_field_def *f)
+{
+    switch (f->kind) {
+    case CBS_F_SIGNED: case CBS_F_UNSIGNED: case CBS_F_FLOAT: case CBS_F_DOUBLE:
+    case CBS_F_ENUM: case CBS_F_HANDLE: case CBS_F_VALUE_HANDLE: case CBS_F_CHARS:
+    case CBS_F_BYTES:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int cbs_struct_array_set(PyObject *self, PyObject *value, void *closure)
+{
+    Py_ssize_t n = cbs_struct_array_len(self);
+    if (n == 1 || !value)
+        return cbs_struct_set(self, value, closure);
+    const cbs_field_def *f = closure;
+    const char *name = cbs_short_name(Py_TYPE(self));
+    if (!plain_field(f)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s.%s of an array of %zd records is set one record at a time (index "
+                     "the array)", name, f->name, n);
+        return -1;
+    }
+    /* a tuple of the values: a list another thread changes cannot change
+     * it under the loop */
+    PyObject *seq = PyUnicode_Check(value) || PyBytes_Check(value) ? NULL
+                                                                   : PySequence_Tuple(value);
+    if (!seq || PyTuple_GET_SIZE(seq) != n) {
+        Py_XDECREF(seq);
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError,
+                     "%s.%s of an array of %zd records takes a sequence of %zd values, one per "
+                     "record (index the array to set one)", name, f->name, n, n);
+        return -1;
+    }
+    /* The field's bytes of every record, saved: a value that does not
+     * convert leaves the array as it was. */
+    cbs_struct *s = (cbs_struct *)self;
+    size_t span = f->size * (f->count ? f->count : 1);
+    unsigned char *saved = PyMem_Malloc((size_t)n * span);
+    if (!saved) {
+        Py_DECREF(seq);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        memcpy(saved + (size_t)i * span, s->data + (size_t)i * s->def->size + f->offset, span);
+    Py_ssize_t done = 0;
+    int rc = 0;
+    for (; rc == 0 && done < n; done++) {
+        PyObject *record = array_item(self, done);
+        rc = record ? cbs_struct_set(record, PyTuple_GET_ITEM(seq, done), closure) : -1;
+        Py_XDECREF(record);
+    }
+    if (rc < 0)
+        for (Py_ssize_t i = 0; i < done; i++)
+            memcpy(s->data + (size_t)i * s->def->size + f->offset, saved + (size_t)i * span,
+                   span);
+    PyMem_Free(saved);
+    Py_DECREF(seq);
+    return rc;
+}
+
+PyTypeObject *cbs_struct_array_type_create(PyObject *module, const cbs_struct_def *def)
+{
+    PyType_Slot extra[] = {
+        {Py_tp_new, (void *)array_new},
+        {Py_tp_init, (void *)array_init},
+        {Py_tp_repr, (void *)array_repr},
+        {Py_sq_length, (void *)cbs_struct_array_len},
+        {Py_sq_item, (void *)array_item},
+        {0, NULL},
+    };
+    return cbs_struct_type_create_with(module, def, extra);
+}

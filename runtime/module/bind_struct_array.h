@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * bind_struct_array.h — the struct classes of a snake_case module
+ * (cbs_struct_def.constructors) as cuda.bindings' library modules have
+ * them (nvml's FieldValue, ProcessInfo, ...): a class is also the array of
+ * its records.
+ *
+ *   T(size=1, **fields)
+ *       size records, each zeroed but for its version and field defaults;
+ *       T() and T(1) are the one record every other class makes. size is
+ *       an int >= 1 (TypeError, ValueError naming `size`); an array too
+ *       large to allocate is a MemoryError. A field keyword is
+ *       `obj.field = value` (below: for size > 1, one value per record).
+ *       `_ptr=` (keyword
+ *       only) wraps an address, as the driver's classes' T(_ptr): what
+ *       from_ptr uses. A positional int is `size`, never an address: the
+ *       driver face's T(address) is cuda.bindings.driver's, and read on a
+ *       snake_case class it wrapped address 1 (cuda.bindings makes an
+ *       array of one).
+ *   len(obj), obj[i], iteration
+ *       size records; obj[i] (negative i from the end) a view of record i
+ *       that keeps the array alive and writes through to it; IndexError
+ *       outside. A single record is its own array of one.
+ *   obj.field (size > 1)
+ *       a list of each record's value; obj.field = values sets record i's
+ *       field to values[i], values a sequence of exactly size items
+ *       (ValueError naming the field otherwise; a value that does not
+ *       convert leaves every record as it was). A field whose write keeps
+ *       an object or copies a record (pointers, nested records) is set one
+ *       record at a time (TypeError). A single
+ *       record's field reads and writes as in bind_struct.h.
+ *   repr (size > 1)
+ *       <cubind.MODULE.NAME_Array_N object at ADDRESS>, as cuda.bindings.
+ *   obj.ptr, a function argument
+ *       the address of record 0: a function taking `T *` with a count
+ *       reads the records in order.
+ *
+ * The size of an object never changes: threads share an array as they
+ * share a record (bind_struct.h's contract for field reads and writes).
+ */
+#ifndef CUBIND_BIND_STRUCT_ARRAY_H
+#define CUBIND_BIND_STRUCT_ARRAY_H
+
+#include "bind_struct.h"
+
+/* The class for def, a snake_case module's (def->constructors), as
+ * cbs_struct_type_create makes the others. */
+PyTypeObject *cbs_struct_array_type_create(PyObject *module, const cbs_struct_def *def);
+
+/* The getset functions of a snake_case class's fields (closure: const
+ * cbs_field_def *): an array's per-record lists, else cbs_struct_get/set. */
+PyObject *cbs_struct_array_get(PyObject *self, void *closure);
+int cbs_struct_array_set(PyObject *self, PyObject *value, void *closure);
+
+/* The number of records of a struct object (1 unless an array). */
+Py_ssize_t cbs_struct_array_len(PyObject *self);
+
+#endif

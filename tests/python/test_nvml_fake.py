@@ -1,0 +1,59 @@
+# SPDX-License-Identifier: Apache-2.0
+"""cubind.nvml against a test double of libnvidia-ml (tests/fakecuda/
+fake_nvml.c, compiled here): what the binding hands the library, checked
+without an NVIDIA driver.
+
+Arrays the caller sizes: nvmlDeviceGetMemoryAffinity(device, nodeSetSize,
+nodeSet, scope) fills nodeSetSize unsigned longs (the `count-stem` rule
+pairs <stem>Size with <stem>). cubind once bound nodeSet as one output
+integer, so the library wrote nodeSetSize entries over an 8-byte local: the
+process aborted on the GPU machine with cuda-python's own test (size
+1024). Now the binding allocates the array and returns all of it, as
+cuda.bindings does."""
+import pytest
+
+from conftest import run_python
+from library_common import build_double
+
+
+@pytest.fixture(scope="module")
+def double(tmp_path_factory):
+    return build_double(tmp_path_factory, "fake_nvml.c", "libnvidia-ml.so.1")
+
+
+def run(double, code):
+    r = run_python("import cubind.nvml as nvml\n" + code, CUBIND_LIBNVML=double)
+    assert r.returncode == 0, (r.returncode, r.stderr)
+    return r.stdout
+
+
+@pytest.mark.parametrize("call, scope", [
+    ("nvml.device_get_memory_affinity(0, %d, nvml.AffinityScope.SOCKET)", 1),
+    ("nvml.device_get_cpu_affinity_within_scope(0, %d, nvml.AffinityScope.NODE)", 0),
+    ("nvml.device_get_cpu_affinity(0, %d)", 0),
+])
+def test_caller_sized_arrays_come_back_whole(double, call, scope):
+    for size in (1, 3, 1024):
+        out = run(double, "print(list(%s))" % (call % size))
+        assert eval(out) == [i * 3 + 1 + scope for i in range(size)], (size, out[:200])
+
+
+def test_a_size_of_zero_is_the_library_error_and_a_huge_one_is_refused(double):
+    out = run(double, """
+try:
+    nvml.device_get_memory_affinity(0, 0, 0)
+except nvml.InvalidArgumentError as e:
+    print("raised", type(e).__name__)
+try:
+    nvml.device_get_memory_affinity(0, 2**32, 0)
+except (OverflowError, ValueError) as e:
+    print("refused", type(e).__name__, "node_set_size" in str(e))
+try:
+    nvml.device_get_cpu_affinity(0, 2**31)
+except MemoryError as e:
+    print("memory", "cpu_set_size" in str(e))
+""")
+    lines = out.split("\n")
+    assert lines[0] == "raised InvalidArgumentError", out
+    assert lines[1].startswith("refused") and lines[1].endswith("True"), out
+    assert lines[2] == "memory True", out
