@@ -10,6 +10,8 @@ The generated signatures (stubs, docstrings), the classification and
 what a rule that does not fit leaves unbound."""
 import json
 
+from conftest import generate_written
+
 VERS_H = """
 #ifndef VERS_H
 #define VERS_H
@@ -53,14 +55,7 @@ whole-output vsGetMode mode
 
 
 def generate(run_cubind, cuda_include, tmp_path, rules):
-    (tmp_path / "vers.h").write_text(VERS_H)
-    (tmp_path / "vers.rules").write_text(rules)
-    out = tmp_path / "out"
-    out.mkdir()
-    p = run_cubind("generate", "--header", str(tmp_path / "vers.h"), "--rules",
-                   str(tmp_path / "vers.rules"), "--include", cuda_include, "--out", str(out))
-    assert p.returncode == 0, p.stderr
-    return out
+    return generate_written(run_cubind, cuda_include, tmp_path, "vers", VERS_H, rules)
 
 
 def stubs(out):
