@@ -522,6 +522,126 @@ static void host_buffer(const cb_facts *facts, const cb_function *f, const cb_pa
     pc->host_writes = pf->host_bytes.writes;
 }
 
+/* Whether field k of record r is named by one of the n input fields. */
+static int is_input_field(const cb_record *r, size_t k, const cb_input_field *in, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(r->fields[k].name, in[i].field, strlen(r->fields[k].name)) == 0 &&
+            strchr(".", in[i].field[strlen(r->fields[k].name)]))
+            return 1; /* the field, or a path through it */
+    return 0;
+}
+
+/* The type of field path `path` of record r (FIELD, or FIELD.MEMBER...
+ * through struct and union fields: nvmlUUID_t's value.str), NULL when r
+ * has no such path. */
+static const cb_type *path_field_type(const cb_model *m, const cb_record *r, const char *path)
+{
+    const cb_type *t = NULL;
+    while (r && *path) {
+        const char *dot = strchr(path, '.');
+        size_t len = dot ? (size_t)(dot - path) : strlen(path), k = 0;
+        while (k < r->nfields &&
+               (strlen(r->fields[k].name) != len || strncmp(r->fields[k].name, path, len) != 0))
+            k++;
+        if (k == r->nfields)
+            return NULL;
+        t = r->fields[k].type;
+        if (!dot)
+            return t;
+        int nested = model_type_record(m, t);
+        r = nested >= 0 ? &m->records[nested] : NULL;
+        path = dot + 1;
+    }
+    return NULL;
+}
+
+/* An input-fields rule's fields of pc's struct (FIELD[=NAME] each, or
+ * every field but the struct-version field): 0, or -1 naming one the
+ * struct lacks. */
+static int input_fields(cb_model *m, const cb_facts *facts, const cb_rule *rule,
+                        const cb_record *r, cb_pclass *pc)
+{
+    const char *version = facts->api.version_field;
+    size_t n = rule->nargs > 2 ? rule->nargs - 2 : r->nfields;
+    cb_input_field *in = model_alloc(m, (n ? n : 1) * sizeof *in);
+    size_t got = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *field = NULL, *name = NULL;
+        int if_present = 0; /* FIELD?: where this header's struct has it */
+        if (rule->nargs > 2) {
+            const char *arg = rule->args[i + 2], *eq = strchr(arg, '=');
+            size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+            if_present = len > 1 && arg[len - 1] == '?';
+            char *c = model_alloc(m, len + 1);
+            memcpy(c, arg, len - (size_t)if_present);
+            field = c;
+            name = eq && eq[1] ? eq + 1 : NULL;
+        } else if (!version || strcmp(r->fields[i].name, version) != 0) {
+            field = r->fields[i].name;
+        }
+        if (!field)
+            continue;
+        const cb_type *t = path_field_type(m, r, field);
+        if (!t && if_present)
+            continue;
+        if (!t)
+            return -1;
+        in[got].field = field;
+        in[got].pyname = name ? name : python_param_name(m, facts, field);
+        in[got].is_int = t->kind == TY_INT || t->kind == TY_ENUM;
+        got++;
+    }
+    pc->input_fields = in;
+    pc->ninput_fields = got;
+    return 0;
+}
+
+/* A struct parameter's fields as Python parameters (input-fields) and a
+ * versioned output's one field (struct-version): an input struct with an
+ * input-fields rule is SH_IN_FIELDS; an output struct takes its input
+ * fields before the call, and returns its one field besides the version
+ * field and those, unless an output-field or whole-output rule says
+ * otherwise. */
+static void struct_fields(cb_model *m, const cb_facts *facts, const cb_function *f,
+                          const cb_param *p, cb_pclass *pc, const char **why)
+{
+    const cb_param_facts *pf = pfacts(facts, f, p);
+    const cb_rule *rule = pf->on[CB_D_INPUT_FIELDS];
+    int out = pc->shape == SH_OUT_STRUCT, in = pc->shape == SH_IN_PTR && pc->elem == EK_STRUCT;
+    if (rule && !out && !in) {
+        if (pc->shape != SH_UNSUPPORTED) {
+            pc->shape = SH_UNSUPPORTED;
+            *why = reason(m, p, "an input-fields rule needs a pointer to a struct");
+        }
+        return;
+    }
+    if (!out && !in)
+        return;
+    const cb_record *r = &m->records[pc->record_index];
+    if (rule && input_fields(m, facts, rule, r, pc) < 0) {
+        pc->shape = SH_UNSUPPORTED;
+        *why = reason(m, p, "the input-fields rule names no field of its struct");
+        return;
+    }
+    if (rule && in)
+        pc->shape = SH_IN_FIELDS;
+    long long offset = 0;
+    if (!out || pc->output_field || pf->on[CB_D_WHOLE_OUTPUT] ||
+        !classify_record_version(&facts->api, r, &offset))
+        return;
+    const char *one = NULL;
+    size_t left = 0;
+    for (size_t k = 0; k < r->nfields; k++)
+        if (strcmp(r->fields[k].name, facts->api.version_field) != 0 && *r->fields[k].name &&
+            !is_input_field(r, k, pc->input_fields, pc->ninput_fields)) {
+            one = r->fields[k].name;
+            left++;
+        }
+    if (left == 1)
+        pc->output_field = one;
+}
+
 static void classify_param(cb_model *m, const cb_facts *facts, const cb_function *f,
                            const cb_param *p, cb_pclass *pc, const char **why)
 {
@@ -535,10 +655,19 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
     pc->cast_from = NULL;
     pc->output_field = NULL;
     pc->records_field = NULL;
+    pc->input_fields = NULL;
+    pc->ninput_fields = 0;
+    pc->length_of = -1;
     const cb_param_facts *pf = pfacts(facts, f, p);
     pc->pyname = pf->pyname ? pf->pyname : python_param_name(m, facts, p->name);
     pc->doc = pf->on[CB_D_PARAM_DOC] ? pf->on[CB_D_PARAM_DOC]->args[2] : NULL;
     const cb_type *t = p->type;
+    if (pf->on[CB_D_INPUT_FIELDS] &&
+        (t->kind != TY_POINTER || model_type_record(m, t->pointee) < 0)) {
+        pc->shape = SH_UNSUPPORTED;
+        *why = reason(m, p, "an input-fields rule needs a pointer to a struct");
+        return;
+    }
     if (classify_callback(facts, f, p, pc) || classify_attribute_output(m, facts, f, pc, why))
         return;
 
@@ -747,6 +876,7 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
         pc->shape = SH_UNSUPPORTED;
         *why = reason(m, p, "an output-field rule needs a struct output");
     }
+    struct_fields(m, facts, f, p, pc, why);
     if (pc->shape == SH_UNSUPPORTED && !*why)
         *why = reason(m, p, "no general rule or special case covers it");
 }
@@ -772,8 +902,11 @@ static void mark_counts(cb_fclass *fc, const cb_api *api)
             count->shape = SH_TEXT_SIZE; /* by value or by address */
             continue;
         }
-        if (becomes == COUNT_LEN) {
-            count->shape = SH_RECORDS_COUNT; /* the array's length */
+        if (becomes == COUNT_LEN ||
+            (api->array_lengths && pc->shape == SH_IN_ARRAY && count->shape == SH_VALUE &&
+             count->elem == EK_INT)) {
+            count->shape = SH_ARRAY_LENGTH; /* array-lengths: the sequence's */
+            count->length_of = (int)i;
             continue;
         }
         if (count->param->type->kind != TY_POINTER || becomes == COUNT_KEPT)

@@ -44,6 +44,14 @@ typedef enum {
                           strings): bytes or str, held by the call's tuple */
 } cb_ekind;
 
+/* One field of a struct parameter that is a Python parameter of its own
+ * (an input-fields rule): set on the struct before the call. */
+typedef struct {
+    const char *field;        /* its C name (the struct class's attribute) */
+    const char *pyname;       /* the Python parameter */
+    int is_int;               /* an integer or enum field: `int` in stubs */
+} cb_input_field;
+
 typedef struct cb_pclass {
     cb_shape shape;           /* how it crosses the boundary (shapes.def) */
     cb_ekind elem;
@@ -76,10 +84,20 @@ typedef struct cb_pclass {
     cb_callback_kind callback_kind; /* SH_CALLBACK: its callback rule's KIND */
     const char *trampoline;   /* SH_SYNC_CALLBACK: the runtime's C function */
     const char *output_field; /* SH_OUT_STRUCT: the field an output-field
-                                 rule returns instead of the struct, NULL */
+                                 rule returns instead of the struct (or
+                                 the one field of a versioned struct
+                                 besides its version and input_fields),
+                                 NULL */
     const char *records_field; /* SH_IN/INOUT_RECORDS: the integer field a
                                  value of the sequence sets (the records
                                  rule's FIELD), NULL */
+    /* SH_IN_FIELDS / SH_OUT_STRUCT: the fields an input-fields rule
+     * takes as Python parameters (after this parameter's place), set on
+     * the struct before the call; NULL and 0 for every other parameter */
+    const cb_input_field *input_fields;
+    size_t ninput_fields;
+    int length_of;            /* SH_ARRAY_LENGTH: the SH_IN_ARRAY whose
+                                 length it is, else -1 */
     /* SH_ATTR_OUT / SH_ATTR_IN: the attribute parameter and, per enumerator
      * with a known type, the element that enumerator's value is (a case with
      * fixed_len -1 is an array of them filling the `count` bytes of an

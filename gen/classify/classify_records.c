@@ -18,6 +18,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "classify/classify_records.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -318,4 +319,43 @@ cb_record_class *classify_records(cb_model *m, const cb_facts *facts, const hand
     free(own);
     free(memo);
     return rcs;
+}
+
+/* N of a name ending in _vN, _vN_t or _vN_st (nvmlMemory_v2_t: 2); 0 for
+ * any other name. */
+static unsigned long name_version(const char *name)
+{
+    size_t n = strlen(name);
+    if (n > 3 && strcmp(name + n - 3, "_st") == 0)
+        n -= 3;
+    else if (n > 2 && strcmp(name + n - 2, "_t") == 0)
+        n -= 2;
+    size_t d = n;
+    while (d && isdigit((unsigned char)name[d - 1]))
+        d--;
+    if (d == n || d < 2 || name[d - 1] != 'v' || name[d - 2] != '_')
+        return 0;
+    return strtoul(name + d, NULL, 10);
+}
+
+unsigned long long classify_record_version(const cb_api *api, const cb_record *r, long long *offset)
+{
+    unsigned long v = 0;
+    if (!api->version_field || r->size <= 0)
+        return 0;
+    v = name_version(r->name);
+    if (!v && *r->tag)
+        v = name_version(r->tag);
+    for (size_t a = 0; !v && a < r->naliases; a++)
+        v = name_version(r->aliases[a]);
+    for (size_t k = 0; v && k < r->nfields; k++) {
+        const cb_field *f = &r->fields[k];
+        if (strcmp(f->name, api->version_field) == 0 && f->bit_width < 0 &&
+            strcmp(f->type->spelling, "unsigned int") == 0) {
+            *offset = f->offset;
+            return ((unsigned long long)r->size | (unsigned long long)v << api->version_shift) &
+                   0xffffffffull;
+        }
+    }
+    return 0;
 }

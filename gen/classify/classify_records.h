@@ -89,4 +89,11 @@ typedef struct {
 cb_record_class *classify_records(cb_model *m, const cb_facts *facts, const handle_class *hc,
                                   size_t nhc);
 
+/* A struct-version rule's value of record r's version field (sizeof | N
+ * << shift, with N from its tag or a typedef name, rules.h), and the
+ * field's offset in *offset; 0 when r is not versioned: no rule, no _vN
+ * name, or no `unsigned int` field of the rule's name. */
+unsigned long long classify_record_version(const cb_api *api, const cb_record *r,
+                                           long long *offset);
+
 #endif

@@ -22,7 +22,7 @@ typedef enum {
     COUNT_SET,      /* SH_ATTR_SIZE: set by the binding */
     COUNT_TEXT,     /* SH_TEXT_SIZE: the text buffer's size, by value
                        or by address, set by the binding */
-    COUNT_LEN,      /* SH_RECORDS_COUNT: an integer by value, the
+    COUNT_LEN,      /* SH_ARRAY_LENGTH: an integer by value, the
                        array's length, set by the binding */
     COUNT_KEPT,     /* keeps the shape classify gave it */
     COUNT_NONE      /* count_index is no count */

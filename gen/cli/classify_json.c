@@ -133,6 +133,16 @@ static void write_param(FILE *o, const cb_model *m, const cb_fclass *fc, size_t 
         fprintf(o, ", \"fixed_len\": %lld", pc->fixed_len);
     if (pc->host_writes >= 0)
         kv_str(o, "host_access", pc->host_writes ? "writes" : "reads");
+    if (pc->output_field)
+        kv_str(o, "output_field", pc->output_field);
+    if (pc->ninput_fields) { /* input-fields: "FIELD=PYNAME" each */
+        fputs(", \"input_fields\": [", o);
+        for (size_t i = 0; i < pc->ninput_fields; i++) {
+            fprintf(o, "%s\"%s=%s\"", i ? ", " : "", pc->input_fields[i].field,
+                    pc->input_fields[i].pyname);
+        }
+        fputc(']', o);
+    }
     if (pc->data_index >= 0) {
         kv_str(o, "callback_kind", render_callback_kind_word(pc->callback_kind));
         kv_param(o, "data", f, pc->data_index);

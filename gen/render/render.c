@@ -326,6 +326,28 @@ static void count_bound_value(tv *p, const cb_fclass *fc, const cb_pclass *pc)
     tv_set_str(p, "bound_type", bf ? bf->params[0].type->pointee->spelling : "");
 }
 
+/* The stubs' Python type of the one field an output struct returns
+ * (output_field): int for an integer, enum or (int-handles) handle, str
+ * for a char array (text under chars-length), Any for the rest. */
+static const char *output_field_pytype(const cb_model *m, const cb_api *api, const cb_pclass *pc)
+{
+    if (!pc->output_field || pc->record_index < 0)
+        return "Any";
+    const cb_record *r = &m->records[pc->record_index];
+    for (size_t k = 0; k < r->nfields; k++) {
+        const cb_type *t = r->fields[k].type;
+        if (strcmp(r->fields[k].name, pc->output_field) != 0)
+            continue;
+        if (t->kind == TY_INT || t->kind == TY_ENUM || (t->kind == TY_HANDLE && api->int_handles))
+            return "int";
+        const cb_type *e = t->kind == TY_ARRAY ? t->pointee : NULL;
+        if (e && e->kind == TY_INT && e->size == 1 && e->canon && strstr(e->canon, "char") &&
+            !strstr(e->canon, "unsigned") && api->chars_length > 0)
+            return "str";
+    }
+    return "Any";
+}
+
 static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc, const cb_pclass *pc,
                        int in_index, int out_index)
 {
@@ -341,6 +363,7 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     set_decl_type(p, pc->param->type->spelling);
     tv_set_bool(p, "funcptr_class", pc->funcptr_class);
     tv_set_str(p, "ctype", unqualified(pc->value));
+    tv_set_str(p, "output_pytype", output_field_pytype(m, api, pc));
     tv_set_int(p, "in_index", in_index);
     tv_set_int(p, "out_index", out_index);
     /* an input or output after the first: the stubs put ", " before it */
@@ -365,6 +388,13 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     tv_set_str(p, "struct_name", pc->record_index >= 0 ? m->records[pc->record_index].name : "");
     tv_set_bool(p, "struct_named", pc->record_index >= 0 && !m->records[pc->record_index].is_nested &&
                                         !strchr(m->records[pc->record_index].name, '<'));
+    /* array-lengths (or a records rule's count): the array whose length it
+     * is, a records array (its length in {{length_of}}_n) or a sequence */
+    tv_set_str(p, "length_of", pc->length_of >= 0 ? f->params[pc->length_of].name : "");
+    tv_set_bool(p, "length_of_records",
+                pc->length_of >= 0 && (fc->params[pc->length_of].shape == SH_IN_RECORDS ||
+                                       fc->params[pc->length_of].shape == SH_INOUT_RECORDS));
+    tv_set_str(p, "length_of_pyname", pc->length_of >= 0 ? fc->params[pc->length_of].pyname : "");
     int has_count = pc->count_index >= 0 && shapes_count(pc->shape) != COUNT_NONE;
     tv_set_str(p, "count_cname", has_count ? f->params[pc->count_index].name : "");
     tv_set_str(p, "count_pyname", has_count ? fc->params[pc->count_index].pyname : "");
@@ -384,17 +414,10 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     tv_set_bool(p, "count_is_inout", cnt && shapes_is_input(cnt->shape) && shapes_is_output(cnt->shape));
     tv_set(p, "count_param", count_ref(fc, pc));
     tv_set_bool(p, "has_count", has_count);
-    /* a records rule: the integer field its sequence's values set; and for
-     * its count (SH_RECORDS_COUNT), the array it counts */
+    /* a records rule: the integer field its sequence's values set */
     tv_set_bool(p, "has_records_field", pc->records_field != NULL);
     tv_set_str(p, "records_field", pc->records_field ? pc->records_field : "");
-    int records = -1;
-    for (size_t k = 0; pc->shape == SH_RECORDS_COUNT && k < f->nparams; k++)
-        if ((fc->params[k].shape == SH_IN_RECORDS || fc->params[k].shape == SH_INOUT_RECORDS) &&
-            fc->params[k].count_index == (int)(pc - fc->params))
-            records = (int)k;
-    tv_set_str(p, "records_cname", records >= 0 ? f->params[records].name : "");
-    tv_set_str(p, "records_pyname", records >= 0 ? fc->params[records].pyname : "");
+
     /* a kernel-code function's code image: a Python buffer must hold what
      * the driver reads of it (bind_kernel_code.h) */
     tv_set_bool(p, "code_image", fc->code_image >= 0 && pc == &fc->params[fc->code_image]);
@@ -627,7 +650,8 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_facts *
     for (size_t i = 0; i < f->nparams; i++) {
         const cb_pclass *pc = &fc->params[i];
         int in = classify_is_input(pc), out = classify_is_output(pc);
-        tv_push(params, param_value(m, api, fc, pc, in ? nin : -1, out ? nout : -1));
+        tv *pv = param_value(m, api, fc, pc, in ? nin : -1, out ? nout : -1);
+        tv_push(params, pv);
         if (shapes_attach(pc->shape) == ATTACH_WHEN)
             tv_push(attached, param_ref(fc, (int)i));
         nout += out;
@@ -639,6 +663,24 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_facts *
             if (!pc->optional)
                 nrequired = nin;
         }
+        /* its input-fields, Python parameters after it (required) */
+        tv *fields = tv_list();
+        for (size_t k = 0; k < pc->ninput_fields; k++) {
+            const cb_input_field *in_f = &pc->input_fields[k];
+            tv *fv = tv_map(), *iv = tv_map();
+            tv_set_str(fv, "field", in_f->field);
+            tv_set_str(fv, "pyname", in_f->pyname);
+            tv_set_int(fv, "in_index", nin);
+            tv_set_bool(fv, "later_input", nin > 0);
+            tv_set_bool(fv, "optional", 0);
+            tv_set_bool(fv, "has_doc", 0);
+            tv_set_str(fv, "field_pytype", in_f->is_int ? "int" : "Any");
+            tv_push(fields, fv);
+            tv_set_str(iv, "pyname", in_f->pyname);
+            tv_push(inputs, iv);
+            nrequired = ++nin;
+        }
+        tv_set(pv, "input_fields", fields);
     }
     tv_set_int(fn, "nrequired", nrequired);
     tv_set(fn, "params", params);

@@ -224,49 +224,6 @@ static void add_alias(tv *aliases, const char **seen, size_t *nseen, const char 
     tv_push(aliases, a);
 }
 
-/* N of a name ending in _vN, _vN_t or _vN_st (nvmlMemory_v2_t: 2); 0 for
- * any other name. */
-static unsigned long name_version(const char *name)
-{
-    size_t n = strlen(name);
-    if (n > 3 && strcmp(name + n - 3, "_st") == 0)
-        n -= 3;
-    else if (n > 2 && strcmp(name + n - 2, "_t") == 0)
-        n -= 2;
-    size_t d = n;
-    while (d && isdigit((unsigned char)name[d - 1]))
-        d--;
-    if (d == n || d < 2 || name[d - 1] != 'v' || name[d - 2] != '_')
-        return 0;
-    return strtoul(name + d, NULL, 10);
-}
-
-/* A struct-version rule's value of record r's version field (sizeof | N
- * << shift, with N from its tag or a typedef name, rules.h), and the
- * field's offset in *offset; 0 when r is not versioned: no rule, no _vN
- * name, or no `unsigned int` field of the rule's name. */
-static unsigned long long record_version(const cb_api *api, const cb_record *r, long long *offset)
-{
-    unsigned long v = 0;
-    if (!api->version_field || r->size <= 0)
-        return 0;
-    v = name_version(r->name);
-    if (!v && *r->tag)
-        v = name_version(r->tag);
-    for (size_t a = 0; !v && a < r->naliases; a++)
-        v = name_version(r->aliases[a]);
-    for (size_t k = 0; v && k < r->nfields; k++) {
-        const cb_field *f = &r->fields[k];
-        if (strcmp(f->name, api->version_field) == 0 && f->bit_width < 0 &&
-            strcmp(f->type->spelling, "unsigned int") == 0) {
-            *offset = f->offset;
-            return ((unsigned long long)r->size | (unsigned long long)v << api->version_shift) &
-                   0xffffffffull;
-        }
-    }
-    return 0;
-}
-
 tv *structs_value(const cb_model *m, const cb_classes *c)
 {
     naming nm = {calloc(m->nrecords + 1, sizeof(char *)), 0, 0};
@@ -301,7 +258,7 @@ tv *structs_value(const cb_model *m, const cb_classes *c)
         tv_set_int(rv, "size", r->size > 0 ? r->size : 0);
         tv_set_int(rv, "align", r->align > 0 ? r->align : 1);
         long long version_offset = 0;
-        unsigned long long version = record_version(&c->facts->api, r, &version_offset);
+        unsigned long long version = classify_record_version(&c->facts->api, r, &version_offset);
         tv_set_int(rv, "version_offset", version_offset);
         tv_set_strf(rv, "version", "%lluu", version);
         const cb_record_class *rc = &c->records[i];

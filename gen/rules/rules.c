@@ -366,6 +366,9 @@ void rules_api(const cb_rules *r, cb_api *api)
         case CB_D_COUNT_STEM:
             api->count_stem = 1;
             break;
+        case CB_D_ARRAY_LENGTHS:
+            api->array_lengths = 1;
+            break;
         case CB_D_ERROR_SUBCLASSES:
             api->error_subclasses = 1;
             break;

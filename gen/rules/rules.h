@@ -143,6 +143,8 @@ typedef struct {
     long long chars_length;         /* chars-length: 0 when none */
     const char *count_query;        /* count-query: its STATUS, NULL when none */
     int count_stem;                 /* count-stem: <stem>Count counts <stem>... */
+    int array_lengths;              /* array-lengths: an input array's count is
+                                       its length */
     int error_subclasses;           /* error-subclasses: one class per status */
     const char *version_field;      /* struct-version: NULL when none */
     int version_shift;

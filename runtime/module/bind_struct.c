@@ -2034,6 +2034,73 @@ PyObject *cbs_struct_alloc(PyTypeObject *t, void **data)
     return (PyObject *)s;
 }
 
+int cbs_arg_field(PyObject *o, const char *field, PyObject *value, const char *func,
+                  const char *param)
+{
+    /* FIELD.MEMBER...: the members' views share o's bytes */
+    PyObject *owner = Py_NewRef(o);
+    const char *dot;
+    char part[128];
+    while (owner && (dot = strchr(field, '.')) != NULL) {
+        size_t len = (size_t)(dot - field) < sizeof part - 1 ? (size_t)(dot - field) : sizeof part - 1;
+        memcpy(part, field, len);
+        part[len] = '\0';
+        Py_SETREF(owner, PyObject_GetAttrString(owner, part));
+        field = dot + 1;
+    }
+    /* bytes shorter than a byte-array field fill its start, the rest
+     * zero (cuda.bindings.nvml's char[N] parameters: a nonce) */
+    PyObject *padded = NULL;
+    if (owner && PyBytes_Check(value)) {
+        PyObject *now = PyObject_GetAttrString(owner, field);
+        Py_ssize_t n = now && PyList_Check(now) ? PyList_GET_SIZE(now) : -1;
+        Py_XDECREF(now);
+        PyErr_Clear();
+        if (n > PyBytes_GET_SIZE(value)) {
+            padded = PyBytes_FromStringAndSize(NULL, n);
+            if (padded) {
+                memset(PyBytes_AS_STRING(padded), 0, (size_t)n);
+                memcpy(PyBytes_AS_STRING(padded), PyBytes_AS_STRING(value),
+                       (size_t)PyBytes_GET_SIZE(value));
+            }
+        }
+    }
+    int rc = owner && (padded || !PyErr_Occurred())
+                 ? PyObject_SetAttrString(owner, field, padded ? padded : value)
+                 : -1;
+    Py_XDECREF(padded);
+    Py_XDECREF(owner);
+    if (rc == 0)
+        return 0;
+    PyObject *exc = cbs_take_exception();
+    if (!exc)
+        return -1;
+    /* the field's own message, behind the parameter's name (an IndexError,
+     * a sequence's length, as a ValueError); an exception that is no
+     * TypeError / ValueError / OverflowError / IndexError (MemoryError)
+     * passes as it is */
+    PyObject *type = (PyObject *)Py_TYPE(exc);
+    if (!PyErr_GivenExceptionMatches(type, PyExc_TypeError) &&
+        !PyErr_GivenExceptionMatches(type, PyExc_ValueError) &&
+        !PyErr_GivenExceptionMatches(type, PyExc_OverflowError) &&
+        !PyErr_GivenExceptionMatches(type, PyExc_IndexError)) {
+        cbs_raise_exception(exc);
+        return -1;
+    }
+    /* a sequence of another length is a bad value: ValueError */
+    if (PyErr_GivenExceptionMatches(type, PyExc_IndexError))
+        type = PyExc_ValueError;
+    PyErr_Format(type, "%s(): argument '%s': %S", func, param, exc);
+    PyObject *again = cbs_take_exception();
+    if (again)
+        PyException_SetCause(again, exc); /* steals exc */
+    else
+        Py_DECREF(exc);
+    if (again)
+        cbs_raise_exception(again);
+    return -1;
+}
+
 PyObject *cbs_struct_kept(PyObject *o)
 {
     if (!cbs_is_struct_type(Py_TYPE(o)))

@@ -309,6 +309,13 @@ int cbs_arg_struct(PyObject *o, PyTypeObject *t, int allow_none, const char *fun
                    const char *param, void **ptr);
 /* A new owning, zeroed instance of t and its data pointer (out-structs). */
 PyObject *cbs_struct_alloc(PyTypeObject *t, void **data);
+/* Sets field `field` of the struct object o from the Python argument
+ * value as assigning the attribute does (the field's conversions and
+ * checks: an input-fields rule's parameters); on failure the exception is
+ * raised again as its own type (an IndexError as a ValueError) naming
+ * func/param: 0, or -1 with it set. */
+int cbs_arg_field(PyObject *o, const char *field, PyObject *value, const char *func,
+                  const char *param);
 /* The Python objects o's bytes keep alive (pointer fields, kernel
  * parameters): a new list of (offset, object) pairs, or None when there
  * are none; NULL with an exception. For the registry (registry-keep). */

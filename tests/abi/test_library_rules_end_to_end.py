@@ -170,7 +170,8 @@ def test_struct_size_passes_sizeof_and_takes_no_argument(tmp_path):
              str(tmp_path / "sizes.rules"), "--include", config_value("cuda_include"), "--out", str(out)])
     assert p.returncode == 0, p.stderr
     stub = (out / "sizes.pyi").read_text()
-    assert "def get_info() -> szInfo_t: ..." in stub and "def get_name() -> Any: ..." in stub
+    # output-field: the char array's type, a str under chars-length
+    assert "def get_info() -> szInfo_t: ..." in stub and "def get_name() -> str: ..." in stub
     assert "def name_length(name: bytes | str | int) -> int: ..." in stub
     assert "def get_label() -> str: ..." in stub and "def get_tag() -> str: ..." in stub
     assert "def get_ids(count: int = 0) -> list[Any]: ..." in stub, stub

@@ -1,14 +1,24 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fake_nvml.c — a test double of libnvidia-ml, for CI only: the entry
- * points tests/python/test_nvml_fake.py calls, each doing what the real
- * library's contract says of its arguments (an array of the size the
- * caller gives is filled whole), so that the binding's side of that
- * contract can be checked without an NVIDIA driver. Compiled by that test.
- * Statuses are nvml.h's values: 0 success, 2 invalid argument, 3 not
- * supported.
+ * points tests/python/test_nvml_fake.py and test_nvml_struct_fields.py
+ * call, so that the binding's side of the library's contract is checked
+ * without an NVIDIA driver. Compiled by those tests. Statuses are
+ * nvml.h's values: 0 success, 2 invalid argument, 3 not supported, 25
+ * argument version mismatch.
+ *
+ * Arrays (test_nvml_fake.py): an array of the size the caller gives is
+ * filled whole, as the real library's contract says; field values are
+ * answered (or recorded, when cleared) in place.
+ *
+ * Structs (test_nvml_struct_fields.py): each call records what reached it
+ * (the struct's version and fields) in fake_nvml_seen, which the test
+ * reads through ctypes, so that the values cubind.nvml builds from a
+ * function's parameters (input-fields) are checked. The layouts are
+ * nvml.h's (CUDA 12.4 and 13.0 agree on these).
  */
 #include <stddef.h>
+#include <string.h>
 
 typedef void *fake_nvml_device;
 
@@ -108,4 +118,85 @@ const char *nvmlErrorString(int result)
            : result == 2 ? "Invalid Argument"
            : result == 3 ? "Not Supported"
                          : "Unknown Error";
+}
+
+#define FAKE_OK 0
+#define FAKE_ERROR_ARGUMENT_VERSION_MISMATCH 25
+#define FAKE_VERSION(s, n) ((unsigned int)(sizeof(s) | (n) << 24))
+
+typedef struct {
+    unsigned int version;
+    unsigned char powerScope;
+    unsigned int powerValueMw;
+} fake_power_value_v2;
+
+typedef struct {
+    unsigned int version;
+    unsigned int mode;
+} fake_heterogeneous_mode_v1;
+
+typedef struct {
+    unsigned int version;
+    unsigned long long maxAttackerAdvantage;
+} fake_key_rotation_threshold_v1;
+
+typedef struct {
+    unsigned int isCecAttestationReportPresent;
+    unsigned int attestationReportSize;
+    unsigned int cecAttestationReportSize;
+    unsigned char nonce[0x20];
+    unsigned char attestationReport[0x2000];
+    unsigned char cecAttestationReport[0x1000];
+} fake_attestation_report;
+
+/* What the last call received: its version field, then its fields. */
+unsigned long long fake_nvml_seen[4];
+
+static unsigned int mode_now = 7;
+
+int nvmlDeviceSetPowerManagementLimit_v2(void *device, fake_power_value_v2 *v)
+{
+    (void)device;
+    fake_nvml_seen[0] = v->version;
+    fake_nvml_seen[1] = v->powerScope;
+    fake_nvml_seen[2] = v->powerValueMw;
+    return v->version == FAKE_VERSION(*v, 2) ? FAKE_OK : FAKE_ERROR_ARGUMENT_VERSION_MISMATCH;
+}
+
+int nvmlDeviceSetVgpuHeterogeneousMode(void *device, const fake_heterogeneous_mode_v1 *m)
+{
+    (void)device;
+    fake_nvml_seen[0] = m->version;
+    fake_nvml_seen[1] = m->mode;
+    if (m->version != FAKE_VERSION(*m, 1))
+        return FAKE_ERROR_ARGUMENT_VERSION_MISMATCH;
+    mode_now = m->mode;
+    return FAKE_OK;
+}
+
+int nvmlDeviceGetVgpuHeterogeneousMode(void *device, fake_heterogeneous_mode_v1 *m)
+{
+    (void)device;
+    fake_nvml_seen[0] = m->version;
+    if (m->version != FAKE_VERSION(*m, 1))
+        return FAKE_ERROR_ARGUMENT_VERSION_MISMATCH;
+    m->mode = mode_now;
+    return FAKE_OK;
+}
+
+int nvmlSystemSetConfComputeKeyRotationThresholdInfo(fake_key_rotation_threshold_v1 *t)
+{
+    fake_nvml_seen[0] = t->version;
+    fake_nvml_seen[1] = t->maxAttackerAdvantage;
+    return t->version == FAKE_VERSION(*t, 1) ? FAKE_OK : FAKE_ERROR_ARGUMENT_VERSION_MISMATCH;
+}
+
+/* The report echoes the nonce it was given. */
+int nvmlDeviceGetConfComputeGpuAttestationReport(void *device, fake_attestation_report *r)
+{
+    (void)device;
+    memcpy(r->attestationReport, r->nonce, sizeof r->nonce);
+    r->attestationReportSize = sizeof r->nonce;
+    fake_nvml_seen[0] = 0;
+    return FAKE_OK;
 }

@@ -85,6 +85,20 @@ def run_cubind(cubind):
     return run
 
 
+def generate_written(run_cubind, cuda_include, tmp_path, name, header, rules):
+    """cubind generate on a header and a rules file written here
+    (tmp_path/<name>.h, <name>.rules) into tmp_path/out, which it returns;
+    the generator must succeed."""
+    (tmp_path / (name + ".h")).write_text(header)
+    (tmp_path / (name + ".rules")).write_text(rules)
+    out = tmp_path / "out"
+    out.mkdir()
+    p = run_cubind("generate", "--header", str(tmp_path / (name + ".h")), "--rules",
+                   str(tmp_path / (name + ".rules")), "--include", cuda_include, "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    return out
+
+
 @pytest.fixture(scope="session")
 def dump(run_cubind, cuda_h):
     """The model of the default cuda.h, as `cubind dump` prints it."""

@@ -9,6 +9,8 @@ VERSION_INVALID), as cuda.bindings.nvml names them; a member without the
 class's name keeps the rest (BrandType's BRAND_TESLA)."""
 import re
 
+from conftest import generate_written
+
 
 HEADER = """#ifndef ENAMES_H
 #define ENAMES_H
@@ -44,13 +46,7 @@ def members(stub, cls):
 
 
 def test_enum_prefix_names_members_as_cuda_bindings_nvml(run_cubind, cuda_include, tmp_path):
-    (tmp_path / "enames.h").write_text(HEADER)
-    (tmp_path / "enames.rules").write_text(RULES)
-    out = tmp_path / "out"
-    out.mkdir()
-    p = run_cubind("generate", "--header", str(tmp_path / "enames.h"), "--rules",
-                   str(tmp_path / "enames.rules"), "--include", cuda_include, "--out", str(out))
-    assert p.returncode == 0, p.stderr
+    out = generate_written(run_cubind, cuda_include, tmp_path, "enames", HEADER, RULES)
     stub = (out / "enames.pyi").read_text()
     assert members(stub, "ValueType") == ["DOUBLE", "UNSIGNED_INT"]
     assert members(stub, "CoolerTarget") == ["THERMAL_NONE", "THERMAL_GPU", "THERMAL_GPU_RELATED"]

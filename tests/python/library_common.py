@@ -5,8 +5,13 @@ place: the module with its library loaded, or the test skipped with the
 reason; and the record of the functions a test file called, which its
 last test checks covers the whole module."""
 import importlib
+import pathlib
+import shutil
+import subprocess
 
 import pytest
+
+FAKECUDA = pathlib.Path(__file__).resolve().parents[1] / "fakecuda"
 
 
 def library_or_skip(module, what, expected=()):
@@ -46,3 +51,16 @@ class CallRecorder:
         bound = bound_functions(module)
         assert len(bound) == count, sorted(bound)
         assert bound - self.called - set(exempt) == set()
+
+
+def build_double(tmp_path_factory, source, soname):
+    """A library's test double, tests/fakecuda/<source> compiled as a
+    shared library named soname in a fresh folder: its path; the test is
+    skipped where no C compiler is found."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler to build the %s double" % soname)
+    lib = tmp_path_factory.mktemp(source.split(".")[0]) / soname
+    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-Wall", "-Wextra", "-Werror", "-o", str(lib),
+                    str(FAKECUDA / source)], check=True)
+    return str(lib)

@@ -6,14 +6,11 @@ cuda.bindings raises cuFileError when either is not 0 and keeps cu_err as
 behind a cuFile success returned as if it had worked. The library is a
 test double (tests/fakecuda/fake_cufile.c), compiled here, that returns
 the statuses the environment asks for."""
-import shutil
-import subprocess
 
 import pytest
 
 from conftest import run_python
-
-REPO_DOUBLE = __file__.rsplit("/tests/", 1)[0] + "/tests/fakecuda/fake_cufile.c"
+from library_common import build_double
 
 CALL = """
 import cubind.cufile as c
@@ -26,12 +23,7 @@ except c.cuFileError as e:
 
 @pytest.fixture(scope="module")
 def double(tmp_path_factory):
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if not cc:
-        pytest.skip("no C compiler to build the libcufile double")
-    lib = tmp_path_factory.mktemp("cufile") / "libcufile.so.0"
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(lib), REPO_DOUBLE], check=True)
-    return str(lib)
+    return build_double(tmp_path_factory, "fake_cufile.c", "libcufile.so.0")
 
 
 def call(double, function, err, cu_err):

@@ -10,25 +10,15 @@ integer, so the library wrote nodeSetSize entries over an 8-byte local: the
 process aborted on the GPU machine with cuda-python's own test (size
 1024). Now the binding allocates the array and returns all of it, as
 cuda.bindings does."""
-import shutil
-import subprocess
-
 import pytest
 
 from conftest import run_python
-
-REPO_DOUBLE = __file__.rsplit("/tests/", 1)[0] + "/tests/fakecuda/fake_nvml.c"
+from library_common import build_double
 
 
 @pytest.fixture(scope="module")
 def double(tmp_path_factory):
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if not cc:
-        pytest.skip("no C compiler to build the libnvidia-ml double")
-    lib = tmp_path_factory.mktemp("nvml") / "libnvidia-ml.so.1"
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-Wall", "-Wextra", "-Werror", "-o", str(lib),
-                    REPO_DOUBLE], check=True)
-    return str(lib)
+    return build_double(tmp_path_factory, "fake_nvml.c", "libnvidia-ml.so.1")
 
 
 def run(double, code):

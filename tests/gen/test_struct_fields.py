@@ -1,0 +1,145 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Struct parameters whose fields cross as Python parameters and values
+(gen/rules/rules_directives.def: input-fields, whole-output, struct-version)
+on a header written here, as cuda.bindings.nvml takes NVML's versioned
+structs: an input struct as its fields (nvmlDeviceSetPowerManagementLimit_v2:
+power_scope, power_value_mw), an output struct's input fields before the
+call (nvmlDeviceGetConfComputeGpuAttestationReport's nonce), a versioned
+output of one field as that field (nvmlDeviceGetCapabilities: capMask).
+The generated signatures (stubs, docstrings), the classification and
+what a rule that does not fit leaves unbound."""
+import json
+
+from conftest import generate_written
+
+VERS_H = """
+#ifndef VERS_H
+#define VERS_H
+typedef enum { VS_SUCCESS = 0, VS_ERROR = 1 } vsReturn_t;
+typedef struct { unsigned int version; unsigned int capMask; } vsCaps_v1_t;
+typedef struct { unsigned int version; unsigned int value; } vsMode_v1_t;
+typedef struct { unsigned int version; unsigned char powerScope; unsigned int powerValueMw; } vsPower_v2_t;
+typedef struct { unsigned int version; unsigned int fan; unsigned int speed; } vsFan_v1_t;
+typedef struct { unsigned int version; unsigned int total; unsigned int used; } vsMemory_v2_t;
+typedef struct { unsigned int present; unsigned char nonce[32]; unsigned char report[64]; } vsReport_t;
+typedef union { char str[41]; unsigned char bytes[16]; } vsUUIDValue_t;
+typedef struct { unsigned int version; unsigned int type; vsUUIDValue_t value; } vsUUID_v1_t;
+vsReturn_t vsGetCaps(int dev, vsCaps_v1_t *caps);
+vsReturn_t vsGetMode(int dev, vsMode_v1_t *mode);
+vsReturn_t vsGetMemory(int dev, vsMemory_v2_t *memory);
+vsReturn_t vsSetPower(int dev, vsPower_v2_t *powerValue);
+vsReturn_t vsGetFanSpeed(int dev, vsFan_v1_t *fanSpeed);
+vsReturn_t vsGetReport(int dev, vsReport_t *report);
+vsReturn_t vsGetByUUID(const vsUUID_v1_t *uuid, int *dev);
+vsReturn_t vsGetFanAgain(int dev, vsFan_v1_t *fanSpeed);
+vsReturn_t vsSetCount(int dev, unsigned int count);
+vsReturn_t vsClear(int dev, int valuesCount, const vsCaps_v1_t *values);
+#endif
+"""
+
+RULES = """header vers.h
+module - vers
+result vsReturn_t VS_SUCCESS
+capi-sentinel VS_ERROR
+error-class VersError
+python-names vs snake
+library libvers.so
+struct-version version 24
+input-fields vsSetPower powerValue
+input-fields vsGetFanSpeed fanSpeed fan
+input-fields vsGetReport report nonce
+input-fields vsGetByUUID uuid type value.str=uuid
+input-fields vsGetFanAgain fanSpeed fan gone?
+whole-output vsGetMode mode
+"""
+
+
+def generate(run_cubind, cuda_include, tmp_path, rules):
+    return generate_written(run_cubind, cuda_include, tmp_path, "vers", VERS_H, rules)
+
+
+def stubs(out):
+    return {line.split("(")[0][4:]: line for line in (out / "vers.pyi").read_text().splitlines()
+            if line.startswith("def ")}
+
+
+def test_struct_fields_are_parameters_and_one_field_outputs_values(run_cubind, cuda_include,
+                                                                   tmp_path):
+    s = stubs(generate(run_cubind, cuda_include, tmp_path, RULES))
+    # an input struct: its fields but the version, in order, snake_case
+    assert s["set_power"] == "def set_power(dev: int, power_scope: int, power_value_mw: int) -> None: ...", s
+    # an output's input field before the call; its one other field returned
+    assert s["get_fan_speed"] == "def get_fan_speed(dev: int, fan: int) -> int: ...", s
+    # no version field: the struct itself, after its input field
+    assert s["get_report"] == "def get_report(dev: int, nonce: Any) -> vsReport_t: ...", s
+    # a path into a union, renamed
+    assert s["get_by_uuid"] == "def get_by_uuid(type: int, uuid: Any) -> int: ...", s
+    # FIELD?: a field the struct lacks is left out, not an error
+    assert s["get_fan_again"] == "def get_fan_again(dev: int, fan: int) -> int: ...", s
+    # one field besides the version: that field; whole-output keeps it whole
+    assert s["get_caps"] == "def get_caps(dev: int) -> int: ...", s
+    assert s["get_mode"] == "def get_mode(dev: int) -> vsMode_v1_t: ...", s
+    # two fields: the struct
+    assert s["get_memory"] == "def get_memory(dev: int) -> vsMemory_v2_t: ...", s
+
+
+def test_the_generated_code_sets_each_field_and_reads_the_one(run_cubind, cuda_include,
+                                                              tmp_path):
+    out = generate(run_cubind, cuda_include, tmp_path, RULES)
+    source = "".join(p.read_text() for p in sorted(out.glob("vers*.c")))
+    assert ('cbs_arg_field(powerValue_obj, "powerScope", args[1], "vsSetPower", "power_scope")'
+            in source), source
+    assert 'cbs_arg_field(uuid_obj, "value.str", args[1], "vsGetByUUID", "uuid")' in source
+    assert 'PyObject_GetAttrString(caps_obj, "capMask")' in source
+    assert 'PyObject_GetAttrString(mode_obj, "value")' not in source
+    # the docstring's signature line, which inspect.signature reads
+    assert '"set_power(dev, power_scope, power_value_mw)\\n--\\n\\n"' in source
+
+
+def test_classify_lists_the_fields(run_cubind, cuda_include, tmp_path):
+    (tmp_path / "vers.h").write_text(VERS_H)
+    (tmp_path / "vers.rules").write_text(RULES)
+    p = run_cubind("classify", "--header", str(tmp_path / "vers.h"), "--rules",
+                   str(tmp_path / "vers.rules"), "--include", cuda_include)
+    assert p.returncode == 0, p.stderr
+    fns = {f["name"]: f for f in json.loads(p.stdout)["functions"]}
+    power = fns["vsSetPower"]["params"][1]
+    assert power["shape"] == "in_fields" and power["direction"] == "none", power
+    assert power["input_fields"] == ["powerScope=power_scope", "powerValueMw=power_value_mw"]
+    fan = fns["vsGetFanSpeed"]["params"][1]
+    assert fan["shape"] == "out_struct" and fan["output_field"] == "speed", fan
+    assert fan["input_fields"] == ["fan=fan"]
+
+
+def test_without_struct_version_a_one_field_output_is_the_struct(run_cubind, cuda_include,
+                                                                 tmp_path):
+    rules = RULES.replace("struct-version version 24\n", "")
+    s = stubs(generate(run_cubind, cuda_include, tmp_path, rules))
+    assert s["get_caps"] == "def get_caps(dev: int) -> vsCaps_v1_t: ...", s
+
+
+# vsClear's values: an input array of valuesCount structs
+CLEAR = "count vsClear values valuesCount\n"
+
+
+def test_array_lengths_make_an_input_arrays_count_its_length(run_cubind, cuda_include,
+                                                             tmp_path):
+    s = stubs(generate(run_cubind, cuda_include, tmp_path, RULES + CLEAR + "array-lengths\n"))
+    assert s["clear"] == ("def clear(dev: int, values: Sequence[vsCaps_v1_t] | None) -> None: ..."), s
+    out = tmp_path / "out"
+    source = "".join(p.read_text() for p in sorted(out.glob("vers*.c")))
+    assert "valuesCount_v = (int)n;" in source and "(long long)n > 2147483647LL" in source
+
+
+def test_without_array_lengths_the_count_is_an_input(run_cubind, cuda_include, tmp_path):
+    s = stubs(generate(run_cubind, cuda_include, tmp_path, RULES + CLEAR))
+    assert s["clear"].startswith("def clear(dev: int, values_count: int, values: "), s
+
+
+def test_rules_that_do_not_fit_leave_the_function_unbound(run_cubind, cuda_include, tmp_path):
+    rules = RULES + "input-fields vsGetCaps caps nothing\ninput-fields vsSetCount count\n"
+    out = generate(run_cubind, cuda_include, tmp_path, rules)
+    report = (out / "vers_unsupported.txt").read_text()
+    assert "vsGetCaps: " in report and "names no field of its struct" in report, report
+    assert "vsSetCount: " in report and "needs a pointer to a struct" in report, report
+    assert "get_caps" not in stubs(out) and "set_count" not in stubs(out)
