@@ -134,8 +134,10 @@ static int pointee_record(const cb_model *m, const cb_field *f)
     return model_type_record(m, f->type->pointee);
 }
 
-/* field-count rules: a `T *FIELD` pointing at an array counted by the
- * integer field COUNT becomes RECORD_ARRAY when T is a struct or union of
+/* field-count rules on a fixed array `T FIELD[N]` (any element kind but
+ * char text and opaque bytes): its kind stays T's, aux is COUNT's index
+ * (bind_struct.h: "Counted arrays"); on a `T *FIELD` pointing at an array
+ * counted by the integer field COUNT: RECORD_ARRAY when T is a struct or union of
  * the header (ref: its record), HANDLE_ARRAY when T is a handle class
  * (ref: its class, elem_size: the bytes of one handle); field-count-out
  * rules: HANDLE_OUT (T a handle class, as above); aux is the count
@@ -146,6 +148,12 @@ static void array_field(const record_env *env, const cb_record *top, const cb_fi
     const cb_field_facts *ff = field_facts(env, top, f->name);
     const cb_rule *in = ff ? ff->on[CB_D_FIELD_COUNT] : NULL;
     const cb_rule *out = ff && !in ? ff->on[CB_D_FIELD_COUNT_OUT] : NULL;
+    /* a fixed array keeps its element kind; aux: its count field */
+    if (in && ff->count >= 0 && f->type->kind == TY_ARRAY && fc->count > 0 &&
+        fc->kind != CB_FIELD_CHARS && fc->kind != CB_FIELD_BYTES) {
+        fc->aux = ff->count;
+        return;
+    }
     if ((!in && !out) || f->type->kind != TY_POINTER || !f->type->pointee)
         return;
     long long count = out ? ff->count_out : ff->count;

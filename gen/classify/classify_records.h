@@ -60,7 +60,9 @@ typedef struct {
     long long size;           /* bytes of one element */
     long long count;          /* array elements, 0 for a single value */
     int ref;                  /* enum, handle class or record index, -1 */
-    long long aux;            /* the kind's other field index, -1 */
+    long long aux;            /* the kind's other field index, -1; a
+                                 fixed array (count > 0) of a field-count
+                                 rule: its count field */
     long long elem_size;      /* HANDLE_ARRAY / HANDLE_OUT: one handle */
 } cb_field_class;
 

@@ -354,6 +354,10 @@ void rules_api(const cb_rules *r, cb_api *api)
             if (api->nwords < CB_API_MAX_LIBS)
                 api->words[api->nwords++] = a0;
             break;
+        case CB_D_FIELD_UNDERSCORE:
+            if (api->nunderscored < CB_API_MAX_LIBS)
+                api->underscored[api->nunderscored++] = a0;
+            break;
         case CB_D_ENUM_PREFIX:
             api->enum_prefix = a0;
             break;
@@ -424,6 +428,26 @@ char *rules_python_identifier(const char *name)
     if (!s)
         arena_oom();
     return unkeyword(s);
+}
+
+char *rules_snake_field_name(const cb_api *api, const char *pyname)
+{
+    if (!api->snake)
+        return NULL;
+    cb_api plain = *api;
+    plain.name_prefix = ""; /* a field keeps any prefix the API strips */
+    char *snake = rules_python_name(&plain, pyname);
+    for (size_t i = 0; i < api->nunderscored; i++)
+        if (strcmp(snake, api->underscored[i]) == 0) {
+            size_t n = strlen(snake);
+            char *r = realloc(snake, n + 2);
+            if (!r)
+                arena_oom();
+            r[n] = '_';
+            r[n + 1] = '\0';
+            return r;
+        }
+    return snake;
 }
 
 char *rules_type_pyname(const cb_api *api, const char *name)

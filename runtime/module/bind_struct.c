@@ -377,6 +377,38 @@ static const cbs_field_def *node_pair_fn(cbs_struct *s, const cbs_field_def *f)
     return f->kind == CBS_F_POINTER ? callback_fn_of(s, f) : NULL;
 }
 
+/* The value of integer field c of s, negative values as 0. */
+static unsigned long long count_of(cbs_struct *s, const cbs_field_def *c)
+{
+    const unsigned char *p = s->data + c->offset;
+    if (c->kind == CBS_F_SIGNED) {
+        long long n = read_s(p, c->size);
+        return n > 0 ? (unsigned long long)n : 0;
+    }
+    return cbs_read_u(p, c->size);
+}
+
+/* Whether f is a fixed counted array (bind_struct.h: "Counted arrays"). */
+static int fixed_counted(const cbs_field_def *f)
+{
+    return f->count > 0 && f->kind != CBS_F_CHARS && f->aux >= 0;
+}
+
+/* The elements of counted array f of s that its count field says are
+ * valid, at most cap (a larger count is junk: clamped). */
+static size_t counted_len(cbs_struct *s, const cbs_field_def *f, size_t cap)
+{
+    unsigned long long n = count_of(s, &s->def->fields[f->aux]);
+    return n < cap ? (size_t)n : cap;
+}
+
+/* Stores n into the count field of counted array f of s. */
+static void store_count(cbs_struct *s, const cbs_field_def *f, size_t n)
+{
+    const cbs_field_def *c = &s->def->fields[f->aux];
+    write_u(s->data + c->offset, c->size, (unsigned long long)n);
+}
+
 /* owned_array for field f of the record at root offset `base` of root. */
 static PyObject *owned_array_at(cbs_struct *root, size_t base, const cbs_field_def *f,
                                 unsigned long long bits, size_t *n)
@@ -419,6 +451,8 @@ static PyObject *load_array(cbs_struct *s, const cbs_field_def *f, cbs_tables *t
     PyObject *o = owned_array(s, f, bits, &n);
     if (!o)
         return PyErr_Occurred() ? NULL : PyLong_FromUnsignedLongLong(bits);
+    if (f->sets_count)
+        n = counted_len(s, f, n); /* the count the library wrote back */
     PyTypeObject *ht = f->kind == CBS_F_HANDLE_ARRAY ? tb->handles[f->index] : NULL;
     if (f->kind == CBS_F_HANDLE_ARRAY && !ht) {
         Py_DECREF(o);
@@ -443,17 +477,6 @@ static PyObject *load_array(cbs_struct *s, const cbs_field_def *f, cbs_tables *t
     }
     Py_DECREF(o);
     return list;
-}
-
-/* The value of integer field c of s, negative values as 0. */
-static unsigned long long count_of(cbs_struct *s, const cbs_field_def *c)
-{
-    const unsigned char *p = s->data + c->offset;
-    if (c->kind == CBS_F_SIGNED) {
-        long long n = read_s(p, c->size);
-        return n > 0 ? (unsigned long long)n : 0;
-    }
-    return cbs_read_u(p, c->size);
 }
 
 /* A CBS_F_HANDLE_OUT field: a lazy sequence (bind_handle_seq.h) of its
@@ -546,14 +569,15 @@ PyObject *cbs_struct_get(PyObject *self, void *closure)
     }
     if (f->count == 0 || f->kind == CBS_F_CHARS)
         return load(s, f, p, tb);
-    PyObject *list = PyList_New((Py_ssize_t)f->count);
+    size_t len = fixed_counted(f) ? counted_len(s, f, f->count) : f->count;
+    PyObject *list = PyList_New((Py_ssize_t)len);
     if (!list)
         return NULL;
     /* An array of records reads as copies of its elements, as cuda.bindings
      * reads one (cudaEglFrame.frame.pPitch): changing an element read does
      * not change the array; a lone nested record stays a view. */
     int copies = f->kind == CBS_F_RECORD && tb->structs[f->index];
-    for (size_t i = 0; i < f->count; i++) {
+    for (size_t i = 0; i < len; i++) {
         PyObject *v = copies ? cbs_struct_from(tb->structs[f->index], p + i * f->size)
                              : load(s, f, p + i * f->size, tb);
         if (!v) {
@@ -1060,6 +1084,10 @@ static int set_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, cbs_t
     unsigned long long bits = 0;
     PyObject *keep = NULL;
     int records = f->kind == CBS_F_RECORD_ARRAY, handles = f->kind == CBS_F_HANDLE_ARRAY;
+    /* a hidden count follows the list set (its length) or None (0); an
+     * address leaves it as it is */
+    int counts = f->sets_count && (records || handles) && f->aux >= 0 && v == Py_None;
+    Py_ssize_t nset = 0;
     if ((records || handles) && (PyList_Check(v) || PyTuple_Check(v))) {
         if (records ? !tb->structs[f->index] : !tb->handles[f->index]) {
             PyErr_Format(PyExc_RuntimeError, "%s.%s: the module is being torn down",
@@ -1069,6 +1097,8 @@ static int set_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, cbs_t
         PyObject *seq = PySequence_Tuple(v);
         if (!seq)
             return -1;
+        nset = PyTuple_GET_SIZE(seq);
+        counts = f->sets_count && f->aux >= 0;
         if (PyTuple_GET_SIZE(seq) > 0) {
             if (records) {
                 cbs_struct *a = array_make(s, f, tb, seq);
@@ -1092,7 +1122,11 @@ static int set_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, cbs_t
         }
         return -1;
     }
-    return publish_callback(s, f, bits, keep, tb);
+    if (publish_callback(s, f, bits, keep, tb) < 0)
+        return -1;
+    if (counts)
+        store_count(s, f, (size_t)nset);
+    return 0;
 }
 
 /* A kernel's handle from field k of s (an index into its field table;
@@ -1393,7 +1427,8 @@ int cbs_struct_set(PyObject *self, PyObject *value, void *closure)
         return set_kernel(s, f, value, tb);
 
     int scalar = f->count == 0 || f->kind == CBS_F_CHARS;
-    size_t n = scalar ? 1 : f->count;
+    size_t n = scalar ? 1 : f->count;  /* the items given */
+    size_t cap = n;                    /* the elements the field holds */
     size_t elem = f->kind == CBS_F_CHARS ? f->count : f->size;
     PyObject *seq = NULL;
     if (!scalar) {
@@ -1406,7 +1441,16 @@ int cbs_struct_set(PyObject *self, PyObject *value, void *closure)
         seq = cbs_sequence_tuple(value, "");
         if (!seq)
             return -1;
-        if ((size_t)PyTuple_GET_SIZE(seq) != n) {
+        if (fixed_counted(f)) {
+            /* at most cap items, the rest zeroed, the count set */
+            n = (size_t)PyTuple_GET_SIZE(seq);
+            if (n > cap) {
+                PyErr_Format(PyExc_ValueError, "%s.%s takes at most %zu items, not %zu",
+                             cbs_short_name(Py_TYPE(s)), f->name, cap, n);
+                Py_DECREF(seq);
+                return -1;
+            }
+        } else if ((size_t)PyTuple_GET_SIZE(seq) != n) {
             /* IndexError, as cuda.bindings' (Cython's) array assignment */
             PyErr_Format(PyExc_IndexError, "%s.%s takes a sequence of %zu items, not %zd",
                          cbs_short_name(Py_TYPE(s)), f->name, n, PyTuple_GET_SIZE(seq));
@@ -1417,9 +1461,11 @@ int cbs_struct_set(PyObject *self, PyObject *value, void *closure)
     /* Convert everything first: a failed assignment changes nothing, and
      * sources that alias the destination are read before it is written. */
     unsigned char small[64];
-    unsigned char *buf = n * elem <= sizeof small ? small : PyMem_Malloc(n * elem);
-    PyObject **entries = carries_keep(f->kind) ? PyMem_Calloc(n, sizeof *entries) : NULL;
+    unsigned char *buf = cap * elem <= sizeof small ? small : PyMem_Malloc(cap * elem);
+    PyObject **entries = carries_keep(f->kind) ? PyMem_Calloc(cap, sizeof *entries) : NULL;
     int rc = -1;
+    if (buf)
+        memset(buf, 0, cap * elem);
     if (!buf || (carries_keep(f->kind) && !entries)) {
         PyErr_NoMemory();
         goto done;
@@ -1431,11 +1477,13 @@ int cbs_struct_set(PyObject *self, PyObject *value, void *closure)
             goto done;
     }
     unsigned char *dst = s->data + f->offset;
-    memcpy(dst, buf, n * elem);
+    memcpy(dst, buf, cap * elem);
+    if (fixed_counted(f))
+        store_count(s, f, n);
     if (entries) {
         cbs_struct *root = root_of(s);
         size_t base = (size_t)(dst - root->data);
-        if (keep_drop(root, base, n * elem) < 0)
+        if (keep_drop(root, base, cap * elem) < 0)
             goto done;
         for (size_t i = 0; i < n; i++)
             if (keep_add(root, base + i * elem, entries[i]) < 0)
@@ -1676,6 +1724,15 @@ static int check_fields(const cbs_tables *tb, const cbs_struct_def *def)
                        ? es != 0
                        : es != 1 && es != 2 && es != 4 && es != 8;
         }
+        /* a fixed counted array's count: an integer field, not itself */
+        const cbs_field_def *fc = fixed_counted(f) && (size_t)f->aux < def->nfields
+                                      ? &def->fields[f->aux]
+                                      : NULL;
+        bad |= fixed_counted(f) &&
+               (!fc || fc == f || (fc->kind != CBS_F_SIGNED && fc->kind != CBS_F_UNSIGNED) ||
+                fc->count || fc->bit_width >= 0 || fc->size > 8 || !f->sets_count);
+        bad |= f->sets_count && !fixed_counted(f) &&
+               ((f->kind != CBS_F_RECORD_ARRAY && f->kind != CBS_F_HANDLE_ARRAY) || f->aux < 0);
         bad |= f->size == 0 && f->kind != CBS_F_CHARS;
         bad |= f->bit_width > 64 || (f->bit_width >= 0 && f->kind != CBS_F_SIGNED &&
                                      f->kind != CBS_F_UNSIGNED && f->kind != CBS_F_ENUM);
