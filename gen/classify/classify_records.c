@@ -139,7 +139,8 @@ static int pointee_record(const cb_model *m, const cb_field *f)
  * (bind_struct.h: "Counted arrays"); on a `T *FIELD` pointing at an array
  * counted by the integer field COUNT: RECORD_ARRAY when T is a struct or union of
  * the header (ref: its record), HANDLE_ARRAY when T is a handle class
- * (ref: its class, elem_size: the bytes of one handle); field-count-out
+ * (ref: its class, elem_size: the bytes of one handle) or an unsigned
+ * integer type (ref -1: plain ints, elem_size its bytes); field-count-out
  * rules: HANDLE_OUT (T a handle class, as above); aux is the count
  * field's index in top's table (bind_struct.h). */
 static void array_field(const record_env *env, const cb_record *top, const cb_field *f,
@@ -160,10 +161,12 @@ static void array_field(const record_env *env, const cb_record *top, const cb_fi
     int elem = out ? -1 : pointee_record(env->m, f);
     field_shape es = shape_of(env, f->type->pointee, -1);
     int handle = es.kind == CB_FIELD_HANDLE || es.kind == CB_FIELD_VALUE_HANDLE;
-    if (count < 0 || (elem < 0 && !handle))
+    /* plain unsigned integers: a HANDLE_ARRAY of no class (ref -1) */
+    int ints = !out && es.kind == CB_FIELD_UNSIGNED;
+    if (count < 0 || (elem < 0 && !handle && !ints))
         return;
     fc->kind = elem >= 0 ? CB_FIELD_RECORD_ARRAY : out ? CB_FIELD_HANDLE_OUT : CB_FIELD_HANDLE_ARRAY;
-    fc->ref = elem >= 0 ? elem : es.ref;
+    fc->ref = elem >= 0 ? elem : ints ? -1 : es.ref;
     fc->elem_size = elem >= 0 ? 0 : es.size;
     fc->aux = count;
 }

@@ -39,7 +39,8 @@ typedef enum {
     CB_FIELD_RECORD_ARRAY,  /* field-count over records: ref the record,
                                aux COUNT */
     CB_FIELD_HANDLE_ARRAY,  /* field-count over handles: ref the class,
-                               aux COUNT, elem_size one handle's bytes */
+                               aux COUNT, elem_size one handle's bytes;
+                               over unsigned integers: ref -1 */
     CB_FIELD_HANDLE_OUT,    /* field-count-out: as HANDLE_ARRAY, the
                                driver's array */
     CB_NFIELD_KINDS

@@ -112,9 +112,10 @@ static tv *fields_value(const cb_classes *c, const cb_record_class *rc, char **c
         tv *fv = tv_map();
         tv_set_int(fv, "sets_count", sets_count(api, fc));
         tv_set_bool(fv, "record_array", records || handles);
-        tv_set_str(fv, "elem_class", records   ? class_names[fc->ref]
-                                     : handles ? handle_name(c, fc->ref)
-                                               : "");
+        tv_set_str(fv, "elem_class", records                ? class_names[fc->ref]
+                                     : handles && fc->ref < 0 ? "int"
+                                     : handles              ? handle_name(c, fc->ref)
+                                                            : "");
         tv_set_int(fv, "aux", fc->aux);
         tv_set_int(fv, "elem_size", fc->elem_size);
         tv_set_str(fv, "name", fc->pyname); /* classify_records decided it */

@@ -859,7 +859,8 @@ static int countable_fixed_array(const cb_field *a)
  * 0) describes the header: FIELD of RECORD points at a struct or union of
  * the header (when records) or at a handle (an opaque handle of the
  * header, an integer handle of a value-handle / value-class rule), or
- * (field-count) is a fixed array of any other element than char; COUNT
+ * (field-count) at an unsigned integer, or is a fixed array of any other
+ * element than char; COUNT
  * is another integer field of RECORD (not a bit-field). */
 static int field_count_matches(const cb_facts *b, const cb_rule *rule, int records)
 {
@@ -875,7 +876,11 @@ static int field_count_matches(const cb_facts *b, const cb_rule *rule, int recor
     int handle = e && e->name &&
                  ((e->kind == TY_HANDLE && names_handle(m, e->name)) ||
                   (e->kind == TY_INT && value_handle));
-    return ((records && record) || handle) && c && c->type->kind == TY_INT && c->bit_width < 0;
+    /* field-count over plain unsigned integers (nvml's vgpuTypeIds) */
+    int ints = records && e && e->kind == TY_INT && !e->is_signed &&
+               (e->size == 1 || e->size == 2 || e->size == 4 || e->size == 8);
+    return ((records && record) || handle || ints) && c && c->type->kind == TY_INT &&
+           c->bit_width < 0;
 }
 
 /* The record a RECORD argument names (tag, name or typedef), -1. */

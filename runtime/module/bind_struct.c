@@ -453,8 +453,10 @@ static PyObject *load_array(cbs_struct *s, const cbs_field_def *f, cbs_tables *t
         return PyErr_Occurred() ? NULL : PyLong_FromUnsignedLongLong(bits);
     if (f->sets_count)
         n = counted_len(s, f, n); /* the count the library wrote back */
-    PyTypeObject *ht = f->kind == CBS_F_HANDLE_ARRAY ? tb->handles[f->index] : NULL;
-    if (f->kind == CBS_F_HANDLE_ARRAY && !ht) {
+    int values = f->kind == CBS_F_HANDLE_ARRAY; /* else records */
+    int ints = values && f->index < 0;          /* plain unsigned integers */
+    PyTypeObject *ht = values && !ints ? tb->handles[f->index] : NULL;
+    if (values && !ints && !ht) {
         Py_DECREF(o);
         PyErr_Format(PyExc_RuntimeError, "%s.%s: the module is being torn down",
                      cbs_short_name(Py_TYPE(s)), f->name);
@@ -463,9 +465,10 @@ static PyObject *load_array(cbs_struct *s, const cbs_field_def *f, cbs_tables *t
     PyObject *list = PyList_New((Py_ssize_t)n);
     for (size_t i = 0; list && i < n; i++) {
         PyObject *v;
-        if (ht) {
+        if (values) {
             const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(o) + i * f->elem_size;
-            v = cbs_handle_new(ht, cbs_read_u(p, f->elem_size));
+            unsigned long long x = cbs_read_u(p, f->elem_size);
+            v = ints ? PyLong_FromUnsignedLongLong(x) : cbs_handle_new(ht, x);
         } else {
             cbs_struct *a = (cbs_struct *)o;
             v = (PyObject *)struct_make(Py_TYPE(a), a->def, a->data + i * a->def->size, o);
@@ -837,8 +840,9 @@ static cbs_struct *array_make(cbs_struct *s, const cbs_field_def *f, cbs_tables 
 }
 
 /* A new bytes object holding the values of the handles of seq (a tuple of
- * at least one: instances of CBS_F_HANDLE_ARRAY field f's class, or ints
- * that fit in elem_size bytes), elem_size bytes each, aligned for them.
+ * at least one: instances of CBS_F_HANDLE_ARRAY field f's class t, or ints
+ * that fit in elem_size bytes; t NULL: ints only, an array of plain
+ * integers), elem_size bytes each, aligned for them.
  * TypeError naming the field and the index of an item of another type. */
 static PyObject *handles_make(cbs_struct *s, const cbs_field_def *f, PyTypeObject *t,
                               PyObject *seq)
@@ -859,17 +863,17 @@ static PyObject *handles_make(cbs_struct *s, const cbs_field_def *f, PyTypeObjec
     for (size_t i = 0; i < n; i++) {
         PyObject *item = PyTuple_GET_ITEM(seq, (Py_ssize_t)i);
         unsigned long long bits;
-        if (cbs_handle_related(Py_TYPE(item), t)) {
+        if (t && cbs_handle_related(Py_TYPE(item), t)) {
             bits = cbs_handle_bits((const cbs_handle *)item);
-        } else if (PyLong_CheckExact(item)) {
+        } else if (t ? PyLong_CheckExact(item) : PyLong_Check(item)) {
             if (to_integer(s, f, item, 0, (int)(8 * size), &bits) < 0) {
                 Py_DECREF(b);
                 return NULL;
             }
         } else {
-            PyErr_Format(PyExc_TypeError, "%s.%s[%zu] must be %s or int, not %.100s",
-                         cbs_short_name(Py_TYPE(s)), f->name, i, cbs_short_name(t),
-                         Py_TYPE(item)->tp_name);
+            PyErr_Format(PyExc_TypeError, "%s.%s[%zu] must be %s%sint, not %.100s",
+                         cbs_short_name(Py_TYPE(s)), f->name, i, t ? cbs_short_name(t) : "",
+                         t ? " or " : "", Py_TYPE(item)->tp_name);
             Py_DECREF(b);
             return NULL;
         }
@@ -1089,7 +1093,7 @@ static int set_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, cbs_t
     int counts = f->sets_count && (records || handles) && f->aux >= 0 && v == Py_None;
     Py_ssize_t nset = 0;
     if ((records || handles) && (PyList_Check(v) || PyTuple_Check(v))) {
-        if (records ? !tb->structs[f->index] : !tb->handles[f->index]) {
+        if (records ? !tb->structs[f->index] : f->index >= 0 && !tb->handles[f->index]) {
             PyErr_Format(PyExc_RuntimeError, "%s.%s: the module is being torn down",
                          cbs_short_name(Py_TYPE(s)), f->name);
             return -1;
@@ -1105,7 +1109,7 @@ static int set_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, cbs_t
                 keep = (PyObject *)a;
                 bits = a ? (unsigned long long)(uintptr_t)a->data : 0;
             } else {
-                keep = handles_make(s, f, tb->handles[f->index], seq);
+                keep = handles_make(s, f, f->index >= 0 ? tb->handles[f->index] : NULL, seq);
                 bits = keep ? (unsigned long long)(uintptr_t)PyBytes_AS_STRING(keep) : 0;
             }
             if (!keep) {
@@ -1715,7 +1719,10 @@ static int check_fields(const cbs_tables *tb, const cbs_struct_def *def)
             const cbs_field_def *c = f->aux >= 0 && (size_t)f->aux < def->nfields
                                          ? &def->fields[f->aux]
                                          : NULL;
-            bad |= f->index < 0 || (size_t)f->index >= ntab || f->size != sizeof(void *) ||
+            /* index -1: an array of plain unsigned integers */
+            int ints = f->kind == CBS_F_HANDLE_ARRAY && f->index == -1;
+            bad |= (!ints && (f->index < 0 || (size_t)f->index >= ntab)) ||
+                   f->size != sizeof(void *) ||
                    f->count != 0 || f->aux < -1 || (size_t)f->aux >= def->nfields ||
                    (f->kind == CBS_F_HANDLE_OUT && !c) ||
                    (c && ((c->kind != CBS_F_SIGNED && c->kind != CBS_F_UNSIGNED) || c->count ||

@@ -146,7 +146,9 @@ typedef enum {
                             aux: the integer field counting them, or -1 */
     CBS_F_HANDLE_ARRAY,  /* T *: a pointer field that also takes a list of
                             handles tables.handles[index] of elem_size bytes
-                            each (field-count rules); aux as above */
+                            each (field-count rules); aux as above; index
+                            -1: plain unsigned integers of elem_size bytes
+                            (ints both ways: nvml's vgpuTypeIds) */
     CBS_F_HANDLE_OUT     /* T *: a pointer to an array of handles that the
                             driver owns and fills (field-count-out rules):
                             set like CBS_F_POINTER; reads as a sequence

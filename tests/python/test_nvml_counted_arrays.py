@@ -185,3 +185,24 @@ def test_fields_cuda_bindings_names_with_an_underscore(cls_name, name, c_name):
         assert getattr(obj, c_name) == 3  # one field, both names
     else:
         assert getattr(obj, c_name) == value
+
+
+def test_pointer_arrays_of_ids_are_lists_of_ints():
+    """A field-count pointer at unsigned integers (placementIds) takes and
+    gives a list of ints, its count kept; a count whose C name is its
+    snake_case name (`count`) is hidden whole, as cuda.bindings hides it.
+    A value that is no int or does not fit is refused naming the field."""
+    p = nvml.VgpuPlacementList_v1()
+    assert not hasattr(p, "count")
+    count = ctypes.c_uint.from_address(p.ptr + 8)  # version, placementSize, count
+    p.placement_ids = [4, 5, 6]
+    assert p.placement_ids == [4, 5, 6] and count.value == 3
+    count.value = 1  # what the library writes back
+    assert p.placement_ids == [4]
+    with pytest.raises(TypeError, match=r"placementIds\[1\] must be int, not str"):
+        p.placement_ids = [1, "2"]
+    with pytest.raises(OverflowError, match="placementIds"):
+        p.placement_ids = [1 << 32]
+    assert p.placement_ids == [4]  # unchanged
+    p.placement_ids = None
+    assert count.value == 0 and p.placement_ids == 0
