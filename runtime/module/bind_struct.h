@@ -73,7 +73,10 @@
  * hides it (its C name still answers); the field-count pointer fields of
  * such a module (sets_count) likewise set COUNT to the length of a list
  * set (0 for None or an empty list; an int address leaves it as it is)
- * and read as at most COUNT views.
+ * and read as at most COUNT elements of the array they own (COUNT is
+ * written after the pointer is published: a reader in between sees at
+ * most the owned array, the clamp). A count whose C name is its
+ * snake_case name too (`count`) is hidden whole.
  *
  * Driver-filled handle arrays (CBS_F_HANDLE_OUT, phGraph_out): the field
  * is the driver's to set (cuGraphAddNode writes it into the struct passed);
