@@ -408,11 +408,9 @@ static int is_python_keyword(const char *name)
     return 0;
 }
 
-/* Appends `_` to the malloc'ed name s when it is a keyword; returns it. */
-static char *unkeyword(char *s)
+/* The malloc'ed name s with `_` appended (s reallocated); returns it. */
+static char *underscored(char *s)
 {
-    if (!is_python_keyword(s))
-        return s;
     size_t n = strlen(s);
     char *r = realloc(s, n + 2);
     if (!r)
@@ -420,6 +418,12 @@ static char *unkeyword(char *s)
     r[n] = '_';
     r[n + 1] = '\0';
     return r;
+}
+
+/* Appends `_` to the malloc'ed name s when it is a keyword; returns it. */
+static char *unkeyword(char *s)
+{
+    return is_python_keyword(s) ? underscored(s) : s;
 }
 
 char *rules_python_identifier(const char *name)
@@ -438,15 +442,8 @@ char *rules_snake_field_name(const cb_api *api, const char *pyname)
     plain.name_prefix = ""; /* a field keeps any prefix the API strips */
     char *snake = rules_python_name(&plain, pyname);
     for (size_t i = 0; i < api->nunderscored; i++)
-        if (strcmp(snake, api->underscored[i]) == 0) {
-            size_t n = strlen(snake);
-            char *r = realloc(snake, n + 2);
-            if (!r)
-                arena_oom();
-            r[n] = '_';
-            r[n + 1] = '\0';
-            return r;
-        }
+        if (strcmp(snake, api->underscored[i]) == 0)
+            return underscored(snake);
     return snake;
 }
 

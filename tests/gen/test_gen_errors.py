@@ -508,16 +508,17 @@ def test_field_count_rules_on_handles_make_handle_arrays(run_cubind, tmp_path, c
 
 
 def test_field_count_rules_on_fixed_arrays_count_them(run_cubind, tmp_path, cuda_h):
-    """A field-count rule on a fixed array (CUuuid_st's `char bytes[16]` is
-    text: reported; CUDA_ARRAY_SPARSE_PROPERTIES_st's `reserved[4]` is
-    not) makes its count field aux and its setter keep the count
-    (sets_count 1); the driver face still names the count field."""
+    """A field-count rule on a fixed array (a char array is text:
+    CUcheckpointRestoreArgs_st's `char reserved[...]` is reported;
+    CUDA_ARRAY_SPARSE_PROPERTIES_st's `unsigned int reserved[4]` is not)
+    makes its count field aux and its setter keep the count (sets_count
+    1); the driver face still names the count field."""
     stderr, unmatched, text = generate_with_extra_rules(
         run_cubind, tmp_path, cuda_h,
-        ["field-count CUuuid_st bytes bytes\n",
+        ["field-count CUcheckpointRestoreArgs_st reserved gpuPairsCount\n",
          "field-count CUDA_ARRAY_SPARSE_PROPERTIES_st reserved flags\n",
          "field-count CUDA_ARRAY_SPARSE_PROPERTIES_st reserved testsGenNoCount\n"])
-    assert unmatched(1, "field-count CUuuid_st bytes") in stderr
+    assert unmatched(1, "field-count CUcheckpointRestoreArgs_st reserved") in stderr
     assert "field-count CUDA_ARRAY_SPARSE_PROPERTIES_st reserved flags" not in stderr
     assert unmatched(3, "field-count CUDA_ARRAY_SPARSE_PROPERTIES_st reserved") in stderr
     table = re.search(r'/\* CUDA_ARRAY_SPARSE_PROPERTIES_st \*/\n'
