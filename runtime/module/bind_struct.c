@@ -779,6 +779,9 @@ static int to_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsign
                      f->kind == CBS_F_RECORD_ARRAY
                          ? "a list of structs, an int address, None, a struct, an object with "
                            "getPtr() or a buffer"
+                     : f->kind == CBS_F_HANDLE_ARRAY && f->index < 0
+                         ? "a list of ints, an int address, None, a struct, an object with "
+                           "getPtr() or a buffer"
                      : f->kind == CBS_F_HANDLE_ARRAY
                          ? "a list of handles, an int address, None, a struct, an object with "
                            "getPtr() or a buffer"

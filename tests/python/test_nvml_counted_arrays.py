@@ -203,6 +203,8 @@ def test_pointer_arrays_of_ids_are_lists_of_ints():
         p.placement_ids = [1, "2"]
     with pytest.raises(OverflowError, match="placementIds"):
         p.placement_ids = [1 << 32]
+    with pytest.raises(TypeError, match="placementIds must be a list of ints, an int address"):
+        p.placement_ids = 1.5
     assert p.placement_ids == [4]  # unchanged
     p.placement_ids = None
     assert count.value == 0 and p.placement_ids == 0
