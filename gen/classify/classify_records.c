@@ -135,10 +135,13 @@ static int pointee_record(const cb_model *m, const cb_field *f)
     return model_type_record(m, f->type->pointee);
 }
 
-/* field-count rules: a `T *FIELD` pointing at an array counted by the
- * integer field COUNT becomes RECORD_ARRAY when T is a struct or union of
+/* field-count rules on a fixed array `T FIELD[N]` (any element kind but
+ * char text and opaque bytes): its kind stays T's, aux is COUNT's index
+ * (bind_struct.h: "Counted arrays"); on a `T *FIELD` pointing at an array
+ * counted by the integer field COUNT: RECORD_ARRAY when T is a struct or union of
  * the header (ref: its record), HANDLE_ARRAY when T is a handle class
- * (ref: its class, elem_size: the bytes of one handle); field-count-out
+ * (ref: its class, elem_size: the bytes of one handle) or an unsigned
+ * integer type (ref -1: plain ints, elem_size its bytes); field-count-out
  * rules: HANDLE_OUT (T a handle class, as above); aux is the count
  * field's index in top's table (bind_struct.h). */
 static void array_field(const record_env *env, const cb_record *top, const cb_field *f,
@@ -147,16 +150,24 @@ static void array_field(const record_env *env, const cb_record *top, const cb_fi
     const cb_field_facts *ff = field_facts(env, top, f->name);
     const cb_rule *in = ff ? ff->on[CB_D_FIELD_COUNT] : NULL;
     const cb_rule *out = ff && !in ? ff->on[CB_D_FIELD_COUNT_OUT] : NULL;
+    /* a fixed array keeps its element kind; aux: its count field */
+    if (in && ff->count >= 0 && f->type->kind == TY_ARRAY && fc->count > 0 &&
+        fc->kind != CB_FIELD_CHARS && fc->kind != CB_FIELD_BYTES) {
+        fc->aux = ff->count;
+        return;
+    }
     if ((!in && !out) || f->type->kind != TY_POINTER || !f->type->pointee)
         return;
     long long count = out ? ff->count_out : ff->count;
     int elem = out ? -1 : pointee_record(env->m, f);
     field_shape es = shape_of(env, f->type->pointee, -1);
     int handle = es.kind == CB_FIELD_HANDLE || es.kind == CB_FIELD_VALUE_HANDLE;
-    if (count < 0 || (elem < 0 && !handle))
+    /* plain unsigned integers: a HANDLE_ARRAY of no class (ref -1) */
+    int ints = !out && es.kind == CB_FIELD_UNSIGNED;
+    if (count < 0 || (elem < 0 && !handle && !ints))
         return;
     fc->kind = elem >= 0 ? CB_FIELD_RECORD_ARRAY : out ? CB_FIELD_HANDLE_OUT : CB_FIELD_HANDLE_ARRAY;
-    fc->ref = elem >= 0 ? elem : es.ref;
+    fc->ref = elem >= 0 ? elem : ints ? -1 : es.ref;
     fc->elem_size = elem >= 0 ? 0 : es.size;
     fc->aux = count;
 }

@@ -39,7 +39,8 @@ typedef enum {
     CB_FIELD_RECORD_ARRAY,  /* field-count over records: ref the record,
                                aux COUNT */
     CB_FIELD_HANDLE_ARRAY,  /* field-count over handles: ref the class,
-                               aux COUNT, elem_size one handle's bytes */
+                               aux COUNT, elem_size one handle's bytes;
+                               over unsigned integers: ref -1 */
     CB_FIELD_HANDLE_OUT,    /* field-count-out: as HANDLE_ARRAY, the
                                driver's array */
     CB_NFIELD_KINDS
@@ -60,7 +61,9 @@ typedef struct {
     long long size;           /* bytes of one element */
     long long count;          /* array elements, 0 for a single value */
     int ref;                  /* enum, handle class or record index, -1 */
-    long long aux;            /* the kind's other field index, -1 */
+    long long aux;            /* the kind's other field index, -1; a
+                                 fixed array (count > 0) of a field-count
+                                 rule: its count field */
     long long elem_size;      /* HANDLE_ARRAY / HANDLE_OUT: one handle */
 } cb_field_class;
 

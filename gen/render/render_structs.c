@@ -36,11 +36,9 @@ static const char *handle_name(const cb_classes *c, int index)
  * not such a module, the same as pyname, or another field's name. */
 static char *snake_field_name(const cb_api *api, const cb_record_class *rc, const char *pyname)
 {
-    if (!api->snake)
+    char *snake = rules_snake_field_name(api, pyname);
+    if (!snake)
         return NULL;
-    cb_api plain = *api;
-    plain.name_prefix = ""; /* a field keeps any prefix the API strips */
-    char *snake = rules_python_name(&plain, pyname);
     int clash = strcmp(snake, pyname) == 0;
     for (size_t k = 0; !clash && k < rc->nfields; k++)
         clash = strcmp(rc->fields[k].pyname, snake) == 0;
@@ -76,29 +74,61 @@ static int record_has_constructors(const cb_api *api, const cb_record_class *rc)
            record_gets_member(api, rc, "from_data");
 }
 
+/* Whether the setter of field fc keeps its count field (aux) (bind_struct.h
+ * cbs_field_def.sets_count): a fixed counted array always; a field-count
+ * pointer field in a snake_case module, whose count is hidden. */
+static int sets_count(const cb_api *api, const cb_field_class *fc)
+{
+    if (fc->aux < 0)
+        return 0;
+    if (fc->count > 0)
+        return fc->kind != CB_FIELD_CHARS;
+    return api->snake && (fc->kind == CB_FIELD_RECORD_ARRAY || fc->kind == CB_FIELD_HANDLE_ARRAY);
+}
+
+/* Whether field k of rc is the count a counted array's setter keeps: a
+ * snake_case module hides its snake_case name, as cuda.bindings hides the
+ * field (the array's length says it). */
+static int hidden_count(const cb_api *api, const cb_record_class *rc, size_t k)
+{
+    for (size_t j = 0; api->snake && j < rc->nfields; j++)
+        if (sets_count(api, &rc->fields[j]) && rc->fields[j].aux == (long long)k)
+            return 1;
+    return 0;
+}
+
 /* The field table of record class rc (classify_records.h), for the
  * template. class_names: the class name of every record (the stubs type
  * array fields by their element's class). */
 static tv *fields_value(const cb_classes *c, const cb_record_class *rc, char **class_names)
 {
+    const cb_api *api = &c->facts->api;
     tv *out = tv_list();
     for (size_t i = 0; i < rc->nfields; i++) {
         const cb_field_class *fc = &rc->fields[i];
         int records = fc->kind == CB_FIELD_RECORD_ARRAY;
         int handles = fc->kind == CB_FIELD_HANDLE_OUT || fc->kind == CB_FIELD_HANDLE_ARRAY;
+        int hidden = hidden_count(api, rc, i);
         tv *fv = tv_map();
+        tv_set_int(fv, "sets_count", sets_count(api, fc));
         tv_set_bool(fv, "record_array", records || handles);
-        tv_set_str(fv, "elem_class", records   ? class_names[fc->ref]
-                                     : handles ? handle_name(c, fc->ref)
-                                               : "");
+        tv_set_str(fv, "elem_class", records                ? class_names[fc->ref]
+                                     : handles && fc->ref < 0 ? "int"
+                                     : handles              ? handle_name(c, fc->ref)
+                                                            : "");
         tv_set_int(fv, "aux", fc->aux);
         tv_set_int(fv, "elem_size", fc->elem_size);
         tv_set_str(fv, "name", fc->pyname); /* classify_records decided it */
         /* and in a snake_case module its snake_case name as well
          * (busId -> bus_id, as cuda.bindings' struct classes name it),
          * where that differs and no other field has it */
-        char *snake = snake_field_name(&c->facts->api, rc, fc->pyname);
-        tv_set_bool(fv, "has_snake_name", snake != NULL);
+        char *snake = snake_field_name(api, rc, fc->pyname);
+        /* a hidden count keeps its C name where that is not its
+         * snake_case name too (clkMonListSize, not count) */
+        char *plain = hidden && !snake ? rules_snake_field_name(api, fc->pyname) : NULL;
+        tv_set_bool(fv, "name_hidden", plain && strcmp(plain, fc->pyname) == 0);
+        free(plain);
+        tv_set_bool(fv, "has_snake_name", snake != NULL && !hidden);
         tv_set_str(fv, "snake_name", snake ? snake : "");
         free(snake);
         tv_set_str(fv, "kind", render_field_kind(fc->kind));

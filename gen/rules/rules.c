@@ -354,6 +354,10 @@ void rules_api(const cb_rules *r, cb_api *api)
             if (api->nwords < CB_API_MAX_LIBS)
                 api->words[api->nwords++] = a0;
             break;
+        case CB_D_FIELD_UNDERSCORE:
+            if (api->nunderscored < CB_API_MAX_LIBS)
+                api->underscored[api->nunderscored++] = a0;
+            break;
         case CB_D_ENUM_PREFIX:
             api->enum_prefix = a0;
             break;
@@ -407,11 +411,9 @@ static int is_python_keyword(const char *name)
     return 0;
 }
 
-/* Appends `_` to the malloc'ed name s when it is a keyword; returns it. */
-static char *unkeyword(char *s)
+/* The malloc'ed name s with `_` appended (s reallocated); returns it. */
+static char *underscored(char *s)
 {
-    if (!is_python_keyword(s))
-        return s;
     size_t n = strlen(s);
     char *r = realloc(s, n + 2);
     if (!r)
@@ -421,12 +423,31 @@ static char *unkeyword(char *s)
     return r;
 }
 
+/* Appends `_` to the malloc'ed name s when it is a keyword; returns it. */
+static char *unkeyword(char *s)
+{
+    return is_python_keyword(s) ? underscored(s) : s;
+}
+
 char *rules_python_identifier(const char *name)
 {
     char *s = strdup(name);
     if (!s)
         arena_oom();
     return unkeyword(s);
+}
+
+char *rules_snake_field_name(const cb_api *api, const char *pyname)
+{
+    if (!api->snake)
+        return NULL;
+    cb_api plain = *api;
+    plain.name_prefix = ""; /* a field keeps any prefix the API strips */
+    char *snake = rules_python_name(&plain, pyname);
+    for (size_t i = 0; i < api->nunderscored; i++)
+        if (strcmp(snake, api->underscored[i]) == 0)
+            return underscored(snake);
+    return snake;
 }
 
 char *rules_type_pyname(const cb_api *api, const char *name)

@@ -139,6 +139,8 @@ typedef struct {
     int snake;                      /* python-names ... snake */
     const char *words[CB_API_MAX_LIBS]; /* python-word: whole lower-case words */
     size_t nwords;
+    const char *underscored[CB_API_MAX_LIBS]; /* field-underscore: WORD -> WORD_ */
+    size_t nunderscored;
     const char *enum_prefix;        /* enum-prefix: NULL when none */
     long long chars_length;         /* chars-length: 0 when none */
     const char *count_query;        /* count-query: its STATUS, NULL when none */
@@ -188,5 +190,10 @@ char *rules_enum_pyname(const cb_api *api, const char *name);
 /* A C name as a Python identifier (malloc'ed): the name, with a trailing
  * `_` when it is a Python keyword. Struct fields are named by it. */
 char *rules_python_identifier(const char *name);
+/* A struct field's snake_case name in a snake_case module (malloc'ed):
+ * pyname (its Python identifier) in snake_case, keeping any prefix the
+ * API strips from functions, with a trailing `_` when a field-underscore
+ * rule names it (device -> device_); NULL when the API is not snake. */
+char *rules_snake_field_name(const cb_api *api, const char *pyname);
 
 #endif

@@ -850,16 +850,30 @@ static void bind_undos(cb_facts *b)
 
 /* ---- matching ----------------------------------------------------------- */
 
+/* Whether FIELD's type is a fixed array a field-count rule may count:
+ * `T FIELD[N]`, T neither char (text) nor an array. */
+static int countable_fixed_array(const cb_field *a)
+{
+    const cb_type *t = a ? a->type : NULL;
+    const cb_type *e = t && t->kind == TY_ARRAY && t->array_len > 0 ? t->pointee : NULL;
+    return e && e->kind != TY_ARRAY && e->kind != TY_VOID &&
+           !(e->kind == TY_INT && e->size == 1 && e->canon && strcmp(e->canon, "char") == 0);
+}
+
 /* Whether `field-count RECORD FIELD COUNT` (or field-count-out: records
  * 0) describes the header: FIELD of RECORD points at a struct or union of
  * the header (when records) or at a handle (an opaque handle of the
- * header, an integer handle of a value-handle / value-class rule), COUNT
- * is an integer field of RECORD (not a bit-field). */
+ * header, an integer handle of a value-handle / value-class rule), or
+ * (field-count) at an unsigned integer, or is a fixed array of any other
+ * element than char; COUNT
+ * is another integer field of RECORD (not a bit-field). */
 static int field_count_matches(const cb_facts *b, const cb_rule *rule, int records)
 {
     const cb_model *m = b->model;
     const cb_field *a = rules_record_field(m, rule->args[0], rule->args[1]);
     const cb_field *c = rules_record_field(m, rule->args[0], rule->args[2]);
+    if (records && countable_fixed_array(a))
+        return c && c != a && c->type->kind == TY_INT && c->bit_width < 0;
     const cb_type *e = a && a->type->kind == TY_POINTER ? a->type->pointee : NULL;
     int record = e && e->kind == TY_RECORD && model_type_record(m, e) >= 0;
     int value_handle = e && (rules_type_rule(b, CB_D_VALUE_HANDLE, e) ||
@@ -867,7 +881,11 @@ static int field_count_matches(const cb_facts *b, const cb_rule *rule, int recor
     int handle = e && e->name &&
                  ((e->kind == TY_HANDLE && names_handle(m, e->name)) ||
                   (e->kind == TY_INT && value_handle));
-    return ((records && record) || handle) && c && c->type->kind == TY_INT && c->bit_width < 0;
+    /* field-count over plain unsigned integers (nvml's vgpuTypeIds) */
+    int ints = records && e && e->kind == TY_INT && !e->is_signed &&
+               (e->size == 1 || e->size == 2 || e->size == 4 || e->size == 8);
+    return ((records && record) || handle || ints) && c && c->type->kind == TY_INT &&
+           c->bit_width < 0;
 }
 
 /* The record a RECORD argument names (tag, name or typedef), -1. */
@@ -930,6 +948,28 @@ int rules_field_default_value(const cb_rule *rule, unsigned long long *value)
     return *text && !*end;
 }
 
+/* Whether a field of a snake_case module's records is named word (a
+ * field-underscore rule; the name before the rule's `_`). */
+static int field_underscore_matches(const cb_facts *b, const char *word)
+{
+    const cb_model *m = b->model;
+    for (size_t i = 0; i < m->nrecords; i++)
+        for (size_t k = 0; k < m->records[i].nfields; k++) {
+            const char *name = m->records[i].fields[k].name;
+            if (!*name)
+                continue;
+            char *id = rules_python_identifier(name);
+            char *snake = rules_snake_field_name(&b->api, id);
+            size_t n = strlen(word);
+            int hit = snake && strncmp(snake, word, n) == 0 && strcmp(snake + n, "_") == 0;
+            free(id);
+            free(snake);
+            if (hit)
+                return 1;
+        }
+    return 0;
+}
+
 /* Whether one rule matches the model (rules_unmatched). */
 static int rule_matches(const cb_facts *b, const cb_rule *rule)
 {
@@ -966,6 +1006,8 @@ static int rule_matches(const cb_facts *b, const cb_rule *rule)
                (rule->nargs < 3 || function_has_param(m, a0, rule->args[2]));
     case CB_D_RECORDS: /* FUNCTION PARAM COUNT [FIELD] */
         return function_has_param(m, a0, rule->args[1]) && function_has_param(m, a0, rule->args[2]);
+    case CB_D_FIELD_UNDERSCORE:
+        return field_underscore_matches(b, a0);
     case CB_D_COUNT_BOUND: /* FUNCTION COUNT COUNTFN */
         return function_has_param(m, a0, rule->args[1]) && rules_function(m, rule->args[2]);
     default:

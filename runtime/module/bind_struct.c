@@ -413,6 +413,38 @@ static const cbs_field_def *node_pair_fn(cbs_struct *s, const cbs_field_def *f)
     return f->kind == CBS_F_POINTER ? callback_fn_of(s, f) : NULL;
 }
 
+/* The value of integer field c of s, negative values as 0. */
+static unsigned long long count_of(cbs_struct *s, const cbs_field_def *c)
+{
+    const unsigned char *p = s->data + c->offset;
+    if (c->kind == CBS_F_SIGNED) {
+        long long n = read_s(p, c->size);
+        return n > 0 ? (unsigned long long)n : 0;
+    }
+    return cbs_read_u(p, c->size);
+}
+
+/* Whether f is a fixed counted array (bind_struct.h: "Counted arrays"). */
+static int fixed_counted(const cbs_field_def *f)
+{
+    return f->count > 0 && f->kind != CBS_F_CHARS && f->aux >= 0;
+}
+
+/* The elements of counted array f of s that its count field says are
+ * valid, at most cap (a larger count is junk: clamped). */
+static size_t counted_len(cbs_struct *s, const cbs_field_def *f, size_t cap)
+{
+    unsigned long long n = count_of(s, &s->def->fields[f->aux]);
+    return n < cap ? (size_t)n : cap;
+}
+
+/* Stores n into the count field of counted array f of s. */
+static void store_count(cbs_struct *s, const cbs_field_def *f, size_t n)
+{
+    const cbs_field_def *c = &s->def->fields[f->aux];
+    write_u(s->data + c->offset, c->size, (unsigned long long)n);
+}
+
 /* owned_array for field f of the record at root offset `base` of root. */
 static PyObject *owned_array_at(cbs_struct *root, size_t base, const cbs_field_def *f,
                                 unsigned long long bits, size_t *n)
@@ -455,8 +487,12 @@ static PyObject *load_array(cbs_struct *s, const cbs_field_def *f, cbs_tables *t
     PyObject *o = owned_array(s, f, bits, &n);
     if (!o)
         return PyErr_Occurred() ? NULL : PyLong_FromUnsignedLongLong(bits);
-    PyTypeObject *ht = f->kind == CBS_F_HANDLE_ARRAY ? tb->handles[f->index] : NULL;
-    if (f->kind == CBS_F_HANDLE_ARRAY && !ht) {
+    if (f->sets_count)
+        n = counted_len(s, f, n); /* the count the library wrote back */
+    int values = f->kind == CBS_F_HANDLE_ARRAY; /* else records */
+    int ints = values && f->index < 0;          /* plain unsigned integers */
+    PyTypeObject *ht = values && !ints ? tb->handles[f->index] : NULL;
+    if (values && !ints && !ht) {
         Py_DECREF(o);
         PyErr_Format(PyExc_RuntimeError, "%s.%s: the module is being torn down",
                      cbs_short_name(Py_TYPE(s)), f->name);
@@ -465,9 +501,10 @@ static PyObject *load_array(cbs_struct *s, const cbs_field_def *f, cbs_tables *t
     PyObject *list = PyList_New((Py_ssize_t)n);
     for (size_t i = 0; list && i < n; i++) {
         PyObject *v;
-        if (ht) {
+        if (values) {
             const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(o) + i * f->elem_size;
-            v = cbs_handle_new(ht, cbs_read_u(p, f->elem_size));
+            unsigned long long x = cbs_read_u(p, f->elem_size);
+            v = ints ? PyLong_FromUnsignedLongLong(x) : cbs_handle_new(ht, x);
         } else {
             cbs_struct *a = (cbs_struct *)o;
             v = (PyObject *)struct_make(Py_TYPE(a), a->def, a->data + i * a->def->size, o);
@@ -479,17 +516,6 @@ static PyObject *load_array(cbs_struct *s, const cbs_field_def *f, cbs_tables *t
     }
     Py_DECREF(o);
     return list;
-}
-
-/* The value of integer field c of s, negative values as 0. */
-static unsigned long long count_of(cbs_struct *s, const cbs_field_def *c)
-{
-    const unsigned char *p = s->data + c->offset;
-    if (c->kind == CBS_F_SIGNED) {
-        long long n = read_s(p, c->size);
-        return n > 0 ? (unsigned long long)n : 0;
-    }
-    return cbs_read_u(p, c->size);
 }
 
 /* A CBS_F_HANDLE_OUT field: a lazy sequence (bind_handle_seq.h) of its
@@ -582,14 +608,15 @@ PyObject *cbs_struct_get(PyObject *self, void *closure)
     }
     if (f->count == 0 || f->kind == CBS_F_CHARS)
         return load(s, f, p, tb);
-    PyObject *list = PyList_New((Py_ssize_t)f->count);
+    size_t len = fixed_counted(f) ? counted_len(s, f, f->count) : f->count;
+    PyObject *list = PyList_New((Py_ssize_t)len);
     if (!list)
         return NULL;
     /* An array of records reads as copies of its elements, as cuda.bindings
      * reads one (cudaEglFrame.frame.pPitch): changing an element read does
      * not change the array; a lone nested record stays a view. */
     int copies = f->kind == CBS_F_RECORD && tb->structs[f->index];
-    for (size_t i = 0; i < f->count; i++) {
+    for (size_t i = 0; i < len; i++) {
         PyObject *v = copies ? cbs_struct_from(tb->structs[f->index], p + i * f->size)
                              : load(s, f, p + i * f->size, tb);
         if (!v) {
@@ -788,6 +815,9 @@ static int to_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, unsign
                      f->kind == CBS_F_RECORD_ARRAY
                          ? "a list of structs, an int address, None, a struct, an object with "
                            "getPtr() or a buffer"
+                     : f->kind == CBS_F_HANDLE_ARRAY && f->index < 0
+                         ? "a list of ints, an int address, None, a struct, an object with "
+                           "getPtr() or a buffer"
                      : f->kind == CBS_F_HANDLE_ARRAY
                          ? "a list of handles, an int address, None, a struct, an object with "
                            "getPtr() or a buffer"
@@ -849,8 +879,9 @@ static cbs_struct *array_make(cbs_struct *s, const cbs_field_def *f, cbs_tables 
 }
 
 /* A new bytes object holding the values of the handles of seq (a tuple of
- * at least one: instances of CBS_F_HANDLE_ARRAY field f's class, or ints
- * that fit in elem_size bytes), elem_size bytes each, aligned for them.
+ * at least one: instances of CBS_F_HANDLE_ARRAY field f's class t, or ints
+ * that fit in elem_size bytes; t NULL: ints only, an array of plain
+ * integers), elem_size bytes each, aligned for them.
  * TypeError naming the field and the index of an item of another type. */
 static PyObject *handles_make(cbs_struct *s, const cbs_field_def *f, PyTypeObject *t,
                               PyObject *seq)
@@ -871,17 +902,17 @@ static PyObject *handles_make(cbs_struct *s, const cbs_field_def *f, PyTypeObjec
     for (size_t i = 0; i < n; i++) {
         PyObject *item = PyTuple_GET_ITEM(seq, (Py_ssize_t)i);
         unsigned long long bits;
-        if (cbs_handle_related(Py_TYPE(item), t)) {
+        if (t && cbs_handle_related(Py_TYPE(item), t)) {
             bits = cbs_handle_bits((const cbs_handle *)item);
-        } else if (PyLong_CheckExact(item)) {
+        } else if (t ? PyLong_CheckExact(item) : PyLong_Check(item)) {
             if (to_integer(s, f, item, 0, (int)(8 * size), &bits) < 0) {
                 Py_DECREF(b);
                 return NULL;
             }
         } else {
-            PyErr_Format(PyExc_TypeError, "%s.%s[%zu] must be %s or int, not %.100s",
-                         cbs_short_name(Py_TYPE(s)), f->name, i, cbs_short_name(t),
-                         Py_TYPE(item)->tp_name);
+            PyErr_Format(PyExc_TypeError, "%s.%s[%zu] must be %s%sint, not %.100s",
+                         cbs_short_name(Py_TYPE(s)), f->name, i, t ? cbs_short_name(t) : "",
+                         t ? " or " : "", Py_TYPE(item)->tp_name);
             Py_DECREF(b);
             return NULL;
         }
@@ -1096,8 +1127,12 @@ static int set_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, cbs_t
     unsigned long long bits = 0;
     PyObject *keep = NULL;
     int records = f->kind == CBS_F_RECORD_ARRAY, handles = f->kind == CBS_F_HANDLE_ARRAY;
+    /* a hidden count follows the list set (its length) or None (0); an
+     * address leaves it as it is */
+    int counts = f->sets_count && (records || handles) && f->aux >= 0 && v == Py_None;
+    Py_ssize_t nset = 0;
     if ((records || handles) && (PyList_Check(v) || PyTuple_Check(v))) {
-        if (records ? !tb->structs[f->index] : !tb->handles[f->index]) {
+        if (records ? !tb->structs[f->index] : f->index >= 0 && !tb->handles[f->index]) {
             PyErr_Format(PyExc_RuntimeError, "%s.%s: the module is being torn down",
                          cbs_short_name(Py_TYPE(s)), f->name);
             return -1;
@@ -1105,13 +1140,15 @@ static int set_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, cbs_t
         PyObject *seq = PySequence_Tuple(v);
         if (!seq)
             return -1;
+        nset = PyTuple_GET_SIZE(seq);
+        counts = f->sets_count && f->aux >= 0;
         if (PyTuple_GET_SIZE(seq) > 0) {
             if (records) {
                 cbs_struct *a = array_make(s, f, tb, seq);
                 keep = (PyObject *)a;
                 bits = a ? (unsigned long long)(uintptr_t)a->data : 0;
             } else {
-                keep = handles_make(s, f, tb->handles[f->index], seq);
+                keep = handles_make(s, f, f->index >= 0 ? tb->handles[f->index] : NULL, seq);
                 bits = keep ? (unsigned long long)(uintptr_t)PyBytes_AS_STRING(keep) : 0;
             }
             if (!keep) {
@@ -1128,7 +1165,11 @@ static int set_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, cbs_t
         }
         return -1;
     }
-    return publish_callback(s, f, bits, keep, tb);
+    if (publish_callback(s, f, bits, keep, tb) < 0)
+        return -1;
+    if (counts)
+        store_count(s, f, (size_t)nset);
+    return 0;
 }
 
 /* A kernel's handle from field k of s (an index into its field table;
@@ -1429,7 +1470,8 @@ int cbs_struct_set(PyObject *self, PyObject *value, void *closure)
         return set_kernel(s, f, value, tb);
 
     int scalar = f->count == 0 || f->kind == CBS_F_CHARS;
-    size_t n = scalar ? 1 : f->count;
+    size_t n = scalar ? 1 : f->count;  /* the items given */
+    size_t cap = n;                    /* the elements the field holds */
     size_t elem = f->kind == CBS_F_CHARS ? f->count : f->size;
     PyObject *seq = NULL;
     if (!scalar) {
@@ -1442,7 +1484,16 @@ int cbs_struct_set(PyObject *self, PyObject *value, void *closure)
         seq = cbs_sequence_tuple(value, "");
         if (!seq)
             return -1;
-        if ((size_t)PyTuple_GET_SIZE(seq) != n) {
+        if (fixed_counted(f)) {
+            /* at most cap items, the rest zeroed, the count set */
+            n = (size_t)PyTuple_GET_SIZE(seq);
+            if (n > cap) {
+                PyErr_Format(PyExc_ValueError, "%s.%s takes at most %zu items, not %zu",
+                             cbs_short_name(Py_TYPE(s)), f->name, cap, n);
+                Py_DECREF(seq);
+                return -1;
+            }
+        } else if ((size_t)PyTuple_GET_SIZE(seq) != n) {
             /* IndexError, as cuda.bindings' (Cython's) array assignment */
             PyErr_Format(PyExc_IndexError, "%s.%s takes a sequence of %zu items, not %zd",
                          cbs_short_name(Py_TYPE(s)), f->name, n, PyTuple_GET_SIZE(seq));
@@ -1453,9 +1504,11 @@ int cbs_struct_set(PyObject *self, PyObject *value, void *closure)
     /* Convert everything first: a failed assignment changes nothing, and
      * sources that alias the destination are read before it is written. */
     unsigned char small[64];
-    unsigned char *buf = n * elem <= sizeof small ? small : PyMem_Malloc(n * elem);
-    PyObject **entries = carries_keep(f->kind) ? PyMem_Calloc(n, sizeof *entries) : NULL;
+    unsigned char *buf = cap * elem <= sizeof small ? small : PyMem_Malloc(cap * elem);
+    PyObject **entries = carries_keep(f->kind) ? PyMem_Calloc(cap, sizeof *entries) : NULL;
     int rc = -1;
+    if (buf)
+        memset(buf, 0, cap * elem);
     if (!buf || (carries_keep(f->kind) && !entries)) {
         PyErr_NoMemory();
         goto done;
@@ -1467,11 +1520,13 @@ int cbs_struct_set(PyObject *self, PyObject *value, void *closure)
             goto done;
     }
     unsigned char *dst = s->data + f->offset;
-    memcpy(dst, buf, n * elem);
+    memcpy(dst, buf, cap * elem);
+    if (fixed_counted(f))
+        store_count(s, f, n);
     if (entries) {
         cbs_struct *root = root_of(s);
         size_t base = (size_t)(dst - root->data);
-        if (keep_drop(root, base, n * elem) < 0)
+        if (keep_drop(root, base, cap * elem) < 0)
             goto done;
         for (size_t i = 0; i < n; i++)
             if (keep_add(root, base + i * elem, entries[i]) < 0)
@@ -1704,7 +1759,10 @@ static int check_fields(const cbs_tables *tb, const cbs_struct_def *def)
             const cbs_field_def *c = f->aux >= 0 && (size_t)f->aux < def->nfields
                                          ? &def->fields[f->aux]
                                          : NULL;
-            bad |= f->index < 0 || (size_t)f->index >= ntab || f->size != sizeof(void *) ||
+            /* index -1: an array of plain unsigned integers */
+            int ints = f->kind == CBS_F_HANDLE_ARRAY && f->index == -1;
+            bad |= (!ints && (f->index < 0 || (size_t)f->index >= ntab)) ||
+                   f->size != sizeof(void *) ||
                    f->count != 0 || f->aux < -1 || (size_t)f->aux >= def->nfields ||
                    (f->kind == CBS_F_HANDLE_OUT && !c) ||
                    (c && ((c->kind != CBS_F_SIGNED && c->kind != CBS_F_UNSIGNED) || c->count ||
@@ -1713,6 +1771,15 @@ static int check_fields(const cbs_tables *tb, const cbs_struct_def *def)
                        ? es != 0
                        : es != 1 && es != 2 && es != 4 && es != 8;
         }
+        /* a fixed counted array's count: an integer field, not itself */
+        const cbs_field_def *fc = fixed_counted(f) && (size_t)f->aux < def->nfields
+                                      ? &def->fields[f->aux]
+                                      : NULL;
+        bad |= fixed_counted(f) &&
+               (!fc || fc == f || (fc->kind != CBS_F_SIGNED && fc->kind != CBS_F_UNSIGNED) ||
+                fc->count || fc->bit_width >= 0 || fc->size > 8 || !f->sets_count);
+        bad |= f->sets_count && !fixed_counted(f) &&
+               ((f->kind != CBS_F_RECORD_ARRAY && f->kind != CBS_F_HANDLE_ARRAY) || f->aux < 0);
         bad |= f->size == 0 && f->kind != CBS_F_CHARS;
         bad |= f->bit_width > 64 || (f->bit_width >= 0 && f->kind != CBS_F_SIGNED &&
                                      f->kind != CBS_F_UNSIGNED && f->kind != CBS_F_ENUM);

@@ -61,6 +61,23 @@
  * when nested (CUgraphNodeParams.extSemSignal) as when passed directly;
  * messages name the path (CUgraphNodeParams_st.extSemSignal.numExtSems).
  *
+ * Counted arrays (field-count rules on a fixed array, `T FIELD[N]` with
+ * an integer count field COUNT of the same record, nvmlClkMonStatus_t's
+ * clkMonList): the count says how many of the N elements are valid, so
+ * the field reads as a list of the first min(COUNT, N) elements (a COUNT
+ * larger than N, junk from from_buffer or from_ptr, is clamped: reading
+ * never goes past the array) and takes a list or tuple of at most N
+ * elements (ValueError naming the field beyond), written first, the rest
+ * zeroed, and COUNT set to their number (sets_count). In a snake_case
+ * module the count field's snake_case name is hidden, as cuda.bindings
+ * hides it (its C name still answers); the field-count pointer fields of
+ * such a module (sets_count) likewise set COUNT to the length of a list
+ * set (0 for None or an empty list; an int address leaves it as it is)
+ * and read as at most COUNT elements of the array they own (COUNT is
+ * written after the pointer is published: a reader in between sees at
+ * most the owned array, the clamp). A count whose C name is its
+ * snake_case name too (`count`) is hidden whole.
+ *
  * Driver-filled handle arrays (CBS_F_HANDLE_OUT, phGraph_out): the field
  * is the driver's to set (cuGraphAddNode writes it into the struct passed);
  * reading it gives a lazy read-only sequence (bind_handle_seq.h) as long
@@ -132,7 +149,9 @@ typedef enum {
                             aux: the integer field counting them, or -1 */
     CBS_F_HANDLE_ARRAY,  /* T *: a pointer field that also takes a list of
                             handles tables.handles[index] of elem_size bytes
-                            each (field-count rules); aux as above */
+                            each (field-count rules); aux as above; index
+                            -1: plain unsigned integers of elem_size bytes
+                            (ints both ways: nvml's vgpuTypeIds) */
     CBS_F_HANDLE_OUT     /* T *: a pointer to an array of handles that the
                             driver owns and fills (field-count-out rules):
                             set like CBS_F_POINTER; reads as a sequence
@@ -152,7 +171,9 @@ typedef struct {
     int bit_width;       /* -1 unless a bit-field (integer kinds only) */
     int bit_offset;      /* bit-fields: bits from `offset` (little-endian) */
     int aux;             /* CBS_F_KERNEL_PARAMS, _RECORD_ARRAY,
-                            _HANDLE_ARRAY: see above; CBS_F_FUNCPTR of a
+                            _HANDLE_ARRAY: see above; a fixed array
+                            (count > 0, not CBS_F_CHARS): its integer
+                            count field, or -1 (see "Counted arrays"); CBS_F_FUNCPTR of a
                             host function (void (*)(void *)): its data
                             field (`void *userData` after it), which
                             makes the field take a Python callable
@@ -160,6 +181,12 @@ typedef struct {
                             else -1 */
     size_t elem_size;    /* CBS_F_HANDLE_ARRAY: bytes of one handle (1, 2,
                             4 or 8); else 0 */
+    int sets_count;      /* a counted array whose count field aux the
+                            array's setter keeps (see "Counted arrays"):
+                            1 for every fixed counted array; a
+                            CBS_F_RECORD_ARRAY / _HANDLE_ARRAY field of a
+                            snake_case module, whose count is hidden; else
+                            0 */
 } cbs_field_def;
 
 /* The terms of the bytes a call touches through a host buffer, in the

@@ -161,9 +161,12 @@ PyObject *cbs_struct_array_get(PyObject *self, void *closure)
 }
 
 /* Whether an array-wide write of field f can be undone by restoring its
- * bytes: a plain value, no kept object or nested record behind it. */
+ * bytes: a plain value, no kept object or nested record behind it, no
+ * count field it sets too. */
 static int plain_field(const cbs_field_def *f)
 {
+    if (f->sets_count)
+        return 0;
     switch (f->kind) {
     case CBS_F_SIGNED: case CBS_F_UNSIGNED: case CBS_F_FLOAT: case CBS_F_DOUBLE:
     case CBS_F_ENUM: case CBS_F_HANDLE: case CBS_F_VALUE_HANDLE: case CBS_F_CHARS:

@@ -501,9 +501,36 @@ def test_field_count_rules_on_handles_make_handle_arrays(run_cubind, tmp_path, c
          "field-count CUDA_KERNEL_NODE_PARAMS_st extra sharedMemBytes\n"])
     assert "phGraph_out" not in stderr
     assert unmatched(2, "field-count CUDA_KERNEL_NODE_PARAMS_st extra") in stderr
-    assert re.search(r'\{"phGraph_out", \d+, 8, CBS_F_HANDLE_ARRAY, \d+, 0, -1, 0, \d+, 8\}',
+    # the driver face keeps its counts the caller's (sets_count 0)
+    assert re.search(r'\{"phGraph_out", \d+, 8, CBS_F_HANDLE_ARRAY, \d+, 0, -1, 0, \d+, 8, 0\}',
                      text)
-    assert re.search(r'\{"extra", \d+, 8, CBS_F_KERNEL_EXTRA, -1, 0, -1, 0, -1, 0\}', text)
+    assert re.search(r'\{"extra", \d+, 8, CBS_F_KERNEL_EXTRA, -1, 0, -1, 0, -1, 0, 0\}', text)
+
+
+def test_field_count_rules_on_fixed_arrays_count_them(run_cubind, tmp_path, cuda_h):
+    """A field-count rule on a fixed array (a char array is text:
+    CUcheckpointRestoreArgs_st's `char reserved[...]` is reported;
+    CUDA_ARRAY_SPARSE_PROPERTIES_st's `unsigned int reserved[4]` is not)
+    makes its count field aux and its setter keep the count (sets_count
+    1); the driver face still names the count field."""
+    stderr, unmatched, text = generate_with_extra_rules(
+        run_cubind, tmp_path, cuda_h,
+        ["field-count CUcheckpointRestoreArgs_st reserved gpuPairsCount\n",
+         "field-count CUDA_ARRAY_SPARSE_PROPERTIES_st reserved flags\n",
+         "field-count CUDA_ARRAY_SPARSE_PROPERTIES_st reserved testsGenNoCount\n"])
+    assert unmatched(1, "field-count CUcheckpointRestoreArgs_st reserved") in stderr
+    assert "field-count CUDA_ARRAY_SPARSE_PROPERTIES_st reserved flags" not in stderr
+    assert unmatched(3, "field-count CUDA_ARRAY_SPARSE_PROPERTIES_st reserved") in stderr
+    table = re.search(r'/\* CUDA_ARRAY_SPARSE_PROPERTIES_st \*/\n'
+                      r'static const cbs_field_def struct_fields_\d+\[\] = \{\n'
+                      r'((?:    \{"[^\n]*\n)*)', text).group(1).splitlines()
+    names = [line.split('"')[1] for line in table]
+    # reserved's aux is the index of flags in the record's table
+    reserved = table[names.index("reserved")]
+    assert reserved.endswith("CBS_F_UNSIGNED, -1, 4, -1, 0, %d, 0, 1}," % names.index("flags")), \
+        reserved
+    assert '{"flags", cbs_struct_get' in text
+
 
 
 @pytest.mark.parametrize("rule, message", [

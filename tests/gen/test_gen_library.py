@@ -343,3 +343,23 @@ def test_a_text_rule_whose_size_the_function_lacks_leaves_it_unbound(run_cubind,
     assert re.search(r"^nvmlVgpuTypeGetName: .*a text rule needs .*SIZE of the function", report,
                      re.M), report
     assert '{"vgpu_type_get_name", ' not in module_source(out, "nvml")
+
+
+def test_field_underscore_rules_name_snake_fields(run_cubind, cuda_include, tmp_path):
+    """field-underscore WORD: a snake_case module's field named WORD is
+    also WORD_ (nvml's PciInfo.device_), its C name staying; a WORD no
+    field has is reported."""
+    rules = rules_with(tmp_path, "nvml", "field-underscore device",
+                       "field-underscore device\nfield-underscore testsgenword")
+    out = tmp_path / "out"
+    os.makedirs(out)
+    p = run_cubind("generate", "--list-unmatched", "--header", header_path(cuda_include, "nvml.h"),
+                   "--rules", rules, "--include", cuda_include, "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    assert "rule 'field-underscore testsgenword' matches nothing" in p.stderr
+    assert "field-underscore device'" not in p.stderr
+    source = module_source(out, "nvml")
+    # (a snake_case module's getset: bind_struct_array.h's functions)
+    assert '{"device_", cbs_struct_array_get' in source
+    assert '{"device", cbs_struct_array_get' in source
+    assert '{"min_", cbs_struct_array_get' in source

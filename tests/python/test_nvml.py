@@ -181,7 +181,9 @@ def test_struct_fields_have_cuda_bindings_snake_names(nvml):
         for attr in set(attrs) - {"from_buffer", "from_data", "from_ptr", "ptr"}:
             total += 1
             have += hasattr(cls, attr)
-    assert have >= 320 and total - have <= 15, (have, total)  # cuda.bindings' device_, ...
+    # every one 12.4's nvml.h has (device_, min_, ...: the field-underscore
+    # rules) but Value.us_val, a later header's field
+    assert have >= 340 and total - have <= 1, (have, total)
 
 
 def zero_args(fn):
