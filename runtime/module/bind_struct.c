@@ -130,10 +130,10 @@ PyObject *cbs_struct_records(PyTypeObject *t, const cbs_struct_def *def, size_t 
     return (PyObject *)a;
 }
 
-PyObject *cbs_struct_view(PyObject *of, unsigned char *data)
+PyObject *cbs_struct_view(PyTypeObject *t, const cbs_struct_def *def, PyObject *of,
+                          unsigned char *data)
 {
-    cbs_struct *s = (cbs_struct *)of;
-    return (PyObject *)struct_make(Py_TYPE(of), s->def, data, of);
+    return (PyObject *)struct_make(t, def, data, of);
 }
 
 static cbs_struct *root_of(cbs_struct *s)

@@ -291,6 +291,12 @@ typedef struct {
                                   in dealloc; else NULL */
     int readonly;              /* roots: field writes raise ValueError (views
                                   ask their root); fixed at creation */
+    int sized;                 /* a snake_case class's object whose number
+                                  of records is `length` (bind_struct_array.h:
+                                  T(0), a view of a record array field),
+                                  set before the object is shared; 0: one
+                                  record, or nelems of an array root */
+    Py_ssize_t length;
 } cbs_struct;
 
 /* The getset functions of every field (closure: const cbs_field_def *). */
@@ -315,9 +321,11 @@ PyTypeObject *cbs_struct_type_create_with(PyObject *module, const cbs_struct_def
  * records, each but for its version and field defaults: an array root
  * (cbs_struct.nelems = n) when n > 1, the one record of T() otherwise. */
 PyObject *cbs_struct_records(PyTypeObject *t, const cbs_struct_def *def, size_t n);
-/* A new view of the record at data, inside the storage of `of` (an
- * instance of the same class, root or view: the view holds the root). */
-PyObject *cbs_struct_view(PyObject *of, unsigned char *data);
+/* A new view, an instance of t (def: its description), of the record at
+ * data inside the storage of `of` (a struct object, root or view: the view
+ * holds the root). */
+PyObject *cbs_struct_view(PyTypeObject *t, const cbs_struct_def *def, PyObject *of,
+                          unsigned char *data);
 /* The class's tp_new (T(_ptr=0): an address to wrap, or zeroed storage),
  * tp_init (field keywords) and tp_repr (one record's fields). */
 PyObject *cbs_struct_new(PyTypeObject *t, PyObject *args, PyObject *kwds);

@@ -5,6 +5,7 @@
  */
 #include "bind_struct_array.h"
 
+#include "bind_record.h"
 #include "bind_support.h"
 
 #include <string.h>
@@ -12,7 +13,14 @@
 Py_ssize_t cbs_struct_array_len(PyObject *self)
 {
     const cbs_struct *s = (const cbs_struct *)self;
-    return s->nelems ? (Py_ssize_t)s->nelems : 1;
+    return s->sized ? s->length : s->nelems ? (Py_ssize_t)s->nelems : 1;
+}
+
+/* A view of record i of self (0 <= i < its length). */
+static PyObject *record_at(PyObject *self, Py_ssize_t i)
+{
+    cbs_struct *s = (cbs_struct *)self;
+    return cbs_struct_view(Py_TYPE(self), s->def, self, s->data + (size_t)i * s->def->size);
 }
 
 /* The description of class t (a class of its module's tables), NULL with
@@ -70,8 +78,8 @@ static PyObject *array_new(PyTypeObject *t, PyObject *args, PyObject *kwds)
             }
             return NULL;
         }
-        if (n < 1) {
-            PyErr_Format(PyExc_ValueError, "%s(): size must be at least 1, not %zd", name, n);
+        if (n < 0) {
+            PyErr_Format(PyExc_ValueError, "%s(): size must not be negative, not %zd", name, n);
             return NULL;
         }
     }
@@ -83,7 +91,12 @@ static PyObject *array_new(PyTypeObject *t, PyObject *args, PyObject *kwds)
                      def->size);
         return NULL;
     }
-    return cbs_struct_records(t, def, (size_t)n);
+    PyObject *o = cbs_struct_records(t, def, (size_t)n);
+    if (o && n == 0) { /* one zeroed record allocated, none counted */
+        ((cbs_struct *)o)->sized = 1;
+        ((cbs_struct *)o)->length = 0;
+    }
+    return o;
 }
 
 /* Field keywords, by either name of the field, as `obj.field = value`
@@ -117,19 +130,17 @@ static int array_init(PyObject *self, PyObject *args, PyObject *kwds)
 
 static PyObject *array_item(PyObject *self, Py_ssize_t i)
 {
-    cbs_struct *s = (cbs_struct *)self;
-    Py_ssize_t n = cbs_struct_array_len(self);
-    if (i < 0 || i >= n) {
+    if (i < 0 || i >= cbs_struct_array_len(self)) {
         PyErr_Format(PyExc_IndexError, "%s index out of range", cbs_short_name(Py_TYPE(self)));
         return NULL;
     }
-    return cbs_struct_view(self, s->data + (size_t)i * s->def->size);
+    return record_at(self, i);
 }
 
 static PyObject *array_repr(PyObject *self)
 {
     Py_ssize_t n = cbs_struct_array_len(self);
-    if (n == 1)
+    if (n == 1 && !((cbs_struct *)self)->sized)
         return cbs_struct_repr(self);
     /* "cubind.nvml.nvmlFieldValue_st": the module is what precedes the name */
     const char *qualname = ((cbs_struct *)self)->def->qualname;
@@ -142,15 +153,52 @@ static PyObject *array_repr(PyObject *self)
     return r;
 }
 
+/* A fixed array of records f of one record self (`T f[N]`), as an array
+ * view of its class: N records, or the first min(COUNT, N) of a counted
+ * one (bind_struct.h's "Counted arrays"). cuda.bindings returns the
+ * nested class's array (an empty one for a count of 0). */
+static PyObject *record_array_view(PyObject *self, const cbs_field_def *f)
+{
+    cbs_struct *s = (cbs_struct *)self;
+    const cbs_tables *tb = (const cbs_tables *)PyType_GetModuleState(Py_TYPE(self));
+    if (!tb || !tb->structs[f->index]) {
+        PyErr_Format(PyExc_RuntimeError, "%s.%s: the module is being torn down",
+                     cbs_short_name(Py_TYPE(self)), f->name);
+        return NULL;
+    }
+    size_t n = f->count;
+    if (f->aux >= 0) {
+        const cbs_field_def *c = &s->def->fields[f->aux];
+        unsigned long long bits = cbs_read_u(s->data + c->offset, c->size);
+        int negative = c->kind == CBS_F_SIGNED && (bits >> (c->size * 8 - 1)) & 1;
+        n = negative ? 0 : bits < n ? (size_t)bits : n;
+    }
+    PyObject *v = cbs_struct_view(tb->structs[f->index], &tb->struct_defs[f->index], self,
+                                  s->data + f->offset);
+    if (v) { /* not yet shared */
+        ((cbs_struct *)v)->sized = 1;
+        ((cbs_struct *)v)->length = (Py_ssize_t)n;
+    }
+    return v;
+}
+
+/* A fixed array of records of a snake_case class reads as its class's
+ * array (the nested class is a snake_case class too). */
+static int is_record_array(const cbs_field_def *f)
+{
+    return f->kind == CBS_F_RECORD && f->count > 0 && f->bit_width < 0;
+}
+
 PyObject *cbs_struct_array_get(PyObject *self, void *closure)
 {
     Py_ssize_t n = cbs_struct_array_len(self);
-    if (n == 1)
-        return cbs_struct_get(self, closure);
+    if (n == 1 && !((cbs_struct *)self)->sized)
+        return is_record_array(closure) ? record_array_view(self, closure)
+                                        : cbs_struct_get(self, closure);
     PyObject *list = PyList_New(n);
     for (Py_ssize_t i = 0; list && i < n; i++) {
         PyObject *record = array_item(self, i);
-        PyObject *v = record ? cbs_struct_get(record, closure) : NULL;
+        PyObject *v = record ? cbs_struct_array_get(record, closure) : NULL;
         Py_XDECREF(record);
         if (!v)
             Py_CLEAR(list);
@@ -242,7 +290,7 @@ static int record_from_item(PyObject *arr, Py_ssize_t i, PyObject *item, PyTypeO
         return 0;
     }
     if (field && PyIndex_Check(item)) {
-        PyObject *record = cbs_struct_view(arr, p);
+        PyObject *record = record_at(arr, i);
         int rc = record ? PyObject_SetAttrString(record, field, item) : -1;
         Py_XDECREF(record);
         if (rc == 0)

@@ -7,8 +7,9 @@
  *
  *   T(size=1, **fields)
  *       size records, each zeroed but for its version and field defaults;
- *       T() and T(1) are the one record every other class makes. size is
- *       an int >= 1 (TypeError, ValueError naming `size`); an array too
+ *       T() and T(1) are the one record every other class makes, T(0) an
+ *       empty array. size is an int >= 0 (TypeError, ValueError naming
+ *       `size`); an array too
  *       large to allocate is a MemoryError. A field keyword, by either
  *       name of the field, is `obj.field = value` (below: for size > 1,
  *       one value per record); another keyword is a TypeError.
@@ -35,6 +36,12 @@
  *   obj.ptr, a function argument
  *       the address of record 0: a function taking `T *` with a count
  *       reads the records in order.
+ *   rec.items, a fixed array of records `U items[N]` of one record
+ *       an array view of class U (cbs_struct.sized): its N records, or for
+ *       a counted array the first min(COUNT, N) (bind_struct.h's "Counted
+ *       arrays"), holding rec's root and writing through; an empty array
+ *       for a count of 0, as cuda.bindings' nested class's array. Set as
+ *       bind_struct.h says (a list of records).
  *
  * The size of an object never changes: threads share an array as they
  * share a record (bind_struct.h's contract for field reads and writes).

@@ -77,9 +77,28 @@ def test_every_record_of_a_versioned_array_carries_its_version():
     assert len(set(m.version)) == 1 and m.version[0] == nvml.Memory_v2().version != 0
 
 
+def test_an_empty_array_and_a_record_array_field_read_as_the_class():
+    z = FieldValue(0)
+    assert len(z) == 0 and list(z) == [] and z.field_id == []
+    with pytest.raises(IndexError):
+        z[0]
+    # cuda-python's own test: an empty hierarchy's bridge_chip_info is an
+    # empty BridgeChipInfo array; set, it views the struct's records
+    h = nvml.BridgeChipHierarchy()
+    assert isinstance(h.bridge_chip_info, nvml.BridgeChipInfo) and len(h.bridge_chip_info) == 0
+    h.bridge_chip_info = [nvml.BridgeChipInfo(fw_version=5), nvml.BridgeChipInfo(fw_version=6)]
+    infos = h.bridge_chip_info
+    assert len(infos) == 2 and infos.fw_version == [5, 6]
+    infos[0].fw_version = 9  # writes through to the hierarchy
+    assert h.bridge_chip_info[0].fw_version == 9
+    del h
+    gc.collect()
+    assert infos.fw_version == [9, 6]  # the view keeps its struct alive
+
+
 def test_bad_sizes_name_the_argument():
-    with pytest.raises(ValueError, match="size must be at least 1"):
-        FieldValue(0)
+    with pytest.raises(ValueError, match="size must not be negative"):
+        FieldValue(-1)
     with pytest.raises(TypeError, match="size must be an int"):
         FieldValue("2")
     with pytest.raises(TypeError, match="size must be an int"):
