@@ -120,3 +120,51 @@ def test_from_ptr_still_views_and_the_driver_face_keeps_its_address():
     assert t.getPtr() == s.getPtr()
     with pytest.raises(TypeError):
         len(s)
+
+
+@pytest.mark.tsan
+def test_one_array_from_many_threads():
+    """Threads share one FieldValue array and one hierarchy: each takes
+    views of its own record (indexing, iteration, the record array field)
+    and writes and reads its record's field, while the creator drops its
+    references; then each reads the whole array's field lists: every write
+    lands, the memory lives while any view does (truly parallel on a
+    free-threaded build, and under ThreadSanitizer by tests/run). Records
+    are plain memory as in C (bind_struct.h): no thread reads a record
+    while another writes it."""
+    import threading
+    threads = 8
+    values = FieldValue(threads)
+    hierarchy = nvml.BridgeChipHierarchy()
+    hierarchy.bridge_chip_info = [nvml.BridgeChipInfo() for _ in range(threads)]
+    infos = hierarchy.bridge_chip_info
+    barrier = threading.Barrier(threads + 1, timeout=60)
+    done = threading.Barrier(threads, timeout=60)
+    errors = []
+
+    def body(i, h):
+        try:
+            barrier.wait()
+            for k in range(300):
+                values[i].field_id = k
+                infos[i].fw_version = k
+                assert len(values) == threads
+                assert [r for r in values][i].field_id == k
+                assert h.bridge_chip_info[i].fw_version == k
+            done.wait()  # every record written: the lists read them all
+            assert values.field_id == [299] * threads
+            assert h.bridge_chip_info.fw_version == [299] * threads
+        except Exception as e:  # reported below, with the thread's index
+            errors.append((i, e))
+
+    ts = [threading.Thread(target=body, args=(i, hierarchy)) for i in range(threads)]
+    for t in ts:
+        t.start()
+    barrier.wait()
+    del hierarchy  # the threads' references and the views keep its memory
+    gc.collect()
+    for t in ts:
+        t.join()
+    assert not errors, errors
+    assert values.field_id == [299] * threads
+    assert infos.fw_version == [299] * threads
