@@ -655,6 +655,7 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
     pc->cast_from = NULL;
     pc->output_field = NULL;
     pc->records_field = NULL;
+    pc->size_of_fixed = -1;
     pc->input_fields = NULL;
     pc->ninput_fields = 0;
     pc->length_of = -1;
@@ -723,15 +724,19 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
         return;
     }
     if (pf->on[CB_D_STRUCT_SIZE]) {
-        /* the size of the struct STRUCT points to; value: that struct */
+        /* the size of the struct STRUCT points to, or of the N elements it
+         * points to under a fixed rule; value: that struct (element) */
         const cb_type *st = pf->size_of >= 0 ? f->params[pf->size_of].type : NULL;
-        int fits = t->kind == TY_INT && st && st->kind == TY_POINTER &&
-                   st->pointee->kind == TY_RECORD && st->pointee->size > 0;
+        int fixed = pf->size_of >= 0 && pfacts(facts, f, &f->params[pf->size_of])->on[CB_D_FIXED];
+        int fits = t->kind == TY_INT && st && st->kind == TY_POINTER && st->pointee->size > 0 &&
+                   (st->pointee->kind == TY_RECORD || fixed);
         pc->shape = fits ? SH_STRUCT_SIZE : SH_UNSUPPORTED;
-        if (fits)
+        if (fits) {
             pc->value = st->pointee;
-        else
-            *why = reason(m, p, "a struct-size rule needs an integer and a pointer to a struct");
+            pc->size_of_fixed = fixed ? pf->size_of : -1;
+        } else {
+            *why = reason(m, p, "a struct-size rule needs an integer and a pointer to a struct (or to the elements of a fixed rule)");
+        }
         return;
     }
     if (t->kind != TY_POINTER) {

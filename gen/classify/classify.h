@@ -88,6 +88,8 @@ typedef struct cb_pclass {
                                  the one field of a versioned struct
                                  besides its version and input_fields),
                                  NULL */
+    int size_of_fixed;        /* SH_STRUCT_SIZE: the fixed-rule array whose
+                                 bytes it is (its N elements), else -1 */
     const char *records_field; /* SH_IN/INOUT_RECORDS: the integer field a
                                  value of the sequence sets (the records
                                  rule's FIELD), NULL */

@@ -414,6 +414,9 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     tv_set_bool(p, "count_is_inout", cnt && shapes_is_input(cnt->shape) && shapes_is_output(cnt->shape));
     tv_set(p, "count_param", count_ref(fc, pc));
     tv_set_bool(p, "has_count", has_count);
+    /* a struct-size rule on a fixed-rule array: the array whose bytes */
+    tv_set_bool(p, "size_of_fixed", pc->size_of_fixed >= 0);
+    tv_set_str(p, "size_of_cname", pc->size_of_fixed >= 0 ? f->params[pc->size_of_fixed].name : "");
     /* a records rule: the integer field its sequence's values set */
     tv_set_bool(p, "has_records_field", pc->records_field != NULL);
     tv_set_str(p, "records_field", pc->records_field ? pc->records_field : "");

@@ -112,6 +112,29 @@ int fake_nvml_cleared(unsigned int *ids, int max)
     return ncleared;
 }
 
+/* The supported P-states: refuses a buffer under its 16 entries (7,
+ * insufficient size), else writes P0, P2 and P8 and marks the rest
+ * unknown (32); the size it was given is kept for the test. */
+static unsigned int pstates_size;
+
+int nvmlDeviceGetSupportedPerformanceStates(fake_nvml_device device, int *pstates,
+                                            unsigned int size)
+{
+    (void)device;
+    pstates_size = size;
+    if (size < 16 * sizeof *pstates)
+        return 7;
+    static const int supported[] = {0, 2, 8};
+    for (unsigned int i = 0; i < 16; i++)
+        pstates[i] = i < 3 ? supported[i] : 32;
+    return 0;
+}
+
+unsigned int fake_nvml_pstates_size(void)
+{
+    return pstates_size;
+}
+
 const char *nvmlErrorString(int result)
 {
     return result == 0   ? "Success"

@@ -99,3 +99,19 @@ for bad in ([], "ab", [1.5], [nvml.PciInfo()], 5, [2**40]):
 """)
     assert out.split("\n")[:6] == ["ValueError True", "TypeError True", "TypeError True",
                                    "TypeError True", "TypeError True", "ValueError True"], out
+
+
+def test_supported_performance_states_pass_their_array_and_its_bytes(double):
+    """nvmlDeviceGetSupportedPerformanceStates(device, pstates, size): the
+    binding passes its 16-entry array and its size in bytes (the fixed and
+    struct-size rules), and takes the device alone, as cuda.bindings. It
+    took (device, size) and passed one 4-byte output with that size."""
+    out = run(double, FIELD_VALUES % double + """
+import inspect
+print(list(inspect.signature(nvml.device_get_supported_performance_states).parameters))
+states = nvml.device_get_supported_performance_states(0)
+print(len(states), [int(s) for s in states[:4]], fake.fake_nvml_pstates_size())
+""")
+    lines = out.strip().split("\n")
+    assert lines[0] == "['device']", out
+    assert lines[1] == "16 [0, 2, 8, 32] 64", out

@@ -16,8 +16,6 @@ spec.loader.exec_module(compare_signatures)
 
 # The differences left with CUDA 12.4's nvml.h, and why (docs/compatibility.md).
 REMAINING = {
-    # the array's byte size, as nvml.h takes it; cuda.bindings' is fixed
-    "device_get_supported_performance_states": "(device, size)",
     # 12.4's nvmlVgpuPlacementList_v1_t has no mode field (13.0's v2 has)
     "device_get_vgpu_type_creatable_placements": "(device, vgpu_type_id)",
     "device_get_vgpu_type_supported_placements": "(device, vgpu_type_id)",
