@@ -28,7 +28,7 @@ static cbs_tables *tables_of_type(PyTypeObject *t)
 
 /* The def of one of a module's struct classes (types do not carry it:
  * instances do, so this runs once per construction). */
-static const cbs_struct_def *def_of_type(PyTypeObject *t)
+const cbs_struct_def *cbs_struct_def_of(PyTypeObject *t)
 {
     if (!cbs_is_struct_type(t)) {
         PyErr_Format(PyExc_TypeError, "%.100s is not a cubind struct class", t->tp_name);
@@ -438,6 +438,11 @@ static size_t counted_len(cbs_struct *s, const cbs_field_def *f, size_t cap)
     return n < cap ? (size_t)n : cap;
 }
 
+size_t cbs_struct_fixed_len(cbs_struct *s, const cbs_field_def *f)
+{
+    return fixed_counted(f) ? counted_len(s, f, f->count) : f->count;
+}
+
 /* Stores n into the count field of counted array f of s. */
 static void store_count(cbs_struct *s, const cbs_field_def *f, size_t n)
 {
@@ -608,7 +613,7 @@ PyObject *cbs_struct_get(PyObject *self, void *closure)
     }
     if (f->count == 0 || f->kind == CBS_F_CHARS)
         return load(s, f, p, tb);
-    size_t len = fixed_counted(f) ? counted_len(s, f, f->count) : f->count;
+    size_t len = cbs_struct_fixed_len(s, f);
     PyObject *list = PyList_New((Py_ssize_t)len);
     if (!list)
         return NULL;
@@ -1551,7 +1556,7 @@ done:
  * to wrap without owning it; 0 or absent allocates zeroed storage. */
 PyObject *cbs_struct_new(PyTypeObject *t, PyObject *args, PyObject *kwds)
 {
-    const cbs_struct_def *def = def_of_type(t);
+    const cbs_struct_def *def = cbs_struct_def_of(t);
     if (!def)
         return NULL;
     PyObject *ptr = NULL;
@@ -2094,7 +2099,7 @@ int cbs_arg_struct(PyObject *o, PyTypeObject *t, int allow_none, const char *fun
 
 PyObject *cbs_struct_alloc(PyTypeObject *t, void **data)
 {
-    const cbs_struct_def *def = def_of_type(t);
+    const cbs_struct_def *def = cbs_struct_def_of(t);
     cbs_struct *s = def ? struct_make(t, def, NULL, NULL) : NULL;
     if (s)
         *data = s->data;

@@ -317,6 +317,13 @@ PyTypeObject *cbs_struct_type_create_with(PyObject *module, const cbs_struct_def
                                           const PyType_Slot *extra);
 
 /* For the classes built on these (bind_struct_array.h). */
+/* The description of t, one of its module's struct classes; NULL with
+ * TypeError (not a struct class) or SystemError (no module state). */
+const cbs_struct_def *cbs_struct_def_of(PyTypeObject *t);
+/* How many elements of the fixed array field f of s (f->count > 0) hold
+ * values: f->count, or for a counted array min(COUNT, f->count), a
+ * negative COUNT as 0 ("Counted arrays" above). */
+size_t cbs_struct_fixed_len(cbs_struct *s, const cbs_field_def *f);
 /* A new owning instance of t (def: its description) holding n zeroed
  * records, each but for its version and field defaults: an array root
  * (cbs_struct.nelems = n) when n > 1, the one record of T() otherwise. */

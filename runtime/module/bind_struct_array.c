@@ -5,7 +5,6 @@
  */
 #include "bind_struct_array.h"
 
-#include "bind_record.h"
 #include "bind_support.h"
 
 #include <string.h>
@@ -21,18 +20,6 @@ static PyObject *record_at(PyObject *self, Py_ssize_t i)
 {
     cbs_struct *s = (cbs_struct *)self;
     return cbs_struct_view(Py_TYPE(self), s->def, self, s->data + (size_t)i * s->def->size);
-}
-
-/* The description of class t (a class of its module's tables), NULL with
- * TypeError. */
-static const cbs_struct_def *def_of(PyTypeObject *t)
-{
-    const cbs_tables *tb = (const cbs_tables *)PyType_GetModuleState(t);
-    for (size_t i = 0; tb && i < tb->nstructs; i++)
-        if (tb->structs[i] == t)
-            return &tb->struct_defs[i];
-    PyErr_Format(PyExc_TypeError, "%s is not a class of its module's tables", cbs_short_name(t));
-    return NULL;
 }
 
 /* T(size=1, **fields); T(_ptr=address) wraps an address (from_ptr's). */
@@ -83,7 +70,7 @@ static PyObject *array_new(PyTypeObject *t, PyObject *args, PyObject *kwds)
             return NULL;
         }
     }
-    const cbs_struct_def *def = def_of(t);
+    const cbs_struct_def *def = cbs_struct_def_of(t);
     if (!def)
         return NULL;
     if ((size_t)n > (size_t)PY_SSIZE_T_MAX / def->size) {
@@ -166,13 +153,7 @@ static PyObject *record_array_view(PyObject *self, const cbs_field_def *f)
                      cbs_short_name(Py_TYPE(self)), f->name);
         return NULL;
     }
-    size_t n = f->count;
-    if (f->aux >= 0) {
-        const cbs_field_def *c = &s->def->fields[f->aux];
-        unsigned long long bits = cbs_read_u(s->data + c->offset, c->size);
-        int negative = c->kind == CBS_F_SIGNED && (bits >> (c->size * 8 - 1)) & 1;
-        n = negative ? 0 : bits < n ? (size_t)bits : n;
-    }
+    size_t n = cbs_struct_fixed_len(s, f);
     PyObject *v = cbs_struct_view(tb->structs[f->index], &tb->struct_defs[f->index], self,
                                   s->data + f->offset);
     if (v) { /* not yet shared */
@@ -329,7 +310,7 @@ PyObject *cbs_struct_array_arg(PyObject *o, PyTypeObject *t, const char *field, 
         return NULL;
     }
     Py_ssize_t len = PyTuple_GET_SIZE(seq);
-    const cbs_struct_def *def = len ? def_of(t) : NULL;
+    const cbs_struct_def *def = len ? cbs_struct_def_of(t) : NULL;
     if (!def) {
         if (!len)
             PyErr_Format(PyExc_ValueError, "%s(): argument '%s' holds no record", func, param);
