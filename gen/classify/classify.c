@@ -247,12 +247,6 @@ static const char *reason(cb_model *m, const cb_param *p, const char *what)
     return model_strdup(m, buf);
 }
 
-static int is_char(const cb_type *t)
-{
-    return t->kind == TY_INT && t->size == 1 && t->canon && strstr(t->canon, "char") != NULL &&
-           !strstr(t->canon, "unsigned");
-}
-
 /* An input array of what `T *const *` p points at, counted by an integer
  * parameter: SH_IN_ARRAY with elements of kind ek and C type `spelling`
  * (T * without the const), or SH_UNSUPPORTED when no count pairs with p. */
@@ -280,7 +274,7 @@ static cb_shape pointer_to_pointer(const cb_model *m, const cb_facts *facts, con
 {
     const cb_type *inner = p->type->pointee;   /* T * */
     const cb_type *target = inner->pointee;    /* T */
-    if ((inner->is_const || is_in) && is_char(target) && target->is_const)
+    if ((inner->is_const || is_in) && model_type_is_char(target) && target->is_const)
         /* const char *const * (or const char ** an `in` rule names): an
          * input array of strings when counted */
         return counted_input_array(m, facts, f, p, pc, EK_CSTRING, "const char *");
@@ -292,7 +286,7 @@ static cb_shape pointer_to_pointer(const cb_model *m, const cb_facts *facts, con
                                    target->is_const ? "const void *" : "void *");
     if (p->type->pointee->is_const)
         return SH_UNSUPPORTED;
-    if (is_char(target) && target->is_const) {
+    if (model_type_is_char(target) && target->is_const) {
         pc->value = inner;
         return SH_OUT_STRING;
     }
@@ -471,7 +465,7 @@ static void classify_sized(cb_model *m, const cb_facts *facts, const cb_function
         ok = f->params[i].type->kind != TY_POINTER &&
              strcmp(f->params[i].type->canon, sf->params[i].type->canon) == 0;
     pc->size_fn = sf;
-    if (ok && (pt->kind == TY_VOID || is_char(pt))) {
+    if (ok && (pt->kind == TY_VOID || model_type_is_char(pt))) {
         pc->shape = SH_OUT_BUFFER;
         pc->elem = EK_POINTER;
         return;
@@ -694,7 +688,7 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
     if (pf->on[CB_D_TEXT]) {
         /* text the library writes: a char * and its optional size */
         int named = pf->on[CB_D_TEXT]->nargs > 2; /* a SIZE the function must have */
-        int fits = t->kind == TY_POINTER && is_char(t->pointee) && !t->pointee->is_const &&
+        int fits = t->kind == TY_POINTER && model_type_is_char(t->pointee) && !t->pointee->is_const &&
                    facts->api.chars_length > 0 && (!named || pf->text_size >= 0) &&
                    (pf->text_size < 0 || is_int_or_int_pointer(f->params[pf->text_size].type));
         pc->shape = fits ? SH_OUT_TEXT : SH_UNSUPPORTED;
@@ -818,9 +812,9 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
         pc->elem = EK_POINTER;
         pc->count_index = pf->on[CB_D_UNSIZED] ? -1 : byte_size_after(f, p);
         host_buffer(facts, f, p, pc);
-    } else if (is_char(pt) && pt->is_const) {
+    } else if (model_type_is_char(pt) && pt->is_const) {
         pc->shape = SH_IN_STRING;
-    } else if (pt->kind == TY_POINTER && is_in && !(is_char(pt->pointee) && pt->pointee->is_const)) {
+    } else if (pt->kind == TY_POINTER && is_in && !(model_type_is_char(pt->pointee) && pt->pointee->is_const)) {
         pc->elem = EK_POINTER;
         pc->value = pt;
         pc->count_index = paired_count(f, facts, p);
@@ -829,7 +823,7 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
         pc->shape = pointer_to_pointer(m, facts, f, p, pc, is_in);
     } else if (pt->is_const || is_in) {
         provided_input(m, facts, f, p, pt, pc);
-    } else if (is_char(pt)) {
+    } else if (model_type_is_char(pt)) {
         pc->count_index = -1;
         for (size_t i = 0; i < f->nparams; i++)
             if (f->params[i].type->kind == TY_INT && is_char_buffer_size(f->params[i].name, p->name))
@@ -997,7 +991,7 @@ static int is_error_string(const cb_model *m, const cb_facts *facts, const cb_fu
 {
     const cb_api *api = &facts->api;
     return f->ret->kind == TY_POINTER &&
-           is_char(f->ret->pointee) && f->nparams == 1 && f->params[0].type->kind == TY_ENUM &&
+           model_type_is_char(f->ret->pointee) && f->nparams == 1 && f->params[0].type->kind == TY_ENUM &&
            model_type_enum(m, f->params[0].type) == model_enum_index(m, api->result);
 }
 

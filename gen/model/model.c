@@ -71,6 +71,12 @@ int model_field_is_flexible(const cb_field *f)
     return f->type->kind == TY_ARRAY && f->type->array_len == 0;
 }
 
+int model_type_is_char(const cb_type *t)
+{
+    return t->kind == TY_INT && t->size == 1 && t->canon && strstr(t->canon, "char") != NULL &&
+           !strstr(t->canon, "unsigned");
+}
+
 int model_handle_index(const cb_model *m, const char *name)
 {
     const cb_handle *h = name ? model_handle(m, name) : NULL;

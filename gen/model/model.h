@@ -236,6 +236,9 @@ const cb_record *model_record(const cb_model *m, const char *name);
  * zero-length TY_ARRAY): no bytes of its record, so no attribute of the
  * struct class and no entry in the layout checks. */
 int model_field_is_flexible(const cb_field *f);
+/* Whether t is a char or signed char (text's element; an unsigned char is
+ * a byte). */
+int model_type_is_char(const cb_type *t);
 /* Whether `name` names record r: its name, its tag (when it has one) or
  * one of its typedefs. model_record's test, for callers holding a record. */
 int model_record_named(const cb_record *r, const char *name);

@@ -341,8 +341,7 @@ static const char *output_field_pytype(const cb_model *m, const cb_api *api, con
         if (t->kind == TY_INT || t->kind == TY_ENUM || (t->kind == TY_HANDLE && api->int_handles))
             return "int";
         const cb_type *e = t->kind == TY_ARRAY ? t->pointee : NULL;
-        if (e && e->kind == TY_INT && e->size == 1 && e->canon && strstr(e->canon, "char") &&
-            !strstr(e->canon, "unsigned") && api->chars_length > 0)
+        if (e && model_type_is_char(e) && api->chars_length > 0)
             return "str";
     }
     return "Any";
@@ -420,7 +419,6 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     /* a records rule: the integer field its sequence's values set */
     tv_set_bool(p, "has_records_field", pc->records_field != NULL);
     tv_set_str(p, "records_field", pc->records_field ? pc->records_field : "");
-
     /* a kernel-code function's code image: a Python buffer must hold what
      * the driver reads of it (bind_kernel_code.h) */
     tv_set_bool(p, "code_image", fc->code_image >= 0 && pc == &fc->params[fc->code_image]);
