@@ -141,6 +141,11 @@ static cbs_struct *root_of(cbs_struct *s)
     return s->owner ? (cbs_struct *)s->owner : s;
 }
 
+int cbs_struct_readonly(PyObject *s)
+{
+    return root_of((cbs_struct *)s)->readonly;
+}
+
 static int struct_traverse(PyObject *self, visitproc visit, void *arg)
 {
     cbs_struct *s = (cbs_struct *)self;
@@ -2106,6 +2111,24 @@ PyObject *cbs_struct_alloc(PyTypeObject *t, void **data)
     return (PyObject *)s;
 }
 
+/* The field of struct object o named name (either of its names) when it
+ * is a fixed array of one-byte integers that takes exactly its length
+ * (no count field); else NULL. */
+static const cbs_field_def *byte_array_named(PyObject *o, const char *name)
+{
+    if (!cbs_is_struct_type(Py_TYPE(o)))
+        return NULL;
+    const cbs_struct_def *def = ((cbs_struct *)o)->def;
+    for (const PyGetSetDef *g = def->getset; g->name; g++) {
+        const cbs_field_def *f = g->closure;
+        if (strcmp(g->name, name) != 0 || f < def->fields || f >= def->fields + def->nfields)
+            continue;
+        int bytes = (f->kind == CBS_F_SIGNED || f->kind == CBS_F_UNSIGNED) && f->size == 1;
+        return bytes && f->count > 0 && f->bit_width < 0 && !fixed_counted(f) ? f : NULL;
+    }
+    return NULL;
+}
+
 int cbs_arg_field(PyObject *o, const char *field, PyObject *value, const char *func,
                   const char *param)
 {
@@ -2124,10 +2147,8 @@ int cbs_arg_field(PyObject *o, const char *field, PyObject *value, const char *f
      * zero (cuda.bindings.nvml's char[N] parameters: a nonce) */
     PyObject *padded = NULL;
     if (owner && PyBytes_Check(value)) {
-        PyObject *now = PyObject_GetAttrString(owner, field);
-        Py_ssize_t n = now && PyList_Check(now) ? PyList_GET_SIZE(now) : -1;
-        Py_XDECREF(now);
-        PyErr_Clear();
+        const cbs_field_def *f = byte_array_named(owner, field);
+        Py_ssize_t n = f ? (Py_ssize_t)f->count : -1;
         if (n > PyBytes_GET_SIZE(value)) {
             padded = PyBytes_FromStringAndSize(NULL, n);
             if (padded) {

@@ -267,6 +267,13 @@ typedef struct cbs_tables {
     PyTypeObject *handle_seq;  /* the class driver-filled handle arrays read
                                   as (bind_handle_seq.h), set at module
                                   init before any struct class exists */
+    PyTypeObject *field_buffer; /* the class a snake_case record's numeric
+                                  arrays lend their bytes to numpy through
+                                  (bind_ndarray.h), set at module init
+                                  before any struct class exists */
+    _Atomic(PyObject *) numpy_asarray; /* numpy.asarray once imported;
+                                  Py_None: numpy cannot be imported; NULL:
+                                  not tried yet (bind_ndarray.h) */
 } cbs_tables;
 
 typedef struct {
@@ -320,6 +327,8 @@ PyTypeObject *cbs_struct_type_create_with(PyObject *module, const cbs_struct_def
 /* The description of t, one of its module's struct classes; NULL with
  * TypeError (not a struct class) or SystemError (no module state). */
 const cbs_struct_def *cbs_struct_def_of(PyTypeObject *t);
+/* Whether s (a root or a view) is read-only: its root's `readonly`. */
+int cbs_struct_readonly(PyObject *s);
 /* How many elements of the fixed array field f of s (f->count > 0) hold
  * values: f->count, or for a counted array min(COUNT, f->count), a
  * negative COUNT as 0 ("Counted arrays" above). */

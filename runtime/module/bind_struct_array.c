@@ -5,6 +5,7 @@
  */
 #include "bind_struct_array.h"
 
+#include "bind_ndarray.h"
 #include "bind_support.h"
 
 #include <string.h>
@@ -170,10 +171,42 @@ static int is_record_array(const cbs_field_def *f)
     return f->kind == CBS_F_RECORD && f->count > 0 && f->bit_width < 0;
 }
 
+/* A numeric field as cuda.bindings reads it, a numpy array over the
+ * records' bytes: of one record, its fixed array (`unsigned char
+ * nonce[32]`: 32 values, or a counted array's first min(COUNT, N)); of an
+ * array of n records, one value per record, or an n by N array of a fixed
+ * array that has no count field. NULL and no exception where numpy cannot
+ * be imported or the field is no such array: the caller reads a list. */
+static PyObject *numeric_array(PyObject *self, const cbs_field_def *f, Py_ssize_t n, int one)
+{
+    if (!cbs_ndarray_numeric(f) || (one && f->count == 0) || (!one && f->count > 0 && f->aux >= 0))
+        return NULL;
+    cbs_struct *s = (cbs_struct *)self;
+    cbs_tables *tb = (cbs_tables *)PyType_GetModuleState(Py_TYPE(self));
+    if (!tb)
+        return NULL;
+    Py_ssize_t shape[CBS_NDARRAY_MAX_DIMS], strides[CBS_NDARRAY_MAX_DIMS];
+    int ndim = 0;
+    if (!one) {
+        shape[ndim] = n;
+        strides[ndim++] = (Py_ssize_t)s->def->size;
+    }
+    if (f->count > 0) {
+        shape[ndim] = one ? (Py_ssize_t)cbs_struct_fixed_len(s, f) : (Py_ssize_t)f->count;
+        strides[ndim++] = (Py_ssize_t)f->size;
+    }
+    return cbs_ndarray_view(tb, self, s->data + f->offset, f, ndim, shape, strides,
+                            cbs_struct_readonly(self));
+}
+
 PyObject *cbs_struct_array_get(PyObject *self, void *closure)
 {
     Py_ssize_t n = cbs_struct_array_len(self);
-    if (n == 1 && !((cbs_struct *)self)->sized)
+    int one = n == 1 && !((cbs_struct *)self)->sized;
+    PyObject *array = numeric_array(self, closure, n, one);
+    if (array || PyErr_Occurred())
+        return array;
+    if (one)
         return is_record_array(closure) ? record_array_view(self, closure)
                                         : cbs_struct_get(self, closure);
     PyObject *list = PyList_New(n);

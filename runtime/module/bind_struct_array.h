@@ -24,7 +24,9 @@
  *       that keeps the array alive and writes through to it; IndexError
  *       outside. A single record is its own array of one.
  *   obj.field (size > 1)
- *       a list of each record's value; obj.field = values sets record i's
+ *       a list of each record's value (a numeric field: a numpy array over
+ *       the records' bytes, bind_ndarray.h, where numpy can be imported;
+ *       so is one record's fixed numeric array); obj.field = values sets record i's
  *       field to values[i], values a sequence of exactly size items
  *       (ValueError naming the field otherwise; a value that does not
  *       convert leaves every record as it was). A field whose write keeps

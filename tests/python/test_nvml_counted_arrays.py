@@ -68,7 +68,7 @@ def element(cls_name, field, k):
         e = nvml.BridgeChipInfo()
         e.fw_version = k
         return e
-    assert sample == []
+    assert list(sample) == []
     return k
 
 
@@ -128,8 +128,8 @@ def test_attestation_report_bytes_round_trip():
     r = nvml.ConfComputeGpuAttestationReport()
     assert len(r.nonce) == 32  # an uncounted array: all of it
     r.attestation_report = b"\x01\x02\x03"
-    assert r.attestation_report == [1, 2, 3] and r.attestationReportSize == 3
-    assert r.cec_attestation_report == []
+    assert list(r.attestation_report) == [1, 2, 3] and r.attestationReportSize == 3
+    assert list(r.cec_attestation_report) == []
 
 
 @pytest.mark.parametrize("cls_name, field, count, elem", POINTERS)

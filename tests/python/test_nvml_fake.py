@@ -73,7 +73,7 @@ fields[0].field_id = 4
 got = nvml.device_get_field_values(0, fields)
 print(got is fields, int(got[0].nvml_return), got[0].value.ui_val)
 got = nvml.device_get_field_values(0, [6, 7, nvml.FieldValue(field_id=8)])
-print(len(got), [int(v.nvml_return) for v in got], [v.value.ui_val for v in got], got.timestamp)
+print(len(got), [int(v.nvml_return) for v in got], [v.value.ui_val for v in got], [int(t) for t in got.timestamp])
 """)
     first, second = out.strip().split("\n")
     assert first == "True 0 40", out
