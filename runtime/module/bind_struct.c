@@ -106,12 +106,15 @@ static cbs_struct *struct_make(PyTypeObject *t, const cbs_struct_def *def, unsig
     return s;
 }
 
-PyObject *cbs_struct_records(PyTypeObject *t, const cbs_struct_def *def, size_t n)
+/* A new array root of class t (def): an owning instance of n >= 1
+ * records (cbs_struct.nelems = n), zeroed, each record started
+ * (record_start) when `start`. */
+static cbs_struct *array_root(PyTypeObject *t, const cbs_struct_def *def, size_t n, int start)
 {
-    if (n <= 1)
-        return (PyObject *)struct_make(t, def, NULL, NULL);
-    if (n > PY_SSIZE_T_MAX / def->size)
-        return PyErr_NoMemory();
+    if (n > PY_SSIZE_T_MAX / def->size) {
+        PyErr_NoMemory();
+        return NULL;
+    }
     cbs_struct *a = (cbs_struct *)t->tp_alloc(t, 0);
     if (!a)
         return NULL;
@@ -125,9 +128,16 @@ PyObject *cbs_struct_records(PyTypeObject *t, const cbs_struct_def *def, size_t 
     a->owns = 1;
     a->alloc = raw;
     a->nelems = n;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; start && i < n; i++)
         record_start(def, a->data + i * def->size);
-    return (PyObject *)a;
+    return a;
+}
+
+PyObject *cbs_struct_records(PyTypeObject *t, const cbs_struct_def *def, size_t n)
+{
+    if (n <= 1)
+        return (PyObject *)struct_make(t, def, NULL, NULL);
+    return (PyObject *)array_root(t, def, n, 1);
 }
 
 PyObject *cbs_struct_view(PyTypeObject *t, const cbs_struct_def *def, PyObject *of,
@@ -489,12 +499,16 @@ static PyObject *owned_array(cbs_struct *s, const cbs_field_def *f, unsigned lon
 
 /* A CBS_F_RECORD_ARRAY field: a list of views of the owned array; a
  * CBS_F_HANDLE_ARRAY field: a list of handles of its values; else the
- * address it holds. */
+ * address it holds, but NULL in a field whose count is hidden (sets_count:
+ * a snake_case module's), which reads as an empty list, as cuda.bindings'
+ * library structs read it. */
 static PyObject *load_array(cbs_struct *s, const cbs_field_def *f, cbs_tables *tb)
 {
     unsigned long long bits = cbs_read_u(s->data + f->offset, f->size);
     size_t n = 0;
     PyObject *o = owned_array(s, f, bits, &n);
+    if (!o && !PyErr_Occurred() && !bits && f->sets_count)
+        return PyList_New(0);
     if (!o)
         return PyErr_Occurred() ? NULL : PyLong_FromUnsignedLongLong(bits);
     if (f->sets_count)
@@ -855,23 +869,9 @@ static cbs_struct *array_make(cbs_struct *s, const cbs_field_def *f, cbs_tables 
             return NULL;
         }
     }
-    if (n > PY_SSIZE_T_MAX / size) {
-        PyErr_NoMemory();
-        return NULL;
-    }
-    cbs_struct *a = (cbs_struct *)t->tp_alloc(t, 0);
+    cbs_struct *a = array_root(t, def, n, 0); /* each record is a copy */
     if (!a)
         return NULL;
-    void *raw;
-    a->def = def;
-    a->data = alloc_aligned(n * size, def->align, &raw);
-    if (!a->data) {
-        Py_DECREF(a);
-        return NULL;
-    }
-    a->owns = 1;
-    a->alloc = raw;
-    a->nelems = n;
     for (size_t i = 0; i < n; i++) {
         cbs_struct *src = (cbs_struct *)PyTuple_GET_ITEM(seq, (Py_ssize_t)i), *sroot = root_of(src);
         PyObject *entries = NULL;
@@ -888,15 +888,12 @@ static cbs_struct *array_make(cbs_struct *s, const cbs_field_def *f, cbs_tables 
     return a;
 }
 
-/* A new bytes object holding the values of the handles of seq (a tuple of
- * at least one: instances of CBS_F_HANDLE_ARRAY field f's class t, or ints
- * that fit in elem_size bytes; t NULL: ints only, an array of plain
- * integers), elem_size bytes each, aligned for them.
- * TypeError naming the field and the index of an item of another type. */
-static PyObject *handles_make(cbs_struct *s, const cbs_field_def *f, PyTypeObject *t,
-                              PyObject *seq)
+/* A new bytes object of n >= 1 zeroed values of CBS_F_HANDLE_ARRAY field
+ * f of s, elem_size bytes each, aligned for them: the array such a field
+ * owns (owned_array_at). */
+static PyObject *handles_bytes(cbs_struct *s, const cbs_field_def *f, size_t n)
 {
-    size_t n = (size_t)PyTuple_GET_SIZE(seq), size = f->elem_size;
+    size_t size = f->elem_size;
     if (n > PY_SSIZE_T_MAX / size)
         return PyErr_NoMemory();
     PyObject *b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * size));
@@ -909,6 +906,23 @@ static PyObject *handles_make(cbs_struct *s, const cbs_field_def *f, PyTypeObjec
                      cbs_short_name(Py_TYPE(s)), f->name, size);
         return NULL;
     }
+    memset(p, 0, n * size);
+    return b;
+}
+
+/* A new bytes object holding the values of the handles of seq (a tuple of
+ * at least one: instances of CBS_F_HANDLE_ARRAY field f's class t, or ints
+ * that fit in elem_size bytes; t NULL: ints only, an array of plain
+ * integers), elem_size bytes each, aligned for them.
+ * TypeError naming the field and the index of an item of another type. */
+static PyObject *handles_make(cbs_struct *s, const cbs_field_def *f, PyTypeObject *t,
+                              PyObject *seq)
+{
+    size_t n = (size_t)PyTuple_GET_SIZE(seq), size = f->elem_size;
+    PyObject *b = handles_bytes(s, f, n);
+    if (!b)
+        return NULL;
+    unsigned char *p = (unsigned char *)PyBytes_AS_STRING(b);
     for (size_t i = 0; i < n; i++) {
         PyObject *item = PyTuple_GET_ITEM(seq, (Py_ssize_t)i);
         unsigned long long bits;
@@ -1180,6 +1194,51 @@ static int set_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, cbs_t
     if (counts)
         store_count(s, f, (size_t)nset);
     return 0;
+}
+
+int cbs_struct_fill(PyObject *o, const char *field, size_t *have)
+{
+    cbs_struct *s = (cbs_struct *)o;
+    const cbs_field_def *f = NULL;
+    for (size_t i = 0; cbs_is_struct_type(Py_TYPE(o)) && !f && i < s->def->nfields; i++)
+        if (strcmp(s->def->fields[i].name, field) == 0)
+            f = &s->def->fields[i];
+    int records = f && f->kind == CBS_F_RECORD_ARRAY;
+    if (!f || (!records && f->kind != CBS_F_HANDLE_ARRAY) || f->count || f->aux < 0) {
+        PyErr_Format(PyExc_SystemError, "cubind: %.100s has no counted array field %s",
+                     Py_TYPE(o)->tp_name, field);
+        return -1;
+    }
+    cbs_tables *tb = tables_of_type(Py_TYPE(o));
+    if (!tb)
+        return -1;
+    unsigned long long n = count_of(s, &s->def->fields[f->aux]);
+    if (n <= *have)
+        return 0;
+    if (n > PY_SSIZE_T_MAX) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    PyObject *keep;
+    unsigned char *data;
+    if (records) {
+        if (!tb->structs[f->index]) {
+            PyErr_Format(PyExc_RuntimeError, "%s.%s: the module is being torn down",
+                         cbs_short_name(Py_TYPE(s)), f->name);
+            return -1;
+        }
+        cbs_struct *a = array_root(tb->structs[f->index], &tb->struct_defs[f->index], (size_t)n, 1);
+        keep = (PyObject *)a;
+        data = a ? a->data : NULL;
+    } else {
+        keep = handles_bytes(s, f, (size_t)n);
+        data = keep ? (unsigned char *)PyBytes_AS_STRING(keep) : NULL;
+    }
+    /* the count field holds n already (the library wrote it) */
+    if (!keep || publish(s, f, (unsigned long long)(uintptr_t)data, keep) < 0)
+        return -1;
+    *have = (size_t)n;
+    return 1;
 }
 
 /* A kernel's handle from field k of s (an index into its field table;

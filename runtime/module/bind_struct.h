@@ -33,7 +33,8 @@
  * long as the array), and which is the field's kept object. Reading the
  * field gives a list of views of that array while the field still points
  * at it (cuda.bindings gives instances wrapping the same memory), else the
- * int address as for any pointer field; an empty list sets NULL. The count
+ * int address as for any pointer field (NULL in a snake_case module: an
+ * empty list, "Counted arrays" below); an empty list sets NULL. The count
  * field stays the caller's to set; cbs_arg_struct raises ValueError when it
  * says more records than the owned array holds, or (the field set from a
  * buffer) than fit in the buffer's bytes.
@@ -41,7 +42,8 @@
  * whose T is a handle class, extSemArray): the same for a list or tuple of
  * instances of the handle class (or ints, the handles' values): the values
  * are copied into a bytes object of nelems * elem_size bytes, the field's
- * kept object (immutable: no Python code can write or move the array);
+ * kept object (immutable: no Python code can write or move the array; only
+ * a library filling it, cbs_struct_fill, writes it, during its call);
  * reading gives a list of new handle objects of those values while the
  * field still points at it, else the int address. Count check as above.
  * Host buffers (cbs_host_extent, from the host-bytes rules): a pointer
@@ -75,8 +77,14 @@
  * set (0 for None or an empty list; an int address leaves it as it is)
  * and read as at most COUNT elements of the array they own (COUNT is
  * written after the pointer is published: a reader in between sees at
- * most the owned array, the clamp). A count whose C name is its
+ * most the owned array, the clamp), or as an empty list while NULL, as
+ * cuda.bindings reads them. A count whose C name is its
  * snake_case name too (`count`) is hidden whole.
+ *
+ * Filled arrays (field-count-query rules, cbs_struct_fill below): a
+ * function's output struct gets, after the call that asked the library
+ * for the count, a zeroed array of that many elements that the object
+ * owns, which the library fills in the next call; it reads as above.
  *
  * Driver-filled handle arrays (CBS_F_HANDLE_OUT, phGraph_out): the field
  * is the driver's to set (cuGraphAddNode writes it into the struct passed);
@@ -371,6 +379,24 @@ int cbs_arg_field(PyObject *o, const char *field, PyObject *value, const char *f
  * parameters): a new list of (offset, object) pairs, or None when there
  * are none; NULL with an exception. For the registry (registry-keep). */
 PyObject *cbs_struct_kept(PyObject *o);
+
+/* The calls with an array a field-count-query output gets at most
+ * (gen/rules/rules_directives.def; templates/shapes/out_struct.tmpl):
+ * after the call asking the count, one per count the library gives that
+ * is larger than the last (the count grew between the calls). */
+#define CBS_FILL_TRIES 4
+
+/* A field-count-query output's array: when the count field of the
+ * field-count pointer field `field` (its C name) of struct object o,
+ * as the library wrote it, says more elements than *have (the length of
+ * the array o got here last; 0 at first), the field gets a new zeroed
+ * array of that many that o owns (records of the field's element class,
+ * or values of elem_size bytes: a bytes object only o's keep dict holds,
+ * which the library writes during the next call), published as setting a
+ * list does; *have becomes its length and 1 is returned: call the library
+ * again. 0 when the count is at most *have (nothing more to fill). -1
+ * with an exception: SystemError (o has no such field), MemoryError. */
+int cbs_struct_fill(PyObject *o, const char *field, size_t *have);
 
 /* A new owning instance of t holding a copy of src's size bytes. */
 PyObject *cbs_struct_from(PyTypeObject *t, const void *src);

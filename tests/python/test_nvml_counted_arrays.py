@@ -5,7 +5,8 @@ cuda.bindings.nvml gives them: a fixed array `T FIELD[N]` whose valid
 length a count field says reads as its first COUNT elements, setting it
 writes the elements and the count, a count in memory larger than N (junk
 from from_buffer) never reads past the array; the snake_case count field
-is hidden. Pointer arrays counted by a field keep their count the same way.
+is hidden. Pointer arrays counted by a field keep their count the same way
+(NULL reads as an empty list, as cuda.bindings reads it).
 And the snake_case field names cuda.bindings gives a trailing underscore
 (field-underscore rules). Needs no library: the classes work without it."""
 import ctypes
@@ -136,6 +137,7 @@ def test_attestation_report_bytes_round_trip():
 def test_pointer_arrays_keep_their_hidden_count(cls_name, field, count, elem):
     obj = getattr(nvml, cls_name)()
     assert not hasattr(obj, snake(count))
+    assert getattr(obj, field) == []  # NULL: empty, as cuda.bindings reads it
     e = [getattr(nvml, elem)() for _ in range(3)]
     setattr(obj, field, e)
     assert getattr(obj, count) == 3 and len(getattr(obj, field)) == 3
@@ -146,11 +148,14 @@ def test_pointer_arrays_keep_their_hidden_count(cls_name, field, count, elem):
     setattr(obj, count, 0xFFFFFFFF)
     assert len(getattr(obj, field)) == 3
     setattr(obj, field, None)
-    assert getattr(obj, count) == 0 and getattr(obj, field) == 0
+    assert getattr(obj, count) == 0 and getattr(obj, field) == []
     setattr(obj, field, e[:1])
     assert getattr(obj, count) == 1
     setattr(obj, field, [])
-    assert getattr(obj, count) == 0
+    assert getattr(obj, count) == 0 and getattr(obj, field) == []
+    # an address other than NULL reads as itself (the caller's memory)
+    setattr(obj, field, 4096)
+    assert getattr(obj, field) == 4096
 
 
 def test_the_driver_face_keeps_its_counts_the_callers():
@@ -208,4 +213,4 @@ def test_pointer_arrays_of_ids_are_lists_of_ints():
         p.placement_ids = 1.5
     assert p.placement_ids == [4]  # unchanged
     p.placement_ids = None
-    assert count.value == 0 and p.placement_ids == 0
+    assert count.value == 0 and p.placement_ids == []
