@@ -1028,6 +1028,25 @@ static int holds_pointer(const cb_classes *c, int hi)
     return hi >= 0 && c->handles[hi].kind == CB_HANDLE_POINTER;
 }
 
+/* field-count-query: an output struct's field the library fills
+ * (classify_records.h: fill, one per record, rules_bind checks), and its
+ * count field; NULL for any other parameter. */
+static void fill_of(const cb_classes *c, cb_pclass *pc)
+{
+    pc->fill_field = pc->fill_count = NULL;
+    if (pc->shape != SH_OUT_STRUCT || pc->record_index < 0)
+        return;
+    const cb_record_class *rc = &c->records[pc->record_index];
+    for (size_t k = 0; k < rc->nfields; k++) {
+        const cb_field_class *fc = &rc->fields[k];
+        if (fc->fill && fc->aux >= 0 && (size_t)fc->aux < rc->nfields) {
+            pc->fill_field = fc->field->name;
+            pc->fill_count = rc->fields[fc->aux].field->name;
+            return;
+        }
+    }
+}
+
 /* What render reads of a parameter beyond its shape, made consistent
  * once every parameter is classified (classify.h: derive_params): the
  * indices a shape does not use are -1, so that render tests an index, never
@@ -1058,6 +1077,7 @@ static void derive_params(const cb_classes *c, cb_fclass *fc)
             pc->attr_index = -1;
         if (pc->shape != SH_SYNC_CALLBACK)
             pc->trampoline = NULL;
+        fill_of(c, pc);
     }
 }
 

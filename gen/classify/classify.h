@@ -150,6 +150,11 @@ typedef struct cb_pclass {
      * every other parameter */
     const cb_function *bound_fn;
     int bound_arg;
+    /* field-count-query (classify_records.h: fill; set by derive_params):
+     * an SH_OUT_STRUCT whose record has an array the library fills, its
+     * field's C name and its count field's; NULL for every other
+     * parameter */
+    const char *fill_field, *fill_count;
 } cb_pclass;
 
 /* Whether a parameter appears in the Python signature / the result. */

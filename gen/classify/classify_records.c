@@ -10,7 +10,8 @@
  * else is opaque bytes. Then the record rules of the record's own fields
  * (not those of its anonymous members): kernel-params-field and
  * kernel-extra-field on a pointer, field-count on a pointer to a record or
- * handle class, field-count-out on a pointer to a handle class (a rule
+ * handle class (and field-count-query on such a field: the library
+ * fills it), field-count-out on a pointer to a handle class (a rule
  * whose field is of another type changes nothing; rules_unmatched
  * reports it). Each field's Python name is decided here too (pyname), so
  * that render_structs only spells it.
@@ -170,6 +171,7 @@ static void array_field(const record_env *env, const cb_record *top, const cb_fi
     fc->ref = elem >= 0 ? elem : ints ? -1 : es.ref;
     fc->elem_size = elem >= 0 ? 0 : es.size;
     fc->aux = count;
+    fc->fill = !out && ff->on[CB_D_FIELD_COUNT_QUERY] != NULL; /* the library fills it */
 }
 
 /* Whether f is a host function's pointer, `void (*)(void *)` (CUhostFn,
@@ -220,7 +222,7 @@ static void add_fields(const record_env *env, const cb_record *r, const cb_recor
         field_shape s = shape_of(env, f->type, f->nested);
         cb_field_class *fc = &rc->fields[rc->nfields++];
         *fc = (cb_field_class){f, field_pyname(env->m, f), 0, -1, 0, s.kind, s.size, s.count,
-                               s.ref, -1, 0};
+                               s.ref, -1, 0, 0};
         kernel_field(env, top, f, fc);
         array_field(env, top, f, fc);
         /* chars-length: the API's char arrays are text (aux 1: a str up to

@@ -4,7 +4,8 @@
  * Python boundary: the classify stage's part for records, as classify.h's
  * is for functions. Decided from the model, the module's handle classes
  * (handles.h) and the record rules' facts (rules_bind.h: kernel-params-field,
- * kernel-extra-field, field-count, field-count-out, host-bytes); the
+ * kernel-extra-field, field-count, field-count-out, field-count-query,
+ * host-bytes); the
  * struct tables (render_structs.h) only spell what is decided here, for
  * runtime/module/bind_struct.h.
  */
@@ -65,6 +66,10 @@ typedef struct {
                                  fixed array (count > 0) of a field-count
                                  rule: its count field */
     long long elem_size;      /* HANDLE_ARRAY / HANDLE_OUT: one handle */
+    int fill;                 /* RECORD_ARRAY / HANDLE_ARRAY of a
+                                 field-count-query rule: a function's
+                                 output of the record gets it filled by
+                                 the library (classify.h: fill_field) */
 } cb_field_class;
 
 /* A host-bytes rule of the record, resolved to field indexes of its table

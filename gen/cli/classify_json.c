@@ -135,6 +135,8 @@ static void write_param(FILE *o, const cb_model *m, const cb_fclass *fc, size_t 
         kv_str(o, "host_access", pc->host_writes ? "writes" : "reads");
     if (pc->output_field)
         kv_str(o, "output_field", pc->output_field);
+    if (pc->fill_field) /* field-count-query: the array the library fills */
+        kv_str(o, "fill_field", pc->fill_field);
     if (pc->ninput_fields) { /* input-fields: "FIELD=PYNAME" each */
         fputs(", \"input_fields\": [", o);
         for (size_t i = 0; i < pc->ninput_fields; i++) {
@@ -319,6 +321,8 @@ static void write_record(FILE *o, const cb_model *m, const cb_classes *c, size_t
                       : fc->kind == CB_FIELD_FUNCPTR     ? "data_field"
                                                          : "count_field",
                    field_name(rc, fc->aux));
+        if (fc->fill) /* field-count-query: a function's output gets it filled */
+            kv_bool(o, "filled", 1);
         fputc('}', o);
     }
     fputs("]}", o);

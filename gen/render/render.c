@@ -416,6 +416,11 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     /* a struct-size rule on a fixed-rule array: the array whose bytes */
     tv_set_bool(p, "size_of_fixed", pc->size_of_fixed >= 0);
     tv_set_str(p, "size_of_cname", pc->size_of_fixed >= 0 ? f->params[pc->size_of_fixed].name : "");
+    /* field-count-query: the array field of the output struct the
+     * library fills, after a call that asks its count (shapes/out_struct) */
+    tv_set_bool(p, "has_fill", pc->fill_field != NULL);
+    tv_set_str(p, "fill_field", pc->fill_field ? pc->fill_field : "");
+    tv_set_str(p, "fill_count", pc->fill_count ? pc->fill_count : "");
     /* a records rule: the integer field its sequence's values set */
     tv_set_bool(p, "has_records_field", pc->records_field != NULL);
     tv_set_str(p, "records_field", pc->records_field ? pc->records_field : "");

@@ -416,6 +416,14 @@ static void bind_functions(cb_facts *b)
     }
 }
 
+/* Whether the RECORD FIELD a rule names is a field of the record itself
+ * that is a pointer. */
+static int is_pointer_field(const cb_model *m, const cb_rule *rule)
+{
+    const cb_field *f = rules_record_field(m, rule->args[0], rule->args[1]);
+    return f && f->type->kind == TY_POINTER;
+}
+
 /* RECORD FIELD rules. */
 static void bind_records(cb_facts *b)
 {
@@ -466,8 +474,17 @@ static void bind_records(cb_facts *b)
             if (x >= 0)
                 rf->fields[x].direct = 1;
         }
+        const cb_rule *fill = NULL; /* the record's field-count-query rule */
         for (size_t k = 0; k < rf->nfields; k++) {
             cb_field_facts *ff = &rf->fields[k];
+            const cb_rule *q = ff->on[CB_D_FIELD_COUNT_QUERY];
+            if (q && fill)
+                bind_error(b, q, "%s has one already (%s)", q->args[0], fill->args[1]);
+            else if (q && !ff->on[CB_D_FIELD_COUNT])
+                bind_error(b, q, "%s.%s has no field-count rule", q->args[0], q->args[1]);
+            else if (q && !is_pointer_field(m, q))
+                bind_error(b, q, "%s.%s is no pointer", q->args[0], q->args[1]);
+            fill = fill ? fill : q;
             if (!ff->on[CB_D_KERNEL_PARAMS_FIELD])
                 ff->func = ff->kern = -1;
             if (!ff->on[CB_D_FIELD_COUNT])
@@ -985,6 +1002,12 @@ static int rule_matches(const cb_facts *b, const cb_rule *rule)
         return field_count_matches(b, rule, 1);
     case CB_D_FIELD_COUNT_OUT:
         return field_count_matches(b, rule, 0);
+    case CB_D_FIELD_COUNT_QUERY: { /* RECORD FIELD: a field-count pointer that matches */
+        long long i = record_index(m, a0);
+        long long k = i >= 0 ? model_field_index(m, &m->records[i], rule->args[1]) : -1;
+        const cb_rule *count = k >= 0 ? b->records[i].fields[k].on[CB_D_FIELD_COUNT] : NULL;
+        return count && is_pointer_field(m, rule) && field_count_matches(b, count, 1);
+    }
     case CB_D_FIELD_DEFAULT: { /* RECORD FIELD VALUE: an integer field, a number */
         const cb_field *f = rules_record_field(m, a0, rule->args[1]);
         unsigned long long v;

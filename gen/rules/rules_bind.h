@@ -177,7 +177,10 @@ typedef struct {
 
 /* The facts of one field of a record's flattened field table. */
 typedef struct {
-    const cb_rule *on[CB_NDIRECTIVES]; /* RECORD FIELD rules naming it */
+    const cb_rule *on[CB_NDIRECTIVES]; /* RECORD FIELD rules naming it
+                                          (field-count-query: checked to
+                                          have a field-count rule, one per
+                                          record) */
     int direct;               /* a field of the record itself, not of an
                                  anonymous member */
     long long func, kern;     /* kernel-params-field: FUNC's and KERN's
@@ -267,7 +270,8 @@ typedef struct cb_facts {
      * field of the owner, a function's term other than SIZE or a constant
      * SIZE; a when= not an enum field and one of its enumerators; a
      * maker's term not PARAM=FIELD, FIELD not the record's, a PARAM
-     * twice); NULL
+     * twice; a field-count-query FIELD without a field-count rule or no
+     * pointer, a record's second field-count-query); NULL
      * when none. The facts are not to be classified then. */
     const char *error;
     cb_arena *arena;

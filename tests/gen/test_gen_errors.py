@@ -90,11 +90,12 @@ def generate_fails(run_cubind, tmp_path, header, path, line=None, *extra, status
 
 
 def rule_refused(run_cubind, tmp_path, header, rule):
-    """generate_fails with the repository's rules plus `rule` (one line, no
-    newline) last: the error must name the rules file and that line."""
+    """generate_fails with the repository's rules plus `rule` (lines, no
+    final newline) last: the error must name the rules file and its last
+    line."""
     with open(RULES) as f:
         lines = f.read().splitlines(True)
-    lines.append(rule + "\n")
+    lines += [line + "\n" for line in rule.split("\n")]
     rules = tmp_path / "rules.txt"
     rules.write_text("".join(lines))
     return generate_fails(run_cubind, tmp_path, header, rules, len(lines), "--rules", str(rules))
@@ -489,6 +490,36 @@ def test_field_count_rules_that_do_not_describe_the_header_are_reported(run_cubi
     assert unmatched(4, "field-count CUlaunchConfig_st attrs") in stderr
     assert '{"attrs", 40, 8, CBS_F_RECORD_ARRAY,' in text
     assert '{"gridDimX", 0, 4, CBS_F_UNSIGNED,' in text
+
+
+def test_field_count_query_rules_match_a_counted_pointer(run_cubind, tmp_path, cuda_h):
+    """A field-count-query rule matches where the field-count rule of its
+    field matches (a record the header lacks: reported); on the driver's
+    input structs it changes nothing (the fill is an output struct's)."""
+    stderr, unmatched, text = generate_with_extra_rules(
+        run_cubind, tmp_path, cuda_h,
+        ["field-count-query CUtestsGenNoSuchRecord attrs\n",
+         "field-count-query CUlaunchConfig_st attrs\n"])
+    assert unmatched(1, "field-count-query CUtestsGenNoSuchRecord attrs") in stderr
+    assert "field-count-query CUlaunchConfig_st" not in stderr
+    assert "cbs_struct_fill(" not in text
+
+
+@pytest.mark.parametrize("rule, message", [
+    # a field without a field-count rule (a record the header has)
+    ("field-count-query CUlaunchConfig_st gridDimX",
+     "field-count-query: CUlaunchConfig_st.gridDimX has no field-count rule"),
+    # two arrays of one record: the binding fills one
+    ("field-count-query CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st extSemArray\n"
+     "field-count-query CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st paramsArray",
+     "CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st has one already (extSemArray)"),
+])
+def test_field_count_query_rules_that_do_not_fit_are_errors(run_cubind, tmp_path, cuda_h, rule,
+                                                            message):
+    """A field-count-query rule naming a field of the header without a
+    field-count rule, or a record's second one, is a path:line error."""
+    p = rule_refused(run_cubind, tmp_path, cuda_h, rule)
+    assert message in p.stderr, p.stderr
 
 
 def test_field_count_rules_on_handles_make_handle_arrays(run_cubind, tmp_path, cuda_h):
