@@ -11,6 +11,15 @@
  * filled whole, as the real library's contract says; field values are
  * answered (or recorded, when cleared) in place.
  *
+ * Arrays the library fills and sizes (test_nvml_fake.py): the functions
+ * whose output struct carries a pointer to an array and its count answer
+ * as NVML does: a count below the entries there are sets the count to
+ * that number and returns insufficient size (7); else the first entries
+ * are written, recognizable values, and the count says how many. The test
+ * sets how many entries there are, how the number grows after each
+ * insufficient-size answer (the count growing between the two calls) and
+ * a status to fail a call with; a log says what each call was given.
+ *
  * Structs (test_nvml_struct_fields.py): each call records what reached it
  * (the struct's version and fields) in fake_nvml_seen, which the test
  * reads through ctypes, so that the values cubind.nvml builds from a
@@ -18,6 +27,7 @@
  * nvml.h's (CUDA 12.4 and 13.0 agree on these).
  */
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 typedef void *fake_nvml_device;
@@ -140,6 +150,7 @@ const char *nvmlErrorString(int result)
     return result == 0   ? "Success"
            : result == 2 ? "Invalid Argument"
            : result == 3 ? "Not Supported"
+           : result == 7 ? "Insufficient Size"
                          : "Unknown Error";
 }
 
@@ -222,4 +233,225 @@ int nvmlDeviceGetConfComputeGpuAttestationReport(void *device, fake_attestation_
     r->attestationReportSize = sizeof r->nonce;
     fake_nvml_seen[0] = 0;
     return FAKE_OK;
+}
+
+/* ---- arrays the library fills and sizes ---------------------------------- */
+
+#define FAKE_ERROR_INVALID_ARGUMENT 2
+#define FAKE_ERROR_INSUFFICIENT_SIZE 7
+#define FAKE_LOG 16
+
+/* How many entries there are, how many more after each insufficient-size
+ * answer (while grow_times lasts), the call that fails (1 the first after
+ * fake_nvml_entries, 0 none) and its status. */
+static unsigned int entries, grow_by, grow_times;
+static unsigned int fail_at, fail_status;
+/* What each call since fake_nvml_entries was given: the count, whether
+ * the array pointer was NULL. */
+static unsigned int log_count[FAKE_LOG];
+static int log_null[FAKE_LOG];
+static unsigned int ncalls;
+
+void fake_nvml_entries(unsigned int n, unsigned int grow, unsigned int times, unsigned int fail,
+                       unsigned int status)
+{
+    entries = n;
+    grow_by = grow;
+    grow_times = times;
+    fail_at = fail;
+    fail_status = status;
+    ncalls = 0;
+}
+
+/* The calls since fake_nvml_entries (their number) and, for the first
+ * `max`, the count each was given and whether its array was NULL. */
+unsigned int fake_nvml_fill_log(unsigned int *counts, int *nulls, unsigned int max)
+{
+    for (unsigned int i = 0; i < ncalls && i < max && i < FAKE_LOG; i++) {
+        counts[i] = log_count[i];
+        nulls[i] = log_null[i];
+    }
+    return ncalls;
+}
+
+/* One call's answer for an array of *count entries at `array` in a struct
+ * whose version field holds `version` (`want` expected): 0 when the
+ * caller is to write *count entries (the number there are), else the
+ * status, *count set to the number needed. */
+static int sized_answer(unsigned int version, unsigned int want, unsigned int *count,
+                        const void *array)
+{
+    if (version != want)
+        return FAKE_ERROR_ARGUMENT_VERSION_MISMATCH;
+    if (ncalls < FAKE_LOG) {
+        log_count[ncalls] = *count;
+        log_null[ncalls] = array == NULL;
+    }
+    ncalls++;
+    if (ncalls == fail_at)
+        return (int)fail_status;
+    if (*count < entries) {
+        *count = entries;
+        if (grow_times) {
+            entries += grow_by;
+            grow_times--;
+        }
+        return FAKE_ERROR_INSUFFICIENT_SIZE;
+    }
+    if (entries && !array)
+        return FAKE_ERROR_INVALID_ARGUMENT;
+    *count = entries;
+    return FAKE_OK;
+}
+
+typedef struct {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+    unsigned long long usedGpuCcProtectedMemory;
+} fake_process_detail_v1;
+
+typedef struct {
+    unsigned int version;
+    unsigned int mode;
+    unsigned int numProcArrayEntries;
+    fake_process_detail_v1 *procArray;
+} fake_process_detail_list_v1;
+
+/* Entry i: pid 1000 + i, the mode given as its GPU instance, (i + 1) MiB. */
+int nvmlDeviceGetRunningProcessDetailList(void *device, fake_process_detail_list_v1 *l)
+{
+    (void)device;
+    int rc = sized_answer(l->version, FAKE_VERSION(*l, 1), &l->numProcArrayEntries, l->procArray);
+    for (unsigned int i = 0; rc == FAKE_OK && i < l->numProcArrayEntries; i++) {
+        fake_process_detail_v1 *e = &l->procArray[i];
+        e->pid = 1000 + i;
+        e->usedGpuMemory = (i + 1ull) << 20;
+        e->gpuInstanceId = l->mode;
+        e->computeInstanceId = i;
+        e->usedGpuCcProtectedMemory = 0;
+    }
+    return rc;
+}
+
+typedef struct {
+    unsigned long long timeStamp;
+    unsigned int pid, smUtil, memUtil, encUtil, decUtil, jpgUtil, ofaUtil;
+} fake_process_utilization_v1;
+
+typedef struct {
+    unsigned int version;
+    unsigned int processSamplesCount;
+    unsigned long long lastSeenTimeStamp;
+    fake_process_utilization_v1 *procUtilArray;
+} fake_processes_utilization_v1;
+
+/* Entry i: timestamp lastSeenTimeStamp + i + 1, pid 2000 + i, SM i * 10. */
+int nvmlDeviceGetProcessesUtilizationInfo(void *device, fake_processes_utilization_v1 *u)
+{
+    (void)device;
+    int rc = sized_answer(u->version, FAKE_VERSION(*u, 1), &u->processSamplesCount, u->procUtilArray);
+    for (unsigned int i = 0; rc == FAKE_OK && i < u->processSamplesCount; i++) {
+        fake_process_utilization_v1 *e = &u->procUtilArray[i];
+        e->timeStamp = u->lastSeenTimeStamp + i + 1;
+        e->pid = 2000 + i;
+        e->smUtil = i * 10;
+    }
+    return rc;
+}
+
+typedef union {
+    double d;
+    unsigned long long ull;
+} fake_value;
+
+typedef struct {
+    unsigned long long timeStamp;
+    unsigned int vgpuInstance;
+    fake_value smUtil, memUtil, encUtil, decUtil, jpgUtil, ofaUtil;
+} fake_vgpu_instance_utilization_v1;
+
+typedef struct {
+    unsigned int version;
+    int sampleValType;
+    unsigned int vgpuInstanceCount;
+    unsigned long long lastSeenTimeStamp;
+    fake_vgpu_instance_utilization_v1 *vgpuUtilArray;
+} fake_vgpu_instances_utilization_v1;
+
+/* Entry i: vGPU instance 3000 + i, its SM value i + 0.5 (the sample type
+ * 0, double). */
+int nvmlDeviceGetVgpuInstancesUtilizationInfo(void *device, fake_vgpu_instances_utilization_v1 *u)
+{
+    (void)device;
+    int rc = sized_answer(u->version, FAKE_VERSION(*u, 1), &u->vgpuInstanceCount, u->vgpuUtilArray);
+    u->sampleValType = 0;
+    for (unsigned int i = 0; rc == FAKE_OK && i < u->vgpuInstanceCount; i++) {
+        fake_vgpu_instance_utilization_v1 *e = &u->vgpuUtilArray[i];
+        e->timeStamp = u->lastSeenTimeStamp + i + 1;
+        e->vgpuInstance = 3000 + i;
+        e->smUtil.d = i + 0.5;
+    }
+    return rc;
+}
+
+typedef struct {
+    char processName[64];
+    unsigned long long timeStamp;
+    unsigned int vgpuInstance, pid, smUtil, memUtil, encUtil, decUtil, jpgUtil, ofaUtil;
+} fake_vgpu_process_utilization_v1;
+
+typedef struct {
+    unsigned int version;
+    unsigned int vgpuProcessCount;
+    unsigned long long lastSeenTimeStamp;
+    fake_vgpu_process_utilization_v1 *vgpuProcUtilArray;
+} fake_vgpu_processes_utilization_v1;
+
+/* Entry i: process "vm-proc-<i>", pid 4000 + i, timestamp lastSeenTimeStamp
+ * + i + 1. */
+int nvmlDeviceGetVgpuProcessesUtilizationInfo(void *device, fake_vgpu_processes_utilization_v1 *u)
+{
+    (void)device;
+    int rc = sized_answer(u->version, FAKE_VERSION(*u, 1), &u->vgpuProcessCount, u->vgpuProcUtilArray);
+    for (unsigned int i = 0; rc == FAKE_OK && i < u->vgpuProcessCount; i++) {
+        fake_vgpu_process_utilization_v1 *e = &u->vgpuProcUtilArray[i];
+        snprintf(e->processName, sizeof e->processName, "vm-proc-%u", i);
+        e->timeStamp = u->lastSeenTimeStamp + i + 1;
+        e->pid = 4000 + i;
+    }
+    return rc;
+}
+
+typedef struct {
+    unsigned int version;
+    unsigned int placementSize;
+    unsigned int count;
+    unsigned int *placementIds;
+} fake_vgpu_placement_list_v1;
+
+/* Id i: the vGPU type * 100 + 2 * i (supported) or + 2 * i + 1 (creatable);
+ * the placement size is the type's. */
+static int placements(unsigned int type, fake_vgpu_placement_list_v1 *l, unsigned int odd)
+{
+    int rc = sized_answer(l->version, FAKE_VERSION(*l, 1), &l->count, l->placementIds);
+    l->placementSize = type;
+    for (unsigned int i = 0; rc == FAKE_OK && i < l->count; i++)
+        l->placementIds[i] = type * 100 + 2 * i + odd;
+    return rc;
+}
+
+int nvmlDeviceGetVgpuTypeSupportedPlacements(void *device, unsigned int type,
+                                             fake_vgpu_placement_list_v1 *l)
+{
+    (void)device;
+    return placements(type, l, 0);
+}
+
+int nvmlDeviceGetVgpuTypeCreatablePlacements(void *device, unsigned int type,
+                                             fake_vgpu_placement_list_v1 *l)
+{
+    (void)device;
+    return placements(type, l, 1);
 }

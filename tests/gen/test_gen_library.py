@@ -4,6 +4,7 @@ gen/runtime.rules,
 gen/nvjitlink.rules): what the API rules decide in the output, and the
 errors of a rules file that does not fit its header (file:line, nothing
 written)."""
+import json
 import os
 import pathlib
 import re
@@ -363,3 +364,49 @@ def test_field_underscore_rules_name_snake_fields(run_cubind, cuda_include, tmp_
     assert '{"device_", cbs_struct_array_get' in source
     assert '{"device", cbs_struct_array_get' in source
     assert '{"min_", cbs_struct_array_get' in source
+
+
+# The outputs of 12.4's nvml.h whose struct has a field-count-query field
+# (gen/nvml.rules), and that field.
+FILLED = {
+    "nvmlDeviceGetRunningProcessDetailList": "procArray",
+    "nvmlDeviceGetProcessesUtilizationInfo": "procUtilArray",
+    "nvmlDeviceGetVgpuInstancesUtilizationInfo": "vgpuUtilArray",
+    "nvmlDeviceGetVgpuProcessesUtilizationInfo": "vgpuProcUtilArray",
+    "nvmlDeviceGetVgpuTypeSupportedPlacements": "placementIds",
+    "nvmlDeviceGetVgpuTypeCreatablePlacements": "placementIds",
+}
+
+
+def test_field_count_query_fills_the_output_structs(run_cubind, cuda_include, tmp_path):
+    """field-count-query RECORD FIELD: every output struct of RECORD gets
+    FIELD filled (cubind classify's fill_field, the record field's
+    `filled`), its binding calling cbs_struct_fill after the call that
+    asks the count; nothing else does."""
+    p = run_cubind("classify", "--header", header_path(cuda_include, "nvml.h"), "--rules",
+                   os.path.join(REPO, "gen", "nvml.rules"))
+    assert p.returncode == 0, p.stderr
+    data = json.loads(p.stdout)
+    fills = {f["name"]: q["fill_field"] for f in data["functions"] for q in f["params"]
+             if "fill_field" in q}
+    assert fills == FILLED
+    records = {r["name"]: r for r in data["records"]}
+    placement = {f["name"]: f for f in records["nvmlVgpuPlacementList_v1_t"]["fields"]}
+    assert placement["placementIds"]["filled"] and "filled" not in placement["count"]
+    nvml = module_source(REPO_OUT, "nvml")
+    for function, field in FILLED.items():
+        body = nvml[nvml.index("static PyObject *impl_%s(" % function):]
+        body = body[:body.index("\ndone:")]
+        assert 'cbs_struct_fill(' in body and '"%s", &' % field in body, function
+    assert nvml.count("cbs_struct_fill(") == len(FILLED)
+
+
+def test_a_field_count_query_rule_on_no_pointer_is_refused(run_cubind, cuda_include, tmp_path):
+    """A field-count-query rule on a counted fixed array (nothing to fill):
+    a path:line error, nothing written."""
+    rules = rules_with(tmp_path, "nvml", "field-count-query nvmlProcessDetailList_v1_t procArray",
+                       "field-count-query nvmlClkMonStatus_t clkMonList")
+    p = generate(run_cubind, cuda_include, rules, "nvml.h", tmp_path / "out")
+    assert p.returncode == 1, p.stderr
+    assert re.search(re.escape(rules) + r":\d+: field-count-query: nvmlClkMonStatus_t.clkMonList "
+                     r"is no pointer", p.stderr), p.stderr

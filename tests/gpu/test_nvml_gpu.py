@@ -274,3 +274,65 @@ def test_versioned_struct_fields_and_returns(handle):
                 assert ours == ref.device_get_performance_modes(theirs_handle)
         finally:
             ref.shutdown()
+
+
+# A process with a CUDA context on device 0 and memory there (cubind.driver),
+# which NVML lists among the GPU's running processes.
+HOLDER = """
+import sys, time
+import cubind.driver as d
+assert d.cuInit(0)[0] == 0
+err, ctx = d.cuDevicePrimaryCtxRetain(0)
+assert err == 0 and d.cuCtxSetCurrent(ctx)[0] == 0
+err, p = d.cuMemAlloc(64 << 20)
+assert err == 0
+print("ready", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_filled_arrays(handle):
+    """The arrays NVML sizes inside an output struct (the field-count-query
+    rules): the count asked first, then the array filled. A process
+    holding a context is listed by device_get_running_process_detail_list
+    as by device_get_compute_running_processes_v3, and as by
+    cuda.bindings.nvml where importable; the utilization and vGPU
+    placement lists answer a list or the library's status."""
+    if not hasattr(nvml, "device_get_running_process_detail_list"):
+        pytest.skip("this cubind.nvml has no device_get_running_process_detail_list")
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        plist = _or_unsupported(nvml.device_get_running_process_detail_list, handle, 0)
+        if plist == "NotSupported":
+            pytest.skip("NVML has no process detail list here")
+        detail = {(p.pid, p.used_gpu_memory) for p in plist.proc_array}
+        assert len(detail) == len(plist.proc_array) >= 1, detail
+        listed = {(p.pid, p.usedGpuMemory)
+                  for p in nvml.device_get_compute_running_processes_v3(handle)}
+        assert {pid for pid, _ in detail} == {pid for pid, _ in listed}, (detail, listed)
+        if ref is not None:
+            ref.init_v2()
+            try:
+                theirs = ref.device_get_running_process_detail_list(
+                    ref.device_get_handle_by_index_v2(0), 0)
+                assert {int(p.pid) for p in _processes(theirs.proc_array)} == \
+                    {pid for pid, _ in detail}
+            finally:
+                ref.shutdown()
+        try:  # no samples yet: NotFound
+            util = _or_unsupported(nvml.device_get_processes_utilization_info, handle, 0)
+        except nvml.NotFoundError:
+            util = "NotSupported"
+        assert util == "NotSupported" or isinstance(util.proc_util_array, list), util
+        for name in ("device_get_vgpu_type_supported_placements",
+                     "device_get_vgpu_type_creatable_placements"):
+            try:
+                got = getattr(nvml, name)(handle, 1)
+            except (nvml.NotSupportedError, nvml.InvalidArgumentError, nvml.NotFoundError):
+                continue
+            assert isinstance(got.placement_ids, list), (name, got)
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=60)
