@@ -336,3 +336,19 @@ def test_filled_arrays(handle):
     finally:
         holder.stdin.close()
         holder.wait(timeout=60)
+
+
+def test_numeric_arrays_are_numpy_arrays_as_cuda_bindings():
+    """A record's fixed numeric array and a numeric field of an array of
+    records read as numpy arrays of the same dtype and shape as
+    cuda.bindings.nvml's (runtime/module/bind_ndarray.h); cuda-python's
+    own test_conf_compute_attestation_report_t reads nonce.dtype."""
+    np = pytest.importorskip("numpy")
+    if ref is None:
+        pytest.skip("cuda.bindings.nvml is not importable")
+    for mine, theirs in ((nvml.ConfComputeGpuAttestationReport().nonce,
+                          ref.ConfComputeGpuAttestationReport().nonce),
+                         (nvml.FieldValue(3).field_id, ref.FieldValue(3).field_id)):
+        assert isinstance(mine, np.ndarray) and isinstance(theirs, np.ndarray)
+        assert (mine.dtype, mine.shape) == (theirs.dtype, theirs.shape)
+    assert nvml.ConfComputeGpuAttestationReport().nonce.dtype == np.uint8
