@@ -1196,13 +1196,23 @@ static int set_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, cbs_t
     return 0;
 }
 
+/* The field of struct object o whose C name is name; NULL when o is no
+ * struct object or has none. */
+static const cbs_field_def *field_named(PyObject *o, const char *name)
+{
+    if (!cbs_is_struct_type(Py_TYPE(o)))
+        return NULL;
+    const cbs_struct_def *def = ((cbs_struct *)o)->def;
+    for (size_t i = 0; i < def->nfields; i++)
+        if (strcmp(def->fields[i].name, name) == 0)
+            return &def->fields[i];
+    return NULL;
+}
+
 int cbs_struct_fill(PyObject *o, const char *field, size_t *have)
 {
     cbs_struct *s = (cbs_struct *)o;
-    const cbs_field_def *f = NULL;
-    for (size_t i = 0; cbs_is_struct_type(Py_TYPE(o)) && !f && i < s->def->nfields; i++)
-        if (strcmp(s->def->fields[i].name, field) == 0)
-            f = &s->def->fields[i];
+    const cbs_field_def *f = field_named(o, field);
     int records = f && f->kind == CBS_F_RECORD_ARRAY;
     if (!f || (!records && f->kind != CBS_F_HANDLE_ARRAY) || f->count || f->aux < 0) {
         PyErr_Format(PyExc_SystemError, "cubind: %.100s has no counted array field %s",
@@ -2170,22 +2180,14 @@ PyObject *cbs_struct_alloc(PyTypeObject *t, void **data)
     return (PyObject *)s;
 }
 
-/* The field of struct object o named name (either of its names) when it
- * is a fixed array of one-byte integers that takes exactly its length
- * (no count field); else NULL. */
+/* The field of struct object o whose C name is name when it is a fixed
+ * array of one-byte integers that takes exactly its length (no count
+ * field); else NULL. */
 static const cbs_field_def *byte_array_named(PyObject *o, const char *name)
 {
-    if (!cbs_is_struct_type(Py_TYPE(o)))
-        return NULL;
-    const cbs_struct_def *def = ((cbs_struct *)o)->def;
-    for (const PyGetSetDef *g = def->getset; g->name; g++) {
-        const cbs_field_def *f = g->closure;
-        if (strcmp(g->name, name) != 0 || f < def->fields || f >= def->fields + def->nfields)
-            continue;
-        int bytes = (f->kind == CBS_F_SIGNED || f->kind == CBS_F_UNSIGNED) && f->size == 1;
-        return bytes && f->count > 0 && f->bit_width < 0 && !fixed_counted(f) ? f : NULL;
-    }
-    return NULL;
+    const cbs_field_def *f = field_named(o, name);
+    int bytes = f && (f->kind == CBS_F_SIGNED || f->kind == CBS_F_UNSIGNED) && f->size == 1;
+    return bytes && f->count > 0 && f->bit_width < 0 && !fixed_counted(f) ? f : NULL;
 }
 
 int cbs_arg_field(PyObject *o, const char *field, PyObject *value, const char *func,
