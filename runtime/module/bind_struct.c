@@ -356,11 +356,6 @@ static size_t root_offset(cbs_struct *s, const cbs_field_def *f)
     return (size_t)(s->data - root->data) + f->offset;
 }
 
-/* The array that CBS_F_RECORD_ARRAY or _HANDLE_ARRAY field f of s owns
- * (a new reference: an array root, a bytes object) when the field still
- * points at it (it holds `bits`), its length in *n; NULL without an
- * exception when it owns none (set from an address, a struct, None),
- * NULL with one on error. */
 /* The object root keeps at byte offset off (a new reference), NULL
  * without an exception when none, with one on error. */
 static PyObject *kept_at(cbs_struct *root, size_t off)
@@ -490,6 +485,11 @@ static PyObject *owned_array_at(cbs_struct *root, size_t base, const cbs_field_d
     return NULL;
 }
 
+/* The array that CBS_F_RECORD_ARRAY or _HANDLE_ARRAY field f of s owns
+ * (a new reference: an array root, a bytes object) when the field still
+ * points at it (it holds `bits`), its length in *n; NULL without an
+ * exception when it owns none (set from an address, a struct, None),
+ * NULL with one on error. */
 static PyObject *owned_array(cbs_struct *s, const cbs_field_def *f, unsigned long long bits,
                              size_t *n)
 {
