@@ -11,10 +11,16 @@
 
 typedef struct {
     PyObject_HEAD
-    PyObject *owner;        /* the struct object whose bytes these are; never
-                               NULL (no tp_clear: a struct cannot refer back
-                               to an exporter) */
-    unsigned char *data;    /* the first element, inside owner's bytes */
+    PyObject *owner;        /* the struct object the field is of; never NULL
+                               (no tp_clear: a struct cannot refer back to an
+                               exporter) */
+    PyObject *memory;       /* NULL: the bytes are owner's own; else the
+                               array a pointer field of owner points at (a
+                               bytes object it made), kept here because the
+                               field may be set to another while the numpy
+                               array lives */
+    unsigned char *data;    /* the first element, inside owner's or memory's
+                               bytes */
     const char *format;     /* one element, as the struct module spells it */
     Py_ssize_t itemsize;
     int ndim;
@@ -49,10 +55,18 @@ static const char *format_of(const cbs_field_def *f)
     return sizes[f->kind == CBS_F_UNSIGNED][k];
 }
 
+/* The struct-module format of an unsigned integer of size bytes (1, 2, 4
+ * or 8), NULL for another size. */
+static const char *unsigned_format(size_t size)
+{
+    return size == 1 ? "B" : size == 2 ? "H" : size == 4 ? "I" : size == 8 ? "Q" : NULL;
+}
+
 static int buffer_traverse(PyObject *self, visitproc visit, void *arg)
 {
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(((field_buffer *)self)->owner);
+    Py_VISIT(((field_buffer *)self)->memory);
     return 0;
 }
 
@@ -61,6 +75,7 @@ static void buffer_dealloc(PyObject *self)
     PyTypeObject *tp = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
     Py_CLEAR(((field_buffer *)self)->owner);
+    Py_CLEAR(((field_buffer *)self)->memory);
     tp->tp_free(self);
     Py_DECREF(tp);
 }
@@ -162,6 +177,54 @@ static PyObject *numpy_asarray(cbs_tables *tb)
     return Py_NewRef(fn);
 }
 
+/* What a view is of: the exporter's fields but its header and data. */
+typedef struct {
+    PyObject *owner, *memory; /* borrowed; memory may be NULL */
+    const char *format;
+    Py_ssize_t itemsize;
+    int ndim, readonly;
+    const Py_ssize_t *shape, *strides;
+} view_spec;
+
+/* numpy.asarray of a new exporter of v over data (cbs_ndarray_view's
+ * answers); name, the field's for a message. */
+static PyObject *make_view(cbs_tables *tb, const view_spec *v, unsigned char *data,
+                           const char *name)
+{
+    PyObject *asarray = numpy_asarray(tb);
+    if (!asarray || asarray == Py_None) {
+        Py_XDECREF(asarray);
+        return NULL;
+    }
+    if (!tb->field_buffer) {
+        Py_DECREF(asarray);
+        PyErr_Format(PyExc_RuntimeError, "%s.%s: the module is being torn down",
+                     cbs_short_name(Py_TYPE(v->owner)), name);
+        return NULL;
+    }
+    field_buffer *b = PyObject_GC_New(field_buffer, tb->field_buffer);
+    if (!b) {
+        Py_DECREF(asarray);
+        return NULL;
+    }
+    b->owner = Py_NewRef(v->owner);
+    b->memory = Py_XNewRef(v->memory);
+    b->data = data;
+    b->format = v->format;
+    b->itemsize = v->itemsize;
+    b->ndim = v->ndim;
+    b->readonly = v->readonly;
+    for (int k = 0; k < v->ndim; k++) {
+        b->shape[k] = v->shape[k];
+        b->strides[k] = v->strides[k];
+    }
+    PyObject_GC_Track((PyObject *)b);
+    PyObject *array = PyObject_CallOneArg(asarray, (PyObject *)b);
+    Py_DECREF(b);
+    Py_DECREF(asarray);
+    return array;
+}
+
 PyObject *cbs_ndarray_view(cbs_tables *tb, PyObject *owner, unsigned char *data,
                            const cbs_field_def *f, int ndim, const Py_ssize_t *shape,
                            const Py_ssize_t *strides, int readonly)
@@ -171,37 +234,23 @@ PyObject *cbs_ndarray_view(cbs_tables *tb, PyObject *owner, unsigned char *data,
                      cbs_short_name(Py_TYPE(owner)), f->name, ndim);
         return NULL;
     }
-    PyObject *asarray = numpy_asarray(tb);
-    if (!asarray || asarray == Py_None) {
-        Py_XDECREF(asarray);
+    view_spec v = {owner, NULL, format_of(f), (Py_ssize_t)f->size, ndim, readonly, shape, strides};
+    return make_view(tb, &v, data, f->name);
+}
+
+PyObject *cbs_ndarray_pointed(cbs_tables *tb, PyObject *owner, PyObject *memory,
+                              unsigned char *data, const cbs_field_def *f, Py_ssize_t n,
+                              int readonly)
+{
+    const char *format = unsigned_format(f->elem_size);
+    if (!format || n < 0) {
+        PyErr_Format(PyExc_SystemError, "%s.%s: no numpy array of %zd elements of %zu bytes",
+                     cbs_short_name(Py_TYPE(owner)), f->name, n, f->elem_size);
         return NULL;
     }
-    if (!tb->field_buffer) {
-        Py_DECREF(asarray);
-        PyErr_Format(PyExc_RuntimeError, "%s.%s: the module is being torn down",
-                     cbs_short_name(Py_TYPE(owner)), f->name);
-        return NULL;
-    }
-    field_buffer *v = PyObject_GC_New(field_buffer, tb->field_buffer);
-    if (!v) {
-        Py_DECREF(asarray);
-        return NULL;
-    }
-    v->owner = Py_NewRef(owner);
-    v->data = data;
-    v->format = format_of(f);
-    v->itemsize = (Py_ssize_t)f->size;
-    v->ndim = ndim;
-    v->readonly = readonly;
-    for (int k = 0; k < ndim; k++) {
-        v->shape[k] = shape[k];
-        v->strides[k] = strides[k];
-    }
-    PyObject_GC_Track((PyObject *)v);
-    PyObject *array = PyObject_CallOneArg(asarray, (PyObject *)v);
-    Py_DECREF(v);
-    Py_DECREF(asarray);
-    return array;
+    Py_ssize_t stride = (Py_ssize_t)f->elem_size;
+    view_spec v = {owner, memory, format, stride, 1, readonly, &n, &stride};
+    return make_view(tb, &v, data, f->name);
 }
 
 int cbs_ndarray_traverse(cbs_tables *tb, visitproc visit, void *arg)

@@ -10,6 +10,9 @@
  * which holds a strong reference to the struct object the bytes are of;
  * numpy's array holds the exporter, so the array keeps the record alive
  * and writes through to it, as the struct's own field setters do. A
+ * pointer field's array of unsigned integers (placementIds, counted by a
+ * hidden count field) reads the same way over the array the field owns,
+ * which the exporter keeps too. A
  * read-only record (from_buffer of read-only bytes, from_ptr(readonly=True))
  * exports read-only bytes: numpy's array is read-only too.
  *
@@ -57,6 +60,15 @@ int cbs_ndarray_numeric(const cbs_field_def *f);
 PyObject *cbs_ndarray_view(cbs_tables *tb, PyObject *owner, unsigned char *data,
                            const cbs_field_def *f, int ndim, const Py_ssize_t *shape,
                            const Py_ssize_t *strides, int readonly);
+
+/* A numpy array of the n unsigned integers of f->elem_size bytes each at
+ * data, the array pointer field f of owner points at: memory, the object
+ * whose bytes those are (the bytes object the field owns), is kept alive
+ * by the array, as owner is. Writable unless readonly. Answers as
+ * cbs_ndarray_view. */
+PyObject *cbs_ndarray_pointed(cbs_tables *tb, PyObject *owner, PyObject *memory,
+                              unsigned char *data, const cbs_field_def *f, Py_ssize_t n,
+                              int readonly);
 
 /* The module's traverse and clear slots' share. */
 int cbs_ndarray_traverse(cbs_tables *tb, visitproc visit, void *arg);

@@ -7,6 +7,7 @@
 
 #include "bind_c_callback.h" /* cbs_funcptr_owned */
 #include "bind_handle_seq.h"
+#include "bind_ndarray.h" /* a counted array of ints as numpy's */
 #include "bind_record.h"
 #include "bind_struct_from.h" /* the from_* class methods */
 #include "cubind_compat.h"
@@ -501,7 +502,9 @@ static PyObject *owned_array(cbs_struct *s, const cbs_field_def *f, unsigned lon
  * CBS_F_HANDLE_ARRAY field: a list of handles of its values; else the
  * address it holds, but NULL in a field whose count is hidden (sets_count:
  * a snake_case module's), which reads as an empty list, as cuda.bindings'
- * library structs read it. */
+ * library structs read it. Such a field's owned array of plain integers
+ * (placementIds) reads as cuda.bindings reads it, a numpy array over the
+ * array (of the count the library wrote back), where numpy imports. */
 static PyObject *load_array(cbs_struct *s, const cbs_field_def *f, cbs_tables *tb)
 {
     unsigned long long bits = cbs_read_u(s->data + f->offset, f->size);
@@ -515,6 +518,15 @@ static PyObject *load_array(cbs_struct *s, const cbs_field_def *f, cbs_tables *t
         n = counted_len(s, f, n); /* the count the library wrote back */
     int values = f->kind == CBS_F_HANDLE_ARRAY; /* else records */
     int ints = values && f->index < 0;          /* plain unsigned integers */
+    if (ints && f->sets_count) {
+        PyObject *a = cbs_ndarray_pointed(tb, (PyObject *)s, o,
+                                          (unsigned char *)PyBytes_AS_STRING(o), f,
+                                          (Py_ssize_t)n, cbs_struct_readonly((PyObject *)s));
+        if (a || PyErr_Occurred()) {
+            Py_DECREF(o);
+            return a;
+        }
+    }
     PyTypeObject *ht = values && !ints ? tb->handles[f->index] : NULL;
     if (values && !ints && !ht) {
         Py_DECREF(o);
@@ -910,10 +922,18 @@ static PyObject *handles_bytes(cbs_struct *s, const cbs_field_def *f, size_t n)
     return b;
 }
 
+/* Whether o is a number with __index__ (a numpy integer), not an array
+ * (a numpy array has __index__ too, for one item). */
+static int index_number(PyObject *o)
+{
+    return PyIndex_Check(o) && !PySequence_Check(o);
+}
+
 /* A new bytes object holding the values of the handles of seq (a tuple of
  * at least one: instances of CBS_F_HANDLE_ARRAY field f's class t, or ints
- * that fit in elem_size bytes; t NULL: ints only, an array of plain
- * integers), elem_size bytes each, aligned for them.
+ * that fit in elem_size bytes; t NULL: an array of plain integers, of
+ * ints or index_number()s only), elem_size bytes
+ * each, aligned for them.
  * TypeError naming the field and the index of an item of another type. */
 static PyObject *handles_make(cbs_struct *s, const cbs_field_def *f, PyTypeObject *t,
                               PyObject *seq)
@@ -928,7 +948,7 @@ static PyObject *handles_make(cbs_struct *s, const cbs_field_def *f, PyTypeObjec
         unsigned long long bits;
         if (t && cbs_handle_related(Py_TYPE(item), t)) {
             bits = cbs_handle_bits((const cbs_handle *)item);
-        } else if (t ? PyLong_CheckExact(item) : PyLong_Check(item)) {
+        } else if (t ? PyLong_CheckExact(item) : PyLong_Check(item) || index_number(item)) {
             if (to_integer(s, f, item, 0, (int)(8 * size), &bits) < 0) {
                 Py_DECREF(b);
                 return NULL;
@@ -1143,6 +1163,18 @@ static int publish_callback(cbs_struct *s, const cbs_field_def *f, unsigned long
     return rc;
 }
 
+/* Whether v, set as counted array f of plain integers of a snake_case
+ * class, is taken as the sequence of its values (as cuda.bindings takes
+ * any sequence it can make a numpy array of: a numpy array, a range) and
+ * not as memory to point at: a sequence that is no text, no bytes-like
+ * object and no struct; a list or tuple is taken so by every array field. */
+static int int_values(const cbs_field_def *f, PyObject *v)
+{
+    return f->kind == CBS_F_HANDLE_ARRAY && f->index < 0 && f->sets_count &&
+           PySequence_Check(v) && !PyUnicode_Check(v) && !PyBytes_Check(v) &&
+           !PyByteArray_Check(v) && !PyMemoryView_Check(v) && !cbs_is_struct_type(Py_TYPE(v));
+}
+
 /* A scalar CBS_F_POINTER, _FUNCPTR, _RECORD_ARRAY or _HANDLE_ARRAY field:
  * a list or tuple of records (RECORD_ARRAY) or handles (HANDLE_ARRAY), or
  * any pointer form (to_pointer). */
@@ -1155,7 +1187,7 @@ static int set_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, cbs_t
      * address leaves it as it is */
     int counts = f->sets_count && (records || handles) && f->aux >= 0 && v == Py_None;
     Py_ssize_t nset = 0;
-    if ((records || handles) && (PyList_Check(v) || PyTuple_Check(v))) {
+    if ((records || handles) && (PyList_Check(v) || PyTuple_Check(v) || int_values(f, v))) {
         if (records ? !tb->structs[f->index] : f->index >= 0 && !tb->handles[f->index]) {
             PyErr_Format(PyExc_RuntimeError, "%s.%s: the module is being torn down",
                          cbs_short_name(Py_TYPE(s)), f->name);

@@ -193,24 +193,25 @@ def test_fields_cuda_bindings_names_with_an_underscore(cls_name, name, c_name):
         assert getattr(obj, c_name) == value
 
 
-def test_pointer_arrays_of_ids_are_lists_of_ints():
-    """A field-count pointer at unsigned integers (placementIds) takes and
-    gives a list of ints, its count kept; a count whose C name is its
+def test_pointer_arrays_of_ids_take_lists_of_ints():
+    """A field-count pointer at unsigned integers (placementIds) takes a
+    list of ints and gives its values (a numpy array where numpy imports:
+    test_struct_ndarray.py), its count kept; a count whose C name is its
     snake_case name (`count`) is hidden whole, as cuda.bindings hides it.
     A value that is no int or does not fit is refused naming the field."""
     p = nvml.VgpuPlacementList_v1()
     assert not hasattr(p, "count")
     count = ctypes.c_uint.from_address(p.ptr + 8)  # version, placementSize, count
     p.placement_ids = [4, 5, 6]
-    assert p.placement_ids == [4, 5, 6] and count.value == 3
+    assert list(p.placement_ids) == [4, 5, 6] and count.value == 3
     count.value = 1  # what the library writes back
-    assert p.placement_ids == [4]
+    assert list(p.placement_ids) == [4]
     with pytest.raises(TypeError, match=r"placementIds\[1\] must be int, not str"):
         p.placement_ids = [1, "2"]
     with pytest.raises(OverflowError, match="placementIds"):
         p.placement_ids = [1 << 32]
     with pytest.raises(TypeError, match="placementIds must be a list of ints, an int address"):
         p.placement_ids = 1.5
-    assert p.placement_ids == [4]  # unchanged
+    assert list(p.placement_ids) == [4]  # unchanged
     p.placement_ids = None
     assert count.value == 0 and p.placement_ids == []

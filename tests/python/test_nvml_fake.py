@@ -147,7 +147,8 @@ def calls():
 """
 
 # The function (its call), the array field, what is read of each entry e
-# and what entry i holds (tests/fakecuda/fake_nvml.c says why).
+# (placement_ids: a numpy array's uint32 where numpy imports) and what
+# entry i holds (tests/fakecuda/fake_nvml.c says why).
 FILLERS = [
     ("nvml.device_get_running_process_detail_list(0, 5)", "proc_array",
      "[e.pid, e.used_gpu_memory, e.gpu_instance_id]", lambda i: [1000 + i, (i + 1) << 20, 5]),
@@ -157,9 +158,9 @@ FILLERS = [
      "[e.vgpu_instance, e.sm_util.d_val]", lambda i: [3000 + i, i + 0.5]),
     ("nvml.device_get_vgpu_processes_utilization_info(0, 10)", "vgpu_proc_util_array",
      "[e.process_name, e.pid, e.time_stamp]", lambda i: ["vm-proc-%d" % i, 4000 + i, 11 + i]),
-    ("nvml.device_get_vgpu_type_supported_placements(0, 7)", "placement_ids", "e",
+    ("nvml.device_get_vgpu_type_supported_placements(0, 7)", "placement_ids", "int(e)",
      lambda i: 700 + 2 * i),
-    ("nvml.device_get_vgpu_type_creatable_placements(0, 7)", "placement_ids", "e",
+    ("nvml.device_get_vgpu_type_creatable_placements(0, 7)", "placement_ids", "int(e)",
      lambda i: 701 + 2 * i),
 ]
 

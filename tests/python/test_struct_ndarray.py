@@ -7,6 +7,7 @@ per record. The array writes through, keeps the record alive and is
 read-only where the record is. Without numpy (cubind does not depend on
 it) the same fields read as lists. cuda-python's own NVML test reads
 `ConfComputeGpuAttestationReport().nonce.dtype`. Needs no library."""
+import ctypes
 import gc
 import threading
 
@@ -139,9 +140,90 @@ def test_without_numpy_the_fields_are_lists():
                    "r = n.ConfComputeGpuAttestationReport(nonce=b'\\x03' * 32)\n"
                    "f = n.FieldValue(2)\n"
                    "f[1].field_id = 4\n"
-                   "print(type(r.nonce).__name__, r.nonce[:2], f.field_id)\n")
+                   "p = n.VgpuPlacementList_v1()\n"
+                   "p.placement_ids = (7, 8)\n"
+                   "print(type(r.nonce).__name__, r.nonce[:2], f.field_id, p.placement_ids)\n")
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split(maxsplit=1) == ["list", "[3, 3] [0, 4]\n"], r.stdout
+    assert r.stdout.split(maxsplit=1) == ["list", "[3, 3] [0, 4] [7, 8]\n"], r.stdout
+
+
+# ---- a pointer field's counted array of ints (placementIds) -----------------
+# cuda.bindings.nvml reads VgpuPlacementList's placement_ids as a uint32
+# numpy array over the array the field points at, of its hidden count's
+# length ([] while the pointer is NULL), and sets it from any sequence of
+# integers, copying the values and setting the count.
+
+Placements = nvml.VgpuPlacementList_v1
+COUNT_AT = 8  # version, placementSize, then count (nvml.h)
+
+
+def test_a_pointed_array_of_ids_is_a_uint32_array_of_its_count():
+    p = Placements()
+    assert p.placement_ids == []                # NULL: a list, as cuda.bindings'
+    p.placement_ids = [4, 5, 6]
+    ids = p.placement_ids
+    assert isinstance(ids, np.ndarray) and ids.dtype == np.uint32 and ids.shape == (3,)
+    assert ids.tolist() == [4, 5, 6]
+    count = ctypes.c_uint.from_address(p.ptr + COUNT_AT)
+    count.value = 2                             # what the library writes back
+    assert p.placement_ids.tolist() == [4, 5]
+    address = ctypes.c_void_p.from_address(p.ptr + COUNT_AT + 8).value
+    assert p.placement_ids.ctypes.data == address  # the array the field points at
+
+
+def test_the_pointed_array_writes_through_and_outlives_the_field():
+    p = Placements()
+    p.placement_ids = [1, 2]
+    ids = p.placement_ids
+    ids[1] = 9                                  # numpy writes the pointed array
+    assert p.placement_ids.tolist() == [1, 9]
+    p.placement_ids = [3]                       # the field lets the old array go
+    gc.collect()
+    assert ids.tolist() == [1, 9]               # numpy's array still holds it
+    del p
+    gc.collect()
+    ids[0] = 5
+    assert ids.tolist() == [5, 9]
+
+
+def test_a_view_of_foreign_memory_reads_the_address():
+    """Deliberate (docs/compatibility.md): only the array the field owns is
+    read; a record over other memory (from_ptr) whose pointer the field
+    did not set reads the address, never count values from it."""
+    p = Placements()
+    p.placement_ids = [1, 2]
+    view = Placements.from_ptr(p.ptr, readonly=True)
+    assert view.placement_ids == p.placement_ids.ctypes.data
+
+
+@pytest.mark.parametrize("value", [np.array([7, 8, 9], dtype=np.uint32),
+                                   np.array([7, 8, 9], dtype=np.int64), range(7, 10),
+                                   [np.uint8(7), np.int32(8), 9]],
+                         ids=["uint32 array", "int64 array", "range", "numpy scalars"])
+def test_a_sequence_of_integers_sets_the_values_and_the_count(value):
+    """As cuda.bindings takes it: the values copied (no pointer at a numpy
+    array's own memory), the count the sequence's length."""
+    p = Placements()
+    p.placement_ids = value
+    assert p.placement_ids.tolist() == [7, 8, 9]
+    assert ctypes.c_uint.from_address(p.ptr + COUNT_AT).value == 3
+    if isinstance(value, np.ndarray):
+        assert p.placement_ids.ctypes.data != value.ctypes.data
+        value[0] = 1
+        assert p.placement_ids[0] == 7
+
+
+@pytest.mark.parametrize("value, error, message", [
+    (np.array([1.5, 2.0]), TypeError, r"placementIds\[0\] must be int, not numpy.float64"),
+    (np.array([-1], dtype=np.int64), OverflowError, "placementIds"),
+    (np.array([[1, 2]]), TypeError, r"placementIds\[0\] must be int, not numpy.ndarray"),
+])
+def test_a_sequence_of_other_values_is_refused_naming_the_field(value, error, message):
+    p = Placements()
+    p.placement_ids = [4]
+    with pytest.raises(error, match=message):
+        p.placement_ids = value
+    assert p.placement_ids.tolist() == [4]      # unchanged
 
 
 def test_threads_reading_first_share_one_numpy():
