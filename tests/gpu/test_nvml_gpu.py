@@ -354,3 +354,57 @@ def test_numeric_arrays_are_numpy_arrays_as_cuda_bindings():
         assert isinstance(mine, np.ndarray) and isinstance(theirs, np.ndarray)
         assert (mine.dtype, mine.shape) == (theirs.dtype, theirs.shape)
     assert nvml.ConfComputeGpuAttestationReport().nonce.dtype == np.uint8
+
+
+def _shape_of(value, np):
+    """What a field read gives, as the two modules are compared: a numpy
+    array's dtype and shape, else the value's kind."""
+    if isinstance(value, np.ndarray):
+        return ("ndarray", str(value.dtype), value.shape)
+    if isinstance(value, (list, tuple)):
+        return ("list", len(value))
+    return (type(value).__mro__[-2].__name__ if isinstance(value, int) else "other",)
+
+
+def _read_shape(obj, field, np):
+    """_shape_of the field's value, or the name of what reading it raised."""
+    try:
+        return _shape_of(getattr(obj, field), np)
+    except Exception as e:  # noqa: BLE001 - a kind to compare like the others
+        return ("raised", type(e).__name__)
+
+
+@pytest.mark.parametrize("records", [1, 2])
+def test_every_field_read_beside_cuda_bindings(records):
+    """Every field of every class both modules have, read from T(records)
+    in both: where cubind gives a numpy array, cuda.bindings gives one of
+    the same dtype and shape. The fields whose kind differs (a list where
+    cuda.bindings has an array: enums, handles, text of an array of
+    records) are printed, for docs/compatibility.md, not asserted."""
+    np = pytest.importorskip("numpy")
+    if ref is None:
+        pytest.skip("cuda.bindings.nvml is not importable")
+    compared, differ, wrong = 0, [], []
+    for name in sorted(set(dir(nvml)) & set(dir(ref))):
+        mine_cls, their_cls = getattr(nvml, name), getattr(ref, name)
+        if not (isinstance(mine_cls, type) and isinstance(their_cls, type)) or \
+                issubclass(mine_cls, (BaseException, int)):
+            continue
+        try:
+            mine, theirs = mine_cls(records), their_cls(records)
+        except Exception:  # a class of no records (an enum, a handle)
+            continue
+        fields = [f for f in dir(mine) if not f.startswith("_") and f in dir(theirs)
+                  and not callable(getattr(mine, f, None))]
+        for f in fields:
+            sa, sb = (_read_shape(obj, f, np) for obj in (mine, theirs))
+            compared += 1
+            if sa[0] == "ndarray" and sa != sb:
+                wrong.append((name, f, sa, sb))
+            elif sa != sb:
+                differ.append((name, f, sa, sb))
+    print("compared %d fields of T(%d); kinds that differ: %d" % (compared, records, len(differ)))
+    for row in differ:
+        print("  differ: %s.%s cubind %s cuda.bindings %s" % row)
+    assert compared > 100
+    assert not wrong, wrong
