@@ -38,6 +38,8 @@ int cbs_ndarray_numeric(const cbs_field_def *f)
     case CBS_F_UNSIGNED: return f->size == 1 || f->size == 2 || f->size == 4 || f->size == 8;
     case CBS_F_FLOAT: return f->size == sizeof(float);
     case CBS_F_DOUBLE: return f->size == sizeof(double);
+    /* an enum's values, as cuda.bindings' dtypes hold every enum: int32 */
+    case CBS_F_ENUM: return f->size == 4;
     default: return 0;
     }
 }
@@ -49,6 +51,7 @@ static const char *format_of(const cbs_field_def *f)
     switch (f->kind) {
     case CBS_F_FLOAT: return "f";
     case CBS_F_DOUBLE: return "d";
+    case CBS_F_ENUM: return "i";
     default: break;
     }
     int k = f->size == 1 ? 0 : f->size == 2 ? 1 : f->size == 4 ? 2 : 3;

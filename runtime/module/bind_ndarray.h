@@ -45,7 +45,9 @@
 int cbs_ndarray_type_create(PyObject *module);
 
 /* Whether field f's elements are plain numbers numpy has a type for
- * (signed and unsigned integers, float, double; no bit-field). */
+ * (signed and unsigned integers, float, double, and enums of 4 bytes as
+ * int32, as cuda.bindings' dtypes have them; no bit-field). A scalar
+ * enum field of one record still reads as its enum's member. */
 int cbs_ndarray_numeric(const cbs_field_def *f);
 
 /* The most dimensions a field array has: records, then a fixed array's

@@ -142,9 +142,24 @@ def test_without_numpy_the_fields_are_lists():
                    "f[1].field_id = 4\n"
                    "p = n.VgpuPlacementList_v1()\n"
                    "p.placement_ids = (7, 8)\n"
-                   "print(type(r.nonce).__name__, r.nonce[:2], f.field_id, p.placement_ids)\n")
+                   "print(type(r.nonce).__name__, r.nonce[:2], f.field_id, p.placement_ids,\n"
+                   "      [int(t) for t in f.value_type])\n")
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split(maxsplit=1) == ["list", "[3, 3] [0, 4] [7, 8]\n"], r.stdout
+    assert r.stdout.split(maxsplit=1) == ["list", "[3, 3] [0, 4] [7, 8] [0, 0]\n"], r.stdout
+
+
+def test_an_enum_field_of_an_array_of_records_is_an_int32_array():
+    """As cuda.bindings' dtypes hold every enum (int32); one record's field
+    stays its enum's member, which compares equal to cuda.bindings' int."""
+    f = nvml.FieldValue(3)
+    f[1].value_type = nvml.ValueType.DOUBLE
+    types = f.value_type
+    assert isinstance(types, np.ndarray) and types.dtype == np.int32 and types.shape == (3,)
+    assert types.tolist() == [0, int(nvml.ValueType.DOUBLE), 0]
+    types[2] = int(nvml.ValueType.UNSIGNED_LONG_LONG)   # writes the records
+    assert f[2].value_type is nvml.ValueType.UNSIGNED_LONG_LONG
+    one = nvml.FieldValue(1).value_type
+    assert isinstance(one, nvml.ValueType) and one == 0
 
 
 # ---- a pointer field's counted array of ints (placementIds) -----------------
