@@ -152,6 +152,12 @@ static cbs_struct *root_of(cbs_struct *s)
     return s->owner ? (cbs_struct *)s->owner : s;
 }
 
+Py_ssize_t cbs_struct_array_len(PyObject *self)
+{
+    const cbs_struct *s = (const cbs_struct *)self;
+    return s->sized ? s->length : s->nelems ? (Py_ssize_t)s->nelems : 1;
+}
+
 int cbs_struct_readonly(PyObject *s)
 {
     return root_of((cbs_struct *)s)->readonly;
@@ -463,7 +469,7 @@ static void store_count(cbs_struct *s, const cbs_field_def *f, size_t n)
 
 /* owned_array for field f of the record at root offset `base` of root. */
 static PyObject *owned_array_at(cbs_struct *root, size_t base, const cbs_field_def *f,
-                                unsigned long long bits, size_t *n)
+                                const cbs_tables *tb, unsigned long long bits, size_t *n)
 {
     PyObject *o = bits ? kept_at(root, base + f->offset) : NULL;
     if (!o)
@@ -472,6 +478,13 @@ static PyObject *owned_array_at(cbs_struct *root, size_t base, const cbs_field_d
         cbs_struct *a = (cbs_struct *)o;
         if (a->nelems && (uintptr_t)a->data == bits) {
             *n = a->nelems;
+            return o;
+        }
+        /* a snake_case field set from its element class's array object
+         * (set_pointer): that object's records */
+        if (f->sets_count && Py_TYPE(o) == tb->structs[f->index] &&
+            (uintptr_t)a->data == bits) {
+            *n = (size_t)cbs_struct_array_len(o);
             return o;
         }
     }
@@ -487,29 +500,31 @@ static PyObject *owned_array_at(cbs_struct *root, size_t base, const cbs_field_d
 }
 
 /* The array that CBS_F_RECORD_ARRAY or _HANDLE_ARRAY field f of s owns
- * (a new reference: an array root, a bytes object) when the field still
- * points at it (it holds `bits`), its length in *n; NULL without an
- * exception when it owns none (set from an address, a struct, None),
- * NULL with one on error. */
-static PyObject *owned_array(cbs_struct *s, const cbs_field_def *f, unsigned long long bits,
-                             size_t *n)
+ * (a new reference: an array root, a bytes object; for a snake_case
+ * field, also the element class's array object it was set from) when the
+ * field still points at it (it holds `bits`), its length in *n; NULL
+ * without an exception when it owns none (set from an address, another
+ * struct, None), NULL with one on error. */
+static PyObject *owned_array(cbs_struct *s, const cbs_field_def *f, const cbs_tables *tb,
+                             unsigned long long bits, size_t *n)
 {
     cbs_struct *root = root_of(s);
-    return owned_array_at(root, (size_t)(s->data - root->data), f, bits, n);
+    return owned_array_at(root, (size_t)(s->data - root->data), f, tb, bits, n);
 }
 
 /* A CBS_F_RECORD_ARRAY field: a list of views of the owned array; a
  * CBS_F_HANDLE_ARRAY field: a list of handles of its values; else the
  * address it holds, but NULL in a field whose count is hidden (sets_count:
  * a snake_case module's), which reads as an empty list, as cuda.bindings'
- * library structs read it. Such a field's owned array of plain integers
- * (placementIds) reads as cuda.bindings reads it, a numpy array over the
- * array (of the count the library wrote back), where numpy imports. */
+ * library structs read it. Such a field's owned array reads as
+ * cuda.bindings reads it, of the count the library wrote back: records as
+ * a view of the element class's array (one record: a view of it alone),
+ * plain integers (placementIds) as a numpy array, where numpy imports. */
 static PyObject *load_array(cbs_struct *s, const cbs_field_def *f, cbs_tables *tb)
 {
     unsigned long long bits = cbs_read_u(s->data + f->offset, f->size);
     size_t n = 0;
-    PyObject *o = owned_array(s, f, bits, &n);
+    PyObject *o = owned_array(s, f, tb, bits, &n);
     if (!o && !PyErr_Occurred() && !bits && f->sets_count)
         return PyList_New(0);
     if (!o)
@@ -518,6 +533,16 @@ static PyObject *load_array(cbs_struct *s, const cbs_field_def *f, cbs_tables *t
         n = counted_len(s, f, n); /* the count the library wrote back */
     int values = f->kind == CBS_F_HANDLE_ARRAY; /* else records */
     int ints = values && f->index < 0;          /* plain unsigned integers */
+    if (!values && f->sets_count) {
+        cbs_struct *a = (cbs_struct *)o;
+        PyObject *v = cbs_struct_view(Py_TYPE(a), a->def, o, a->data);
+        if (v && n != 1) { /* not yet shared */
+            ((cbs_struct *)v)->sized = 1;
+            ((cbs_struct *)v)->length = (Py_ssize_t)n;
+        }
+        Py_DECREF(o);
+        return v;
+    }
     if (ints && f->sets_count) {
         PyObject *a = cbs_ndarray_pointed(tb, (PyObject *)s, o,
                                           (unsigned char *)PyBytes_AS_STRING(o), f,
@@ -1213,6 +1238,13 @@ static int set_pointer(cbs_struct *s, const cbs_field_def *f, PyObject *v, cbs_t
             }
         }
         Py_DECREF(seq);
+    } else if (records && f->sets_count && f->aux >= 0 && Py_TYPE(v) == tb->structs[f->index]) {
+        /* the element class's array object (what the field reads as):
+         * its records, in place, and its length the count */
+        keep = Py_NewRef(v);
+        bits = (unsigned long long)(uintptr_t)((cbs_struct *)v)->data;
+        nset = cbs_struct_array_len(v);
+        counts = 1;
     } else if (to_pointer(s, f, v, &bits, &keep) < 0) {
         if (f->kind == CBS_F_FUNCPTR && f->aux >= 0 && PyCallable_Check(v) &&
             PyErr_ExceptionMatches(PyExc_TypeError)) {
@@ -2092,7 +2124,7 @@ static int check_array(check_walk *w, cbs_struct *root, unsigned char *data,
     if (c->kind == CBS_F_SIGNED && n == ULLONG_MAX)
         n = 0; /* a negative count: nothing to read */
     size_t base = (size_t)(data - root->data), have = 0;
-    PyObject *o = owned_array_at(root, base, f, bits, &have);
+    PyObject *o = owned_array_at(root, base, f, w->tb, bits, &have);
     if (!o && PyErr_Occurred())
         return -1;
     if (o) {

@@ -314,6 +314,10 @@ typedef struct {
     Py_ssize_t length;
 } cbs_struct;
 
+/* The number of records of a struct object (1 unless an array: a sized
+ * object's length, an array root's nelems). */
+Py_ssize_t cbs_struct_array_len(PyObject *self);
+
 /* The getset functions of every field (closure: const cbs_field_def *). */
 PyObject *cbs_struct_get(PyObject *self, void *closure);
 int cbs_struct_set(PyObject *self, PyObject *value, void *closure);

@@ -10,12 +10,6 @@
 
 #include <string.h>
 
-Py_ssize_t cbs_struct_array_len(PyObject *self)
-{
-    const cbs_struct *s = (const cbs_struct *)self;
-    return s->sized ? s->length : s->nelems ? (Py_ssize_t)s->nelems : 1;
-}
-
 /* A view of record i of self (0 <= i < its length). */
 static PyObject *record_at(PyObject *self, Py_ssize_t i)
 {

@@ -62,9 +62,6 @@ PyTypeObject *cbs_struct_array_type_create(PyObject *module, const cbs_struct_de
 PyObject *cbs_struct_array_get(PyObject *self, void *closure);
 int cbs_struct_array_set(PyObject *self, PyObject *value, void *closure);
 
-/* The number of records of a struct object (1 unless an array). */
-Py_ssize_t cbs_struct_array_len(PyObject *self);
-
 /* A records rule's argument (gen/rules/rules_directives.def): o itself
  * when an object of class t (an array of any size: the library reads and
  * writes its records in place), else a new array of t holding o's items in

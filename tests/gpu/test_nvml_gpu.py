@@ -325,7 +325,8 @@ def test_filled_arrays(handle):
             util = _or_unsupported(nvml.device_get_processes_utilization_info, handle, 0)
         except nvml.NotFoundError:
             util = "NotSupported"
-        assert util == "NotSupported" or isinstance(util.proc_util_array, list), util
+        assert util == "NotSupported" or util.proc_util_array == [] or \
+            type(util.proc_util_array) is nvml.ProcessUtilizationInfo_v1, util
         for name in ("device_get_vgpu_type_supported_placements",
                      "device_get_vgpu_type_creatable_placements"):
             try:

@@ -10,6 +10,7 @@ is hidden. Pointer arrays counted by a field keep their count the same way
 And the snake_case field names cuda.bindings gives a trailing underscore
 (field-underscore rules). Needs no library: the classes work without it."""
 import ctypes
+import gc
 import re
 
 import pytest
@@ -156,6 +157,50 @@ def test_pointer_arrays_keep_their_hidden_count(cls_name, field, count, elem):
     # an address other than NULL reads as itself (the caller's memory)
     setattr(obj, field, 4096)
     assert getattr(obj, field) == 4096
+
+
+@pytest.mark.parametrize("cls_name, field, count, elem", POINTERS)
+def test_a_pointer_array_of_records_reads_as_its_class_array(cls_name, field, count, elem):
+    """As cuda.bindings.nvml reads it: the element class's array object
+    (`from_ptr(ptr, count)`), viewing the records the field points at, of
+    the count the library wrote back; one record reads as one record."""
+    obj, E = getattr(nvml, cls_name)(), getattr(nvml, elem)
+    setattr(obj, field, [E() for _ in range(3)])
+    arr = getattr(obj, field)
+    assert type(arr) is E and len(arr) == 3
+    assert [r.ptr for r in arr] == [arr.ptr + i * (arr[1].ptr - arr.ptr) for i in range(3)]
+    setattr(obj, count, 1)
+    one = getattr(obj, field)
+    assert type(one) is E and len(one) == 1 and one.ptr == arr.ptr
+
+
+@pytest.mark.parametrize("cls_name, field, count, elem", POINTERS)
+def test_a_pointer_array_of_records_is_set_from_its_class_array(cls_name, field, count, elem):
+    """cuda.bindings' setter takes the element class's array: its records
+    in place, its length the count; the array lives as long as the field
+    points at it."""
+    obj, E = getattr(nvml, cls_name)(), getattr(nvml, elem)
+    a = E(4)
+    setattr(obj, field, a)
+    assert getattr(obj, count) == 4
+    got = getattr(obj, field)
+    assert type(got) is E and len(got) == 4 and got.ptr == a.ptr
+    del a, got
+    gc.collect()
+    assert len(getattr(obj, field)) == 4  # kept by the field
+    setattr(obj, field, E(2))
+    assert getattr(obj, count) == 2 and len(getattr(obj, field)) == 2
+
+
+def test_a_pointer_array_of_records_writes_through():
+    plist = nvml.ProcessDetailList_v1()
+    plist.proc_array = [nvml.ProcessDetail_v1(pid=5), nvml.ProcessDetail_v1(pid=6)]
+    arr = plist.proc_array
+    arr[1].pid = 9
+    assert [r.pid for r in plist.proc_array] == [5, 9]
+    other = nvml.ProcessesUtilizationInfo_v1()
+    with pytest.raises(TypeError, match="procArray"):
+        plist.proc_array = [other]
 
 
 def test_the_driver_face_keeps_its_counts_the_callers():

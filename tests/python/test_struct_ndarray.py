@@ -162,6 +162,16 @@ def test_an_enum_field_of_an_array_of_records_is_an_int32_array():
     assert isinstance(one, nvml.ValueType) and one == 0
 
 
+def test_a_pointer_array_of_records_reads_its_fields_as_arrays():
+    """ProcessDetailList_v1().proc_array is ProcessDetail_v1's array (as
+    cuda.bindings'), so `.pid` of it is one value per process."""
+    plist = nvml.ProcessDetailList_v1()
+    plist.proc_array = [nvml.ProcessDetail_v1(pid=5), nvml.ProcessDetail_v1(pid=6)]
+    pids = plist.proc_array.pid
+    assert isinstance(pids, np.ndarray) and pids.dtype == np.uint32
+    assert pids.tolist() == [5, 6]
+
+
 # ---- a pointer field's counted array of ints (placementIds) -----------------
 # cuda.bindings.nvml reads VgpuPlacementList's placement_ids as a uint32
 # numpy array over the array the field points at, of its hidden count's
