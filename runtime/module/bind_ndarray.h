@@ -12,9 +12,9 @@
  * and writes through to it, as the struct's own field setters do. A
  * pointer field's array of unsigned integers (placementIds, counted by a
  * hidden count field) reads the same way over the array the field owns,
- * which the exporter keeps too. A
- * read-only record (from_buffer of read-only bytes, from_ptr(readonly=True))
- * exports read-only bytes: numpy's array is read-only too.
+ * which the exporter keeps too. A read-only record (from_buffer of
+ * read-only bytes, from_ptr(readonly=True)) exports read-only bytes:
+ * numpy's array is read-only too.
  *
  * numpy is optional: cubind does not depend on it. The first numeric
  * array read of a module imports it once; where the import fails (numpy

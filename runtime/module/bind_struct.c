@@ -147,6 +147,17 @@ PyObject *cbs_struct_view(PyTypeObject *t, const cbs_struct_def *def, PyObject *
     return (PyObject *)struct_make(t, def, data, of);
 }
 
+PyObject *cbs_struct_array_view(PyTypeObject *t, const cbs_struct_def *def, PyObject *of,
+                                unsigned char *data, Py_ssize_t length)
+{
+    cbs_struct *v = struct_make(t, def, data, of);
+    if (v) { /* not yet shared */
+        v->sized = 1;
+        v->length = length;
+    }
+    return (PyObject *)v;
+}
+
 static cbs_struct *root_of(cbs_struct *s)
 {
     return s->owner ? (cbs_struct *)s->owner : s;
@@ -474,16 +485,16 @@ static PyObject *owned_array_at(cbs_struct *root, size_t base, const cbs_field_d
     PyObject *o = bits ? kept_at(root, base + f->offset) : NULL;
     if (!o)
         return NULL;
-    if (f->kind == CBS_F_RECORD_ARRAY && cbs_is_struct_type(Py_TYPE(o))) {
+    if (f->kind == CBS_F_RECORD_ARRAY && cbs_is_struct_type(Py_TYPE(o)) &&
+        (uintptr_t)((cbs_struct *)o)->data == bits) {
         cbs_struct *a = (cbs_struct *)o;
-        if (a->nelems && (uintptr_t)a->data == bits) {
+        if (a->nelems) {
             *n = a->nelems;
             return o;
         }
         /* a snake_case field set from its element class's array object
          * (set_pointer): that object's records */
-        if (f->sets_count && Py_TYPE(o) == tb->structs[f->index] &&
-            (uintptr_t)a->data == bits) {
+        if (f->sets_count && Py_TYPE(o) == tb->structs[f->index]) {
             *n = (size_t)cbs_struct_array_len(o);
             return o;
         }
@@ -535,11 +546,9 @@ static PyObject *load_array(cbs_struct *s, const cbs_field_def *f, cbs_tables *t
     int ints = values && f->index < 0;          /* plain unsigned integers */
     if (!values && f->sets_count) {
         cbs_struct *a = (cbs_struct *)o;
-        PyObject *v = cbs_struct_view(Py_TYPE(a), a->def, o, a->data);
-        if (v && n != 1) { /* not yet shared */
-            ((cbs_struct *)v)->sized = 1;
-            ((cbs_struct *)v)->length = (Py_ssize_t)n;
-        }
+        PyObject *v = n == 1 ? cbs_struct_view(Py_TYPE(a), a->def, o, a->data)
+                             : cbs_struct_array_view(Py_TYPE(a), a->def, o, a->data,
+                                                     (Py_ssize_t)n);
         Py_DECREF(o);
         return v;
     }
@@ -957,8 +966,7 @@ static int index_number(PyObject *o)
 /* A new bytes object holding the values of the handles of seq (a tuple of
  * at least one: instances of CBS_F_HANDLE_ARRAY field f's class t, or ints
  * that fit in elem_size bytes; t NULL: an array of plain integers, of
- * ints or index_number()s only), elem_size bytes
- * each, aligned for them.
+ * ints or index_number()s only), elem_size bytes each, aligned for them.
  * TypeError naming the field and the index of an item of another type. */
 static PyObject *handles_make(cbs_struct *s, const cbs_field_def *f, PyTypeObject *t,
                               PyObject *seq)

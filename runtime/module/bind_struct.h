@@ -354,6 +354,10 @@ PyObject *cbs_struct_records(PyTypeObject *t, const cbs_struct_def *def, size_t 
  * holds the root). */
 PyObject *cbs_struct_view(PyTypeObject *t, const cbs_struct_def *def, PyObject *of,
                           unsigned char *data);
+/* The same, as an array of `length` records from data (a snake_case
+ * class's sized object, bind_struct_array.h). */
+PyObject *cbs_struct_array_view(PyTypeObject *t, const cbs_struct_def *def, PyObject *of,
+                                unsigned char *data, Py_ssize_t length);
 /* The class's tp_new (T(_ptr=0): an address to wrap, or zeroed storage),
  * tp_init (field keywords) and tp_repr (one record's fields). */
 PyObject *cbs_struct_new(PyTypeObject *t, PyObject *args, PyObject *kwds);

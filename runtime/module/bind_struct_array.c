@@ -148,14 +148,8 @@ static PyObject *record_array_view(PyObject *self, const cbs_field_def *f)
                      cbs_short_name(Py_TYPE(self)), f->name);
         return NULL;
     }
-    size_t n = cbs_struct_fixed_len(s, f);
-    PyObject *v = cbs_struct_view(tb->structs[f->index], &tb->struct_defs[f->index], self,
-                                  s->data + f->offset);
-    if (v) { /* not yet shared */
-        ((cbs_struct *)v)->sized = 1;
-        ((cbs_struct *)v)->length = (Py_ssize_t)n;
-    }
-    return v;
+    return cbs_struct_array_view(tb->structs[f->index], &tb->struct_defs[f->index], self,
+                                 s->data + f->offset, (Py_ssize_t)cbs_struct_fixed_len(s, f));
 }
 
 /* A fixed array of records of a snake_case class reads as its class's
