@@ -380,11 +380,18 @@ def _read_shape(obj, field, np):
         return ("raised", type(e).__name__)
 
 
+def _both_empty(sa, sb):
+    """A counted array whose count is 0 in both: cubind's is empty of the
+    field's dtype, cuda.bindings' of numpy's default float64 (listed in
+    docs/compatibility.md as a difference, not a wrong dtype)."""
+    return sa[0] == sb[0] == "ndarray" and sa[2] == sb[2] == (0,)
+
+
 @pytest.mark.parametrize("records", [1, 2])
 def test_every_field_read_beside_cuda_bindings(records):
     """Every field of every class both modules have, read from T(records)
     in both: where cubind gives a numpy array, cuda.bindings gives one of
-    the same dtype and shape. The fields whose kind differs (a list where
+    the same dtype and shape (or both are empty). The fields whose kind differs (a list where
     cuda.bindings has an array: enums, handles, text of an array of
     records) are printed, for docs/compatibility.md, not asserted."""
     np = pytest.importorskip("numpy")
@@ -410,7 +417,7 @@ def test_every_field_read_beside_cuda_bindings(records):
         for f in fields:
             sa, sb = (_read_shape(obj, f, np) for obj in (mine, theirs))
             compared += 1
-            if sa[0] == "ndarray" and sa != sb:
+            if sa[0] == "ndarray" and sa != sb and not _both_empty(sa, sb):
                 wrong.append((name, f, sa, sb))
             elif sa != sb:
                 differ.append((name, f, sa, sb))
