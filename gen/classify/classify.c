@@ -636,6 +636,22 @@ static void struct_fields(cb_model *m, const cb_facts *facts, const cb_function 
         pc->output_field = one;
 }
 
+/* struct-addresses: a whole struct output (no output-field, no input
+ * fields, no array the library fills) may be the caller's, as
+ * cuda.bindings takes its address (SH_INTO_STRUCT, an optional input). */
+static void caller_struct(const cb_facts *facts, cb_pclass *pc)
+{
+    if (!facts->api.struct_addresses || pc->shape != SH_OUT_STRUCT || pc->output_field ||
+        pc->ninput_fields || pc->record_index < 0)
+        return;
+    const cb_record_facts *rf = &facts->records[pc->record_index];
+    for (size_t k = 0; k < rf->nfields; k++)
+        if (rf->fields[k].on[CB_D_FIELD_COUNT_QUERY])
+            return;
+    pc->shape = SH_INTO_STRUCT;
+    pc->optional = 1;
+}
+
 static void classify_param(cb_model *m, const cb_facts *facts, const cb_function *f,
                            const cb_param *p, cb_pclass *pc, const char **why)
 {
@@ -876,6 +892,7 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
         *why = reason(m, p, "an output-field rule needs a struct output");
     }
     struct_fields(m, facts, f, p, pc, why);
+    caller_struct(facts, pc);
     if (pc->shape == SH_UNSUPPORTED && !*why)
         *why = reason(m, p, "no general rule or special case covers it");
 }

@@ -446,6 +446,9 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     tv_set_str(p, "object_cname", cb && pc->object_index >= 0 ? f->params[pc->object_index].name : "");
     tv_set_str(p, "trampoline", pc->trampoline ? pc->trampoline : "");
     tv_set_bool(p, "optional", pc->optional);
+    /* an optional parameter's default: None where it means "none given"
+     * (a caller's struct), else 0 */
+    tv_set_str(p, "default_value", pc->shape == SH_INTO_STRUCT ? "None" : "0");
     size_value(p, fc, pc);
     count_bound_value(p, fc, pc);
     tv_set_bool(p, "writable", pc->writable);
@@ -1136,6 +1139,7 @@ static void api_value(tv *root, const cb_api *api)
     tv_set_bool(root, "buffers_not_none", api->buffers_not_none);
     tv_set_bool(root, "void_ptr_numbers", api->void_ptr_numbers);
     tv_set_bool(root, "string_addresses", api->string_addresses);
+    tv_set_bool(root, "struct_addresses", api->struct_addresses);
     tv_set_bool(root, "has_chars_length", api->chars_length > 0);
     tv_set_int(root, "chars_length", api->chars_length);
     tv_set_bool(root, "has_count_query", api->count_query != NULL);

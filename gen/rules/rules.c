@@ -347,6 +347,9 @@ void rules_api(const cb_rules *r, cb_api *api)
         case CB_D_STRING_ADDRESSES:
             api->string_addresses = 1;
             break;
+        case CB_D_STRUCT_ADDRESSES:
+            api->struct_addresses = 1;
+            break;
         case CB_D_ENUM_ARGS_INT:
             api->enum_args_int = 1;
             break;

@@ -159,6 +159,7 @@ typedef struct {
     int buffers_not_none;           /* buffers-not-none: None is no buffer */
     int void_ptr_numbers;           /* void-ptr-numbers: a number is an address */
     int string_addresses;           /* string-addresses: a const char * takes an int */
+    int struct_addresses;           /* struct-addresses: a struct pointer takes an int */
     int negative_errors;            /* negative-errors: a negative integer result fails */
     const char *capi_sentinel;      /* what a C API entry returns having raised */
     const char *sizeof_name;        /* sizeof: the size function's name, NULL */

@@ -2224,22 +2224,37 @@ static int check_struct(cbs_struct *s, const char *func, const char *param)
     return check_record(&w, root_of(s), s->data, s->def);
 }
 
-int cbs_arg_struct(PyObject *o, PyTypeObject *t, int allow_none, const char *func,
+int cbs_arg_struct(PyObject *o, PyTypeObject *t, unsigned accept, const char *func,
                    const char *param, void **ptr)
 {
     if (Py_TYPE(o) == t) {
         cbs_struct *s = (cbs_struct *)o;
+        if ((accept & CBS_ACCEPT_WRITTEN) && cbs_struct_readonly(o)) {
+            PyErr_Format(PyExc_TypeError, "%s(): argument '%s' is a read-only %s; the call writes it",
+                         func, param, cbs_short_name(t));
+            return -1;
+        }
         if (s->def->checked && check_struct(s, func, param) < 0)
             return -1;
         *ptr = s->data;
         return 0;
     }
-    if (o == Py_None && allow_none) {
+    if (o == Py_None && (accept & CBS_ACCEPT_NONE)) {
         *ptr = NULL;
         return 0;
     }
-    PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s%s, not %.100s", func, param,
-                 cbs_short_name(t), allow_none ? " or None" : "", Py_TYPE(o)->tp_name);
+    if ((accept & CBS_ACCEPT_ADDRESS) && PyIndex_Check(o) && !PyBool_Check(o)) {
+        /* the caller's memory by its address, as an intptr_t takes it */
+        unsigned long long a;
+        if (cbs_arg_unsigned(o, (unsigned long long)UINTPTR_MAX, func, param, "address", &a) < 0)
+            return -1;
+        *ptr = (void *)(uintptr_t)a;
+        return 0;
+    }
+    int address = (accept & CBS_ACCEPT_ADDRESS) != 0, none = (accept & CBS_ACCEPT_NONE) != 0;
+    PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s%s%s, not %.100s", func, param,
+                 cbs_short_name(t), address ? (none ? ", an int address" : " or an int address") : "",
+                 none ? " or None" : "", Py_TYPE(o)->tp_name);
     return -1;
 }
 

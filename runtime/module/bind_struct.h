@@ -364,15 +364,28 @@ PyObject *cbs_struct_new(PyTypeObject *t, PyObject *args, PyObject *kwds);
 int cbs_struct_init(PyObject *self, PyObject *args, PyObject *kwds);
 PyObject *cbs_struct_repr(PyObject *self);
 
+/* What a struct parameter takes besides an instance of its class
+ * (cbs_arg_struct's `accept`, or-ed): None for NULL; an int address of the
+ * caller's memory, unchecked (a struct-addresses module, as cuda.bindings'
+ * intptr_t parameters); and whether the library writes the struct (an
+ * instance that is read-only is refused). */
+enum {
+    CBS_ACCEPT_NONE = 1,
+    CBS_ACCEPT_ADDRESS = 2,
+    CBS_ACCEPT_WRITTEN = 4,
+};
+
 /* Function marshalling. An instance of t gives its data pointer; None gives
- * NULL when allow_none; anything else is a TypeError naming func/param.
+ * NULL and an int (not a bool) its address where `accept` says so;
+ * anything else is a TypeError naming func/param, and so is a read-only
+ * instance of a struct the call writes (CBS_ACCEPT_WRITTEN).
  * At any depth of the record (see "Checks at every depth"): ValueError
  * naming func/param and the field's path when a count field says more
  * elements than the array its field-count field owns holds (the driver
  * would read past it), or than the buffer it was set from holds; ValueError
  * when a host buffer holds fewer bytes than the call touches, TypeError
  * when the call writes a read-only one. */
-int cbs_arg_struct(PyObject *o, PyTypeObject *t, int allow_none, const char *func,
+int cbs_arg_struct(PyObject *o, PyTypeObject *t, unsigned accept, const char *func,
                    const char *param, void **ptr);
 /* A new owning, zeroed instance of t and its data pointer (out-structs). */
 PyObject *cbs_struct_alloc(PyTypeObject *t, void **data);

@@ -143,3 +143,36 @@ def test_rules_that_do_not_fit_leave_the_function_unbound(run_cubind, cuda_inclu
     assert "vsGetCaps: " in report and "names no field of its struct" in report, report
     assert "vsSetCount: " in report and "needs a pointer to a struct" in report, report
     assert "get_caps" not in stubs(out) and "set_count" not in stubs(out)
+
+
+# vsGetMemory's memory (a whole output) and vsClear's values (an input),
+# with struct-addresses and without struct-version: no one-field output
+ADDRESSES = RULES.replace("struct-version version 24\n", "") + "struct-addresses\n"
+
+
+def test_struct_addresses_take_ints_and_the_callers_output(run_cubind, cuda_include, tmp_path):
+    """struct-addresses (cuda.bindings.cufile's intptr_t struct pointers):
+    an input struct's stub takes an int too; a whole output struct is an
+    optional parameter defaulting to None, its output the struct or None;
+    an output with input fields (vsGetFanSpeed) or kept by whole-output
+    and the same outputs without the rule stay as they were."""
+    s = stubs(generate(run_cubind, cuda_include, tmp_path, ADDRESSES))
+    assert s["get_memory"] == ("def get_memory(dev: int, memory: vsMemory_v2_t | int | None = None)"
+                               " -> vsMemory_v2_t | None: ..."), s
+    assert s["get_by_uuid"].startswith("def get_by_uuid(type: int, uuid: "), s
+    assert s["get_fan_speed"].startswith("def get_fan_speed(dev: int, fan: int) -> "), s
+    source = "".join(p.read_text() for p in sorted((tmp_path / "out").glob("vers*.c")))
+    assert "CBS_ACCEPT_NONE | CBS_ACCEPT_ADDRESS | CBS_ACCEPT_WRITTEN" in source
+    assert '"get_memory(dev, memory=None)\\n--\\n\\n"' in source
+    (tmp_path / "vers.rules").write_text(ADDRESSES)
+    p = run_cubind("classify", "--header", str(tmp_path / "vers.h"), "--rules",
+                   str(tmp_path / "vers.rules"), "--include", cuda_include)
+    assert p.returncode == 0, p.stderr
+    fns = {f["name"]: f for f in json.loads(p.stdout)["functions"]}
+    memory = fns["vsGetMemory"]["params"][1]
+    assert memory["shape"] == "into_struct" and memory["direction"] == "inout", memory
+    assert fns["vsGetFanSpeed"]["params"][1]["shape"] == "out_struct"
+    (tmp_path / "plain").mkdir()
+    plain = stubs(generate(run_cubind, cuda_include, tmp_path / "plain",
+                           ADDRESSES.replace("struct-addresses\n", "")))
+    assert plain["get_memory"] == "def get_memory(dev: int) -> vsMemory_v2_t: ...", plain

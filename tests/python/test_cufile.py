@@ -205,6 +205,66 @@ def test_bad_input_names_the_parameter(cufile):
         c.batch_io_set_up(None)
 
 
+def test_struct_pointers_take_addresses_as_cuda_bindings(cufile):
+    """The struct-addresses rule: a struct pointer takes an int address
+    too, as cuda.bindings.cufile's intptr_t parameters
+    (`handle_register(descr.ptr)`, cuda-python's own test_cufile.py),
+    besides the struct's object; a bool, a float, a str or a struct of
+    another class is a TypeError naming the parameter, a negative address
+    an OverflowError, all before the call."""
+    import ctypes
+    c = cufile
+    d = c.Descr()
+    d.type = c.FileHandleType.OPAQUE_FD
+    d.handle.fd = -1  # no file: the library refuses, as its exception
+    by_object = fails_or_returns(c, "handle_register", d)
+    by_address = fails_or_returns(c, "handle_register", d.ptr)
+    assert type(by_object) is type(by_address)
+    if isinstance(by_object, c.cuFileError):
+        assert by_object.status == by_address.status
+    fails_or_returns(c, "batch_io_submit", 0, 1, c.IOParams().ptr, 0)
+    raw = ctypes.create_string_buffer(64)
+    fails_or_returns(c, "handle_register", ctypes.addressof(raw))  # zeroed: no such type
+    for bad, error in ((True, TypeError), (1.5, TypeError), ("d", TypeError),
+                       (c.IOParams(), TypeError), (-1, OverflowError)):
+        with pytest.raises(error, match="'descr'"):
+            c.handle_register(bad)
+    with pytest.raises(TypeError, match="'iocbp'.*an int address"):
+        c.batch_io_submit(0, 1, 2.0, 0)
+
+
+@pytest.mark.parametrize("name, cls, param", [("driver_get_properties", "DrvProps", "props"),
+                                              ("get_stats_l1", "StatsLevel1", "stats"),
+                                              ("get_stats_l2", "StatsLevel2", "stats"),
+                                              ("get_stats_l3", "StatsLevel3", "stats")])
+def test_outputs_fill_the_callers_struct(cufile, name, cls, param):
+    """A struct the library writes is the caller's when given, as
+    cuda.bindings.cufile takes its address (`get_stats_l1(stats.ptr)`):
+    the object or its address, written in place, the call returning None;
+    without one (or None) a new object is returned. A read-only object is
+    refused before the call. (The get_stats_* functions are cuFile 1.15's,
+    CUDA 13.0: a module from 12.4's header lacks them.)"""
+    c = cufile
+    if not hasattr(c, name):
+        pytest.skip("%s: not in the cufile.h these bindings come from" % name)
+    fn, T = getattr(c, name), getattr(c, cls)
+    new = fails_or_returns(c, name)
+    if isinstance(new, c.cuFileError):
+        with pytest.raises(c.cuFileError):
+            fn(T())  # the same refusal, with the caller's struct
+        return
+    assert type(new) is T
+    mine, by_address, by_keyword = T(), T(), T()
+    assert fn(mine) is None and fn(by_address.ptr) is None and fn(**{param: by_keyword}) is None
+    assert repr(mine) == repr(new) == repr(by_address) == repr(by_keyword)  # their fields
+    if name == "driver_get_properties":
+        assert mine.max_batch_io_size > 0 and repr(mine) != repr(T())  # the library wrote it
+    assert type(fn(None)) is T
+    ro = T.from_ptr(mine.ptr, readonly=True, owner=mine)
+    with pytest.raises(TypeError, match="read-only"):
+        fn(ro)
+
+
 def test_missing_library_is_a_clear_error_and_import_works(tmp_path):
     check_missing_library("cufile", "CUBIND_LIBCUFILE", "libcufile.so.99", "cuFileError",
                           "get_version", tmp_path)

@@ -55,3 +55,16 @@ def test_a_differing_signature_is_found():
             "k": [("device", False), ("length", True)]}
     result = compare_signatures.compare(ours, ref)
     assert sorted(result["differ"]) == ["f", "g", "h"] and result["matched"] == 1
+
+
+def test_every_cufile_function_takes_cuda_bindings_parameters():
+    """cubind.cufile (and its stub) against cuda.bindings.cufile 13.3.1:
+    no bound function's parameters differ. Before the struct-addresses
+    rule, driver_get_properties took no `props` (cuda.bindings fills the
+    caller's struct at that address)."""
+    ref = compare_signatures.json.loads(
+        (ROOT / "tests" / "data" / "cuda_bindings_cufile_13.3.1.json").read_text())
+    for ours in (compare_signatures.module_parameters("cufile"),
+                 compare_signatures.stub_parameters(ROOT / "out" / "cufile.pyi")):
+        result = compare_signatures.compare(ours, ref)
+        assert result["differ"] == {} and result["matched"] >= 25, result
