@@ -713,8 +713,9 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
             *why = reason(m, p, "a text rule needs a char * output, an integer SIZE of the function and a chars-length rule");
         return;
     }
-    if (pf->on[CB_D_RECORDS]) {
-        /* records of a struct class read (and written) in place */
+    if (pf->on[CB_D_RECORDS] || pf->on[CB_D_COUNTED_RECORDS]) {
+        /* records of a struct class read (and written) in place; with
+         * counted-records, read, their count the caller's argument */
         const cb_type *pt = t->kind == TY_POINTER ? t->pointee : NULL;
         const cb_type *ct = pf->records_count >= 0 ? f->params[pf->records_count].type : NULL;
         pc->elem = pt ? elem_kind(m, facts, pt, pc) : EK_NONE;
@@ -725,7 +726,8 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
             fits = k >= 0 && r->fields[k].type->kind == TY_INT && r->fields[k].bit_width < 0;
             pc->records_field = fits ? pf->records_field : NULL;
         }
-        pc->shape = !fits ? SH_UNSUPPORTED
+        pc->shape = !fits                          ? SH_UNSUPPORTED
+                    : pf->on[CB_D_COUNTED_RECORDS]   ? SH_IN_COUNTED_RECORDS
                     : is_getter(f) && !pt->is_const ? SH_INOUT_RECORDS
                                                       : SH_IN_RECORDS;
         pc->count_index = fits ? pf->records_count : -1;

@@ -304,7 +304,7 @@ static void resolve_param(cb_facts *b, const cb_function *f, size_t k, cb_param_
         pf->size_of = model_param_index(f, r->args[2]);
     if ((r = pf->on[CB_D_TEXT]) && r->nargs > 2)
         pf->text_size = model_param_index(f, r->args[2]);
-    if ((r = pf->on[CB_D_RECORDS])) {
+    if ((r = pf->on[CB_D_RECORDS]) || (r = pf->on[CB_D_COUNTED_RECORDS])) {
         pf->records_count = model_param_index(f, r->args[2]);
         pf->records_field = r->nargs > 3 ? r->args[3] : NULL;
     }
@@ -1028,6 +1028,7 @@ static int rule_matches(const cb_facts *b, const cb_rule *rule)
         return function_has_param(m, a0, rule->args[1]) &&
                (rule->nargs < 3 || function_has_param(m, a0, rule->args[2]));
     case CB_D_RECORDS: /* FUNCTION PARAM COUNT [FIELD] */
+    case CB_D_COUNTED_RECORDS: /* FUNCTION PARAM COUNT */
         return function_has_param(m, a0, rule->args[1]) && function_has_param(m, a0, rule->args[2]);
     case CB_D_FIELD_UNDERSCORE:
         return field_underscore_matches(b, a0);

@@ -137,7 +137,8 @@ typedef struct {
     long long fixed;          /* fixed: N */
     int size_of;              /* struct-size: STRUCT's index, else -1 */
     int text_size;            /* text: SIZE's index, else -1 */
-    int records_count;        /* records: COUNT's index, else -1 */
+    int records_count;        /* records, counted-records: COUNT's index,
+                                 else -1 */
     const char *records_field; /* records: FIELD, else NULL */
     const char *trampoline;   /* sync-callback: TRAMPOLINE, else NULL */
     const char *cast;         /* handle-cast: HANDLE when the header has that

@@ -350,6 +350,27 @@ PyObject *cbs_struct_array_arg(PyObject *o, PyTypeObject *t, const char *field, 
     return arr;
 }
 
+PyObject *cbs_counted_records_arg(PyObject *o, PyTypeObject *t, unsigned accept, const char *func,
+                                  const char *param, void **data, size_t *n)
+{
+    if (o == Py_None || ((accept & CBS_ACCEPT_ADDRESS) && PyIndex_Check(o) && !PyBool_Check(o))) {
+        void *at = NULL;
+        if (o != Py_None && cbs_arg_struct(o, t, CBS_ACCEPT_ADDRESS, func, param, &at) < 0)
+            return NULL;
+        *data = at;
+        *n = o == Py_None ? 0 : SIZE_MAX;
+        Py_RETURN_NONE;
+    }
+    if (Py_TYPE(o) != t && ((!PySequence_Check(o) && !PyIter_Check(o)) || PyUnicode_Check(o) ||
+                            PyBytes_Check(o) || PyByteArray_Check(o))) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be %s, a sequence of its records%s or None, not %.100s",
+                     func, param, cbs_short_name(t), (accept & CBS_ACCEPT_ADDRESS) ? ", an int address" : "",
+                     Py_TYPE(o)->tp_name);
+        return NULL;
+    }
+    return cbs_struct_array_arg(o, t, NULL, func, param, data, n);
+}
+
 PyTypeObject *cbs_struct_array_type_create(PyObject *module, const cbs_struct_def *def)
 {
     PyType_Slot extra[] = {

@@ -74,4 +74,13 @@ int cbs_struct_array_set(PyObject *self, PyObject *value, void *closure);
 PyObject *cbs_struct_array_arg(PyObject *o, PyTypeObject *t, const char *field, const char *func,
                                const char *param, void **data, size_t *n);
 
+/* A counted-records rule's argument, its count the caller's: None (no
+ * records: *data NULL, *n 0); an int address of the caller's records when
+ * `accept` has CBS_ACCEPT_ADDRESS (bind_struct.h; *n SIZE_MAX: their
+ * number unknown, unchecked, as in C); else as cbs_struct_array_arg
+ * without a field. A new reference to hold (None for the first two);
+ * NULL with an exception naming func and param. */
+PyObject *cbs_counted_records_arg(PyObject *o, PyTypeObject *t, unsigned accept, const char *func,
+                                  const char *param, void **data, size_t *n);
+
 #endif

@@ -233,6 +233,26 @@ def test_struct_pointers_take_addresses_as_cuda_bindings(cufile):
         c.batch_io_submit(0, 1, 2.0, 0)
 
 
+def test_batch_io_submit_reads_no_more_records_than_it_is_given(cufile):
+    """The counted-records rule: batch_io_submit's nr stays an argument
+    (cuda.bindings' order) and iocbp holds at least nr records: an IOParams
+    array, a sequence of records, None for none, or an address (unchecked,
+    as cuda.bindings' intptr_t); more records asked for than given is a
+    ValueError naming 'iocbp' and the count, before the call (the library
+    read past the one record of IOParams() when nr was 4)."""
+    c = cufile
+    for given in (c.IOParams(4), [c.IOParams() for _ in range(4)], c.IOParams(4).ptr):
+        fails_or_returns(c, "batch_io_submit", 0, 4, given, 0)
+    fails_or_returns(c, "batch_io_submit", 0, 0, None, 0)
+    for given, held in ((c.IOParams(), 1), (c.IOParams(3), 3), ([c.IOParams()] * 2, 2), (None, 0)):
+        with pytest.raises(ValueError, match=r"'iocbp' holds %d records, fewer than the 4 its count 'nr'"
+                           % held):
+            c.batch_io_submit(0, 4, given, 0)
+    for bad in ("x", [c.Descr()], True, 1.0):
+        with pytest.raises(TypeError, match="'iocbp'"):
+            c.batch_io_submit(0, 1, bad, 0)
+
+
 @pytest.mark.parametrize("name, cls, param", [("driver_get_properties", "DrvProps", "props"),
                                               ("get_stats_l1", "StatsLevel1", "stats"),
                                               ("get_stats_l2", "StatsLevel2", "stats"),
