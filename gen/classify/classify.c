@@ -583,7 +583,11 @@ static int input_fields(cb_model *m, const cb_facts *facts, const cb_rule *rule,
             return -1;
         in[got].field = field;
         in[got].pyname = name ? name : python_param_name(m, facts, field);
-        in[got].is_int = t->kind == TY_INT || t->kind == TY_ENUM;
+        /* a pointer to records (its field-count rule is checked where the
+         * binding sets it, bind_struct.h) takes their number: a room */
+        in[got].is_room = t->kind == TY_POINTER && t->pointee && model_type_record(m, t->pointee) >= 0 &&
+                          !strchr(field, '.');
+        in[got].is_int = t->kind == TY_INT || t->kind == TY_ENUM || in[got].is_room;
         got++;
     }
     pc->input_fields = in;
@@ -664,6 +668,7 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
     pc->host_writes = -1;
     pc->cast_from = NULL;
     pc->output_field = NULL;
+    pc->output_count = NULL;
     pc->records_field = NULL;
     pc->size_of_fixed = -1;
     pc->input_fields = NULL;
@@ -881,13 +886,17 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
     }
     if (pf->on[CB_D_OUTPUT_FIELD] && pc->shape == SH_OUT_STRUCT) {
         /* output-field: one field of the struct, which must have it */
-        const char *name = pf->on[CB_D_OUTPUT_FIELD]->args[2];
+        const cb_rule *rule = pf->on[CB_D_OUTPUT_FIELD];
+        const char *name = rule->args[2], *count = rule->nargs > 3 ? rule->args[3] : NULL;
         const cb_record *r = &m->records[pc->record_index];
-        if (model_field_index(m, r, name) >= 0)
+        int k = count ? model_field_index(m, r, count) : -1;
+        if (model_field_index(m, r, name) >= 0 &&
+            (!count || (k >= 0 && r->fields[k].type->kind == TY_INT && r->fields[k].bit_width < 0))) {
             pc->output_field = name;
-        else {
+            pc->output_count = count;
+        } else {
             pc->shape = SH_UNSUPPORTED;
-            *why = reason(m, p, "the output-field rule names no field of its struct");
+            *why = reason(m, p, "the output-field rule names no field of its struct (or COUNT no integer field)");
         }
     } else if (pf->on[CB_D_OUTPUT_FIELD] && pc->shape != SH_UNSUPPORTED) {
         pc->shape = SH_UNSUPPORTED;

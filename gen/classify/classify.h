@@ -49,7 +49,11 @@ typedef enum {
 typedef struct {
     const char *field;        /* its C name (the struct class's attribute) */
     const char *pyname;       /* the Python parameter */
-    int is_int;               /* an integer or enum field: `int` in stubs */
+    int is_int;               /* an integer or enum field (or a room):
+                                 `int` in stubs */
+    int is_room;              /* a counted pointer to records: the Python
+                                 parameter is their number, an array the
+                                 binding makes (cbs_arg_field_room) */
 } cb_input_field;
 
 typedef struct cb_pclass {
@@ -88,6 +92,10 @@ typedef struct cb_pclass {
                                  the one field of a versioned struct
                                  besides its version and input_fields),
                                  NULL */
+    const char *output_count; /* SH_OUT_STRUCT: the integer field an
+                                 output-field rule's COUNT names (only
+                                 that many elements of output_field are
+                                 returned), NULL */
     int size_of_fixed;        /* SH_STRUCT_SIZE: the fixed-rule array whose
                                  bytes it is (its N elements), else -1 */
     const char *records_field; /* SH_IN/INOUT_RECORDS: the integer field a

@@ -243,6 +243,8 @@ static void set_shape_flags(tv *p, const cb_pclass *pc)
     tv_set_bool(p, "ek_bool", e == EK_BOOL);
     tv_set_bool(p, "has_output_field", pc->output_field != NULL);
     tv_set_str(p, "output_field", pc->output_field ? pc->output_field : "");
+    tv_set_bool(p, "has_output_count", pc->output_count != NULL);
+    tv_set_str(p, "output_count", pc->output_count ? pc->output_count : "");
     tv_set_bool(p, "ek_string", e == EK_STRING);
     tv_set_bool(p, "ek_cstring", e == EK_CSTRING);
     tv_set_bool(p, "is_input", classify_is_input(pc));
@@ -678,6 +680,7 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_facts *
             const cb_input_field *in_f = &pc->input_fields[k];
             tv *fv = tv_map(), *iv = tv_map();
             tv_set_str(fv, "field", in_f->field);
+            tv_set_bool(fv, "is_room", in_f->is_room);
             tv_set_str(fv, "pyname", in_f->pyname);
             tv_set_int(fv, "in_index", nin);
             tv_set_bool(fv, "later_input", nin > 0);

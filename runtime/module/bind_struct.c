@@ -1281,22 +1281,30 @@ static const cbs_field_def *field_named(PyObject *o, const char *name)
     return NULL;
 }
 
-int cbs_struct_fill(PyObject *o, const char *field, size_t *have)
+/* Field `field` (its C name) of struct object o when it is a counted
+ * pointer array (a field-count rule's: of records or of handle values),
+ * else NULL with SystemError: a rule the generator checked names it. */
+static const cbs_field_def *counted_pointer_named(PyObject *o, const char *field)
 {
-    cbs_struct *s = (cbs_struct *)o;
     const cbs_field_def *f = field_named(o, field);
-    int records = f && f->kind == CBS_F_RECORD_ARRAY;
-    if (!f || (!records && f->kind != CBS_F_HANDLE_ARRAY) || f->count || f->aux < 0) {
+    if (!f || (f->kind != CBS_F_RECORD_ARRAY && f->kind != CBS_F_HANDLE_ARRAY) || f->count || f->aux < 0) {
         PyErr_Format(PyExc_SystemError, "cubind: %.100s has no counted array field %s",
                      Py_TYPE(o)->tp_name, field);
-        return -1;
+        return NULL;
     }
-    cbs_tables *tb = tables_of_type(Py_TYPE(o));
+    return f;
+}
+
+/* Gives counted pointer array f of s a new zeroed array of n elements
+ * that s owns (records of f's element class, or values of its elem_size
+ * bytes), published as setting a list does; its count field is left as
+ * it is. 0, or -1 with an exception. */
+static int give_array(cbs_struct *s, const cbs_field_def *f, unsigned long long n)
+{
+    int records = f->kind == CBS_F_RECORD_ARRAY;
+    cbs_tables *tb = tables_of_type(Py_TYPE(s));
     if (!tb)
         return -1;
-    unsigned long long n = count_of(s, &s->def->fields[f->aux]);
-    if (n <= *have)
-        return 0;
     if (n > PY_SSIZE_T_MAX) {
         PyErr_NoMemory();
         return -1;
@@ -1316,11 +1324,78 @@ int cbs_struct_fill(PyObject *o, const char *field, size_t *have)
         keep = handles_bytes(s, f, (size_t)n);
         data = keep ? (unsigned char *)PyBytes_AS_STRING(keep) : NULL;
     }
+    return !keep || publish(s, f, (unsigned long long)(uintptr_t)data, keep) < 0 ? -1 : 0;
+}
+
+int cbs_struct_fill(PyObject *o, const char *field, size_t *have)
+{
+    cbs_struct *s = (cbs_struct *)o;
+    const cbs_field_def *f = counted_pointer_named(o, field);
+    if (!f)
+        return -1;
+    unsigned long long n = count_of(s, &s->def->fields[f->aux]);
+    if (n <= *have)
+        return 0;
     /* the count field holds n already (the library wrote it) */
-    if (!keep || publish(s, f, (unsigned long long)(uintptr_t)data, keep) < 0)
+    if (give_array(s, f, n) < 0)
         return -1;
     *have = (size_t)n;
     return 1;
+}
+
+int cbs_arg_field_room(PyObject *o, const char *field, PyObject *value, const char *func,
+                       const char *param)
+{
+    cbs_struct *s = (cbs_struct *)o;
+    const cbs_field_def *f = counted_pointer_named(o, field);
+    if (!f)
+        return -1;
+    const cbs_field_def *c = &s->def->fields[f->aux];
+    /* at most what the count field holds (and what memory may hold) */
+    unsigned long long most = c->size >= sizeof(unsigned long long) ? ULLONG_MAX
+                                                                    : (1ULL << (8 * c->size)) - 1;
+    if (c->kind == CBS_F_SIGNED)
+        most >>= 1;
+    unsigned long long n;
+    if (cbs_arg_unsigned(value, most, func, param, "number of elements", &n) < 0)
+        return -1;
+    if (n == 0) {
+        PyErr_Format(PyExc_ValueError, "%s(): argument '%s' must be at least 1", func, param);
+        return -1;
+    }
+    if (give_array(s, f, n) < 0)
+        return -1;
+    store_count(s, f, (size_t)n);
+    return 0;
+}
+
+PyObject *cbs_struct_field_head(PyObject *o, const char *field, const char *count)
+{
+    PyObject *v = PyObject_GetAttrString(o, field);
+    const cbs_field_def *c = count ? field_named(o, count) : NULL;
+    if (!v || !count)
+        return v;
+    if (!c || (c->kind != CBS_F_SIGNED && c->kind != CBS_F_UNSIGNED) || c->count) {
+        Py_DECREF(v);
+        PyErr_Format(PyExc_SystemError, "cubind: %.100s has no integer field %s", Py_TYPE(o)->tp_name, count);
+        return NULL;
+    }
+    unsigned long long n = count_of((cbs_struct *)o, c);
+    int records = cbs_is_struct_type(Py_TYPE(v));
+    Py_ssize_t len = records ? cbs_struct_array_len(v) : PyObject_Length(v);
+    if (len < 0) {
+        Py_DECREF(v);
+        return NULL;
+    }
+    if (n >= (unsigned long long)len)
+        return v; /* all of it (a larger count is junk: clamped) */
+    /* the first n: a view of the records that keeps v (and o) alive, or a
+     * slice of a list or numpy array */
+    PyObject *head = records ? cbs_struct_array_view(Py_TYPE(v), ((cbs_struct *)v)->def, v,
+                                                     ((cbs_struct *)v)->data, (Py_ssize_t)n)
+                             : PySequence_GetSlice(v, 0, (Py_ssize_t)n);
+    Py_DECREF(v);
+    return head;
 }
 
 /* A kernel's handle from field k of s (an index into its field table;

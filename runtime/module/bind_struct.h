@@ -419,6 +419,22 @@ PyObject *cbs_struct_kept(PyObject *o);
  * with an exception: SystemError (o has no such field), MemoryError. */
 int cbs_struct_fill(PyObject *o, const char *field, size_t *have);
 
+/* An input-fields rule's room field (`FIELD=NAME` on a counted pointer
+ * array): the Python argument value, a number n of at least 1 that the
+ * field's count field can hold, gives the field a new zeroed array of n
+ * elements that o owns and sets its count field to n (the room the
+ * library may fill). 0, or -1 with TypeError, OverflowError or ValueError
+ * naming func and param (SystemError: o has no such field). */
+int cbs_arg_field_room(PyObject *o, const char *field, PyObject *value, const char *func,
+                       const char *param);
+
+/* An output-field rule's value: field `field` of struct object o as
+ * reading the attribute gives it, but with `count` (the C name of an
+ * integer field of o the library wrote; NULL: all of it) only its first
+ * `count` elements: a view of the records (keeping the array alive), or a
+ * slice of a list or numpy array. A new reference, or NULL. */
+PyObject *cbs_struct_field_head(PyObject *o, const char *field, const char *count);
+
 /* A new owning instance of t holding a copy of src's size bytes. */
 PyObject *cbs_struct_from(PyTypeObject *t, const void *src);
 

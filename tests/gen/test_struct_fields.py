@@ -34,6 +34,10 @@ vsReturn_t vsGetByUUID(const vsUUID_v1_t *uuid, int *dev);
 vsReturn_t vsGetFanAgain(int dev, vsFan_v1_t *fanSpeed);
 vsReturn_t vsSetCount(int dev, unsigned int count);
 vsReturn_t vsClear(int dev, int valuesCount, const vsCaps_v1_t *values);
+typedef struct { unsigned long long eventType; unsigned int gpuId; } vsEvent_v1_t;
+typedef struct { unsigned int version; unsigned int timeoutms; unsigned int set;
+                 vsEvent_v1_t *data; unsigned int dataSize; unsigned int numEvent; } vsWaitRequest_v1_t;
+vsReturn_t vsWait(vsWaitRequest_v1_t *request);
 #endif
 """
 
@@ -90,7 +94,7 @@ def test_the_generated_code_sets_each_field_and_reads_the_one(run_cubind, cuda_i
     assert ('cbs_arg_field(powerValue_obj, "powerScope", args[1], "vsSetPower", "power_scope")'
             in source), source
     assert 'cbs_arg_field(uuid_obj, "value.str", args[1], "vsGetByUUID", "uuid")' in source
-    assert 'PyObject_GetAttrString(caps_obj, "capMask")' in source
+    assert 'cbs_struct_field_head(caps_obj, "capMask", NULL)' in source
     assert 'PyObject_GetAttrString(mode_obj, "value")' not in source
     # the docstring's signature line, which inspect.signature reads
     assert '"set_power(dev, power_scope, power_value_mw)\\n--\\n\\n"' in source
@@ -176,3 +180,29 @@ def test_struct_addresses_take_ints_and_the_callers_output(run_cubind, cuda_incl
     plain = stubs(generate(run_cubind, cuda_include, tmp_path / "plain",
                            ADDRESSES.replace("struct-addresses\n", "")))
     assert plain["get_memory"] == "def get_memory(dev: int) -> vsMemory_v2_t: ...", plain
+
+
+# vsWait as nvmlSystemEventSetWait: the request's data array sized by a
+# Python parameter (a room), numEvent of its records returned
+WAIT = ("out vsWait request\nfield-count vsWaitRequest_v1_t data dataSize\n"
+        "input-fields vsWait request set=event_set timeoutms=timeout_ms data=buffer_size\n"
+        "output-field vsWait request data numEvent\n")
+
+
+def test_a_room_field_and_an_output_count(run_cubind, cuda_include, tmp_path):
+    """input-fields `data=buffer_size` on a counted pointer to records is
+    their number (cbs_arg_field_room makes the array and sets dataSize);
+    output-field's COUNT returns only numEvent of them
+    (cbs_struct_field_head): cuda.bindings.nvml's
+    system_event_set_wait(event_set, timeout_ms, buffer_size). An
+    output-field COUNT that is no integer field leaves it unbound."""
+    s = stubs(generate(run_cubind, cuda_include, tmp_path, RULES + WAIT))
+    assert s["wait"] == "def wait(event_set: int, timeout_ms: int, buffer_size: int) -> Any: ...", s
+    source = "".join(p.read_text() for p in sorted((tmp_path / "out").glob("vers*.c")))
+    assert 'cbs_arg_field_room(request_obj, "data", args[2], "vsWait", "buffer_size")' in source
+    assert 'cbs_struct_field_head(request_obj, "data", "numEvent")' in source
+    assert 'cbs_arg_field(request_obj, "timeoutms", args[1], "vsWait", "timeout_ms")' in source
+    (tmp_path / "bad").mkdir()
+    bad = stubs(generate(run_cubind, cuda_include, tmp_path / "bad",
+                         RULES + WAIT.replace("data numEvent", "data data")))
+    assert "wait" not in bad, bad

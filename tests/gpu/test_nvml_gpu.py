@@ -426,3 +426,39 @@ def test_every_field_read_beside_cuda_bindings(records):
         print("  differ: %s.%s cubind %s cuda.bindings %s" % row)
     assert compared > 100
     assert not wrong, wrong
+
+
+def test_system_event_set_wait_as_cuda_bindings(handle):
+    """system_event_set_wait(event_set, timeout_ms, buffer_size) of 13.0's
+    nvml.h (cuda.core.system's RegisteredSystemEvents.wait calls it): the
+    binding makes the request's array of buffer_size records and returns
+    the numEvent the library wrote (input-fields' room, output-field's
+    COUNT). On both modules, a set with the driver's bind and unbind
+    events (bits 1 and 2) registered, waited on for 1 ms: the same
+    outcome (its error's class name, or the same count of records). buffer_size 0 is a ValueError and -1 an OverflowError
+    naming it, before any call."""
+    if not hasattr(nvml, "system_event_set_wait"):
+        pytest.skip("built from an nvml.h without nvmlSystemEventSetWait (12.4's)")
+    outcomes = []
+    for m in (nvml,) + ((ref,) if ref is not None else ()):
+        if m is ref:
+            ref.init_v2()
+        s = m.system_event_set_create()
+        try:
+            m.system_register_events(3, s)
+            try:
+                got = m.system_event_set_wait(s, 1, 4)
+                outcomes.append(("records", len(got)))
+            except Exception as e:  # noqa: BLE001 - compared between the modules
+                outcomes.append((type(e).__name__,))
+            if m is nvml:
+                with pytest.raises(ValueError, match="'buffer_size'"):
+                    m.system_event_set_wait(s, 1, 0)
+                with pytest.raises(OverflowError, match="'buffer_size'"):
+                    m.system_event_set_wait(s, 1, -1)
+        finally:
+            m.system_event_set_free(s)
+            if m is ref:
+                ref.shutdown()
+    print("system_event_set_wait outcomes (cubind, cuda.bindings):", outcomes)
+    assert len(set(outcomes)) == 1, outcomes
