@@ -100,13 +100,19 @@ def test_the_generated_code_sets_each_field_and_reads_the_one(run_cubind, cuda_i
     assert '"set_power(dev, power_scope, power_value_mw)\\n--\\n\\n"' in source
 
 
-def test_classify_lists_the_fields(run_cubind, cuda_include, tmp_path):
+def classified(run_cubind, cuda_include, tmp_path, rules):
+    """`cubind classify` of the header with these rules: each function's
+    classification by its C name."""
     (tmp_path / "vers.h").write_text(VERS_H)
-    (tmp_path / "vers.rules").write_text(RULES)
+    (tmp_path / "vers.rules").write_text(rules)
     p = run_cubind("classify", "--header", str(tmp_path / "vers.h"), "--rules",
                    str(tmp_path / "vers.rules"), "--include", cuda_include)
     assert p.returncode == 0, p.stderr
-    fns = {f["name"]: f for f in json.loads(p.stdout)["functions"]}
+    return {f["name"]: f for f in json.loads(p.stdout)["functions"]}
+
+
+def test_classify_lists_the_fields(run_cubind, cuda_include, tmp_path):
+    fns = classified(run_cubind, cuda_include, tmp_path, RULES)
     power = fns["vsSetPower"]["params"][1]
     assert power["shape"] == "in_fields" and power["direction"] == "none", power
     assert power["input_fields"] == ["powerScope=power_scope", "powerValueMw=power_value_mw"]
@@ -168,11 +174,7 @@ def test_struct_addresses_take_ints_and_the_callers_output(run_cubind, cuda_incl
     source = "".join(p.read_text() for p in sorted((tmp_path / "out").glob("vers*.c")))
     assert "CBS_ACCEPT_NONE | CBS_ACCEPT_ADDRESS | CBS_ACCEPT_WRITTEN" in source
     assert '"get_memory(dev, memory=None)\\n--\\n\\n"' in source
-    (tmp_path / "vers.rules").write_text(ADDRESSES)
-    p = run_cubind("classify", "--header", str(tmp_path / "vers.h"), "--rules",
-                   str(tmp_path / "vers.rules"), "--include", cuda_include)
-    assert p.returncode == 0, p.stderr
-    fns = {f["name"]: f for f in json.loads(p.stdout)["functions"]}
+    fns = classified(run_cubind, cuda_include, tmp_path, ADDRESSES)
     memory = fns["vsGetMemory"]["params"][1]
     assert memory["shape"] == "into_struct" and memory["direction"] == "inout", memory
     assert fns["vsGetFanSpeed"]["params"][1]["shape"] == "out_struct"
