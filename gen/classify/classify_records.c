@@ -62,7 +62,9 @@ static field_shape shape_of(const record_env *env, const cb_type *t, int nested)
         s.kind = s.ref >= 0 ? CB_FIELD_ENUM : t->is_signed ? CB_FIELD_SIGNED : CB_FIELD_UNSIGNED;
         break;
     case TY_HANDLE:
-        s.ref = handles_index(env->hc, env->nhc, t->name);
+        /* int-handles: a handle field is a plain int, as the API's
+         * functions give and take them (cuda.bindings.nvml's device_) */
+        s.ref = env->facts->api.int_handles ? -1 : handles_index(env->hc, env->nhc, t->name);
         s.kind = s.ref >= 0 ? CB_FIELD_HANDLE : CB_FIELD_POINTER;
         break;
     case TY_RECORD:

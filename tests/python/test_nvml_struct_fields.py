@@ -108,3 +108,20 @@ def test_an_output_struct_takes_its_input_field(double):
                       " bytes(r.attestationReport[:10]), bytes(r.nonce[:9]))\n")
     assert out == ["nvmlConfComputeGpuAttestationReport_st", "32",
                    repr(b"12345678\0\0"), repr(b"12345678\0")], out
+
+
+def test_handle_fields_are_plain_ints_as_the_functions_give():
+    """int-handles: a struct field of a handle type (nvmlDevice_t,
+    nvmlGpuInstance_t) reads and is set as a plain int, as the module's
+    functions give and take handles and as cuda.bindings.nvml's fields
+    read (they read as handle objects before; found by the GPU field
+    sweep of tests/gpu/test_nvml_gpu.py)."""
+    import cubind.nvml as nvml
+    for cls, field in ((nvml.ComputeInstanceInfo, "device_"), (nvml.ComputeInstanceInfo, "gpu_instance"),
+                       (nvml.EventData, "device_")):
+        record = cls()
+        assert type(getattr(record, field)) is int and getattr(record, field) == 0
+        setattr(record, field, 0x1234)
+        assert getattr(record, field) == 0x1234
+        with pytest.raises(TypeError):
+            setattr(record, field, "device")
