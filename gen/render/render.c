@@ -330,7 +330,8 @@ static void count_bound_value(tv *p, const cb_fclass *fc, const cb_pclass *pc)
 
 /* The stubs' Python type of the one field an output struct returns
  * (output_field): int for an integer, enum or (int-handles) handle, str
- * for a char array (text under chars-length), Any for the rest. */
+ * for a char array (text under chars-length), the class of the records a
+ * pointer field points at, Any for the rest. */
 static const char *output_field_pytype(const cb_model *m, const cb_api *api, const cb_pclass *pc)
 {
     if (!pc->output_field || pc->record_index < 0)
@@ -345,6 +346,10 @@ static const char *output_field_pytype(const cb_model *m, const cb_api *api, con
         const cb_type *e = t->kind == TY_ARRAY ? t->pointee : NULL;
         if (e && model_type_is_char(e) && api->chars_length > 0)
             return "str";
+        /* a pointer to records (a field-count array): its class */
+        int ri = t->kind == TY_POINTER && t->pointee ? model_type_record(m, t->pointee) : -1;
+        if (ri >= 0 && !m->records[ri].is_nested && !strchr(m->records[ri].name, '<'))
+            return m->records[ri].name;
     }
     return "Any";
 }

@@ -199,7 +199,8 @@ def test_a_room_field_and_an_output_count(run_cubind, cuda_include, tmp_path):
     system_event_set_wait(event_set, timeout_ms, buffer_size). An
     output-field COUNT that is no integer field leaves it unbound."""
     s = stubs(generate(run_cubind, cuda_include, tmp_path, RULES + WAIT))
-    assert s["wait"] == "def wait(event_set: int, timeout_ms: int, buffer_size: int) -> Any: ...", s
+    assert s["wait"] == ("def wait(event_set: int, timeout_ms: int, buffer_size: int)"
+                         " -> vsEvent_v1_t: ..."), s
     source = "".join(p.read_text() for p in sorted((tmp_path / "out").glob("vers*.c")))
     assert 'cbs_arg_field_room(request_obj, "data", args[2], "vsWait", "buffer_size")' in source
     assert 'cbs_struct_field_head(request_obj, "data", "numEvent")' in source
