@@ -583,10 +583,11 @@ static int input_fields(cb_model *m, const cb_facts *facts, const cb_rule *rule,
             return -1;
         in[got].field = field;
         in[got].pyname = name ? name : python_param_name(m, facts, field);
-        /* a pointer to records (its field-count rule is checked where the
-         * binding sets it, bind_struct.h) takes their number: a room */
+        /* a pointer to records counted by a field-count rule (a field of
+         * r itself, not a path) takes their number: a room */
+        long long k = model_field_index(m, r, field);
         in[got].is_room = t->kind == TY_POINTER && t->pointee && model_type_record(m, t->pointee) >= 0 &&
-                          !strchr(field, '.');
+                          k >= 0 && facts->records[r - m->records].fields[k].count >= 0;
         in[got].is_int = t->kind == TY_INT || t->kind == TY_ENUM || in[got].is_room;
         got++;
     }

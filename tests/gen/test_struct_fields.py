@@ -196,8 +196,9 @@ def test_a_room_field_and_an_output_count(run_cubind, cuda_include, tmp_path):
     their number (cbs_arg_field_room makes the array and sets dataSize);
     output-field's COUNT returns only numEvent of them
     (cbs_struct_field_head): cuda.bindings.nvml's
-    system_event_set_wait(event_set, timeout_ms, buffer_size). An
-    output-field COUNT that is no integer field leaves it unbound."""
+    system_event_set_wait(event_set, timeout_ms, buffer_size). Without
+    the field-count rule the field is no room; an output-field COUNT that
+    is no integer field leaves the function unbound."""
     s = stubs(generate(run_cubind, cuda_include, tmp_path, RULES + WAIT))
     assert s["wait"] == ("def wait(event_set: int, timeout_ms: int, buffer_size: int)"
                          " -> vsEvent_v1_t: ..."), s
@@ -205,6 +206,11 @@ def test_a_room_field_and_an_output_count(run_cubind, cuda_include, tmp_path):
     assert 'cbs_arg_field_room(request_obj, "data", args[2], "vsWait", "buffer_size")' in source
     assert 'cbs_struct_field_head(request_obj, "data", "numEvent")' in source
     assert 'cbs_arg_field(request_obj, "timeoutms", args[1], "vsWait", "timeout_ms")' in source
+    (tmp_path / "uncounted").mkdir()
+    generate(run_cubind, cuda_include, tmp_path / "uncounted",
+             RULES + WAIT.replace("field-count vsWaitRequest_v1_t data dataSize\n", ""))
+    uncounted = "".join(p.read_text() for p in sorted((tmp_path / "uncounted" / "out").glob("vers*.c")))
+    assert "cbs_arg_field_room" not in uncounted  # a room only where a field-count counts it
     (tmp_path / "bad").mkdir()
     bad = stubs(generate(run_cubind, cuda_include, tmp_path / "bad",
                          RULES + WAIT.replace("data numEvent", "data data")))
