@@ -12,7 +12,10 @@ len() and a do-nothing extension call as floors; c_bench's threads cases
 Pinned (FT_PIN=pinned, or the first half of the default FT_PIN=both),
 thread i runs on CPU cpus()[i]: one logical CPU of each physical core first,
 so eight threads never share a core while eight cores are free (c_bench
---cpus takes the same list); unpinned, the scheduler places them. Each row
+--cpus takes the same list); unpinned, the scheduler places them. FT_CPUS
+(a comma-separated list) gives the order instead: ft-threads.sh passes
+bench/cpu_pairs.c's, measured, since a virtual machine may present two
+hyperthreads of one core as two cores. Each row
 also gives the threads' CPU time over their loops' wall time: below 1.0,
 the machine ran something else on those CPUs and the rate measures the
 machine, not the binding.
@@ -33,8 +36,14 @@ import time
 
 def cpus():
     """The CPUs this process may use, one per physical core first, then
-    their hyperthread siblings."""
+    their hyperthread siblings: FT_CPUS's order when given, else sysfs's
+    topology's."""
     allowed = sorted(os.sched_getaffinity(0))
+    given = os.environ.get("FT_CPUS")
+    if given:
+        order = [int(c) for c in given.split(",")]
+        assert sorted(order) == allowed, "FT_CPUS: each CPU this process may use, once"
+        return order
     first, rest, seen = [], [], set()
     for c in allowed:
         try:
