@@ -238,18 +238,26 @@ PINNING = {"both": (True, False), "pinned": (True,), "unpinned": (False,)}[PIN]
 THREADS = (1, 2, 4, 8)
 
 
-def measure(make, calls, pin):
-    """{threads: [(rate, CPU share) of each round]}. The thread counts are
-    interleaved: every round measures 1, 2, 4 and 8 threads back to back
-    (the order reversed every other round), so the 8 / 1 ratio of a round
-    divides two rates taken seconds apart, not minutes apart as when all
-    the one-thread loops run before all the eight-thread ones: the machine
-    is shared and its speed drifts."""
+def measure(make, calls, pin, beside=None):
+    """({threads: [(rate, CPU share) of each round]}, the same for the
+    floor measured beside it, or None). The thread counts are interleaved:
+    every round measures 1, 2, 4 and 8 threads back to back (the order
+    reversed every other round), so the 8 / 1 ratio of a round divides two
+    rates taken seconds apart, not minutes apart as when all the one-thread
+    loops run before all the eight-thread ones: the machine is shared and
+    its speed drifts. With `beside` (a (make, calls) pair: the do-nothing
+    floor), each of the case's runs is followed at once by the floor's on
+    as many threads, pinned alike: where a round of the case scales less,
+    the floor's same round says whether the machine did too, within a
+    fraction of a second."""
     got = {t: [] for t in THREADS}
+    floor = {t: [] for t in THREADS} if beside else None
     for k in range(ROUNDS):
         for t in (THREADS if k % 2 == 0 else THREADS[::-1]):
             got[t].append(rate(make, t, calls, pin))
-    return got
+            if beside:
+                floor[t].append(rate(beside[0], t, beside[1], pin))
+    return got, floor
 
 
 def median(xs):
@@ -265,11 +273,17 @@ print(json.dumps({"cpus": CPUS, "loadavg": os.getloadavg(), "rounds": ROUNDS}), 
 SCALE = float(os.environ.get("FT_SCALE", "1"))
 N = max(1, int(300000 * SCALE))
 CASES = [("baseline: len(tuple), no cubind", builtin_work, N)]
+# The floor each cubind call case is measured beside, round by round
+# (measure()): the do-nothing call with the shared device, the same shape
+# as the cases' calls with none of their work. FT_BESIDE=0 leaves it out.
+BESIDE = None
 if _bench_floor is not None:
     CASES += [("floor: do-nothing extension call, 2 arguments",
                attr_work_of(cu, int, _bench_floor.call), N),
               ("floor: do-nothing extension call, shared dev",
                attr_work_of(cu, int, _bench_floor.call, shared_dev), N)]
+    if os.environ.get("FT_BESIDE", "1") != "0":
+        BESIDE = (attr_work_of(cu, int, _bench_floor.call, shared_dev), N)
 for face, name, label in ((drv, "drv", "cubind.driver"), (cu, "cu", "cubind.cu")):
     ATTR = "%s.cuDeviceGetAttribute(%%s, d)" % name
     ENUM = "%s.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT" % name
@@ -307,16 +321,23 @@ if only:
 rows = []
 for pin in PINNING:
     for case, make, calls in CASES:
-        got = measure(make, calls, pin)
+        # the floor goes beside every call case: the launches have C's
+        # own launches beside them instead, and the floors are floors
+        calls_case = not case.startswith(("baseline", "floor", "cubind.launch")) \
+            and "cuLaunchKernel" not in case
+        got, floor = measure(make, calls, pin, BESIDE if calls_case else None)
         impl = ("python (3.13t)" if case.startswith(("baseline", "floor")) else
                 "cubind.driver (3.13t)" if "cubind.driver" in case else "cubind.cu (3.13t)")
         name = "%s [%s]" % (case, "pinned" if pin else "unpinned")
         for t in THREADS:
-            print(json.dumps({"impl": impl, "case": name, "threads": t, "pinned": pin,
-                              "calls_per_thread": calls,
-                              "mcalls_per_s": [round(r, 3) for r, _ in got[t]],
-                              "cpu_share": [round(s, 3) for _, s in got[t]]}), flush=True)
-        rows.append((name, got))
+            line = {"impl": impl, "case": name, "threads": t, "pinned": pin,
+                    "calls_per_thread": calls,
+                    "mcalls_per_s": [round(r, 3) for r, _ in got[t]],
+                    "cpu_share": [round(s, 3) for _, s in got[t]]}
+            if floor:
+                line["floor_beside_mcalls_per_s"] = [round(r, 3) for r, _ in floor[t]]
+            print(json.dumps(line), flush=True)
+        rows.append((name, got, floor))
 
 
 def c_rows(path):
@@ -347,20 +368,38 @@ def c_rows(path):
 
 
 if os.environ.get("FT_C_JSON"):
-    rows += c_rows(os.environ["FT_C_JSON"])
+    rows += [(name, got, None) for name, got in c_rows(os.environ["FT_C_JSON"])]
+
+
+def per_round(got):
+    """Each round's 8 / 1 ratio."""
+    return [r8 / r1 for (r8, _), (r1, _) in zip(got[8], got[1])]
+
+
+def spread(xs):
+    return "%.2fx (%.2f-%.2f)" % (median(xs), min(xs), max(xs))
+
+
 print()
 print("Loop: FT_LOOP=%s." % LOOP)
 print("Rates: M calls/s, best of %d rounds. Per round: the 8 / 1 ratio of each "
       "round's own two rates; median (range), and in how many rounds it was at "
-      "least 5. C rows: c_bench's repetitions as its rounds." % ROUNDS)
+      "least 5. C rows: c_bench's repetitions as its rounds. Floor beside: the "
+      "do-nothing call (shared dev) run right after each of the case's runs, on "
+      "as many threads; case / floor: each round's 8 / 1 over the floor's in the "
+      "same round (1.00: the case scaled as far as the floor did)." % ROUNDS)
 print()
 print("| case | 1 | 2 | 4 | 8 | 8 / 1 (best) | 8 / 1 per round | >= 5x "
-      "| CPU share at 8 (lowest) |")
-print("|---|---|---|---|---|---|---|---|---|")
-for case, got in rows:
+      "| CPU share at 8 (lowest) | floor beside: 8 / 1 per round | case / floor per round |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+for case, got, floor in rows:
     best = {t: max(r for r, _ in got[t]) for t in THREADS}
-    per_round = [r8 / r1 for (r8, _), (r1, _) in zip(got[8], got[1])]
-    print("| %s | %.2f | %.2f | %.2f | %.2f | %.2fx | %.2fx (%.2f-%.2f) | %d/%d | %.2f |"
-          % (case, best[1], best[2], best[4], best[8], best[8] / best[1], median(per_round),
-             min(per_round), max(per_round), sum(x >= 5 for x in per_round), len(per_round),
-             min(s for _, s in got[8])))
+    ratios = per_round(got)
+    beside = relative = ""
+    if floor:
+        floor_ratios = per_round(floor)
+        beside = spread(floor_ratios)
+        relative = spread([c / f for c, f in zip(ratios, floor_ratios)])
+    print("| %s | %.2f | %.2f | %.2f | %.2f | %.2fx | %s | %d/%d | %.2f | %s | %s |"
+          % (case, best[1], best[2], best[4], best[8], best[8] / best[1], spread(ratios),
+             sum(x >= 5 for x in ratios), len(ratios), min(s for _, s in got[8]), beside, relative))

@@ -66,3 +66,56 @@ def test_every_case_has_its_rows_and_c_joins_the_table(tmp_path):
     # lowest CPU share at eight threads 0.5
     assert re.search(r"\| 8\.00x \| 4\.00x \(2\.00-8\.00\) \| 1/3 \| 0\.50 \|", c_line), c_line
     assert not any("[pinned]" in n for n in names)
+
+
+def test_the_floor_runs_beside_every_call_case_round_by_round(tmp_path):
+    """With the do-nothing floor importable (built here for the interpreter,
+    as ft-threads.sh builds it), each call case's runs are each followed by
+    the floor's on as many threads: its JSON lines carry the floor's rate
+    per round, and the table's last two columns are the floor's 8 / 1 per
+    round and the case's over it, round by round. Launch rows have C's
+    launches beside them instead, so no floor."""
+    py = free_threaded_python()
+    if not py:
+        pytest.skip("no free-threaded interpreter configured")
+    include, suffix = subprocess.run(
+        [py, "-c", "import sysconfig; print(sysconfig.get_paths()['include']);"
+                   "print(sysconfig.get_config_var('EXT_SUFFIX'))"],
+        capture_output=True, text=True, check=True).stdout.split()
+    subprocess.run(["cc", "-std=c11", "-O2", "-fPIC", "-shared", "-I" + str(ROOT / "runtime" / "include"),
+                    "-I" + include, str(ROOT / "bench" / "floor_ext.c"),
+                    "-o", str(tmp_path / ("_bench_floor" + suffix))], check=True)
+    ptx = tmp_path / "kernels.ptx"
+    ptx.write_bytes(b"fake image with empty\0")
+    env = dict(os.environ, FT_SCALE="0.0002", FT_ROUNDS="3", FT_PIN="unpinned", FT_CASES="Current",
+               PYTHONPATH=os.pathsep.join([str(ROOT / "build" / "python"), str(tmp_path)]),
+               CUBIND_LIBCUDA=str(ROOT / "build" / "fakecuda" / "libcuda.so.1"))
+    p = subprocess.run([py, str(ROOT / "bench" / "ft_threads.py"), str(ptx)], capture_output=True,
+                       text=True, env=env, timeout=600)
+    assert p.returncode == 0, p.stderr
+    runs = [json.loads(line) for line in p.stdout.splitlines() if line.startswith('{"impl"')]
+    cases = sorted({r["case"] for r in runs})
+    assert cases == sorted("%s %s [unpinned]" % (face, c) for face in ("cubind.driver", "cubind.cu")
+                           for c in ("cuCtxGetCurrent() local f", "module.cuCtxGetCurrent()"))
+    for r in runs:
+        assert len(r["floor_beside_mcalls_per_s"]) == len(r["mcalls_per_s"]) == 3, r
+    for case in cases:
+        rate = {r["threads"]: r for r in runs if r["case"] == case}
+        own = sorted(a / b for a, b in zip(rate[8]["mcalls_per_s"], rate[1]["mcalls_per_s"]))
+        floor = [a / b for a, b in zip(rate[8]["floor_beside_mcalls_per_s"], rate[1]["floor_beside_mcalls_per_s"])]
+        relative = sorted(a / b / f for a, b, f in zip(rate[8]["mcalls_per_s"], rate[1]["mcalls_per_s"], floor))
+        row = next(line for line in p.stdout.splitlines() if line.startswith("| %s |" % case))
+        cells = row.split(" | ")
+        # rates are rounded to 3 places in the JSON, not in the table: compare to 1 %
+        for cell, values in ((cells[6], own), (cells[9], sorted(floor)), (cells[10], relative)):
+            m = re.fullmatch(r"([\d.]+)x \(([\d.]+)-([\d.]+)\)( \|)?", cell)
+            assert m, row
+            for got, want in zip(map(float, m.groups()[:3]), (values[1], values[0], values[2])):
+                assert abs(got - want) <= 0.01 * want + 0.006, (row, values)
+    env["FT_CASES"] = "cuLaunchKernel, shared"
+    p = subprocess.run([py, str(ROOT / "bench" / "ft_threads.py"), str(ptx)], capture_output=True,
+                       text=True, env=env, timeout=600)
+    assert p.returncode == 0, p.stderr
+    assert not any("floor_beside" in line for line in p.stdout.splitlines())
+    rows = [line for line in p.stdout.splitlines() if line.startswith("| cubind")]
+    assert len(rows) == 2 and all(row.endswith("|  |  |") for row in rows), rows
