@@ -33,7 +33,9 @@
  * the same loop on 1, 2, 4 and 8 threads at once (thread i pinned to the
  * i-th CPU of LIST, or left to the scheduler with "any"), R rounds, as
  * c_bench's threads lines: {"impl": "c", "case": "threads_spin_no_driver",
- * "threads": T, "mcalls_per_s": best, "rounds": [...], "cpu_shares": [...]},
+ * "threads": T, "mcalls_per_s": best, "rounds": [...], "cpu_shares": [...],
+ * "steal_shares": [...]} (the steal: the time the hypervisor took from
+ * the machine's CPUs, over the threads' wall time),
  * a "call" being one pass of the loop (four multiply-adds). With no memory
  * traffic, no lock and no system call, it scales as far as the CPUs do.
  *
@@ -48,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 enum { CP_MAX_CPUS = 256, CP_MAX_THREADS = 8, CP_MAX_ROUNDS = 64, CP_CHECK_EVERY = 1 << 14 };
 #define CP_MUL UINT64_C(6364136223846793005) /* a 64-bit LCG's constants */
@@ -146,6 +149,21 @@ static double cp_run(const int *cpus, int n, double seconds, uint64_t blocks, do
     return last - first;
 }
 
+/* /proc/stat's "steal" over all CPUs, in seconds: the time the hypervisor
+ * kept this machine's CPUs from running while they had work; 0 where the
+ * kernel does not count it. */
+static double cp_steal_s(void)
+{
+    unsigned long long steal = 0;
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f)
+        return 0;
+    if (fscanf(f, "cpu %*u %*u %*u %*u %*u %*u %*u %llu", &steal) != 1)
+        steal = 0;
+    fclose(f);
+    return (double)steal / (double)sysconf(_SC_CLK_TCK);
+}
+
 /* --scale: 1, 2, 4 and 8 spinners, `rounds` times each, thread i on
  * cpus[i] (cpus NULL: unpinned); one c_bench-style line per thread count.
  * As in c_bench, every thread does the same work (the blocks one thread
@@ -160,11 +178,14 @@ static void cp_scale(const int *cpus, int ncpus, int rounds, double seconds)
     uint64_t blocks = (uint64_t)(rates[0] * 1e6 * seconds / CP_CHECK_EVERY) + 1;
     for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
         int t = counts[k];
-        double total[CP_MAX_ROUNDS], share[CP_MAX_ROUNDS], best = 0, best_share = 0;
+        double total[CP_MAX_ROUNDS], share[CP_MAX_ROUNDS], steal[CP_MAX_ROUNDS];
+        double best = 0, best_share = 0;
         if (cpus && t > ncpus)
             break; /* fewer CPUs than threads: pinned rows stop here */
         for (int r = 0; r < rounds; r++) {
+            double stolen = cp_steal_s();
             double span = cp_run(cpus, t, seconds, blocks, rates, shares);
+            steal[r] = (cp_steal_s() - stolen) / (span * t);
             total[r] = (double)t * (double)blocks * CP_CHECK_EVERY / span / 1e6;
             share[r] = 0;
             for (int i = 0; i < t; i++)
@@ -176,10 +197,12 @@ static void cp_scale(const int *cpus, int ncpus, int rounds, double seconds)
         }
         printf("{\"impl\": \"c\", \"case\": \"threads_spin_no_driver\", \"status\": \"ok\", "
                "\"threads\": %d, \"mcalls_per_s\": %.3f, \"cpu_share\": %.3f", t, best, best_share);
-        for (int pass = 0; pass < 2; pass++) {
-            printf(", \"%s\": [", pass ? "cpu_shares" : "rounds");
+        static const char *const names[] = {"rounds", "cpu_shares", "steal_shares"};
+        const double *values[] = {total, share, steal};
+        for (int pass = 0; pass < 3; pass++) {
+            printf(", \"%s\": [", names[pass]);
             for (int r = 0; r < rounds; r++)
-                printf("%s%.3f", r ? ", " : "", pass ? share[r] : total[r]);
+                printf("%s%.3f", r ? ", " : "", values[pass][r]);
             printf("]");
         }
         printf("}\n");

@@ -98,12 +98,32 @@ def iterations(n):
     return itertools.repeat(None, n) if LOOP == "repeat" else range(n)
 
 
+TICKS = os.sysconf("SC_CLK_TCK")  # /proc/stat's unit
+
+
+def steal_seconds():
+    """The time the hypervisor kept this machine's CPUs from running while
+    they had work (/proc/stat's "steal", all CPUs), in seconds; 0 where the
+    kernel does not count it."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+    except OSError:
+        return 0.0
+    return int(fields[8]) / TICKS if fields[0] == "cpu" and len(fields) > 8 else 0.0
+
+
 def rate(make_work, nthreads, calls, pin=True):
-    """(million calls per second over all threads, CPU share): every call of
-    every thread over the span from the first thread's start to the last
-    one's end (each thread stamps its own loop, as c_bench does, so a late
-    wake-up of the main thread cannot shorten or stretch the span), and the
-    threads' CPU time over their loops' wall time.
+    """(million calls per second over all threads, CPU share, steal share):
+    every call of every thread over the span from the first thread's start
+    to the last one's end (each thread stamps its own loop, as c_bench does,
+    so a late wake-up of the main thread cannot shorten or stretch the
+    span), the threads' CPU time over their loops' wall time, and the time
+    the hypervisor stole from the machine's CPUs while the threads ran over
+    the threads' loops' wall time (counted in clock ticks, 10 ms: a share
+    below about 0.1 of a short loop reads as 0). A CPU share of 1.0 with a
+    steal share above 0 is a thread the guest thought was running while
+    the host ran something else.
 
     A work that is a generator function (module_case's) runs in three
     parts, as c_bench's threads do: its setup up to the first `yield`
@@ -133,14 +153,16 @@ def rate(make_work, nthreads, calls, pin=True):
             next(parts, None)  # teardown: runs to the generator's end
 
     ts = [threading.Thread(target=run, args=(i, w)) for i, w in enumerate(works)]
+    stolen = steal_seconds()
     for t in ts:
         t.start()
     for t in ts:
         t.join()
+    stolen = steal_seconds() - stolen
     start = min(s[0] for s in spans)
     end = max(s[1] for s in spans)
-    share = sum(s[2] for s in spans) / sum(s[1] - s[0] for s in spans)
-    return nthreads * calls / (end - start) / 1e6, share
+    wall = sum(s[1] - s[0] for s in spans)
+    return nthreads * calls / (end - start) / 1e6, sum(s[2] for s in spans) / wall, stolen / wall
 
 
 # Shared or own objects. A program shares the device from cuDeviceGet, the
@@ -239,7 +261,7 @@ THREADS = (1, 2, 4, 8)
 
 
 def measure(make, calls, pin, beside=None):
-    """({threads: [(rate, CPU share) of each round]}, the same for the
+    """({threads: [(rate, CPU share, steal share) of each round]}, the same for the
     floor measured beside it, or None). The thread counts are interleaved:
     every round measures 1, 2, 4 and 8 threads back to back (the order
     reversed every other round), so the 8 / 1 ratio of a round divides two
@@ -332,10 +354,11 @@ for pin in PINNING:
         for t in THREADS:
             line = {"impl": impl, "case": name, "threads": t, "pinned": pin,
                     "calls_per_thread": calls,
-                    "mcalls_per_s": [round(r, 3) for r, _ in got[t]],
-                    "cpu_share": [round(s, 3) for _, s in got[t]]}
+                    "mcalls_per_s": [float("%.6g" % r[0]) for r in got[t]],
+                    "cpu_share": [round(r[1], 3) for r in got[t]],
+                    "steal_share": [round(r[2], 3) for r in got[t]]}
             if floor:
-                line["floor_beside_mcalls_per_s"] = [round(r, 3) for r, _ in floor[t]]
+                line["floor_beside_mcalls_per_s"] = [float("%.6g" % r[0]) for r in floor[t]]
             print(json.dumps(line), flush=True)
         rows.append((name, got, floor))
 
@@ -361,8 +384,9 @@ def c_rows(path):
             if r.get("status") != "ok" or "threads" not in r:
                 continue
             name = "C %s [%s]" % (r["case"], label)
-            rounds = list(zip(r.get("rounds", [r["mcalls_per_s"]]),
-                              r.get("cpu_shares", [r["cpu_share"]])))
+            rates = r.get("rounds", [r["mcalls_per_s"]])
+            rounds = list(zip(rates, r.get("cpu_shares", [r["cpu_share"]]),
+                              r.get("steal_shares", [None] * len(rates))))
             out.setdefault(name, {t: [] for t in THREADS})[r["threads"]].extend(rounds)
     return [(k, v) for k, v in out.items() if all(v[t] for t in THREADS)]
 
@@ -373,7 +397,7 @@ if os.environ.get("FT_C_JSON"):
 
 def per_round(got):
     """Each round's 8 / 1 ratio."""
-    return [r8 / r1 for (r8, _), (r1, _) in zip(got[8], got[1])]
+    return [r8[0] / r1[0] for r8, r1 in zip(got[8], got[1])]
 
 
 def spread(xs):
@@ -387,19 +411,24 @@ print("Rates: M calls/s, best of %d rounds. Per round: the 8 / 1 ratio of each "
       "least 5. C rows: c_bench's repetitions as its rounds. Floor beside: the "
       "do-nothing call (shared dev) run right after each of the case's runs, on "
       "as many threads; case / floor: each round's 8 / 1 over the floor's in the "
-      "same round (1.00: the case scaled as far as the floor did)." % ROUNDS)
+      "same round (1.00: the case scaled as far as the floor did). Steal: the "
+      "time the hypervisor took from the machine's CPUs over the threads' loops' "
+      "wall time, most of any round at 8 threads." % ROUNDS)
 print()
 print("| case | 1 | 2 | 4 | 8 | 8 / 1 (best) | 8 / 1 per round | >= 5x "
-      "| CPU share at 8 (lowest) | floor beside: 8 / 1 per round | case / floor per round |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
+      "| CPU share at 8 (lowest) | floor beside: 8 / 1 per round | case / floor per round "
+      "| steal at 8 (most) |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 for case, got, floor in rows:
-    best = {t: max(r for r, _ in got[t]) for t in THREADS}
+    best = {t: max(r[0] for r in got[t]) for t in THREADS}
     ratios = per_round(got)
     beside = relative = ""
     if floor:
         floor_ratios = per_round(floor)
         beside = spread(floor_ratios)
         relative = spread([c / f for c, f in zip(ratios, floor_ratios)])
-    print("| %s | %.2f | %.2f | %.2f | %.2f | %.2fx | %s | %d/%d | %.2f | %s | %s |"
+    steals = [r[2] for r in got[8] if r[2] is not None]
+    print("| %s | %.2f | %.2f | %.2f | %.2f | %.2fx | %s | %d/%d | %.2f | %s | %s | %s |"
           % (case, best[1], best[2], best[4], best[8], best[8] / best[1], spread(ratios),
-             sum(x >= 5 for x in ratios), len(ratios), min(s for _, s in got[8]), beside, relative))
+             sum(x >= 5 for x in ratios), len(ratios), min(r[1] for r in got[8]), beside, relative,
+             "%.2f" % max(steals) if steals else ""))

@@ -81,7 +81,8 @@ def test_scale_gives_c_bench_lines_pinned_up_to_its_cpus_and_unpinned():
     assert [o["threads"] for o in objects] == [1, 2, 4, 8]
     for o in objects:
         assert o["case"] == "threads_spin_no_driver" and o["status"] == "ok"
-        assert len(o["rounds"]) == 3 and len(o["cpu_shares"]) == 3
+        assert len(o["rounds"]) == len(o["cpu_shares"]) == len(o["steal_shares"]) == 3
+        assert min(o["steal_shares"]) >= 0
         assert o["mcalls_per_s"] == max(o["rounds"]) > 0
 
 

@@ -99,6 +99,7 @@ def test_the_floor_runs_beside_every_call_case_round_by_round(tmp_path):
                            for c in ("cuCtxGetCurrent() local f", "module.cuCtxGetCurrent()"))
     for r in runs:
         assert len(r["floor_beside_mcalls_per_s"]) == len(r["mcalls_per_s"]) == 3, r
+        assert len(r["steal_share"]) == 3 and min(r["steal_share"]) >= 0, r
     for case in cases:
         rate = {r["threads"]: r for r in runs if r["case"] == case}
         own = sorted(a / b for a, b in zip(rate[8]["mcalls_per_s"], rate[1]["mcalls_per_s"]))
@@ -106,16 +107,16 @@ def test_the_floor_runs_beside_every_call_case_round_by_round(tmp_path):
         relative = sorted(a / b / f for a, b, f in zip(rate[8]["mcalls_per_s"], rate[1]["mcalls_per_s"], floor))
         row = next(line for line in p.stdout.splitlines() if line.startswith("| %s |" % case))
         cells = row.split(" | ")
-        # rates are rounded to 3 places in the JSON, not in the table: compare to 1 %
+        # the JSON's rates have 6 significant digits, the table's ratios 2 places
         for cell, values in ((cells[6], own), (cells[9], sorted(floor)), (cells[10], relative)):
-            m = re.fullmatch(r"([\d.]+)x \(([\d.]+)-([\d.]+)\)( \|)?", cell)
+            m = re.fullmatch(r"([\d.]+)x \(([\d.]+)-([\d.]+)\)", cell)
             assert m, row
             for got, want in zip(map(float, m.groups()[:3]), (values[1], values[0], values[2])):
-                assert abs(got - want) <= 0.01 * want + 0.006, (row, values)
+                assert abs(got - want) <= 0.001 * want + 0.006, (row, values)
     env["FT_CASES"] = "cuLaunchKernel, shared"
     p = subprocess.run([py, str(ROOT / "bench" / "ft_threads.py"), str(ptx)], capture_output=True,
                        text=True, env=env, timeout=600)
     assert p.returncode == 0, p.stderr
     assert not any("floor_beside" in line for line in p.stdout.splitlines())
     rows = [line for line in p.stdout.splitlines() if line.startswith("| cubind")]
-    assert len(rows) == 2 and all(row.endswith("|  |  |") for row in rows), rows
+    assert len(rows) == 2 and all(row.split(" | ")[9:11] == ["", ""] for row in rows), rows
