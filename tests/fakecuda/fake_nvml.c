@@ -225,6 +225,20 @@ int nvmlSystemSetConfComputeKeyRotationThresholdInfo(fake_key_rotation_threshold
     return t->version == FAKE_VERSION(*t, 1) ? FAKE_OK : FAKE_ERROR_ARGUMENT_VERSION_MISMATCH;
 }
 
+/* nvmlNvLinkPowerThres_t: one field, no version. cuda.bindings.nvml
+ * 13.3.1 builds this struct without assigning its threshold (the library
+ * gets whatever the stack held); the test checks that cubind's reaches it. */
+typedef struct {
+    unsigned int lowPwrThreshold;
+} fake_nvlink_power_thres;
+
+int nvmlDeviceSetNvLinkDeviceLowPowerThreshold(void *device, fake_nvlink_power_thres *info)
+{
+    (void)device;
+    fake_nvml_seen[0] = info->lowPwrThreshold;
+    return FAKE_OK;
+}
+
 /* The report echoes the nonce it was given. */
 int nvmlDeviceGetConfComputeGpuAttestationReport(void *device, fake_attestation_report *r)
 {

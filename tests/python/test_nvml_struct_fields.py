@@ -125,3 +125,13 @@ def test_handle_fields_are_plain_ints_as_the_functions_give():
         assert getattr(record, field) == 0x1234
         with pytest.raises(TypeError):
             setattr(record, field, "device")
+
+
+def test_the_low_power_threshold_reaches_the_library(double):
+    """cuda.bindings.nvml 13.3.1's device_set_nvlink_device_low_power_threshold
+    never assigns `threshold` to the struct it passes (the library reads
+    uninitialised stack); cubind's sets the struct's one field from it."""
+    out = run(double, "for t in (1, 0xFFFF, 2**32 - 1):\n"
+                      "    m.device_set_nvlink_device_low_power_threshold(0, t)\n"
+                      "    print(seen[0])\n")
+    assert out == ["1", "65535", str(2**32 - 1)], out
