@@ -226,7 +226,7 @@ int nvmlSystemSetConfComputeKeyRotationThresholdInfo(fake_key_rotation_threshold
 }
 
 /* nvmlNvLinkPowerThres_t: one field, no version. cuda.bindings.nvml
- * 13.3.1 builds this struct without assigning its threshold (the library
+ * (cuda-python's nvml.pyx at 002ce1a) builds this struct without assigning its threshold (the library
  * gets whatever the stack held); the test checks that cubind's reaches it. */
 typedef struct {
     unsigned int lowPwrThreshold;

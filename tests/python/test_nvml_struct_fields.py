@@ -128,7 +128,8 @@ def test_handle_fields_are_plain_ints_as_the_functions_give():
 
 
 def test_the_low_power_threshold_reaches_the_library(double):
-    """cuda.bindings.nvml 13.3.1's device_set_nvlink_device_low_power_threshold
+    """cuda.bindings.nvml's device_set_nvlink_device_low_power_threshold
+    (cuda-python's nvml.pyx at 002ce1a)
     never assigns `threshold` to the struct it passes (the library reads
     uninitialised stack); cubind's sets the struct's one field from it."""
     out = run(double, "for t in (1, 0xFFFF, 2**32 - 1):\n"
