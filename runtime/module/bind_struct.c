@@ -2318,7 +2318,7 @@ int cbs_arg_struct(PyObject *o, PyTypeObject *t, unsigned accept, const char *fu
         *ptr = NULL;
         return 0;
     }
-    if ((accept & CBS_ACCEPT_ADDRESS) && PyIndex_Check(o) && !PyBool_Check(o)) {
+    if (cbs_is_struct_address(o, accept)) {
         /* the caller's memory by its address, as an intptr_t takes it */
         unsigned long long a;
         if (cbs_arg_unsigned(o, (unsigned long long)UINTPTR_MAX, func, param, "address", &a) < 0)

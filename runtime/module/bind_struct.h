@@ -375,6 +375,13 @@ enum {
     CBS_ACCEPT_WRITTEN = 4,
 };
 
+/* Whether o is what CBS_ACCEPT_ADDRESS takes where `accept` allows it: an
+ * int (not a bool), the caller's memory by its address. */
+static inline int cbs_is_struct_address(PyObject *o, unsigned accept)
+{
+    return (accept & CBS_ACCEPT_ADDRESS) && PyIndex_Check(o) && !PyBool_Check(o);
+}
+
 /* Function marshalling. An instance of t gives its data pointer; None gives
  * NULL and an int (not a bool) its address where `accept` says so;
  * anything else is a TypeError naming func/param, and so is a read-only

@@ -353,7 +353,7 @@ PyObject *cbs_struct_array_arg(PyObject *o, PyTypeObject *t, const char *field, 
 PyObject *cbs_counted_records_arg(PyObject *o, PyTypeObject *t, unsigned accept, const char *func,
                                   const char *param, void **data, size_t *n)
 {
-    if (o == Py_None || ((accept & CBS_ACCEPT_ADDRESS) && PyIndex_Check(o) && !PyBool_Check(o))) {
+    if (o == Py_None || cbs_is_struct_address(o, accept)) {
         void *at = NULL;
         if (o != Py_None && cbs_arg_struct(o, t, CBS_ACCEPT_ADDRESS, func, param, &at) < 0)
             return NULL;
