@@ -534,13 +534,16 @@ static const cb_type *path_field_type(const cb_model *m, const cb_record *r, con
     const cb_type *t = NULL;
     while (r && *path) {
         const char *dot = strchr(path, '.');
-        size_t len = dot ? (size_t)(dot - path) : strlen(path), k = 0;
-        while (k < r->nfields &&
-               (strlen(r->fields[k].name) != len || strncmp(r->fields[k].name, path, len) != 0))
-            k++;
-        if (k == r->nfields)
+        size_t len = dot ? (size_t)(dot - path) : strlen(path);
+        char name[256];
+        if (len >= sizeof name)
             return NULL;
-        t = r->fields[k].type;
+        memcpy(name, path, len);
+        name[len] = '\0';
+        const cb_field *f = model_field_named(m, r, name); /* anonymous members' too */
+        if (!f)
+            return NULL;
+        t = f->type;
         if (!dot)
             return t;
         int nested = model_type_record(m, t);
@@ -589,6 +592,8 @@ static int input_fields(cb_model *m, const cb_facts *facts, const cb_rule *rule,
         in[got].is_room = t->kind == TY_POINTER && t->pointee && model_type_record(m, t->pointee) >= 0 &&
                           k >= 0 && facts->records[r - m->records].fields[k].count >= 0;
         in[got].is_int = t->kind == TY_INT || t->kind == TY_ENUM || in[got].is_room;
+        in[got].is_bytes = t->kind == TY_ARRAY && t->pointee && t->pointee->kind == TY_INT &&
+                           t->pointee->size == 1 && !model_type_is_char(t->pointee);
         got++;
     }
     pc->input_fields = in;
@@ -626,7 +631,7 @@ static void struct_fields(cb_model *m, const cb_facts *facts, const cb_function 
     if (rule && in)
         pc->shape = SH_IN_FIELDS;
     long long offset = 0;
-    if (!out || pc->output_field || pf->on[CB_D_WHOLE_OUTPUT] ||
+    if (!out || pc->output_field || pc->noutput_items || pf->on[CB_D_WHOLE_OUTPUT] ||
         !classify_record_version(&facts->api, r, &offset))
         return;
     const char *one = NULL;
@@ -647,7 +652,7 @@ static void struct_fields(cb_model *m, const cb_facts *facts, const cb_function 
 static void caller_struct(const cb_facts *facts, cb_pclass *pc)
 {
     if (!facts->api.struct_addresses || pc->shape != SH_OUT_STRUCT || pc->output_field ||
-        pc->ninput_fields || pc->record_index < 0)
+        pc->noutput_items || pc->ninput_fields || pc->record_index < 0)
         return;
     const cb_record_facts *rf = &facts->records[pc->record_index];
     for (size_t k = 0; k < rf->nfields; k++)
@@ -655,6 +660,37 @@ static void caller_struct(const cb_facts *facts, cb_pclass *pc)
             return;
     pc->shape = SH_INTO_STRUCT;
     pc->optional = 1;
+}
+
+/* output-tuple: each ITEM a field of the struct; FIELD/COUNT an array
+ * field and an integer field (not a bit-field) of the same struct. 0, or
+ * -1 with *why. */
+static int output_tuple(cb_model *m, const cb_rule *rule, const cb_param *p, cb_pclass *pc,
+                        const char **why)
+{
+    const cb_record *r = &m->records[pc->record_index];
+    for (size_t i = 2; i < rule->nargs; i++) {
+        char field[256];
+        const char *item = rule->args[i], *slash = strchr(item, '/');
+        size_t len = slash ? (size_t)(slash - item) : strlen(item);
+        if (len >= sizeof field) {
+            *why = reason(m, p, "an output-tuple ITEM names no field of its struct");
+            return -1;
+        }
+        memcpy(field, item, len);
+        field[len] = '\0';
+        const cb_field *k = model_field_named(m, r, field);
+        const cb_field *c = slash ? model_field_named(m, r, slash + 1) : NULL;
+        if (!k || (slash && (k->type->kind != TY_ARRAY || !c || c->type->kind != TY_INT ||
+                             c->bit_width >= 0))) {
+            *why = reason(m, p, "an output-tuple ITEM names no field of its struct (or FIELD/COUNT "
+                                "no array and integer field)");
+            return -1;
+        }
+    }
+    pc->output_items = (const char *const *)&rule->args[2];
+    pc->noutput_items = rule->nargs - 2;
+    return 0;
 }
 
 static void classify_param(cb_model *m, const cb_facts *facts, const cb_function *f,
@@ -670,6 +706,8 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
     pc->cast_from = NULL;
     pc->output_field = NULL;
     pc->output_count = NULL;
+    pc->output_items = NULL;
+    pc->noutput_items = 0;
     pc->records_field = NULL;
     pc->size_of_fixed = -1;
     pc->input_fields = NULL;
@@ -890,9 +928,9 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
         const cb_rule *rule = pf->on[CB_D_OUTPUT_FIELD];
         const char *name = rule->args[2], *count = rule->nargs > 3 ? rule->args[3] : NULL;
         const cb_record *r = &m->records[pc->record_index];
-        int k = count ? model_field_index(m, r, count) : -1;
-        if (model_field_index(m, r, name) >= 0 &&
-            (!count || (k >= 0 && r->fields[k].type->kind == TY_INT && r->fields[k].bit_width < 0))) {
+        const cb_field *k = count ? model_field_named(m, r, count) : NULL;
+        if (model_field_named(m, r, name) &&
+            (!count || (k && k->type->kind == TY_INT && k->bit_width < 0))) {
             pc->output_field = name;
             pc->output_count = count;
         } else {
@@ -902,6 +940,14 @@ static void classify_param(cb_model *m, const cb_facts *facts, const cb_function
     } else if (pf->on[CB_D_OUTPUT_FIELD] && pc->shape != SH_UNSUPPORTED) {
         pc->shape = SH_UNSUPPORTED;
         *why = reason(m, p, "an output-field rule needs a struct output");
+    }
+    if (pf->on[CB_D_OUTPUT_TUPLE] && pc->shape != SH_UNSUPPORTED) {
+        if (pc->shape != SH_OUT_STRUCT || pc->output_field) {
+            pc->shape = SH_UNSUPPORTED;
+            *why = reason(m, p, "an output-tuple rule needs a struct output (and no output-field rule)");
+        } else if (output_tuple(m, pf->on[CB_D_OUTPUT_TUPLE], p, pc, why) < 0) {
+            pc->shape = SH_UNSUPPORTED;
+        }
     }
     struct_fields(m, facts, f, p, pc, why);
     caller_struct(facts, pc);

@@ -54,6 +54,10 @@ typedef struct {
     int is_room;              /* a counted pointer to records: the Python
                                  parameter is their number, an array the
                                  binding makes (cbs_arg_field_room) */
+    int is_bytes;             /* a fixed array of 1-byte unsigned integers
+                                 (a nonce, a PRM request): `bytes` in
+                                 stubs, as the field takes any sequence of
+                                 small ints */
 } cb_input_field;
 
 typedef struct cb_pclass {
@@ -96,6 +100,11 @@ typedef struct cb_pclass {
                                  output-field rule's COUNT names (only
                                  that many elements of output_field are
                                  returned), NULL */
+    const char *const *output_items; /* SH_OUT_STRUCT: an output-tuple
+                                 rule's ITEMs (FIELD or FIELD/COUNT), the
+                                 tuple returned instead of the struct;
+                                 NULL */
+    size_t noutput_items;     /* how many; 0 without the rule */
     int size_of_fixed;        /* SH_STRUCT_SIZE: the fixed-rule array whose
                                  bytes it is (its N elements), else -1 */
     const char *records_field; /* SH_IN/INOUT_RECORDS: the integer field a

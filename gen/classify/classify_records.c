@@ -206,8 +206,9 @@ static const char *field_pyname(cb_model *m, const cb_field *f)
 }
 
 /* Appends r's named fields at byte offset base to rc; anonymous members
- * flattened. top: the record the table is for (the rules name it), NULL
- * inside an anonymous member. */
+ * flattened. top: the record the table is for (the rules name it, and
+ * name an anonymous member's fields as its own: nvmlPRMTLV_v1_t's inData,
+ * in its union). */
 static void add_fields(const record_env *env, const cb_record *r, const cb_record *top,
                        long long base, cb_record_class *rc)
 {
@@ -216,7 +217,7 @@ static void add_fields(const record_env *env, const cb_record *r, const cb_recor
         const cb_field *f = &r->fields[i];
         if (!*f->name) {
             if (f->nested >= 0)
-                add_fields(env, &m->records[f->nested], NULL, base + f->offset, rc);
+                add_fields(env, &m->records[f->nested], top, base + f->offset, rc);
             continue;
         }
         if (model_field_is_flexible(f))

@@ -135,6 +135,12 @@ static void write_param(FILE *o, const cb_model *m, const cb_fclass *fc, size_t 
         kv_str(o, "host_access", pc->host_writes ? "writes" : "reads");
     if (pc->output_field)
         kv_str(o, "output_field", pc->output_field);
+    if (pc->noutput_items) { /* output-tuple: its ITEMs as the rule gives them */
+        fputs(", \"output_tuple\": [", o);
+        for (size_t i = 0; i < pc->noutput_items; i++)
+            fprintf(o, "%s\"%s\"", i ? ", " : "", pc->output_items[i]);
+        fputc(']', o);
+    }
     if (pc->fill_field) /* field-count-query: the array the library fills */
         kv_str(o, "fill_field", pc->fill_field);
     if (pc->ninput_fields) { /* input-fields: "FIELD=PYNAME" each */

@@ -146,6 +146,21 @@ long long model_field_index(const cb_model *m, const cb_record *r, const char *n
     return strcmp(name, "-") == 0 ? -1 : flat_walk(m, r, name, &n);
 }
 
+const cb_field *model_field_named(const cb_model *m, const cb_record *r, const char *name)
+{
+    for (size_t i = 0; i < r->nfields; i++) {
+        const cb_field *f = &r->fields[i];
+        if (!*f->name && f->nested >= 0) {
+            const cb_field *g = model_field_named(m, &m->records[f->nested], name);
+            if (g)
+                return g;
+        } else if (*f->name && strcmp(f->name, name) == 0) {
+            return f;
+        }
+    }
+    return NULL;
+}
+
 long long model_field_count(const cb_model *m, const cb_record *r)
 {
     long long n = 0;

@@ -265,6 +265,9 @@ int model_type_record(const cb_model *m, const cb_type *t);
  * (its named fields, those of anonymous members inline, in order), -1
  * when none or name is "-". */
 long long model_field_index(const cb_model *m, const cb_record *r, const char *name);
+/* The named field `name` of record r, looked for as model_field_index
+ * does (inside anonymous members too); NULL when none. */
+const cb_field *model_field_named(const cb_model *m, const cb_record *r, const char *name);
 /* The number of named fields of that table. */
 long long model_field_count(const cb_model *m, const cb_record *r);
 

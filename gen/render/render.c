@@ -15,6 +15,7 @@
 #include "render/render.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,6 +246,20 @@ static void set_shape_flags(tv *p, const cb_pclass *pc)
     tv_set_str(p, "output_field", pc->output_field ? pc->output_field : "");
     tv_set_bool(p, "has_output_count", pc->output_count != NULL);
     tv_set_str(p, "output_count", pc->output_count ? pc->output_count : "");
+    /* output-tuple: its items, each {field, has_count, count} */
+    tv_set_bool(p, "has_output_tuple", pc->noutput_items > 0);
+    tv_set_bool(p, "returns_struct", !pc->output_field && !pc->noutput_items);
+    tv_set_int(p, "noutput_items", (long long)pc->noutput_items);
+    tv *items = tv_list();
+    for (size_t i = 0; i < pc->noutput_items; i++) {
+        const char *item = pc->output_items[i], *slash = strchr(item, '/');
+        tv *iv = tv_map();
+        tv_set(iv, "field", tv_strf("%.*s", (int)(slash ? slash - item : (ptrdiff_t)strlen(item)), item));
+        tv_set_bool(iv, "has_count", slash != NULL);
+        tv_set_str(iv, "count", slash ? slash + 1 : "");
+        tv_push(items, iv);
+    }
+    tv_set(p, "output_items", items);
     tv_set_bool(p, "ek_string", e == EK_STRING);
     tv_set_bool(p, "ek_cstring", e == EK_CSTRING);
     tv_set_bool(p, "is_input", classify_is_input(pc));
@@ -328,18 +343,19 @@ static void count_bound_value(tv *p, const cb_fclass *fc, const cb_pclass *pc)
     tv_set_str(p, "bound_type", bf ? bf->params[0].type->pointee->spelling : "");
 }
 
-/* The stubs' Python type of the one field an output struct returns
- * (output_field): int for an integer, enum or (int-handles) handle, str
+/* The stubs' Python type of field `name` of an output struct as its
+ * object reads it: int for an integer, enum or (int-handles) handle, str
  * for a char array (text under chars-length), the class of the records a
  * pointer field points at, Any for the rest. */
-static const char *output_field_pytype(const cb_model *m, const cb_api *api, const cb_pclass *pc)
+static const char *field_pytype(const cb_model *m, const cb_api *api, const cb_pclass *pc,
+                                const char *name, size_t len)
 {
-    if (!pc->output_field || pc->record_index < 0)
+    if (pc->record_index < 0)
         return "Any";
     const cb_record *r = &m->records[pc->record_index];
     for (size_t k = 0; k < r->nfields; k++) {
         const cb_type *t = r->fields[k].type;
-        if (strcmp(r->fields[k].name, pc->output_field) != 0)
+        if (strlen(r->fields[k].name) != len || strncmp(r->fields[k].name, name, len) != 0)
             continue;
         if (t->kind == TY_INT || t->kind == TY_ENUM || (t->kind == TY_HANDLE && api->int_handles))
             return "int";
@@ -369,7 +385,15 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     set_decl_type(p, pc->param->type->spelling);
     tv_set_bool(p, "funcptr_class", pc->funcptr_class);
     tv_set_str(p, "ctype", unqualified(pc->value));
-    tv_set_str(p, "output_pytype", output_field_pytype(m, api, pc));
+    tv_set_str(p, "output_pytype",
+               pc->output_field ? field_pytype(m, api, pc, pc->output_field, strlen(pc->output_field)) : "Any");
+    /* output-tuple: each item's type (bytes for FIELD/COUNT) */
+    tv *item_types = tv_list();
+    for (size_t i = 0; i < pc->noutput_items; i++) {
+        const char *item = pc->output_items[i];
+        tv_push(item_types, tv_str(strchr(item, '/') ? "bytes" : field_pytype(m, api, pc, item, strlen(item))));
+    }
+    tv_set(p, "output_item_pytypes", item_types);
     tv_set_int(p, "in_index", in_index);
     tv_set_int(p, "out_index", out_index);
     /* an input or output after the first: the stubs put ", " before it */
@@ -691,7 +715,7 @@ static tv *function_value(const cb_model *m, const cb_api *api, const cb_facts *
             tv_set_bool(fv, "later_input", nin > 0);
             tv_set_bool(fv, "optional", 0);
             tv_set_bool(fv, "has_doc", 0);
-            tv_set_str(fv, "field_pytype", in_f->is_int ? "int" : "Any");
+            tv_set_str(fv, "field_pytype", in_f->is_int ? "int" : in_f->is_bytes ? "bytes" : "Any");
             tv_push(fields, fv);
             tv_set_str(iv, "pyname", in_f->pyname);
             tv_push(inputs, iv);

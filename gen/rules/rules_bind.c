@@ -30,10 +30,11 @@ const cb_function *rules_function(const cb_model *m, const char *name)
 const cb_field *rules_record_field(const cb_model *m, const char *record, const char *field)
 {
     for (size_t i = 0; i < m->nrecords; i++) {
-        const cb_record *rec = &m->records[i];
-        for (size_t k = 0; model_record_named(rec, record) && k < rec->nfields; k++)
-            if (strcmp(rec->fields[k].name, field) == 0)
-                return &rec->fields[k];
+        const cb_field *f = model_record_named(&m->records[i], record)
+                                ? model_field_named(m, &m->records[i], field)
+                                : NULL;
+        if (f)
+            return f;
     }
     return NULL;
 }

@@ -309,7 +309,7 @@ size_t rules_unmatched(const cb_facts *f, FILE *out);
 /* The function a rule's name names (public name first, then declared
  * symbol), or NULL. */
 const cb_function *rules_function(const cb_model *m, const char *name);
-/* The field `field` (a field of the record itself) of a record named
+/* The field `field` (of the record itself or an anonymous member) of a record named
  * `record` (tag, name or typedef), or NULL. */
 const cb_field *rules_record_field(const cb_model *m, const char *record, const char *field);
 /* A field-default rule's VALUE in *value (its two's complement for a

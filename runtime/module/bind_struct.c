@@ -1398,6 +1398,38 @@ PyObject *cbs_struct_field_head(PyObject *o, const char *field, const char *coun
     return head;
 }
 
+/* The first `count` bytes of fixed array `field` of struct object o
+ * (count: the C name of its integer field), clamped to the array's. */
+static PyObject *field_bytes_head(PyObject *o, const char *field, const char *count)
+{
+    const cbs_field_def *f = field_named(o, field), *c = field_named(o, count);
+    if (!f || f->count == 0 || f->bit_width >= 0 || !c ||
+        (c->kind != CBS_F_SIGNED && c->kind != CBS_F_UNSIGNED) || c->count || c->bit_width >= 0) {
+        PyErr_Format(PyExc_SystemError, "cubind: %.100s has no array %s counted by integer field %s",
+                     Py_TYPE(o)->tp_name, field, count);
+        return NULL;
+    }
+    cbs_struct *s = (cbs_struct *)o;
+    size_t cap = f->size * f->count;
+    unsigned long long n = count_of(s, c);
+    return PyBytes_FromStringAndSize((const char *)s->data + f->offset,
+                                     (Py_ssize_t)(n < cap ? (size_t)n : cap));
+}
+
+PyObject *cbs_struct_fields_tuple(PyObject *o, const char *const *items, size_t n)
+{
+    PyObject *t = PyTuple_New((Py_ssize_t)n);
+    for (size_t i = 0; t && i < n; i++) {
+        const char *field = items[2 * i], *count = items[2 * i + 1];
+        PyObject *v = count ? field_bytes_head(o, field, count) : PyObject_GetAttrString(o, field);
+        if (!v)
+            Py_CLEAR(t);
+        else
+            PyTuple_SET_ITEM(t, (Py_ssize_t)i, v);
+    }
+    return t;
+}
+
 /* A kernel's handle from field k of s (an index into its field table;
  * -1: none), 0 when unset. */
 static void *kernel_of(cbs_struct *s, int k)

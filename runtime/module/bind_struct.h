@@ -442,6 +442,14 @@ int cbs_arg_field_room(PyObject *o, const char *field, PyObject *value, const ch
  * slice of a list or numpy array. A new reference, or NULL. */
 PyObject *cbs_struct_field_head(PyObject *o, const char *field, const char *count);
 
+/* An output-tuple rule's value: a tuple of n items of struct object o,
+ * item i from items[2i] (a field's C name) and items[2i+1]: NULL, the
+ * field as reading the attribute gives it; else the C name of an integer
+ * field of o the library wrote, the field's bytes (a fixed array), the
+ * first that many of them, clamped to the array's bytes. A new reference,
+ * or NULL (SystemError: o has no such field). */
+PyObject *cbs_struct_fields_tuple(PyObject *o, const char *const *items, size_t n);
+
 /* A new owning instance of t holding a copy of src's size bytes. */
 PyObject *cbs_struct_from(PyTypeObject *t, const void *src);
 

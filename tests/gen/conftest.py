@@ -99,6 +99,39 @@ def generate_written(run_cubind, cuda_include, tmp_path, name, header, rules):
     return out
 
 
+def build_written(tmp_path, name, out, cuda_include):
+    """The module cubind generated into `out` from a written header
+    (generate_written) compiled with the runtime's objects of the
+    interpreter ./configure found first (build/obj/pyXY) as cubind.<name>,
+    in a package folder beside a link to every file of build/python/cubind:
+    that folder, for PYTHONPATH. The header's folder is tmp_path."""
+    cc = _config_value("cc")
+    py_includes = _config_value("py_includes").split()
+    suffix = _config_value("ext_suffix")
+    objs = os.path.join(REPO, "build", "obj", "py" + _config_value("py_version").replace(".", ""))
+    runtime = sorted(os.path.join(objs, f) for f in os.listdir(objs)
+                     if f.startswith("bind_") and f.endswith(".o"))
+    pkg = tmp_path / "pkg" / "cubind"
+    pkg.mkdir(parents=True)
+    built = os.path.join(REPO, "build", "python", "cubind")
+    for f in os.listdir(built):
+        os.symlink(os.path.join(built, f), pkg / f)
+    units = []
+    for src in sorted(out.glob(name + "*.c")):
+        obj = tmp_path / (src.stem + ".o")
+        subprocess.run([cc, "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-fPIC",
+                        "-fvisibility=hidden", "-I" + os.path.join(REPO, "runtime", "include"),
+                        "-I" + os.path.join(REPO, "runtime", "module"),
+                        "-I" + os.path.join(REPO, "runtime", "library"),
+                        "-I" + os.path.join(REPO, "runtime", "interop"), "-I" + str(tmp_path),
+                        "-I" + str(out), "-I" + cuda_include, *py_includes, "-c", str(src),
+                        "-o", str(obj)], check=True)
+        units.append(str(obj))
+    subprocess.run([cc, "-shared", *units, *runtime, "-o", str(pkg / (name + suffix)), "-ldl",
+                    "-pthread"], check=True)
+    return pkg.parent
+
+
 @pytest.fixture(scope="session")
 def dump(run_cubind, cuda_h):
     """The model of the default cuda.h, as `cubind dump` prints it."""

@@ -9,6 +9,7 @@ output of one field as that field (nvmlDeviceGetCapabilities: capMask).
 The generated signatures (stubs, docstrings), the classification and
 what a rule that does not fit leaves unbound."""
 import json
+import os
 
 from conftest import generate_written
 
@@ -75,7 +76,7 @@ def test_struct_fields_are_parameters_and_one_field_outputs_values(run_cubind, c
     # an output's input field before the call; its one other field returned
     assert s["get_fan_speed"] == "def get_fan_speed(dev: int, fan: int) -> int: ...", s
     # no version field: the struct itself, after its input field
-    assert s["get_report"] == "def get_report(dev: int, nonce: Any) -> vsReport_t: ...", s
+    assert s["get_report"] == "def get_report(dev: int, nonce: bytes) -> vsReport_t: ...", s
     # a path into a union, renamed
     assert s["get_by_uuid"] == "def get_by_uuid(type: int, uuid: Any) -> int: ...", s
     # FIELD?: a field the struct lacks is left out, not an error
@@ -215,3 +216,134 @@ def test_a_room_field_and_an_output_count(run_cubind, cuda_include, tmp_path):
     bad = stubs(generate(run_cubind, cuda_include, tmp_path / "bad",
                          RULES + WAIT.replace("data numEvent", "data data")))
     assert "wait" not in bad, bad
+
+
+# An output-tuple: nvmlDeviceReadWritePRM_v1's shape (a TLV buffer whose
+# input and output share an anonymous union, counted by dataSize), and a
+# plain pair of fields in the order the rule gives them.
+TLV_H = """
+#ifndef TLV_H
+#define TLV_H
+typedef enum { TL_SUCCESS = 0, TL_ERROR = 1 } tlReturn_t;
+typedef struct {
+    unsigned dataSize;
+    unsigned status;
+    union { unsigned char inData[16]; unsigned char outData[16]; };
+} tlBuffer_v1_t;
+typedef struct { unsigned int a; unsigned int b; } tlPair_t;
+tlReturn_t tlReadWrite(int dev, tlBuffer_v1_t *buffer);
+tlReturn_t tlGetPair(int dev, tlPair_t *pair);
+#endif
+"""
+
+TLV_RULES = """header tlv.h
+module - tlv
+result tlReturn_t TL_SUCCESS
+capi-sentinel TL_ERROR
+error-class TlvError
+python-names tl snake
+library libtlv.so.1
+library-env CUBIND_LIBTLV
+out tlReadWrite buffer
+field-count tlBuffer_v1_t inData dataSize
+input-fields tlReadWrite buffer inData=in_data
+output-tuple tlReadWrite buffer status outData/dataSize
+output-tuple tlGetPair pair b a
+"""
+
+# The library's double: the input reversed, status 0x5A, and the output's
+# size tl_out_size when set (which may claim more than the array holds).
+TLV_DOUBLE = """
+typedef struct {
+    unsigned dataSize, status;
+    union { unsigned char inData[16]; unsigned char outData[16]; };
+} tl_buffer;
+typedef struct { unsigned a, b; } tl_pair;
+unsigned tl_out_size;
+int tlReadWrite(int dev, tl_buffer *b)
+{
+    unsigned n = b->dataSize < 16 ? b->dataSize : 16;
+    for (unsigned i = 0; i < n / 2; i++) {
+        unsigned char c = b->inData[i];
+        b->outData[i] = b->inData[n - 1 - i];
+        b->outData[n - 1 - i] = c;
+    }
+    b->status = 0x5A;
+    if (tl_out_size)
+        b->dataSize = tl_out_size;
+    return dev;
+}
+int tlGetPair(int dev, tl_pair *p)
+{
+    p->a = 1;
+    p->b = 2;
+    return dev;
+}
+"""
+
+
+def test_an_output_tuple_returns_the_fields_and_counted_bytes(run_cubind, cuda_include, tmp_path):
+    """output-tuple: a tuple of the struct's fields instead of the struct,
+    FIELD/COUNT as the first COUNT bytes of the array (clamped to it); the
+    field-count rule reaches a field of the anonymous union, so in_data's
+    length is dataSize. Built and called against a double of the library."""
+    import subprocess
+    import sys
+
+    from conftest import build_written, _config_value
+
+    out = generate_written(run_cubind, cuda_include, tmp_path, "tlv", TLV_H, TLV_RULES)
+    s = {line.split("(")[0][4:]: line for line in (out / "tlv.pyi").read_text().splitlines()
+         if line.startswith("def ")}
+    assert s["read_write"] == "def read_write(dev: int, in_data: bytes) -> tuple[int, bytes]: ...", s
+    assert s["get_pair"] == "def get_pair(dev: int) -> tuple[int, int]: ...", s
+    pkg = build_written(tmp_path, "tlv", out, cuda_include)
+    (tmp_path / "double.c").write_text(TLV_DOUBLE)
+    lib = tmp_path / "libtlv.so.1"
+    subprocess.run([_config_value("cc"), "-shared", "-fPIC", "-O1", "-Wall", "-Wextra", "-Werror",
+                    "-o", str(lib), str(tmp_path / "double.c")], check=True)
+    code = """
+import ctypes, os
+import cubind.tlv as t
+size = ctypes.c_uint.in_dll(ctypes.CDLL(os.environ["CUBIND_LIBTLV"]), "tl_out_size")
+assert t.read_write(0, b"0123") == (0x5A, b"3210"), t.read_write(0, b"0123")
+assert t.read_write(0, b"") == (0x5A, b"")
+assert t.read_write(dev=0, in_data=bytearray(range(16))) == (0x5A, bytes(range(15, -1, -1)))
+size.value = 1000  # more than the array: its 16 bytes
+assert t.read_write(0, b"ab") == (0x5A, b"ba" + bytes(14)), t.read_write(0, b"ab")
+size.value = 1
+assert t.read_write(0, b"ab") == (0x5A, b"b")
+for bad, kind in ((b"x" * 17, ValueError), ("text", TypeError), (None, TypeError)):
+    try:
+        t.read_write(0, bad)
+        raise AssertionError(bad)
+    except kind as e:
+        assert "argument 'in_data'" in str(e), e
+try:
+    t.read_write(1, b"a")
+    raise AssertionError("status 1 raised nothing")
+except t.TlvError:
+    pass
+assert t.get_pair(0) == (2, 1)
+print("ok")
+"""
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, PYTHONPATH=str(pkg), CUBIND_LIBTLV=str(lib)))
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr
+
+
+def test_output_tuple_rules_that_do_not_fit_leave_the_function_unbound(run_cubind, cuda_include,
+                                                                       tmp_path):
+    for k, bad in enumerate(["output-tuple tlGetPair pair a/b b",      # a is no array
+                             "output-tuple tlGetPair pair a c",        # no field c
+                             "output-field tlGetPair pair a\noutput-tuple tlGetPair pair a b"]):
+        (tmp_path / str(k)).mkdir()
+        rules = TLV_RULES.replace("output-tuple tlGetPair pair b a", bad)
+        out = generate_written(run_cubind, cuda_include, tmp_path / str(k), "tlv", TLV_H, rules)
+        assert "def get_pair(" not in (out / "tlv.pyi").read_text(), bad
+        assert "tlGetPair" in (out / "tlv_unsupported.txt").read_text(), bad
+    # an input struct (no `out` rule): no output to make a tuple of
+    (tmp_path / "in").mkdir()
+    out = generate_written(run_cubind, cuda_include, tmp_path / "in", "tlv", TLV_H,
+                           TLV_RULES.replace("out tlReadWrite buffer\n", ""))
+    assert "output-tuple rule needs a struct output" in (out / "tlv_unsupported.txt").read_text()
