@@ -334,8 +334,8 @@ static void cp_group(const int *cpus, int n, int np, double threshold)
     printf("\n");
 }
 
-/* "any", or a comma-separated list of CPU numbers; returns how many went
- * into out, or -1 for a malformed list. */
+/* A comma-separated list of CPU numbers (main takes "any" apart); returns
+ * how many went into out, or -1 for a malformed list. */
 static int cp_parse_list(const char *v, int *out)
 {
     int n = 0;

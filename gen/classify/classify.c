@@ -663,24 +663,20 @@ static void caller_struct(const cb_facts *facts, cb_pclass *pc)
 }
 
 /* output-tuple: each ITEM a field of the struct; FIELD/COUNT an array
- * field and an integer field (not a bit-field) of the same struct. 0, or
- * -1 with *why. */
+ * field and an integer field (not a bit-field) of the same struct. The
+ * items parsed into pc->output_items: 0, or -1 with *why. */
 static int output_tuple(cb_model *m, const cb_rule *rule, const cb_param *p, cb_pclass *pc,
                         const char **why)
 {
     const cb_record *r = &m->records[pc->record_index];
-    for (size_t i = 2; i < rule->nargs; i++) {
-        char field[256];
-        const char *item = rule->args[i], *slash = strchr(item, '/');
-        size_t len = slash ? (size_t)(slash - item) : strlen(item);
-        if (len >= sizeof field) {
-            *why = reason(m, p, "an output-tuple ITEM names no field of its struct");
-            return -1;
-        }
-        memcpy(field, item, len);
-        field[len] = '\0';
-        const cb_field *k = model_field_named(m, r, field);
-        const cb_field *c = slash ? model_field_named(m, r, slash + 1) : NULL;
+    size_t n = rule->nargs - 2;
+    cb_output_item *items = model_alloc(m, n * sizeof *items);
+    for (size_t i = 0; i < n; i++) {
+        const char *item = rule->args[i + 2], *slash = strchr(item, '/');
+        items[i].field = slash ? model_strndup(m, item, (size_t)(slash - item)) : item;
+        items[i].count = slash ? slash + 1 : NULL;
+        const cb_field *k = model_field_named(m, r, items[i].field);
+        const cb_field *c = slash ? model_field_named(m, r, items[i].count) : NULL;
         if (!k || (slash && (k->type->kind != TY_ARRAY || !c || c->type->kind != TY_INT ||
                              c->bit_width >= 0))) {
             *why = reason(m, p, "an output-tuple ITEM names no field of its struct (or FIELD/COUNT "
@@ -688,8 +684,8 @@ static int output_tuple(cb_model *m, const cb_rule *rule, const cb_param *p, cb_
             return -1;
         }
     }
-    pc->output_items = (const char *const *)&rule->args[2];
-    pc->noutput_items = rule->nargs - 2;
+    pc->output_items = items;
+    pc->noutput_items = n;
     return 0;
 }
 

@@ -60,6 +60,14 @@ typedef struct {
                                  small ints */
 } cb_input_field;
 
+/* One ITEM of an output-tuple rule, parsed: FIELD, or FIELD/COUNT. */
+typedef struct {
+    const char *field;        /* a field of the struct (its C name) */
+    const char *count;        /* FIELD/COUNT: the integer field counting
+                                 the bytes of array FIELD returned; NULL:
+                                 FIELD as the struct object reads it */
+} cb_output_item;
+
 typedef struct cb_pclass {
     cb_shape shape;           /* how it crosses the boundary (shapes.def) */
     cb_ekind elem;
@@ -100,10 +108,9 @@ typedef struct cb_pclass {
                                  output-field rule's COUNT names (only
                                  that many elements of output_field are
                                  returned), NULL */
-    const char *const *output_items; /* SH_OUT_STRUCT: an output-tuple
-                                 rule's ITEMs (FIELD or FIELD/COUNT), the
-                                 tuple returned instead of the struct;
-                                 NULL */
+    const cb_output_item *output_items; /* SH_OUT_STRUCT: an output-tuple
+                                 rule's ITEMs, the tuple returned instead
+                                 of the struct; NULL */
     size_t noutput_items;     /* how many; 0 without the rule */
     int size_of_fixed;        /* SH_STRUCT_SIZE: the fixed-rule array whose
                                  bytes it is (its N elements), else -1 */

@@ -137,8 +137,11 @@ static void write_param(FILE *o, const cb_model *m, const cb_fclass *fc, size_t 
         kv_str(o, "output_field", pc->output_field);
     if (pc->noutput_items) { /* output-tuple: its ITEMs as the rule gives them */
         fputs(", \"output_tuple\": [", o);
-        for (size_t i = 0; i < pc->noutput_items; i++)
-            fprintf(o, "%s\"%s\"", i ? ", " : "", pc->output_items[i]);
+        for (size_t i = 0; i < pc->noutput_items; i++) {
+            const cb_output_item *it = &pc->output_items[i];
+            fprintf(o, "%s\"%s%s%s\"", i ? ", " : "", it->field, it->count ? "/" : "",
+                    it->count ? it->count : "");
+        }
         fputc(']', o);
     }
     if (pc->fill_field) /* field-count-query: the array the library fills */

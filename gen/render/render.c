@@ -15,7 +15,6 @@
 #include "render/render.h"
 
 #include <ctype.h>
-#include <stddef.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -252,11 +251,11 @@ static void set_shape_flags(tv *p, const cb_pclass *pc)
     tv_set_int(p, "noutput_items", (long long)pc->noutput_items);
     tv *items = tv_list();
     for (size_t i = 0; i < pc->noutput_items; i++) {
-        const char *item = pc->output_items[i], *slash = strchr(item, '/');
+        const cb_output_item *it = &pc->output_items[i];
         tv *iv = tv_map();
-        tv_set(iv, "field", tv_strf("%.*s", (int)(slash ? slash - item : (ptrdiff_t)strlen(item)), item));
-        tv_set_bool(iv, "has_count", slash != NULL);
-        tv_set_str(iv, "count", slash ? slash + 1 : "");
+        tv_set_str(iv, "field", it->field);
+        tv_set_bool(iv, "has_count", it->count != NULL);
+        tv_set_str(iv, "count", it->count ? it->count : "");
         tv_push(items, iv);
     }
     tv_set(p, "output_items", items);
@@ -348,25 +347,22 @@ static void count_bound_value(tv *p, const cb_fclass *fc, const cb_pclass *pc)
  * for a char array (text under chars-length), the class of the records a
  * pointer field points at, Any for the rest. */
 static const char *field_pytype(const cb_model *m, const cb_api *api, const cb_pclass *pc,
-                                const char *name, size_t len)
+                                const char *name)
 {
-    if (pc->record_index < 0)
+    const cb_field *f = pc->record_index >= 0 ? model_field_named(m, &m->records[pc->record_index], name)
+                                              : NULL;
+    if (!f)
         return "Any";
-    const cb_record *r = &m->records[pc->record_index];
-    for (size_t k = 0; k < r->nfields; k++) {
-        const cb_type *t = r->fields[k].type;
-        if (strlen(r->fields[k].name) != len || strncmp(r->fields[k].name, name, len) != 0)
-            continue;
-        if (t->kind == TY_INT || t->kind == TY_ENUM || (t->kind == TY_HANDLE && api->int_handles))
-            return "int";
-        const cb_type *e = t->kind == TY_ARRAY ? t->pointee : NULL;
-        if (e && model_type_is_char(e) && api->chars_length > 0)
-            return "str";
-        /* a pointer to records (a field-count array): its class */
-        int ri = t->kind == TY_POINTER && t->pointee ? model_type_record(m, t->pointee) : -1;
-        if (ri >= 0 && !m->records[ri].is_nested && !strchr(m->records[ri].name, '<'))
-            return m->records[ri].name;
-    }
+    const cb_type *t = f->type;
+    if (t->kind == TY_INT || t->kind == TY_ENUM || (t->kind == TY_HANDLE && api->int_handles))
+        return "int";
+    const cb_type *e = t->kind == TY_ARRAY ? t->pointee : NULL;
+    if (e && model_type_is_char(e) && api->chars_length > 0)
+        return "str";
+    /* a pointer to records (a field-count array): its class */
+    int ri = t->kind == TY_POINTER && t->pointee ? model_type_record(m, t->pointee) : -1;
+    if (ri >= 0 && !m->records[ri].is_nested && !strchr(m->records[ri].name, '<'))
+        return m->records[ri].name;
     return "Any";
 }
 
@@ -385,13 +381,12 @@ static tv *param_value(const cb_model *m, const cb_api *api, const cb_fclass *fc
     set_decl_type(p, pc->param->type->spelling);
     tv_set_bool(p, "funcptr_class", pc->funcptr_class);
     tv_set_str(p, "ctype", unqualified(pc->value));
-    tv_set_str(p, "output_pytype",
-               pc->output_field ? field_pytype(m, api, pc, pc->output_field, strlen(pc->output_field)) : "Any");
+    tv_set_str(p, "output_pytype", pc->output_field ? field_pytype(m, api, pc, pc->output_field) : "Any");
     /* output-tuple: each item's type (bytes for FIELD/COUNT) */
     tv *item_types = tv_list();
     for (size_t i = 0; i < pc->noutput_items; i++) {
-        const char *item = pc->output_items[i];
-        tv_push(item_types, tv_str(strchr(item, '/') ? "bytes" : field_pytype(m, api, pc, item, strlen(item))));
+        const cb_output_item *it = &pc->output_items[i];
+        tv_push(item_types, tv_str(it->count ? "bytes" : field_pytype(m, api, pc, it->field)));
     }
     tv_set(p, "output_item_pytypes", item_types);
     tv_set_int(p, "in_index", in_index);

@@ -1369,13 +1369,23 @@ int cbs_arg_field_room(PyObject *o, const char *field, PyObject *value, const ch
     return 0;
 }
 
+/* Field `name` of struct object o when it is a scalar integer field (not
+ * a bit-field): what an output's COUNT names; NULL when it is not. */
+static const cbs_field_def *count_field_named(PyObject *o, const char *name)
+{
+    const cbs_field_def *c = field_named(o, name);
+    return c && (c->kind == CBS_F_SIGNED || c->kind == CBS_F_UNSIGNED) && !c->count && c->bit_width < 0
+               ? c
+               : NULL;
+}
+
 PyObject *cbs_struct_field_head(PyObject *o, const char *field, const char *count)
 {
     PyObject *v = PyObject_GetAttrString(o, field);
-    const cbs_field_def *c = count ? field_named(o, count) : NULL;
+    const cbs_field_def *c = count ? count_field_named(o, count) : NULL;
     if (!v || !count)
         return v;
-    if (!c || (c->kind != CBS_F_SIGNED && c->kind != CBS_F_UNSIGNED) || c->count) {
+    if (!c) {
         Py_DECREF(v);
         PyErr_Format(PyExc_SystemError, "cubind: %.100s has no integer field %s", Py_TYPE(o)->tp_name, count);
         return NULL;
@@ -1402,9 +1412,8 @@ PyObject *cbs_struct_field_head(PyObject *o, const char *field, const char *coun
  * (count: the C name of its integer field), clamped to the array's. */
 static PyObject *field_bytes_head(PyObject *o, const char *field, const char *count)
 {
-    const cbs_field_def *f = field_named(o, field), *c = field_named(o, count);
-    if (!f || f->count == 0 || f->bit_width >= 0 || !c ||
-        (c->kind != CBS_F_SIGNED && c->kind != CBS_F_UNSIGNED) || c->count || c->bit_width >= 0) {
+    const cbs_field_def *f = field_named(o, field), *c = count_field_named(o, count);
+    if (!f || f->count == 0 || f->bit_width >= 0 || !c) {
         PyErr_Format(PyExc_SystemError, "cubind: %.100s has no array %s counted by integer field %s",
                      Py_TYPE(o)->tp_name, field, count);
         return NULL;
